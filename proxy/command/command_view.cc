@@ -139,6 +139,10 @@ CommandView describe(const wire::OpMsg& msg) {
     case CommandKind::kAggregate:
       take_pipeline(&body, "pipeline", view);
       break;
+    case CommandKind::kGetMore:
+      // getMore's first value is the cursor id; the namespace is in `collection`.
+      if (bson_iter_init_find(&f, &body, "collection")) view.collection = utf8_of(f);
+      break;
     case CommandKind::kCreate:
       take_pipeline(&body, "pipeline", view);
       break;

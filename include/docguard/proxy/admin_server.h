@@ -1,0 +1,27 @@
+// The admin listener: /metrics, /healthz, /readyz, /status over plain HTTP/1.1.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/ip/tcp.hpp>
+
+#include "docguard/proxy/runtime.h"
+
+namespace docguard::proxy {
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "text/plain; charset=utf-8";
+  std::string body;
+};
+
+// Accepts admin connections until the acceptor is closed.
+boost::asio::awaitable<void> serve_admin(boost::asio::ip::tcp::acceptor& acceptor,
+                                         ProxyRuntime& runtime);
+
+// Routes one request (method, target, Authorization header value). Exposed for tests.
+boost::asio::awaitable<HttpResponse> route_admin(const std::string& method,
+                                                 const std::string& target,
+                                                 const std::string& authorization,
+                                                 ProxyRuntime& runtime);
+
+}  // namespace docguard::proxy

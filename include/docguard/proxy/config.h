@@ -1,0 +1,71 @@
+// The proxy's settings: from the YAML file, then overridden by command-line flags.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace docguard::rules {
+class RuleSet;
+}
+
+namespace docguard::proxy {
+
+struct HostPort {
+  std::string host;
+  uint16_t port = 0;
+  std::string to_string() const;
+};
+
+// "HOST:PORT", "[v6]:PORT" or ":PORT" (all interfaces); throws ConfigError.
+HostPort parse_host_port(const std::string& text, const std::string& what);
+// "mongodb://HOST[:PORT][/...][?...]" (one host; default port 27017); throws ConfigError.
+HostPort parse_upstream_uri(const std::string& uri);
+
+class ConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class Persona { kMongos, kReplicaSet };
+enum class LogFormat { kText, kJson };
+
+struct ProxyConfig {
+  HostPort listen{"127.0.0.1", 27018};
+  HostPort upstream{"127.0.0.1", 27017};
+  std::string upstream_uri = "mongodb://127.0.0.1:27017";
+  HostPort admin{"127.0.0.1", 9216};
+  std::string admin_token;  // when set, admin requests need "Authorization: Bearer <token>"
+  unsigned threads = 0;     // 0: one per core
+  LogFormat log_format = LogFormat::kText;
+  std::string log_level = "info";
+
+  // Limits. Each has a safe default and is configurable under `limits:`.
+  uint32_t max_message_bytes = 48'000'000;
+  uint32_t max_connections = 20'000;
+  std::chrono::milliseconds connect_timeout{5'000};
+  std::chrono::milliseconds idle_timeout{0};  // 0: none (drivers keep pooled connections idle)
+  std::chrono::milliseconds shutdown_timeout{10'000};
+
+  // Handshake persona presented to drivers.
+  Persona persona = Persona::kMongos;
+  std::string replica_set_name = "docguard";
+  std::string advertised_address;  // host:port drivers should use; default: the listen address
+
+  std::string config_file;  // where the rules came from, for SIGHUP reloads
+  std::shared_ptr<const rules::RuleSet> rules;
+};
+
+// Reads a YAML file (proxy settings + rules). Errors name the file, line and key.
+ProxyConfig load_config_file(const std::string& path);
+// Applies the proxy keys of an already-parsed YAML document onto `config`.
+void apply_yaml(const YAML::Node& root, const std::string& file_name, ProxyConfig& config);
+
+// Parses a duration such as "500ms", "10s", "2m"; a bare number is milliseconds.
+std::chrono::milliseconds parse_duration(const std::string& text);
+
+}  // namespace docguard::proxy

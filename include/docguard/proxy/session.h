@@ -1,0 +1,85 @@
+// One client connection and its own upstream connection.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "docguard/proxy/enforcement.h"
+#include "docguard/proxy/runtime.h"
+#include "docguard/wire/op_compressed.h"
+
+namespace docguard::proxy {
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(boost::asio::ip::tcp::socket client, ProxyRuntime& runtime);
+  ~Session();
+
+  // Connects upstream and relays until either side closes.
+  boost::asio::awaitable<void> run();
+  // Asks the session to close once no request is in flight (graceful shutdown). Must be called
+  // on the session's executor.
+  void drain();
+  boost::asio::any_io_executor executor() { return client_.get_executor(); }
+
+ private:
+  // What to do with the reply to one request; most requests need nothing and get no entry.
+  struct PendingReply {
+    enum class Kind { kHello, kLegacyHello, kMerge, kSample } kind = Kind::kHello;
+    std::shared_ptr<PendingMerge> merge;
+    std::string db, collection;  // kSample: the request's namespace
+    command::CommandKind command = command::CommandKind::kOther;
+
+    static PendingReply of(Kind kind, std::shared_ptr<PendingMerge> merge = nullptr) {
+      PendingReply p;
+      p.kind = kind;
+      p.merge = std::move(merge);
+      return p;
+    }
+  };
+
+  boost::asio::awaitable<void> client_to_upstream();
+  boost::asio::awaitable<void> upstream_to_client();
+  // Reads one whole message; a declared length outside the limits throws ProtocolError.
+  boost::asio::awaitable<boost::system::error_code> read_frame(boost::asio::ip::tcp::socket& socket,
+                                          std::vector<uint8_t>& buffer);
+  boost::asio::awaitable<void> write_client(wire::Bytes bytes);
+  boost::asio::awaitable<void> write_upstream(wire::Bytes bytes);
+  boost::asio::awaitable<void> refuse_first_request(const std::string& reason);
+
+  // Handles one request; returns the bytes to forward upstream (empty: nothing to forward).
+  boost::asio::awaitable<void> handle_request(std::vector<uint8_t>& message);
+  std::vector<uint8_t> rewrite_reply(const PendingReply& pending, std::vector<uint8_t>& message);
+  bool upstream_accepts(wire::Compressor compressor) const;
+  void note_hello(const wire::BsonView& hello);
+  void protocol_error(const char* where, const wire::ProtocolError& e);
+
+  boost::asio::ip::tcp::socket client_;
+  boost::asio::ip::tcp::socket upstream_;
+  ProxyRuntime& rt_;
+  std::string peer_;
+  std::string app_name_;
+  std::vector<uint8_t> client_buffer_;
+  std::vector<uint8_t> upstream_buffer_;
+  // Decompressed or rewritten messages, one per direction: each direction's coroutine may be
+  // suspended in a write while the other runs.
+  std::vector<uint8_t> request_scratch_;
+  std::vector<uint8_t> reply_scratch_;
+  std::unordered_map<int32_t, PendingReply> pending_;
+  std::vector<wire::Compressor> client_compressors_;
+  std::vector<wire::Compressor> upstream_compressors_;
+  boost::asio::steady_timer client_write_done_;
+  bool client_writing_ = false;
+  int64_t outstanding_ = 0;  // requests forwarded that still expect a reply
+  bool draining_ = false;
+  bool closed_ = false;
+};
+
+}  // namespace docguard::proxy

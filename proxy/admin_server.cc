@@ -1,0 +1,126 @@
+#include "docguard/proxy/admin_server.h"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/read_until.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/streambuf.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <sstream>
+
+namespace docguard::proxy {
+
+namespace asio = boost::asio;
+using asio::awaitable;
+using asio::ip::tcp;
+using namespace asio::experimental::awaitable_operators;
+
+namespace {
+
+constexpr auto kUseTuple = asio::as_tuple(asio::use_awaitable);
+constexpr size_t kMaxRequestBytes = 8192;
+
+const char* reason(int status) {
+  switch (status) {
+    case 200: return "OK";
+    case 401: return "Unauthorized";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 400: return "Bad Request";
+    case 503: return "Service Unavailable";
+  }
+  return "Error";
+}
+
+awaitable<bool> upstream_reachable(ProxyRuntime& rt) {
+  auto executor = co_await asio::this_coro::executor;
+  tcp::resolver resolver(executor);
+  auto [rec, endpoints] = co_await resolver.async_resolve(
+      rt.config.upstream.host, std::to_string(rt.config.upstream.port), kUseTuple);
+  if (rec) co_return false;
+  tcp::socket socket(executor);
+  asio::steady_timer timer(executor, std::min(rt.config.connect_timeout, std::chrono::milliseconds(2000)));
+  auto result = co_await (asio::async_connect(socket, endpoints, kUseTuple) ||
+                          timer.async_wait(kUseTuple));
+  co_return result.index() == 0 && !std::get<0>(std::get<0>(result));
+}
+
+awaitable<void> serve_one(tcp::socket socket, ProxyRuntime& rt) {
+  asio::streambuf buffer(kMaxRequestBytes);
+  asio::steady_timer timer(socket.get_executor(), std::chrono::seconds(5));
+  auto result = co_await (asio::async_read_until(socket, buffer, "\r\n\r\n", kUseTuple) ||
+                          timer.async_wait(kUseTuple));
+  HttpResponse response;
+  if (result.index() != 0 || std::get<0>(std::get<0>(result))) {
+    response = {400, "text/plain; charset=utf-8", "bad request\n"};
+  } else {
+    std::istream in(&buffer);
+    std::string method, target, version, line, authorization;
+    in >> method >> target >> version;
+    std::getline(in, line);
+    while (std::getline(in, line) && line != "\r") {
+      const auto colon = line.find(':');
+      if (colon == std::string::npos) continue;
+      std::string name = line.substr(0, colon);
+      for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (name == "authorization") {
+        authorization = line.substr(colon + 1);
+        while (!authorization.empty() && (authorization.front() == ' ')) authorization.erase(0, 1);
+        while (!authorization.empty() && (authorization.back() == '\r' || authorization.back() == ' ')) {
+          authorization.pop_back();
+        }
+      }
+    }
+    response = co_await route_admin(method, target, authorization, rt);
+  }
+  std::ostringstream head;
+  head << "HTTP/1.1 " << response.status << ' ' << reason(response.status) << "\r\n"
+       << "Content-Type: " << response.content_type << "\r\n"
+       << "Content-Length: " << response.body.size() << "\r\n"
+       << "Connection: close\r\n\r\n";
+  const std::string text = head.str() + response.body;
+  co_await asio::async_write(socket, asio::buffer(text), kUseTuple);
+  boost::system::error_code ec;
+  socket.shutdown(tcp::socket::shutdown_both, ec);
+}
+
+}  // namespace
+
+awaitable<HttpResponse> route_admin(const std::string& method, const std::string& target,
+                                    const std::string& authorization, ProxyRuntime& rt) {
+  const std::string path = target.substr(0, target.find('?'));
+  if (method != "GET" && method != "HEAD") co_return HttpResponse{405, "text/plain", "GET only\n"};
+  if (path == "/healthz") co_return HttpResponse{200, "text/plain; charset=utf-8", "ok\n"};
+  if (!rt.config.admin_token.empty() && authorization != "Bearer " + rt.config.admin_token) {
+    co_return HttpResponse{401, "text/plain; charset=utf-8", "missing or wrong bearer token\n"};
+  }
+  if (path == "/metrics") {
+    co_return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", rt.metrics.serialize()};
+  }
+  if (path == "/readyz") {
+    if (co_await upstream_reachable(rt)) co_return HttpResponse{200, "text/plain", "ready\n"};
+    co_return HttpResponse{503, "text/plain", "upstream " + rt.config.upstream.to_string() + " unreachable\n"};
+  }
+  if (path == "/status") co_return HttpResponse{200, "application/json", rt.engine.status_json()};
+  co_return HttpResponse{404, "text/plain", "not found: try /metrics, /healthz, /readyz, /status\n"};
+}
+
+awaitable<void> serve_admin(tcp::acceptor& acceptor, ProxyRuntime& rt) {
+  while (acceptor.is_open()) {
+    auto [ec, socket] = co_await acceptor.async_accept(kUseTuple);
+    if (ec) {
+      if (ec == asio::error::operation_aborted) co_return;
+      spdlog::warn("admin accept failed: {}", ec.message());
+      continue;
+    }
+    asio::co_spawn(acceptor.get_executor(), serve_one(std::move(socket), rt), asio::detached);
+  }
+}
+
+}  // namespace docguard::proxy

@@ -1,0 +1,194 @@
+// docguard: a MongoDB wire-protocol proxy that enforces document design rules.
+#include <spdlog/pattern_formatter.h>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "docguard/proxy/config.h"
+#include "docguard/proxy/server.h"
+#include "docguard/rules/rule_set.h"
+
+namespace {
+
+using docguard::proxy::ConfigError;
+using docguard::proxy::ProxyConfig;
+
+constexpr const char* kUsage = R"(usage: docguard [options]
+
+A MongoDB wire-protocol proxy that decodes every OP_MSG and enforces document design rules.
+
+options:
+  --listen HOST:PORT        where clients connect (default 127.0.0.1:27018)
+  --upstream URI            mongodb://HOST:PORT of the mongod/mongos (default mongodb://127.0.0.1:27017)
+  --admin HOST:PORT         admin HTTP listener: /metrics /healthz /readyz /status (default 127.0.0.1:9216)
+  --config FILE             YAML file with proxy settings and rules; flags override it
+  --threads N               io threads (default: one per core)
+  --log-format text|json    log line format on stderr (default text)
+  --log-level LEVEL         trace, debug, info, warn, error (default info)
+  --check-config [FILE]     validate the configuration and exit (0 valid, 1 invalid)
+  --version                 print the version and exit
+  --help                    print this help and exit
+)";
+
+// Escapes the log message as a JSON string body, so every line stays one valid JSON object.
+class JsonEscapedMessage final : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&,
+              spdlog::memory_buf_t& dest) override {
+    for (char c : msg.payload) {
+      switch (c) {
+        case '"': dest.append(std::string_view("\\\"")); break;
+        case '\\': dest.append(std::string_view("\\\\")); break;
+        case '\n': dest.append(std::string_view("\\n")); break;
+        case '\r': dest.append(std::string_view("\\r")); break;
+        case '\t': dest.append(std::string_view("\\t")); break;
+        default:
+          if (static_cast<unsigned char>(c) < 0x20) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", c);
+            dest.append(std::string_view(buf));
+          } else {
+            dest.push_back(c);
+          }
+      }
+    }
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override {
+    return std::make_unique<JsonEscapedMessage>();
+  }
+};
+
+void setup_logging(const ProxyConfig& config) {
+  auto logger = spdlog::stderr_logger_mt("docguard");
+  auto formatter = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
+  if (config.log_format == docguard::proxy::LogFormat::kJson) {
+    formatter->add_flag<JsonEscapedMessage>('*').set_pattern(
+        R"({"ts":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l","msg":"%*"})");
+  } else {
+    formatter->set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+  }
+  logger->set_formatter(std::move(formatter));
+  logger->set_level(spdlog::level::from_str(config.log_level));
+  logger->flush_on(spdlog::level::info);
+  spdlog::set_default_logger(logger);
+}
+
+struct Flags {
+  std::map<std::string, std::string> values;
+  bool check_config = false;
+  bool version = false;
+  bool help = false;
+};
+
+Flags parse_flags(int argc, char** argv) {
+  static const std::vector<std::string> kValued = {"listen",     "upstream",  "admin",
+                                                   "config",     "threads",   "log-format",
+                                                   "log-level"};
+  Flags flags;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.rfind("--", 0) != 0) throw ConfigError("unexpected argument '" + arg + "'");
+    std::string name = arg.substr(2), value;
+    bool has_value = false;
+    if (auto eq = name.find('='); eq != std::string::npos) {
+      value = name.substr(eq + 1);
+      name = name.substr(0, eq);
+      has_value = true;
+    }
+    if (name == "help") {
+      flags.help = true;
+    } else if (name == "version") {
+      flags.version = true;
+    } else if (name == "check-config") {
+      flags.check_config = true;
+      if (has_value) {
+        flags.values["config"] = value;
+      } else if (i + 1 < argc && std::string(argv[i + 1]).rfind("--", 0) != 0) {
+        flags.values["config"] = argv[++i];
+      }
+    } else if (std::find(kValued.begin(), kValued.end(), name) != kValued.end()) {
+      if (!has_value) {
+        if (i + 1 >= argc) throw ConfigError("--" + name + " needs a value");
+        value = argv[++i];
+      }
+      flags.values[name] = value;
+    } else {
+      throw ConfigError("unknown option --" + name + " (see --help)");
+    }
+  }
+  return flags;
+}
+
+ProxyConfig build_config(const Flags& flags) {
+  ProxyConfig config;
+  if (auto it = flags.values.find("config"); it != flags.values.end()) {
+    config = docguard::proxy::load_config_file(it->second);
+  } else {
+    config.rules = docguard::rules::parse_rules(YAML::Node(), "<defaults>");
+  }
+  for (const auto& [name, value] : flags.values) {
+    if (name == "listen") {
+      config.listen = docguard::proxy::parse_host_port(value, "--listen");
+    } else if (name == "upstream") {
+      config.upstream = docguard::proxy::parse_upstream_uri(value);
+      config.upstream_uri = value;
+    } else if (name == "admin") {
+      config.admin = docguard::proxy::parse_host_port(value, "--admin");
+    } else if (name == "threads") {
+      try {
+        size_t used = 0;
+        const int n = std::stoi(value, &used);
+        if (used != value.size() || n < 0 || n > 256) throw std::out_of_range("threads");
+        config.threads = static_cast<unsigned>(n);
+      } catch (const std::exception&) {
+        throw ConfigError("--threads: expected a number from 0 to 256, got '" + value + "'");
+      }
+    } else if (name == "log-format") {
+      if (value == "text") config.log_format = docguard::proxy::LogFormat::kText;
+      else if (value == "json") config.log_format = docguard::proxy::LogFormat::kJson;
+      else throw ConfigError("--log-format: expected text or json, got '" + value + "'");
+    } else if (name == "log-level") {
+      if (spdlog::level::from_str(value) == spdlog::level::off && value != "off") {
+        throw ConfigError("--log-level: unknown level '" + value + "'");
+      }
+      config.log_level = value;
+    }
+  }
+  return config;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Flags flags;
+  ProxyConfig config;
+  try {
+    flags = parse_flags(argc, argv);
+    if (flags.help) {
+      std::cout << kUsage;
+      return 0;
+    }
+    if (flags.version) {
+      std::cout << "docguard " << DOCGUARD_VERSION << "\n";
+      return 0;
+    }
+    config = build_config(flags);
+  } catch (const std::exception& e) {
+    std::cerr << "docguard: " << e.what() << "\n";
+    return 1;
+  }
+  if (flags.check_config) {
+    std::cout << "docguard: configuration "
+              << (flags.values.count("config") ? flags.values["config"] : "<defaults>")
+              << " is valid\n";
+    return 0;
+  }
+  setup_logging(config);
+  return docguard::proxy::run_server(std::move(config));
+}

@@ -1,0 +1,177 @@
+#include "docguard/proxy/metrics.h"
+
+#include <prometheus/text_serializer.h>
+
+#include <sstream>
+
+namespace docguard::proxy {
+namespace {
+
+using prometheus::BuildCounter;
+using prometheus::BuildGauge;
+using prometheus::BuildHistogram;
+using prometheus::Histogram;
+
+const Histogram::BucketBoundaries kSizeBuckets = {256,    1024,    4096,      16384,     65536,
+                                                  262144, 1048576, 2097152,   4194304,   8388608,
+                                                  12582912, 16777216};
+const Histogram::BucketBoundaries kArrayBuckets = {1,   5,    10,   25,   50,    100,  250,
+                                                   500, 1000, 2500, 5000, 10000, 50000};
+const Histogram::BucketBoundaries kInspectionBuckets = {1e-6, 2e-6,   5e-6, 1e-5, 2.5e-5, 5e-5,
+                                                        1e-4, 2.5e-4, 1e-3, 1e-2, 1e-1};
+
+std::string s(std::string_view v) { return std::string(v); }
+
+}  // namespace
+
+prometheus::Counter& LabeledCounter::get(const std::string& value) {
+  std::lock_guard lock(mutex_);
+  if (auto it = cache_.find(value); it != cache_.end()) return *it->second;
+  const std::string& label = cache_.size() < max_values_ ? value : "_other";
+  auto& counter = family_.Add({{label_, label}});
+  cache_.emplace(value, &counter);
+  return counter;
+}
+
+Metrics::Metrics()
+    : registry_(std::make_shared<prometheus::Registry>()),
+      message_bytes_(BuildCounter()
+                         .Name("docguard_message_bytes_total")
+                         .Help("Wire-protocol bytes relayed, by direction")
+                         .Register(*registry_)),
+      connections_total(BuildCounter()
+                            .Name("docguard_connections_total")
+                            .Help("Client connections accepted")
+                            .Register(*registry_)
+                            .Add({})),
+      connections_active(BuildGauge()
+                             .Name("docguard_connections_active")
+                             .Help("Client connections open now")
+                             .Register(*registry_)
+                             .Add({})),
+      connections_rejected(BuildCounter()
+                               .Name("docguard_connections_rejected_total")
+                               .Help("Client connections refused because max_connections was reached")
+                               .Register(*registry_)
+                               .Add({})),
+      client_bytes(message_bytes_.Add({{"direction", "client_to_upstream"}})),
+      upstream_bytes(message_bytes_.Add({{"direction", "upstream_to_client"}})),
+      messages_blocked(BuildCounter()
+                           .Name("docguard_requests_answered_by_proxy_total")
+                           .Help("Requests docguard answered itself (blocked writes, upstream down)")
+                           .Register(*registry_)
+                           .Add({})),
+      inspection_seconds(BuildHistogram()
+                             .Name("docguard_inspection_seconds")
+                             .Help("Time spent decoding a request and evaluating the rules")
+                             .Register(*registry_)
+                             .Add({}, kInspectionBuckets)),
+      protocol_errors(BuildCounter()
+                          .Name("docguard_protocol_errors_total")
+                          .Help("Malformed or refused messages, by kind; each closes its connection")
+                          .Register(*registry_),
+                      "kind"),
+      upstream_errors(BuildCounter()
+                          .Name("docguard_upstream_errors_total")
+                          .Help("Upstream connection failures, by kind")
+                          .Register(*registry_),
+                      "kind"),
+      compressed_messages(BuildCounter()
+                              .Name("docguard_compressed_messages_total")
+                              .Help("OP_COMPRESSED messages received from clients, by compressor")
+                              .Register(*registry_),
+                          "compressor"),
+      config_reloads(BuildCounter()
+                         .Name("docguard_config_reloads_total")
+                         .Help("Configuration reloads (SIGHUP), by result")
+                         .Register(*registry_),
+                     "result"),
+      commands_(BuildCounter()
+                    .Name("docguard_commands_total")
+                    .Help("Commands seen, per collection")
+                    .Register(*registry_)),
+      document_size_(BuildHistogram()
+                         .Name("docguard_document_size_bytes")
+                         .Help("Size of written documents and sampled read documents")
+                         .Register(*registry_)),
+      array_length_(BuildHistogram()
+                        .Name("docguard_array_length")
+                        .Help("Length of arrays in written and sampled documents, per field path")
+                        .Register(*registry_)),
+      array_push_(BuildCounter()
+                      .Name("docguard_array_push_elements_total")
+                      .Help("Elements appended by $push/$addToSet, per field path")
+                      .Register(*registry_)),
+      reads_(BuildCounter()
+                 .Name("docguard_reads_total")
+                 .Help("Read commands (find, aggregate, count, distinct), per collection")
+                 .Register(*registry_)),
+      lookups_(BuildCounter()
+                   .Name("docguard_lookup_total")
+                   .Help("$lookup/$graphLookup joins in reads, per collection and joined collection")
+                   .Register(*registry_)),
+      violations_(BuildCounter()
+                      .Name("docguard_violations_total")
+                      .Help("Design-rule violations, by rule and action")
+                      .Register(*registry_)) {
+  BuildGauge()
+      .Name("docguard_build_info")
+      .Help("docguard build information")
+      .Register(*registry_)
+      .Add({{"version", DOCGUARD_VERSION}})
+      .Set(1);
+  // Pre-create the fixed label values so dashboards and alerts see zeros, not absences.
+  for (const char* kind : {"connect", "closed", "bad_reply"}) upstream_errors.get(kind);
+  for (const char* kind : {"bad_length", "too_large", "bad_op_msg", "bad_bson", "checksum"}) {
+    protocol_errors.get(kind);
+  }
+  for (const char* c : {"snappy", "zlib", "zstd"}) compressed_messages.get(c);
+  for (const char* r : {"success", "failure"}) config_reloads.get(r);
+}
+
+std::string Metrics::serialize() const {
+  std::ostringstream out;
+  prometheus::TextSerializer().Serialize(out, registry_->Collect());
+  return out.str();
+}
+
+void Metrics::on_command(std::string_view db, std::string_view coll, std::string_view command) {
+  commands_.Add({{"db", s(db)}, {"collection", s(coll)}, {"command", s(command)}}).Increment();
+}
+
+void Metrics::on_document_size(std::string_view db, std::string_view coll, std::string_view source,
+                               double bytes) {
+  document_size_.Add({{"db", s(db)}, {"collection", s(coll)}, {"source", s(source)}}, kSizeBuckets)
+      .Observe(bytes);
+}
+
+void Metrics::on_array_length(std::string_view db, std::string_view coll, std::string_view field,
+                              double length) {
+  array_length_.Add({{"db", s(db)}, {"collection", s(coll)}, {"field", s(field)}}, kArrayBuckets)
+      .Observe(length);
+}
+
+void Metrics::on_array_push(std::string_view db, std::string_view coll, std::string_view field,
+                            double elements) {
+  array_push_.Add({{"db", s(db)}, {"collection", s(coll)}, {"field", s(field)}})
+      .Increment(elements);
+}
+
+void Metrics::on_read(std::string_view db, std::string_view coll) {
+  reads_.Add({{"db", s(db)}, {"collection", s(coll)}}).Increment();
+}
+
+void Metrics::on_lookup(std::string_view db, std::string_view coll, std::string_view from) {
+  lookups_.Add({{"db", s(db)}, {"collection", s(coll)}, {"from", s(from)}}).Increment();
+}
+
+void Metrics::on_violation(std::string_view db, std::string_view coll, std::string_view rule,
+                           rules::Action action) {
+  const char* a = action == rules::Action::kBlock ? "block"
+                  : action == rules::Action::kWarn ? "warn"
+                                                    : "off";
+  violations_.Add({{"db", s(db)}, {"collection", s(coll)}, {"rule", s(rule)}, {"action", a}})
+      .Increment();
+}
+
+}  // namespace docguard::proxy

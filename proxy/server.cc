@@ -1,0 +1,203 @@
+#include "docguard/proxy/server.h"
+
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <list>
+#include <mutex>
+#include <thread>
+
+#include "docguard/proxy/admin_server.h"
+#include "docguard/proxy/runtime.h"
+#include "docguard/proxy/session.h"
+
+namespace docguard::proxy {
+
+namespace asio = boost::asio;
+using asio::awaitable;
+using asio::ip::tcp;
+
+namespace {
+
+constexpr auto kUseTuple = asio::as_tuple(asio::use_awaitable);
+
+tcp::endpoint resolve_listen(asio::io_context& ioc, const HostPort& hp) {
+  tcp::resolver resolver(ioc);
+  auto results = resolver.resolve(hp.host, std::to_string(hp.port),
+                                  tcp::resolver::passive | tcp::resolver::numeric_service);
+  return results.begin()->endpoint();
+}
+
+void open_listener(tcp::acceptor& acceptor, const tcp::endpoint& endpoint) {
+  acceptor.open(endpoint.protocol());
+  acceptor.set_option(tcp::acceptor::reuse_address(true));
+  acceptor.bind(endpoint);
+  acceptor.listen(asio::socket_base::max_listen_connections);
+}
+
+// Owns the io_contexts (one per thread: a connection lives on one thread, so a session needs
+// no locks) and the set of live sessions, for draining on shutdown.
+class Server {
+ public:
+  explicit Server(ProxyConfig config) : runtime_(std::move(config)) {
+    unsigned n = runtime_.config.threads;
+    if (n == 0) n = std::max(1u, std::thread::hardware_concurrency());
+    for (unsigned i = 0; i < n; ++i) contexts_.push_back(std::make_unique<asio::io_context>(1));
+  }
+
+  int run() {
+    auto& main = *contexts_[0];
+    tcp::acceptor acceptor(main);
+    tcp::acceptor admin(main);
+    try {
+      open_listener(acceptor, resolve_listen(main, runtime_.config.listen));
+      open_listener(admin, resolve_listen(main, runtime_.config.admin));
+    } catch (const std::exception& e) {
+      spdlog::critical("cannot listen: {}", e.what());
+      return 2;
+    }
+    spdlog::info(
+        "docguard {} listening on {}, upstream {}, admin http://{}/metrics, {} threads",
+        DOCGUARD_VERSION, runtime_.config.listen.to_string(), runtime_.config.upstream_uri,
+        runtime_.config.admin.to_string(), contexts_.size());
+
+    asio::co_spawn(main, accept_loop(acceptor), asio::detached);
+    asio::co_spawn(main, serve_admin(admin, runtime_), asio::detached);
+
+    asio::signal_set signals(main, SIGINT, SIGTERM, SIGHUP);
+    std::function<void(const boost::system::error_code&, int)> on_signal =
+        [&](const boost::system::error_code& ec, int signo) {
+          if (ec) return;
+          if (signo == SIGHUP) {
+            reload();
+            signals.async_wait(on_signal);
+            return;
+          }
+          spdlog::info("signal {}: draining connections (up to {} ms)", signo,
+                       runtime_.config.shutdown_timeout.count());
+          boost::system::error_code ignored;
+          acceptor.close(ignored);
+          admin.close(ignored);
+          begin_drain();
+          asio::co_spawn(main, wait_for_drain(), asio::detached);
+        };
+    signals.async_wait(on_signal);
+
+    std::vector<std::thread> threads;
+    std::vector<asio::executor_work_guard<asio::io_context::executor_type>> guards;
+    for (auto& ctx : contexts_) guards.push_back(asio::make_work_guard(*ctx));
+    for (size_t i = 1; i < contexts_.size(); ++i) {
+      threads.emplace_back([ctx = contexts_[i].get()] { ctx->run(); });
+    }
+    main.run();
+    for (auto& g : guards) g.reset();
+    for (auto& ctx : contexts_) ctx->stop();
+    for (auto& t : threads) t.join();
+    spdlog::info("docguard stopped");
+    return 0;
+  }
+
+ private:
+  awaitable<void> accept_loop(tcp::acceptor& acceptor) {
+    size_t next = 0;
+    while (acceptor.is_open()) {
+      auto& ctx = *contexts_[next++ % contexts_.size()];
+      auto [ec, socket] = co_await acceptor.async_accept(ctx, kUseTuple);
+      if (ec) {
+        if (ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;
+        // Out of descriptors and similar: back off instead of spinning.
+        spdlog::error("accept failed: {}", ec.message());
+        asio::steady_timer pause(acceptor.get_executor(), std::chrono::milliseconds(100));
+        co_await pause.async_wait(kUseTuple);
+        continue;
+      }
+      if (runtime_.active_sessions.load() >= runtime_.config.max_connections) {
+        runtime_.metrics.connections_rejected.Increment();
+        spdlog::warn("refusing connection: max_connections ({}) reached",
+                     runtime_.config.max_connections);
+        continue;  // the socket closes as it goes out of scope
+      }
+      auto session = std::make_shared<Session>(std::move(socket), runtime_);
+      track(session);
+      asio::co_spawn(session->executor(), run_session(session), asio::detached);
+    }
+  }
+
+  static awaitable<void> run_session(std::shared_ptr<Session> session) {
+    try {
+      co_await session->run();
+    } catch (const std::exception& e) {
+      spdlog::error("session ended by an unexpected error: {}", e.what());
+    }
+  }
+
+  void track(const std::shared_ptr<Session>& session) {
+    std::lock_guard lock(sessions_mutex_);
+    if (++tracked_since_sweep_ > 1024) {
+      sessions_.remove_if([](const auto& w) { return w.expired(); });
+      tracked_since_sweep_ = 0;
+    }
+    sessions_.push_back(session);
+  }
+
+  void begin_drain() {
+    std::lock_guard lock(sessions_mutex_);
+    for (auto& weak : sessions_) {
+      if (auto s = weak.lock()) asio::post(s->executor(), [s] { s->drain(); });
+    }
+  }
+
+  awaitable<void> wait_for_drain() {
+    const auto deadline = std::chrono::steady_clock::now() + runtime_.config.shutdown_timeout;
+    asio::steady_timer timer(*contexts_[0]);
+    while (runtime_.active_sessions.load() > 0 && std::chrono::steady_clock::now() < deadline) {
+      timer.expires_after(std::chrono::milliseconds(20));
+      co_await timer.async_wait(kUseTuple);
+    }
+    if (runtime_.active_sessions.load() > 0) {
+      spdlog::warn("shutdown timeout: closing {} connections with requests in flight",
+                   runtime_.active_sessions.load());
+    }
+    for (auto& ctx : contexts_) ctx->stop();
+  }
+
+  void reload() {
+    if (runtime_.config.config_file.empty()) {
+      spdlog::info("SIGHUP: no --config file to reload");
+      return;
+    }
+    try {
+      auto fresh = load_config_file(runtime_.config.config_file);
+      runtime_.engine.reload(fresh.rules);
+      runtime_.metrics.config_reloads.get("success").Increment();
+      spdlog::info("reloaded rules from {}", runtime_.config.config_file);
+    } catch (const std::exception& e) {
+      runtime_.metrics.config_reloads.get("failure").Increment();
+      spdlog::error("reload of {} failed, keeping the previous rules: {}",
+                    runtime_.config.config_file, e.what());
+    }
+  }
+
+  ProxyRuntime runtime_;
+  std::vector<std::unique_ptr<asio::io_context>> contexts_;
+  std::mutex sessions_mutex_;
+  std::list<std::weak_ptr<Session>> sessions_;
+  size_t tracked_since_sweep_ = 0;
+};
+
+}  // namespace
+
+int run_server(ProxyConfig config) {
+  Server server(std::move(config));
+  return server.run();
+}
+
+}  // namespace docguard::proxy

@@ -1,0 +1,88 @@
+#include "docguard/proxy/config.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+
+namespace docguard::proxy {
+namespace {
+
+std::string write_temp(const std::string& text) {
+  char name[] = "/tmp/docguard-config-XXXXXX";
+  const int fd = mkstemp(name);
+  close(fd);
+  std::ofstream(name) << text;
+  return name;
+}
+
+TEST(Config, ParsesHostPortAndUpstreamUri) {
+  EXPECT_EQ(parse_host_port("127.0.0.1:27018", "x").port, 27018);
+  EXPECT_EQ(parse_host_port(":9", "x").host, "0.0.0.0");
+  EXPECT_EQ(parse_host_port("[::1]:5", "x").host, "::1");
+  EXPECT_THROW(parse_host_port("nohost", "x"), ConfigError);
+  EXPECT_THROW(parse_host_port("h:99999", "x"), ConfigError);
+  auto up = parse_upstream_uri("mongodb://user:pw@db.local/?tls=false");
+  EXPECT_EQ(up.host, "db.local");
+  EXPECT_EQ(up.port, 27017);
+  EXPECT_THROW(parse_upstream_uri("http://x:1"), ConfigError);
+  EXPECT_THROW(parse_upstream_uri("mongodb://a:1,b:2"), ConfigError);
+}
+
+TEST(Config, Durations) {
+  EXPECT_EQ(parse_duration("1500").count(), 1500);
+  EXPECT_EQ(parse_duration("2s").count(), 2000);
+  EXPECT_EQ(parse_duration("1m").count(), 60000);
+  EXPECT_THROW(parse_duration("5h"), ConfigError);
+}
+
+TEST(Config, LoadsFileWithProxyKeysAndRules) {
+  auto path = write_temp(R"(listen: 127.0.0.1:3000
+upstream: mongodb://127.0.0.1:4000
+admin: { listen: 127.0.0.1:5000, token: secret }
+threads: 2
+log_format: json
+limits: { max_message_bytes: 16MiB, connect_timeout: 2s }
+persona: { type: replica_set, replica_set_name: rs9 }
+mode: warn
+)");
+  auto c = load_config_file(path);
+  EXPECT_EQ(c.listen.port, 3000);
+  EXPECT_EQ(c.upstream.port, 4000);
+  EXPECT_EQ(c.admin.port, 5000);
+  EXPECT_EQ(c.admin_token, "secret");
+  EXPECT_EQ(c.threads, 2u);
+  EXPECT_EQ(c.log_format, LogFormat::kJson);
+  EXPECT_EQ(c.max_message_bytes, 16u * 1024 * 1024);
+  EXPECT_EQ(c.connect_timeout.count(), 2000);
+  EXPECT_EQ(c.persona, Persona::kReplicaSet);
+  EXPECT_EQ(c.replica_set_name, "rs9");
+  EXPECT_NE(c.rules, nullptr);
+  std::remove(path.c_str());
+}
+
+TEST(Config, ErrorsNameFileLineAndKey) {
+  auto path = write_temp("listen: 127.0.0.1:3000\nlimits:\n  max_mesage_bytes: 10\n");
+  try {
+    load_config_file(path);
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find(path + ":3"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("limits.max_mesage_bytes"), std::string::npos) << msg;
+  }
+  std::remove(path.c_str());
+  auto bad_yaml = write_temp("listen: [unclosed\n");
+  EXPECT_THROW(load_config_file(bad_yaml), ConfigError);
+  std::remove(bad_yaml.c_str());
+  EXPECT_THROW(load_config_file("/nonexistent/docguard.yaml"), ConfigError);
+}
+
+TEST(Config, ExampleFileIsValid) {
+  const std::string example = std::string(DOCGUARD_SOURCE_DIR) + "/config/docguard.example.yaml";
+  if (!std::ifstream(example)) GTEST_SKIP() << "no example config yet";
+  EXPECT_NO_THROW(load_config_file(example));
+}
+
+}  // namespace
+}  // namespace docguard::proxy

@@ -1,0 +1,85 @@
+#include "docguard/proxy/handshake.h"
+
+#include <gtest/gtest.h>
+
+#include "../wire/test_messages.h"
+
+namespace docguard::proxy {
+namespace {
+
+using testing::json;
+using testing::view;
+
+// A replica-set member's hello reply, as mongod sends it.
+constexpr const char* kMemberReply = R"({
+  "topologyVersion": {"processId": {"$oid": "650000000000000000000000"}, "counter": 6},
+  "hosts": ["db1:27017", "db2:27017"], "setName": "rs0", "setVersion": 3,
+  "isWritablePrimary": true, "secondary": false, "primary": "db1:27017", "me": "db1:27017",
+  "electionId": {"$oid": "7fffffff0000000000000001"}, "maxBsonObjectSize": 16777216,
+  "maxMessageSizeBytes": 48000000, "maxWriteBatchSize": 100000,
+  "localTime": {"$date": 1700000000000}, "logicalSessionTimeoutMinutes": 30,
+  "connectionId": 42, "minWireVersion": 0, "maxWireVersion": 21, "readOnly": false,
+  "compression": ["zstd"], "ok": 1.0})";
+
+bool has(const wire::OwnedBson& doc, const char* key) {
+  bson_iter_t it;
+  return bson_iter_init_find(&it, doc.get(), key);
+}
+
+TEST(Handshake, MongosPersonaHidesMembersAndKeepsSessionFields) {
+  auto upstream = json(kMemberReply);
+  PersonaSettings settings{Persona::kMongos, "", "127.0.0.1:27018", 48'000'000};
+  auto out = rewrite_hello_reply(view(upstream), {wire::Compressor::kSnappy, wire::Compressor::kZstd}, settings);
+  for (const char* gone : {"hosts", "setName", "primary", "me", "electionId", "topologyVersion", "setVersion"}) {
+    EXPECT_FALSE(has(out.reply, gone)) << gone;
+  }
+  for (const char* kept : {"logicalSessionTimeoutMinutes", "connectionId", "minWireVersion",
+                           "maxWireVersion", "maxBsonObjectSize", "isWritablePrimary", "ok"}) {
+    EXPECT_TRUE(has(out.reply, kept)) << kept;
+  }
+  EXPECT_EQ(wire::find_string(out.reply.view(), "msg"), "isdbgrid");
+  ASSERT_EQ(out.upstream_compressors.size(), 1u);
+  EXPECT_EQ(out.upstream_compressors[0], wire::Compressor::kZstd);
+  const std::string text = wire::to_json(out.reply.view());
+  EXPECT_NE(text.find(R"("compression" : [ "snappy", "zstd" ])"), std::string::npos) << text;
+  EXPECT_EQ(text.find("db1"), std::string::npos);
+}
+
+TEST(Handshake, ReplicaSetPersonaListsOnlyDocguard) {
+  auto upstream = json(kMemberReply);
+  PersonaSettings settings{Persona::kReplicaSet, "docguard", "proxy.local:27018", 48'000'000};
+  auto out = rewrite_hello_reply(view(upstream), {}, settings);
+  const std::string text = wire::to_json(out.reply.view());
+  EXPECT_EQ(wire::find_string(out.reply.view(), "setName"), "docguard");
+  EXPECT_EQ(wire::find_string(out.reply.view(), "primary"), "proxy.local:27018");
+  EXPECT_NE(text.find(R"("hosts" : [ "proxy.local:27018" ])"), std::string::npos) << text;
+  EXPECT_EQ(text.find("db2"), std::string::npos);
+  EXPECT_FALSE(has(out.reply, "compression"));
+}
+
+TEST(Handshake, LegacyIsMasterKeepsItsStyleAndLimitsMessageSize) {
+  auto upstream = json(R"({"ismaster": true, "maxMessageSizeBytes": 48000000, "maxWireVersion": 17, "ok": 1})");
+  PersonaSettings settings{Persona::kMongos, "", "127.0.0.1:1", 1'000'000};
+  auto out = rewrite_hello_reply(view(upstream), {}, settings);
+  EXPECT_TRUE(has(out.reply, "ismaster"));
+  EXPECT_FALSE(has(out.reply, "isWritablePrimary"));
+  bson_iter_t it;
+  ASSERT_TRUE(bson_iter_init_find(&it, out.reply.get(), "maxMessageSizeBytes"));
+  EXPECT_EQ(bson_iter_as_int64(&it), 1'000'000);
+}
+
+TEST(Handshake, ClientCompressorsAndAppName) {
+  auto hello = json(R"({"hello": 1, "compression": ["zstd", "lz4", "zlib", "snappy", "noop"],
+                        "client": {"application": {"name": "shop-api"}}})");
+  auto list = supported_compressors(view(hello));
+  ASSERT_EQ(list.size(), 3u);
+  EXPECT_EQ(list[0], wire::Compressor::kZstd);
+  EXPECT_EQ(list[1], wire::Compressor::kZlib);
+  EXPECT_EQ(client_app_name(view(hello)), "shop-api");
+  EXPECT_TRUE(is_hello_command(view(hello)));
+  auto ping = json(R"({"ping": 1})");
+  EXPECT_FALSE(is_hello_command(view(ping)));
+}
+
+}  // namespace
+}  // namespace docguard::proxy

@@ -287,7 +287,12 @@ awaitable<void> Session::handle_request(std::vector<uint8_t>& message) {
         pending_[header.request_id] = std::move(p);
       }
     }
-    if (!msg.more_to_come()) ++outstanding_;
+    if (msg.more_to_come()) {
+      unacknowledged_.push_back(header.request_id);
+      if (unacknowledged_.size() > 64) unacknowledged_.pop_front();
+    } else {
+      ++outstanding_;
+    }
   } else if (op == static_cast<int32_t>(wire::OpCode::kQuery)) {
     const wire::OpQuery query = wire::OpQuery::parse(*inspect);
     wire::BsonView command = query.query;
@@ -373,7 +378,18 @@ awaitable<void> Session::upstream_to_client() {
       }
       rt_.metrics.upstream_bytes.Increment(static_cast<double>(upstream_buffer_.size()));
       const auto header = wire::read_header(upstream_buffer_.data());
-      if (!is_reply_more_to_come(upstream_buffer_) && outstanding_ > 0) --outstanding_;
+      const bool was_streaming = upstream_streaming_;
+      upstream_streaming_ = is_reply_more_to_come(upstream_buffer_);
+      if (!was_streaming && !unacknowledged_.empty()) {
+        auto it = std::find(unacknowledged_.begin(), unacknowledged_.end(), header.response_to);
+        if (it != unacknowledged_.end()) {
+          unacknowledged_.erase(it);
+          spdlog::debug("dropped the upstream's reply to unacknowledged request {}",
+                        header.response_to);
+          continue;
+        }
+      }
+      if (!upstream_streaming_ && outstanding_ > 0) --outstanding_;
       std::vector<uint8_t> rewritten;
       if (auto it = pending_.find(header.response_to); it != pending_.end()) {
         const PendingReply pending = std::move(it->second);

@@ -6,6 +6,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -73,6 +74,11 @@ class Session : public std::enable_shared_from_this<Session> {
   std::vector<uint8_t> request_scratch_;
   std::vector<uint8_t> reply_scratch_;
   std::unordered_map<int32_t, PendingReply> pending_;
+  // requestIDs of recent unacknowledged (moreToCome) requests. A server must not answer them,
+  // but some do (FerretDB 1.x); such a reply would desynchronise the driver, so it is dropped.
+  // Bounded: a conforming server never answers, so old ids are forgotten.
+  std::deque<int32_t> unacknowledged_;
+  bool upstream_streaming_ = false;  // the last reply had moreToCome: a follow-up comes next
   std::vector<wire::Compressor> client_compressors_;
   std::vector<wire::Compressor> upstream_compressors_;
   boost::asio::steady_timer client_write_done_;

@@ -1,0 +1,368 @@
+"""Start FerretDB and docguard on free 127.0.0.1 ports, wait for them, stop them.
+
+Used three ways:
+  * imported by conftest.py (pytest session fixtures);
+  * `python harness.py serve --workdir DIR --env-file FILE` by tests/integration/run.sh and
+    scripts/demo.sh: starts FerretDB + docguard, writes shell `KEY=value` lines to FILE once both
+    answer, then runs until SIGTERM/SIGINT and stops what it started;
+  * helpers (metrics parsing, log reading) shared by the tests.
+
+Every wait is bounded. Child processes get PR_SET_PDEATHSIG so they die with this process even if it
+is killed with SIGKILL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[3]
+TOOLS = Path(os.environ.get("DOCGUARD_TOOLS", REPO / ".tools"))
+FERRETDB_BIN = Path(os.environ.get("FERRETDB_BIN", TOOLS / "bin" / "ferretdb"))
+DEFAULT_DOCGUARD_BIN = REPO / "build" / "bin" / "docguard"
+
+
+class StartError(RuntimeError):
+    pass
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def port_open(port: int, host: str = "127.0.0.1", timeout: float = 0.5) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def _pdeathsig() -> None:  # runs in the child between fork and exec
+    try:
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except Exception:
+        pass
+
+
+def _tail(path: Path, n: int = 40) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-n:])
+    except OSError:
+        return "(no log)"
+
+
+@dataclass
+class Proc:
+    name: str
+    popen: subprocess.Popen
+    log_path: Path
+    ports: dict = field(default_factory=dict)
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def stop(self, timeout: float = 10.0) -> int | None:
+        if self.popen.poll() is None:
+            self.popen.send_signal(signal.SIGTERM)
+            try:
+                self.popen.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.popen.kill()
+                self.popen.wait(timeout=5)
+        return self.popen.returncode
+
+
+def _spawn(name: str, args: list[str], log_path: Path) -> Proc:
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    log = open(log_path, "ab")
+    try:
+        p = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                             preexec_fn=_pdeathsig, close_fds=True)
+    finally:
+        log.close()
+    return Proc(name, p, log_path)
+
+
+def _mongo_ping(port: int, timeout: float) -> bool:
+    """True when a MongoDB server (or docguard with a reachable upstream) answers ping."""
+    import pymongo  # imported lazily: the `serve` mode needs it too, but keep import cheap
+
+    try:
+        c = pymongo.MongoClient("127.0.0.1", port, directConnection=True,
+                                serverSelectionTimeoutMS=int(timeout * 1000),
+                                connectTimeoutMS=int(timeout * 1000))
+        try:
+            c.admin.command("ping")
+            return True
+        finally:
+            c.close()
+    except Exception:
+        return False
+
+
+def start_ferretdb(workdir: Path, timeout: float = 30.0, port: int | None = None) -> Proc:
+    """FerretDB v1.24 with the SQLite backend in workdir, on a free port; waits until it answers."""
+    if not os.access(FERRETDB_BIN, os.X_OK):
+        raise StartError(f"FerretDB binary not found at {FERRETDB_BIN}: run scripts/install-deps.sh")
+    last = ""
+    for _attempt in range(3):
+        p_port = port or free_port()
+        data = workdir / f"ferretdb-{p_port}"
+        data.mkdir(parents=True, exist_ok=True)
+        args = [str(FERRETDB_BIN), "--handler=sqlite", f"--sqlite-url=file:{data}/",
+                f"--listen-addr=127.0.0.1:{p_port}", f"--state-dir={data}",
+                "--telemetry=disable", "--debug-addr=-", "--log-level=warn", "--log-format=text"]
+        proc = _spawn("ferretdb", args, workdir / f"ferretdb-{p_port}.log")
+        proc.ports["listen"] = p_port
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if not proc.alive():
+                break
+            if port_open(p_port) and _mongo_ping(p_port, 2.0):
+                return proc
+            time.sleep(0.2)
+        last = _tail(proc.log_path)
+        proc.stop()
+        if port is not None:
+            break
+    raise StartError(f"FerretDB did not start within {timeout}s; log:\n{last}")
+
+
+def docguard_bin() -> Path:
+    return Path(os.environ.get("DOCGUARD_BIN") or DEFAULT_DOCGUARD_BIN)
+
+
+def write_config(path: Path, listen: str, upstream: str, admin: str, log_format: str,
+                 threads: int | None) -> Path:
+    """A docguard YAML config holding the same settings the flags give (flags override it)."""
+    lines = [
+        "# written by tests/integration/python/harness.py",
+        f'listen: "{listen}"',
+        f'upstream: "{upstream}"',
+        f'admin: "{admin}"',
+        f"log_format: {log_format}",
+    ]
+    if threads:
+        lines.append(f"threads: {threads}")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def http_get(url: str, timeout: float = 3.0) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as r:
+            return r.status, r.read().decode("utf-8", "replace")
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode("utf-8", "replace")
+
+
+def start_docguard(upstream_uri: str, workdir: Path, *, bin_path: Path | None = None,
+                   config: Path | str | None = "auto", threads: int | None = 2,
+                   log_format: str = "json", extra_args: list[str] | None = None,
+                   wait_upstream: bool = True, timeout: float = 20.0) -> Proc:
+    """docguard in front of upstream_uri on free listen/admin ports, stderr captured to a file.
+
+    config="auto" writes a config file with the same settings as the flags (set
+    DOCGUARD_TEST_NO_CONFIG=1 to pass none); a path uses that file; None passes no --config.
+    Waits until the listen port accepts, /healthz answers 200 and (if wait_upstream) a ping through
+    docguard succeeds.
+    """
+    bin_path = Path(bin_path or docguard_bin())
+    if not os.access(bin_path, os.X_OK):
+        raise StartError(f"docguard binary not found at {bin_path} (build it, or set DOCGUARD_BIN; "
+                         "DOCGUARD_DIRECT=1 tests FerretDB directly)")
+    workdir.mkdir(parents=True, exist_ok=True)
+    last = ""
+    for _attempt in range(3):
+        lport, aport = free_port(), free_port()
+        while aport == lport:
+            aport = free_port()
+        listen, admin = f"127.0.0.1:{lport}", f"127.0.0.1:{aport}"
+        args = [str(bin_path), "--listen", listen, "--upstream", upstream_uri, "--admin", admin,
+                "--log-format", log_format]
+        if threads:
+            args += ["--threads", str(threads)]
+        if config == "auto" and os.environ.get("DOCGUARD_TEST_NO_CONFIG") != "1":
+            cfg = write_config(workdir / f"docguard-{lport}.yaml", listen, upstream_uri, admin,
+                               log_format, threads)
+            args += ["--config", str(cfg)]
+        elif config not in (None, "auto"):
+            args += ["--config", str(config)]
+        args += list(extra_args or [])
+        proc = _spawn("docguard", args, workdir / f"docguard-{lport}.log")
+        proc.ports.update(listen=lport, admin=aport)
+        deadline = time.monotonic() + timeout
+        ok = False
+        while time.monotonic() < deadline:
+            if not proc.alive():
+                break
+            if port_open(lport) and port_open(aport):
+                try:
+                    status, _ = http_get(f"http://{admin}/healthz", timeout=1.0)
+                except OSError:
+                    status = 0
+                if status == 200 and (not wait_upstream or _mongo_ping(lport, 2.0)):
+                    ok = True
+                    break
+            time.sleep(0.2)
+        if ok:
+            return proc
+        last = f"exit code {proc.popen.poll()}; args: {' '.join(args)}\n" + _tail(proc.log_path)
+        proc.stop()
+    raise StartError(f"docguard did not become ready within {timeout}s; {last}")
+
+
+# ---------------------------------------------------------------- metrics and logs
+
+def parse_prometheus(text: str) -> dict[tuple[str, frozenset], float]:
+    """Prometheus text exposition -> {(name, frozenset(label items)): value}."""
+    out: dict[tuple[str, frozenset], float] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        labels: dict[str, str] = {}
+        if "{" in line:
+            name, rest = line.split("{", 1)
+            body, rest = rest.rsplit("}", 1)
+            i = 0
+            while i < len(body):
+                eq = body.index("=", i)
+                key = body[i:eq].strip().lstrip(",").strip()
+                j = eq + 2  # skip ="
+                val = []
+                while body[j] != '"':
+                    if body[j] == "\\":
+                        j += 1
+                        val.append({"n": "\n"}.get(body[j], body[j]))
+                    else:
+                        val.append(body[j])
+                    j += 1
+                labels[key] = "".join(val)
+                i = j + 1
+                while i < len(body) and body[i] in ", ":
+                    i += 1
+            value = rest.split()[0]
+        else:
+            parts = line.split()
+            name, value = parts[0], parts[1]
+        try:
+            out[(name.strip(), frozenset(labels.items()))] = float(value)
+        except ValueError:
+            continue
+    return out
+
+
+def metric_sum(samples: dict, name: str, **labels: str) -> float:
+    """Sum of every series of `name` whose labels include `labels` (0 if none)."""
+    want = set(labels.items())
+    return sum(v for (n, ls), v in samples.items() if n == name and want <= set(ls))
+
+
+def fetch_metrics(admin: str) -> dict:
+    status, body = http_get(f"http://{admin}/metrics")
+    if status != 200:
+        raise AssertionError(f"/metrics answered {status}: {body[:200]}")
+    return parse_prometheus(body)
+
+
+def read_log_lines(path: Path | str, start: int = 0) -> list[str]:
+    """Lines of a docguard log file, from line index `start`."""
+    try:
+        return Path(path).read_text(errors="replace").splitlines()[start:]
+    except OSError:
+        return []
+
+
+def parse_json_lines(lines: list[str]) -> list[dict]:
+    out = []
+    for ln in lines:
+        ln = ln.strip()
+        if ln.startswith("{"):
+            try:
+                out.append(json.loads(ln))
+            except ValueError:
+                pass
+    return out
+
+
+# ---------------------------------------------------------------- serve mode (run.sh, demo.sh)
+
+def serve(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(prog="harness.py serve")
+    ap.add_argument("--workdir", required=True, type=Path)
+    ap.add_argument("--env-file", required=True, type=Path)
+    ap.add_argument("--config", default="auto",
+                    help="'auto' (generated), 'none', or a docguard YAML config path")
+    ap.add_argument("--direct", action="store_true", help="FerretDB only, no docguard")
+    ap.add_argument("--log-format", default="json")
+    a = ap.parse_args(argv)
+
+    procs: list[Proc] = []
+    stopping = False
+
+    def on_signal(signum, _frame):
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    try:
+        fdb = start_ferretdb(a.workdir)
+        procs.append(fdb)
+        fport = fdb.ports["listen"]
+        env = {"FERRETDB_URI": f"mongodb://127.0.0.1:{fport}", "FERRETDB_PORT": str(fport),
+               "FERRETDB_LOG": str(fdb.log_path)}
+        if a.direct:
+            env.update(DOCGUARD_URI=env["FERRETDB_URI"], DOCGUARD_PORT=str(fport),
+                       DOCGUARD_DIRECT="1")
+        else:
+            cfg: Path | str | None = {"auto": "auto", "none": None}.get(a.config, a.config)
+            dg = start_docguard(env["FERRETDB_URI"], a.workdir, config=cfg,
+                                log_format=a.log_format)
+            procs.append(dg)
+            env.update(DOCGUARD_URI=f"mongodb://127.0.0.1:{dg.ports['listen']}",
+                       DOCGUARD_PORT=str(dg.ports["listen"]),
+                       DOCGUARD_ADMIN=f"127.0.0.1:{dg.ports['admin']}",
+                       DOCGUARD_LOG=str(dg.log_path), DOCGUARD_PID=str(dg.popen.pid))
+        tmp = a.env_file.with_suffix(".tmp")
+        tmp.write_text("".join(f"{k}={v}\n" for k, v in env.items()))
+        tmp.rename(a.env_file)
+        while not stopping:
+            for p in procs:
+                if not p.alive():
+                    print(f"harness: {p.name} exited with {p.popen.returncode}; log "
+                          f"{p.log_path}:\n{_tail(p.log_path)}", file=sys.stderr)
+                    return 1
+            time.sleep(0.3)
+        return 0
+    except StartError as e:
+        print(f"harness: {e}", file=sys.stderr)
+        return 1
+    finally:
+        for p in reversed(procs):
+            p.stop()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 2 and sys.argv[1] == "serve":
+        sys.exit(serve(sys.argv[2:]))
+    print("usage: harness.py serve --workdir DIR --env-file FILE [--direct] [--config auto|none|PATH]",
+          file=sys.stderr)
+    sys.exit(2)

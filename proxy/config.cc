@@ -164,12 +164,17 @@ void apply_yaml(const YAML::Node& root, const std::string& file, ProxyConfig& co
   if (auto n = root["log_level"]) config.log_level = scalar<std::string>(n, file, "log_level");
   if (auto n = root["limits"]) {
     check_keys(n, {"max_message_bytes", "max_connections", "connect_timeout", "idle_timeout",
-                   "shutdown_timeout"},
+                   "frame_timeout", "upstream_timeout", "shutdown_timeout"},
                file, "limits");
     if (auto v = n["max_message_bytes"]) config.max_message_bytes = byte_limit(v, file, "limits.max_message_bytes");
     if (auto v = n["max_connections"]) config.max_connections = scalar<uint32_t>(v, file, "limits.max_connections");
     if (auto v = n["connect_timeout"]) config.connect_timeout = duration(v, file, "limits.connect_timeout");
     if (auto v = n["idle_timeout"]) config.idle_timeout = duration(v, file, "limits.idle_timeout");
+    if (auto v = n["frame_timeout"]) config.frame_timeout = duration(v, file, "limits.frame_timeout");
+    if (auto v = n["upstream_timeout"]) config.upstream_timeout = duration(v, file, "limits.upstream_timeout");
+    if (config.frame_timeout.count() == 0) {
+      throw ConfigError(where(file, n["frame_timeout"], "limits.frame_timeout") + ": must be positive");
+    }
     if (auto v = n["shutdown_timeout"]) config.shutdown_timeout = duration(v, file, "limits.shutdown_timeout");
   }
   if (auto n = root["persona"]) {

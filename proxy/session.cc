@@ -8,6 +8,7 @@
 #include <boost/asio/read.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+#include <algorithm>
 #include <chrono>
 
 #include "docguard/command/command_view.h"
@@ -117,7 +118,8 @@ awaitable<void> Session::run() {
   upstream_.set_option(tcp::no_delay(true), ec);
   spdlog::debug("client {} connected, upstream {}", peer_, rt_.config.upstream.to_string());
 
-  co_await (client_to_upstream() || upstream_to_client());
+  last_client_activity_ = last_upstream_activity_ = std::chrono::steady_clock::now();
+  co_await (client_to_upstream() || upstream_to_client() || watchdog());
   closed_ = true;
   client_.close(ec);
   upstream_.close(ec);
@@ -138,7 +140,8 @@ awaitable<void> Session::refuse_first_request(const std::string& reason) {
   // application sees why instead of a bare connection reset.
   asio::steady_timer timer(client_.get_executor(), rt_.config.connect_timeout);
   std::vector<uint8_t> request;
-  auto result = co_await (read_frame(client_, request) || timer.async_wait(kUseTuple));
+  TimePoint started{};
+  auto result = co_await (read_frame(client_, request, started) || timer.async_wait(kUseTuple));
   if (result.index() != 0 || std::get<0>(result)) co_return;
   const auto header = wire::read_header(request.data());
   int32_t op = header.op_code;
@@ -152,18 +155,70 @@ awaitable<void> Session::refuse_first_request(const std::string& reason) {
 }
 
 awaitable<boost::system::error_code> Session::read_frame(tcp::socket& socket,
-                                                        std::vector<uint8_t>& buffer) {
+                                                        std::vector<uint8_t>& buffer,
+                                                        TimePoint& frame_started) {
   buffer.resize(wire::kHeaderSize);
-  auto [ec, n] = co_await asio::async_read(socket, asio::buffer(buffer.data(), wire::kHeaderSize),
-                                           kUseTuple);
+  // The first read may wait as long as the peer likes (an idle pooled connection); from the
+  // first byte on, the watchdog holds the message to frame_timeout.
+  auto [ec, n] = co_await socket.async_read_some(asio::buffer(buffer.data(), wire::kHeaderSize),
+                                                 kUseTuple);
   if (ec) co_return ec;
+  frame_started = std::chrono::steady_clock::now();
+  if (n < wire::kHeaderSize) {
+    auto [ec1, n1] = co_await asio::async_read(
+        socket, asio::buffer(buffer.data() + n, wire::kHeaderSize - n), kUseTuple);
+    if (ec1) co_return ec1;
+  }
   const auto header = wire::read_header(buffer.data());
   wire::check_message_length(header, rt_.config.max_message_bytes);  // throws ProtocolError
   buffer.resize(static_cast<size_t>(header.message_length));
-  auto [ec2, n2] = co_await asio::async_read(
-      socket, asio::buffer(buffer.data() + wire::kHeaderSize, buffer.size() - wire::kHeaderSize),
-      kUseTuple);
-  co_return ec2;
+  if (buffer.size() > wire::kHeaderSize) {
+    auto [ec2, n2] = co_await asio::async_read(
+        socket, asio::buffer(buffer.data() + wire::kHeaderSize, buffer.size() - wire::kHeaderSize),
+        kUseTuple);
+    if (ec2) co_return ec2;
+  }
+  frame_started = TimePoint{};
+  co_return boost::system::error_code{};
+}
+
+awaitable<void> Session::watchdog() {
+  using std::chrono::milliseconds;
+  const auto& c = rt_.config;
+  auto shortest = c.frame_timeout;
+  if (c.idle_timeout.count() > 0) shortest = std::min(shortest, c.idle_timeout);
+  if (c.upstream_timeout.count() > 0) shortest = std::min(shortest, c.upstream_timeout);
+  const auto period = std::clamp(shortest / 4, milliseconds(50), milliseconds(5000));
+  asio::steady_timer timer(client_.get_executor());
+  while (true) {
+    timer.expires_after(period);
+    auto [ec] = co_await timer.async_wait(kUseTuple);
+    if (ec) co_return;  // cancelled: the session is ending
+    const auto now = std::chrono::steady_clock::now();
+    const char* reason = nullptr;
+    if (client_frame_started_ != TimePoint{} && now - client_frame_started_ > c.frame_timeout) {
+      reason = "client_frame_timeout";
+    } else if (upstream_frame_started_ != TimePoint{} &&
+               now - upstream_frame_started_ > c.frame_timeout) {
+      reason = "upstream_frame_timeout";
+    } else if (c.idle_timeout.count() > 0 && outstanding_ == 0 &&
+               client_frame_started_ == TimePoint{} &&
+               now - last_client_activity_ > c.idle_timeout) {
+      reason = "idle_timeout";
+    } else if (c.upstream_timeout.count() > 0 && outstanding_ > 0 &&
+               now - std::max(last_upstream_activity_, last_client_activity_) > c.upstream_timeout) {
+      reason = "upstream_timeout";
+    }
+    if (reason != nullptr) {
+      if (std::string_view(reason).starts_with("upstream")) {
+        rt_.metrics.upstream_errors.get("timeout").Increment();
+      } else {
+        rt_.metrics.protocol_errors.get(reason).Increment();
+      }
+      spdlog::warn("closing connection from {}: {}", peer_, reason);
+      co_return;
+    }
+  }
 }
 
 awaitable<void> Session::write_client(wire::Bytes bytes) {
@@ -208,7 +263,8 @@ awaitable<void> Session::client_to_upstream() {
   try {
     while (true) {
       if (draining_ && outstanding_ == 0) co_return;
-      if (co_await read_frame(client_, client_buffer_)) co_return;
+      if (co_await read_frame(client_, client_buffer_, client_frame_started_)) co_return;
+      last_client_activity_ = std::chrono::steady_clock::now();
       co_await handle_request(client_buffer_);
       trim(client_buffer_);
       trim(request_scratch_);
@@ -368,7 +424,7 @@ std::vector<uint8_t> Session::rewrite_reply(const PendingReply& pending,
 awaitable<void> Session::upstream_to_client() {
   try {
     while (true) {
-      if (auto ec = co_await read_frame(upstream_, upstream_buffer_)) {
+      if (auto ec = co_await read_frame(upstream_, upstream_buffer_, upstream_frame_started_)) {
         // Aborted means the client side ended first and cancelled this read.
         if (ec != asio::error::operation_aborted) {
           rt_.metrics.upstream_errors.get("closed").Increment();
@@ -376,6 +432,7 @@ awaitable<void> Session::upstream_to_client() {
         }
         co_return;
       }
+      last_upstream_activity_ = std::chrono::steady_clock::now();
       rt_.metrics.upstream_bytes.Increment(static_cast<double>(upstream_buffer_.size()));
       const auto header = wire::read_header(upstream_buffer_.data());
       const bool was_streaming = upstream_streaming_;

@@ -49,6 +49,11 @@ struct ProxyConfig {
   uint32_t max_connections = 20'000;
   std::chrono::milliseconds connect_timeout{5'000};
   std::chrono::milliseconds idle_timeout{0};  // 0: none (drivers keep pooled connections idle)
+  // Once a message's first byte has arrived, all of it must arrive within this (slowloris).
+  std::chrono::milliseconds frame_timeout{30'000};
+  // With requests in flight, the upstream must send something within this; 0: none, since
+  // legitimate queries can run long.
+  std::chrono::milliseconds upstream_timeout{0};
   std::chrono::milliseconds shutdown_timeout{10'000};
 
   // Handshake persona presented to drivers.

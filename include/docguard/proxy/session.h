@@ -5,6 +5,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -31,6 +32,8 @@ class Session : public std::enable_shared_from_this<Session> {
   boost::asio::any_io_executor executor() { return client_.get_executor(); }
 
  private:
+  using TimePoint = std::chrono::steady_clock::time_point;
+
   // What to do with the reply to one request; most requests need nothing and get no entry.
   struct PendingReply {
     enum class Kind { kHello, kLegacyHello, kMerge, kSample } kind = Kind::kHello;
@@ -50,9 +53,14 @@ class Session : public std::enable_shared_from_this<Session> {
   boost::asio::awaitable<void> upstream_to_client();
   // Reads one whole message; a declared length outside the limits throws ProtocolError.
   boost::asio::awaitable<boost::system::error_code> read_frame(boost::asio::ip::tcp::socket& socket,
-                                          std::vector<uint8_t>& buffer);
+                                                               std::vector<uint8_t>& buffer,
+                                                               TimePoint& frame_started);
   boost::asio::awaitable<void> write_client(wire::Bytes bytes);
   boost::asio::awaitable<void> write_upstream(wire::Bytes bytes);
+  // Closes the session when a message stalls mid-frame, the client idles past idle_timeout, or
+  // the upstream goes silent past upstream_timeout with requests in flight. It polls coarsely
+  // so the per-message cost is only a clock read.
+  boost::asio::awaitable<void> watchdog();
   boost::asio::awaitable<void> refuse_first_request(const std::string& reason);
 
   // Handles one request; returns the bytes to forward upstream (empty: nothing to forward).
@@ -85,6 +93,10 @@ class Session : public std::enable_shared_from_this<Session> {
   bool client_writing_ = false;
   int64_t outstanding_ = 0;  // requests forwarded that still expect a reply
   bool draining_ = false;
+  TimePoint client_frame_started_{};    // zero when not inside a client message
+  TimePoint upstream_frame_started_{};  // zero when not inside an upstream message
+  TimePoint last_client_activity_{};
+  TimePoint last_upstream_activity_{};
   bool closed_ = false;
 };
 

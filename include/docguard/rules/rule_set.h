@@ -102,9 +102,7 @@ struct Limit {
   bool empty() const { return bounds.empty(); }
   void add(double value, Action action, const std::string& match);
   // The bound to report for `measured`, or nullptr when no bound is exceeded.
-  const Bound* exceeded(double measured) const {
-    return measured > min ? pick(measured) : nullptr;
-  }
+  const Bound* exceeded(double measured) const { return measured > min ? pick(measured) : nullptr; }
   // The strictest bound regardless of action (used to judge tracked documents).
   const Bound* strictest() const;
 

@@ -1,0 +1,129 @@
+#include "docguard/rules/collection_stats.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+
+namespace docguard::rules {
+
+const char* rule_name(RuleKind kind) {
+  switch (kind) {
+    case RuleKind::kMaxDocumentBytes:
+      return "max_document_bytes";
+    case RuleKind::kMaxArrayLength:
+      return "max_array_length";
+    case RuleKind::kArrayLength:
+      return "array_length";
+    case RuleKind::kRequirePushSlice:
+      return "require_push_slice";
+    case RuleKind::kMaxNestingDepth:
+      return "max_nesting_depth";
+    case RuleKind::kMaxLookupRatio:
+      return "max_lookup_ratio";
+    case RuleKind::kTrackedArrayLength:
+      return "tracked_array_length";
+    case RuleKind::kCount:
+      break;
+  }
+  return "?";
+}
+
+size_t Histogram::bucket_of(uint64_t v) {
+  if (v < 8) return static_cast<size_t>(v);
+  const int e = std::bit_width(v) - 1;  // >= 3
+  const size_t sub = static_cast<size_t>((v >> (e - 2)) & 3u);
+  return std::min(kBuckets - 1, 8 + static_cast<size_t>(e - 3) * 4 + sub);
+}
+
+double Histogram::upper_of(size_t bucket) {
+  if (bucket < 8) return static_cast<double>(bucket);
+  const size_t e = (bucket - 8) / 4 + 3;
+  const size_t sub = (bucket - 8) % 4;
+  // Bucket covers [2^e + sub * 2^(e-2), 2^e + (sub+1) * 2^(e-2)).
+  return std::ldexp(1.0, static_cast<int>(e)) +
+         static_cast<double>(sub + 1) * std::ldexp(1.0, static_cast<int>(e) - 2) - 1;
+}
+
+void Histogram::add(double value) {
+  if (!(value >= 0)) value = 0;
+  const auto v = value >= 1.8e19 ? UINT64_MAX : static_cast<uint64_t>(value);
+  auto& c = counts_[bucket_of(v)];
+  if (c != UINT32_MAX) ++c;
+  ++count_;
+  max_ = std::max(max_, value);
+}
+
+double Histogram::quantile(double q) const {
+  if (count_ == 0) return 0;
+  uint64_t total = 0;
+  for (uint32_t c : counts_) total += c;
+  const auto rank = static_cast<uint64_t>(std::ceil(q * static_cast<double>(total)));
+  uint64_t seen = 0;
+  for (size_t i = 0; i < kBuckets; ++i) {
+    seen += counts_[i];
+    if (seen >= std::max<uint64_t>(rank, 1)) return std::min(upper_of(i), max_);
+  }
+  return max_;
+}
+
+void LookupWindow::set_window(std::chrono::seconds window) {
+  if (window == window_) return;
+  window_ = window;
+  slot_ms_ = std::max<int64_t>(1, window.count() * 1000 / static_cast<int64_t>(kSlots));
+  slots_ = {};
+}
+
+int64_t LookupWindow::epoch_of(Clock::time_point now) const {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() /
+         slot_ms_;
+}
+
+void LookupWindow::add(Clock::time_point now, bool with_lookup) {
+  const int64_t epoch = epoch_of(now);
+  Slot& s = slots_[static_cast<size_t>(epoch % static_cast<int64_t>(kSlots))];
+  if (s.epoch != epoch) s = Slot{epoch, 0, 0};
+  ++s.reads;
+  if (with_lookup) ++s.lookups;
+}
+
+LookupWindow::Totals LookupWindow::totals(Clock::time_point now) const {
+  const int64_t epoch = epoch_of(now);
+  Totals t;
+  for (const Slot& s : slots_) {
+    if (s.epoch > epoch - static_cast<int64_t>(kSlots) && s.epoch <= epoch) {
+      t.reads += s.reads;
+      t.lookups += s.lookups;
+    }
+  }
+  return t;
+}
+
+const std::string& CollectionStats::field_label(std::string_view path, uint32_t max_fields) {
+  auto it = fields.find(path);
+  if (it != fields.end()) return it->first;
+  if (fields.size() < max_fields) return fields.try_emplace(std::string(path)).first->first;
+  return fields.try_emplace(std::string(kOverflowLabel)).first->first;
+}
+
+namespace {
+template <typename Map>
+const std::string& count_bounded(Map& map, std::string_view key, uint32_t max) {
+  auto it = map.find(key);
+  if (it == map.end()) {
+    it = map.size() < max ? map.try_emplace(std::string(key)).first
+                          : map.try_emplace(std::string(kOverflowLabel)).first;
+  }
+  ++it->second;
+  return it->first;
+}
+}  // namespace
+
+void CollectionStats::count_offender(std::string_view app, uint32_t max_apps) {
+  count_bounded(offenders, app.empty() ? std::string_view("(no app name)") : app, max_apps);
+}
+
+const std::string& CollectionStats::count_from(std::string_view from, uint32_t max_froms) {
+  return count_bounded(lookup_from, from, max_froms);
+}
+
+}  // namespace docguard::rules

@@ -1,0 +1,331 @@
+#include "docguard/rules/document_shape.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "docguard/rules/rule_set.h"
+
+namespace docguard::rules {
+
+namespace {
+
+// Distinct array paths remembered per document; the rest share one entry so their lengths are
+// still checked against max_array_length.
+constexpr size_t kMaxPathsPerDocument = 256;
+constexpr std::string_view kOtherPath = "_other";
+
+std::string_view key_of(const bson_iter_t* iter) {
+  return {bson_iter_key(iter), bson_iter_key_len(iter)};
+}
+
+bool recurse(const bson_iter_t* iter, bson_iter_t* child) { return bson_iter_recurse(iter, child); }
+
+uint32_t count_components(std::string_view path) {
+  return static_cast<uint32_t>(std::count(path.begin(), path.end(), '.')) + 1;
+}
+
+// Integer value of a numeric element, for $slice.
+bool as_int(const bson_iter_t* iter, int64_t* out) {
+  switch (bson_iter_type(iter)) {
+    case BSON_TYPE_INT32:
+      *out = bson_iter_int32(iter);
+      return true;
+    case BSON_TYPE_INT64:
+      *out = bson_iter_int64(iter);
+      return true;
+    case BSON_TYPE_DOUBLE: {
+      double d = bson_iter_double(iter);
+      if (!std::isfinite(d) || std::fabs(d) > 9e18) return false;
+      *out = static_cast<int64_t>(d);
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+uint32_t clamp_u32(int64_t v) {
+  v = v < 0 ? -v : v;
+  return v > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(v);
+}
+
+}  // namespace
+
+uint32_t array_length(const bson_iter_t& iter) {
+  if (!BSON_ITER_HOLDS_ARRAY(&iter)) return 0;
+  bson_iter_t child;
+  if (!recurse(&iter, &child)) return 0;
+  uint32_t n = 0;
+  while (bson_iter_next(&child)) ++n;
+  return n;
+}
+
+bool is_operator_document(const wire::BsonView& doc) {
+  if (doc.empty()) return false;
+  bson_iter_t iter;
+  if (!bson_iter_init_from_data(&iter, doc.data, doc.size) || !bson_iter_next(&iter)) return false;
+  return bson_iter_key(&iter)[0] == '$';
+}
+
+// ---------------------------------------------------------------------------------------------
+
+void DocumentShape::clear() {
+  bytes_ = 0;
+  depth_ = 0;
+  array_count_ = 0;
+  path_.clear();
+  has_id_ = false;
+}
+
+void DocumentShape::measure(const wire::BsonView& doc, std::string_view prefix,
+                            uint32_t base_depth) {
+  clear();
+  bytes_ = doc.size;
+  if (doc.empty()) return;
+  bson_iter_t iter;
+  if (!bson_iter_init_from_data(&iter, doc.data, doc.size)) return;
+  path_.assign(prefix);
+  if (prefix.empty()) {
+    // Only a top-level document's _id identifies it; find it cheaply before the walk.
+    bson_iter_t id = iter;
+    if (bson_iter_next(&id) && std::strcmp(bson_iter_key(&id), "_id") == 0) {
+      id_ = id;
+      has_id_ = true;
+    } else if (bson_iter_init_from_data(&id, doc.data, doc.size) && bson_iter_find(&id, "_id")) {
+      id_ = id;
+      has_id_ = true;
+    }
+  }
+  walk(&iter, base_depth + 1);
+}
+
+void DocumentShape::measure_value(const bson_iter_t& value, std::string_view path,
+                                  uint32_t base_depth) {
+  const bool is_array = BSON_ITER_HOLDS_ARRAY(&value);
+  if (!is_array && !BSON_ITER_HOLDS_DOCUMENT(&value)) return;
+  bson_iter_t child;
+  if (!recurse(&value, &child)) return;
+  path_.assign(path);
+  uint32_t depth = base_depth + 1;
+  if (is_array) {
+    // walk() records arrays it finds as elements; the top array is recorded here.
+    depth_ = std::max(depth_, depth);
+    uint32_t n = 0;
+    while (bson_iter_next(&child)) {
+      ++n;
+      if ((BSON_ITER_HOLDS_DOCUMENT(&child) || BSON_ITER_HOLDS_ARRAY(&child)) &&
+          depth < kMaxWalkDepth) {
+        bson_iter_t grandchild;
+        if (recurse(&child, &grandchild)) {
+          uint32_t len = walk_container(&grandchild, depth + 1, BSON_ITER_HOLDS_ARRAY(&child));
+          if (BSON_ITER_HOLDS_ARRAY(&child)) record_array(path_, len);
+        }
+      }
+    }
+    record_array(path, n);
+  } else {
+    walk_container(&child, depth, false);
+  }
+}
+
+uint32_t DocumentShape::walk_container(bson_iter_t* iter, uint32_t depth, bool is_array) {
+  depth_ = std::max(depth_, depth);
+  uint32_t n = 0;
+  while (bson_iter_next(iter)) {
+    ++n;
+    const bson_type_t type = bson_iter_type(iter);
+    if (type != BSON_TYPE_DOCUMENT && type != BSON_TYPE_ARRAY) continue;
+    const size_t saved = path_.size();
+    if (!is_array) {
+      if (!path_.empty()) path_.push_back('.');
+      path_.append(key_of(iter));
+    }
+    if (depth < kMaxWalkDepth) {
+      bson_iter_t child;
+      if (recurse(iter, &child)) {
+        uint32_t len = walk_container(&child, depth + 1, type == BSON_TYPE_ARRAY);
+        if (type == BSON_TYPE_ARRAY) record_array(path_, len);
+      }
+    } else if (type == BSON_TYPE_ARRAY) {
+      record_array(path_, array_length(*iter));
+    }
+    path_.resize(saved);
+  }
+  return n;
+}
+
+void DocumentShape::walk(bson_iter_t* iter, uint32_t depth) { walk_container(iter, depth, false); }
+
+void DocumentShape::record_array(std::string_view path, uint32_t length) {
+  for (size_t i = 0; i < array_count_; ++i) {
+    if (arrays_[i].path == path) {
+      arrays_[i].length = std::max(arrays_[i].length, length);
+      return;
+    }
+  }
+  if (array_count_ >= kMaxPathsPerDocument) {
+    path = kOtherPath;
+    for (size_t i = 0; i < array_count_; ++i) {
+      if (arrays_[i].path == path) {
+        arrays_[i].length = std::max(arrays_[i].length, length);
+        return;
+      }
+    }
+  }
+  if (array_count_ == arrays_.size()) arrays_.emplace_back();
+  arrays_[array_count_].path.assign(path);
+  arrays_[array_count_].length = length;
+  ++array_count_;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+void UpdateShape::clear() {
+  growth_count_ = 0;
+  set_values_.clear();
+}
+
+void UpdateShape::measure(const wire::BsonView& update, bool is_pipeline) {
+  clear();
+  if (update.empty()) return;
+  bson_iter_t iter;
+  if (!bson_iter_init_from_data(&iter, update.data, update.size)) return;
+  if (is_pipeline) {
+    pipeline(&iter);
+  } else {
+    operator_document(&iter);
+  }
+}
+
+void UpdateShape::add_growth(std::string_view path, const char* op, uint32_t elements,
+                             bool has_slice, uint32_t slice_cap) {
+  if (growth_count_ == growth_.size()) growth_.emplace_back();
+  ArrayGrowth& g = growth_[growth_count_++];
+  g.path = normalize_field_path(path);
+  g.op = op;
+  g.elements = elements;
+  g.has_slice = has_slice;
+  g.slice_cap = slice_cap;
+}
+
+void UpdateShape::operator_document(bson_iter_t* iter) {
+  while (bson_iter_next(iter)) {
+    const std::string_view op = key_of(iter);
+    const bool push = op == "$push";
+    const bool add_to_set = op == "$addToSet";
+    const bool set = op == "$set" || op == "$setOnInsert";
+    if (!(push || add_to_set || set) || !BSON_ITER_HOLDS_DOCUMENT(iter)) continue;
+    bson_iter_t field;
+    if (!recurse(iter, &field)) continue;
+    while (bson_iter_next(&field)) {
+      const std::string_view path = key_of(&field);
+      if (set) {
+        if (BSON_ITER_HOLDS_ARRAY(&field) || BSON_ITER_HOLDS_DOCUMENT(&field)) {
+          scratch_ = normalize_field_path(path);
+          set_values_.measure_value(field, scratch_, count_components(path));
+        }
+        continue;
+      }
+      uint32_t elements = 1;
+      bool has_slice = false;
+      uint32_t cap = 0;
+      if (BSON_ITER_HOLDS_DOCUMENT(&field)) {
+        // {$each: [...], $slice: N, ...} modifiers; a plain document is one element.
+        bson_iter_t mod;
+        bool has_each = false;
+        uint32_t each = 0;
+        if (recurse(&field, &mod)) {
+          while (bson_iter_next(&mod)) {
+            const std::string_view m = key_of(&mod);
+            if (m == "$each") {
+              has_each = true;
+              each = array_length(mod);
+            } else if (m == "$slice" && push) {
+              int64_t n = 0;
+              if (as_int(&mod, &n)) {
+                has_slice = true;
+                cap = clamp_u32(n);
+              }
+            }
+          }
+        }
+        if (has_each) elements = each;
+        if (!has_each) has_slice = false;  // $slice without $each is not a modifier
+      }
+      add_growth(path, push ? "$push" : "$addToSet", elements, has_slice, cap);
+    }
+  }
+}
+
+namespace {
+
+// Elements that literal arrays in a $concatArrays argument list add.
+uint32_t literal_elements(const bson_iter_t& args) {
+  bson_iter_t arg;
+  if (!BSON_ITER_HOLDS_ARRAY(&args) || !bson_iter_recurse(&args, &arg)) return 0;
+  uint32_t n = 0;
+  while (bson_iter_next(&arg)) {
+    if (BSON_ITER_HOLDS_ARRAY(&arg)) {
+      n += array_length(arg);
+    } else if (BSON_ITER_HOLDS_DOCUMENT(&arg)) {
+      bson_iter_t lit;
+      if (bson_iter_recurse(&arg, &lit) && bson_iter_find(&lit, "$literal")) {
+        n += array_length(lit);
+      }
+    }
+  }
+  return n;
+}
+
+}  // namespace
+
+void UpdateShape::pipeline(bson_iter_t* iter) {
+  while (bson_iter_next(iter)) {
+    if (!BSON_ITER_HOLDS_DOCUMENT(iter)) continue;
+    bson_iter_t stage;
+    if (!recurse(iter, &stage) || !bson_iter_next(&stage)) continue;
+    const std::string_view name = key_of(&stage);
+    if ((name != "$set" && name != "$addFields") || !BSON_ITER_HOLDS_DOCUMENT(&stage)) continue;
+    bson_iter_t field;
+    if (!recurse(&stage, &field)) continue;
+    while (bson_iter_next(&field)) {
+      const std::string_view path = key_of(&field);
+      if (BSON_ITER_HOLDS_ARRAY(&field)) {
+        // An array literal in an expression: its length is what gets stored.
+        scratch_ = normalize_field_path(path);
+        set_values_.measure_value(field, scratch_, count_components(path));
+        continue;
+      }
+      if (!BSON_ITER_HOLDS_DOCUMENT(&field)) continue;
+      bson_iter_t expr;
+      if (!recurse(&field, &expr) || !bson_iter_next(&expr)) continue;
+      const std::string_view op = key_of(&expr);
+      if (op == "$concatArrays") {
+        add_growth(path, "$concatArrays", literal_elements(expr), false, 0);
+      } else if (op == "$slice" && BSON_ITER_HOLDS_ARRAY(&expr)) {
+        // {$slice: [{$concatArrays: [...]}, N]} or [..., position, N]: bounded by |N|.
+        bson_iter_t arg;
+        if (!recurse(&expr, &arg)) continue;
+        uint32_t added = 0;
+        bool concat = false;
+        int64_t last = 0;
+        bool has_n = false;
+        while (bson_iter_next(&arg)) {
+          if (BSON_ITER_HOLDS_DOCUMENT(&arg)) {
+            bson_iter_t inner;
+            if (recurse(&arg, &inner) && bson_iter_find(&inner, "$concatArrays")) {
+              concat = true;
+              added = literal_elements(inner);
+            }
+          } else if (as_int(&arg, &last)) {
+            has_n = true;
+          }
+        }
+        if (concat) add_growth(path, "$concatArrays", added, has_n, has_n ? clamp_u32(last) : 0);
+      }
+    }
+  }
+}
+
+}  // namespace docguard::rules

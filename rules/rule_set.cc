@@ -1,0 +1,402 @@
+#include "docguard/rules/rule_set.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+
+namespace docguard::rules {
+
+const char* action_name(Action action) {
+  switch (action) {
+    case Action::kOff:
+      return "off";
+    case Action::kWarn:
+      return "warn";
+    case Action::kBlock:
+      return "block";
+  }
+  return "?";
+}
+
+void Limit::add(double value, Action action, const std::string& match) {
+  if (action == Action::kOff) return;
+  bounds.push_back(Bound{value, action, match});
+  min = std::min(min, value);
+}
+
+const Bound* Limit::pick(double measured) const {
+  const Bound* best = nullptr;
+  for (const Bound& b : bounds) {
+    if (!(measured > b.value)) continue;
+    if (best == nullptr || b.action > best->action ||
+        (b.action == best->action && b.value < best->value)) {
+      best = &b;
+    }
+  }
+  return best;
+}
+
+const Bound* Limit::strictest() const {
+  const Bound* best = nullptr;
+  for (const Bound& b : bounds) {
+    if (best == nullptr || b.value < best->value) best = &b;
+  }
+  return best;
+}
+
+const Limit* NamespaceLimits::array_limit_for(std::string_view path) const {
+  for (const auto& [p, limit] : array_length_by_path) {
+    if (p == path) return &limit;
+  }
+  return nullptr;
+}
+
+namespace {
+std::atomic<uint64_t> g_generation{0};
+}
+
+RuleSet::RuleSet(Action mode, std::vector<Rule> rules, TrackingLimits tracking)
+    : mode_(mode), rules_(std::move(rules)), tracking_(tracking), generation_(++g_generation) {}
+
+NamespaceLimits RuleSet::resolve(std::string_view db, std::string_view coll) const {
+  NamespaceLimits out;
+  std::string ns;
+  ns.reserve(db.size() + coll.size() + 1);
+  ns.append(db).append(".").append(coll);
+  bool window_set = false;
+  for (const Rule& r : rules_) {
+    if (r.action == Action::kOff || !glob_match(r.match, ns)) continue;
+    if (r.max_document_bytes) out.document_bytes.add(*r.max_document_bytes, r.action, r.match);
+    if (r.max_array_length) out.array_length_any.add(*r.max_array_length, r.action, r.match);
+    for (const auto& [path, bound] : r.array_length) {
+      Limit* limit = nullptr;
+      for (auto& [p, l] : out.array_length_by_path) {
+        if (p == path) limit = &l;
+      }
+      if (limit == nullptr) limit = &out.array_length_by_path.emplace_back(path, Limit{}).second;
+      limit->add(bound, r.action, r.match);
+    }
+    if (r.require_push_slice && r.action > out.push_slice_action) {
+      out.push_slice_action = r.action;
+      out.push_slice_match = r.match;
+    }
+    if (r.max_nesting_depth) out.nesting_depth.add(*r.max_nesting_depth, r.action, r.match);
+    if (r.max_lookup_ratio) {
+      // Reads are blocked only by a rule that says so itself.
+      Action a = r.action_explicit ? r.action : std::min(r.action, Action::kWarn);
+      out.lookup_ratio.add(*r.max_lookup_ratio, a, r.match);
+      // Several windows: the shortest one reacts fastest, and the stats keep one window.
+      if (!window_set || r.lookup_window < out.lookup_window) out.lookup_window = r.lookup_window;
+      if (!window_set || r.lookup_min_reads < out.lookup_min_reads) {
+        out.lookup_min_reads = r.lookup_min_reads;
+      }
+      window_set = true;
+    }
+  }
+  return out;
+}
+
+bool glob_match(std::string_view pattern, std::string_view text) {
+  // Iterative wildcard match with single-star backtracking: linear in practice.
+  size_t p = 0, t = 0, star = std::string_view::npos, mark = 0;
+  while (t < text.size()) {
+    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == text[t])) {
+      ++p;
+      ++t;
+    } else if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      mark = t;
+    } else if (star != std::string_view::npos) {
+      p = star + 1;
+      t = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+// Splits "12.5MiB" into a non-negative number and a suffix.
+std::optional<std::pair<double, std::string_view>> number_and_suffix(std::string_view text) {
+  text = trim(text);
+  size_t i = 0;
+  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.' ||
+                             text[i] == '_' || text[i] == ',')) {
+    ++i;
+  }
+  std::string digits;
+  for (char c : text.substr(0, i)) {
+    if (c != '_' && c != ',') digits.push_back(c);
+  }
+  if (digits.empty()) return std::nullopt;
+  double value = 0;
+  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (ec != std::errc() || ptr != digits.data() + digits.size() || !std::isfinite(value)) {
+    return std::nullopt;
+  }
+  return std::make_pair(value, trim(text.substr(i)));
+}
+
+}  // namespace
+
+std::optional<double> parse_byte_size(std::string_view text) {
+  auto parsed = number_and_suffix(text);
+  if (!parsed) return std::nullopt;
+  auto [value, suffix] = *parsed;
+  static constexpr std::pair<std::string_view, double> kUnits[] = {
+      {"", 1},    {"b", 1},   {"kb", 1e3},     {"mb", 1e6},        {"gb", 1e9},
+      {"k", 1e3}, {"m", 1e6}, {"kib", 1024.0}, {"mib", 1048576.0}, {"gib", 1073741824.0}};
+  for (const auto& [name, factor] : kUnits) {
+    if (iequals(suffix, name)) return std::floor(value * factor);
+  }
+  return std::nullopt;
+}
+
+std::optional<std::chrono::seconds> parse_duration(std::string_view text) {
+  auto parsed = number_and_suffix(text);
+  if (!parsed) return std::nullopt;
+  auto [value, suffix] = *parsed;
+  double factor = 0;
+  if (suffix.empty() || iequals(suffix, "s")) {
+    factor = 1;
+  } else if (iequals(suffix, "m") || iequals(suffix, "min")) {
+    factor = 60;
+  } else if (iequals(suffix, "h")) {
+    factor = 3600;
+  } else {
+    return std::nullopt;
+  }
+  auto seconds = static_cast<int64_t>(value * factor);
+  if (seconds <= 0) return std::nullopt;
+  return std::chrono::seconds(seconds);
+}
+
+std::string normalize_field_path(std::string_view path) {
+  std::string out;
+  out.reserve(path.size());
+  while (!path.empty()) {
+    size_t dot = path.find('.');
+    std::string_view part = path.substr(0, dot);
+    bool positional = !part.empty() &&
+                      (part[0] == '$' || std::all_of(part.begin(), part.end(),
+                                                     [](char c) { return c >= '0' && c <= '9'; }));
+    if (!positional && !part.empty()) {
+      if (!out.empty()) out.push_back('.');
+      out.append(part);
+    }
+    if (dot == std::string_view::npos) break;
+    path.remove_prefix(dot + 1);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// YAML parsing
+
+namespace {
+
+class Parser {
+ public:
+  explicit Parser(const std::string& file) : file_(file) {}
+
+  [[noreturn]] void fail(const YAML::Node& node, const std::string& key, const std::string& what) {
+    const YAML::Mark mark = node.Mark();
+    std::string where = file_;
+    if (!mark.is_null()) {
+      where += ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
+    }
+    throw ConfigError(where + ": key '" + key + "': " + what);
+  }
+
+  std::string scalar(const YAML::Node& node, const std::string& key) {
+    if (!node.IsScalar()) fail(node, key, "expected a single value");
+    return node.Scalar();
+  }
+
+  Action action(const YAML::Node& node, const std::string& key) {
+    std::string s = scalar(node, key);
+    if (s == "off" || s == "false") return Action::kOff;  // YAML 1.1 reads bare off as false
+    if (s == "warn") return Action::kWarn;
+    if (s == "block") return Action::kBlock;
+    fail(node, key, "expected off, warn or block, got '" + s + "'");
+  }
+
+  double count(const YAML::Node& node, const std::string& key, double max = 1e15) {
+    std::string s = scalar(node, key);
+    auto v = number_and_suffix(s);
+    if (!v || !v->second.empty() || v->first != std::floor(v->first) || v->first > max) {
+      fail(node, key, "expected a non-negative integer, got '" + s + "'");
+    }
+    return v->first;
+  }
+
+  double bytes(const YAML::Node& node, const std::string& key) {
+    std::string s = scalar(node, key);
+    auto v = parse_byte_size(s);
+    if (!v) fail(node, key, "expected a size such as 2097152, 2MB or 2MiB, got '" + s + "'");
+    return *v;
+  }
+
+  double ratio(const YAML::Node& node, const std::string& key) {
+    std::string s = scalar(node, key);
+    auto v = number_and_suffix(s);
+    if (!v || !v->second.empty() || v->first > 1.0) {
+      fail(node, key, "expected a number between 0 and 1, got '" + s + "'");
+    }
+    return v->first;
+  }
+
+  bool boolean(const YAML::Node& node, const std::string& key) {
+    std::string s = scalar(node, key);
+    if (s == "true" || s == "yes" || s == "on") return true;
+    if (s == "false" || s == "no" || s == "off") return false;
+    fail(node, key, "expected true or false, got '" + s + "'");
+  }
+
+  Rule rule(const YAML::Node& node, const std::string& prefix, Action mode) {
+    if (!node.IsMap()) fail(node, prefix, "expected a mapping with at least 'match'");
+    Rule r;
+    r.action = mode;
+    r.line = node.Mark().is_null() ? 0 : node.Mark().line + 1;
+    bool has_match = false;
+    for (const auto& kv : node) {
+      const std::string name = kv.first.as<std::string>();
+      const std::string key = prefix + "." + name;
+      const YAML::Node& v = kv.second;
+      if (name == "match") {
+        r.match = scalar(v, key);
+        if (r.match.empty()) fail(v, key, "must not be empty (use \"*\" for every namespace)");
+        has_match = true;
+      } else if (name == "action") {
+        r.action = action(v, key);
+        r.action_explicit = true;
+      } else if (name == "max_document_bytes") {
+        r.max_document_bytes = bytes(v, key);
+      } else if (name == "max_array_length") {
+        r.max_array_length = count(v, key);
+      } else if (name == "array_length") {
+        if (!v.IsMap()) fail(v, key, "expected a mapping of field path to maximum length");
+        for (const auto& entry : v) {
+          const std::string path = entry.first.as<std::string>();
+          std::string normalized = normalize_field_path(path);
+          if (normalized.empty()) fail(entry.first, key, "empty field path '" + path + "'");
+          r.array_length.emplace_back(std::move(normalized), count(entry.second, key + "." + path));
+        }
+      } else if (name == "require_push_slice") {
+        r.require_push_slice = boolean(v, key);
+      } else if (name == "max_nesting_depth") {
+        r.max_nesting_depth = count(v, key, 1000);
+      } else if (name == "max_lookup_ratio") {
+        r.max_lookup_ratio = ratio(v, key);
+      } else if (name == "lookup_window") {
+        std::string s = scalar(v, key);
+        auto d = parse_duration(s);
+        if (!d || *d > std::chrono::hours(24)) {
+          fail(v, key, "expected a duration such as 60s, 5m or 1h (at most 24h), got '" + s + "'");
+        }
+        r.lookup_window = *d;
+      } else if (name == "lookup_min_reads") {
+        r.lookup_min_reads = static_cast<uint64_t>(count(v, key));
+      } else {
+        fail(kv.first, key,
+             "unknown key (known: match, action, max_document_bytes, max_array_length, "
+             "array_length, require_push_slice, max_nesting_depth, max_lookup_ratio, "
+             "lookup_window, lookup_min_reads)");
+      }
+    }
+    if (!has_match) fail(node, prefix + ".match", "missing; every rule needs a namespace glob");
+    return r;
+  }
+
+  TrackingLimits tracking(const YAML::Node& node) {
+    TrackingLimits t;
+    if (!node.IsMap()) fail(node, "tracking", "expected a mapping");
+    for (const auto& kv : node) {
+      const std::string name = kv.first.as<std::string>();
+      const std::string key = "tracking." + name;
+      const YAML::Node& v = kv.second;
+      auto positive = [&](uint32_t max) {
+        double c = count(v, key, max);
+        if (c < 1) fail(v, key, "must be at least 1");
+        return static_cast<uint32_t>(c);
+      };
+      if (name == "max_namespaces") {
+        t.max_namespaces = positive(100'000);
+      } else if (name == "max_field_paths") {
+        t.max_field_paths = positive(10'000);
+      } else if (name == "max_tracked_documents") {
+        t.max_tracked_documents = static_cast<uint32_t>(count(v, key, 10'000'000));
+      } else if (name == "max_tracked_fields_per_document") {
+        t.max_tracked_fields_per_document = positive(1'000);
+      } else if (name == "read_sample_rate") {
+        t.read_sample_rate = ratio(v, key);
+      } else {
+        fail(kv.first, key,
+             "unknown key (known: max_namespaces, max_field_paths, max_tracked_documents, "
+             "max_tracked_fields_per_document, read_sample_rate)");
+      }
+    }
+    return t;
+  }
+
+ private:
+  const std::string& file_;
+};
+
+Rule default_rule(Action mode) {
+  Rule r;
+  r.match = "*";
+  r.action = mode;
+  r.max_document_bytes = kDefaultMaxDocumentBytes;
+  r.max_array_length = kDefaultMaxArrayLength;
+  r.max_nesting_depth = kDefaultMaxNestingDepth;
+  r.max_lookup_ratio = kDefaultMaxLookupRatio;
+  return r;
+}
+
+}  // namespace
+
+std::shared_ptr<const RuleSet> parse_rules(const YAML::Node& root, const std::string& file_name) {
+  Parser p(file_name);
+  Action mode = Action::kWarn;
+  std::vector<Rule> rules;
+  TrackingLimits tracking;
+  if (root && !root.IsNull()) {
+    if (!root.IsMap()) p.fail(root, "(top level)", "expected a mapping");
+    if (const YAML::Node m = root["mode"]) mode = p.action(m, "mode");
+    if (const YAML::Node t = root["tracking"]) tracking = p.tracking(t);
+    if (const YAML::Node list = root["rules"]) {
+      if (!list.IsSequence() && !list.IsNull()) {
+        p.fail(list, "rules", "expected a list of rules");
+      }
+      for (size_t i = 0; list.IsSequence() && i < list.size(); ++i) {
+        rules.push_back(p.rule(list[i], "rules[" + std::to_string(i) + "]", mode));
+      }
+    } else {
+      rules.push_back(default_rule(mode));
+    }
+  } else {
+    rules.push_back(default_rule(mode));
+  }
+  return std::make_shared<const RuleSet>(mode, std::move(rules), tracking);
+}
+
+}  // namespace docguard::rules

@@ -1,0 +1,219 @@
+#include "docguard/rules/rule_set.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace docguard::rules {
+namespace {
+
+std::shared_ptr<const RuleSet> parse(const std::string& yaml) {
+  return parse_rules(YAML::Load(yaml), "test.yaml");
+}
+
+std::string error_of(const std::string& yaml) {
+  try {
+    parse(yaml);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(RuleSetTest, ParsesTheIssueExample) {
+  auto rules = parse(R"(
+mode: warn
+rules:
+  - match: "shop.products"
+    action: block
+    max_document_bytes: 2MiB
+    max_array_length: 1000
+    array_length: { reviews: 100, "variants.tags": 20 }
+    require_push_slice: true
+    max_nesting_depth: 20
+    max_lookup_ratio: 0.5
+    lookup_window: 60s
+tracking:
+  max_namespaces: 10
+  read_sample_rate: 0.5
+)");
+  ASSERT_EQ(rules->rules().size(), 1u);
+  const Rule& r = rules->rules()[0];
+  EXPECT_EQ(r.match, "shop.products");
+  EXPECT_EQ(r.action, Action::kBlock);
+  EXPECT_TRUE(r.action_explicit);
+  EXPECT_EQ(*r.max_document_bytes, 2097152);
+  EXPECT_EQ(*r.max_array_length, 1000);
+  ASSERT_EQ(r.array_length.size(), 2u);
+  EXPECT_EQ(r.array_length[1].first, "variants.tags");
+  EXPECT_EQ(r.array_length[1].second, 20);
+  EXPECT_TRUE(r.require_push_slice);
+  EXPECT_EQ(*r.max_nesting_depth, 20);
+  EXPECT_DOUBLE_EQ(*r.max_lookup_ratio, 0.5);
+  EXPECT_EQ(r.lookup_window, std::chrono::seconds(60));
+  EXPECT_EQ(rules->tracking().max_namespaces, 10u);
+  EXPECT_DOUBLE_EQ(rules->tracking().read_sample_rate, 0.5);
+  EXPECT_EQ(rules->tracking().max_tracked_documents, TrackingLimits{}.max_tracked_documents);
+}
+
+TEST(RuleSetTest, ExportsItsTopLevelKeys) {
+  for (auto key : {"mode", "rules", "tracking"}) {
+    EXPECT_NE(std::find(kTopLevelKeys.begin(), kTopLevelKeys.end(), key), kTopLevelKeys.end());
+  }
+}
+
+TEST(RuleSetTest, ByteSizes) {
+  EXPECT_EQ(*parse_byte_size("1048576"), 1048576);
+  EXPECT_EQ(*parse_byte_size("2MiB"), 2097152);
+  EXPECT_EQ(*parse_byte_size("2MB"), 2000000);
+  EXPECT_EQ(*parse_byte_size("512 KiB"), 524288);
+  EXPECT_EQ(*parse_byte_size("10kb"), 10000);
+  EXPECT_EQ(*parse_byte_size("1.5MiB"), 1572864);
+  EXPECT_FALSE(parse_byte_size("2XB"));
+  EXPECT_FALSE(parse_byte_size("MiB"));
+  EXPECT_FALSE(parse_byte_size("-1"));
+}
+
+TEST(RuleSetTest, Durations) {
+  EXPECT_EQ(*parse_duration("60s"), std::chrono::seconds(60));
+  EXPECT_EQ(*parse_duration("5m"), std::chrono::seconds(300));
+  EXPECT_EQ(*parse_duration("1h"), std::chrono::seconds(3600));
+  EXPECT_EQ(*parse_duration("90"), std::chrono::seconds(90));
+  EXPECT_FALSE(parse_duration("0s"));
+  EXPECT_FALSE(parse_duration("soon"));
+  EXPECT_FALSE(parse_duration("10d"));
+}
+
+TEST(RuleSetTest, Globs) {
+  EXPECT_TRUE(glob_match("shop.products", "shop.products"));
+  EXPECT_FALSE(glob_match("shop.products", "shop.products2"));
+  EXPECT_TRUE(glob_match("shop.*", "shop.products"));
+  EXPECT_TRUE(glob_match("shop.*", "shop.system.views"));
+  EXPECT_FALSE(glob_match("shop.*", "shopx.products"));
+  EXPECT_TRUE(glob_match("*", "a.b"));
+  EXPECT_TRUE(glob_match("*.logs", "app.logs"));
+  EXPECT_TRUE(glob_match("shop.prod?cts", "shop.products"));
+  EXPECT_FALSE(glob_match("shop.prod?cts", "shop.prodcts"));
+}
+
+TEST(RuleSetTest, NormalizesFieldPaths) {
+  EXPECT_EQ(normalize_field_path("variants.tags"), "variants.tags");
+  EXPECT_EQ(normalize_field_path("variants.$.tags"), "variants.tags");
+  EXPECT_EQ(normalize_field_path("variants.0.tags"), "variants.tags");
+  EXPECT_EQ(normalize_field_path("variants.$[].tags"), "variants.tags");
+  EXPECT_EQ(normalize_field_path("variants.$[v].tags"), "variants.tags");
+}
+
+TEST(RuleSetTest, MissingRulesKeyGivesTheBuiltInDefaults) {
+  auto rules = parse("mode: warn\n");
+  ASSERT_EQ(rules->rules().size(), 1u);
+  EXPECT_EQ(rules->rules()[0].match, "*");
+  EXPECT_EQ(*rules->rules()[0].max_document_bytes, kDefaultMaxDocumentBytes);
+  EXPECT_EQ(*rules->rules()[0].max_array_length, kDefaultMaxArrayLength);
+  EXPECT_TRUE(parse("rules: []\n")->rules().empty());
+  EXPECT_EQ(parse_rules(YAML::Node(), "<none>")->rules().size(), 1u);
+}
+
+TEST(RuleSetTest, ModeIsTheDefaultAction) {
+  auto rules = parse(R"(
+mode: block
+rules:
+  - match: "*"
+    max_array_length: 10
+  - match: "a.*"
+    action: off
+    max_array_length: 1
+)");
+  EXPECT_EQ(rules->rules()[0].action, Action::kBlock);
+  EXPECT_FALSE(rules->rules()[0].action_explicit);
+  EXPECT_EQ(rules->rules()[1].action, Action::kOff);
+  // The `off` rule contributes nothing.
+  auto limits = rules->resolve("a", "b");
+  ASSERT_EQ(limits.array_length_any.bounds.size(), 1u);
+  EXPECT_EQ(limits.array_length_any.min, 10);
+}
+
+TEST(RuleSetTest, StrongestExceededActionThenStrictestBoundWins) {
+  auto rules = parse(R"(
+rules:
+  - match: "shop.*"
+    action: warn
+    max_array_length: 100
+  - match: "shop.products"
+    action: block
+    max_array_length: 1000
+  - match: "other.*"
+    action: block
+    max_array_length: 1
+)");
+  auto limits = rules->resolve("shop", "products");
+  EXPECT_EQ(limits.array_length_any.exceeded(50), nullptr);
+  const Bound* b = limits.array_length_any.exceeded(500);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->action, Action::kWarn);
+  EXPECT_EQ(b->value, 100);
+  EXPECT_EQ(b->match, "shop.*");
+  b = limits.array_length_any.exceeded(5000);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->action, Action::kBlock);
+  EXPECT_EQ(b->value, 1000);
+  EXPECT_EQ(limits.array_length_any.strictest()->value, 100);
+  // Only shop.* applies to shop.orders.
+  EXPECT_EQ(rules->resolve("shop", "orders").array_length_any.bounds.size(), 1u);
+}
+
+TEST(RuleSetTest, LookupRulesBlockOnlyWhenTheRuleSaysSo) {
+  auto rules = parse(R"(
+mode: block
+rules:
+  - match: "a.*"
+    max_lookup_ratio: 0.5
+  - match: "b.*"
+    action: block
+    max_lookup_ratio: 0.5
+    lookup_window: 5m
+)");
+  EXPECT_EQ(rules->resolve("a", "x").lookup_ratio.bounds[0].action, Action::kWarn);
+  EXPECT_EQ(rules->resolve("b", "x").lookup_ratio.bounds[0].action, Action::kBlock);
+  EXPECT_EQ(rules->resolve("b", "x").lookup_window, std::chrono::seconds(300));
+}
+
+TEST(RuleSetTest, ErrorsNameFileLineAndKey) {
+  std::string e = error_of("mode: warn\nrules:\n  - match: a.b\n    max_aray_length: 5\n");
+  EXPECT_NE(e.find("test.yaml:4:"), std::string::npos) << e;
+  EXPECT_NE(e.find("rules[0].max_aray_length"), std::string::npos) << e;
+  EXPECT_NE(e.find("unknown key"), std::string::npos) << e;
+
+  e = error_of("mode: loud\n");
+  EXPECT_NE(e.find("test.yaml:1:"), std::string::npos) << e;
+  EXPECT_NE(e.find("'mode'"), std::string::npos) << e;
+
+  e = error_of("rules:\n  - match: a.b\n    max_document_bytes: 2 lots\n");
+  EXPECT_NE(e.find("test.yaml:3:"), std::string::npos) << e;
+  EXPECT_NE(e.find("rules[0].max_document_bytes"), std::string::npos) << e;
+
+  e = error_of("rules:\n  - action: block\n    max_array_length: 3\n");
+  EXPECT_NE(e.find("rules[0].match"), std::string::npos) << e;
+
+  e = error_of("rules:\n  - match: a.b\n    array_length: { tags: many }\n");
+  EXPECT_NE(e.find("rules[0].array_length.tags"), std::string::npos) << e;
+
+  e = error_of("rules:\n  - match: a.b\n    max_lookup_ratio: 2\n");
+  EXPECT_NE(e.find("rules[0].max_lookup_ratio"), std::string::npos) << e;
+
+  e = error_of("rules:\n  - match: a.b\n    lookup_window: forever\n");
+  EXPECT_NE(e.find("rules[0].lookup_window"), std::string::npos) << e;
+
+  e = error_of("tracking:\n  max_namespace: 5\n");
+  EXPECT_NE(e.find("test.yaml:2:"), std::string::npos) << e;
+  EXPECT_NE(e.find("tracking.max_namespace"), std::string::npos) << e;
+
+  e = error_of("tracking:\n  read_sample_rate: 1.5\n");
+  EXPECT_NE(e.find("tracking.read_sample_rate"), std::string::npos) << e;
+
+  e = error_of("rules: {match: a}\n");
+  EXPECT_NE(e.find("'rules'"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace docguard::rules

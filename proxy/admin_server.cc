@@ -101,10 +101,14 @@ awaitable<HttpResponse> route_admin(const std::string& method, const std::string
     co_return HttpResponse{401, "text/plain; charset=utf-8", "missing or wrong bearer token\n"};
   }
   if (path == "/metrics") {
+    rt.metrics.upstream_up.Set(co_await upstream_reachable(rt) ? 1 : 0);
+    rt.metrics.update_array_gauges(rt.engine);
     co_return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", rt.metrics.serialize()};
   }
   if (path == "/readyz") {
-    if (co_await upstream_reachable(rt)) co_return HttpResponse{200, "text/plain", "ready\n"};
+    const bool up = co_await upstream_reachable(rt);
+    rt.metrics.upstream_up.Set(up ? 1 : 0);
+    if (up) co_return HttpResponse{200, "text/plain", "ready\n"};
     co_return HttpResponse{503, "text/plain", "upstream " + rt.config.upstream.to_string() + " unreachable\n"};
   }
   if (path == "/status") co_return HttpResponse{200, "application/json", rt.engine.status_json()};

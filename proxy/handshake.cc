@@ -47,6 +47,11 @@ std::vector<wire::Compressor> supported_compressors(const wire::BsonView& hello_
 HelloRewrite rewrite_hello_reply(const wire::BsonView& upstream_reply,
                                  const std::vector<wire::Compressor>& client_compressors,
                                  const PersonaSettings& settings) {
+  // The reply is copied element by element into what the client reads: a corrupt nested
+  // document must not pass through (found by fuzz_op_query).
+  if (!wire::bson_is_valid(upstream_reply)) {
+    throw wire::ProtocolError("bad_reply", "upstream hello reply is not valid BSON");
+  }
   HelloRewrite result;
   bson_t* out = result.reply.get();
   bson_t in = upstream_reply.borrow();

@@ -86,6 +86,11 @@ Metrics::Metrics()
                          .Help("Configuration reloads (SIGHUP), by result")
                          .Register(*registry_),
                      "result"),
+      upstream_up(BuildGauge()
+                      .Name("docguard_upstream_up")
+                      .Help("1 if the upstream accepted the last connection attempt (sessions, /readyz, scrapes)")
+                      .Register(*registry_)
+                      .Add({})),
       commands_(BuildCounter()
                     .Name("docguard_commands_total")
                     .Help("Commands seen, per collection")
@@ -106,6 +111,10 @@ Metrics::Metrics()
                  .Name("docguard_reads_total")
                  .Help("Read commands (find, aggregate, count, distinct), per collection")
                  .Register(*registry_)),
+      reads_with_lookup_(BuildCounter()
+                             .Name("docguard_reads_with_lookup_total")
+                             .Help("Reads that join ($lookup/$graphLookup anywhere), per collection")
+                             .Register(*registry_)),
       lookups_(BuildCounter()
                    .Name("docguard_lookup_total")
                    .Help("$lookup/$graphLookup joins in reads, per collection and joined collection")
@@ -113,7 +122,15 @@ Metrics::Metrics()
       violations_(BuildCounter()
                       .Name("docguard_violations_total")
                       .Help("Design-rule violations, by rule and action")
-                      .Register(*registry_)) {
+                      .Register(*registry_)),
+      array_length_max_(BuildGauge()
+                            .Name("docguard_array_length_max")
+                            .Help("Longest array seen per field path since start")
+                            .Register(*registry_)),
+      array_length_bound_(BuildGauge()
+                              .Name("docguard_array_length_bound")
+                              .Help("Array length bound in force per field path (array_length, else max_array_length)")
+                              .Register(*registry_)) {
   BuildGauge()
       .Name("docguard_build_info")
       .Help("docguard build information")
@@ -133,6 +150,14 @@ std::string Metrics::serialize() const {
   std::ostringstream out;
   prometheus::TextSerializer().Serialize(out, registry_->Collect());
   return out.str();
+}
+
+void Metrics::update_array_gauges(const rules::Engine& engine) {
+  for (const auto& a : engine.array_fields()) {
+    const prometheus::Labels labels{{"db", a.db}, {"collection", a.coll}, {"field", a.field}};
+    array_length_max_.Add(labels).Set(a.max_length);
+    if (a.bound > 0) array_length_bound_.Add(labels).Set(a.bound);
+  }
 }
 
 void Metrics::on_command(std::string_view db, std::string_view coll, std::string_view command) {
@@ -157,8 +182,10 @@ void Metrics::on_array_push(std::string_view db, std::string_view coll, std::str
       .Increment(elements);
 }
 
-void Metrics::on_read(std::string_view db, std::string_view coll) {
-  reads_.Add({{"db", s(db)}, {"collection", s(coll)}}).Increment();
+void Metrics::on_read(std::string_view db, std::string_view coll, bool with_lookup) {
+  const prometheus::Labels labels{{"db", s(db)}, {"collection", s(coll)}};
+  reads_.Add(labels).Increment();
+  if (with_lookup) reads_with_lookup_.Add(labels).Increment();
 }
 
 void Metrics::on_lookup(std::string_view db, std::string_view coll, std::string_view from) {

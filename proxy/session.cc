@@ -108,6 +108,7 @@ awaitable<void> Session::run() {
       }
     }
   }
+  rt_.metrics.upstream_up.Set(failure.empty() ? 1 : 0);
   if (!failure.empty()) {
     rt_.metrics.upstream_errors.get("connect").Increment();
     spdlog::warn("upstream unreachable for client {}: {}", peer_, failure);

@@ -421,7 +421,7 @@ void Engine::inspect_read(Scope& s, const command::CommandView& cmd) {
     }
   }
   if (observer_ != nullptr) {
-    observer_->on_read(s.stats->db, s.stats->coll);
+    observer_->on_read(s.stats->db, s.stats->coll, with_lookup);
     for (const auto& [from, unused] : labels) {
       observer_->on_lookup(s.stats->db, s.stats->coll, *from);
     }
@@ -696,6 +696,29 @@ void Engine::observe_reply(const command::CommandView& request, const wire::OpMs
       }
     }
   }
+}
+
+std::vector<Engine::ArrayFieldState> Engine::array_fields() const {
+  std::vector<CollectionStats*> all;
+  {
+    std::shared_lock lock(namespaces_mutex_);
+    for (const auto& [name, stats] : namespaces_) all.push_back(stats.get());
+  }
+  all.push_back(overflow_.get());
+  std::vector<ArrayFieldState> out;
+  for (CollectionStats* stats : all) {
+    std::lock_guard lock(stats->mutex);
+    for (const auto& [field, fs] : stats->fields) {
+      ArrayFieldState state{stats->db, stats->coll, field, fs.lengths.max(), 0};
+      if (stats->limits != nullptr) {
+        const Limit* limit = stats->limits->array_limit_for(field);
+        if (limit == nullptr || limit->empty()) limit = &stats->limits->array_length_any;
+        if (!limit->empty()) state.bound = limit->min;
+      }
+      out.push_back(std::move(state));
+    }
+  }
+  return out;
 }
 
 std::string Engine::status_json() const {

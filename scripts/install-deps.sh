@@ -49,8 +49,8 @@ if [ ! -x "$tools/venv/bin/python" ]; then
   python3 -m venv "$tools/venv"
 fi
 # PyMongo >= 4.14 uses backports.zstd (not zstandard) for zstd wire compression on Python < 3.14.
-"$tools/venv/bin/python" -c 'import pymongo, pytest, snappy, zstandard, backports.zstd' 2>/dev/null ||
-  "$tools/venv/bin/pip" install -q 'pymongo>=4.8,<5' pytest python-snappy zstandard backports.zstd
+"$tools/venv/bin/python" -c 'import pymongo, pytest, snappy, zstandard, backports.zstd, yaml' 2>/dev/null ||
+  "$tools/venv/bin/pip" install -q 'pymongo>=4.8,<5' pytest python-snappy zstandard backports.zstd pyyaml
 
 # Node.js driver and mongosh.
 if [ ! -d "$here/tests/integration/node/node_modules/mongodb" ]; then

@@ -31,6 +31,7 @@ std::vector<wire::Compressor> supported_compressors(const wire::BsonView& hello_
 // `compression` lists what the client asked for and docguard can decompress; everything else
 // (wire versions, logicalSessionTimeoutMinutes, connectionId, limits, SASL fields) is kept.
 // `topologyVersion` is dropped because docguard does not implement streaming hello.
+// Throws wire::ProtocolError("bad_reply") if the reply is not valid BSON throughout.
 HelloRewrite rewrite_hello_reply(const wire::BsonView& upstream_reply,
                                  const std::vector<wire::Compressor>& client_compressors,
                                  const PersonaSettings& settings);

@@ -43,6 +43,8 @@ class Metrics final : public rules::Observer {
   Metrics();
 
   std::string serialize() const;  // Prometheus text exposition format
+  // Refreshes the gauges computed at scrape time from the engine's state.
+  void update_array_gauges(const rules::Engine& engine);
 
   prometheus::Counter& connections_total;
   prometheus::Gauge& connections_active;
@@ -55,6 +57,7 @@ class Metrics final : public rules::Observer {
   LabeledCounter upstream_errors;  // {kind}
   LabeledCounter compressed_messages;  // {compressor}
   LabeledCounter config_reloads;  // {result}
+  prometheus::Gauge& upstream_up;  // 1 when the upstream accepted the last connection attempt
 
   // rules::Observer: labels arrive already bounded by the rules engine.
   void on_command(std::string_view db, std::string_view coll, std::string_view command) override;
@@ -64,7 +67,7 @@ class Metrics final : public rules::Observer {
                        double length) override;
   void on_array_push(std::string_view db, std::string_view coll, std::string_view field,
                      double elements) override;
-  void on_read(std::string_view db, std::string_view coll) override;
+  void on_read(std::string_view db, std::string_view coll, bool with_lookup) override;
   void on_lookup(std::string_view db, std::string_view coll, std::string_view from) override;
   void on_violation(std::string_view db, std::string_view coll, std::string_view rule,
                     rules::Action action) override;
@@ -75,8 +78,11 @@ class Metrics final : public rules::Observer {
   prometheus::Family<prometheus::Histogram>& array_length_;
   prometheus::Family<prometheus::Counter>& array_push_;
   prometheus::Family<prometheus::Counter>& reads_;
+  prometheus::Family<prometheus::Counter>& reads_with_lookup_;
   prometheus::Family<prometheus::Counter>& lookups_;
   prometheus::Family<prometheus::Counter>& violations_;
+  prometheus::Family<prometheus::Gauge>& array_length_max_;
+  prometheus::Family<prometheus::Gauge>& array_length_bound_;
 };
 
 }  // namespace docguard::proxy

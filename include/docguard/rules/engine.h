@@ -70,7 +70,8 @@ class Observer {
                                std::string_view /*field*/, double /*length*/) {}
   virtual void on_array_push(std::string_view /*db*/, std::string_view /*coll*/,
                              std::string_view /*field*/, double /*elements*/) {}
-  virtual void on_read(std::string_view /*db*/, std::string_view /*coll*/) {}
+  // with_lookup: the read joins ($lookup/$graphLookup anywhere in it), counted once per read.
+  virtual void on_read(std::string_view /*db*/, std::string_view /*coll*/, bool /*with_lookup*/) {}
   virtual void on_lookup(std::string_view /*db*/, std::string_view /*coll*/,
                          std::string_view /*from*/) {}
   virtual void on_violation(std::string_view /*db*/, std::string_view /*coll*/,
@@ -99,6 +100,15 @@ class Engine {
   // Per collection: document size p50/p99/max, array max/p99 per field, $lookup ratio,
   // violations by rule and action, top offending client apps.
   std::string status_json() const;
+
+  // The longest array seen per field path and the bound in force for it (0: none), for
+  // gauges computed when metrics are scraped rather than on the hot path.
+  struct ArrayFieldState {
+    std::string db, coll, field;
+    double max_length = 0;
+    double bound = 0;
+  };
+  std::vector<ArrayFieldState> array_fields() const;
 
   // For tests: a fixed clock (nullptr restores the steady clock).
   void set_clock_for_testing(std::function<Clock::time_point()> clock);

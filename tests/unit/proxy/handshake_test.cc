@@ -68,6 +68,18 @@ TEST(Handshake, LegacyIsMasterKeepsItsStyleAndLimitsMessageSize) {
   EXPECT_EQ(bson_iter_as_int64(&it), 1'000'000);
 }
 
+TEST(Handshake, RejectsCorruptNestedDocuments) {
+  // Regression (fuzz_op_query): a well-framed reply whose nested document is corrupt.
+  auto upstream = json(R"({"ismaster": true, "nested": {"a": 1}, "ok": 1})");
+  std::vector<uint8_t> bytes(bson_get_data(upstream.get()), bson_get_data(upstream.get()) + upstream->len);
+  // The nested document starts after: int32 len, 0x08 "ismaster\0" 0x01, 0x03 "nested\0".
+  const size_t nested = 4 + 1 + 9 + 1 + 1 + 7;
+  bytes[nested] = 0x40;  // nested length now overruns the outer document
+  PersonaSettings settings{Persona::kMongos, "", "127.0.0.1:1", 1 << 20};
+  EXPECT_THROW(rewrite_hello_reply(wire::BsonView{bytes.data(), static_cast<uint32_t>(bytes.size())}, {}, settings),
+               wire::ProtocolError);
+}
+
 TEST(Handshake, ClientCompressorsAndAppName) {
   auto hello = json(R"({"hello": 1, "compression": ["zstd", "lz4", "zlib", "snappy", "noop"],
                         "client": {"application": {"name": "shop-api"}}})");

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets with clang (ASan+UBSan) and runs each for a bounded time.
+#   scripts/fuzz.sh            # 20 s per target (what CI runs)
+#   FUZZ_SECONDS=3600 scripts/fuzz.sh   # the documented long run
+# Seeds: the recorded driver messages in tests/fixtures (hex), converted per target.
+# A crash leaves crash-* files in build-fuzz/artifacts/ and fails the script.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+seconds="${FUZZ_SECONDS:-20}"
+build=build-fuzz
+CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DDOCGUARD_FUZZ=ON -DDOCGUARD_TESTS=OFF -DDOCGUARD_BENCH=OFF >/dev/null
+ninja -C "$build" -j "${DOCGUARD_JOBS:-2}" fuzz_frame_reader fuzz_op_msg fuzz_op_query \
+  fuzz_op_compressed fuzz_config
+
+corpus="$build/corpus"
+mkdir -p "$build/artifacts"
+python3 - "$corpus" <<'PY'
+import os, sys, glob, struct
+out = sys.argv[1]
+for t in ("fuzz_frame_reader", "fuzz_op_msg", "fuzz_op_query", "fuzz_op_compressed", "fuzz_config"):
+    os.makedirs(os.path.join(out, t), exist_ok=True)
+for path in glob.glob("tests/fixtures/*.hex"):
+    raw = bytes.fromhex(open(path).read().strip())
+    name = os.path.basename(path)[:-4]
+    opcode = struct.unpack("<i", raw[12:16])[0]
+    open(os.path.join(out, "fuzz_frame_reader", name), "wb").write(b"\x07" + raw)
+    # The other targets take the message without its header (they write their own).
+    target = {2013: "fuzz_op_msg", 2004: "fuzz_op_query", 1: "fuzz_op_query", 2012: "fuzz_op_compressed"}.get(opcode)
+    if target:
+        open(os.path.join(out, target, name), "wb").write(raw[16:])
+for path in glob.glob("config/*.yaml") + glob.glob("deploy/**/*.yaml", recursive=True):
+    open(os.path.join(out, "fuzz_config", os.path.basename(path)), "wb").write(open(path, "rb").read())
+PY
+
+status=0
+for t in fuzz_frame_reader fuzz_op_msg fuzz_op_query fuzz_op_compressed fuzz_config; do
+  echo "== $t (${seconds}s)"
+  if ! "$build/tests/fuzz/$t" "$corpus/$t" -max_total_time="$seconds" -rss_limit_mb=2048 \
+      -max_len=1048576 -artifact_prefix="$build/artifacts/$t-" -print_final_stats=1 \
+      2>"$build/$t.log"; then
+    echo "FAILED: $t (see $build/$t.log and $build/artifacts/)"
+    tail -40 "$build/$t.log"
+    status=1
+  else
+    grep -E "stat::number_of_executed_units|cov:" "$build/$t.log" | tail -2
+  fi
+done
+exit $status

@@ -1,0 +1,64 @@
+// OP_MSG parse -> command view -> every rule -> batch splitter -> reply merger, on arbitrary
+// bytes presented as a whole message (the header's length is patched to match).
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "docguard/command/command_view.h"
+#include "docguard/proxy/enforcement.h"
+#include "docguard/rules/engine.h"
+#include "docguard/wire/op_msg.h"
+
+namespace {
+
+docguard::rules::Engine& engine() {
+  // Block everything that can be blocked, so the splitter runs as often as possible.
+  static docguard::rules::Engine e(
+      docguard::rules::parse_rules(YAML::Load(R"(
+mode: block
+rules:
+  - match: "*"
+    action: block
+    max_document_bytes: 64
+    max_array_length: 2
+    array_length: { "a.b": 1 }
+    require_push_slice: true
+    max_nesting_depth: 3
+    max_lookup_ratio: 0.1
+    lookup_min_reads: 1
+tracking: { max_namespaces: 8, max_field_paths: 8, max_tracked_documents: 16 }
+)"),
+                                       "fuzz"),
+      nullptr);
+  return e;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace docguard;
+  std::vector<uint8_t> message(wire::kHeaderSize);
+  message.insert(message.end(), data, data + size);
+  wire::write_header(message.data(), wire::MsgHeader{static_cast<int32_t>(message.size()), 7, 0,
+                                                     static_cast<int32_t>(wire::OpCode::kMsg)});
+  try {
+    const wire::OpMsg msg = wire::OpMsg::parse(message, /*verify_checksum=*/size % 2 == 0);
+    const command::CommandView view = command::describe(msg);
+    const rules::Verdict verdict = engine().inspect(view, rules::RequestContext{"fuzz", "fuzz"});
+    if (verdict.any_block()) {
+      proxy::RequestPlan plan = proxy::plan_request(msg, view, verdict, -1);
+      if (!plan.message.empty()) {
+        const wire::OpMsg rebuilt = wire::OpMsg::parse(plan.message);
+        (void)rebuilt;
+      }
+      if (plan.merge) {
+        // Feed the request itself back as if it were the upstream's reply.
+        auto merged = proxy::merge_reply(*plan.merge, msg, 7);
+        if (!merged.empty()) (void)wire::OpMsg::parse(merged);
+      }
+    }
+    if (engine().wants_reply_sample(view)) engine().observe_reply(view, msg);
+  } catch (const wire::ProtocolError&) {
+  }
+  return 0;
+}

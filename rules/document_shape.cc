@@ -183,6 +183,7 @@ void DocumentShape::record_array(std::string_view path, uint32_t length) {
 
 void UpdateShape::clear() {
   growth_count_ = 0;
+  set_bytes_ = 0;
   set_values_.clear();
 }
 
@@ -216,6 +217,12 @@ void UpdateShape::operator_document(bson_iter_t* iter) {
     const bool add_to_set = op == "$addToSet";
     const bool set = op == "$set" || op == "$setOnInsert";
     if (!(push || add_to_set || set) || !BSON_ITER_HOLDS_DOCUMENT(iter)) continue;
+    if (set) {
+      uint32_t len = 0;
+      const uint8_t* data = nullptr;
+      bson_iter_document(iter, &len, &data);
+      set_bytes_ += len;
+    }
     bson_iter_t field;
     if (!recurse(iter, &field)) continue;
     while (bson_iter_next(&field)) {
@@ -287,6 +294,12 @@ void UpdateShape::pipeline(bson_iter_t* iter) {
     if (!recurse(iter, &stage) || !bson_iter_next(&stage)) continue;
     const std::string_view name = key_of(&stage);
     if ((name != "$set" && name != "$addFields") || !BSON_ITER_HOLDS_DOCUMENT(&stage)) continue;
+    {
+      uint32_t len = 0;
+      const uint8_t* data = nullptr;
+      bson_iter_document(&stage, &len, &data);
+      set_bytes_ += len;
+    }
     bson_iter_t field;
     if (!recurse(&stage, &field)) continue;
     while (bson_iter_next(&field)) {

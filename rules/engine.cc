@@ -181,6 +181,16 @@ struct Engine::Scope {
   bool tracks_arrays() const {
     return !limits->array_length_any.empty() || !limits->array_length_by_path.empty();
   }
+
+  // Whether statement `index` (-1: the command) is refused. The tracker learns only from
+  // writes that reach the upstream, or it would count growth that never happened.
+  bool blocked(int32_t index) const {
+    if (verdict.block_command) return true;
+    return index >= 0 && !verdict.blocked_statements.empty() &&
+           verdict.blocked_statements.back() == index;
+  }
+  // An ordered batch stops at its first refused statement: later ones never run.
+  bool batch_stopped() const { return cmd.ordered && !verdict.blocked_statements.empty(); }
 };
 
 Engine::Engine(std::shared_ptr<const RuleSet> rules, Observer* observer)
@@ -278,7 +288,7 @@ void Engine::inspect_insert(Scope& s, const wire::BsonView& doc, int32_t index) 
   shape.measure(doc);
   s.check_shape(shape, true, index, shape.has_id() ? &shape.id() : nullptr);
   record_shape(s.stats, observer_, shape, "insert", true, s.rules.tracking().max_field_paths);
-  if (shape.has_id() && shape.array_count() > 0 && s.tracks_arrays()) {
+  if (shape.has_id() && shape.array_count() > 0 && s.tracks_arrays() && !s.blocked(index)) {
     DocumentTracker::make_key(sc.ns_of(s.db, s.coll), shape.id(), &sc.key);
     for (const ArrayMeasure* a = shape.arrays_begin(); a != shape.arrays_end(); ++a) {
       tracker_.record(sc.key, a->path, a->length);
@@ -310,7 +320,7 @@ void Engine::inspect_update(Scope& s, const wire::BsonView& q, const wire::BsonV
     const bson_iter_t* id = has_q_id ? &q_id : (shape.has_id() ? &shape.id() : nullptr);
     s.check_shape(shape, true, index, id);
     record_shape(s.stats, observer_, shape, "replace", true, max_fields);
-    if (track && id != nullptr) {
+    if (track && id != nullptr && !s.blocked(index)) {
       DocumentTracker::make_key(sc.ns_of(s.db, s.coll), *id, &sc.key);
       tracker_.forget(sc.key);
       for (const ArrayMeasure* a = shape.arrays_begin(); a != shape.arrays_end(); ++a) {
@@ -328,9 +338,13 @@ void Engine::inspect_update(Scope& s, const wire::BsonView& q, const wire::BsonV
   // Whole arrays and documents set by $set: their lengths are exact.
   const DocumentShape& set_values = update.set_values();
   s.check_shape(set_values, false, index, id);
+  if (const Bound* b = s.limits->document_bytes.exceeded(update.set_bytes())) {
+    // What $set writes is a lower bound on the resulting document (an upsert creates it).
+    s.add(RuleKind::kMaxDocumentBytes, *b, "", update.set_bytes(), index, id);
+  }
   if (set_values.array_count() > 0) {
     record_shape(s.stats, observer_, set_values, "update", false, max_fields);
-    if (track && id != nullptr) {
+    if (track && id != nullptr && !s.blocked(index)) {
       for (const ArrayMeasure* a = set_values.arrays_begin(); a != set_values.arrays_end(); ++a) {
         tracker_.record(sc.key, a->path, a->length);
       }
@@ -367,7 +381,12 @@ void Engine::inspect_update(Scope& s, const wire::BsonView& q, const wire::BsonV
         s.add(RuleKind::kArrayLength, *b, g.path, grows_to, index, id);
       }
     }
-    if (track && id != nullptr) {
+  }
+  if (!track || id == nullptr || s.blocked(index)) return;
+  for (size_t i = 0; i < update.growth_count(); ++i) {
+    const ArrayGrowth& g = update.growth()[i];
+    const Limit* by_path = l.array_length_by_path.empty() ? nullptr : l.array_limit_for(g.path);
+    {
       auto cap = g.has_slice ? std::optional<uint32_t>(g.slice_cap) : std::nullopt;
       if (auto length = tracker_.grow(sc.key, g.path, g.elements, cap)) {
         const Bound* strict = l.array_length_any.strictest();
@@ -375,8 +394,10 @@ void Engine::inspect_update(Scope& s, const wire::BsonView& q, const wire::BsonV
           const Bound* p = by_path->strictest();
           if (strict == nullptr || (p != nullptr && p->value < strict->value)) strict = p;
         }
-        // The tracker can be stale (writes that bypass docguard): warn, never block.
-        if (strict != nullptr && *length > strict->value) {
+        // The tracker can be stale (writes that bypass docguard): warn, never block. A push
+        // that alone passes the bound was reported above already.
+        const double grows_to = g.has_slice ? g.slice_cap : g.elements;
+        if (strict != nullptr && *length > strict->value && grows_to <= strict->value) {
           s.add(RuleKind::kTrackedArrayLength, *strict, g.path, *length, index, id,
                 weaker(strict->action, Action::kWarn));
         }
@@ -534,12 +555,12 @@ Verdict Engine::inspect(const command::CommandView& cmd, const RequestContext& c
             cmd.database, cmd.collection};
     switch (cmd.kind) {
       case CommandKind::kInsert:
-        for (size_t i = 0; i < cmd.statements.size(); ++i) {
+        for (size_t i = 0; i < cmd.statements.size() && !s.batch_stopped(); ++i) {
           inspect_insert(s, cmd.statements[i], static_cast<int32_t>(i));
         }
         break;
       case CommandKind::kUpdate:
-        for (size_t i = 0; i < cmd.statements.size(); ++i) {
+        for (size_t i = 0; i < cmd.statements.size() && !s.batch_stopped(); ++i) {
           bson_iter_t iter;
           const wire::BsonView& stmt = cmd.statements[i];
           if (stmt.empty() || !bson_iter_init_from_data(&iter, stmt.data, stmt.size)) continue;

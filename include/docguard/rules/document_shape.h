@@ -82,6 +82,9 @@ class UpdateShape {
   // Arrays set whole ($set: {f: [...]}) and arrays inside set values, with their lengths;
   // nesting depth of set values counted from the document root.
   const DocumentShape& set_values() const { return set_values_; }
+  // Bytes of the $set/$setOnInsert (and pipeline $set/$addFields) operands: a lower bound on
+  // the size of the document the update leaves (an upsert creates at least this much).
+  uint32_t set_bytes() const { return set_bytes_; }
 
  private:
   void operator_document(bson_iter_t* iter);
@@ -91,6 +94,7 @@ class UpdateShape {
 
   std::vector<ArrayGrowth> growth_;
   size_t growth_count_ = 0;
+  uint32_t set_bytes_ = 0;
   DocumentShape set_values_;
   std::string scratch_;
 };

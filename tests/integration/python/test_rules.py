@@ -811,11 +811,6 @@ def test_block_large_batch_indices(bclient, upstream, dbname):
     assert upstream[dbname].arr.count_documents({"_id": {"$in": sorted(bad)}}) == 0
 
 
-@pytest.mark.xfail(strict=True, reason="docguard bug: the per-document tracker counts the elements "
-                   "of a $push that docguard itself blocked (Engine::inspect_update calls "
-                   "tracker_.grow before the verdict), so later legitimate $pushes to that "
-                   "document are warned as tracked_array_length although the stored array is "
-                   "below the bound")
 def test_tracker_not_grown_by_blocked_push(block_dg, bclient, upstream, dbname):
     """A $push that docguard blocks never reaches the document, so the per-document tracker must
     not count its elements: a later small $push is not past the bound."""
@@ -832,10 +827,6 @@ def test_tracker_not_grown_by_blocked_push(block_dg, bclient, upstream, dbname):
     assert after == before, "a $push to 4 of 5 elements was warned as tracked_array_length"
 
 
-@pytest.mark.xfail(strict=True, reason="docguard gap: max_document_bytes is not checked for upserts "
-                   "by update operators (issue 3 lists upserts among the measured writes; only "
-                   "replacement upserts are measured), so a 3 KB document is created under a "
-                   "2 KiB block rule")
 def test_block_operator_upsert_document_size(bclient, upstream, dbname):
     c = bclient[dbname].size
     with pytest.raises(WriteError) as ei:

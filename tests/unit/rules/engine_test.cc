@@ -127,7 +127,7 @@ TEST_F(EngineTest, DocumentTooLargeIsBlockedWithItsId) {
 
 TEST_F(EngineTest, ArrayRulesPerPathAndAnyArray) {
   use(kShopRules);
-  auto m = request(R"({"insert": "products", "$db": "shop", "documents": [
+  auto m = request(R"({"insert": "products", "$db": "shop", "ordered": false, "documents": [
                         {"_id": 1, "variants": [{"tags": [1, 2, 3, 4, 5, 6]}]},
                         {"_id": 2, "list": )" +
                    int_array(101) + R"(},
@@ -143,6 +143,56 @@ TEST_F(EngineTest, ArrayRulesPerPathAndAnyArray) {
   EXPECT_EQ(v.violations[1].field_path, "list");
   EXPECT_EQ(v.violations[1].statement_index, 1);
   EXPECT_EQ(v.blocked_statements, (std::vector<int32_t>{0, 1}));
+}
+
+TEST_F(EngineTest, OrderedBatchStopsAtTheFirstBlockedStatement) {
+  use(kShopRules);
+  // Statements after the first refused one never run, so they are neither judged nor counted.
+  auto m = request(R"({"insert": "products", "$db": "shop", "documents": [
+                        {"_id": 1, "list": )" + int_array(101) + R"(},
+                        {"_id": 2, "list": )" + int_array(101) + R"(}]})");
+  Verdict v = inspect(*m);
+  ASSERT_EQ(v.violations.size(), 1u);
+  EXPECT_EQ(v.blocked_statements, std::vector<int32_t>{0});
+}
+
+TEST_F(EngineTest, BlockedPushDoesNotGrowTheTracker) {
+  use(R"(
+rules:
+  - match: "shop.*"
+    action: block
+    array_length: { items: 5 }
+)");
+  // Regression: the tracker learned growth from a $push docguard refused, and then warned
+  // about a later, legitimate $push.
+  inspect(*request(R"({"insert": "c", "$db": "shop", "documents": [{"_id": 1, "items": [1, 2, 3]}]})"));
+  Verdict blocked = inspect(*request(R"({"update": "c", "$db": "shop", "updates": [
+      {"q": {"_id": 1}, "u": {"$push": {"items": {"$each": [4, 5, 6, 7, 8, 9]}}}}]})"));
+  ASSERT_EQ(blocked.violations.size(), 1u);
+  EXPECT_EQ(blocked.violations[0].rule, "array_length");
+  Verdict ok = inspect(*request(R"({"update": "c", "$db": "shop", "updates": [
+      {"q": {"_id": 1}, "u": {"$push": {"items": 4}}}]})"));
+  EXPECT_TRUE(ok.violations.empty());
+  Verdict past = inspect(*request(R"({"update": "c", "$db": "shop", "updates": [
+      {"q": {"_id": 1}, "u": {"$push": {"items": {"$each": [5, 6]}}}}]})"));
+  ASSERT_EQ(past.violations.size(), 1u);
+  EXPECT_EQ(past.violations[0].rule, "tracked_array_length");
+  EXPECT_EQ(past.violations[0].measured, 6);
+}
+
+TEST_F(EngineTest, OperatorUpsertSizeIsAtLeastWhatSetWrites) {
+  use(R"(
+rules:
+  - match: "shop.*"
+    action: block
+    max_document_bytes: 2KiB
+)");
+  const std::string big(3000, 'y');
+  Verdict v = inspect(*request(R"({"update": "c", "$db": "shop", "updates": [
+      {"q": {"k": 1}, "u": {"$set": {"p": ")" + big + R"("}}, "upsert": true}]})"));
+  ASSERT_EQ(v.violations.size(), 1u);
+  EXPECT_EQ(v.violations[0].rule, "max_document_bytes");
+  EXPECT_GT(v.violations[0].measured, 3000);
 }
 
 TEST_F(EngineTest, NestingDepth) {
@@ -165,7 +215,7 @@ TEST_F(EngineTest, OtherNamespacesAreNotJudgedByThisRule) {
 
 TEST_F(EngineTest, PushWithoutSliceAndTooManyElements) {
   use(kShopRules);
-  auto m = request(R"({"update": "products", "$db": "shop", "updates": [
+  auto m = request(R"({"update": "products", "$db": "shop", "ordered": false, "updates": [
       {"q": {"_id": 1}, "u": {"$push": {"reviews": {"$each": [1, 2, 3], "$slice": -10}}}},
       {"q": {"_id": 2}, "u": {"$push": {"reviews": "r"}}},
       {"q": {"sku": "x"}, "u": {"$addToSet": {"labels": "l"}}},

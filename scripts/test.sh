@@ -68,4 +68,10 @@ else
   record integration FAIL
 fi
 
+step deploy-files .tools/venv/bin/python -m pytest -q -p no:cacheprovider tests/deploy
+
+if [ "${DOCGUARD_SKIP_FUZZ:-}" != 1 ]; then
+  step fuzz-smoke env FUZZ_SECONDS="${FUZZ_SECONDS:-15}" bash scripts/fuzz.sh
+fi
+
 summary

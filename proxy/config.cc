@@ -107,6 +107,32 @@ HostPort parse_upstream_uri(const std::string& uri) {
   return parse_host_port(has_port ? rest : rest + ":27017", "upstream");
 }
 
+void apply_uri_tls_options(const std::string& uri, UpstreamTlsSettings& tls) {
+  const auto q = uri.find('?');
+  if (q == std::string::npos) return;
+  std::string query = uri.substr(q + 1);
+  size_t pos = 0;
+  while (pos <= query.size()) {
+    const size_t amp = std::min(query.find('&', pos), query.size());
+    const std::string pair = query.substr(pos, amp - pos);
+    pos = amp + 1;
+    const auto eq = pair.find('=');
+    if (eq == std::string::npos) continue;
+    const std::string key = pair.substr(0, eq), value = pair.substr(eq + 1);
+    const bool yes = value == "true";
+    if (key == "tls" || key == "ssl") {
+      tls.enabled = yes;
+    } else if (key == "tlsCAFile") {
+      tls.ca_file = value;
+      tls.enabled = true;
+    } else if (key == "tlsCertificateKeyFile") {
+      tls.cert_file = tls.key_file = value;
+    } else if (key == "tlsAllowInvalidCertificates" || key == "tlsInsecure") {
+      tls.allow_invalid_certificates = yes;
+    }
+  }
+}
+
 std::chrono::milliseconds parse_duration(const std::string& text) {
   double value = 0;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -127,8 +153,8 @@ std::chrono::milliseconds parse_duration(const std::string& text) {
 
 void apply_yaml(const YAML::Node& root, const std::string& file, ProxyConfig& config) {
   if (!root || root.IsNull()) return;
-  std::set<std::string> known = {"listen", "upstream", "admin", "threads", "log_format",
-                                 "log_level", "limits", "persona"};
+  std::set<std::string> known = {"listen",    "upstream", "admin",   "threads", "log_format",
+                                 "log_level", "limits",   "persona", "tls",     "upstream_tls"};
   for (auto k : rules::kTopLevelKeys) known.emplace(k);
   check_keys(root, known, file, "");
 
@@ -137,6 +163,7 @@ void apply_yaml(const YAML::Node& root, const std::string& file, ProxyConfig& co
     config.upstream_uri = scalar<std::string>(n, file, "upstream");
     try {
       config.upstream = parse_upstream_uri(config.upstream_uri);
+      apply_uri_tls_options(config.upstream_uri, config.upstream_tls);
     } catch (const ConfigError& e) {
       throw ConfigError(where(file, n, "upstream") + ": " + e.what());
     }
@@ -187,6 +214,30 @@ void apply_yaml(const YAML::Node& root, const std::string& file, ProxyConfig& co
     }
     if (auto v = n["replica_set_name"]) config.replica_set_name = scalar<std::string>(v, file, "persona.replica_set_name");
     if (auto v = n["advertised_address"]) config.advertised_address = scalar<std::string>(v, file, "persona.advertised_address");
+  }
+  if (auto n = root["tls"]) {
+    check_keys(n, {"cert_file", "key_file", "ca_file"}, file, "tls");
+    if (auto v = n["cert_file"]) config.tls.cert_file = scalar<std::string>(v, file, "tls.cert_file");
+    if (auto v = n["key_file"]) config.tls.key_file = scalar<std::string>(v, file, "tls.key_file");
+    if (auto v = n["ca_file"]) config.tls.ca_file = scalar<std::string>(v, file, "tls.ca_file");
+    if (config.tls.cert_file.empty() != config.tls.key_file.empty()) {
+      throw ConfigError(where(file, n, "tls") + ": cert_file and key_file go together");
+    }
+  }
+  if (auto n = root["upstream_tls"]) {
+    check_keys(n, {"enabled", "ca_file", "cert_file", "key_file", "server_name",
+                   "allow_invalid_certificates"},
+               file, "upstream_tls");
+    auto& t = config.upstream_tls;
+    t.enabled = true;
+    if (auto v = n["enabled"]) t.enabled = scalar<bool>(v, file, "upstream_tls.enabled");
+    if (auto v = n["ca_file"]) t.ca_file = scalar<std::string>(v, file, "upstream_tls.ca_file");
+    if (auto v = n["cert_file"]) t.cert_file = scalar<std::string>(v, file, "upstream_tls.cert_file");
+    if (auto v = n["key_file"]) t.key_file = scalar<std::string>(v, file, "upstream_tls.key_file");
+    if (auto v = n["server_name"]) t.server_name = scalar<std::string>(v, file, "upstream_tls.server_name");
+    if (auto v = n["allow_invalid_certificates"]) {
+      t.allow_invalid_certificates = scalar<bool>(v, file, "upstream_tls.allow_invalid_certificates");
+    }
   }
   config.rules = rules::parse_rules(root, file);
 }

@@ -12,6 +12,7 @@
 
 #include "docguard/proxy/config.h"
 #include "docguard/proxy/server.h"
+#include "docguard/proxy/tls.h"
 #include "docguard/rules/rule_set.h"
 
 namespace {
@@ -25,10 +26,14 @@ A MongoDB wire-protocol proxy that decodes every OP_MSG and enforces document de
 
 options:
   --listen HOST:PORT        where clients connect (default 127.0.0.1:27018)
-  --upstream URI            mongodb://HOST:PORT of the mongod/mongos (default mongodb://127.0.0.1:27017)
+  --upstream URI            mongodb://HOST:PORT of the mongod/mongos (default mongodb://127.0.0.1:27017);
+                            ?tls=true&tlsCAFile=FILE connects to it over TLS
   --admin HOST:PORT         admin HTTP listener: /metrics /healthz /readyz /status (default 127.0.0.1:9216)
   --config FILE             YAML file with proxy settings and rules; flags override it
   --threads N               io threads (default: one per core)
+  --tls-cert FILE           serve clients over TLS with this certificate chain (PEM)
+  --tls-key FILE            the certificate's private key (PEM)
+  --tls-ca FILE             require client certificates signed by this CA (PEM)
   --log-format text|json    log line format on stderr (default text)
   --log-level LEVEL         trace, debug, info, warn, error (default info)
   --check-config [FILE]     validate the configuration and exit (0 valid, 1 invalid)
@@ -89,7 +94,8 @@ struct Flags {
 Flags parse_flags(int argc, char** argv) {
   static const std::vector<std::string> kValued = {"listen",     "upstream",  "admin",
                                                    "config",     "threads",   "log-format",
-                                                   "log-level"};
+                                                   "log-level",  "tls-cert",  "tls-key",
+                                                   "tls-ca"};
   Flags flags;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -138,6 +144,7 @@ ProxyConfig build_config(const Flags& flags) {
     } else if (name == "upstream") {
       config.upstream = docguard::proxy::parse_upstream_uri(value);
       config.upstream_uri = value;
+      docguard::proxy::apply_uri_tls_options(value, config.upstream_tls);
     } else if (name == "admin") {
       config.admin = docguard::proxy::parse_host_port(value, "--admin");
     } else if (name == "threads") {
@@ -153,6 +160,12 @@ ProxyConfig build_config(const Flags& flags) {
       if (value == "text") config.log_format = docguard::proxy::LogFormat::kText;
       else if (value == "json") config.log_format = docguard::proxy::LogFormat::kJson;
       else throw ConfigError("--log-format: expected text or json, got '" + value + "'");
+    } else if (name == "tls-cert") {
+      config.tls.cert_file = value;
+    } else if (name == "tls-key") {
+      config.tls.key_file = value;
+    } else if (name == "tls-ca") {
+      config.tls.ca_file = value;
     } else if (name == "log-level") {
       if (spdlog::level::from_str(value) == spdlog::level::off && value != "off") {
         throw ConfigError("--log-level: unknown level '" + value + "'");
@@ -179,6 +192,10 @@ int main(int argc, char** argv) {
       return 0;
     }
     config = build_config(flags);
+    if (config.tls.cert_file.empty() != config.tls.key_file.empty()) {
+      throw ConfigError("--tls-cert and --tls-key go together");
+    }
+    (void)docguard::proxy::make_tls_contexts(config);  // certificates load, or say which not
   } catch (const std::exception& e) {
     std::cerr << "docguard: " << e.what() << "\n";
     return 1;

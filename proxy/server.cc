@@ -196,8 +196,14 @@ class Server {
 }  // namespace
 
 int run_server(ProxyConfig config) {
-  Server server(std::move(config));
-  return server.run();
+  std::unique_ptr<Server> server;
+  try {
+    server = std::make_unique<Server>(std::move(config));
+  } catch (const std::exception& e) {
+    spdlog::critical("cannot start: {}", e.what());
+    return 2;
+  }
+  return server->run();
 }
 
 }  // namespace docguard::proxy

@@ -36,7 +36,7 @@ void trim(std::vector<uint8_t>& buffer) {
   }
 }
 
-std::string endpoint_text(const tcp::socket& s) {
+std::string endpoint_text(tcp::socket& s) {
   boost::system::error_code ec;
   auto ep = s.remote_endpoint(ec);
   if (ec) return "unknown";
@@ -70,9 +70,9 @@ std::vector<uint8_t> error_reply(int32_t request_op, int32_t request_id, int32_t
 
 Session::Session(tcp::socket client, ProxyRuntime& runtime)
     : client_(std::move(client)),
-      upstream_(client_.get_executor()),
+      upstream_(tcp::socket(client_.get_executor())),
       rt_(runtime),
-      peer_(endpoint_text(client_)),
+      peer_(endpoint_text(client_.socket())),
       client_write_done_(client_.get_executor()) {
   rt_.active_sessions.fetch_add(1);
   rt_.metrics.connections_total.Increment();
@@ -87,52 +87,82 @@ Session::~Session() {
 awaitable<void> Session::run() {
   auto self = shared_from_this();
   boost::system::error_code ec;
-  client_.set_option(tcp::no_delay(true), ec);
+  client_.socket().set_option(tcp::no_delay(true), ec);
 
-  // Connect upstream, bounded by connect_timeout.
-  std::string failure;
-  {
-    tcp::resolver resolver(client_.get_executor());
-    auto [rec, endpoints] = co_await resolver.async_resolve(
-        rt_.config.upstream.host, std::to_string(rt_.config.upstream.port), kUseTuple);
-    if (rec) {
-      failure = "cannot resolve " + rt_.config.upstream.host + ": " + rec.message();
-    } else {
-      asio::steady_timer timer(client_.get_executor(), rt_.config.connect_timeout);
-      auto result = co_await (asio::async_connect(upstream_, endpoints, kUseTuple) ||
-                              timer.async_wait(kUseTuple));
-      if (result.index() == 1) {
-        failure = "timed out connecting to " + rt_.config.upstream.to_string();
-      } else if (auto [cec, ep] = std::get<0>(result); cec) {
-        failure = "cannot connect to " + rt_.config.upstream.to_string() + ": " + cec.message();
-      }
+  if (rt_.tls.client_facing) {
+    asio::steady_timer timer(client_.get_executor(), rt_.config.connect_timeout);
+    auto result = co_await (client_.start_tls(*rt_.tls.client_facing,
+                                              asio::ssl::stream_base::server, "") ||
+                            timer.async_wait(kUseTuple));
+    if (result.index() == 1 || std::get<0>(result)) {
+      const std::string why =
+          result.index() == 1 ? "timed out" : std::get<0>(result).message();
+      rt_.metrics.protocol_errors.get("tls_handshake").Increment();
+      spdlog::warn("closing connection from {}: TLS handshake failed: {}", peer_, why);
+      client_.close();
+      co_return;
     }
   }
+
+  const std::string failure = co_await connect_upstream();
   rt_.metrics.upstream_up.Set(failure.empty() ? 1 : 0);
   if (!failure.empty()) {
-    rt_.metrics.upstream_errors.get("connect").Increment();
     spdlog::warn("upstream unreachable for client {}: {}", peer_, failure);
     co_await refuse_first_request(failure);
-    client_.close(ec);
+    client_.close();
     co_return;
   }
-  upstream_.set_option(tcp::no_delay(true), ec);
   spdlog::debug("client {} connected, upstream {}", peer_, rt_.config.upstream.to_string());
 
   last_client_activity_ = last_upstream_activity_ = std::chrono::steady_clock::now();
   co_await (client_to_upstream() || upstream_to_client() || watchdog());
   closed_ = true;
-  client_.close(ec);
-  upstream_.close(ec);
+  client_.close();
+  upstream_.close();
   spdlog::debug("client {} closed", peer_);
+}
+
+awaitable<std::string> Session::connect_upstream() {
+  const auto& c = rt_.config;
+  tcp::resolver resolver(client_.get_executor());
+  auto [rec, endpoints] =
+      co_await resolver.async_resolve(c.upstream.host, std::to_string(c.upstream.port), kUseTuple);
+  if (rec) {
+    rt_.metrics.upstream_errors.get("connect").Increment();
+    co_return "cannot resolve " + c.upstream.host + ": " + rec.message();
+  }
+  asio::steady_timer timer(client_.get_executor(), c.connect_timeout);
+  auto result = co_await (asio::async_connect(upstream_.socket(), endpoints, kUseTuple) ||
+                          timer.async_wait(kUseTuple));
+  if (result.index() == 1) {
+    rt_.metrics.upstream_errors.get("connect").Increment();
+    co_return "timed out connecting to " + c.upstream.to_string();
+  }
+  if (auto [cec, ep] = std::get<0>(result); cec) {
+    rt_.metrics.upstream_errors.get("connect").Increment();
+    co_return "cannot connect to " + c.upstream.to_string() + ": " + cec.message();
+  }
+  boost::system::error_code ec;
+  upstream_.socket().set_option(tcp::no_delay(true), ec);
+  if (rt_.tls.upstream) {
+    const std::string name =
+        c.upstream_tls.server_name.empty() ? c.upstream.host : c.upstream_tls.server_name;
+    timer.expires_after(c.connect_timeout);
+    auto hs = co_await (upstream_.start_tls(*rt_.tls.upstream, asio::ssl::stream_base::client, name) ||
+                        timer.async_wait(kUseTuple));
+    if (hs.index() == 1 || std::get<0>(hs)) {
+      rt_.metrics.upstream_errors.get("tls").Increment();
+      co_return "TLS handshake with " + c.upstream.to_string() + " failed: " +
+                (hs.index() == 1 ? std::string("timed out") : std::get<0>(hs).message());
+    }
+  }
+  co_return std::string();
 }
 
 void Session::drain() {
   draining_ = true;
   if (outstanding_ == 0) {
-    boost::system::error_code ec;
-    client_.shutdown(tcp::socket::shutdown_both, ec);
-    client_.close(ec);
+    client_.close();
   }
 }
 
@@ -152,31 +182,29 @@ awaitable<void> Session::refuse_first_request(const std::string& reason) {
                                reason + ")",
                            6, "HostUnreachable");
   rt_.metrics.messages_blocked.Increment();
-  co_await asio::async_write(client_, asio::buffer(reply), kUseTuple);
+  co_await client_.write_all(asio::buffer(reply));
 }
 
-awaitable<boost::system::error_code> Session::read_frame(tcp::socket& socket,
+awaitable<boost::system::error_code> Session::read_frame(Stream& stream,
                                                         std::vector<uint8_t>& buffer,
                                                         TimePoint& frame_started) {
   buffer.resize(wire::kHeaderSize);
   // The first read may wait as long as the peer likes (an idle pooled connection); from the
   // first byte on, the watchdog holds the message to frame_timeout.
-  auto [ec, n] = co_await socket.async_read_some(asio::buffer(buffer.data(), wire::kHeaderSize),
-                                                 kUseTuple);
+  auto [ec, n] = co_await stream.read_some(asio::buffer(buffer.data(), wire::kHeaderSize));
   if (ec) co_return ec;
   frame_started = std::chrono::steady_clock::now();
   if (n < wire::kHeaderSize) {
-    auto [ec1, n1] = co_await asio::async_read(
-        socket, asio::buffer(buffer.data() + n, wire::kHeaderSize - n), kUseTuple);
+    auto [ec1, n1] =
+        co_await stream.read_exact(asio::buffer(buffer.data() + n, wire::kHeaderSize - n));
     if (ec1) co_return ec1;
   }
   const auto header = wire::read_header(buffer.data());
   wire::check_message_length(header, rt_.config.max_message_bytes);  // throws ProtocolError
   buffer.resize(static_cast<size_t>(header.message_length));
   if (buffer.size() > wire::kHeaderSize) {
-    auto [ec2, n2] = co_await asio::async_read(
-        socket, asio::buffer(buffer.data() + wire::kHeaderSize, buffer.size() - wire::kHeaderSize),
-        kUseTuple);
+    auto [ec2, n2] = co_await stream.read_exact(
+        asio::buffer(buffer.data() + wire::kHeaderSize, buffer.size() - wire::kHeaderSize));
     if (ec2) co_return ec2;
   }
   frame_started = TimePoint{};
@@ -231,16 +259,14 @@ awaitable<void> Session::write_client(wire::Bytes bytes) {
     if (closed_) co_return;
   }
   client_writing_ = true;
-  auto [ec, n] = co_await asio::async_write(client_, asio::buffer(bytes.data(), bytes.size()),
-                                            kUseTuple);
+  auto [ec, n] = co_await client_.write_all(asio::buffer(bytes.data(), bytes.size()));
   client_writing_ = false;
   client_write_done_.cancel();
   if (ec) throw boost::system::system_error(ec);
 }
 
 awaitable<void> Session::write_upstream(wire::Bytes bytes) {
-  auto [ec, n] = co_await asio::async_write(upstream_, asio::buffer(bytes.data(), bytes.size()),
-                                            kUseTuple);
+  auto [ec, n] = co_await upstream_.write_all(asio::buffer(bytes.data(), bytes.size()));
   if (ec) throw boost::system::system_error(ec);
   rt_.metrics.client_bytes.Increment(static_cast<double>(bytes.size()));
 }
@@ -462,8 +488,7 @@ awaitable<void> Session::upstream_to_client() {
       trim(upstream_buffer_);
       trim(reply_scratch_);
       if (draining_ && outstanding_ == 0) {
-        boost::system::error_code ec;
-        client_.shutdown(tcp::socket::shutdown_both, ec);
+        client_.close();
         co_return;
       }
     }

@@ -32,7 +32,31 @@ class ConfigError : public std::runtime_error {
 };
 
 enum class Persona { kMongos, kReplicaSet };
+
+// TLS towards clients: docguard presents cert_file/key_file; with ca_file, clients must present
+// a certificate signed by it.
+struct ClientTlsSettings {
+  std::string cert_file;
+  std::string key_file;
+  std::string ca_file;
+  bool enabled() const { return !cert_file.empty(); }
+};
+
+// TLS towards the upstream: the server certificate is verified against ca_file (or the
+// system store) and its name against server_name (default: the upstream host).
+struct UpstreamTlsSettings {
+  bool enabled = false;
+  std::string ca_file;
+  std::string cert_file;  // optional client certificate (x.509 auth passes through docguard
+  std::string key_file;   // only with mutual TLS configured here)
+  std::string server_name;
+  bool allow_invalid_certificates = false;  // tests only: skips verification
+};
 enum class LogFormat { kText, kJson };
+
+// Applies the URI's TLS options (tls/ssl=true, tlsCAFile, tlsCertificateKeyFile,
+// tlsAllowInvalidCertificates) to `tls`.
+void apply_uri_tls_options(const std::string& uri, UpstreamTlsSettings& tls);
 
 struct ProxyConfig {
   HostPort listen{"127.0.0.1", 27018};
@@ -60,6 +84,9 @@ struct ProxyConfig {
   Persona persona = Persona::kMongos;
   std::string replica_set_name = "docguard";
   std::string advertised_address;  // host:port drivers should use; default: the listen address
+
+  ClientTlsSettings tls;
+  UpstreamTlsSettings upstream_tls;
 
   std::string config_file;  // where the rules came from, for SIGHUP reloads
   std::shared_ptr<const rules::RuleSet> rules;

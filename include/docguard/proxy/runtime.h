@@ -7,13 +7,14 @@
 #include "docguard/proxy/config.h"
 #include "docguard/proxy/handshake.h"
 #include "docguard/proxy/metrics.h"
+#include "docguard/proxy/tls.h"
 #include "docguard/rules/engine.h"
 
 namespace docguard::proxy {
 
 struct ProxyRuntime {
   explicit ProxyRuntime(ProxyConfig cfg)
-      : config(std::move(cfg)), engine(config.rules, &metrics) {
+      : config(std::move(cfg)), engine(config.rules, &metrics), tls(make_tls_contexts(config)) {
     persona.persona = config.persona;
     persona.replica_set_name = config.replica_set_name;
     persona.advertised_address =
@@ -25,6 +26,7 @@ struct ProxyRuntime {
   Metrics metrics;
   rules::Engine engine;
   PersonaSettings persona;
+  TlsContexts tls;
   std::atomic<int64_t> active_sessions{0};
   // requestIDs for messages docguard writes itself (replies it answers, rewritten requests keep
   // the client's). Negative, so they never collide with the upstream's positive ids.

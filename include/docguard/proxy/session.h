@@ -15,6 +15,7 @@
 
 #include "docguard/proxy/enforcement.h"
 #include "docguard/proxy/runtime.h"
+#include "docguard/proxy/stream.h"
 #include "docguard/wire/op_compressed.h"
 
 namespace docguard::proxy {
@@ -52,7 +53,7 @@ class Session : public std::enable_shared_from_this<Session> {
   boost::asio::awaitable<void> client_to_upstream();
   boost::asio::awaitable<void> upstream_to_client();
   // Reads one whole message; a declared length outside the limits throws ProtocolError.
-  boost::asio::awaitable<boost::system::error_code> read_frame(boost::asio::ip::tcp::socket& socket,
+  boost::asio::awaitable<boost::system::error_code> read_frame(Stream& stream,
                                                                std::vector<uint8_t>& buffer,
                                                                TimePoint& frame_started);
   boost::asio::awaitable<void> write_client(wire::Bytes bytes);
@@ -61,6 +62,8 @@ class Session : public std::enable_shared_from_this<Session> {
   // the upstream goes silent past upstream_timeout with requests in flight. It polls coarsely
   // so the per-message cost is only a clock read.
   boost::asio::awaitable<void> watchdog();
+  // Connects (and, if configured, starts TLS) upstream; returns why it failed, or "".
+  boost::asio::awaitable<std::string> connect_upstream();
   boost::asio::awaitable<void> refuse_first_request(const std::string& reason);
 
   // Handles one request; returns the bytes to forward upstream (empty: nothing to forward).
@@ -70,8 +73,8 @@ class Session : public std::enable_shared_from_this<Session> {
   void note_hello(const wire::BsonView& hello);
   void protocol_error(const char* where, const wire::ProtocolError& e);
 
-  boost::asio::ip::tcp::socket client_;
-  boost::asio::ip::tcp::socket upstream_;
+  Stream client_;
+  Stream upstream_;
   ProxyRuntime& rt_;
   std::string peer_;
   std::string app_name_;

@@ -1,0 +1,60 @@
+// A TCP connection that may be wrapped in TLS: the session reads and writes through this and
+// does not care which.
+#pragma once
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <memory>
+#include <string>
+
+namespace docguard::proxy {
+
+class Stream {
+ public:
+  using tcp = boost::asio::ip::tcp;
+  using error_code = boost::system::error_code;
+
+  explicit Stream(tcp::socket socket) : plain_(std::move(socket)) {}
+
+  // Wraps the connected socket in TLS and runs the handshake. For a client handshake,
+  // `server_name` is sent as SNI and checked against the certificate (unless empty).
+  boost::asio::awaitable<error_code> start_tls(boost::asio::ssl::context& context,
+                                               boost::asio::ssl::stream_base::handshake_type type,
+                                               const std::string& server_name);
+
+  tcp::socket& socket() { return tls_ ? tls_->next_layer() : plain_; }
+  bool is_tls() const { return tls_ != nullptr; }
+  boost::asio::any_io_executor get_executor() { return plain_.get_executor(); }
+
+  boost::asio::awaitable<std::tuple<error_code, size_t>> read_some(boost::asio::mutable_buffer b) {
+    if (tls_) co_return co_await tls_->async_read_some(b, kUseTuple);
+    co_return co_await plain_.async_read_some(b, kUseTuple);
+  }
+  boost::asio::awaitable<std::tuple<error_code, size_t>> read_exact(boost::asio::mutable_buffer b) {
+    if (tls_) co_return co_await boost::asio::async_read(*tls_, b, kUseTuple);
+    co_return co_await boost::asio::async_read(plain_, b, kUseTuple);
+  }
+  boost::asio::awaitable<std::tuple<error_code, size_t>> write_all(boost::asio::const_buffer b) {
+    if (tls_) co_return co_await boost::asio::async_write(*tls_, b, kUseTuple);
+    co_return co_await boost::asio::async_write(plain_, b, kUseTuple);
+  }
+  void close() {
+    error_code ec;
+    socket().shutdown(tcp::socket::shutdown_both, ec);
+    socket().close(ec);
+  }
+
+ private:
+  static constexpr auto kUseTuple = boost::asio::as_tuple(boost::asio::use_awaitable);
+  // When TLS is on, the socket lives inside tls_ and plain_ is a moved-from shell kept only
+  // for its executor.
+  tcp::socket plain_;
+  std::unique_ptr<boost::asio::ssl::stream<tcp::socket>> tls_;
+};
+
+}  // namespace docguard::proxy

@@ -1,0 +1,156 @@
+"""TLS on both sides of docguard, with certificates this test makes (issue 6, section 5).
+
+* client side: docguard serves TLS (--tls-cert/--tls-key); PyMongo with tls=True and the test CA
+  works, plain TCP and an untrusted CA do not; with --tls-ca, a client certificate is required.
+* upstream side: FerretDB listens with TLS; docguard verifies its certificate against the CA and
+  its name (SNI + hostname check); a wrong expected name is refused with a clear error.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pymongo
+import pytest
+from pymongo.errors import PyMongoError
+
+import harness
+
+pytestmark = pytest.mark.skipif(harness.docguard_bin() is None, reason="no docguard binary")
+
+
+def _openssl(*args: str, cwd: Path) -> None:
+    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True, timeout=60)
+
+
+def _issue(cwd: Path, name: str, ca: str, *, san: str, client: bool = False) -> None:
+    _openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key", "-subj",
+             f"/CN={name}", "-out", f"{name}.csr", cwd=cwd)
+    ext = cwd / f"{name}.ext"
+    usage = "clientAuth" if client else "serverAuth"
+    ext.write_text(f"subjectAltName={san}\nextendedKeyUsage={usage}\n")
+    _openssl("x509", "-req", "-in", f"{name}.csr", "-CA", f"{ca}.pem", "-CAkey", f"{ca}.key",
+             "-CAcreateserial", "-days", "2", "-sha256", "-extfile", ext.name, "-out",
+             f"{name}.pem", cwd=cwd)
+    # PyMongo's tlsCertificateKeyFile wants certificate and key in one file.
+    (cwd / f"{name}-combined.pem").write_text((cwd / f"{name}.pem").read_text() +
+                                              (cwd / f"{name}.key").read_text())
+
+
+@pytest.fixture(scope="module")
+def certs(tmp_path_factory) -> Path:
+    d = tmp_path_factory.mktemp("tls")
+    for ca in ("ca", "other-ca"):
+        _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{ca}.key",
+                 "-subj", f"/CN=docguard test {ca}", "-days", "2", "-out", f"{ca}.pem", cwd=d)
+    _issue(d, "server", "ca", san="DNS:localhost,IP:127.0.0.1")
+    _issue(d, "client", "ca", san="DNS:app.local", client=True)
+    return d
+
+
+@pytest.fixture(scope="module")
+def ferret(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("tls-ferret")
+    proc = harness.start_ferretdb(workdir)
+    yield proc
+    proc.stop()
+
+
+def _crud(uri: str, **kwargs) -> None:
+    options = {"serverSelectionTimeoutMS": 4000, "connectTimeoutMS": 4000, **kwargs}
+    client = pymongo.MongoClient(uri, **options)
+    try:
+        coll = client.tlsdb.items
+        coll.insert_one({"x": 1})
+        assert coll.count_documents({"x": 1}) >= 1
+    finally:
+        client.close()
+
+
+def _docguard(tmp_path: Path, upstream: str, *extra: str):
+    return harness.start_docguard(upstream, tmp_path, config=None, wait_upstream=False,
+                                  extra_args=list(extra))
+
+
+def test_client_side_tls(ferret, certs, tmp_path):
+    dg = _docguard(tmp_path, f"mongodb://127.0.0.1:{ferret.ports['listen']}",
+                   "--tls-cert", str(certs / "server.pem"), "--tls-key", str(certs / "server.key"))
+    try:
+        uri = f"mongodb://localhost:{dg.ports['listen']}"
+        _crud(uri, tls=True, tlsCAFile=str(certs / "ca.pem"))
+        with pytest.raises(PyMongoError):
+            _crud(uri, serverSelectionTimeoutMS=1500)  # plain TCP to a TLS listener
+        with pytest.raises(PyMongoError):
+            _crud(uri, tls=True, tlsCAFile=str(certs / "other-ca.pem"), serverSelectionTimeoutMS=1500)
+        samples = harness.fetch_metrics(f"127.0.0.1:{dg.ports['admin']}")
+        assert harness.metric_sum(samples, "docguard_protocol_errors_total", kind="tls_handshake") >= 1
+        assert dg.alive()
+    finally:
+        dg.stop()
+
+
+def test_client_certificate_required_with_tls_ca(ferret, certs, tmp_path):
+    dg = _docguard(tmp_path, f"mongodb://127.0.0.1:{ferret.ports['listen']}",
+                   "--tls-cert", str(certs / "server.pem"), "--tls-key", str(certs / "server.key"),
+                   "--tls-ca", str(certs / "ca.pem"))
+    try:
+        uri = f"mongodb://localhost:{dg.ports['listen']}"
+        _crud(uri, tls=True, tlsCAFile=str(certs / "ca.pem"),
+              tlsCertificateKeyFile=str(certs / "client-combined.pem"))
+        with pytest.raises(PyMongoError):
+            _crud(uri, tls=True, tlsCAFile=str(certs / "ca.pem"), serverSelectionTimeoutMS=1500)
+    finally:
+        dg.stop()
+
+
+@pytest.fixture(scope="module")
+def tls_ferret(tmp_path_factory, certs):
+    """FerretDB serving TLS only (its plain listener on another free port, unused)."""
+    workdir = tmp_path_factory.mktemp("tls-upstream")
+    port, plain = harness.free_port(), harness.free_port()
+    data = workdir / "data"
+    data.mkdir()
+    proc = harness._spawn("ferretdb-tls", [
+        str(harness.FERRETDB_BIN), "--handler=sqlite", f"--sqlite-url=file:{data}/",
+        f"--listen-addr=127.0.0.1:{plain}", f"--listen-tls=127.0.0.1:{port}",
+        f"--listen-tls-cert-file={certs / 'server.pem'}",
+        f"--listen-tls-key-file={certs / 'server.key'}", f"--state-dir={data}",
+        "--telemetry=disable", "--debug-addr=-", "--log-level=warn"], workdir / "ferretdb.log")
+    proc.ports["tls"] = port
+    import time
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not harness.port_open(port):
+        time.sleep(0.2)
+    assert harness.port_open(port), harness._tail(proc.log_path)
+    yield proc
+    proc.stop()
+
+
+def test_upstream_tls_verifies_certificate_and_name(tls_ferret, certs, tmp_path):
+    port = tls_ferret.ports["tls"]
+    ca = certs / "ca.pem"
+    dg = _docguard(tmp_path, f"mongodb://localhost:{port}/?tls=true&tlsCAFile={ca}")
+    try:
+        _crud(f"mongodb://127.0.0.1:{dg.ports['listen']}")
+    finally:
+        dg.stop()
+    # The certificate names localhost and 127.0.0.1, not this name: refused, clearly.
+    cfg = tmp_path / "wrong-name.yaml"
+    cfg.write_text(f"upstream_tls: {{ ca_file: {ca}, server_name: db.example.net }}\n")
+    dg = _docguard(tmp_path, f"mongodb://localhost:{port}", "--config", str(cfg))
+    try:
+        with pytest.raises(PyMongoError) as err:
+            _crud(f"mongodb://127.0.0.1:{dg.ports['listen']}", serverSelectionTimeoutMS=2000)
+        assert "TLS handshake" in str(err.value) or "unreachable" in str(err.value)
+        samples = harness.fetch_metrics(f"127.0.0.1:{dg.ports['admin']}")
+        assert harness.metric_sum(samples, "docguard_upstream_errors_total", kind="tls") >= 1
+    finally:
+        dg.stop()
+    # An untrusted CA is refused too.
+    dg = _docguard(tmp_path, f"mongodb://localhost:{port}/?tls=true&tlsCAFile={certs / 'other-ca.pem'}")
+    try:
+        with pytest.raises(PyMongoError):
+            _crud(f"mongodb://127.0.0.1:{dg.ports['listen']}", serverSelectionTimeoutMS=2000)
+    finally:
+        dg.stop()

@@ -152,7 +152,11 @@ std::chrono::milliseconds parse_duration(const std::string& text) {
 }
 
 void apply_yaml(const YAML::Node& root, const std::string& file, ProxyConfig& config) {
-  if (!root || root.IsNull()) return;
+  if (!root || root.IsNull()) {
+    // An empty (or comment-only) file: every default, including the default rules.
+    config.rules = rules::parse_rules(YAML::Node(), file);
+    return;
+  }
   std::set<std::string> known = {"listen",    "upstream", "admin",   "threads", "log_format",
                                  "log_level", "limits",   "persona", "tls",     "upstream_tls"};
   for (auto k : rules::kTopLevelKeys) known.emplace(k);

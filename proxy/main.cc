@@ -3,6 +3,8 @@
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <malloc.h>
+
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -179,6 +181,10 @@ ProxyConfig build_config(const Flags& flags) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Large message buffers are released after use; a fixed mmap threshold makes glibc give that
+  // memory back to the system instead of keeping it in the heap (its dynamic threshold grows to
+  // the largest buffer freed).
+  mallopt(M_MMAP_THRESHOLD, 256 * 1024);
   Flags flags;
   ProxyConfig config;
   try {

@@ -138,8 +138,14 @@ Metrics::Metrics()
       .Add({{"version", DOCGUARD_VERSION}})
       .Set(1);
   // Pre-create the fixed label values so dashboards and alerts see zeros, not absences.
-  for (const char* kind : {"connect", "closed", "bad_reply"}) upstream_errors.get(kind);
-  for (const char* kind : {"bad_length", "too_large", "bad_op_msg", "bad_bson", "checksum"}) {
+  for (const char* kind : {"connect", "closed", "bad_reply", "timeout", "tls"}) {
+    upstream_errors.get(kind);
+  }
+  for (const char* kind :
+       {"bad_length", "too_large", "bad_op_msg", "bad_bson", "checksum", "unknown_required_flag",
+        "bad_op_query", "bad_op_compressed", "bad_compressed_data", "decompression_limit",
+        "decompression_size", "truncated_frame", "client_frame_timeout",
+        "idle_timeout", "tls_handshake"}) {
     protocol_errors.get(kind);
   }
   for (const char* c : {"snappy", "zlib", "zstd"}) compressed_messages.get(c);

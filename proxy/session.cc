@@ -290,7 +290,14 @@ awaitable<void> Session::client_to_upstream() {
   try {
     while (true) {
       if (draining_ && outstanding_ == 0) co_return;
-      if (co_await read_frame(client_, client_buffer_, client_frame_started_)) co_return;
+      if (co_await read_frame(client_, client_buffer_, client_frame_started_)) {
+        if (client_frame_started_ != TimePoint{}) {
+          // Gone in the middle of a message: nothing of it was forwarded.
+          rt_.metrics.protocol_errors.get("truncated_frame").Increment();
+          spdlog::info("client {} disconnected in the middle of a message", peer_);
+        }
+        co_return;
+      }
       last_client_activity_ = std::chrono::steady_clock::now();
       co_await handle_request(client_buffer_);
       trim(client_buffer_);

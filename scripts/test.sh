@@ -68,6 +68,8 @@ else
   record integration FAIL
 fi
 
+if ((build_ok)); then step faults bash tests/faults/run.sh; else record faults FAIL; fi
+
 step deploy-files .tools/venv/bin/python -m pytest -q -p no:cacheprovider tests/deploy
 
 if [ "${DOCGUARD_SKIP_FUZZ:-}" != 1 ]; then

@@ -6,6 +6,21 @@
 
 namespace docguard::wire {
 
+namespace {
+
+void validate_structure(const BsonView& doc) {
+  bson_t b;
+  size_t offset = 0;
+  if (!bson_init_static(&b, doc.data, doc.size) ||
+      !bson_validate(&b, BSON_VALIDATE_NONE, &offset)) {
+    throw ProtocolError("bad_bson",
+                        "malformed BSON element at offset " + std::to_string(offset) +
+                            " of a " + std::to_string(doc.size) + "-byte document");
+  }
+}
+
+}  // namespace
+
 const DocumentSequence* OpMsg::sequence(std::string_view identifier) const {
   for (const auto& s : sequences) {
     if (s.identifier == identifier) return &s;
@@ -91,6 +106,12 @@ OpMsg OpMsg::parse(Bytes message, bool verify_checksum) {
     }
   }
   if (!have_body) throw ProtocolError("bad_op_msg", "OP_MSG has no kind 0 section");
+  // Every element of every document, recursively: the rules walk them with iterators that
+  // trust embedded lengths, and corrupt BSON must not be measured (or relayed) as if valid.
+  validate_structure(msg.body);
+  for (const auto& s : msg.sequences) {
+    for (const auto& d : s.documents) validate_structure(d);
+  }
   // Identifiers must not also appear as body fields.
   if (!msg.sequences.empty()) {
     bson_t body = msg.body.borrow();

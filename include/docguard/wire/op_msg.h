@@ -44,8 +44,8 @@ struct OpMsg {
 
   // Parses a whole message (header included). Throws ProtocolError on: unknown required flag
   // bits, zero or several kind-0 sections, unknown section kinds, duplicate identifiers,
-  // sections overrunning the message, malformed BSON framing, and checksum mismatch (when
-  // verify_checksum is set).
+  // sections overrunning the message, malformed BSON (framing and every element, recursively),
+  // and checksum mismatch (when verify_checksum is set).
   static OpMsg parse(Bytes message, bool verify_checksum = true);
 };
 

@@ -78,6 +78,15 @@ TEST(Config, ErrorsNameFileLineAndKey) {
   EXPECT_THROW(load_config_file("/nonexistent/docguard.yaml"), ConfigError);
 }
 
+TEST(Config, EmptyFileGivesDefaultsAndRules) {
+  // Regression: a comment-only file left the rules unset and the proxy crashed at start.
+  auto path = write_temp("# nothing here\n");
+  auto c = load_config_file(path);
+  EXPECT_NE(c.rules, nullptr);
+  EXPECT_EQ(c.listen.port, 27018);
+  std::remove(path.c_str());
+}
+
 TEST(Config, ExampleFileIsValid) {
   const std::string example = std::string(DOCGUARD_SOURCE_DIR) + "/config/docguard.example.yaml";
   if (!std::ifstream(example)) GTEST_SKIP() << "no example config yet";

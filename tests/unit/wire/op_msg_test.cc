@@ -117,6 +117,20 @@ TEST(OpMsg, RejectsOverrunsAndBadBson) {
   EXPECT_EQ(kind_of(cut), "bad_length");
 }
 
+TEST(OpMsg, RejectsCorruptEmbeddedDocumentLengths) {
+  // Regression (fault suite): an embedded document whose length overruns its parent was walked
+  // by the rules as if valid, and failingDocumentId came from the wrong bytes.
+  auto body = json(R"({"insert": "c", "$db": "t"})");
+  auto d = json(R"({"_id": 1, "d": {"a": 1}, "arr": [0, 1, 2]})");
+  auto bytes = OpMsgBuilder(1, 0).body(body.get()).sequence("documents", {view(d)}).finish();
+  // {"_id": int32} is 4 + (1+4+4); then "d": type byte, "d\0", then the embedded length.
+  const size_t doc_start = bytes.size() - d->len;
+  const size_t embedded_len = doc_start + 4 + 1 + 4 + 4 + 1 + 2;
+  ASSERT_EQ(load_le32(bytes.data() + embedded_len), 12);
+  store_le32(bytes.data() + embedded_len, 300);
+  EXPECT_EQ(kind_of(bytes), "bad_bson");
+}
+
 TEST(OpMsg, SequenceDocumentsMustBeWellFramed) {
   auto body = json(R"({"insert": "c", "$db": "t"})");
   auto d = json(R"({"a": 1})");

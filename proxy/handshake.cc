@@ -80,6 +80,9 @@ HelloRewrite rewrite_hello_reply(const wire::BsonView& upstream_reply,
         }
       }
       if (key == "ok" || key == "maxMessageSizeBytes" || is_topology_field(key)) continue;
+      // Real servers send ASCII keys; a key that is not UTF-8 is dropped rather than relayed
+      // (libbson's own validation rejects the copy; found by fuzz_op_query).
+      if (!bson_utf8_validate(key.data(), key.size(), false)) continue;
       bson_append_iter(out, nullptr, 0, &it);
     }
   }

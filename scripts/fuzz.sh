@@ -30,6 +30,10 @@ for path in glob.glob("tests/fixtures/*.hex"):
     target = {2013: "fuzz_op_msg", 2004: "fuzz_op_query", 1: "fuzz_op_query", 2012: "fuzz_op_compressed"}.get(opcode)
     if target:
         open(os.path.join(out, target, name), "wb").write(raw[16:])
+# Inputs that once crashed a target stay in its corpus (tests/fuzz/regressions/TARGET/).
+for path in glob.glob("tests/fuzz/regressions/*/*"):
+    target = os.path.basename(os.path.dirname(path))
+    open(os.path.join(out, target, "regression-" + os.path.basename(path)), "wb").write(open(path, "rb").read())
 for path in glob.glob("config/*.yaml") + glob.glob("deploy/**/*.yaml", recursive=True):
     open(os.path.join(out, "fuzz_config", os.path.basename(path)), "wb").write(open(path, "rb").read())
 PY

@@ -80,6 +80,19 @@ TEST(Handshake, RejectsCorruptNestedDocuments) {
                wire::ProtocolError);
 }
 
+TEST(Handshake, DropsKeysThatAreNotUtf8) {
+  // Regression (fuzz_op_query): such a key made the rewritten reply invalid BSON. libbson's
+  // validation misses it in the last element, which is where the fuzzer put it.
+  wire::OwnedBson upstream;
+  BSON_APPEND_BOOL(upstream.get(), "ismaster", true);
+  BSON_APPEND_DOUBLE(upstream.get(), "ok", 1.0);
+  bson_append_int32(upstream.get(), "bad\xff", 4, 1);
+  PersonaSettings settings{Persona::kMongos, "", "127.0.0.1:1", 1 << 20};
+  auto out = rewrite_hello_reply(upstream.view(), {}, settings);
+  EXPECT_TRUE(wire::bson_is_valid(out.reply.view()));
+  EXPECT_EQ(wire::to_json(out.reply.view()).find("bad"), std::string::npos);
+}
+
 TEST(Handshake, ClientCompressorsAndAppName) {
   auto hello = json(R"({"hello": 1, "compression": ["zstd", "lz4", "zlib", "snappy", "noop"],
                         "client": {"application": {"name": "shop-api"}}})");

@@ -70,8 +70,17 @@ echo "  health:        curl http://$DOCGUARD_ADMIN/healthz"
 echo "  connect:       .tools/venv/bin/python -c 'import pymongo; print(pymongo.MongoClient(\"$DOCGUARD_URI\").shop.products.count_documents({}))'"
 echo "                 (or: cd tests/integration/node && npx mongosh $DOCGUARD_URI/shop)"
 echo
+echo "--- design-rule violations in docguard's log ---"
+grep -h "design rule violated" "$root"/.run/demo/docguard-*.log 2>/dev/null | tail -5 || true
+echo
 echo "--- docguard metrics (excerpt) ---"
-curl -s "http://$DOCGUARD_ADMIN/metrics" | grep -E '^docguard_' | head -25
+curl -s "http://$DOCGUARD_ADMIN/metrics" |
+  grep -E '^docguard_(violations_total|reads_with_lookup_total|reads_total|array_length_max|array_length_bound|document_size_bytes_count|commands_total\{.*(insert|update))' |
+  head -25
+echo
+echo "--- /status (per collection) ---"
+curl -s "http://$DOCGUARD_ADMIN/status" | head -c 1500
+echo
 if ((once)); then
   exit 0
 fi

@@ -13,7 +13,7 @@ import sys
 import time
 
 import pymongo
-from pymongo.errors import OperationFailure
+from pymongo.errors import BulkWriteError, OperationFailure, WriteError
 
 
 def main() -> int:
@@ -35,14 +35,32 @@ def main() -> int:
     db.products.insert_many(products)
     print(f"inserted {len(products)} products")
 
-    # one product whose reviews array keeps growing: the pattern docguard's rules watch for
+    # The anti-pattern: a reviews array that grows without bound. config/docguard.example.yaml
+    # blocks $push without $slice on shop.products, as server-side validation would.
+    try:
+        db.products.update_one({"_id": "p0"}, {"$push": {"reviews": {"user": "u1", "stars": 5}}})
+        print("unbounded $push was accepted (no block rule for shop.products in this config)")
+    except WriteError as e:
+        print(f"docguard blocked an unbounded $push (code {e.code}): {e.details['errmsg']}")
+    # The fix the rule asks for: keep the latest 100 reviews embedded ($slice), the rest elsewhere.
     for n in range(a.reviews):
-        db.products.update_one({"_id": "p0"}, {"$push": {"reviews": {
-            "user": f"u{rnd.randrange(1000)}", "stars": rnd.randint(1, 5), "text": "review text " * 5}}})
-    for i in range(1, 50):
-        db.products.update_one({"_id": f"p{i}"}, {"$push": {"reviews": {"user": "u1", "stars": 4}}})
+        db.products.update_one({"_id": "p0"}, {"$push": {"reviews": {"$each": [{
+            "user": f"u{rnd.randrange(1000)}", "stars": rnd.randint(1, 5), "text": "review text " * 5}],
+            "$slice": -100}}})
     p0 = db.products.find_one({"_id": "p0"}, {"reviews": 1})
-    print(f"pushed {a.reviews} reviews onto p0 (array length now {len(p0['reviews'])})")
+    print(f"pushed {a.reviews} reviews onto p0 with $slice: -100 (array length now "
+          f"{len(p0['reviews'])}; FerretDB 1.x ignores $slice, a real MongoDB keeps 100)")
+
+    # A bloated document in an unordered batch: the others are written, that one is refused.
+    batch = [{"_id": f"n{i}", "name": f"new product {i}", "reviews": []} for i in range(5)]
+    batch[2]["manual_pdf"] = "x" * 300_000
+    try:
+        db.products.insert_many(batch, ordered=False)
+    except BulkWriteError as e:
+        errs = e.details["writeErrors"]
+        print(f"insert_many: {e.details['nInserted']} inserted, index {errs[0]['index']} refused: "
+              f"{errs[0]['errInfo']['rule']} {errs[0]['errInfo']['measured']} > "
+              f"{errs[0]['errInfo']['bound']}")
 
     orders = [{"product": f"p{rnd.randrange(50)}", "qty": rnd.randint(1, 5)} for _ in range(500)]
     db.orders.insert_many(orders)
@@ -52,14 +70,20 @@ def main() -> int:
                                     {"$sort": {"qty": -1}}, {"$limit": 3}]))
     print("top products by quantity:", ", ".join(f"{d['_id']}={d['qty']}" for d in top))
 
-    try:
-        joined = list(db.orders.aggregate([
-            {"$lookup": {"from": "products", "localField": "product", "foreignField": "_id",
-                         "as": "product_doc"}},
-            {"$limit": 5}]))
-        print(f"$lookup returned {len(joined)} joined orders")
-    except OperationFailure as e:
-        print(f"$lookup went through docguard; the upstream refused it: {e.details.get('errmsg', e)}")
+    # Join-heavy reads: every order read joins products. docguard warns when the share of reads
+    # with $lookup passes max_lookup_ratio (see the log and /status).
+    refused = 0
+    for _ in range(30):
+        try:
+            list(db.orders.aggregate([
+                {"$lookup": {"from": "products", "localField": "product", "foreignField": "_id",
+                             "as": "product_doc"}},
+                {"$limit": 5}]))
+        except OperationFailure:
+            refused += 1
+        db.orders.find_one({"qty": 1})
+    print(f"30 $lookup aggregates and 30 finds on orders went through docguard"
+          + (f" (the upstream refused {refused} $lookups: FerretDB 1.x has none)" if refused else ""))
 
     print(f"products: {db.products.count_documents({})}, orders: {db.orders.count_documents({})}; "
           f"workload took {time.monotonic() - t0:.1f}s")

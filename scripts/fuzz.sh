@@ -12,14 +12,14 @@ build=build-fuzz
 CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DDOCGUARD_FUZZ=ON -DDOCGUARD_TESTS=OFF -DDOCGUARD_BENCH=OFF >/dev/null
 ninja -C "$build" -j "${DOCGUARD_JOBS:-2}" fuzz_frame_reader fuzz_op_msg fuzz_op_query \
-  fuzz_op_compressed fuzz_config
+  fuzz_op_compressed fuzz_config fuzz_bson
 
 corpus="$build/corpus"
 mkdir -p "$build/artifacts"
 python3 - "$corpus" <<'PY'
 import os, sys, glob, struct
 out = sys.argv[1]
-for t in ("fuzz_frame_reader", "fuzz_op_msg", "fuzz_op_query", "fuzz_op_compressed", "fuzz_config"):
+for t in ("fuzz_frame_reader", "fuzz_op_msg", "fuzz_op_query", "fuzz_op_compressed", "fuzz_config", "fuzz_bson"):
     os.makedirs(os.path.join(out, t), exist_ok=True)
 for path in glob.glob("tests/fixtures/*.hex"):
     raw = bytes.fromhex(open(path).read().strip())
@@ -39,7 +39,7 @@ for path in glob.glob("config/*.yaml") + glob.glob("deploy/**/*.yaml", recursive
 PY
 
 status=0
-for t in fuzz_frame_reader fuzz_op_msg fuzz_op_query fuzz_op_compressed fuzz_config; do
+for t in fuzz_frame_reader fuzz_op_msg fuzz_op_query fuzz_op_compressed fuzz_config fuzz_bson; do
   echo "== $t (${seconds}s)"
   if ! "$build/tests/fuzz/$t" "$corpus/$t" -max_total_time="$seconds" -rss_limit_mb=2048 \
       -max_len=1048576 -artifact_prefix="$build/artifacts/$t-" -print_final_stats=1 \

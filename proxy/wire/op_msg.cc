@@ -9,10 +9,8 @@ namespace docguard::wire {
 namespace {
 
 void validate_structure(const BsonView& doc) {
-  bson_t b;
   size_t offset = 0;
-  if (!bson_init_static(&b, doc.data, doc.size) ||
-      !bson_validate(&b, BSON_VALIDATE_NONE, &offset)) {
+  if (!bson_structure_valid(doc, &offset)) {
     throw ProtocolError("bad_bson",
                         "malformed BSON element at offset " + std::to_string(offset) +
                             " of a " + std::to_string(doc.size) + "-byte document");

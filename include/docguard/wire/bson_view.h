@@ -63,8 +63,15 @@ BsonView view_of(const bson_iter_t& iter);
 // String value of `key` in `doc` if present and a UTF-8 string; empty otherwise.
 std::string_view find_string(const BsonView& doc, const char* key);
 
-// Full structural validation (every element, recursively). Returns false for corrupt BSON.
+// Full validation with libbson (every element, recursively, UTF-8 included). For tests.
 bool bson_is_valid(const BsonView& doc);
+
+// Structural validation on the hot path: every element's type, key and length fit, recursively
+// (at most kMaxBsonDepth levels), strings are NUL-terminated; UTF-8 is not checked (the server
+// does). Much cheaper than libbson's validation. On failure returns false and sets
+// *error_offset to where the bad element starts.
+constexpr int kMaxBsonDepth = 200;
+bool bson_structure_valid(const BsonView& doc, size_t* error_offset);
 
 // Relaxed Extended JSON of a document, for logs and tests.
 std::string to_json(const BsonView& doc);

@@ -28,11 +28,59 @@ void append_documents(const bson_iter_t& array_it, std::vector<wire::BsonView>& 
   }
 }
 
-void take_payload(const wire::OpMsg& msg, const bson_t* body, const char* field,
+// Top-level fields of a command body that the view needs, found in one pass over the body
+// (instead of one scan per field).
+struct BodyFields {
+  bson_iter_t db, ordered, payload, ns_info, pipeline, query, update, upsert, remove, filter,
+      collection;
+  bool has_db = false, has_ordered = false, has_payload = false, has_ns_info = false,
+       has_pipeline = false, has_query = false, has_update = false, has_upsert = false,
+       has_remove = false, has_filter = false, has_collection = false;
+};
+
+const char* payload_field_of(CommandKind kind) {
+  switch (kind) {
+    case CommandKind::kInsert: return "documents";
+    case CommandKind::kUpdate: return "updates";
+    case CommandKind::kDelete: return "deletes";
+    case CommandKind::kBulkWrite: return "ops";
+    default: return nullptr;
+  }
+}
+
+void scan_body(bson_iter_t it, const char* payload_field, BodyFields& f) {
+  while (bson_iter_next(&it)) {
+    const std::string_view key = key_of(it);
+    if (key == "$db") {
+      f.db = it, f.has_db = true;
+    } else if (key == "ordered") {
+      f.ordered = it, f.has_ordered = true;
+    } else if (payload_field != nullptr && key == payload_field) {
+      f.payload = it, f.has_payload = true;
+    } else if (key == "nsInfo") {
+      f.ns_info = it, f.has_ns_info = true;
+    } else if (key == "pipeline") {
+      f.pipeline = it, f.has_pipeline = true;
+    } else if (key == "query") {
+      f.query = it, f.has_query = true;
+    } else if (key == "update") {
+      f.update = it, f.has_update = true;
+    } else if (key == "upsert") {
+      f.upsert = it, f.has_upsert = true;
+    } else if (key == "remove") {
+      f.remove = it, f.has_remove = true;
+    } else if (key == "filter") {
+      f.filter = it, f.has_filter = true;
+    } else if (key == "collection") {
+      f.collection = it, f.has_collection = true;
+    }
+  }
+}
+
+void take_payload(const wire::OpMsg& msg, const BodyFields& f, const char* field,
                   CommandView& view) {
-  bson_iter_t it;
-  if (bson_iter_init_find(&it, body, field) && BSON_ITER_HOLDS_ARRAY(&it)) {
-    append_documents(it, view.statements);
+  if (f.has_payload && BSON_ITER_HOLDS_ARRAY(&f.payload)) {
+    append_documents(f.payload, view.statements);
     view.payload_source = PayloadSource::kBody;
     view.payload_field = std::string_view(field);
     return;
@@ -94,57 +142,49 @@ CommandView describe(const wire::OpMsg& msg) {
   view.collection = utf8_of(it);
   const bson_iter_t first = it;
 
-  bson_iter_t f;
-  if (bson_iter_init_find(&f, &body, "$db")) view.database = utf8_of(f);
-  if (bson_iter_init_find(&f, &body, "ordered")) view.ordered = truthy(f);
+  const char* payload_field = payload_field_of(view.kind);
+  BodyFields f;
+  scan_body(it, payload_field, f);
+  if (f.has_db) view.database = utf8_of(f.db);
+  if (f.has_ordered) view.ordered = truthy(f.ordered);
 
   switch (view.kind) {
     case CommandKind::kInsert:
-      take_payload(msg, &body, "documents", view);
-      break;
     case CommandKind::kUpdate:
-      take_payload(msg, &body, "updates", view);
-      break;
     case CommandKind::kDelete:
-      take_payload(msg, &body, "deletes", view);
+      take_payload(msg, f, payload_field, view);
       break;
     case CommandKind::kBulkWrite: {
-      take_payload(msg, &body, "ops", view);
-      if (bson_iter_init_find(&f, &body, "nsInfo") && BSON_ITER_HOLDS_ARRAY(&f)) {
-        append_documents(f, view.ns_info);
+      take_payload(msg, f, payload_field, view);
+      if (f.has_ns_info && BSON_ITER_HOLDS_ARRAY(&f.ns_info)) {
+        append_documents(f.ns_info, view.ns_info);
       } else if (const auto* seq = msg.sequence("nsInfo")) {
         view.ns_info = seq->documents;
       }
       break;
     }
     case CommandKind::kFindAndModify: {
-      if (bson_iter_init_find(&f, &body, "query") && BSON_ITER_HOLDS_DOCUMENT(&f)) {
-        view.query = wire::view_of(f);
+      if (f.has_query && BSON_ITER_HOLDS_DOCUMENT(&f.query)) view.query = wire::view_of(f.query);
+      if (f.has_update && (BSON_ITER_HOLDS_DOCUMENT(&f.update) || BSON_ITER_HOLDS_ARRAY(&f.update))) {
+        view.update = wire::view_of(f.update);
+        view.update_is_pipeline = BSON_ITER_HOLDS_ARRAY(&f.update);
       }
-      if (bson_iter_init_find(&f, &body, "update")) {
-        if (BSON_ITER_HOLDS_DOCUMENT(&f) || BSON_ITER_HOLDS_ARRAY(&f)) {
-          view.update = wire::view_of(f);
-          view.update_is_pipeline = BSON_ITER_HOLDS_ARRAY(&f);
-        }
-      }
-      if (bson_iter_init_find(&f, &body, "upsert")) view.upsert = truthy(f);
-      if (bson_iter_init_find(&f, &body, "remove")) view.remove = truthy(f);
+      if (f.has_upsert) view.upsert = truthy(f.upsert);
+      if (f.has_remove) view.remove = truthy(f.remove);
       break;
     }
     case CommandKind::kFind:
-      if (bson_iter_init_find(&f, &body, "filter") && BSON_ITER_HOLDS_DOCUMENT(&f)) {
-        view.query = wire::view_of(f);
-      }
+      if (f.has_filter && BSON_ITER_HOLDS_DOCUMENT(&f.filter)) view.query = wire::view_of(f.filter);
       break;
     case CommandKind::kAggregate:
-      take_pipeline(&body, "pipeline", view);
+    case CommandKind::kCreate:
+      if (f.has_pipeline && BSON_ITER_HOLDS_ARRAY(&f.pipeline)) {
+        view.pipeline = wire::view_of(f.pipeline);
+      }
       break;
     case CommandKind::kGetMore:
       // getMore's first value is the cursor id; the namespace is in `collection`.
-      if (bson_iter_init_find(&f, &body, "collection")) view.collection = utf8_of(f);
-      break;
-    case CommandKind::kCreate:
-      take_pipeline(&body, "pipeline", view);
+      if (f.has_collection) view.collection = utf8_of(f.collection);
       break;
     case CommandKind::kExplain: {
       if (BSON_ITER_HOLDS_DOCUMENT(&first)) {

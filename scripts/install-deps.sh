@@ -9,7 +9,7 @@ mkdir -p "$tools"
 apt_pkgs=(cmake ninja-build g++ pkg-config libboost1.81-dev libbson-dev libmongoc-dev libspdlog-dev
   libfmt-dev prometheus-cpp-dev libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
   libsnappy-dev libzstd-dev zlib1g-dev libssl-dev clang libclang-rt-14-dev clang-format
-  python3-venv prometheus curl)
+  python3-venv prometheus curl haproxy)
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -18,7 +18,8 @@ if ((${#missing[@]})); then
   echo "install-deps: apt packages: ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
-  # prometheus tries to start a service on install and is refused here; that is fine.
+  # prometheus and haproxy (the reference relay of scripts/bench.sh) try to start a service on
+  # install and are refused here; that is fine.
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null || {
     dpkg --configure -a >/dev/null 2>&1 || true
     apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

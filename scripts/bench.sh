@@ -1,0 +1,320 @@
+#!/usr/bin/env bash
+# docguard benchmark suite (issue 5): one command, side by side on loopback.
+#
+#   scripts/bench.sh            # full run, about 10 minutes on a 2-core machine
+#   scripts/bench.sh --quick    # about 2-3 minutes: 1 round, shorter runs, fewer scenarios
+#
+# Options: --rounds N  --secs S  --no-ferretdb  --no-idle  --no-micro  --idle-conns K
+#
+# What it does:
+#   1. builds build-bench/ (Release): docguard, the stub upstream, the libmongoc load generator,
+#      the microbenchmarks and the callgrind driver (tests/bench/);
+#   2. starts upstreams: the stub (tests/bench/stub_upstream.c) and FerretDB (.tools/bin);
+#   3. starts targets in front of each: HAProxy (TCP mode, the reference relay), docguard with
+#      all rules on in warn mode, docguard in block mode, mongobetween if .tools/bin has it;
+#      "direct" connects the driver to the upstream itself;
+#   4. runs scenarios, interleaving targets within each round (rotating their order), and takes
+#      medians over rounds: throughput, p50/p99 latency, proxy CPU per operation (utime+stime
+#      of the proxy process over the measured window / operations), proxy RSS, and each as a
+#      ratio to HAProxy;
+#   5. holds K idle connections through docguard (and HAProxy) for memory per connection;
+#   6. runs the Google Benchmark microbenchmarks and the callgrind instruction count.
+# Prints a Markdown report and writes it to build-bench/results.md (raw lines: build-bench/raw.txt).
+# Every load run is bounded in time; everything listens on 127.0.0.1.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+cd "$here"
+build=build-bench
+bin=$build/bin
+
+rounds=3 secs=6 quick=0 ferret=1 idle=1 micro=1 idle_conns=10000
+while (($#)); do
+  case "$1" in
+    --quick) quick=1 ;;
+    --rounds) rounds=$2; shift ;;
+    --secs) secs=$2; shift ;;
+    --no-ferretdb) ferret=0 ;;
+    --no-idle) idle=0 ;;
+    --no-micro) micro=0 ;;
+    --idle-conns) idle_conns=$2; shift ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    *) echo "bench.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+if ((quick)); then rounds=1; secs=3; idle_conns=2000; fi
+
+# ---- dependencies and build ----
+if ! command -v haproxy >/dev/null; then
+  echo "bench: installing haproxy" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends haproxy >/dev/null || true
+fi
+cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DDOCGUARD_TESTS=OFF -DDOCGUARD_BENCH=ON >/dev/null
+ninja -C $build -j"${DOCGUARD_JOBS:-2}" docguard stub_upstream docguard_load docguard_micro_bench \
+  bench_one_insert >/dev/null
+
+# File descriptors: docguard needs two per client connection (client + upstream).
+hard=$(ulimit -Hn)
+ulimit -n "$hard"
+max_idle=$(((hard - 200) / 2))
+if ((idle_conns > max_idle)); then
+  echo "bench: ulimit -Hn is $hard: docguard can hold at most $max_idle client connections" \
+       "(2 fds each); idle test uses $max_idle instead of $idle_conns" >&2
+  idle_conns=$max_idle
+fi
+
+run=$(mktemp -d /tmp/docguard-bench.XXXXXX)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$run"
+}
+trap cleanup EXIT
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+wait_port() {
+  for _ in $(seq 1 100); do
+    (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0
+    sleep 0.1
+  done
+  echo "bench: nothing listens on port $1" >&2
+  return 1
+}
+
+declare -A PORT PID
+start_stub() {
+  local port; port=$(free_port)
+  $bin/stub_upstream -p "$port" >"$run/stub.log" 2>&1 &
+  pids+=($!); PID[stub]=$!; PORT[stub]=$port
+  wait_port "$port"
+}
+start_ferretdb() {
+  local port; port=$(free_port)
+  mkdir -p "$run/ferret"
+  .tools/bin/ferretdb --handler=sqlite --sqlite-url="file:$run/ferret/" --listen-addr="127.0.0.1:$port" \
+    --state-dir="$run/ferret" --telemetry=disable --log-level=ERROR >"$run/ferret.log" 2>&1 &
+  pids+=($!); PID[ferretdb]=$!; PORT[ferretdb]=$port
+  wait_port "$port"
+}
+rules_yaml() {  # $1 = warn | block
+  cat <<EOF
+mode: $1
+log_level: warn
+limits:
+  max_connections: 20000
+rules:
+  - match: "*"
+    max_document_bytes: 2MB
+    max_array_length: 10000
+    array_length: {tags: 100}
+    require_push_slice: true
+    max_nesting_depth: 100
+    max_lookup_ratio: 0.5
+EOF
+}
+start_docguard() {  # $1 = name, $2 = warn|block, $3 = upstream port
+  local port admin; port=$(free_port); admin=$(free_port)
+  rules_yaml "$2" >"$run/$1.yaml"
+  $bin/docguard --listen "127.0.0.1:$port" --upstream "mongodb://127.0.0.1:$3" \
+    --admin "127.0.0.1:$admin" --config "$run/$1.yaml" >"$run/$1.log" 2>&1 &
+  pids+=($!); PID[$1]=$!; PORT[$1]=$port
+  wait_port "$port"
+}
+start_haproxy() {  # $1 = name, $2 = upstream port
+  local port; port=$(free_port)
+  local maxconn=$(((hard - 200) / 2))
+  cat >"$run/$1.cfg" <<EOF
+global
+  maxconn $maxconn
+  nbthread 2
+defaults
+  mode tcp
+  timeout connect 5s
+  timeout client 1h
+  timeout server 1h
+frontend f
+  bind 127.0.0.1:$port
+  maxconn $maxconn
+  default_backend b
+backend b
+  server s1 127.0.0.1:$2 maxconn $maxconn
+EOF
+  haproxy -db -f "$run/$1.cfg" >"$run/$1.log" 2>&1 &
+  pids+=($!); PID[$1]=$!; PORT[$1]=$port
+  wait_port "$port"
+}
+start_mongobetween() {  # $1 = name, $2 = upstream port
+  local port; port=$(free_port)
+  .tools/bin/mongobetween -loglevel error -pretty=false \
+    "127.0.0.1:$port=mongodb://127.0.0.1:$2/?maxpoolsize=1000" >"$run/$1.log" 2>&1 &
+  pids+=($!); PID[$1]=$!; PORT[$1]=$port
+  wait_port "$port"
+}
+
+raw=$build/raw.txt
+: >"$raw"
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- proxy rules include 2>/dev/null || echo '+local changes')"
+
+# run_one SERIES SCENARIO TARGET ROUND THREADS CONNS MODE
+run_one() {
+  local series=$1 scen=$2 target=$3 round=$4 threads=$5 conns=$6 mode=$7
+  local t=$target up
+  [ "$series" = ferretdb ] && up=ferretdb || up=stub
+  local key="$series-$target"
+  [ "$target" = direct ] && key=$up
+  local pidarg=()
+  [ "$target" != direct ] && pidarg=(-P "${PID[$key]}")
+  local out
+  out=$(timeout $((secs + 150)) $bin/docguard_load -u "mongodb://127.0.0.1:${PORT[$key]}/?appname=bench" \
+        -m "$mode" -t "$threads" -c "$conns" -d "$secs" "${pidarg[@]}" 2>>"$run/load.err") || out="failed"
+  echo "$series $scen $t $round $out" >>"$raw"
+  printf '  %-9s %-10s %-13s round %s: %s\n' "$series" "$scen" "$t" "$round" "$out" >&2
+}
+
+# ---- start everything ----
+start_stub
+targets=(direct haproxy dg-warn dg-block)
+start_haproxy stub-haproxy "${PORT[stub]}"
+start_docguard stub-dg-warn warn "${PORT[stub]}"
+start_docguard stub-dg-block block "${PORT[stub]}"
+mongobetween_status="not built (go install github.com/coinbase/mongobetween@latest: the Go module proxy answers 403 Forbidden for this module)"
+if [ -x .tools/bin/mongobetween ]; then
+  start_mongobetween stub-mongobetween "${PORT[stub]}"
+  targets+=(mongobetween)
+  mongobetween_status="built from .tools/bin/mongobetween"
+fi
+if ((ferret)) && [ -x .tools/bin/ferretdb ]; then
+  start_ferretdb
+  start_haproxy ferretdb-haproxy "${PORT[ferretdb]}"
+  start_docguard ferretdb-dg-warn warn "${PORT[ferretdb]}"
+  start_docguard ferretdb-dg-block block "${PORT[ferretdb]}"
+else
+  ferret=0
+fi
+
+# Scenarios: name threads connections mode
+scenarios=("small-16 16 16 mix" "small-64 64 64 mix" "conns-1000 100 1000 mix" "insert-1MiB 8 8 big")
+((quick)) && scenarios=("small-16 16 16 mix" "small-64 64 64 mix" "insert-1MiB 8 8 big")
+
+echo "bench: $rounds round(s) x ${#scenarios[@]} scenarios x ${#targets[@]} targets, ${secs}s each; load average $load_before" >&2
+for ((r = 1; r <= rounds; r++)); do
+  n=${#targets[@]}
+  for s in "${scenarios[@]}"; do
+    read -r scen threads conns mode <<<"$s"
+    for ((i = 0; i < n; i++)); do  # rotate the order every round
+      t=${targets[$(((i + r - 1) % n))]}
+      run_one stub "$scen" "$t" "$r" "$threads" "$conns" "$mode"
+    done
+  done
+  if ((ferret)); then
+    for ((i = 0; i < 4; i++)); do
+      t=${targets[$(((i + r - 1) % 4))]}
+      run_one ferretdb small-16 "$t" "$r" 16 16 mix
+    done
+  fi
+done
+
+# ---- idle connections: memory per connection ----
+if ((idle)); then
+  for t in dg-warn haproxy; do
+    out=$(timeout 300 $bin/docguard_load -m idle -h 127.0.0.1 -p "${PORT[stub-$t]}" -k "$idle_conns" -s 1 \
+          -P "${PID[stub-$t]}" 2>>"$run/load.err") || out="failed $out"
+    echo "idle idle $t 1 $out" >>"$raw"
+    echo "  idle $t: $out" >&2
+    sleep 2  # let the proxy close them
+  done
+fi
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+
+# ---- microbenchmarks and instruction count ----
+if ((micro)); then
+  mt=0.2; ((quick)) && mt=0.05
+  $bin/docguard_micro_bench --benchmark_min_time=$mt --benchmark_format=json \
+    --benchmark_out=$build/micro.json --benchmark_out_format=json \
+    --benchmark_filter='^(frame/whole|decode/|decode\+inspect/(none|all)/|inspect_only|enforce|memcpy)' >/dev/null 2>&1 ||
+    echo "bench: microbenchmarks failed" >&2
+  tests/bench/callgrind_one_insert.sh $build 2000 >$build/callgrind.txt 2>&1 || echo "callgrind failed" >$build/callgrind.txt
+fi
+
+# ---- report ----
+python3 - "$raw" "$build/results.md" "$build/micro.json" "$build/callgrind.txt" <<PY
+import json, os, statistics, sys
+raw, out_path, micro_path, cg_path = sys.argv[1:5]
+rows = {}
+idle = {}
+for line in open(raw):
+    parts = line.split()
+    if len(parts) < 5: continue
+    series, scen, target, rnd = parts[:4]
+    kv = dict(p.split('=', 1) for p in parts[4:] if '=' in p)
+    if series == 'idle':
+        idle[target] = kv
+        continue
+    rows.setdefault((series, scen, target), []).append(kv)
+
+def med(runs, key):
+    vals = [float(r[key]) for r in runs if key in r and float(r.get('ops', 0)) > 0]
+    return statistics.median(vals) if vals else None
+
+def fmt(v, d=0):
+    return '-' if v is None else f'{v:,.{d}f}'
+
+def ratio(a, b, d=2):
+    return '-' if a is None or b in (None, 0) else f'{a / b:.{d}f}x'
+
+out = []
+out.append('# docguard benchmark results\n')
+out.append(f"Machine: {os.cpu_count()} cores, {os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB; "
+           f"load average before: $load_before, after: $load_after. "
+           f"$rounds round(s), ${secs}s per run, medians over rounds. Driver: libmongoc 1.23 "
+           f"(tests/bench/load.c), 50% insert of a ~200-byte document with a small array / 50% find by _id; "
+           f"insert-1MiB: 1 MiB documents. docguard: all rules on; threads = cores; HAProxy: nbthread 2, TCP mode. "
+           f"mongobetween: $mongobetween_status. docguard commit: $commit.\n")
+out.append('| upstream | scenario | target | ops/s | vs HAProxy | p50 µs | p99 µs | p99 vs HAProxy | proxy CPU µs/op | CPU vs HAProxy | proxy RSS MiB | RSS vs HAProxy | errors |')
+out.append('|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
+order = ['direct', 'haproxy', 'dg-warn', 'dg-block', 'mongobetween']
+scen_order = ['small-16', 'small-64', 'conns-1000', 'insert-1MiB']
+keys = sorted(rows, key=lambda k: (k[0] != 'stub', scen_order.index(k[1]) if k[1] in scen_order else 9, order.index(k[2]) if k[2] in order else 9))
+for series, scen, target in keys:
+    runs = rows[(series, scen, target)]
+    h = rows.get((series, scen, 'haproxy'), [])
+    ops, p50, p99 = med(runs, 'ops_per_s'), med(runs, 'p50_us'), med(runs, 'p99_us')
+    cpu, rss = med(runs, 'cpu_us_per_op'), med(runs, 'rss_kib')
+    hops, hp99, hcpu, hrss = med(h, 'ops_per_s'), med(h, 'p99_us'), med(h, 'cpu_us_per_op'), med(h, 'rss_kib')
+    errs = sum(int(r.get('errors', 0)) for r in runs) + sum(1 for r in runs if 'ops' not in r)
+    out.append(f"| {series} | {scen} | {target} | {fmt(ops)} | {ratio(ops, hops)} | {fmt(p50)} | {fmt(p99)} | {ratio(p99, hp99)} | "
+               f"{fmt(cpu, 1)} | {ratio(cpu, hcpu)} | {fmt(rss / 1024 if rss else None, 1)} | {ratio(rss, hrss)} | {errs} |")
+if any(k[0] == 'ferretdb' for k in rows):
+    out.append('\nFerretDB (SQLite) is the bottleneck of its series and slows down as its store grows during the '
+               'run, so its ratios carry little signal; the stub series measures the proxies.')
+if idle:
+    out.append('\n**Idle connections** (raw sockets, one hello each, then idle; RSS of the proxy process before and while held):\n')
+    out.append('| target | connections held | failed | RSS before MiB | RSS held MiB | bytes per connection |')
+    out.append('|---|---:|---:|---:|---:|---:|')
+    for t, kv in idle.items():
+        if 'idle_connections' not in kv:
+            out.append(f'| {t} | failed | | | | |'); continue
+        out.append(f"| {t} | {kv['idle_connections']} | {kv['failed']} | {int(kv['rss_before_kib'])/1024:.1f} | "
+                   f"{int(kv['rss_held_kib'])/1024:.1f} | {float(kv['bytes_per_conn']):,.0f} |")
+if os.path.exists(micro_path):
+    try:
+        m = json.load(open(micro_path))
+        out.append('\n**Microbenchmarks** (Google Benchmark, tests/bench/micro_bench.cc; run the binary for every rule alone):\n')
+        out.append('| benchmark | ns/op | MB/s |')
+        out.append('|---|---:|---:|')
+        for b in m['benchmarks']:
+            bps = b.get('bytes_per_second', 0) / 1e6
+            out.append(f"| {b['name']} | {b['real_time'] if b['time_unit'] == 'ns' else b['real_time']:,.0f} | {bps:,.0f} |")
+    except Exception as e:
+        out.append(f'(microbenchmark JSON unreadable: {e})')
+if os.path.exists(cg_path):
+    out.append('\n**Instruction count:** ' + open(cg_path).read().strip().splitlines()[0] + '\n')
+text = '\n'.join(out) + '\n'
+open(out_path, 'w').write(text)
+print(text)
+PY
+echo "bench: report written to $build/results.md" >&2

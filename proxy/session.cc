@@ -43,7 +43,7 @@ std::string endpoint_text(tcp::socket& s) {
   return ep.address().to_string() + ":" + std::to_string(ep.port());
 }
 
-bool is_reply_more_to_come(const std::vector<uint8_t>& message) {
+bool is_reply_more_to_come(wire::Bytes message) {
   if (message.size() < wire::kHeaderSize + 4) return false;
   if (wire::read_header(message.data()).op_code != static_cast<int32_t>(wire::OpCode::kMsg)) {
     return false;
@@ -73,6 +73,9 @@ Session::Session(tcp::socket client, ProxyRuntime& runtime)
       upstream_(tcp::socket(client_.get_executor())),
       rt_(runtime),
       peer_(endpoint_text(client_.socket())),
+      client_in_(runtime.config.max_message_bytes),
+      // Replies may be as large as the server allows, whatever docguard's request limit.
+      upstream_in_(std::max(runtime.config.max_message_bytes, wire::kDefaultMaxMessageBytes)),
       client_write_done_(client_.get_executor()) {
   rt_.active_sessions.fetch_add(1);
   rt_.metrics.connections_total.Increment();
@@ -170,11 +173,11 @@ awaitable<void> Session::refuse_first_request(const std::string& reason) {
   // Answer the driver's first request (normally its hello) with a clear error, so the
   // application sees why instead of a bare connection reset.
   asio::steady_timer timer(client_.get_executor(), rt_.config.connect_timeout);
-  std::vector<uint8_t> request;
   TimePoint started{};
-  auto result = co_await (read_frame(client_, request, started) || timer.async_wait(kUseTuple));
-  if (result.index() != 0 || std::get<0>(result)) co_return;
-  const auto header = wire::read_header(request.data());
+  auto result =
+      co_await (next_message(client_, client_in_, started) || timer.async_wait(kUseTuple));
+  if (result.index() != 0 || std::get<0>(result).first) co_return;
+  const auto header = wire::read_header(std::get<0>(result).second.data());
   int32_t op = header.op_code;
   if (op == static_cast<int32_t>(wire::OpCode::kCompressed)) op = static_cast<int32_t>(wire::OpCode::kMsg);
   auto reply = error_reply(op, header.request_id, rt_.new_request_id(),
@@ -185,30 +188,27 @@ awaitable<void> Session::refuse_first_request(const std::string& reason) {
   co_await client_.write_all(asio::buffer(reply));
 }
 
-awaitable<boost::system::error_code> Session::read_frame(Stream& stream,
-                                                        std::vector<uint8_t>& buffer,
-                                                        TimePoint& frame_started) {
-  buffer.resize(wire::kHeaderSize);
-  // The first read may wait as long as the peer likes (an idle pooled connection); from the
-  // first byte on, the watchdog holds the message to frame_timeout.
-  auto [ec, n] = co_await stream.read_some(asio::buffer(buffer.data(), wire::kHeaderSize));
-  if (ec) co_return ec;
-  frame_started = std::chrono::steady_clock::now();
-  if (n < wire::kHeaderSize) {
-    auto [ec1, n1] =
-        co_await stream.read_exact(asio::buffer(buffer.data() + n, wire::kHeaderSize - n));
-    if (ec1) co_return ec1;
+awaitable<std::pair<boost::system::error_code, wire::Bytes>> Session::next_message(
+    Stream& stream, wire::InboundBuffer& in, TimePoint& frame_started) {
+  while (true) {
+    const wire::Bytes message = in.next_message();  // throws ProtocolError
+    if (!message.empty()) {
+      frame_started = in.pending() > 0 ? std::chrono::steady_clock::now() : TimePoint{};
+      co_return std::pair{boost::system::error_code{}, message};
+    }
+    if (in.pending() == 0 && in.capacity() > kKeepBufferBytes) {
+      // After a large message: keep the big buffer while more is already waiting, else give
+      // it back so an idle connection stays small.
+      boost::system::error_code ec;
+      if (stream.is_tls() || stream.socket().available(ec) == 0) in.shrink();
+    }
+    // One read takes whatever the socket has: often the whole message, or several.
+    const auto space = in.writable();
+    auto [ec, n] = co_await stream.read_some(asio::buffer(space.data(), space.size()));
+    if (ec) co_return std::pair{ec, wire::Bytes{}};
+    in.commit(n);
+    if (frame_started == TimePoint{}) frame_started = std::chrono::steady_clock::now();
   }
-  const auto header = wire::read_header(buffer.data());
-  wire::check_message_length(header, rt_.config.max_message_bytes);  // throws ProtocolError
-  buffer.resize(static_cast<size_t>(header.message_length));
-  if (buffer.size() > wire::kHeaderSize) {
-    auto [ec2, n2] = co_await stream.read_exact(
-        asio::buffer(buffer.data() + wire::kHeaderSize, buffer.size() - wire::kHeaderSize));
-    if (ec2) co_return ec2;
-  }
-  frame_started = TimePoint{};
-  co_return boost::system::error_code{};
 }
 
 awaitable<void> Session::watchdog() {
@@ -290,8 +290,9 @@ awaitable<void> Session::client_to_upstream() {
   try {
     while (true) {
       if (draining_ && outstanding_ == 0) co_return;
-      if (co_await read_frame(client_, client_buffer_, client_frame_started_)) {
-        if (client_frame_started_ != TimePoint{}) {
+      auto [ec, message] = co_await next_message(client_, client_in_, client_frame_started_);
+      if (ec) {
+        if (client_in_.pending() > 0) {
           // Gone in the middle of a message: nothing of it was forwarded.
           rt_.metrics.protocol_errors.get("truncated_frame").Increment();
           spdlog::info("client {} disconnected in the middle of a message", peer_);
@@ -299,8 +300,7 @@ awaitable<void> Session::client_to_upstream() {
         co_return;
       }
       last_client_activity_ = std::chrono::steady_clock::now();
-      co_await handle_request(client_buffer_);
-      trim(client_buffer_);
+      co_await handle_request(message);
       trim(request_scratch_);
     }
   } catch (const wire::ProtocolError& e) {
@@ -310,32 +310,35 @@ awaitable<void> Session::client_to_upstream() {
   }
 }
 
-awaitable<void> Session::handle_request(std::vector<uint8_t>& message) {
+awaitable<void> Session::handle_request(wire::Bytes message) {
   const auto header = wire::read_header(message.data());
-  std::vector<uint8_t>* forward = &message;
-  std::vector<uint8_t>* inspect = &message;
+  wire::Bytes forward = message;
+  wire::Bytes inspect = message;
   int32_t op = header.op_code;
 
   if (op == static_cast<int32_t>(wire::OpCode::kCompressed)) {
     const auto compressor = static_cast<wire::Compressor>(message[wire::kHeaderSize + 8]);
     request_scratch_ = wire::decompress_message(message, rt_.config.max_message_bytes);
     rt_.metrics.compressed_messages.get(wire::compressor_name(compressor)).Increment();
-    inspect = &request_scratch_;
+    inspect = request_scratch_;
     op = wire::read_header(request_scratch_.data()).op_code;
     // docguard offers clients every compressor it can read; an upstream that did not agree
     // to this one gets the message uncompressed.
-    if (!upstream_accepts(compressor)) forward = &request_scratch_;
+    if (!upstream_accepts(compressor)) forward = request_scratch_;
   }
 
   if (op == static_cast<int32_t>(wire::OpCode::kMsg)) {
     const auto started = std::chrono::steady_clock::now();
-    const wire::OpMsg msg = wire::OpMsg::parse(*inspect);
+    const wire::OpMsg msg = wire::OpMsg::parse(inspect);
     if ((msg.flags & ~(wire::op_msg_flags::kRequiredMask | wire::op_msg_flags::kKnownMask)) != 0) {
-      // Unknown optional bits must be cleared before forwarding; do it on the uncompressed copy.
-      if (inspect != &request_scratch_) request_scratch_ = *inspect;
+      // Unknown optional bits must be cleared before forwarding; do it on an uncompressed copy
+      // (only the flags change, so `msg`'s views into `inspect` stay right).
+      if (inspect.data() != request_scratch_.data()) {
+        request_scratch_.assign(inspect.begin(), inspect.end());
+      }
       wire::clear_unknown_optional_flags(request_scratch_);
       if (msg.checksum_present) wire::recompute_checksum(request_scratch_);
-      forward = &request_scratch_;
+      forward = request_scratch_;
     }
     const command::CommandView view = command::describe(msg);
     if (view.kind == command::CommandKind::kHello) {
@@ -356,7 +359,7 @@ awaitable<void> Session::handle_request(std::vector<uint8_t>& message) {
             pending_[header.request_id] = PendingReply::of(PendingReply::Kind::kMerge, plan.merge);
           }
           request_scratch_ = std::move(plan.message);
-          forward = &request_scratch_;
+          forward = request_scratch_;
           break;
         case RequestPlan::Kind::kReplyNow:
           rt_.metrics.messages_blocked.Increment();
@@ -384,7 +387,7 @@ awaitable<void> Session::handle_request(std::vector<uint8_t>& message) {
       ++outstanding_;
     }
   } else if (op == static_cast<int32_t>(wire::OpCode::kQuery)) {
-    const wire::OpQuery query = wire::OpQuery::parse(*inspect);
+    const wire::OpQuery query = wire::OpQuery::parse(inspect);
     wire::BsonView command = query.query;
     // Legacy drivers may wrap the command: {$query: {isMaster: 1}, $readPreference: ...}.
     {
@@ -403,23 +406,22 @@ awaitable<void> Session::handle_request(std::vector<uint8_t>& message) {
     // Other legacy opcodes pass through untouched; servers since 5.1 refuse them themselves.
     ++outstanding_;
   }
-  co_await write_upstream(*forward);
+  co_await write_upstream(forward);
 }
 
-std::vector<uint8_t> Session::rewrite_reply(const PendingReply& pending,
-                                            std::vector<uint8_t>& message) {
+std::vector<uint8_t> Session::rewrite_reply(const PendingReply& pending, wire::Bytes message) {
   const auto header = wire::read_header(message.data());
-  const std::vector<uint8_t>* plain = &message;
+  wire::Bytes plain = message;
   if (header.op_code == static_cast<int32_t>(wire::OpCode::kCompressed)) {
     reply_scratch_ = wire::decompress_message(message, std::max(rt_.config.max_message_bytes,
                                                           wire::kDefaultMaxMessageBytes));
-    plain = &reply_scratch_;
+    plain = reply_scratch_;
   }
-  const int32_t op = wire::read_header(plain->data()).op_code;
+  const int32_t op = wire::read_header(plain.data()).op_code;
   switch (pending.kind) {
     case PendingReply::Kind::kLegacyHello: {
       if (op != static_cast<int32_t>(wire::OpCode::kReply)) return {};
-      const auto reply = wire::OpReply::parse(*plain);
+      const auto reply = wire::OpReply::parse(plain);
       if (reply.documents.empty()) return {};
       auto rewritten = rewrite_hello_reply(reply.documents[0], client_compressors_, rt_.persona);
       upstream_compressors_ = rewritten.upstream_compressors;
@@ -428,7 +430,7 @@ std::vector<uint8_t> Session::rewrite_reply(const PendingReply& pending,
     }
     case PendingReply::Kind::kHello: {
       if (op != static_cast<int32_t>(wire::OpCode::kMsg)) return {};
-      const auto reply = wire::OpMsg::parse(*plain);
+      const auto reply = wire::OpMsg::parse(plain);
       auto rewritten = rewrite_hello_reply(reply.body, client_compressors_, rt_.persona);
       upstream_compressors_ = rewritten.upstream_compressors;
       return wire::OpMsgBuilder(header.request_id, header.response_to)
@@ -437,12 +439,12 @@ std::vector<uint8_t> Session::rewrite_reply(const PendingReply& pending,
     }
     case PendingReply::Kind::kMerge: {
       if (op != static_cast<int32_t>(wire::OpCode::kMsg)) return {};
-      const auto reply = wire::OpMsg::parse(*plain);
+      const auto reply = wire::OpMsg::parse(plain);
       return merge_reply(*pending.merge, reply, header.response_to);
     }
     case PendingReply::Kind::kSample: {
       if (op == static_cast<int32_t>(wire::OpCode::kMsg)) {
-        const auto reply = wire::OpMsg::parse(*plain);
+        const auto reply = wire::OpMsg::parse(plain);
         command::CommandView request;
         request.kind = pending.command;
         request.database = pending.db;
@@ -458,7 +460,8 @@ std::vector<uint8_t> Session::rewrite_reply(const PendingReply& pending,
 awaitable<void> Session::upstream_to_client() {
   try {
     while (true) {
-      if (auto ec = co_await read_frame(upstream_, upstream_buffer_, upstream_frame_started_)) {
+      auto [ec, message] = co_await next_message(upstream_, upstream_in_, upstream_frame_started_);
+      if (ec) {
         // Aborted means the client side ended first and cancelled this read.
         if (ec != asio::error::operation_aborted) {
           rt_.metrics.upstream_errors.get("closed").Increment();
@@ -467,10 +470,10 @@ awaitable<void> Session::upstream_to_client() {
         co_return;
       }
       last_upstream_activity_ = std::chrono::steady_clock::now();
-      rt_.metrics.upstream_bytes.Increment(static_cast<double>(upstream_buffer_.size()));
-      const auto header = wire::read_header(upstream_buffer_.data());
+      rt_.metrics.upstream_bytes.Increment(static_cast<double>(message.size()));
+      const auto header = wire::read_header(message.data());
       const bool was_streaming = upstream_streaming_;
-      upstream_streaming_ = is_reply_more_to_come(upstream_buffer_);
+      upstream_streaming_ = is_reply_more_to_come(message);
       if (!was_streaming && !unacknowledged_.empty()) {
         auto it = std::find(unacknowledged_.begin(), unacknowledged_.end(), header.response_to);
         if (it != unacknowledged_.end()) {
@@ -482,17 +485,14 @@ awaitable<void> Session::upstream_to_client() {
       }
       if (!upstream_streaming_ && outstanding_ > 0) --outstanding_;
       std::vector<uint8_t> rewritten;
-      if (auto it = pending_.find(header.response_to); it != pending_.end()) {
-        const PendingReply pending = std::move(it->second);
-        pending_.erase(it);
-        rewritten = rewrite_reply(pending, upstream_buffer_);
+      if (!pending_.empty()) {
+        if (auto it = pending_.find(header.response_to); it != pending_.end()) {
+          const PendingReply pending = std::move(it->second);
+          pending_.erase(it);
+          rewritten = rewrite_reply(pending, message);
+        }
       }
-      if (!rewritten.empty()) {
-        co_await write_client(rewritten);
-      } else {
-        co_await write_client(upstream_buffer_);
-      }
-      trim(upstream_buffer_);
+      co_await write_client(rewritten.empty() ? message : wire::Bytes(rewritten));
       trim(reply_scratch_);
       if (draining_ && outstanding_ == 0) {
         client_.close();

@@ -16,6 +16,7 @@
 #include "docguard/proxy/enforcement.h"
 #include "docguard/proxy/runtime.h"
 #include "docguard/proxy/stream.h"
+#include "docguard/wire/inbound_buffer.h"
 #include "docguard/wire/op_compressed.h"
 
 namespace docguard::proxy {
@@ -52,10 +53,11 @@ class Session : public std::enable_shared_from_this<Session> {
 
   boost::asio::awaitable<void> client_to_upstream();
   boost::asio::awaitable<void> upstream_to_client();
-  // Reads one whole message; a declared length outside the limits throws ProtocolError.
-  boost::asio::awaitable<boost::system::error_code> read_frame(Stream& stream,
-                                                               std::vector<uint8_t>& buffer,
-                                                               TimePoint& frame_started);
+  // Reads until `in` holds a whole message and returns a view of it (valid until the next
+  // call), or the read error. A declared length outside the limits throws ProtocolError.
+  // `frame_started` is set while a partial message is buffered (for the watchdog).
+  boost::asio::awaitable<std::pair<boost::system::error_code, wire::Bytes>> next_message(
+      Stream& stream, wire::InboundBuffer& in, TimePoint& frame_started);
   boost::asio::awaitable<void> write_client(wire::Bytes bytes);
   boost::asio::awaitable<void> write_upstream(wire::Bytes bytes);
   // Closes the session when a message stalls mid-frame, the client idles past idle_timeout, or
@@ -67,8 +69,8 @@ class Session : public std::enable_shared_from_this<Session> {
   boost::asio::awaitable<void> refuse_first_request(const std::string& reason);
 
   // Handles one request; returns the bytes to forward upstream (empty: nothing to forward).
-  boost::asio::awaitable<void> handle_request(std::vector<uint8_t>& message);
-  std::vector<uint8_t> rewrite_reply(const PendingReply& pending, std::vector<uint8_t>& message);
+  boost::asio::awaitable<void> handle_request(wire::Bytes message);
+  std::vector<uint8_t> rewrite_reply(const PendingReply& pending, wire::Bytes message);
   bool upstream_accepts(wire::Compressor compressor) const;
   void note_hello(const wire::BsonView& hello);
   void protocol_error(const char* where, const wire::ProtocolError& e);
@@ -78,8 +80,8 @@ class Session : public std::enable_shared_from_this<Session> {
   ProxyRuntime& rt_;
   std::string peer_;
   std::string app_name_;
-  std::vector<uint8_t> client_buffer_;
-  std::vector<uint8_t> upstream_buffer_;
+  wire::InboundBuffer client_in_;
+  wire::InboundBuffer upstream_in_;
   // Decompressed or rewritten messages, one per direction: each direction's coroutine may be
   // suspended in a write while the other runs.
   std::vector<uint8_t> request_scratch_;

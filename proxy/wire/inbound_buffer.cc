@@ -1,0 +1,58 @@
+#include "docguard/wire/inbound_buffer.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace docguard::wire {
+
+void InboundBuffer::reserve(size_t needed) {
+  if (start_ > 0 && (needed > capacity_ - start_ || pending() == 0)) {
+    // Move the partial message to the front before growing (or when it costs nothing).
+    std::memmove(data_.get(), data_.get() + start_, pending());
+    end_ -= start_;
+    start_ = 0;
+  }
+  if (needed <= capacity_) return;
+  const size_t grown = std::max(needed, kIdleCapacity);
+  // new[] of a scalar type leaves the bytes uninitialised: no zero-fill of 16 MiB buffers.
+  std::unique_ptr<uint8_t[]> bigger(new uint8_t[grown]);
+  if (pending() > 0) std::memcpy(bigger.get(), data_.get() + start_, pending());
+  end_ = pending();
+  start_ = 0;
+  data_ = std::move(bigger);
+  capacity_ = grown;
+}
+
+std::span<uint8_t> InboundBuffer::writable() {
+  size_t want = kHeaderSize;  // at least a header
+  if (pending() >= kHeaderSize) {
+    const MsgHeader header = read_header(data_.get() + start_);
+    check_message_length(header, max_message_bytes_);
+    want = static_cast<size_t>(header.message_length);
+  }
+  // Room for the rest of this message (and for small ones behind it).
+  reserve(std::max(want, kIdleCapacity));
+  if (end_ == capacity_) reserve(capacity_ + kIdleCapacity);  // defensive: never an empty span
+  return {data_.get() + end_, capacity_ - end_};
+}
+
+Bytes InboundBuffer::next_message() {
+  if (pending() < kHeaderSize) return {};
+  const MsgHeader header = read_header(data_.get() + start_);
+  check_message_length(header, max_message_bytes_);
+  const auto length = static_cast<size_t>(header.message_length);
+  if (pending() < length) return {};
+  Bytes message{data_.get() + start_, length};
+  start_ += length;
+  if (start_ == end_) start_ = end_ = 0;  // the view stays valid: nothing is moved here
+  return message;
+}
+
+void InboundBuffer::shrink() {
+  if (pending() != 0 || capacity_ <= kIdleCapacity) return;
+  data_.reset(new uint8_t[kIdleCapacity]);
+  capacity_ = kIdleCapacity;
+  start_ = end_ = 0;
+}
+
+}  // namespace docguard::wire

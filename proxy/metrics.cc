@@ -166,36 +166,86 @@ void Metrics::update_array_gauges(const rules::Engine& engine) {
   }
 }
 
+namespace {
+
+// The index key of a label set: the values joined by a separator that label values (namespace
+// and field names) cannot contain. Built in a per-thread buffer: no allocation once warm.
+std::string_view key_of(std::initializer_list<std::string_view> values) {
+  thread_local std::string key;
+  key.clear();
+  for (auto v : values) {
+    key.append(v);
+    key.push_back('\x1f');
+  }
+  return key;
+}
+
+}  // namespace
+
 void Metrics::on_command(std::string_view db, std::string_view coll, std::string_view command) {
-  commands_.Add({{"db", s(db)}, {"collection", s(coll)}, {"command", s(command)}}).Increment();
+  commands_index_
+      .get(key_of({db, coll, command}),
+           [&]() -> prometheus::Counter& {
+             return commands_.Add({{"db", s(db)}, {"collection", s(coll)}, {"command", s(command)}});
+           })
+      .Increment();
 }
 
 void Metrics::on_document_size(std::string_view db, std::string_view coll, std::string_view source,
                                double bytes) {
-  document_size_.Add({{"db", s(db)}, {"collection", s(coll)}, {"source", s(source)}}, kSizeBuckets)
+  document_size_index_
+      .get(key_of({db, coll, source}),
+           [&]() -> prometheus::Histogram& {
+             return document_size_.Add(
+                 {{"db", s(db)}, {"collection", s(coll)}, {"source", s(source)}}, kSizeBuckets);
+           })
       .Observe(bytes);
 }
 
 void Metrics::on_array_length(std::string_view db, std::string_view coll, std::string_view field,
                               double length) {
-  array_length_.Add({{"db", s(db)}, {"collection", s(coll)}, {"field", s(field)}}, kArrayBuckets)
+  array_length_index_
+      .get(key_of({db, coll, field}),
+           [&]() -> prometheus::Histogram& {
+             return array_length_.Add({{"db", s(db)}, {"collection", s(coll)}, {"field", s(field)}},
+                                      kArrayBuckets);
+           })
       .Observe(length);
 }
 
 void Metrics::on_array_push(std::string_view db, std::string_view coll, std::string_view field,
                             double elements) {
-  array_push_.Add({{"db", s(db)}, {"collection", s(coll)}, {"field", s(field)}})
+  array_push_index_
+      .get(key_of({db, coll, field}),
+           [&]() -> prometheus::Counter& {
+             return array_push_.Add({{"db", s(db)}, {"collection", s(coll)}, {"field", s(field)}});
+           })
       .Increment(elements);
 }
 
 void Metrics::on_read(std::string_view db, std::string_view coll, bool with_lookup) {
-  const prometheus::Labels labels{{"db", s(db)}, {"collection", s(coll)}};
-  reads_.Add(labels).Increment();
-  if (with_lookup) reads_with_lookup_.Add(labels).Increment();
+  const std::string_view key = key_of({db, coll});  // stays valid: nothing below rebuilds it
+  reads_index_
+      .get(key, [&]() -> prometheus::Counter& {
+        return reads_.Add({{"db", s(db)}, {"collection", s(coll)}});
+      })
+      .Increment();
+  if (with_lookup) {
+    reads_with_lookup_index_
+        .get(key, [&]() -> prometheus::Counter& {
+          return reads_with_lookup_.Add({{"db", s(db)}, {"collection", s(coll)}});
+        })
+        .Increment();
+  }
 }
 
 void Metrics::on_lookup(std::string_view db, std::string_view coll, std::string_view from) {
-  lookups_.Add({{"db", s(db)}, {"collection", s(coll)}, {"from", s(from)}}).Increment();
+  lookups_index_
+      .get(key_of({db, coll, from}),
+           [&]() -> prometheus::Counter& {
+             return lookups_.Add({{"db", s(db)}, {"collection", s(coll)}, {"from", s(from)}});
+           })
+      .Increment();
 }
 
 void Metrics::on_violation(std::string_view db, std::string_view coll, std::string_view rule,
@@ -203,7 +253,12 @@ void Metrics::on_violation(std::string_view db, std::string_view coll, std::stri
   const char* a = action == rules::Action::kBlock ? "block"
                   : action == rules::Action::kWarn ? "warn"
                                                     : "off";
-  violations_.Add({{"db", s(db)}, {"collection", s(coll)}, {"rule", s(rule)}, {"action", a}})
+  violations_index_
+      .get(key_of({db, coll, rule, a}),
+           [&]() -> prometheus::Counter& {
+             return violations_.Add(
+                 {{"db", s(db)}, {"collection", s(coll)}, {"rule", s(rule)}, {"action", a}});
+           })
       .Increment();
 }
 

@@ -10,6 +10,8 @@
 #include <array>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>
+#include <string_view>
 #include <string>
 #include <unordered_map>
 
@@ -32,6 +34,33 @@ class LabeledCounter {
   size_t max_values_;
   std::mutex mutex_;
   std::unordered_map<std::string, prometheus::Counter*> cache_;
+};
+
+// Metrics resolved once per label set: prometheus-cpp's Family::Add builds a label map and hashes
+// it (and, for histograms, builds a new histogram) on every call, which is too much per message.
+// Label sets are bounded by the rules engine, so the index is too.
+template <typename Metric>
+class MetricIndex {
+ public:
+  template <typename Make>
+  Metric& get(std::string_view key, const Make& make) {
+    {
+      std::shared_lock lock(mutex_);
+      if (auto it = map_.find(key); it != map_.end()) return *it->second;
+    }
+    std::unique_lock lock(mutex_);
+    auto [it, inserted] = map_.try_emplace(std::string(key), nullptr);
+    if (inserted) it->second = &make();
+    return *it->second;
+  }
+
+ private:
+  struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::shared_mutex mutex_;
+  std::unordered_map<std::string, Metric*, StringHash, std::equal_to<>> map_;
 };
 
 class Metrics final : public rules::Observer {
@@ -83,6 +112,10 @@ class Metrics final : public rules::Observer {
   prometheus::Family<prometheus::Counter>& violations_;
   prometheus::Family<prometheus::Gauge>& array_length_max_;
   prometheus::Family<prometheus::Gauge>& array_length_bound_;
+
+  MetricIndex<prometheus::Counter> commands_index_, array_push_index_, reads_index_,
+      reads_with_lookup_index_, lookups_index_, violations_index_;
+  MetricIndex<prometheus::Histogram> document_size_index_, array_length_index_;
 };
 
 }  // namespace docguard::proxy

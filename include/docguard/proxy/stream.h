@@ -31,17 +31,14 @@ class Stream {
   bool is_tls() const { return tls_ != nullptr; }
   boost::asio::any_io_executor get_executor() { return plain_.get_executor(); }
 
+  // Not coroutines themselves: they hand back the operation's awaitable, so a read or write
+  // costs no extra coroutine frame.
   boost::asio::awaitable<std::tuple<error_code, size_t>> read_some(boost::asio::mutable_buffer b) {
-    if (tls_) co_return co_await tls_->async_read_some(b, kUseTuple);
-    co_return co_await plain_.async_read_some(b, kUseTuple);
-  }
-  boost::asio::awaitable<std::tuple<error_code, size_t>> read_exact(boost::asio::mutable_buffer b) {
-    if (tls_) co_return co_await boost::asio::async_read(*tls_, b, kUseTuple);
-    co_return co_await boost::asio::async_read(plain_, b, kUseTuple);
+    return tls_ ? tls_->async_read_some(b, kUseTuple) : plain_.async_read_some(b, kUseTuple);
   }
   boost::asio::awaitable<std::tuple<error_code, size_t>> write_all(boost::asio::const_buffer b) {
-    if (tls_) co_return co_await boost::asio::async_write(*tls_, b, kUseTuple);
-    co_return co_await boost::asio::async_write(plain_, b, kUseTuple);
+    return tls_ ? boost::asio::async_write(*tls_, b, kUseTuple)
+                : boost::asio::async_write(plain_, b, kUseTuple);
   }
   void close() {
     error_code ec;

@@ -18,6 +18,7 @@
 #include "docguard/proxy/admin_server.h"
 #include "docguard/proxy/runtime.h"
 #include "docguard/proxy/session.h"
+#include "docguard/wire/inbound_buffer.h"
 
 namespace docguard::proxy {
 
@@ -91,6 +92,9 @@ class Server {
         };
     signals.async_wait(on_signal);
 
+    // Each io thread frees the spare large receive block it keeps, once unused for a while.
+    for (auto& ctx : contexts_) asio::co_spawn(*ctx, release_spares(), asio::detached);
+
     std::vector<std::thread> threads;
     std::vector<asio::executor_work_guard<asio::io_context::executor_type>> guards;
     for (auto& ctx : contexts_) guards.push_back(asio::make_work_guard(*ctx));
@@ -128,6 +132,16 @@ class Server {
       auto session = std::make_shared<Session>(std::move(socket), runtime_);
       track(session);
       asio::co_spawn(session->executor(), run_session(session), asio::detached);
+    }
+  }
+
+  static awaitable<void> release_spares() {
+    asio::steady_timer timer(co_await asio::this_coro::executor);
+    while (true) {
+      timer.expires_after(std::chrono::seconds(5));
+      auto [ec] = co_await timer.async_wait(kUseTuple);
+      if (ec) co_return;
+      wire::InboundBuffer::release_spare_if_unused(std::chrono::seconds(5));
     }
   }
 

@@ -196,11 +196,10 @@ awaitable<std::pair<boost::system::error_code, wire::Bytes>> Session::next_messa
       frame_started = in.pending() > 0 ? std::chrono::steady_clock::now() : TimePoint{};
       co_return std::pair{boost::system::error_code{}, message};
     }
-    if (in.pending() == 0 && in.capacity() > kKeepBufferBytes) {
-      // After a large message: keep the big buffer while more is already waiting, else give
-      // it back so an idle connection stays small.
-      boost::system::error_code ec;
-      if (stream.is_tls() || stream.socket().available(ec) == 0) in.shrink();
+    if (in.pending() == 0 && in.capacity() > wire::InboundBuffer::kIdleCapacity) {
+      // After a large message: back to a small buffer so an idle connection stays small; the
+      // large block waits as this thread's spare for the next large message.
+      in.shrink();
     }
     // One read takes whatever the socket has: often the whole message, or several.
     const auto space = in.writable();

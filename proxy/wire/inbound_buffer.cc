@@ -4,6 +4,18 @@
 #include <cstring>
 
 namespace docguard::wire {
+namespace {
+
+// One spare large block per thread. A connection lives on one io thread, so the block a
+// connection gave back is there for its next large message.
+struct SpareBlock {
+  std::unique_ptr<uint8_t[]> data;
+  size_t capacity = 0;
+  std::chrono::steady_clock::time_point since{};
+};
+thread_local SpareBlock t_spare;
+
+}  // namespace
 
 void InboundBuffer::reserve(size_t needed) {
   if (start_ > 0 && (needed > capacity_ - start_ || pending() == 0)) {
@@ -13,9 +25,16 @@ void InboundBuffer::reserve(size_t needed) {
     start_ = 0;
   }
   if (needed <= capacity_) return;
-  const size_t grown = std::max(needed, kIdleCapacity);
-  // new[] of a scalar type leaves the bytes uninitialised: no zero-fill of 16 MiB buffers.
-  std::unique_ptr<uint8_t[]> bigger(new uint8_t[grown]);
+  size_t grown = std::max(needed, kIdleCapacity);
+  std::unique_ptr<uint8_t[]> bigger;
+  if (grown > kMinSpareBytes && t_spare.capacity >= grown) {
+    bigger = std::move(t_spare.data);
+    grown = t_spare.capacity;
+    t_spare.capacity = 0;
+  } else {
+    // new[] of a scalar type leaves the bytes uninitialised: no zero-fill of 16 MiB buffers.
+    bigger.reset(new uint8_t[grown]);
+  }
   if (pending() > 0) std::memcpy(bigger.get(), data_.get() + start_, pending());
   end_ = pending();
   start_ = 0;
@@ -50,9 +69,23 @@ Bytes InboundBuffer::next_message() {
 
 void InboundBuffer::shrink() {
   if (pending() != 0 || capacity_ <= kIdleCapacity) return;
+  if (capacity_ > kMinSpareBytes && capacity_ <= kMaxSpareBytes && capacity_ > t_spare.capacity) {
+    t_spare.data = std::move(data_);
+    t_spare.capacity = capacity_;
+    t_spare.since = std::chrono::steady_clock::now();
+  }
   data_.reset(new uint8_t[kIdleCapacity]);
   capacity_ = kIdleCapacity;
   start_ = end_ = 0;
 }
+
+void InboundBuffer::release_spare_if_unused(std::chrono::steady_clock::duration idle) {
+  if (t_spare.capacity > 0 && std::chrono::steady_clock::now() - t_spare.since >= idle) {
+    t_spare.data.reset();
+    t_spare.capacity = 0;
+  }
+}
+
+size_t InboundBuffer::spare_capacity() { return t_spare.capacity; }
 
 }  // namespace docguard::wire

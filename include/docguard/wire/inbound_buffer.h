@@ -2,6 +2,7 @@
 // then take every complete message out of it in place (no copy per message).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -31,8 +32,20 @@ class InboundBuffer {
 
   size_t pending() const { return end_ - start_; }
   size_t capacity() const { return capacity_; }
-  // Back to kIdleCapacity when nothing is pending (after large messages).
+  // Back to kIdleCapacity when nothing is pending (after large messages). The large block is
+  // kept as this thread's spare, so a connection sending large messages one after another
+  // reuses it instead of mapping and faulting in fresh memory for each.
   void shrink();
+
+  // Frees this thread's spare block if no buffer took it for `idle` (a per-thread timer calls
+  // this, so a burst of large messages does not pin memory forever).
+  static void release_spare_if_unused(std::chrono::steady_clock::duration idle);
+  static size_t spare_capacity();
+
+  // Blocks kept as a spare: above kMinSpareBytes (smaller ones are cheap to allocate) and up
+  // to kMaxSpareBytes (bigger ones are freed at once).
+  static constexpr size_t kMinSpareBytes = 64 * 1024;
+  static constexpr size_t kMaxSpareBytes = 16 * 1024 * 1024 + 16 * 1024;
 
  private:
   void reserve(size_t needed);

@@ -70,6 +70,22 @@ TEST(InboundBuffer, LargeMessageGetsOneBufferOfItsSize) {
   EXPECT_EQ(std::memcmp(got.data(), m.data(), m.size()), 0);
 }
 
+TEST(InboundBuffer, LargeBlocksAreReusedThroughTheThreadSpare) {
+  InboundBuffer::release_spare_if_unused(std::chrono::seconds(0));
+  auto body = std::string(R"({"x": ")") + std::string(200000, 'z') + R"("})";
+  auto m = testing::op_msg(body.c_str());
+  InboundBuffer in(kDefaultMaxMessageBytes);
+  for (int round = 0; round < 3; ++round) {
+    auto out = feed(in, m, 65536);
+    ASSERT_EQ(out.size(), 1u);
+    in.shrink();
+    EXPECT_EQ(in.capacity(), InboundBuffer::kIdleCapacity);
+    EXPECT_GE(InboundBuffer::spare_capacity(), m.size());
+  }
+  InboundBuffer::release_spare_if_unused(std::chrono::seconds(0));
+  EXPECT_EQ(InboundBuffer::spare_capacity(), 0u);
+}
+
 TEST(InboundBuffer, RejectsBadDeclaredLengthsBeforeBuffering) {
   for (int32_t declared : {8, 100'000'000}) {
     InboundBuffer in(48'000'000);

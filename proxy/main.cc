@@ -181,10 +181,12 @@ ProxyConfig build_config(const Flags& flags) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Large message buffers are released after use; a fixed mmap threshold makes glibc give that
-  // memory back to the system instead of keeping it in the heap (its dynamic threshold grows to
-  // the largest buffer freed).
-  mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+  // Message buffers up to the largest message come from the heap and are reused there, instead
+  // of being mapped, faulted in page by page and unmapped for every large message; the server
+  // returns unused heap memory to the system every few seconds (malloc_trim), so a burst of
+  // large messages does not pin it.
+  mallopt(M_MMAP_THRESHOLD, 64 * 1024 * 1024);
+  mallopt(M_TRIM_THRESHOLD, 128 * 1024 * 1024);
   Flags flags;
   ProxyConfig config;
   try {

@@ -11,6 +11,8 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <malloc.h>
+
 #include <list>
 #include <mutex>
 #include <thread>
@@ -92,8 +94,11 @@ class Server {
         };
     signals.async_wait(on_signal);
 
-    // Each io thread frees the spare large receive block it keeps, once unused for a while.
-    for (auto& ctx : contexts_) asio::co_spawn(*ctx, release_spares(), asio::detached);
+    // Each io thread frees the spare large receive block it keeps, once unused for a while;
+    // the first also hands free heap memory back to the system.
+    for (size_t i = 0; i < contexts_.size(); ++i) {
+      asio::co_spawn(*contexts_[i], release_spares(i == 0), asio::detached);
+    }
 
     std::vector<std::thread> threads;
     std::vector<asio::executor_work_guard<asio::io_context::executor_type>> guards;
@@ -135,13 +140,14 @@ class Server {
     }
   }
 
-  static awaitable<void> release_spares() {
+  static awaitable<void> release_spares(bool trim_heap) {
     asio::steady_timer timer(co_await asio::this_coro::executor);
     while (true) {
       timer.expires_after(std::chrono::seconds(5));
       auto [ec] = co_await timer.async_wait(kUseTuple);
       if (ec) co_return;
       wire::InboundBuffer::release_spare_if_unused(std::chrono::seconds(5));
+      if (trim_heap) malloc_trim(0);
     }
   }
 

@@ -59,6 +59,17 @@ if [ "${DOCGUARD_SKIP_ASAN:-}" != 1 ]; then
   fi
 fi
 
+if [ "${DOCGUARD_SKIP_TSAN:-}" != 1 ]; then
+  # The threaded parts: the rules engine is shared by every io thread (its tests run inspections
+  # from several threads at once).
+  if step build-tsan bash -c "cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+      -DDOCGUARD_TSAN=ON -DDOCGUARD_BENCH=OFF >/dev/null && ninja -C build-tsan -j $jobs rules_tests"; then
+    TSAN_OPTIONS=halt_on_error=1 step unit-tests-tsan build-tsan/tests/unit/rules/rules_tests
+  else
+    record unit-tests-tsan FAIL
+  fi
+fi
+
 if ((build_ok)); then
   it_results=$(mktemp)
   echo

@@ -28,12 +28,18 @@ constexpr size_t kMaxRequestBytes = 8192;
 
 const char* reason(int status) {
   switch (status) {
-    case 200: return "OK";
-    case 401: return "Unauthorized";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 400: return "Bad Request";
-    case 503: return "Service Unavailable";
+    case 200:
+      return "OK";
+    case 401:
+      return "Unauthorized";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 400:
+      return "Bad Request";
+    case 503:
+      return "Service Unavailable";
   }
   return "Error";
 }
@@ -45,9 +51,10 @@ awaitable<bool> upstream_reachable(ProxyRuntime& rt) {
       rt.config.upstream.host, std::to_string(rt.config.upstream.port), kUseTuple);
   if (rec) co_return false;
   tcp::socket socket(executor);
-  asio::steady_timer timer(executor, std::min(rt.config.connect_timeout, std::chrono::milliseconds(2000)));
-  auto result = co_await (asio::async_connect(socket, endpoints, kUseTuple) ||
-                          timer.async_wait(kUseTuple));
+  asio::steady_timer timer(executor,
+                           std::min(rt.config.connect_timeout, std::chrono::milliseconds(2000)));
+  auto result =
+      co_await (asio::async_connect(socket, endpoints, kUseTuple) || timer.async_wait(kUseTuple));
   co_return result.index() == 0 && !std::get<0>(std::get<0>(result));
 }
 
@@ -72,7 +79,8 @@ awaitable<void> serve_one(tcp::socket socket, ProxyRuntime& rt) {
       if (name == "authorization") {
         authorization = line.substr(colon + 1);
         while (!authorization.empty() && (authorization.front() == ' ')) authorization.erase(0, 1);
-        while (!authorization.empty() && (authorization.back() == '\r' || authorization.back() == ' ')) {
+        while (!authorization.empty() &&
+               (authorization.back() == '\r' || authorization.back() == ' ')) {
           authorization.pop_back();
         }
       }
@@ -109,10 +117,12 @@ awaitable<HttpResponse> route_admin(const std::string& method, const std::string
     const bool up = co_await upstream_reachable(rt);
     rt.metrics.upstream_up.Set(up ? 1 : 0);
     if (up) co_return HttpResponse{200, "text/plain", "ready\n"};
-    co_return HttpResponse{503, "text/plain", "upstream " + rt.config.upstream.to_string() + " unreachable\n"};
+    co_return HttpResponse{503, "text/plain",
+                           "upstream " + rt.config.upstream.to_string() + " unreachable\n"};
   }
   if (path == "/status") co_return HttpResponse{200, "application/json", rt.engine.status_json()};
-  co_return HttpResponse{404, "text/plain", "not found: try /metrics, /healthz, /readyz, /status\n"};
+  co_return HttpResponse{404, "text/plain",
+                         "not found: try /metrics, /healthz, /readyz, /status\n"};
 }
 
 awaitable<void> serve_admin(tcp::acceptor& acceptor, ProxyRuntime& rt) {

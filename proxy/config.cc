@@ -75,7 +75,8 @@ HostPort parse_host_port(const std::string& text, const std::string& what) {
     port_text = text.substr(close + 2);
   } else {
     const auto colon = text.rfind(':');
-    if (colon == std::string::npos) throw ConfigError(what + ": expected HOST:PORT, got '" + text + "'");
+    if (colon == std::string::npos)
+      throw ConfigError(what + ": expected HOST:PORT, got '" + text + "'");
     hp.host = text.substr(0, colon);
     port_text = text.substr(colon + 1);
   }
@@ -162,7 +163,9 @@ void apply_yaml(const YAML::Node& root, const std::string& file, ProxyConfig& co
   for (auto k : rules::kTopLevelKeys) known.emplace(k);
   check_keys(root, known, file, "");
 
-  if (auto n = root["listen"]) config.listen = parse_host_port(scalar<std::string>(n, file, "listen"), where(file, n, "listen"));
+  if (auto n = root["listen"])
+    config.listen =
+        parse_host_port(scalar<std::string>(n, file, "listen"), where(file, n, "listen"));
   if (auto n = root["upstream"]) {
     config.upstream_uri = scalar<std::string>(n, file, "upstream");
     try {
@@ -175,10 +178,13 @@ void apply_yaml(const YAML::Node& root, const std::string& file, ProxyConfig& co
   if (auto n = root["admin"]) {
     if (n.IsMap()) {
       check_keys(n, {"listen", "token"}, file, "admin");
-      if (auto l = n["listen"]) config.admin = parse_host_port(scalar<std::string>(l, file, "admin.listen"), where(file, l, "admin.listen"));
+      if (auto l = n["listen"])
+        config.admin = parse_host_port(scalar<std::string>(l, file, "admin.listen"),
+                                       where(file, l, "admin.listen"));
       if (auto t = n["token"]) config.admin_token = scalar<std::string>(t, file, "admin.token");
     } else {
-      config.admin = parse_host_port(scalar<std::string>(n, file, "admin"), where(file, n, "admin"));
+      config.admin =
+          parse_host_port(scalar<std::string>(n, file, "admin"), where(file, n, "admin"));
     }
   }
   if (auto n = root["threads"]) {
@@ -188,40 +194,57 @@ void apply_yaml(const YAML::Node& root, const std::string& file, ProxyConfig& co
   }
   if (auto n = root["log_format"]) {
     const auto f = scalar<std::string>(n, file, "log_format");
-    if (f == "text") config.log_format = LogFormat::kText;
-    else if (f == "json") config.log_format = LogFormat::kJson;
-    else throw ConfigError(where(file, n, "log_format") + ": expected text or json");
+    if (f == "text")
+      config.log_format = LogFormat::kText;
+    else if (f == "json")
+      config.log_format = LogFormat::kJson;
+    else
+      throw ConfigError(where(file, n, "log_format") + ": expected text or json");
   }
   if (auto n = root["log_level"]) config.log_level = scalar<std::string>(n, file, "log_level");
   if (auto n = root["limits"]) {
-    check_keys(n, {"max_message_bytes", "max_connections", "connect_timeout", "idle_timeout",
-                   "frame_timeout", "upstream_timeout", "shutdown_timeout"},
+    check_keys(n,
+               {"max_message_bytes", "max_connections", "connect_timeout", "idle_timeout",
+                "frame_timeout", "upstream_timeout", "shutdown_timeout"},
                file, "limits");
-    if (auto v = n["max_message_bytes"]) config.max_message_bytes = byte_limit(v, file, "limits.max_message_bytes");
-    if (auto v = n["max_connections"]) config.max_connections = scalar<uint32_t>(v, file, "limits.max_connections");
-    if (auto v = n["connect_timeout"]) config.connect_timeout = duration(v, file, "limits.connect_timeout");
+    if (auto v = n["max_message_bytes"])
+      config.max_message_bytes = byte_limit(v, file, "limits.max_message_bytes");
+    if (auto v = n["max_connections"])
+      config.max_connections = scalar<uint32_t>(v, file, "limits.max_connections");
+    if (auto v = n["connect_timeout"])
+      config.connect_timeout = duration(v, file, "limits.connect_timeout");
     if (auto v = n["idle_timeout"]) config.idle_timeout = duration(v, file, "limits.idle_timeout");
-    if (auto v = n["frame_timeout"]) config.frame_timeout = duration(v, file, "limits.frame_timeout");
-    if (auto v = n["upstream_timeout"]) config.upstream_timeout = duration(v, file, "limits.upstream_timeout");
+    if (auto v = n["frame_timeout"])
+      config.frame_timeout = duration(v, file, "limits.frame_timeout");
+    if (auto v = n["upstream_timeout"])
+      config.upstream_timeout = duration(v, file, "limits.upstream_timeout");
     if (config.frame_timeout.count() == 0) {
-      throw ConfigError(where(file, n["frame_timeout"], "limits.frame_timeout") + ": must be positive");
+      throw ConfigError(where(file, n["frame_timeout"], "limits.frame_timeout") +
+                        ": must be positive");
     }
-    if (auto v = n["shutdown_timeout"]) config.shutdown_timeout = duration(v, file, "limits.shutdown_timeout");
+    if (auto v = n["shutdown_timeout"])
+      config.shutdown_timeout = duration(v, file, "limits.shutdown_timeout");
   }
   if (auto n = root["persona"]) {
     check_keys(n, {"type", "replica_set_name", "advertised_address"}, file, "persona");
     if (auto v = n["type"]) {
       const auto t = scalar<std::string>(v, file, "persona.type");
-      if (t == "mongos") config.persona = Persona::kMongos;
-      else if (t == "replica_set") config.persona = Persona::kReplicaSet;
-      else throw ConfigError(where(file, v, "persona.type") + ": expected mongos or replica_set");
+      if (t == "mongos")
+        config.persona = Persona::kMongos;
+      else if (t == "replica_set")
+        config.persona = Persona::kReplicaSet;
+      else
+        throw ConfigError(where(file, v, "persona.type") + ": expected mongos or replica_set");
     }
-    if (auto v = n["replica_set_name"]) config.replica_set_name = scalar<std::string>(v, file, "persona.replica_set_name");
-    if (auto v = n["advertised_address"]) config.advertised_address = scalar<std::string>(v, file, "persona.advertised_address");
+    if (auto v = n["replica_set_name"])
+      config.replica_set_name = scalar<std::string>(v, file, "persona.replica_set_name");
+    if (auto v = n["advertised_address"])
+      config.advertised_address = scalar<std::string>(v, file, "persona.advertised_address");
   }
   if (auto n = root["tls"]) {
     check_keys(n, {"cert_file", "key_file", "ca_file"}, file, "tls");
-    if (auto v = n["cert_file"]) config.tls.cert_file = scalar<std::string>(v, file, "tls.cert_file");
+    if (auto v = n["cert_file"])
+      config.tls.cert_file = scalar<std::string>(v, file, "tls.cert_file");
     if (auto v = n["key_file"]) config.tls.key_file = scalar<std::string>(v, file, "tls.key_file");
     if (auto v = n["ca_file"]) config.tls.ca_file = scalar<std::string>(v, file, "tls.ca_file");
     if (config.tls.cert_file.empty() != config.tls.key_file.empty()) {
@@ -229,18 +252,22 @@ void apply_yaml(const YAML::Node& root, const std::string& file, ProxyConfig& co
     }
   }
   if (auto n = root["upstream_tls"]) {
-    check_keys(n, {"enabled", "ca_file", "cert_file", "key_file", "server_name",
-                   "allow_invalid_certificates"},
+    check_keys(n,
+               {"enabled", "ca_file", "cert_file", "key_file", "server_name",
+                "allow_invalid_certificates"},
                file, "upstream_tls");
     auto& t = config.upstream_tls;
     t.enabled = true;
     if (auto v = n["enabled"]) t.enabled = scalar<bool>(v, file, "upstream_tls.enabled");
     if (auto v = n["ca_file"]) t.ca_file = scalar<std::string>(v, file, "upstream_tls.ca_file");
-    if (auto v = n["cert_file"]) t.cert_file = scalar<std::string>(v, file, "upstream_tls.cert_file");
+    if (auto v = n["cert_file"])
+      t.cert_file = scalar<std::string>(v, file, "upstream_tls.cert_file");
     if (auto v = n["key_file"]) t.key_file = scalar<std::string>(v, file, "upstream_tls.key_file");
-    if (auto v = n["server_name"]) t.server_name = scalar<std::string>(v, file, "upstream_tls.server_name");
+    if (auto v = n["server_name"])
+      t.server_name = scalar<std::string>(v, file, "upstream_tls.server_name");
     if (auto v = n["allow_invalid_certificates"]) {
-      t.allow_invalid_certificates = scalar<bool>(v, file, "upstream_tls.allow_invalid_certificates");
+      t.allow_invalid_certificates =
+          scalar<bool>(v, file, "upstream_tls.allow_invalid_certificates");
     }
   }
   config.rules = rules::parse_rules(root, file);

@@ -65,6 +65,34 @@ std::vector<uint8_t> write_error(int32_t index, const Violation& v) {
   return {b.begin(), b.end()};
 }
 
+// A bulkWrite per-op result for a refused op: {ok: 0, idx, code, codeName, errmsg, errInfo}.
+std::vector<uint8_t> bulk_write_error(int32_t index, const Violation& v) {
+  OwnedBson e;
+  BSON_APPEND_DOUBLE(e.get(), "ok", 0.0);
+  BSON_APPEND_INT32(e.get(), "idx", index);
+  BSON_APPEND_INT32(e.get(), "code", kDocumentValidationFailure);
+  BSON_APPEND_UTF8(e.get(), "codeName", "DocumentValidationFailure");
+  BSON_APPEND_UTF8(e.get(), "errmsg", violation_message(v).c_str());
+  append_err_info(e.get(), v);
+  auto b = e.bytes();
+  return {b.begin(), b.end()};
+}
+
+void append_documents(bson_t* parent, const char* key,
+                      const std::vector<std::vector<uint8_t>>& docs) {
+  bson_t array;
+  bson_append_array_begin(parent, key, -1, &array);
+  char key_buf[16];
+  for (size_t i = 0; i < docs.size(); ++i) {
+    const char* k = nullptr;
+    bson_uint32_to_string(static_cast<uint32_t>(i), &k, key_buf, sizeof key_buf);
+    bson_t doc;
+    if (bson_init_static(&doc, docs[i].data(), docs[i].size()))
+      bson_append_document(&array, k, -1, &doc);
+  }
+  bson_append_array_end(parent, &array);
+}
+
 // The violation reported for a blocked statement: its first blocking one.
 const Violation* blocking_violation(const rules::Verdict& verdict, int32_t index) {
   const Violation* any = nullptr;
@@ -187,9 +215,10 @@ RequestPlan plan_request(const wire::OpMsg& request, const command::CommandView&
   RequestPlan plan;
   if (!verdict.any_block()) return plan;
 
-  const bool splittable = (cmd.kind == CommandKind::kInsert || cmd.kind == CommandKind::kUpdate ||
-                           cmd.kind == CommandKind::kDelete) &&
-                          cmd.payload_source != command::PayloadSource::kNone;
+  const bool splittable =
+      (cmd.kind == CommandKind::kInsert || cmd.kind == CommandKind::kUpdate ||
+       cmd.kind == CommandKind::kDelete || cmd.kind == CommandKind::kBulkWrite) &&
+      cmd.payload_source != command::PayloadSource::kNone;
   if (verdict.block_command || !splittable) {
     if (cmd.more_to_come) {
       plan.kind = RequestPlan::Kind::kDrop;
@@ -240,7 +269,32 @@ RequestPlan plan_request(const wire::OpMsg& request, const command::CommandView&
     const Violation* v = blocking_violation(verdict, index);
     Violation fallback;
     fallback.rule = "blocked";
-    merge->errors.push_back({index, write_error(index, v != nullptr ? *v : fallback)});
+    const Violation& reason = v != nullptr ? *v : fallback;
+    merge->errors.push_back({index, cmd.kind == CommandKind::kBulkWrite
+                                        ? bulk_write_error(index, reason)
+                                        : write_error(index, reason)});
+  }
+
+  if (keep.empty() && cmd.kind == CommandKind::kBulkWrite) {
+    // What the server answers when every op failed: the results in an exhausted cursor.
+    OwnedBson body;
+    BSON_APPEND_DOUBLE(body.get(), "ok", 1.0);
+    bson_t cursor;
+    BSON_APPEND_DOCUMENT_BEGIN(body.get(), "cursor", &cursor);
+    BSON_APPEND_INT64(&cursor, "id", 0);
+    std::vector<std::vector<uint8_t>> results;
+    for (auto& e : merge->errors) results.push_back(std::move(e.document));
+    append_documents(&cursor, "firstBatch", results);
+    BSON_APPEND_UTF8(&cursor, "ns", "admin.$cmd.bulkWrite");
+    bson_append_document_end(body.get(), &cursor);
+    BSON_APPEND_INT32(body.get(), "nErrors", static_cast<int32_t>(results.size()));
+    for (const char* counter : {"nInserted", "nMatched", "nModified", "nUpserted", "nDeleted"}) {
+      BSON_APPEND_INT32(body.get(), counter, 0);
+    }
+    plan.kind = RequestPlan::Kind::kReplyNow;
+    plan.message =
+        wire::OpMsgBuilder(reply_request_id, request.header.request_id).body(body.bytes()).finish();
+    return plan;
   }
 
   if (keep.empty()) {
@@ -294,6 +348,104 @@ std::vector<uint8_t> with_client_index(const PendingMerge& merge, const bson_ite
 
 }  // namespace
 
+namespace {
+
+// bulkWrite: remaps `idx` in cursor.firstBatch, adds docguard's per-op errors in idx order
+// (unless an ordered batch already stopped at an upstream error) and counts them in nErrors.
+std::vector<uint8_t> merge_bulk_write_reply(const PendingMerge& merge,
+                                            const wire::OpMsg& upstream_reply,
+                                            int32_t response_to) {
+  const wire::BsonView& in = upstream_reply.body;
+  bson_iter_t it;
+  if (!bson_iter_init_from_data(&it, in.data, in.size)) return {};
+
+  struct Result {
+    int32_t idx;
+    std::vector<uint8_t> document;
+  };
+  std::vector<Result> results;
+  bool upstream_error = false;
+  bson_iter_t cursor_it;
+  bool have_cursor = false;
+  {
+    bson_iter_t c = it;
+    bson_iter_t batch;
+    if (bson_iter_find(&c, "cursor") && BSON_ITER_HOLDS_DOCUMENT(&c)) {
+      cursor_it = c;
+      have_cursor = true;
+      if (bson_iter_recurse(&c, &batch) && bson_iter_find(&batch, "firstBatch") &&
+          BSON_ITER_HOLDS_ARRAY(&batch)) {
+        bson_iter_t entry;
+        if (bson_iter_recurse(&batch, &entry)) {
+          while (bson_iter_next(&entry)) {
+            if (!BSON_ITER_HOLDS_DOCUMENT(&entry)) continue;
+            OwnedBson out;
+            int32_t idx = -1;
+            bson_iter_t f;
+            if (bson_iter_recurse(&entry, &f)) {
+              while (bson_iter_next(&f)) {
+                const std::string_view key = bson_iter_key(&f);
+                if (key == "idx" && BSON_ITER_HOLDS_NUMBER(&f)) {
+                  idx = client_index(merge, bson_iter_as_int64(&f));
+                  BSON_APPEND_INT32(out.get(), "idx", idx);
+                } else {
+                  if (key == "ok" && bson_iter_as_double(&f) != 1.0) upstream_error = true;
+                  bson_append_iter(out.get(), nullptr, 0, &f);
+                }
+              }
+            }
+            auto b = out.bytes();
+            results.push_back({idx, {b.begin(), b.end()}});
+          }
+        }
+      }
+    }
+  }
+  if (!have_cursor) return {};
+  int32_t added = 0;
+  if (!(merge.ordered && upstream_error)) {
+    for (const auto& e : merge.errors) {
+      results.push_back({e.index, e.document});
+      ++added;
+    }
+  }
+  std::stable_sort(results.begin(), results.end(),
+                   [](const Result& a, const Result& b) { return a.idx < b.idx; });
+  std::vector<std::vector<uint8_t>> docs;
+  for (auto& r : results) docs.push_back(std::move(r.document));
+
+  OwnedBson body;
+  while (bson_iter_next(&it)) {
+    const std::string_view key = bson_iter_key(&it);
+    if (key == "cursor") {
+      bson_t cursor;
+      BSON_APPEND_DOCUMENT_BEGIN(body.get(), "cursor", &cursor);
+      bson_iter_t c;
+      if (bson_iter_recurse(&cursor_it, &c)) {
+        while (bson_iter_next(&c)) {
+          if (std::string_view(bson_iter_key(&c)) == "firstBatch") {
+            append_documents(&cursor, "firstBatch", docs);
+          } else {
+            bson_append_iter(&cursor, nullptr, 0, &c);
+          }
+        }
+      }
+      bson_append_document_end(body.get(), &cursor);
+    } else if (key == "nErrors" && BSON_ITER_HOLDS_NUMBER(&it)) {
+      BSON_APPEND_INT32(body.get(), "nErrors",
+                        static_cast<int32_t>(bson_iter_as_int64(&it)) + added);
+    } else {
+      bson_append_iter(body.get(), nullptr, 0, &it);
+    }
+  }
+  wire::OpMsgBuilder builder(upstream_reply.header.request_id, response_to,
+                             upstream_reply.flags & ~wire::op_msg_flags::kChecksumPresent);
+  builder.body(body.bytes());
+  return builder.finish();
+}
+
+}  // namespace
+
 std::vector<uint8_t> merge_reply(const PendingMerge& merge, const wire::OpMsg& upstream_reply,
                                  int32_t response_to) {
   const wire::BsonView& in = upstream_reply.body;
@@ -302,6 +454,9 @@ std::vector<uint8_t> merge_reply(const PendingMerge& merge, const wire::OpMsg& u
   {
     bson_iter_t ok = it;
     if (!bson_iter_find(&ok, "ok") || bson_iter_as_double(&ok) != 1.0) return {};
+  }
+  if (merge.kind == CommandKind::kBulkWrite) {
+    return merge_bulk_write_reply(merge, upstream_reply, response_to);
   }
 
   // Upstream writeErrors, remapped; ours are added unless an ordered batch already stopped.

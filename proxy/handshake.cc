@@ -14,10 +14,11 @@ std::string_view key_of(const bson_iter_t& it) {
 // monitoring the members directly and bypasses the proxy.
 bool is_topology_field(std::string_view key) {
   static constexpr std::string_view kFields[] = {
-      "hosts",     "passives",   "arbiters",    "setName",     "setVersion",  "primary",
-      "me",        "secondary",  "arbiterOnly", "passive",     "hidden",      "tags",
-      "electionId", "lastWrite", "topologyVersion", "isreplicaset", "msg",    "compression",
-      "ismaster",  "isWritablePrimary", "buildIndexes", "slaveDelay", "secondaryDelaySecs"};
+      "hosts",        "passives",   "arbiters",          "setName",     "setVersion",
+      "primary",      "me",         "secondary",         "arbiterOnly", "passive",
+      "hidden",       "tags",       "electionId",        "lastWrite",   "topologyVersion",
+      "isreplicaset", "msg",        "compression",       "ismaster",    "isWritablePrimary",
+      "buildIndexes", "slaveDelay", "secondaryDelaySecs"};
   return std::find(std::begin(kFields), std::end(kFields), key) != std::end(kFields);
 }
 

@@ -1,9 +1,8 @@
 // docguard: a MongoDB wire-protocol proxy that enforces document design rules.
+#include <malloc.h>
 #include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
-
-#include <malloc.h>
 
 #include <cstdio>
 #include <iostream>
@@ -50,11 +49,21 @@ class JsonEscapedMessage final : public spdlog::custom_flag_formatter {
               spdlog::memory_buf_t& dest) override {
     for (char c : msg.payload) {
       switch (c) {
-        case '"': dest.append(std::string_view("\\\"")); break;
-        case '\\': dest.append(std::string_view("\\\\")); break;
-        case '\n': dest.append(std::string_view("\\n")); break;
-        case '\r': dest.append(std::string_view("\\r")); break;
-        case '\t': dest.append(std::string_view("\\t")); break;
+        case '"':
+          dest.append(std::string_view("\\\""));
+          break;
+        case '\\':
+          dest.append(std::string_view("\\\\"));
+          break;
+        case '\n':
+          dest.append(std::string_view("\\n"));
+          break;
+        case '\r':
+          dest.append(std::string_view("\\r"));
+          break;
+        case '\t':
+          dest.append(std::string_view("\\t"));
+          break;
         default:
           if (static_cast<unsigned char>(c) < 0x20) {
             char buf[8];
@@ -94,10 +103,9 @@ struct Flags {
 };
 
 Flags parse_flags(int argc, char** argv) {
-  static const std::vector<std::string> kValued = {"listen",     "upstream",  "admin",
-                                                   "config",     "threads",   "log-format",
-                                                   "log-level",  "tls-cert",  "tls-key",
-                                                   "tls-ca"};
+  static const std::vector<std::string> kValued = {"listen",  "upstream",   "admin",     "config",
+                                                   "threads", "log-format", "log-level", "tls-cert",
+                                                   "tls-key", "tls-ca"};
   Flags flags;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -159,9 +167,12 @@ ProxyConfig build_config(const Flags& flags) {
         throw ConfigError("--threads: expected a number from 0 to 256, got '" + value + "'");
       }
     } else if (name == "log-format") {
-      if (value == "text") config.log_format = docguard::proxy::LogFormat::kText;
-      else if (value == "json") config.log_format = docguard::proxy::LogFormat::kJson;
-      else throw ConfigError("--log-format: expected text or json, got '" + value + "'");
+      if (value == "text")
+        config.log_format = docguard::proxy::LogFormat::kText;
+      else if (value == "json")
+        config.log_format = docguard::proxy::LogFormat::kJson;
+      else
+        throw ConfigError("--log-format: expected text or json, got '" + value + "'");
     } else if (name == "tls-cert") {
       config.tls.cert_file = value;
     } else if (name == "tls-key") {

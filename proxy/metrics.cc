@@ -12,9 +12,8 @@ using prometheus::BuildGauge;
 using prometheus::BuildHistogram;
 using prometheus::Histogram;
 
-const Histogram::BucketBoundaries kSizeBuckets = {256,    1024,    4096,      16384,     65536,
-                                                  262144, 1048576, 2097152,   4194304,   8388608,
-                                                  12582912, 16777216};
+const Histogram::BucketBoundaries kSizeBuckets = {
+    256, 1024, 4096, 16384, 65536, 262144, 1048576, 2097152, 4194304, 8388608, 12582912, 16777216};
 const Histogram::BucketBoundaries kArrayBuckets = {1,   5,    10,   25,   50,    100,  250,
                                                    500, 1000, 2500, 5000, 10000, 50000};
 const Histogram::BucketBoundaries kInspectionBuckets = {1e-6, 2e-6,   5e-6, 1e-5, 2.5e-5, 5e-5,
@@ -49,28 +48,31 @@ Metrics::Metrics()
                              .Help("Client connections open now")
                              .Register(*registry_)
                              .Add({})),
-      connections_rejected(BuildCounter()
-                               .Name("docguard_connections_rejected_total")
-                               .Help("Client connections refused because max_connections was reached")
-                               .Register(*registry_)
-                               .Add({})),
+      connections_rejected(
+          BuildCounter()
+              .Name("docguard_connections_rejected_total")
+              .Help("Client connections refused because max_connections was reached")
+              .Register(*registry_)
+              .Add({})),
       client_bytes(message_bytes_.Add({{"direction", "client_to_upstream"}})),
       upstream_bytes(message_bytes_.Add({{"direction", "upstream_to_client"}})),
-      messages_blocked(BuildCounter()
-                           .Name("docguard_requests_answered_by_proxy_total")
-                           .Help("Requests docguard answered itself (blocked writes, upstream down)")
-                           .Register(*registry_)
-                           .Add({})),
+      messages_blocked(
+          BuildCounter()
+              .Name("docguard_requests_answered_by_proxy_total")
+              .Help("Requests docguard answered itself (blocked writes, upstream down)")
+              .Register(*registry_)
+              .Add({})),
       inspection_seconds(BuildHistogram()
                              .Name("docguard_inspection_seconds")
                              .Help("Time spent decoding a request and evaluating the rules")
                              .Register(*registry_)
                              .Add({}, kInspectionBuckets)),
-      protocol_errors(BuildCounter()
-                          .Name("docguard_protocol_errors_total")
-                          .Help("Malformed or refused messages, by kind; each closes its connection")
-                          .Register(*registry_),
-                      "kind"),
+      protocol_errors(
+          BuildCounter()
+              .Name("docguard_protocol_errors_total")
+              .Help("Malformed or refused messages, by kind; each closes its connection")
+              .Register(*registry_),
+          "kind"),
       upstream_errors(BuildCounter()
                           .Name("docguard_upstream_errors_total")
                           .Help("Upstream connection failures, by kind")
@@ -88,7 +90,8 @@ Metrics::Metrics()
                      "result"),
       upstream_up(BuildGauge()
                       .Name("docguard_upstream_up")
-                      .Help("1 if the upstream accepted the last connection attempt (sessions, /readyz, scrapes)")
+                      .Help("1 if the upstream accepted the last connection attempt (sessions, "
+                            "/readyz, scrapes)")
                       .Register(*registry_)
                       .Add({})),
       commands_(BuildCounter()
@@ -111,14 +114,16 @@ Metrics::Metrics()
                  .Name("docguard_reads_total")
                  .Help("Read commands (find, aggregate, count, distinct), per collection")
                  .Register(*registry_)),
-      reads_with_lookup_(BuildCounter()
-                             .Name("docguard_reads_with_lookup_total")
-                             .Help("Reads that join ($lookup/$graphLookup anywhere), per collection")
-                             .Register(*registry_)),
-      lookups_(BuildCounter()
-                   .Name("docguard_lookup_total")
-                   .Help("$lookup/$graphLookup joins in reads, per collection and joined collection")
-                   .Register(*registry_)),
+      reads_with_lookup_(
+          BuildCounter()
+              .Name("docguard_reads_with_lookup_total")
+              .Help("Reads that join ($lookup/$graphLookup anywhere), per collection")
+              .Register(*registry_)),
+      lookups_(
+          BuildCounter()
+              .Name("docguard_lookup_total")
+              .Help("$lookup/$graphLookup joins in reads, per collection and joined collection")
+              .Register(*registry_)),
       violations_(BuildCounter()
                       .Name("docguard_violations_total")
                       .Help("Design-rule violations, by rule and action")
@@ -129,7 +134,8 @@ Metrics::Metrics()
                             .Register(*registry_)),
       array_length_bound_(BuildGauge()
                               .Name("docguard_array_length_bound")
-                              .Help("Array length bound in force per field path (array_length, else max_array_length)")
+                              .Help("Array length bound in force per field path (array_length, "
+                                    "else max_array_length)")
                               .Register(*registry_)) {
   BuildGauge()
       .Name("docguard_build_info")
@@ -144,8 +150,8 @@ Metrics::Metrics()
   for (const char* kind :
        {"bad_length", "too_large", "bad_op_msg", "bad_bson", "checksum", "unknown_required_flag",
         "bad_op_query", "bad_op_compressed", "bad_compressed_data", "decompression_limit",
-        "decompression_size", "truncated_frame", "client_frame_timeout",
-        "idle_timeout", "tls_handshake"}) {
+        "decompression_size", "truncated_frame", "client_frame_timeout", "idle_timeout",
+        "tls_handshake"}) {
     protocol_errors.get(kind);
   }
   for (const char* c : {"snappy", "zlib", "zstd"}) compressed_messages.get(c);
@@ -184,10 +190,11 @@ std::string_view key_of(std::initializer_list<std::string_view> values) {
 
 void Metrics::on_command(std::string_view db, std::string_view coll, std::string_view command) {
   commands_index_
-      .get(key_of({db, coll, command}),
-           [&]() -> prometheus::Counter& {
-             return commands_.Add({{"db", s(db)}, {"collection", s(coll)}, {"command", s(command)}});
-           })
+      .get(
+          key_of({db, coll, command}),
+          [&]() -> prometheus::Counter& {
+            return commands_.Add({{"db", s(db)}, {"collection", s(coll)}, {"command", s(command)}});
+          })
       .Increment();
 }
 
@@ -226,15 +233,17 @@ void Metrics::on_array_push(std::string_view db, std::string_view coll, std::str
 void Metrics::on_read(std::string_view db, std::string_view coll, bool with_lookup) {
   const std::string_view key = key_of({db, coll});  // stays valid: nothing below rebuilds it
   reads_index_
-      .get(key, [&]() -> prometheus::Counter& {
-        return reads_.Add({{"db", s(db)}, {"collection", s(coll)}});
-      })
+      .get(key,
+           [&]() -> prometheus::Counter& {
+             return reads_.Add({{"db", s(db)}, {"collection", s(coll)}});
+           })
       .Increment();
   if (with_lookup) {
     reads_with_lookup_index_
-        .get(key, [&]() -> prometheus::Counter& {
-          return reads_with_lookup_.Add({{"db", s(db)}, {"collection", s(coll)}});
-        })
+        .get(key,
+             [&]() -> prometheus::Counter& {
+               return reads_with_lookup_.Add({{"db", s(db)}, {"collection", s(coll)}});
+             })
         .Increment();
   }
 }
@@ -250,9 +259,9 @@ void Metrics::on_lookup(std::string_view db, std::string_view coll, std::string_
 
 void Metrics::on_violation(std::string_view db, std::string_view coll, std::string_view rule,
                            rules::Action action) {
-  const char* a = action == rules::Action::kBlock ? "block"
+  const char* a = action == rules::Action::kBlock  ? "block"
                   : action == rules::Action::kWarn ? "warn"
-                                                    : "off";
+                                                   : "off";
   violations_index_
       .get(key_of({db, coll, rule, a}),
            [&]() -> prometheus::Counter& {

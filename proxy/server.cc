@@ -1,5 +1,6 @@
 #include "docguard/proxy/server.h"
 
+#include <malloc.h>
 #include <spdlog/spdlog.h>
 
 #include <boost/asio/as_tuple.hpp>
@@ -11,8 +12,6 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <malloc.h>
-
 #include <list>
 #include <mutex>
 #include <thread>
@@ -67,10 +66,9 @@ class Server {
       spdlog::critical("cannot listen: {}", e.what());
       return 2;
     }
-    spdlog::info(
-        "docguard {} listening on {}, upstream {}, admin http://{}/metrics, {} threads",
-        DOCGUARD_VERSION, runtime_.config.listen.to_string(), runtime_.config.upstream_uri,
-        runtime_.config.admin.to_string(), contexts_.size());
+    spdlog::info("docguard {} listening on {}, upstream {}, admin http://{}/metrics, {} threads",
+                 DOCGUARD_VERSION, runtime_.config.listen.to_string(), runtime_.config.upstream_uri,
+                 runtime_.config.admin.to_string(), contexts_.size());
 
     asio::co_spawn(main, accept_loop(acceptor), asio::detached);
     asio::co_spawn(main, serve_admin(admin, runtime_), asio::detached);

@@ -2,13 +2,13 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
-#include <algorithm>
 #include <chrono>
 
 #include "docguard/command/command_view.h"
@@ -94,12 +94,11 @@ awaitable<void> Session::run() {
 
   if (rt_.tls.client_facing) {
     asio::steady_timer timer(client_.get_executor(), rt_.config.connect_timeout);
-    auto result = co_await (client_.start_tls(*rt_.tls.client_facing,
-                                              asio::ssl::stream_base::server, "") ||
-                            timer.async_wait(kUseTuple));
+    auto result =
+        co_await (client_.start_tls(*rt_.tls.client_facing, asio::ssl::stream_base::server, "") ||
+                  timer.async_wait(kUseTuple));
     if (result.index() == 1 || std::get<0>(result)) {
-      const std::string why =
-          result.index() == 1 ? "timed out" : std::get<0>(result).message();
+      const std::string why = result.index() == 1 ? "timed out" : std::get<0>(result).message();
       rt_.metrics.protocol_errors.get("tls_handshake").Increment();
       spdlog::warn("closing connection from {}: TLS handshake failed: {}", peer_, why);
       client_.close();
@@ -151,12 +150,13 @@ awaitable<std::string> Session::connect_upstream() {
     const std::string name =
         c.upstream_tls.server_name.empty() ? c.upstream.host : c.upstream_tls.server_name;
     timer.expires_after(c.connect_timeout);
-    auto hs = co_await (upstream_.start_tls(*rt_.tls.upstream, asio::ssl::stream_base::client, name) ||
-                        timer.async_wait(kUseTuple));
+    auto hs =
+        co_await (upstream_.start_tls(*rt_.tls.upstream, asio::ssl::stream_base::client, name) ||
+                  timer.async_wait(kUseTuple));
     if (hs.index() == 1 || std::get<0>(hs)) {
       rt_.metrics.upstream_errors.get("tls").Increment();
-      co_return "TLS handshake with " + c.upstream.to_string() + " failed: " +
-                (hs.index() == 1 ? std::string("timed out") : std::get<0>(hs).message());
+      co_return "TLS handshake with " + c.upstream.to_string() +
+          " failed: " + (hs.index() == 1 ? std::string("timed out") : std::get<0>(hs).message());
     }
   }
   co_return std::string();
@@ -179,11 +179,12 @@ awaitable<void> Session::refuse_first_request(const std::string& reason) {
   if (result.index() != 0 || std::get<0>(result).first) co_return;
   const auto header = wire::read_header(std::get<0>(result).second.data());
   int32_t op = header.op_code;
-  if (op == static_cast<int32_t>(wire::OpCode::kCompressed)) op = static_cast<int32_t>(wire::OpCode::kMsg);
-  auto reply = error_reply(op, header.request_id, rt_.new_request_id(),
-                           "docguard: upstream " + rt_.config.upstream_uri + " is unreachable (" +
-                               reason + ")",
-                           6, "HostUnreachable");
+  if (op == static_cast<int32_t>(wire::OpCode::kCompressed))
+    op = static_cast<int32_t>(wire::OpCode::kMsg);
+  auto reply = error_reply(
+      op, header.request_id, rt_.new_request_id(),
+      "docguard: upstream " + rt_.config.upstream_uri + " is unreachable (" + reason + ")", 6,
+      "HostUnreachable");
   rt_.metrics.messages_blocked.Increment();
   co_await client_.write_all(asio::buffer(reply));
 }
@@ -234,7 +235,8 @@ awaitable<void> Session::watchdog() {
                now - last_client_activity_ > c.idle_timeout) {
       reason = "idle_timeout";
     } else if (c.upstream_timeout.count() > 0 && outstanding_ > 0 &&
-               now - std::max(last_upstream_activity_, last_client_activity_) > c.upstream_timeout) {
+               now - std::max(last_upstream_activity_, last_client_activity_) >
+                   c.upstream_timeout) {
       reason = "upstream_timeout";
     }
     if (reason != nullptr) {
@@ -412,8 +414,8 @@ std::vector<uint8_t> Session::rewrite_reply(const PendingReply& pending, wire::B
   const auto header = wire::read_header(message.data());
   wire::Bytes plain = message;
   if (header.op_code == static_cast<int32_t>(wire::OpCode::kCompressed)) {
-    reply_scratch_ = wire::decompress_message(message, std::max(rt_.config.max_message_bytes,
-                                                          wire::kDefaultMaxMessageBytes));
+    reply_scratch_ = wire::decompress_message(
+        message, std::max(rt_.config.max_message_bytes, wire::kDefaultMaxMessageBytes));
     plain = reply_scratch_;
   }
   const int32_t op = wire::read_header(plain.data()).op_code;

@@ -476,6 +476,8 @@ void Engine::inspect_bulk_write(const command::CommandView& cmd, const RequestCo
   // Per op: {insert: nsIdx, document} | {update: nsIdx, filter, updateMods, upsert, multi} |
   // {delete: nsIdx, filter}; the namespace is nsInfo[nsIdx].ns.
   for (size_t i = 0; i < cmd.statements.size(); ++i) {
+    // An ordered bulkWrite stops at its first refused op: later ones never run.
+    if (cmd.ordered && !verdict.blocked_statements.empty()) break;
     const wire::BsonView& op = cmd.statements[i];
     bson_iter_t iter;
     if (op.empty() || !bson_iter_init_from_data(&iter, op.data, op.size) ||
@@ -492,7 +494,9 @@ void Engine::inspect_bulk_write(const command::CommandView& cmd, const RequestCo
     const std::string_view db = ns.substr(0, dot);
     const std::string_view coll = ns.substr(dot + 1);
     CollectionStats* stats = stats_for(db, coll);
-    Scope s{cmd, ctx, rules, verdict, stats, limits_for(stats, db, coll, rules), db, coll, true};
+    // Per op, like insert/update/delete batches: the proxy forwards the allowed ops and merges
+    // the per-op results of the reply's cursor.
+    Scope s{cmd, ctx, rules, verdict, stats, limits_for(stats, db, coll, rules), db, coll, false};
     wire::BsonView document, filter, mods;
     bool mods_pipeline = false;
     while (bson_iter_next(&iter)) {

@@ -40,11 +40,16 @@ struct BodyFields {
 
 const char* payload_field_of(CommandKind kind) {
   switch (kind) {
-    case CommandKind::kInsert: return "documents";
-    case CommandKind::kUpdate: return "updates";
-    case CommandKind::kDelete: return "deletes";
-    case CommandKind::kBulkWrite: return "ops";
-    default: return nullptr;
+    case CommandKind::kInsert:
+      return "documents";
+    case CommandKind::kUpdate:
+      return "updates";
+    case CommandKind::kDelete:
+      return "deletes";
+    case CommandKind::kBulkWrite:
+      return "ops";
+    default:
+      return nullptr;
   }
 }
 
@@ -165,7 +170,8 @@ CommandView describe(const wire::OpMsg& msg) {
     }
     case CommandKind::kFindAndModify: {
       if (f.has_query && BSON_ITER_HOLDS_DOCUMENT(&f.query)) view.query = wire::view_of(f.query);
-      if (f.has_update && (BSON_ITER_HOLDS_DOCUMENT(&f.update) || BSON_ITER_HOLDS_ARRAY(&f.update))) {
+      if (f.has_update &&
+          (BSON_ITER_HOLDS_DOCUMENT(&f.update) || BSON_ITER_HOLDS_ARRAY(&f.update))) {
         view.update = wire::view_of(f.update);
         view.update_is_pipeline = BSON_ITER_HOLDS_ARRAY(&f.update);
       }

@@ -89,19 +89,38 @@ bool structure_valid(const uint8_t* data, size_t size, int depth, size_t base,
     if (!cstring_at(pos, &pos)) return fail(element);
     size_t fixed = 0;
     switch (type) {
-      case 0x01: case 0x09: case 0x11: case 0x12: fixed = 8; break;  // double, date, ts, int64
-      case 0x07: fixed = 12; break;                                   // ObjectId
-      case 0x08:                                                      // bool
+      case 0x01:
+      case 0x09:
+      case 0x11:
+      case 0x12:
+        fixed = 8;
+        break;  // double, date, ts, int64
+      case 0x07:
+        fixed = 12;
+        break;    // ObjectId
+      case 0x08:  // bool
         if (pos >= end || data[pos] > 1) return fail(element);
         fixed = 1;
         break;
-      case 0x10: fixed = 4; break;                                    // int32
-      case 0x13: fixed = 16; break;                                   // decimal128
-      case 0x06: case 0x0A: case 0x7F: case 0xFF: fixed = 0; break;   // undefined, null, max/min key
-      case 0x02: case 0x0D: case 0x0E:                                // string, code, symbol
+      case 0x10:
+        fixed = 4;
+        break;  // int32
+      case 0x13:
+        fixed = 16;
+        break;  // decimal128
+      case 0x06:
+      case 0x0A:
+      case 0x7F:
+      case 0xFF:
+        fixed = 0;
+        break;  // undefined, null, max/min key
+      case 0x02:
+      case 0x0D:
+      case 0x0E:  // string, code, symbol
         if (!string_at(pos, &pos)) return fail(element);
         continue;
-      case 0x03: case 0x04: {                                         // document, array
+      case 0x03:
+      case 0x04: {  // document, array
         if (end - pos < 5) return fail(element);
         const int32_t len = load_le32(data + pos);
         if (len < 5 || static_cast<size_t>(len) > end - pos) return fail(element);
@@ -112,7 +131,7 @@ bool structure_valid(const uint8_t* data, size_t size, int depth, size_t base,
         pos += static_cast<size_t>(len);
         continue;
       }
-      case 0x05: {                                                    // binary
+      case 0x05: {  // binary
         if (end - pos < 5) return fail(element);
         const int32_t len = load_le32(data + pos);
         if (len < 0 || static_cast<size_t>(len) > end - pos - 5) return fail(element);
@@ -123,14 +142,14 @@ bool structure_valid(const uint8_t* data, size_t size, int depth, size_t base,
         pos += 5 + static_cast<size_t>(len);
         continue;
       }
-      case 0x0B:                                                      // regex: two cstrings
+      case 0x0B:  // regex: two cstrings
         if (!cstring_at(pos, &pos) || pos >= end || !cstring_at(pos, &pos)) return fail(element);
         continue;
-      case 0x0C:                                                      // DBPointer
+      case 0x0C:  // DBPointer
         if (!string_at(pos, &pos) || end - pos < 12) return fail(element);
         pos += 12;
         continue;
-      case 0x0F: {                                                    // code with scope
+      case 0x0F: {  // code with scope
         if (end - pos < 4) return fail(element);
         const int32_t total = load_le32(data + pos);
         if (total < 14 || static_cast<size_t>(total) > end - pos) return fail(element);

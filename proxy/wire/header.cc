@@ -29,15 +29,24 @@ void check_message_length(const MsgHeader& header, uint32_t max_message_bytes) {
 
 const char* op_code_name(int32_t op_code) {
   switch (static_cast<OpCode>(op_code)) {
-    case OpCode::kReply: return "OP_REPLY";
-    case OpCode::kUpdate: return "OP_UPDATE";
-    case OpCode::kInsert: return "OP_INSERT";
-    case OpCode::kQuery: return "OP_QUERY";
-    case OpCode::kGetMore: return "OP_GET_MORE";
-    case OpCode::kDelete: return "OP_DELETE";
-    case OpCode::kKillCursors: return "OP_KILL_CURSORS";
-    case OpCode::kCompressed: return "OP_COMPRESSED";
-    case OpCode::kMsg: return "OP_MSG";
+    case OpCode::kReply:
+      return "OP_REPLY";
+    case OpCode::kUpdate:
+      return "OP_UPDATE";
+    case OpCode::kInsert:
+      return "OP_INSERT";
+    case OpCode::kQuery:
+      return "OP_QUERY";
+    case OpCode::kGetMore:
+      return "OP_GET_MORE";
+    case OpCode::kDelete:
+      return "OP_DELETE";
+    case OpCode::kKillCursors:
+      return "OP_KILL_CURSORS";
+    case OpCode::kCompressed:
+      return "OP_COMPRESSED";
+    case OpCode::kMsg:
+      return "OP_MSG";
   }
   return "unknown";
 }

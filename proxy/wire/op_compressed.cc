@@ -20,10 +20,14 @@ std::optional<Compressor> compressor_from_name(std::string_view name) {
 
 const char* compressor_name(Compressor c) {
   switch (c) {
-    case Compressor::kNoop: return "noop";
-    case Compressor::kSnappy: return "snappy";
-    case Compressor::kZlib: return "zlib";
-    case Compressor::kZstd: return "zstd";
+    case Compressor::kNoop:
+      return "noop";
+    case Compressor::kSnappy:
+      return "snappy";
+    case Compressor::kZlib:
+      return "zlib";
+    case Compressor::kZstd:
+      return "zstd";
   }
   return "unknown";
 }
@@ -49,9 +53,9 @@ std::vector<uint8_t> decompress_message(Bytes message, uint32_t max_message_byte
   // or lies; both are caught (here, and by the exact-size check below).
   if (c.uncompressed_size < 0 ||
       static_cast<uint64_t>(c.uncompressed_size) + kHeaderSize > max_message_bytes) {
-    throw ProtocolError("decompression_limit",
-                        "OP_COMPRESSED declares " + std::to_string(c.uncompressed_size) +
-                            " uncompressed bytes, over the message limit");
+    throw ProtocolError("decompression_limit", "OP_COMPRESSED declares " +
+                                                   std::to_string(c.uncompressed_size) +
+                                                   " uncompressed bytes, over the message limit");
   }
   const auto expected = static_cast<size_t>(c.uncompressed_size);
   std::vector<uint8_t> out(kHeaderSize + expected);
@@ -157,9 +161,9 @@ std::vector<uint8_t> compress_message(Bytes message, Compressor compressor) {
     }
   }
   std::vector<uint8_t> out(kHeaderSize + 9);
-  write_header(out.data(), MsgHeader{static_cast<int32_t>(out.size() + payload.size()),
-                                     h.request_id, h.response_to,
-                                     static_cast<int32_t>(OpCode::kCompressed)});
+  write_header(out.data(),
+               MsgHeader{static_cast<int32_t>(out.size() + payload.size()), h.request_id,
+                         h.response_to, static_cast<int32_t>(OpCode::kCompressed)});
   store_le32(out.data() + kHeaderSize, h.op_code);
   store_le32(out.data() + kHeaderSize + 4, static_cast<int32_t>(body.size()));
   out[kHeaderSize + 8] = static_cast<uint8_t>(compressor);

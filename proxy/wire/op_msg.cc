@@ -11,9 +11,8 @@ namespace {
 void validate_structure(const BsonView& doc) {
   size_t offset = 0;
   if (!bson_structure_valid(doc, &offset)) {
-    throw ProtocolError("bad_bson",
-                        "malformed BSON element at offset " + std::to_string(offset) +
-                            " of a " + std::to_string(doc.size) + "-byte document");
+    throw ProtocolError("bad_bson", "malformed BSON element at offset " + std::to_string(offset) +
+                                        " of a " + std::to_string(doc.size) + "-byte document");
   }
 }
 
@@ -39,13 +38,14 @@ OpMsg OpMsg::parse(Bytes message, bool verify_checksum) {
   const uint32_t unknown_required =
       msg.flags & op_msg_flags::kRequiredMask & ~op_msg_flags::kKnownMask;
   if (unknown_required != 0) {
-    throw ProtocolError("unknown_required_flag",
-                        "OP_MSG has unknown required flag bits " + std::to_string(unknown_required));
+    throw ProtocolError("unknown_required_flag", "OP_MSG has unknown required flag bits " +
+                                                     std::to_string(unknown_required));
   }
   msg.checksum_present = (msg.flags & op_msg_flags::kChecksumPresent) != 0;
   size_t end = message.size();
   if (msg.checksum_present) {
-    if (end < kHeaderSize + 4 + 4) throw ProtocolError("bad_op_msg", "OP_MSG too short for checksum");
+    if (end < kHeaderSize + 4 + 4)
+      throw ProtocolError("bad_op_msg", "OP_MSG too short for checksum");
     end -= 4;
     if (verify_checksum) {
       const auto expected = static_cast<uint32_t>(load_le32(message.data() + end));
@@ -69,8 +69,8 @@ OpMsg OpMsg::parse(Bytes message, bool verify_checksum) {
       if (end - pos < 4) throw ProtocolError("bad_op_msg", "kind 1 section truncated");
       const int32_t size = load_le32(message.data() + pos);
       if (size < 5 || static_cast<size_t>(size) > end - pos) {
-        throw ProtocolError("bad_op_msg", "kind 1 section size " + std::to_string(size) +
-                                              " overruns the message");
+        throw ProtocolError(
+            "bad_op_msg", "kind 1 section size " + std::to_string(size) + " overruns the message");
       }
       const size_t section_end = pos + static_cast<size_t>(size);
       size_t p = pos + 4;
@@ -80,8 +80,8 @@ OpMsg OpMsg::parse(Bytes message, bool verify_checksum) {
         throw ProtocolError("bad_op_msg", "kind 1 section identifier is not NUL-terminated");
       }
       DocumentSequence seq;
-      seq.identifier = std::string_view(reinterpret_cast<const char*>(message.data() + p),
-                                        name_end - p);
+      seq.identifier =
+          std::string_view(reinterpret_cast<const char*>(message.data() + p), name_end - p);
       if (seq.identifier.empty()) {
         throw ProtocolError("bad_op_msg", "kind 1 section has no identifier");
       }
@@ -142,8 +142,10 @@ void recompute_checksum(std::vector<uint8_t>& message) {
 
 OpMsgBuilder::OpMsgBuilder(int32_t request_id, int32_t response_to, uint32_t flags) {
   out_.resize(kHeaderSize + 4);
-  write_header(out_.data(), MsgHeader{0, request_id, response_to, static_cast<int32_t>(OpCode::kMsg)});
-  store_le32(out_.data() + kHeaderSize, static_cast<int32_t>(flags & ~op_msg_flags::kChecksumPresent));
+  write_header(out_.data(),
+               MsgHeader{0, request_id, response_to, static_cast<int32_t>(OpCode::kMsg)});
+  store_le32(out_.data() + kHeaderSize,
+             static_cast<int32_t>(flags & ~op_msg_flags::kChecksumPresent));
 }
 
 OpMsgBuilder& OpMsgBuilder::body(Bytes bson) {

@@ -4,9 +4,11 @@
 //   * nothing left to forward: docguard answers itself, as server-side validation would
 //     (writeErrors with code 121 DocumentValidationFailure);
 //   * moreToCome (w:0): the same selection is forwarded, and nothing is answered;
-//   * findAndModify, bulkWrite and whole-command blocks: a command error with code 121
-//     (bulkWrite is blocked as a whole when any op is: its per-op results come in a cursor
-//     that docguard does not rewrite yet).
+//   * 8.0 bulkWrite: the same per-op semantics; its per-op results come back in a cursor
+//     (`firstBatch` entries {ok, idx, ...}), whose `idx` values and `nErrors` are merged the
+//     same way. Results the server defers to later getMore batches (only when the results
+//     exceed one batch) are relayed as the server sent them;
+//   * findAndModify and whole-command blocks: a command error with code 121.
 // A rewritten request keeps the client's requestID, so the upstream reply comes back with the
 // client's responseTo; merge_reply() then restores the client's statement indices.
 #pragma once

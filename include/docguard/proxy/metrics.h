@@ -11,8 +11,8 @@
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "docguard/rules/engine.h"
@@ -78,15 +78,17 @@ class Metrics final : public rules::Observer {
   prometheus::Counter& connections_total;
   prometheus::Gauge& connections_active;
   prometheus::Counter& connections_rejected;
-  prometheus::Counter& client_bytes;    // docguard_message_bytes_total{direction="client_to_upstream"}
-  prometheus::Counter& upstream_bytes;  // docguard_message_bytes_total{direction="upstream_to_client"}
+  prometheus::Counter&
+      client_bytes;  // docguard_message_bytes_total{direction="client_to_upstream"}
+  prometheus::Counter&
+      upstream_bytes;  // docguard_message_bytes_total{direction="upstream_to_client"}
   prometheus::Counter& messages_blocked;
   prometheus::Histogram& inspection_seconds;
-  LabeledCounter protocol_errors;  // {kind}
-  LabeledCounter upstream_errors;  // {kind}
+  LabeledCounter protocol_errors;      // {kind}
+  LabeledCounter upstream_errors;      // {kind}
   LabeledCounter compressed_messages;  // {compressor}
-  LabeledCounter config_reloads;  // {result}
-  prometheus::Gauge& upstream_up;  // 1 when the upstream accepted the last connection attempt
+  LabeledCounter config_reloads;       // {result}
+  prometheus::Gauge& upstream_up;      // 1 when the upstream accepted the last connection attempt
 
   // rules::Observer: labels arrive already bounded by the rules engine.
   void on_command(std::string_view db, std::string_view coll, std::string_view command) override;

@@ -61,9 +61,7 @@ class OpMsgBuilder {
  public:
   OpMsgBuilder(int32_t request_id, int32_t response_to, uint32_t flags = 0);
   OpMsgBuilder& body(Bytes bson);
-  OpMsgBuilder& body(const bson_t* bson) {
-    return body(Bytes{bson_get_data(bson), bson->len});
-  }
+  OpMsgBuilder& body(const bson_t* bson) { return body(Bytes{bson_get_data(bson), bson->len}); }
   OpMsgBuilder& sequence(std::string_view identifier, const std::vector<BsonView>& documents);
   std::vector<uint8_t> finish();
 

@@ -246,6 +246,50 @@ TEST(EnforcementTest, BulkWriteIsBlockedAsAWhole) {
   EXPECT_NE(body_json(plan.message).find(R"("ok" : 0.0)"), std::string::npos);
 }
 
+std::vector<std::string> bulk_ops(int n) {
+  std::vector<std::string> ops;
+  for (int i = 0; i < n; ++i) {
+    ops.push_back(R"({"insert": 0, "document": {"_id": )" + std::to_string(i) + "}}");
+  }
+  return ops;
+}
+
+TEST(EnforcementTest, BulkWriteUnorderedForwardsAllowedOpsAndMergesTheCursor) {
+  auto m = request(R"({"bulkWrite": 1, "$db": "admin", "ordered": false, "nsInfo": [{"ns": "s.p"}]})",
+                   "ops", bulk_ops(4));
+  RequestPlan plan = plan_request(m->msg, m->cmd, verdict_blocking({1, 3}), 7);
+  ASSERT_EQ(plan.kind, Kind::kForwardRewritten);
+  auto forwarded = Message::parse(plan.message);
+  ASSERT_EQ(forwarded->cmd.statements.size(), 2u);  // ops 0 and 2
+  auto up = reply(R"({"ok": 1.0, "cursor": {"id": 0, "firstBatch": [{"ok": 1.0, "idx": 0, "n": 1},
+                     {"ok": 1.0, "idx": 1, "n": 1}], "ns": "admin.$cmd.bulkWrite"},
+                     "nErrors": 0, "nInserted": 2, "nMatched": 0, "nModified": 0, "nUpserted": 0,
+                     "nDeleted": 0})");
+  const std::string json = body_json(merge_reply(*plan.merge, up->msg, 42));
+  std::vector<std::string> order;
+  for (const char* idx : {R"("idx" : 0)", R"("idx" : 1)", R"("idx" : 2)", R"("idx" : 3)"}) {
+    EXPECT_NE(json.find(idx), std::string::npos) << idx << " in " << json;
+  }
+  EXPECT_LT(json.find(R"("idx" : 0)"), json.find(R"("idx" : 1)"));
+  EXPECT_LT(json.find(R"("idx" : 1)"), json.find(R"("idx" : 2)"));
+  EXPECT_LT(json.find(R"("idx" : 2)"), json.find(R"("idx" : 3)"));
+  EXPECT_NE(json.find(R"("ok" : 0.0, "idx" : 1, "code" : 121)"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("nErrors" : 2)"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("nInserted" : 2)"), std::string::npos) << json;
+}
+
+TEST(EnforcementTest, BulkWriteOrderedStopsAndAnswersWhenNothingIsLeft) {
+  auto m = request(R"({"bulkWrite": 1, "$db": "admin", "nsInfo": [{"ns": "s.p"}]})", "ops",
+                   bulk_ops(3));
+  RequestPlan plan = plan_request(m->msg, m->cmd, verdict_blocking({0}), 7);
+  ASSERT_EQ(plan.kind, Kind::kReplyNow);
+  const std::string json = body_json(plan.message);
+  EXPECT_NE(json.find(R"("firstBatch" : [ { "ok" : 0.0, "idx" : 0, "code" : 121)"), std::string::npos)
+      << json;
+  EXPECT_NE(json.find(R"("nErrors" : 1)"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("nInserted" : 0)"), std::string::npos) << json;
+}
+
 TEST(EnforcementTest, UpstreamCommandErrorsPassThroughUnchanged) {
   auto m = request(R"({"insert": "p", "$db": "s"})", "documents", small_docs(3));
   RequestPlan plan = plan_request(m->msg, m->cmd, verdict_blocking({2}), 7);

@@ -399,7 +399,7 @@ rules:
 
 TEST_F(EngineTest, BulkWriteJudgesEachOpInItsNamespace) {
   use(kShopRules);
-  auto m = request(R"({"bulkWrite": 1, "$db": "admin", "ordered": true,
+  auto m = request(R"({"bulkWrite": 1, "$db": "admin", "ordered": false,
                        "nsInfo": [{"ns": "shop.orders"}, {"ns": "shop.products"}]})",
                    "ops",
                    {R"({"insert": 0, "document": {"list": )" + int_array(101) + "}}",
@@ -410,7 +410,16 @@ TEST_F(EngineTest, BulkWriteJudgesEachOpInItsNamespace) {
   EXPECT_EQ(v.violations[0].statement_index, 1);
   EXPECT_EQ(v.violations[1].statement_index, 2);
   EXPECT_EQ(v.violations[1].rule, "require_push_slice");
-  EXPECT_TRUE(v.block_command);
+  // Per op, like insert/update batches: ops 1 and 2 are refused, op 0 goes through.
+  EXPECT_FALSE(v.block_command);
+  EXPECT_EQ(v.blocked_statements, (std::vector<int32_t>{1, 2}));
+  // Ordered: the batch stops at op 1, so op 2 is neither judged nor refused.
+  auto ordered = request(R"({"bulkWrite": 1, "$db": "admin", "ordered": true,
+                             "nsInfo": [{"ns": "shop.orders"}, {"ns": "shop.products"}]})",
+                         "ops",
+                         {R"({"insert": 1, "document": {"list": )" + int_array(101) + "}}",
+                          R"({"update": 1, "filter": {"_id": 1}, "updateMods": {"$push": {"a": 1}}})"});
+  EXPECT_EQ(inspect(*ordered).blocked_statements, std::vector<int32_t>{0});
 }
 
 TEST_F(EngineTest, ReloadKeepsCountersAndAppliesNewRules) {

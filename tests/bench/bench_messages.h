@@ -221,9 +221,11 @@ inline const std::vector<RuleConfig>& rule_configs() {
       {"require_push_slice", "mode: warn\nrules:\n  - match: '*'\n    require_push_slice: true\n"},
       {"max_nesting_depth", "mode: warn\nrules:\n  - match: '*'\n    max_nesting_depth: 100\n"},
       {"max_lookup_ratio",
-       "mode: warn\nrules:\n  - match: '*'\n    max_lookup_ratio: 0.5\n    lookup_min_reads: 1000000000\n"},
+       "mode: warn\nrules:\n  - match: '*'\n    max_lookup_ratio: 0.5\n    lookup_min_reads: "
+       "1000000000\n"},
       {"all",
-       "mode: warn\nrules:\n  - match: '*'\n    max_document_bytes: 20MB\n    max_array_length: 10000\n"
+       "mode: warn\nrules:\n  - match: '*'\n    max_document_bytes: 20MB\n    max_array_length: "
+       "10000\n"
        "    array_length: {tags: 100}\n    require_push_slice: true\n    max_nesting_depth: 100\n"
        "    max_lookup_ratio: 0.5\n    lookup_min_reads: 1000000000\n"},
   };

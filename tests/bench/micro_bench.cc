@@ -48,11 +48,10 @@ const Corpus& corpus() {
 }
 
 const std::vector<std::string>& message_names() {
-  static const std::vector<std::string> names = {
-      "insert_200B",        "insert_1KiB",
-      "insert_1MiB_blob",   "insert_1MiB_structured",
-      "insert_16MiB_blob",  "insert_16MiB_structured",
-      "find_by_id",         "pipeline_20_nested_lookup"};
+  static const std::vector<std::string> names = {"insert_200B",       "insert_1KiB",
+                                                 "insert_1MiB_blob",  "insert_1MiB_structured",
+                                                 "insert_16MiB_blob", "insert_16MiB_structured",
+                                                 "find_by_id",        "pipeline_20_nested_lookup"};
   return names;
 }
 

@@ -30,7 +30,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<uint8_t> doc(data, data + size);
   store_le32(doc.data(), static_cast<int32_t>(size));  // framing right, so elements get explored
   size_t offset = 0;
-  const bool ours = bson_structure_valid(BsonView{doc.data(), static_cast<uint32_t>(size)}, &offset);
+  const bool ours =
+      bson_structure_valid(BsonView{doc.data(), static_cast<uint32_t>(size)}, &offset);
   if (!ours) {
     if (offset >= size) __builtin_trap();
     return 0;

@@ -13,8 +13,7 @@ namespace {
 
 docguard::rules::Engine& engine() {
   // Block everything that can be blocked, so the splitter runs as often as possible.
-  static docguard::rules::Engine e(
-      docguard::rules::parse_rules(YAML::Load(R"(
+  static docguard::rules::Engine e(docguard::rules::parse_rules(YAML::Load(R"(
 mode: block
 rules:
   - match: "*"
@@ -28,8 +27,8 @@ rules:
     lookup_min_reads: 1
 tracking: { max_namespaces: 8, max_field_paths: 8, max_tracked_documents: 16 }
 )"),
-                                       "fuzz"),
-      nullptr);
+                                                                "fuzz"),
+                                   nullptr);
   return e;
 }
 

@@ -74,7 +74,11 @@ TEST(CommandView, BulkWriteOpsAndNsInfo) {
   auto body = json(R"({"bulkWrite": 1, "$db": "admin", "ordered": true})");
   auto op = json(R"({"insert": 0, "document": {"a": 1}})");
   auto ns = json(R"({"ns": "t.c"})");
-  auto m = wire::OpMsgBuilder(1, 0).body(body.get()).sequence("ops", {view(op)}).sequence("nsInfo", {view(ns)}).finish();
+  auto m = wire::OpMsgBuilder(1, 0)
+               .body(body.get())
+               .sequence("ops", {view(op)})
+               .sequence("nsInfo", {view(ns)})
+               .finish();
   auto msg = wire::OpMsg::parse(m);
   auto v = describe(msg);
   EXPECT_EQ(v.kind, CommandKind::kBulkWrite);

@@ -5,9 +5,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "docguard/wire/op_query.h"
-
 #include "../wire/test_messages.h"
+#include "docguard/wire/op_query.h"
 
 namespace docguard::proxy {
 namespace {
@@ -34,8 +33,10 @@ bool has(const wire::OwnedBson& doc, const char* key) {
 TEST(Handshake, MongosPersonaHidesMembersAndKeepsSessionFields) {
   auto upstream = json(kMemberReply);
   PersonaSettings settings{Persona::kMongos, "", "127.0.0.1:27018", 48'000'000};
-  auto out = rewrite_hello_reply(view(upstream), {wire::Compressor::kSnappy, wire::Compressor::kZstd}, settings);
-  for (const char* gone : {"hosts", "setName", "primary", "me", "electionId", "topologyVersion", "setVersion"}) {
+  auto out = rewrite_hello_reply(view(upstream),
+                                 {wire::Compressor::kSnappy, wire::Compressor::kZstd}, settings);
+  for (const char* gone :
+       {"hosts", "setName", "primary", "me", "electionId", "topologyVersion", "setVersion"}) {
     EXPECT_FALSE(has(out.reply, gone)) << gone;
   }
   for (const char* kept : {"logicalSessionTimeoutMinutes", "connectionId", "minWireVersion",
@@ -63,7 +64,8 @@ TEST(Handshake, ReplicaSetPersonaListsOnlyDocguard) {
 }
 
 TEST(Handshake, LegacyIsMasterKeepsItsStyleAndLimitsMessageSize) {
-  auto upstream = json(R"({"ismaster": true, "maxMessageSizeBytes": 48000000, "maxWireVersion": 17, "ok": 1})");
+  auto upstream =
+      json(R"({"ismaster": true, "maxMessageSizeBytes": 48000000, "maxWireVersion": 17, "ok": 1})");
   PersonaSettings settings{Persona::kMongos, "", "127.0.0.1:1", 1'000'000};
   auto out = rewrite_hello_reply(view(upstream), {}, settings);
   EXPECT_TRUE(has(out.reply, "ismaster"));
@@ -76,12 +78,14 @@ TEST(Handshake, LegacyIsMasterKeepsItsStyleAndLimitsMessageSize) {
 TEST(Handshake, RejectsCorruptNestedDocuments) {
   // Regression (fuzz_op_query): a well-framed reply whose nested document is corrupt.
   auto upstream = json(R"({"ismaster": true, "nested": {"a": 1}, "ok": 1})");
-  std::vector<uint8_t> bytes(bson_get_data(upstream.get()), bson_get_data(upstream.get()) + upstream->len);
+  std::vector<uint8_t> bytes(bson_get_data(upstream.get()),
+                             bson_get_data(upstream.get()) + upstream->len);
   // The nested document starts after: int32 len, 0x08 "ismaster\0" 0x01, 0x03 "nested\0".
   const size_t nested = 4 + 1 + 9 + 1 + 1 + 7;
   bytes[nested] = 0x40;  // nested length now overruns the outer document
   PersonaSettings settings{Persona::kMongos, "", "127.0.0.1:1", 1 << 20};
-  EXPECT_THROW(rewrite_hello_reply(wire::BsonView{bytes.data(), static_cast<uint32_t>(bytes.size())}, {}, settings),
+  EXPECT_THROW(rewrite_hello_reply(
+                   wire::BsonView{bytes.data(), static_cast<uint32_t>(bytes.size())}, {}, settings),
                wire::ProtocolError);
 }
 
@@ -96,8 +100,8 @@ TEST(Handshake, FuzzRegressionsGiveValidRepliesOrErrors) {
     std::ifstream in(entry.path(), std::ios::binary);
     std::vector<uint8_t> message(wire::kHeaderSize);
     message.insert(message.end(), std::istreambuf_iterator<char>(in), {});
-    wire::write_header(message.data(), wire::MsgHeader{static_cast<int32_t>(message.size()), 1,
-                                                       0, static_cast<int32_t>(wire::OpCode::kReply)});
+    wire::write_header(message.data(), wire::MsgHeader{static_cast<int32_t>(message.size()), 1, 0,
+                                                       static_cast<int32_t>(wire::OpCode::kReply)});
     ++files;
     try {
       for (const auto& doc : wire::OpReply::parse(message).documents) {

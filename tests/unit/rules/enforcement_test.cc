@@ -255,8 +255,9 @@ std::vector<std::string> bulk_ops(int n) {
 }
 
 TEST(EnforcementTest, BulkWriteUnorderedForwardsAllowedOpsAndMergesTheCursor) {
-  auto m = request(R"({"bulkWrite": 1, "$db": "admin", "ordered": false, "nsInfo": [{"ns": "s.p"}]})",
-                   "ops", bulk_ops(4));
+  auto m =
+      request(R"({"bulkWrite": 1, "$db": "admin", "ordered": false, "nsInfo": [{"ns": "s.p"}]})",
+              "ops", bulk_ops(4));
   RequestPlan plan = plan_request(m->msg, m->cmd, verdict_blocking({1, 3}), 7);
   ASSERT_EQ(plan.kind, Kind::kForwardRewritten);
   auto forwarded = Message::parse(plan.message);
@@ -279,12 +280,13 @@ TEST(EnforcementTest, BulkWriteUnorderedForwardsAllowedOpsAndMergesTheCursor) {
 }
 
 TEST(EnforcementTest, BulkWriteOrderedStopsAndAnswersWhenNothingIsLeft) {
-  auto m = request(R"({"bulkWrite": 1, "$db": "admin", "nsInfo": [{"ns": "s.p"}]})", "ops",
-                   bulk_ops(3));
+  auto m =
+      request(R"({"bulkWrite": 1, "$db": "admin", "nsInfo": [{"ns": "s.p"}]})", "ops", bulk_ops(3));
   RequestPlan plan = plan_request(m->msg, m->cmd, verdict_blocking({0}), 7);
   ASSERT_EQ(plan.kind, Kind::kReplyNow);
   const std::string json = body_json(plan.message);
-  EXPECT_NE(json.find(R"("firstBatch" : [ { "ok" : 0.0, "idx" : 0, "code" : 121)"), std::string::npos)
+  EXPECT_NE(json.find(R"("firstBatch" : [ { "ok" : 0.0, "idx" : 0, "code" : 121)"),
+            std::string::npos)
       << json;
   EXPECT_NE(json.find(R"("nErrors" : 1)"), std::string::npos) << json;
   EXPECT_NE(json.find(R"("nInserted" : 0)"), std::string::npos) << json;

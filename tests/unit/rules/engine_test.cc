@@ -1,12 +1,11 @@
 #include "docguard/rules/engine.h"
 
 #include <gtest/gtest.h>
-
-#include <mutex>
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
 #include <map>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -149,8 +148,10 @@ TEST_F(EngineTest, OrderedBatchStopsAtTheFirstBlockedStatement) {
   use(kShopRules);
   // Statements after the first refused one never run, so they are neither judged nor counted.
   auto m = request(R"({"insert": "products", "$db": "shop", "documents": [
-                        {"_id": 1, "list": )" + int_array(101) + R"(},
-                        {"_id": 2, "list": )" + int_array(101) + R"(}]})");
+                        {"_id": 1, "list": )" +
+                   int_array(101) + R"(},
+                        {"_id": 2, "list": )" +
+                   int_array(101) + R"(}]})");
   Verdict v = inspect(*m);
   ASSERT_EQ(v.violations.size(), 1u);
   EXPECT_EQ(v.blocked_statements, std::vector<int32_t>{0});
@@ -165,7 +166,8 @@ rules:
 )");
   // Regression: the tracker learned growth from a $push docguard refused, and then warned
   // about a later, legitimate $push.
-  inspect(*request(R"({"insert": "c", "$db": "shop", "documents": [{"_id": 1, "items": [1, 2, 3]}]})"));
+  inspect(
+      *request(R"({"insert": "c", "$db": "shop", "documents": [{"_id": 1, "items": [1, 2, 3]}]})"));
   Verdict blocked = inspect(*request(R"({"update": "c", "$db": "shop", "updates": [
       {"q": {"_id": 1}, "u": {"$push": {"items": {"$each": [4, 5, 6, 7, 8, 9]}}}}]})"));
   ASSERT_EQ(blocked.violations.size(), 1u);
@@ -189,7 +191,8 @@ rules:
 )");
   const std::string big(3000, 'y');
   Verdict v = inspect(*request(R"({"update": "c", "$db": "shop", "updates": [
-      {"q": {"k": 1}, "u": {"$set": {"p": ")" + big + R"("}}, "upsert": true}]})"));
+      {"q": {"k": 1}, "u": {"$set": {"p": ")" +
+                               big + R"("}}, "upsert": true}]})"));
   ASSERT_EQ(v.violations.size(), 1u);
   EXPECT_EQ(v.violations[0].rule, "max_document_bytes");
   EXPECT_GT(v.violations[0].measured, 3000);
@@ -414,11 +417,12 @@ TEST_F(EngineTest, BulkWriteJudgesEachOpInItsNamespace) {
   EXPECT_FALSE(v.block_command);
   EXPECT_EQ(v.blocked_statements, (std::vector<int32_t>{1, 2}));
   // Ordered: the batch stops at op 1, so op 2 is neither judged nor refused.
-  auto ordered = request(R"({"bulkWrite": 1, "$db": "admin", "ordered": true,
+  auto ordered =
+      request(R"({"bulkWrite": 1, "$db": "admin", "ordered": true,
                              "nsInfo": [{"ns": "shop.orders"}, {"ns": "shop.products"}]})",
-                         "ops",
-                         {R"({"insert": 1, "document": {"list": )" + int_array(101) + "}}",
-                          R"({"update": 1, "filter": {"_id": 1}, "updateMods": {"$push": {"a": 1}}})"});
+              "ops",
+              {R"({"insert": 1, "document": {"list": )" + int_array(101) + "}}",
+               R"({"update": 1, "filter": {"_id": 1}, "updateMods": {"$push": {"a": 1}}})"});
   EXPECT_EQ(inspect(*ordered).blocked_statements, std::vector<int32_t>{0});
 }
 

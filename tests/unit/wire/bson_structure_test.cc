@@ -18,7 +18,8 @@ std::vector<uint8_t> bytes_of(const testing::BsonPtr& b) {
 }
 
 TEST(BsonStructure, AcceptsEveryTypeLibbsonAccepts) {
-  auto doc = json(R"json({"d": 1.5, "s": "str", "o": {"a": [1, {"b": null}]}, "bin": {"$binary": {"base64": "AAEC", "subType": "00"}},
+  auto doc = json(
+      R"json({"d": 1.5, "s": "str", "o": {"a": [1, {"b": null}]}, "bin": {"$binary": {"base64": "AAEC", "subType": "00"}},
                       "u": {"$undefined": true}, "oid": {"$oid": "650000000000000000000000"}, "t": true,
                       "dt": {"$date": 1}, "n": null, "re": {"$regularExpression": {"pattern": "a.*", "options": "i"}},
                       "ptr": {"$dbPointer": {"$ref": "c", "$id": {"$oid": "650000000000000000000000"}}},
@@ -39,7 +40,10 @@ TEST(BsonStructure, RejectsCorruptElements) {
   };
   {
     auto b = good;  // unknown element type
-    b[at("\x10" "a", 2)] = 0x42;
+    b[at(
+        "\x10"
+        "a",
+        2)] = 0x42;
     size_t off = 99;
     EXPECT_FALSE(valid(b, &off));
     EXPECT_EQ(off, 4u);

@@ -110,11 +110,13 @@ TEST(Fixtures, NodeLegacyHelloIsAnOpQueryOnAdminCmd) {
 }
 
 TEST(Fixtures, PipelineAndFindAndModify) {
-  auto agg = decompress_message(fixture("pymongo_aggregate_lookup_zstd.hex"), kDefaultMaxMessageBytes);
+  auto agg =
+      decompress_message(fixture("pymongo_aggregate_lookup_zstd.hex"), kDefaultMaxMessageBytes);
   const auto aview = command::describe(OpMsg::parse(agg));
   EXPECT_EQ(aview.kind, command::CommandKind::kAggregate);
   EXPECT_FALSE(aview.pipeline.empty());
-  auto fam = decompress_message(fixture("pymongo_find_one_and_replace_zstd.hex"), kDefaultMaxMessageBytes);
+  auto fam =
+      decompress_message(fixture("pymongo_find_one_and_replace_zstd.hex"), kDefaultMaxMessageBytes);
   const auto fview = command::describe(OpMsg::parse(fam));
   EXPECT_EQ(fview.kind, command::CommandKind::kFindAndModify);
   EXPECT_FALSE(fview.update.empty());

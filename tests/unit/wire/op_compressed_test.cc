@@ -10,7 +10,8 @@ namespace {
 class CompressedRoundTrip : public ::testing::TestWithParam<Compressor> {};
 
 TEST_P(CompressedRoundTrip, DecompressesToTheOriginalMessage) {
-  auto original = testing::op_msg(R"({"insert": "c", "$db": "t", "documents": [{"x": "aaaaaaaaaaaaaaaaaaaaaaaaaaaa"}]})", 9);
+  auto original = testing::op_msg(
+      R"({"insert": "c", "$db": "t", "documents": [{"x": "aaaaaaaaaaaaaaaaaaaaaaaaaaaa"}]})", 9);
   auto compressed = compress_message(original, GetParam());
   const auto c = OpCompressed::parse(compressed);
   EXPECT_EQ(c.original_op_code, static_cast<int32_t>(OpCode::kMsg));
@@ -51,7 +52,8 @@ TEST(OpCompressed, RejectsBombThatLiesAboutItsSize) {
 }
 
 TEST(OpCompressed, RejectsCorruptPayloadAndUnknownCompressor) {
-  auto original = testing::op_msg(R"({"ping": 1, "pad": "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"})");
+  auto original =
+      testing::op_msg(R"({"ping": 1, "pad": "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"})");
   auto compressed = compress_message(original, Compressor::kZlib);
   compressed[compressed.size() - 3] ^= 0xff;
   compressed[compressed.size() - 8] ^= 0xff;

@@ -29,7 +29,8 @@ TEST(OpMsg, RoundTripsBodyAndSequence) {
   auto body = json(R"({"insert": "c", "$db": "test", "ordered": true})");
   auto d1 = json(R"({"_id": 1, "a": [1, 2]})");
   auto d2 = json(R"({"_id": 2})");
-  auto bytes = OpMsgBuilder(42, 0).body(body.get()).sequence("documents", {view(d1), view(d2)}).finish();
+  auto bytes =
+      OpMsgBuilder(42, 0).body(body.get()).sequence("documents", {view(d1), view(d2)}).finish();
   const OpMsg msg = OpMsg::parse(bytes);
   EXPECT_EQ(msg.header.request_id, 42);
   EXPECT_EQ(msg.header.op_code, static_cast<int32_t>(OpCode::kMsg));
@@ -88,7 +89,11 @@ TEST(OpMsg, RejectsUnknownSectionKind) {
 TEST(OpMsg, RejectsDuplicateIdentifiersAndBodyClash) {
   auto body = json(R"({"insert": "c", "$db": "t"})");
   auto d = json(R"({"a": 1})");
-  auto dup = OpMsgBuilder(1, 0).body(body.get()).sequence("documents", {view(d)}).sequence("documents", {view(d)}).finish();
+  auto dup = OpMsgBuilder(1, 0)
+                 .body(body.get())
+                 .sequence("documents", {view(d)})
+                 .sequence("documents", {view(d)})
+                 .finish();
   EXPECT_EQ(kind_of(dup), "bad_op_msg");
   auto clash_body = json(R"({"insert": "c", "$db": "t", "documents": []})");
   auto clash = OpMsgBuilder(1, 0).body(clash_body.get()).sequence("documents", {view(d)}).finish();

@@ -35,6 +35,8 @@ if [ "${DOCGUARD_SKIP_INSTALL:-}" != 1 ]; then
   if ! step install-deps bash scripts/install-deps.sh; then summary; exit 1; fi
 fi
 
+step clang-format bash -c "git ls-files '*.cc' '*.h' | xargs clang-format --dry-run --Werror"
+
 build_ok=0
 step build bash -c "cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo && ninja -C build -j $jobs" &&
   build_ok=1

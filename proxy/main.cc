@@ -15,6 +15,7 @@
 #include "docguard/proxy/server.h"
 #include "docguard/proxy/tls.h"
 #include "docguard/rules/rule_set.h"
+#include "docguard/structured_log.h"
 
 namespace {
 
@@ -42,41 +43,56 @@ options:
   --help                    print this help and exit
 )";
 
-// Escapes the log message as a JSON string body, so every line stays one valid JSON object.
-class JsonEscapedMessage final : public spdlog::custom_flag_formatter {
+// Log payloads may carry fields (docguard/structured_log.h): "text" RS json-members RS
+// key=value-pairs. These two formatters render a payload as JSON members or as text.
+struct Payload {
+  std::string_view text, json_members, text_fields;
+};
+
+Payload split_payload(std::string_view payload) {
+  const auto first = payload.find(docguard::log::kFieldsSeparator);
+  if (first == std::string_view::npos) return {payload, {}, {}};
+  const auto second = payload.find(docguard::log::kFieldsSeparator, first + 1);
+  if (second == std::string_view::npos) return {payload.substr(0, first), {}, {}};
+  return {payload.substr(0, first), payload.substr(first + 1, second - first - 1),
+          payload.substr(second + 1)};
+}
+
+// `"msg":"<escaped text>"` then `,<fields>`: every line is one valid JSON object.
+class JsonMessageAndFields final : public spdlog::custom_flag_formatter {
  public:
   void format(const spdlog::details::log_msg& msg, const std::tm&,
               spdlog::memory_buf_t& dest) override {
-    for (char c : msg.payload) {
-      switch (c) {
-        case '"':
-          dest.append(std::string_view("\\\""));
-          break;
-        case '\\':
-          dest.append(std::string_view("\\\\"));
-          break;
-        case '\n':
-          dest.append(std::string_view("\\n"));
-          break;
-        case '\r':
-          dest.append(std::string_view("\\r"));
-          break;
-        case '\t':
-          dest.append(std::string_view("\\t"));
-          break;
-        default:
-          if (static_cast<unsigned char>(c) < 0x20) {
-            char buf[8];
-            std::snprintf(buf, sizeof buf, "\\u%04x", c);
-            dest.append(std::string_view(buf));
-          } else {
-            dest.push_back(c);
-          }
-      }
+    const Payload p = split_payload(std::string_view(msg.payload.data(), msg.payload.size()));
+    std::string out = "\"msg\":\"";
+    docguard::log::Fields::escape_into(out, p.text);
+    out.push_back('"');
+    if (!p.json_members.empty()) {
+      out.push_back(',');
+      out.append(p.json_members);
+    }
+    dest.append(out.data(), out.data() + out.size());
+  }
+  std::unique_ptr<custom_flag_formatter> clone() const override {
+    return std::make_unique<JsonMessageAndFields>();
+  }
+};
+
+// "text: key=value key=value".
+class TextMessageAndFields final : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm&,
+              spdlog::memory_buf_t& dest) override {
+    const Payload p = split_payload(std::string_view(msg.payload.data(), msg.payload.size()));
+    dest.append(p.text.data(), p.text.data() + p.text.size());
+    if (!p.text_fields.empty()) {
+      dest.push_back(':');
+      dest.push_back(' ');
+      dest.append(p.text_fields.data(), p.text_fields.data() + p.text_fields.size());
     }
   }
   std::unique_ptr<custom_flag_formatter> clone() const override {
-    return std::make_unique<JsonEscapedMessage>();
+    return std::make_unique<TextMessageAndFields>();
   }
 };
 
@@ -84,10 +100,10 @@ void setup_logging(const ProxyConfig& config) {
   auto logger = spdlog::stderr_logger_mt("docguard");
   auto formatter = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
   if (config.log_format == docguard::proxy::LogFormat::kJson) {
-    formatter->add_flag<JsonEscapedMessage>('*').set_pattern(
-        R"({"ts":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l","msg":"%*"})");
+    formatter->add_flag<JsonMessageAndFields>('*').set_pattern(
+        R"({"ts":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l",%*})");
   } else {
-    formatter->set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+    formatter->add_flag<TextMessageAndFields>('*').set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %*");
   }
   logger->set_formatter(std::move(formatter));
   logger->set_level(spdlog::level::from_str(config.log_level));

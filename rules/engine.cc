@@ -9,6 +9,7 @@
 
 #include "docguard/rules/document_shape.h"
 #include "docguard/rules/lookup_walker.h"
+#include "docguard/structured_log.h"
 
 namespace docguard::rules {
 
@@ -646,13 +647,20 @@ void Engine::report(Scope& s, size_t first) {
     const auto& d = decisions[i - first];
     if (!d.log) continue;
     // Names and numbers only: document values never reach the log.
-    spdlog::warn(
-        "docguard design rule violated: rule={} action={} ns={}.{} field={} measured={} bound={} "
-        "match={} command={} statement={} app={} peer={} suppressed_since_last={}",
-        v.rule, action_name(v.action), s.db, s.coll, v.field_path.empty() ? "-" : v.field_path,
-        v.measured, v.bound, v.rule_match, s.cmd.name, v.statement_index,
-        s.ctx.app_name.empty() ? "-" : s.ctx.app_name, s.ctx.peer.empty() ? "-" : s.ctx.peer,
-        d.suppressed);
+    log::Fields fields;
+    fields.add("rule", v.rule)
+        .add("action", action_name(v.action))
+        .add("ns", fmt::format("{}.{}", s.db, s.coll))
+        .add("field", v.field_path)
+        .add("measured", v.measured)
+        .add("bound", v.bound)
+        .add("match", v.rule_match)
+        .add("command", s.cmd.name)
+        .add("statement", static_cast<int64_t>(v.statement_index))
+        .add("app", s.ctx.app_name)
+        .add("peer", s.ctx.peer)
+        .add("suppressed_since_last", static_cast<int64_t>(d.suppressed));
+    spdlog::warn("{}", fields.message("docguard design rule violated"));
   }
 }
 

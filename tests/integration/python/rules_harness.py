@@ -8,7 +8,6 @@ on (or change) the config of the docguard the other suites share. Every wait is 
 from __future__ import annotations
 
 import os
-import re
 import signal
 import subprocess
 import time
@@ -62,14 +61,21 @@ def rules_config(action: str, lookup_action: str | None = None) -> str:
     return RULES_TEMPLATE.format(action=action, lookup_action=lookup_action or action)
 
 
-_VIOLATION_PREFIX = "docguard design rule violated:"
+_VIOLATION_MSG = "docguard design rule violated"
 
 
-def parse_violation(msg: str) -> dict[str, str] | None:
-    """'docguard design rule violated: rule=x action=y ...' -> {'rule': 'x', 'action': 'y', ...}."""
-    if not msg.startswith(_VIOLATION_PREFIX):
+def parse_violation(obj: dict) -> dict[str, str] | None:
+    """A JSON log line {"msg": "docguard design rule violated", "rule": ..., ...} -> its fields as
+    strings ({'rule': 'x', 'action': 'y', 'measured': '4', ...}); empty names read "-" as in text
+    logs."""
+    if obj.get("msg") != _VIOLATION_MSG:
         return None
-    return dict(re.findall(r"(\w+)=(\S*)", msg[len(_VIOLATION_PREFIX):]))
+    out = {}
+    for k, v in obj.items():
+        if k in ("ts", "level", "msg"):
+            continue
+        out[k] = "-" if v == "" else str(v)
+    return out
 
 
 class RulesProxy:
@@ -139,7 +145,7 @@ class RulesProxy:
         """Parsed violation log lines (plus 'level'), optionally for one namespace."""
         out = []
         for obj in self.json_lines(since):
-            v = parse_violation(str(obj.get("msg", "")))
+            v = parse_violation(obj)
             if v is None or (ns is not None and v.get("ns") != ns):
                 continue
             v["level"] = obj.get("level", "")

@@ -1,0 +1,103 @@
+// Log lines with fields: the producer (e.g. the rules engine) attaches key/value pairs to a
+// message, and the process's log formatter renders them as JSON members (--log-format json) or
+// as key=value pairs (text). Producers stay independent of the output format.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace docguard::log {
+
+// A payload is "text", or "text" RS json-members RS key=value-pairs.
+constexpr char kFieldsSeparator = '\x1e';
+
+class Fields {
+ public:
+  Fields& add(std::string_view key, std::string_view value) {
+    begin(key);
+    json_.push_back('"');
+    escape_into(json_, value);
+    json_.push_back('"');
+    text_.append(value.empty() ? std::string_view("-") : value);
+    return *this;
+  }
+  Fields& add(std::string_view key, const char* value) { return add(key, std::string_view(value)); }
+  Fields& add(std::string_view key, double value) {
+    begin(key);
+    std::string number;
+    if (std::isfinite(value) && value == std::floor(value) && std::fabs(value) < 9e15) {
+      number = std::to_string(static_cast<int64_t>(value));
+    } else if (std::isfinite(value)) {
+      number = std::to_string(value);
+      while (number.size() > 1 && number.back() == '0') number.pop_back();
+      if (number.back() == '.') number.pop_back();
+    } else {
+      number = "null";
+    }
+    json_ += number;
+    text_ += number;
+    return *this;
+  }
+  Fields& add(std::string_view key, int64_t value) { return add(key, static_cast<double>(value)); }
+
+  // The payload to hand to spdlog, e.g. spdlog::warn("{}", fields.message("..."))
+  std::string message(std::string_view text) const {
+    std::string out(text);
+    out.push_back(kFieldsSeparator);
+    out += json_;
+    out.push_back(kFieldsSeparator);
+    out += text_;
+    return out;
+  }
+
+  static void escape_into(std::string& out, std::string_view s) {
+    for (unsigned char c : s) {
+      switch (c) {
+        case '"':
+          out += "\\\"";
+          break;
+        case '\\':
+          out += "\\\\";
+          break;
+        case '\n':
+          out += "\\n";
+          break;
+        case '\r':
+          out += "\\r";
+          break;
+        case '\t':
+          out += "\\t";
+          break;
+        default:
+          if (c < 0x20) {
+            static const char* hex = "0123456789abcdef";
+            out += "\\u00";
+            out.push_back(hex[c >> 4]);
+            out.push_back(hex[c & 0xF]);
+          } else {
+            out.push_back(static_cast<char>(c));
+          }
+      }
+    }
+  }
+
+ private:
+  void begin(std::string_view key) {
+    if (!json_.empty()) {
+      json_.push_back(',');
+      text_.push_back(' ');
+    }
+    json_.push_back('"');
+    json_.append(key);
+    json_ += "\":";
+    text_.append(key);
+    text_.push_back('=');
+  }
+
+  std::string json_;
+  std::string text_;
+};
+
+}  // namespace docguard::log

@@ -54,13 +54,19 @@ void append_err_info(bson_t* parent, const Violation& v) {
   bson_append_document_end(parent, &info);
 }
 
+// code, codeName, errmsg and errInfo: what server-side validation reports for a document.
+void append_validation_failure(bson_t* doc, const Violation& v) {
+  BSON_APPEND_INT32(doc, "code", kDocumentValidationFailure);
+  BSON_APPEND_UTF8(doc, "codeName", "DocumentValidationFailure");
+  BSON_APPEND_UTF8(doc, "errmsg", violation_message(v).c_str());
+  append_err_info(doc, v);
+}
+
+// A writeErrors entry: {index, code, codeName, errmsg, errInfo}.
 std::vector<uint8_t> write_error(int32_t index, const Violation& v) {
   OwnedBson e;
   BSON_APPEND_INT32(e.get(), "index", index);
-  BSON_APPEND_INT32(e.get(), "code", kDocumentValidationFailure);
-  BSON_APPEND_UTF8(e.get(), "codeName", "DocumentValidationFailure");
-  BSON_APPEND_UTF8(e.get(), "errmsg", violation_message(v).c_str());
-  append_err_info(e.get(), v);
+  append_validation_failure(e.get(), v);
   auto b = e.bytes();
   return {b.begin(), b.end()};
 }
@@ -70,10 +76,7 @@ std::vector<uint8_t> bulk_write_error(int32_t index, const Violation& v) {
   OwnedBson e;
   BSON_APPEND_DOUBLE(e.get(), "ok", 0.0);
   BSON_APPEND_INT32(e.get(), "idx", index);
-  BSON_APPEND_INT32(e.get(), "code", kDocumentValidationFailure);
-  BSON_APPEND_UTF8(e.get(), "codeName", "DocumentValidationFailure");
-  BSON_APPEND_UTF8(e.get(), "errmsg", violation_message(v).c_str());
-  append_err_info(e.get(), v);
+  append_validation_failure(e.get(), v);
   auto b = e.bytes();
   return {b.begin(), b.end()};
 }

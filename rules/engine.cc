@@ -77,31 +77,7 @@ Scratch& scratch() {
 
 void append_json_string(std::string& out, std::string_view s) {
   out.push_back('"');
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c < 0x20) {
-          fmt::format_to(std::back_inserter(out), "\\u{:04x}", c);
-        } else {
-          out.push_back(static_cast<char>(c));
-        }
-    }
-  }
+  log::Fields::escape_into(out, s);
   out.push_back('"');
 }
 

@@ -49,8 +49,9 @@ HelloRewrite rewrite_hello_reply(const wire::BsonView& upstream_reply,
                                  const std::vector<wire::Compressor>& client_compressors,
                                  const PersonaSettings& settings) {
   // The reply is copied element by element into what the client reads: a corrupt nested
-  // document must not pass through (found by fuzz_op_query).
-  if (!wire::bson_is_valid(upstream_reply)) {
+  // document must not pass through (found by fuzz_op_query). docguard's own structural check,
+  // not libbson's: libbson's misses corrupt content in a document's last element.
+  if (!wire::bson_structure_valid(upstream_reply, nullptr)) {
     throw wire::ProtocolError("bad_reply", "upstream hello reply is not valid BSON");
   }
   HelloRewrite result;

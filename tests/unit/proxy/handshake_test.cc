@@ -106,7 +106,7 @@ TEST(Handshake, FuzzRegressionsGiveValidRepliesOrErrors) {
     try {
       for (const auto& doc : wire::OpReply::parse(message).documents) {
         auto out = rewrite_hello_reply(doc, {wire::Compressor::kZstd}, settings);
-        EXPECT_TRUE(wire::bson_is_valid(out.reply.view())) << entry.path();
+        EXPECT_TRUE(wire::bson_structure_valid(out.reply.view(), nullptr)) << entry.path();
       }
     } catch (const wire::ProtocolError&) {
     }

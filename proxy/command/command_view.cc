@@ -53,7 +53,10 @@ const char* payload_field_of(CommandKind kind) {
   }
 }
 
-void scan_body(bson_iter_t it, const char* payload_field, BodyFields& f) {
+// `from` is taken by reference and copied into a local: bson_iter_t is over-aligned, and a
+// by-value parameter is not guaranteed that alignment (UBSan, found by fuzz_op_msg).
+void scan_body(const bson_iter_t& from, const char* payload_field, BodyFields& f) {
+  bson_iter_t it = from;
   while (bson_iter_next(&it)) {
     const std::string_view key = key_of(it);
     if (key == "$db") {

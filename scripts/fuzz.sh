@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang (ASan+UBSan) and runs each for a bounded time.
-#   scripts/fuzz.sh            # 20 s per target (what CI runs)
-#   FUZZ_SECONDS=3600 scripts/fuzz.sh   # the documented long run
+#   scripts/fuzz.sh                        # 20 s per target
+#   FUZZ_RUNS=300000 scripts/fuzz.sh       # what CI runs: a fixed number of inputs from a fixed
+#                                          # seed and the seed corpus, so the work done does not
+#                                          # depend on the machine's speed
+#   FUZZ_SECONDS=3600 scripts/fuzz.sh      # the documented long run
 # Seeds: the recorded driver messages in tests/fixtures (hex), converted per target.
 # A crash leaves crash-* files in build-fuzz/artifacts/ and fails the script.
 set -euo pipefail
@@ -15,6 +18,7 @@ ninja -C "$build" -j "${DOCGUARD_JOBS:-2}" fuzz_frame_reader fuzz_op_msg fuzz_op
   fuzz_op_compressed fuzz_config fuzz_bson
 
 corpus="$build/corpus"
+rm -rf "$corpus"  # seeds only: every run starts from the same corpus
 mkdir -p "$build/artifacts"
 python3 - "$corpus" <<'PY'
 import os, sys, glob, struct
@@ -40,8 +44,14 @@ PY
 
 status=0
 for t in fuzz_frame_reader fuzz_op_msg fuzz_op_query fuzz_op_compressed fuzz_config fuzz_bson; do
-  echo "== $t (${seconds}s)"
-  if ! "$build/tests/fuzz/$t" "$corpus/$t" -max_total_time="$seconds" -rss_limit_mb=2048 \
+  if [ -n "${FUZZ_RUNS:-}" ]; then
+    budget=(-runs="$FUZZ_RUNS" -seed=1)
+    echo "== $t ($FUZZ_RUNS inputs, seed 1)"
+  else
+    budget=(-max_total_time="$seconds")
+    echo "== $t (${seconds}s)"
+  fi
+  if ! "$build/tests/fuzz/$t" "$corpus/$t" "${budget[@]}" -rss_limit_mb=2048 \
       -max_len=1048576 -artifact_prefix="$build/artifacts/$t-" -print_final_stats=1 \
       2>"$build/$t.log"; then
     echo "FAILED: $t (see $build/$t.log and $build/artifacts/)"

@@ -91,7 +91,7 @@ if ((build_ok)); then step faults bash tests/faults/run.sh; else record faults F
 step deploy-files .tools/venv/bin/python -m pytest -q -p no:cacheprovider tests/deploy
 
 if [ "${DOCGUARD_SKIP_FUZZ:-}" != 1 ]; then
-  step fuzz-smoke env FUZZ_SECONDS="${FUZZ_SECONDS:-15}" bash scripts/fuzz.sh
+  step fuzz-smoke env FUZZ_RUNS="${FUZZ_RUNS:-300000}" bash scripts/fuzz.sh
 fi
 
 summary

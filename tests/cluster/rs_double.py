@@ -82,6 +82,8 @@ class Member:
         self.server: asyncio.base_events.Server | None = None
         self.transports: set[asyncio.BaseTransport] = set()
         self.alive = False
+        self.forwarded: dict[str, int] = {}  # command name -> times relayed (hellos excluded)
+        self.refused = 0    # commands answered NotWritablePrimary / NotPrimaryNoSecondaryOk
 
 
 class ReplicaSetDouble:
@@ -123,7 +125,8 @@ class ReplicaSetDouble:
                 "primary": None if p is None or self.mongos else self.address(self.members[p]),
                 "election_id": str(self._election_id()), "members": [
                     {"index": m.index, "address": self.address(m), "port": m.port, "alive": m.alive,
-                     "connections": len(m.transports) // 2,
+                     "connections": len(m.transports) // 2, "forwarded": dict(m.forwarded),
+                     "refused": m.refused,
                      "state": "mongos" if self.mongos else
                      ("primary" if m.index == p else "secondary")} for m in self.members]}
 
@@ -181,6 +184,9 @@ class ReplicaSetDouble:
     async def stop(self) -> None:
         for m in self.members:
             await self.kill(m)
+        relays = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        if relays:  # let them see their closed sockets and end
+            await asyncio.wait(relays, timeout=5)
 
     async def _listen(self, m: Member) -> None:
         m.server = await asyncio.start_server(lambda r, w, m=m: self._relay(m, r, w),
@@ -240,8 +246,11 @@ class ReplicaSetDouble:
                         if error:
                             if flags & 2:  # moreToCome: nobody waits for a reply; a server hangs up
                                 raise ConnectionError("unacknowledged write on a secondary")
+                            m.refused += 1
                             cwriter.write(_op_msg(self._new_id(), request_id, error))
                             continue
+                    if body is not None and name.lower() not in HELLO_KEYS:
+                        m.forwarded[name] = m.forwarded.get(name, 0) + 1
             except (ValueError, IndexError, struct.error, bson.errors.BSONError):
                 pass  # not ours to judge: the upstream answers malformed messages
             uwriter.write(msg)
@@ -413,6 +422,8 @@ class RunningDouble:
             self._call(self.double.stop())
             self.loop.call_soon_threadsafe(self.loop.stop)
             self.thread.join(10)
+            if not self.thread.is_alive():
+                self.loop.close()
 
 
 async def _main(a) -> int:

@@ -1,0 +1,182 @@
+"""Processes for the cluster tests: FerretDB (optionally with SCRAM users), the replica-set double,
+a private DNS server (dnsmasq) for mongodb+srv://, and the target clients talk to.
+
+Reuses tests/integration/python/harness.py (free ports, spawning with PR_SET_PDEATHSIG, bounded
+waits). Every wait here is bounded too.
+
+Private DNS: tests/cluster/run.sh picks a loopback address, writes a resolv.conf naming it and runs
+pytest under `unshare -m --propagation private` with that file bind-mounted over /etc/resolv.conf,
+exporting DOCGUARD_CLUSTER_DNS_IP. start_dnsmasq() then serves the records on that address; the
+machine's own resolver is never touched. dns_available() says whether this process is set up so.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+# tests/integration/python/harness.py, loaded under another name (this module is "harness" too).
+_spec = importlib.util.spec_from_file_location(
+    "integration_harness", HERE.parent / "integration" / "python" / "harness.py")
+base = sys.modules["integration_harness"] = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(base)
+
+from rs_double import RunningDouble  # noqa: E402
+
+StartError = base.StartError
+Proc = base.Proc
+free_port = base.free_port
+
+ADMIN_USER, ADMIN_PASSWORD = "admin", "docguard-test-secret"
+SRV_DOMAIN = "docguard.test"           # SRV name: cluster.docguard.test; members db.docguard.test
+SRV_NAME, SRV_TARGET = f"cluster.{SRV_DOMAIN}", f"db.{SRV_DOMAIN}"
+
+
+def start_ferretdb(workdir: Path, *, auth: bool = False, timeout: float = 30.0) -> Proc:
+    """FerretDB v1.24 (SQLite) on a free port. auth=True: SCRAM on, user ADMIN_USER/ADMIN_PASSWORD
+    in admin (FerretDB gives it both SCRAM-SHA-1 and SCRAM-SHA-256)."""
+    if not os.access(base.FERRETDB_BIN, os.X_OK):
+        raise StartError(f"FerretDB not found at {base.FERRETDB_BIN}: run scripts/install-deps.sh")
+    last = ""
+    for _attempt in range(3):
+        port = free_port()
+        data = workdir / f"ferretdb-{port}"
+        data.mkdir(parents=True, exist_ok=True)
+        args = [str(base.FERRETDB_BIN), "--handler=sqlite", f"--sqlite-url=file:{data}/",
+                f"--listen-addr=127.0.0.1:{port}", f"--state-dir={data}", "--telemetry=disable",
+                "--debug-addr=-", "--log-level=warn", "--log-format=text"]
+        if auth:
+            args += ["--test-enable-new-auth", f"--setup-username={ADMIN_USER}",
+                     f"--setup-password={ADMIN_PASSWORD}", "--setup-database=admin"]
+        proc = base._spawn("ferretdb", args, workdir / f"ferretdb-{port}.log")
+        proc.ports["listen"] = port
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and proc.alive():
+            if base.port_open(port) and base._mongo_ping(port, 2.0):  # ping needs no auth
+                return proc
+            time.sleep(0.2)
+        last = base._tail(proc.log_path)
+        proc.stop()
+    raise StartError(f"FerretDB did not start within {timeout}s; log:\n{last}")
+
+
+def dns_ip() -> str | None:
+    return os.environ.get("DOCGUARD_CLUSTER_DNS_IP")
+
+
+def dns_available() -> str:
+    """'' when a private DNS can be served here, else why not."""
+    ip = dns_ip()
+    if not ip:
+        return "not inside tests/cluster/run.sh's namespace (DOCGUARD_CLUSTER_DNS_IP unset)"
+    try:
+        if f"nameserver {ip}" not in Path("/etc/resolv.conf").read_text():
+            return f"/etc/resolv.conf does not name {ip} (no private resolv.conf mounted)"
+    except OSError as e:
+        return f"/etc/resolv.conf: {e}"
+    if not shutil.which("dnsmasq"):
+        return "dnsmasq not installed (Debian package dnsmasq-base; scripts/install-deps.sh)"
+    return ""
+
+
+def start_dnsmasq(workdir: Path, ports: list[int], *, txt: str = "replicaSet=rs0&authSource=admin",
+                  target_ip: str = "127.0.0.1", timeout: float = 10.0) -> Proc:
+    """dnsmasq on DOCGUARD_CLUSTER_DNS_IP: SRV _mongodb._tcp.SRV_NAME -> SRV_TARGET:port for each
+    port, TXT SRV_NAME -> txt, A SRV_TARGET -> target_ip. Waits until it answers the SRV query."""
+    import dns.resolver  # dnspython: a PyMongo dependency
+
+    ip = dns_ip()
+    if not ip or not shutil.which("dnsmasq"):
+        raise StartError("private DNS unavailable: " + dns_available())
+    args = ["dnsmasq", "--keep-in-foreground", "--conf-file=/dev/null", "--no-resolv", "--no-hosts",
+            "--no-poll", f"--listen-address={ip}", "--bind-interfaces", "--port=53",
+            "--pid-file=", "--user=root", "--log-facility=-", "--log-queries",
+            f"--txt-record={SRV_NAME},{txt}", f"--host-record={SRV_TARGET},{target_ip}"]
+    args += [f"--srv-host=_mongodb._tcp.{SRV_NAME},{SRV_TARGET},{p},0,0" for p in ports]
+    proc = base._spawn("dnsmasq", args, workdir / "dnsmasq.log")
+    resolver = dns.resolver.Resolver(configure=False)
+    resolver.nameservers, resolver.lifetime = [ip], 1.0
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and proc.alive():
+        try:
+            if len(resolver.resolve(f"_mongodb._tcp.{SRV_NAME}", "SRV")) == len(ports):
+                return proc
+        except Exception:
+            pass
+        time.sleep(0.1)
+    last = base._tail(proc.log_path)
+    proc.stop()
+    raise StartError(f"dnsmasq did not answer on {ip} within {timeout}s; log:\n{last}")
+
+
+# ---------------------------------------------------------------- targets
+
+@dataclass
+class Target:
+    """What clients connect to: the double itself, or (later) docguard in front of it.
+
+    DOCGUARD_CLUSTER_VIA=docguard starts docguard (DOCGUARD_BIN) with the double's URI as
+    --upstream and points clients at docguard; topology-specific checks then look at the double's
+    counters instead of the driver's view.
+    """
+    upstream_uri: str        # the cluster's own URI (the double)
+    uri_base: str            # mongodb://host[,host...]/ or mongodb+srv://name/ clients use
+    options: dict
+    via_docguard: bool = False
+    proc: Proc | None = None
+
+    def uri(self, **options) -> str:
+        opts = dict(self.options)
+        opts.update(options)
+        query = "&".join(f"{k}={v}" for k, v in opts.items() if v is not None)
+        return self.uri_base + ("?" + query if query else "")
+
+    def client(self, **options):
+        """A PyMongo client for uri(); options are MongoClient keyword arguments."""
+        import pymongo
+        options.setdefault("heartbeatFrequencyMS", 500)
+        options.setdefault("serverSelectionTimeoutMS", 10000)
+        options.setdefault("connectTimeoutMS", 3000)
+        return pymongo.MongoClient(self.uri(), **options)
+
+    def stop(self) -> None:
+        if self.proc:
+            self.proc.stop()
+
+
+def via_docguard() -> bool:
+    return os.environ.get("DOCGUARD_CLUSTER_VIA", "double") == "docguard"
+
+
+def make_target(upstream_uri: str, workdir: Path) -> Target:
+    """Target for a cluster URI such as mongodb://a,b,c/?replicaSet=rs0 or mongodb+srv://..."""
+    base_part, _, query = upstream_uri.partition("?")
+    opts = dict(kv.split("=", 1) for kv in query.split("&") if kv)
+    if not via_docguard():
+        return Target(upstream_uri, base_part, opts)
+    dg = base.start_docguard(upstream_uri, workdir)
+    # docguard is one server to the client: no replicaSet, and SRV/TLS choices are docguard's.
+    return Target(upstream_uri, f"mongodb://127.0.0.1:{dg.ports['listen']}/", {}, True, dg)
+
+
+def start_double(upstream: Proc, n: int = 3, **kw) -> RunningDouble:
+    return RunningDouble(f"127.0.0.1:{upstream.ports['listen']}", n, **kw)
+
+
+def wait_for(predicate, timeout: float, interval: float = 0.02, what: str = "condition"):
+    """Poll predicate() until truthy; returns (value, seconds). Raises AssertionError on timeout."""
+    start = time.monotonic()
+    while True:
+        value = predicate()
+        if value:
+            return value, time.monotonic() - start
+        if time.monotonic() - start > timeout:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(interval)

@@ -1,0 +1,279 @@
+"""Real drivers accept and follow the replica-set double (issue 9, item 6).
+
+With DOCGUARD_CLUSTER_VIA unset every test talks to the double DIRECTLY (no proxy): this proves the
+double is a faithful cluster. With DOCGUARD_CLUSTER_VIA=docguard the same tests run through
+docguard; checks of the driver's own topology view are then skipped, while the double's counters
+(what reached which member) still say where the traffic went.
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+import threading
+import time
+import uuid
+
+import bson
+import pymongo
+import pytest
+from pymongo.errors import OperationFailure
+from pymongo.read_preferences import Secondary
+
+import harness
+import rs_double
+
+RECOVER_S = 5.0  # "followed within a few seconds"
+
+
+def _db(client):
+    return client["cl_" + uuid.uuid4().hex[:10]]
+
+
+def _addr(hostport: str) -> tuple[str, int]:
+    h, p = hostport.rsplit(":", 1)
+    return h, int(p)
+
+
+def _inserts(double, member: int) -> int:
+    return double.status()["members"][member]["forwarded"].get("insert", 0)
+
+
+class Writer(threading.Thread):
+    """Sequential retryable inserts {_id: n} until stopped; records what was acknowledged."""
+
+    def __init__(self, coll):
+        super().__init__(daemon=True)
+        self.coll, self.stop_flag = coll, threading.Event()
+        self.acked: list[int] = []
+        self.ack_times: list[float] = []
+        self.errors: list[str] = []
+        self.retried_dups: list[int] = []
+
+    def run(self):
+        n = 0
+        while not self.stop_flag.is_set():
+            try:
+                self.coll.insert_one({"_id": n})
+            except pymongo.errors.DuplicateKeyError:
+                # A retry of an insert whose first attempt reached FerretDB before the connection
+                # was cut: FerretDB keeps no retryable-write record, so the retry sees its own doc.
+                self.retried_dups.append(n)
+            except pymongo.errors.PyMongoError as e:
+                self.errors.append(f"{n}: {type(e).__name__}: {e}")
+                n += 1
+                continue
+            self.acked.append(n)
+            self.ack_times.append(time.monotonic())
+            n += 1
+
+    def wait_acks(self, count: int, timeout: float) -> float:
+        start = len(self.acked)
+        _, secs = harness.wait_for(lambda: len(self.acked) >= start + count or self.errors,
+                                   timeout, what=f"{count} more acknowledged writes")
+        return secs
+
+    def finish(self):
+        self.stop_flag.set()
+        self.join(15)
+        assert not self.is_alive(), "writer thread hung"
+
+    def max_gap_after(self, t0: float) -> float:
+        times = [t0] + [t for t in self.ack_times if t >= t0]
+        return max((b - a for a, b in zip(times, times[1:])), default=0.0)
+
+    def check_nothing_lost(self):
+        assert not self.errors, f"clients saw errors: {self.errors[:5]}"
+        ids = [d["_id"] for d in self.coll.find({}, {"_id": 1})]
+        assert len(ids) == len(set(ids)), "a document is present twice"
+        missing = set(self.acked) - set(ids)
+        assert not missing, f"acknowledged writes missing: {sorted(missing)[:10]}"
+
+
+def test_discovers_set_and_writes_go_to_primary(double, rs):
+    c = rs.client()
+    try:
+        db = _db(c)
+        db.c.insert_many([{"i": i} for i in range(5)])
+        for i in range(10):
+            db.c.insert_one({"j": i})
+        if not rs.via_docguard:
+            assert c.topology_description.topology_type_name == "ReplicaSetWithPrimary"
+            assert c.primary == _addr(double.addresses[0])
+            assert c.secondaries == {_addr(a) for a in double.addresses[1:]}
+        st = double.status()["members"]
+        assert _inserts(double, 0) == 11
+        assert all("insert" not in m["forwarded"] and m["refused"] == 0 for m in st[1:]), st
+        # A secondary read preference is served by a secondary.
+        assert db.get_collection("c", read_preference=Secondary()).count_documents({}) == 15
+        if not rs.via_docguard:
+            assert any(m["forwarded"].get("aggregate") for m in double.status()["members"][1:])
+    finally:
+        c.close()
+
+
+def _raw_command(address: str, doc: dict, timeout: float = 5.0) -> dict:
+    """One OP_MSG command on a fresh socket, no $readPreference added (drivers always add one)."""
+    with socket.create_connection(_addr(address), timeout=timeout) as s:
+        s.sendall(rs_double._op_msg(7, 0, doc))
+        buf = b""
+        while len(buf) < 4 or len(buf) < struct.unpack_from("<i", buf)[0]:
+            chunk = s.recv(65536)
+            assert chunk, "connection closed"
+            buf += chunk
+    return rs_double._op_msg_body(buf)[1]
+
+
+def test_non_primary_refuses(double):
+    secondary = double.addresses[1]
+    r = _raw_command(secondary, {"insert": "c", "documents": [{}], "$db": "t", "txnNumber": 1})
+    assert (r["code"], r["codeName"], r["errorLabels"]) == (10107, "NotWritablePrimary",
+                                                            ["RetryableWriteError"])
+    r = _raw_command(secondary, {"insert": "c", "documents": [{}], "$db": "t"})
+    assert r["code"] == 10107 and "errorLabels" not in r
+    r = _raw_command(secondary, {"find": "c", "$db": "t"})
+    assert (r["code"], r["codeName"]) == (13435, "NotPrimaryNoSecondaryOk")
+    r = _raw_command(secondary, {"find": "c", "$db": "t", "$readPreference": {"mode": "secondary"}})
+    assert r["ok"] == 1
+    hello = _raw_command(secondary, {"hello": 1, "$db": "admin"})
+    assert hello["isWritablePrimary"] is False and hello["secondary"] is True
+    assert hello["me"] == secondary and hello["primary"] == double.addresses[0]
+    assert "ismaster" not in hello and "topologyVersion" not in hello and "electionId" not in hello
+    hello = _raw_command(double.addresses[0], {"isMaster": 1, "$db": "admin"})
+    assert hello["ismaster"] is True and "isWritablePrimary" not in hello
+    assert isinstance(hello["electionId"], bson.ObjectId) and hello["setName"] == "rs0"
+
+
+def test_stepdown_followed(double, rs, timings):
+    c = rs.client()
+    try:
+        coll = _db(c).c
+        coll.insert_one({"before": 1})
+        for new in (1, 2, 0):
+            before = _inserts(double, new)
+            double.elect(new)
+            t0 = time.monotonic()
+            coll.insert_one({"after": new})  # first attempt may hit the old primary: retried
+            secs = time.monotonic() - t0
+            timings(f"stepdown to member {new}: retryable insert done after", secs)
+            assert _inserts(double, new) == before + 1
+            assert secs < RECOVER_S
+            if not rs.via_docguard:
+                _, secs = harness.wait_for(lambda: c.primary == _addr(double.addresses[new]),
+                                           RECOVER_S, what="driver sees the new primary")
+        assert coll.count_documents({}) == 4
+    finally:
+        c.close()
+
+
+def test_killed_primary_new_election_nothing_lost(double, rs, timings):
+    c = rs.client(maxPoolSize=5)
+    w = Writer(_db(c).c)
+    try:
+        w.start()
+        w.wait_acks(50, 10)
+        t0 = time.monotonic()
+        double.kill(0)
+        double.elect(1)
+        w.wait_acks(50, RECOVER_S * 2)
+        gap = w.max_gap_after(t0)
+        timings("killed primary + election: longest pause between acknowledged writes", gap)
+        assert gap < RECOVER_S
+        double.revive(0)   # back as a secondary; then it wins again
+        double.elect(0)
+        t0 = time.monotonic()
+        w.wait_acks(50, RECOVER_S * 2)
+        timings("revived member re-elected: longest pause", w.max_gap_after(t0))
+        w.finish()
+        w.check_nothing_lost()
+        assert _inserts(double, 1) > 0 and double.status()["members"][0]["alive"]
+    finally:
+        w.finish()
+        c.close()
+
+
+def test_several_mongos_one_killed(ferret, targets, timings):
+    d = harness.start_double(ferret, mongos=True)
+    try:
+        t = targets(d.uri())
+        c = t.client(localThresholdMS=1000)
+        writers = [Writer(_db(c).c) for _ in range(3)]
+        for w in writers:
+            w.start()
+        for w in writers:
+            w.wait_acks(30, 10)
+        before = [m["forwarded"].get("insert", 0) for m in d.status()["members"]]
+        assert sum(1 for n in before if n) >= 2, f"no spread across mongos: {before}"
+        t0 = time.monotonic()
+        d.kill(1)
+        before = [m["forwarded"].get("insert", 0) for m in d.status()["members"]]
+        for w in writers:
+            w.wait_acks(30, RECOVER_S * 2)
+        timings("mongos killed: longest pause", max(w.max_gap_after(t0) for w in writers))
+        after = [m["forwarded"].get("insert", 0) for m in d.status()["members"]]
+        assert after[1] == before[1] and after[0] + after[2] > before[0] + before[2], after
+        for w in writers:
+            w.finish()
+            w.check_nothing_lost()
+        if not t.via_docguard:
+            assert c.topology_description.topology_type_name == "Sharded"
+        c.close()
+    finally:
+        d.close()
+
+
+@pytest.mark.parametrize("mechanism", ["SCRAM-SHA-256", "SCRAM-SHA-1"])
+def test_scram_through_the_double(ferret_auth, targets, mechanism, timings):
+    d = harness.start_double(ferret_auth)
+    try:
+        t = targets(d.uri(authSource="admin"))
+        c = t.client(username=harness.ADMIN_USER, password=harness.ADMIN_PASSWORD,
+                     authMechanism=mechanism)
+        coll = _db(c).c
+        coll.insert_one({"a": 1})
+        d.kill(0)   # the next write needs a new connection, authenticated again
+        d.elect(2)
+        t0 = time.monotonic()
+        coll.insert_one({"a": 2})
+        timings(f"{mechanism}: killed primary, insert re-authenticated after", time.monotonic() - t0)
+        assert _inserts(d, 2) == 1 and coll.count_documents({}) == 2
+        c.close()
+        bad = t.client(username=harness.ADMIN_USER, password="wrong", authMechanism=mechanism)
+        with pytest.raises(OperationFailure) as e:
+            bad.admin.command("ping")
+        assert e.value.code == 18
+        bad.close()
+        anon = t.client()
+        with pytest.raises(OperationFailure) as e:
+            anon.t.c.insert_one({})
+        assert e.value.code == 13
+        anon.close()
+    finally:
+        d.close()
+
+
+def test_mongodb_srv_through_private_dns(ferret, targets, workdir, timings):
+    why = harness.dns_available()
+    if why:
+        pytest.skip(why)
+    d = harness.start_double(ferret, advertise_host=harness.SRV_TARGET)
+    dns = None
+    try:
+        dns = harness.start_dnsmasq(workdir, [m["port"] for m in d.status()["members"]])
+        t = targets(f"mongodb+srv://{harness.SRV_NAME}/?tls=false")
+        c = t.client()
+        coll = _db(c).c
+        coll.insert_one({"srv": 1})
+        if not t.via_docguard:
+            assert c.topology_description.topology_type_name == "ReplicaSetWithPrimary"
+            assert c.primary == _addr(d.addresses[0])
+        d.step_down()
+        t0 = time.monotonic()
+        coll.insert_one({"srv": 2})
+        timings("mongodb+srv stepdown: insert done after", time.monotonic() - t0)
+        assert _inserts(d, 1) == 1 and coll.count_documents({}) == 2
+        c.close()
+    finally:
+        if dns:
+            dns.stop()
+        d.close()

@@ -97,9 +97,10 @@ def start_dnsmasq(workdir: Path, ports: list[int], *, txt: str = "replicaSet=rs0
         raise StartError("private DNS unavailable: " + dns_available())
     args = ["dnsmasq", "--keep-in-foreground", "--conf-file=/dev/null", "--no-resolv", "--no-hosts",
             "--no-poll", f"--listen-address={ip}", "--bind-interfaces", "--port=53",
-            "--pid-file=", "--user=root", "--log-facility=-", "--log-queries",
+            "--pid-file=", "--user=", "--group=", "--log-facility=-", "--log-queries",
             f"--txt-record={SRV_NAME},{txt}", f"--host-record={SRV_TARGET},{target_ip}"]
     args += [f"--srv-host=_mongodb._tcp.{SRV_NAME},{SRV_TARGET},{p},0,0" for p in ports]
+    # --user= --group=: no change of identity, which a user namespace (non-root run.sh) refuses.
     proc = base._spawn("dnsmasq", args, workdir / "dnsmasq.log")
     resolver = dns.resolver.Resolver(configure=False)
     resolver.nameservers, resolver.lifetime = [ip], 1.0

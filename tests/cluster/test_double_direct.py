@@ -277,3 +277,74 @@ def test_mongodb_srv_through_private_dns(ferret, targets, workdir, timings):
         if dns:
             dns.stop()
         d.close()
+
+
+def test_op_query_handshake_and_no_compression(double, rs):
+    """The first handshake (OP_QUERY isMaster) is answered as OP_REPLY; compression is refused."""
+    q = bson.encode({"isMaster": 1})
+    payload = struct.pack("<i", 0) + b"admin.$cmd\0" + struct.pack("<ii", 0, -1) + q
+    with socket.create_connection(_addr(double.addresses[2]), timeout=5) as s:
+        s.sendall(rs_double._frame(9, 0, rs_double.OP_QUERY, payload))
+        buf = b""
+        while len(buf) < 4 or len(buf) < struct.unpack_from("<i", buf)[0]:
+            chunk = s.recv(65536)
+            assert chunk
+            buf += chunk
+    assert struct.unpack_from("<iii", buf, 4)[1:] == (9, rs_double.OP_REPLY)
+    doc = bson.decode(buf[36:])
+    assert doc["ismaster"] is False and doc["secondary"] is True and doc["me"] == double.addresses[2]
+    c = rs.client(compressors="zlib,zstd,snappy")
+    try:
+        _db(c).c.insert_one({"compressed": False})  # the double saw (and counted) a plain OP_MSG
+        assert _inserts(double, 0) == 1
+    finally:
+        c.close()
+
+
+def test_cli_and_control_port(ferret, targets, timings):
+    """The command-line double and its line protocol, as other languages' suites will drive it."""
+    import json
+    import subprocess
+    import sys
+
+    args = [sys.executable, str(harness.HERE / "rs_double.py"), "--upstream",
+            f"127.0.0.1:{ferret.ports['listen']}", "--ports", "0,0,0", "--set-name", "rsCli"]
+    p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        ready = json.loads(p.stdout.readline())
+        assert ready["event"] == "ready" and ready["primary"] == ready["members"][0]["address"]
+        addresses = [m["address"] for m in ready["members"]]
+        t = targets("mongodb://" + ",".join(addresses) + "/?replicaSet=rsCli")
+        c = t.client()
+        coll = _db(c).c
+        coll.insert_one({"n": 1})
+        with socket.create_connection(_addr(ready["control"]), timeout=5) as s:
+            f = s.makefile("rw")
+
+            def ask(line: str) -> str:
+                f.write(line + "\n")
+                f.flush()
+                return f.readline().strip()
+
+            assert ask("bogus").startswith("err usage:")
+            assert ask("elect 9").startswith("err ")
+            st = json.loads(ask("stepdown").split(" ", 1)[1])
+            assert st["primary"] == addresses[1]
+            t0 = time.monotonic()
+            coll.insert_one({"n": 2})
+            timings("CLI stepdown: insert done after", time.monotonic() - t0)
+            st = json.loads(ask("killprimary").split(" ", 1)[1])
+            assert st["members"][1]["alive"] is False
+            st = json.loads(ask(f"elect {addresses[2]}").split(" ", 1)[1])
+            assert st["primary"] == addresses[2]
+            coll.insert_one({"n": 3})
+            assert json.loads(ask("revive 1")[3:])["members"][1]["alive"] is True
+            assert json.loads(ask("status")[3:])["members"][2]["forwarded"]["insert"] >= 1
+            assert coll.count_documents({}) == 3
+            c.close()
+            assert ask("quit").startswith("ok ")
+        assert p.wait(10) == 0
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait(5)

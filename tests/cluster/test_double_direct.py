@@ -348,3 +348,61 @@ def test_cli_and_control_port(ferret, targets, timings):
         if p.poll() is None:
             p.kill()
             p.wait(5)
+
+
+def _build_mongoc_follow(workdir):
+    import shutil
+    import subprocess
+
+    exe = workdir / "mongoc_follow"
+    if exe.exists():
+        return exe
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if not cc or not shutil.which("pkg-config"):
+        pytest.skip("no C compiler or pkg-config")
+    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "libmongoc-1.0"],
+                           capture_output=True, text=True, timeout=30)
+    if flags.returncode:
+        pytest.skip("libmongoc-1.0 not found by pkg-config")
+    r = subprocess.run([cc, "-O1", "-o", str(exe), str(harness.HERE / "mongoc_follow.c"),
+                        *flags.stdout.split()], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    return exe
+
+
+def test_libmongoc_follows(double, rs, workdir, timings):
+    import select
+    import subprocess
+
+    exe = _build_mongoc_follow(workdir)
+    p = subprocess.Popen([str(exe), rs.uri(heartbeatFrequencyMS=500, serverSelectionTimeoutMS=10000)],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def ask(cmd: str, timeout: float = 15) -> str:
+        p.stdin.write(cmd + "\n")
+        p.stdin.flush()
+        ready, _, _ = select.select([p.stdout], [], [], timeout)
+        assert ready, f"libmongoc did not answer {cmd!r} within {timeout}s"
+        return p.stdout.readline().strip()
+
+    try:
+        assert ask("insert") == "ok"
+        for new, kill in ((1, None), (2, 1)):
+            if kill is not None:
+                double.kill(kill)
+            double.elect(new)
+            t0 = time.monotonic()
+            if not rs.via_docguard:
+                harness.wait_for(lambda: ask("primary") == "ok " + double.addresses[new], RECOVER_S,
+                                 interval=0.05, what="libmongoc selects the new primary")
+                timings(f"libmongoc: new primary {new}{' (old killed)' if kill else ''} "
+                        "selected after", time.monotonic() - t0)
+            assert ask("insert") == "ok"
+            assert _inserts(double, new) == 1
+    finally:
+        p.stdin.close()
+        try:
+            p.wait(10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait(5)

@@ -181,3 +181,82 @@ def wait_for(predicate, timeout: float, interval: float = 0.02, what: str = "con
         if time.monotonic() - start > timeout:
             raise AssertionError(f"timed out after {timeout}s waiting for {what}")
         time.sleep(interval)
+
+
+# ---------------------------------------------------------------- serve mode (other languages, demo)
+
+def serve(argv: list[str]) -> int:
+    """FerretDB + the double (CLI, with its control port) until SIGTERM/SIGINT; KEY=value lines in
+    --env-file once both answer: FERRETDB_URI, CLUSTER_URI, CLUSTER_CONTROL (host:port of the line
+    protocol), CLUSTER_MEMBERS (comma-separated), CLUSTER_USER/CLUSTER_PASSWORD with --auth."""
+    import argparse
+    import json
+    import signal
+    import subprocess
+
+    ap = argparse.ArgumentParser(prog="harness.py serve")
+    ap.add_argument("--workdir", required=True, type=Path)
+    ap.add_argument("--env-file", required=True, type=Path)
+    ap.add_argument("--members", type=int, default=3)
+    ap.add_argument("--set-name", default="rs0")
+    ap.add_argument("--mongos", action="store_true")
+    ap.add_argument("--auth", action="store_true", help="FerretDB with SCRAM users")
+    a = ap.parse_args(argv)
+    stopping = False
+
+    def on_signal(_signum, _frame):
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    procs: list[Proc] = []
+    try:
+        fdb = start_ferretdb(a.workdir, auth=a.auth)
+        procs.append(fdb)
+        args = [sys.executable, str(HERE / "rs_double.py"), "--upstream",
+                f"127.0.0.1:{fdb.ports['listen']}", "--ports", ",".join(["0"] * a.members),
+                "--set-name", a.set_name] + (["--mongos"] if a.mongos else [])
+        log = open(a.workdir / "rs_double.log", "ab")
+        dbl = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=log,
+                               preexec_fn=base._pdeathsig, text=True)
+        log.close()
+        procs.append(Proc("rs_double", dbl, a.workdir / "rs_double.log"))
+        import select
+        if not select.select([dbl.stdout], [], [], 15)[0]:
+            raise StartError("rs_double did not report ready within 15s")
+        ready = json.loads(dbl.stdout.readline() or "{}")
+        if ready.get("event") != "ready":
+            raise StartError(f"rs_double failed: {base._tail(a.workdir / 'rs_double.log')}")
+        members = [m["address"] for m in ready["members"]]
+        query = "" if a.mongos else f"?replicaSet={a.set_name}"
+        env = {"FERRETDB_URI": f"mongodb://127.0.0.1:{fdb.ports['listen']}",
+               "CLUSTER_URI": "mongodb://" + ",".join(members) + "/" + query,
+               "CLUSTER_CONTROL": ready["control"], "CLUSTER_MEMBERS": ",".join(members)}
+        if a.auth:
+            env.update(CLUSTER_USER=ADMIN_USER, CLUSTER_PASSWORD=ADMIN_PASSWORD)
+        tmp = a.env_file.with_suffix(".tmp")
+        tmp.write_text("".join(f"{k}={v}\n" for k, v in env.items()))
+        tmp.rename(a.env_file)
+        while not stopping:
+            for p in procs:
+                if not p.alive():
+                    print(f"harness: {p.name} exited with {p.popen.returncode}:\n"
+                          f"{base._tail(p.log_path)}", file=sys.stderr)
+                    return 1
+            time.sleep(0.3)
+        return 0
+    except StartError as e:
+        print(f"harness: {e}", file=sys.stderr)
+        return 1
+    finally:
+        for p in reversed(procs):
+            p.stop()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 2 and sys.argv[1] == "serve":
+        sys.exit(serve(sys.argv[2:]))
+    print("usage: harness.py serve --workdir DIR --env-file FILE [--members N] [--set-name rs0] "
+          "[--mongos] [--auth]", file=sys.stderr)
+    sys.exit(2)

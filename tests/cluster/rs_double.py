@@ -102,21 +102,22 @@ class ReplicaSetDouble:
         self.set_version = 1
         self._next_id = 1 << 24
         self.log: list[str] = []
+        self._relays: set[asyncio.Task] = set()
 
     # ---------------------------------------------------------------- topology
     def address(self, m: Member) -> str:
         return f"{self.advertise_host}:{m.port}"
 
     def member(self, ref) -> Member:
-        """A member by index (int or digit string) or by "host:port"."""
+        """A member by index (0-based, int or digit string), by "host:port" or by port."""
         if isinstance(ref, Member):
             return ref
         s = str(ref)
-        for m in self.members:
-            if s == self.address(m) or (":" in s and s.rsplit(":", 1)[1] == str(m.port)):
-                return m
         if s.isdigit() and int(s) < len(self.members):
             return self.members[int(s)]
+        for m in self.members:
+            if s.rsplit(":", 1)[-1] == str(m.port):
+                return m
         raise KeyError(f"no member {ref!r}")
 
     def status(self) -> dict:
@@ -184,9 +185,8 @@ class ReplicaSetDouble:
     async def stop(self) -> None:
         for m in self.members:
             await self.kill(m)
-        relays = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-        if relays:  # let them see their closed sockets and end
-            await asyncio.wait(relays, timeout=5)
+        if self._relays:  # let them see their closed sockets and end
+            await asyncio.wait(list(self._relays), timeout=5)
 
     async def _listen(self, m: Member) -> None:
         m.server = await asyncio.start_server(lambda r, w, m=m: self._relay(m, r, w),
@@ -203,6 +203,7 @@ class ReplicaSetDouble:
             cwriter.transport.abort()
             return
         m.transports.add(cwriter.transport)
+        self._relays.add(asyncio.current_task())
         uwriter = None
         try:
             ureader, uwriter = await asyncio.wait_for(
@@ -219,6 +220,7 @@ class ReplicaSetDouble:
         except (OSError, asyncio.TimeoutError, asyncio.IncompleteReadError):
             pass
         finally:
+            self._relays.discard(asyncio.current_task())
             for w in (cwriter, uwriter):
                 if w is not None:
                     m.transports.discard(w.transport)
@@ -324,7 +326,7 @@ class ReplicaSetDouble:
 class Control:
     """Line protocol: one command per line, one answer line: `ok <status JSON>` or `err <text>`.
 
-    Members are named by index (0-based) or host:port.
+    Members are named by index (0-based), host:port or port. Any command answers with the status.
     """
     COMMANDS = ("status", "elect M", "stepdown [M]", "noprimary", "kill M", "revive M",
                 "killprimary", "quit")
@@ -346,7 +348,9 @@ class Control:
                 self.d.no_primary()
             elif cmd in ("kill", "revive") and len(args) == 1:
                 await getattr(self.d, cmd)(args[0])
-            elif cmd == "killprimary" and not args and self.d.primary is not None:
+            elif cmd == "killprimary" and not args:
+                if self.d.primary is None:
+                    return "err no primary"
                 await self.d.kill(self.d.primary)
             elif cmd == "quit" and self.on_quit:
                 self.on_quit()
@@ -376,7 +380,11 @@ class RunningDouble:
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, name="rs_double", daemon=True)
         self.thread.start()
-        self._call(self.double.start())
+        try:
+            self._call(self.double.start())
+        except BaseException:
+            self.close()
+            raise
 
     def _call(self, coro, timeout: float = 10.0):
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)

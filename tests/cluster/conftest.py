@@ -26,8 +26,9 @@ TIMINGS: list[tuple[str, float]] = []  # (what, seconds) failover times measured
 def pytest_terminal_summary(terminalreporter):
     if TIMINGS:
         terminalreporter.section("failover times")
-        for what, secs in TIMINGS:
-            terminalreporter.write_line(f"{what}: {secs:.2f} s")
+        for what, value in TIMINGS:
+            terminalreporter.write_line(f"{what}: {value:g}" if what.endswith(")") else
+                                        f"{what}: {value:.2f} s")
 
 
 @pytest.fixture(scope="session")
@@ -63,6 +64,17 @@ def ferret_auth(workdir):
 def double(ferret):
     """A 3-member replica set rs0 in front of the session's FerretDB; member 0 is primary."""
     d = harness.start_double(ferret)
+    yield d
+    d.close()
+
+
+@pytest.fixture
+def double_process(ferret, workdir):
+    """The same replica set, as a child process driven over its control port (load tests)."""
+    try:
+        d = harness.DoubleProcess(ferret, log_path=workdir / "rs_double.log")
+    except harness.StartError as e:
+        pytest.fail(str(e))
     yield d
     d.close()
 

@@ -168,7 +168,96 @@ def make_target(upstream_uri: str, workdir: Path) -> Target:
 
 
 def start_double(upstream: Proc, n: int = 3, **kw) -> RunningDouble:
+    """The double on a thread of this process (shares the GIL with the test's clients)."""
     return RunningDouble(f"127.0.0.1:{upstream.ports['listen']}", n, **kw)
+
+
+class DoubleProcess:
+    """The double as a child process (rs_double.py CLI), driven over its control port; the same
+    methods as RunningDouble. For load tests: the clients' threads do not slow the double down."""
+
+    def __init__(self, upstream: Proc, n: int = 3, set_name: str = "rs0", *, mongos: bool = False,
+                 advertise_host: str | None = None, log_path: Path | None = None,
+                 timeout: float = 15.0):
+        import json
+        import select
+        import socket
+        import subprocess
+        import threading
+
+        self._json, self._lock = json, threading.Lock()
+        args = [sys.executable, str(HERE / "rs_double.py"), "--upstream",
+                f"127.0.0.1:{upstream.ports['listen']}", "--ports", ",".join(["0"] * n),
+                "--set-name", set_name] + (["--mongos"] if mongos else []) + (
+                    ["--advertise-host", advertise_host] if advertise_host else [])
+        self.set_name, self.mongos = set_name, mongos
+        err = open(log_path, "ab") if log_path else subprocess.DEVNULL
+        self.popen = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                      stderr=err, preexec_fn=base._pdeathsig, text=True)
+        if log_path:
+            err.close()
+        if not select.select([self.popen.stdout], [], [], timeout)[0]:
+            self.close()
+            raise StartError(f"rs_double did not start within {timeout}s")
+        ready = json.loads(self.popen.stdout.readline() or "{}")
+        if ready.get("event") != "ready":
+            self.close()
+            raise StartError("rs_double failed to start")
+        self.addresses = [m["address"] for m in ready["members"]]
+        self.control = ready["control"]
+        host, port = self.control.rsplit(":", 1)
+        self._sock = socket.create_connection((host, int(port)), timeout=timeout)
+        self._file = self._sock.makefile("rw")
+
+    def command(self, line: str) -> dict:
+        """One control command; its status answer, or RuntimeError with the double's message."""
+        with self._lock:
+            self._file.write(line + "\n")
+            self._file.flush()
+            answer = self._file.readline().strip()
+        if not answer.startswith("ok "):
+            raise RuntimeError(f"rs_double {line!r}: {answer or 'no answer'}")
+        return self._json.loads(answer[3:])
+
+    def uri(self, **options) -> str:
+        opts = {} if self.mongos else {"replicaSet": self.set_name}
+        opts.update(options)
+        return "mongodb://" + ",".join(self.addresses) + "/?" + "&".join(
+            f"{k}={v}" for k, v in opts.items())
+
+    def status(self) -> dict:
+        return self.command("status")
+
+    @property
+    def primary(self) -> str | None:
+        return self.status()["primary"]
+
+    def elect(self, member) -> None:
+        self.command(f"elect {member}")
+
+    def step_down(self, to=None) -> None:
+        self.command("stepdown" + ("" if to is None else f" {to}"))
+
+    def no_primary(self) -> None:
+        self.command("noprimary")
+
+    def kill(self, member) -> None:
+        self.command(f"kill {member}")
+
+    def revive(self, member) -> None:
+        self.command(f"revive {member}")
+
+    def close(self) -> None:
+        if self.popen.poll() is None:
+            try:
+                self.command("quit")
+                self.popen.wait(10)
+            except Exception:
+                self.popen.kill()
+                self.popen.wait(5)
+        for f in ("_file", "_sock"):
+            if hasattr(self, f):
+                getattr(self, f).close()
 
 
 def wait_for(predicate, timeout: float, interval: float = 0.02, what: str = "condition"):

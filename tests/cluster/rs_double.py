@@ -5,7 +5,9 @@ Every port is one member; every accepted connection is relayed 1:1 to the upstre
 electionId, setVersion; no topologyVersion, so drivers poll with plain hello; no compression, so
 nothing arrives as OP_COMPRESSED). On a non-primary, writes get 10107 NotWritablePrimary (with the
 RetryableWriteError label when the command has a txnNumber) and reads without a secondary-capable
-$readPreference get 13435 NotPrimaryNoSecondaryOk. With mongos=True every port is a separate mongos.
+$readPreference get 13435 NotPrimaryNoSecondaryOk. A retried write (same lsid + txnNumber) is
+answered with the first attempt's reply, as a server's transaction table would, since FerretDB
+keeps none. With mongos=True every port is a separate mongos.
 
 In process:   d = RunningDouble("127.0.0.1:27017", ports=[0, 0, 0]); d.elect(1); d.kill(1); d.revive(1)
 CLI:          python rs_double.py --upstream HOST:PORT --ports P1,P2,P3 [--set-name rs0] [--mongos]
@@ -80,7 +82,7 @@ class Member:
     def __init__(self, index: int, port: int):
         self.index, self.port = index, port
         self.server: asyncio.base_events.Server | None = None
-        self.transports: set[asyncio.BaseTransport] = set()
+        self.transports: set[asyncio.BaseTransport] = set()  # of its clients' connections
         self.alive = False
         self.forwarded: dict[str, int] = {}  # command name -> times relayed (hellos excluded)
         self.refused = 0    # commands answered NotWritablePrimary / NotPrimaryNoSecondaryOk
@@ -103,6 +105,9 @@ class ReplicaSetDouble:
         self._next_id = 1 << 24
         self.log: list[str] = []
         self._relays: set[asyncio.Task] = set()
+        # Retryable writes: (lsid id, txnNumber) -> the reply, like a server's transaction table,
+        # so that a write retried after its connection was cut is answered, not applied twice.
+        self._txns: dict[tuple[bytes, int], asyncio.Future] = {}
 
     # ---------------------------------------------------------------- topology
     def address(self, m: Member) -> str:
@@ -126,7 +131,7 @@ class ReplicaSetDouble:
                 "primary": None if p is None or self.mongos else self.address(self.members[p]),
                 "election_id": str(self._election_id()), "members": [
                     {"index": m.index, "address": self.address(m), "port": m.port, "alive": m.alive,
-                     "connections": len(m.transports) // 2, "forwarded": dict(m.forwarded),
+                     "connections": len(m.transports), "forwarded": dict(m.forwarded),
                      "refused": m.refused,
                      "state": "mongos" if self.mongos else
                      ("primary" if m.index == p else "secondary")} for m in self.members]}
@@ -208,23 +213,35 @@ class ReplicaSetDouble:
         try:
             ureader, uwriter = await asyncio.wait_for(
                 asyncio.open_connection(self.up_host, self.up_port), 10)
-            m.transports.add(uwriter.transport)
-            pending: dict[int, str] = {}  # requestID of a hello -> key naming the primary
+            # requestID -> hello key naming the primary (str) or retryable write (lsid, txnNumber)
+            pending: dict[int, str | tuple] = {}
             tasks = [asyncio.ensure_future(self._client_to_upstream(m, creader, cwriter, uwriter,
                                                                     pending)),
                      asyncio.ensure_future(self._upstream_to_client(m, ureader, cwriter, pending))]
-            _, rest = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-            for t in rest:
+            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            writes = [self._txns[k] for k in pending.values() if k in self._txns]
+            if writes and not tasks[1].done():  # client gone: the upstream still executes them
+                await asyncio.wait(writes, timeout=5)
+            for t in tasks:
                 t.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
         except (OSError, asyncio.TimeoutError, asyncio.IncompleteReadError):
             pass
         finally:
             self._relays.discard(asyncio.current_task())
+            m.transports.discard(cwriter.transport)
+            for k in locals().get("pending", {}).values():
+                self._txn_done(k, None)
             for w in (cwriter, uwriter):
                 if w is not None:
-                    m.transports.discard(w.transport)
                     w.transport.abort()
+
+    def _txn_done(self, key, reply: dict | None) -> None:
+        fut = self._txns.get(key) if isinstance(key, tuple) else None
+        if fut is not None and not fut.done():
+            fut.set_result(reply)
+        if fut is not None and reply is None:
+            del self._txns[key]
 
     async def _client_to_upstream(self, m, creader, cwriter, uwriter, pending) -> None:
         while True:
@@ -253,10 +270,35 @@ class ReplicaSetDouble:
                             continue
                     if body is not None and name.lower() not in HELLO_KEYS:
                         m.forwarded[name] = m.forwarded.get(name, 0) + 1
+                        if await self._answered_retry(name, body, request_id, cwriter, pending):
+                            continue
             except (ValueError, IndexError, struct.error, bson.errors.BSONError):
                 pass  # not ours to judge: the upstream answers malformed messages
             uwriter.write(msg)
             await uwriter.drain()
+
+    async def _answered_retry(self, name, body, request_id, cwriter, pending) -> bool:
+        """Remember a retryable write; answer its retry with the first attempt's reply."""
+        lsid = body.get("lsid")
+        if (name.lower() not in WRITES or "txnNumber" not in body or "autocommit" in body
+                or not isinstance(lsid, dict) or "id" not in lsid):
+            return False
+        key = (bytes(lsid["id"]), int(body["txnNumber"]))
+        fut = self._txns.get(key)
+        if fut is not None:
+            try:
+                reply = await asyncio.wait_for(asyncio.shield(fut), 10)
+            except asyncio.TimeoutError:
+                reply = None
+            if reply is not None:
+                self._event(f"retry of txnNumber {key[1]} answered with the first attempt's reply")
+                cwriter.write(_op_msg(self._new_id(), request_id, reply))
+                return True
+        self._txns[key] = asyncio.get_running_loop().create_future()
+        while len(self._txns) > 100_000:
+            self._txns.pop(next(iter(self._txns)))
+        pending[request_id] = key
+        return False
 
     def _refusal(self, name: str, body: dict) -> dict | None:
         lname = name.lower()
@@ -280,7 +322,13 @@ class ReplicaSetDouble:
             msg = await _read_msg(ureader)
             response_to, opcode = struct.unpack_from("<ii", msg, 8)
             key = pending.pop(response_to, None)
-            if key is not None:
+            if isinstance(key, tuple):
+                try:
+                    reply = _op_msg_body(msg)[1] if opcode == OP_MSG else None
+                except (ValueError, IndexError, struct.error, bson.errors.BSONError):
+                    reply = None
+                self._txn_done(key, reply if reply and reply.get("ok") else None)
+            elif key is not None:
                 try:
                     msg = self._rewrite_hello(m, msg, opcode, key)
                 except (ValueError, IndexError, struct.error, bson.errors.BSONError):

@@ -210,11 +210,11 @@ class ReplicaSetDouble:
         m.transports.add(cwriter.transport)
         self._relays.add(asyncio.current_task())
         uwriter = None
+        # requestID -> hello key naming the primary (str) or retryable write (lsid, txnNumber)
+        pending: dict[int, str | tuple] = {}
         try:
             ureader, uwriter = await asyncio.wait_for(
                 asyncio.open_connection(self.up_host, self.up_port), 10)
-            # requestID -> hello key naming the primary (str) or retryable write (lsid, txnNumber)
-            pending: dict[int, str | tuple] = {}
             tasks = [asyncio.ensure_future(self._client_to_upstream(m, creader, cwriter, uwriter,
                                                                     pending)),
                      asyncio.ensure_future(self._upstream_to_client(m, ureader, cwriter, pending))]
@@ -230,7 +230,7 @@ class ReplicaSetDouble:
         finally:
             self._relays.discard(asyncio.current_task())
             m.transports.discard(cwriter.transport)
-            for k in locals().get("pending", {}).values():
+            for k in pending.values():
                 self._txn_done(k, None)
             for w in (cwriter, uwriter):
                 if w is not None:

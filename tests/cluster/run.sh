@@ -42,10 +42,15 @@ else
   # A random address in 127/8 so that concurrent runs on one machine do not collide on port 53.
   export DOCGUARD_CLUSTER_DNS_IP="127.53.$((RANDOM % 254 + 1)).$((RANDOM % 254 + 1))"
   printf 'nameserver %s\noptions timeout:1 attempts:2\n' "$DOCGUARD_CLUSTER_DNS_IP" >"$tmp/resolv.conf"
-  if [ "$(id -u)" = 0 ]; then
+  # Root: a mount namespace only. Otherwise (or where root lacks CAP_SYS_ADMIN, as in a default
+  # Docker container) a user + network + mount namespace.
+  if [ "$(id -u)" = 0 ] && unshare -m --propagation private true 2>/dev/null; then
     ns=(unshare -m --propagation private) newnet=0
-  else
+  elif unshare -r -n -m --propagation private true 2>/dev/null; then
     ns=(unshare -r -n -m --propagation private) newnet=1
+  else
+    fail "cannot create a mount namespace here (unshare -m, unshare -r -n -m) for the private DNS;" \
+      "DOCGUARD_CLUSTER_NO_SRV=1 runs the rest"
   fi
   # Inside: mount the private resolv.conf; in a new network namespace, bring its loopback up.
   inner='mount --bind "$0" /etc/resolv.conf || exit 97

@@ -15,6 +15,7 @@
 #                                   build/bin/docguard) instead of against the double directly
 #   DOCGUARD_CLUSTER_NO_SRV=1       no namespace, no DNS: the SRV test is skipped
 #   DOCGUARD_CLUSTER_KEEP=1         keep the work dir with every log
+#   DOCGUARD_CLUSTER_RECOVER_S      seconds a client may take to follow a failover (default 5)
 #   CLUSTER_TIMEOUT                 seconds for the whole run (default 300)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)

@@ -8,6 +8,7 @@ docguard; checks of the driver's own topology view are then skipped, while the d
 
 from __future__ import annotations
 
+import os
 import socket
 import struct
 import threading
@@ -23,7 +24,8 @@ from pymongo.read_preferences import Secondary
 import harness
 import rs_double
 
-RECOVER_S = 5.0  # "followed within a few seconds"
+# "Followed within a few seconds"; raise it on a machine too loaded for that to mean anything.
+RECOVER_S = float(os.environ.get("DOCGUARD_CLUSTER_RECOVER_S", "5"))
 
 
 def _db(client):

@@ -38,6 +38,8 @@ struct TopologyMonitor::Impl {
   // Start of the current period without a writable server (the monitor starts without one).
   std::optional<Clock::time_point> unwritable_since = Clock::now();
   bool stopping = false;
+  bool check_requested = false;
+  mongoc_read_prefs_t* no_server_matches = nullptr;  // see select_loop
 
   // Subscribers. notify_mu serialises notifications (order) and lets unsubscribe() wait for one
   // in flight; subs_mu guards the map so that callbacks may (un)subscribe.
@@ -60,6 +62,7 @@ struct TopologyMonitor::Impl {
     if (client) mongoc_client_pool_push(pool, client);
     if (pool) mongoc_client_pool_destroy(pool);
     if (mongoc_uri) mongoc_uri_destroy(mongoc_uri);
+    if (no_server_matches) mongoc_read_prefs_destroy(no_server_matches);
   }
 
   static void on_topology_changed(const mongoc_apm_topology_changed_t* event) {
@@ -120,25 +123,36 @@ struct TopologyMonitor::Impl {
     return n;
   }
 
-  // Keeps a write selection pending while nothing is writable (see
-  // MonitorOptions::select_while_unwritable).
+  // The selection thread: keeps a write selection pending while nothing is writable (see
+  // MonitorOptions::select_while_unwritable) and runs the checks request_check() asks for. It is
+  // the only user of `client` while it runs.
   void select_loop() {
     std::unique_lock lock(mu);
     while (!stopping) {
-      if (current->has_writable()) {
-        changed.wait(lock, [&] { return stopping || !current->has_writable(); });
+      const bool check = check_requested;
+      if (!check && !(options.select_while_unwritable && !current->has_writable())) {
+        changed.wait(lock, [&] {
+          return stopping || check_requested ||
+                 (options.select_while_unwritable && !current->has_writable());
+        });
         continue;
       }
+      check_requested = false;
       lock.unlock();
       bson_error_t err{};
-      // for_writes=true: primary, mongos or standalone. Blocks at most kMonitorSelectionTimeoutMs.
-      mongoc_server_description_t* sd = mongoc_client_select_server(client, true, nullptr, &err);
+      // A write selection waits for a primary/mongos/standalone. A check selects with a read
+      // preference no server matches (a tag nobody has), which in a replica set makes libmongoc
+      // ask every monitor for an immediate heartbeat, the public API's only way to do so; in
+      // Single and Sharded topologies read preferences are ignored and it returns at once.
+      // Either blocks at most kMonitorSelectionTimeoutMs.
+      mongoc_server_description_t* sd =
+          mongoc_client_select_server(client, !check, check ? no_server_matches : nullptr, &err);
       lock.lock();
       if (sd) {
         mongoc_server_description_destroy(sd);
         // Selected, but the event may still be on its way (or Single to a secondary can never
         // become writable): pause rather than spin.
-        changed.wait_for(lock, std::chrono::milliseconds(100));
+        if (!check) changed.wait_for(lock, std::chrono::milliseconds(100));
       }
     }
   }
@@ -183,9 +197,17 @@ Expected<std::unique_ptr<TopologyMonitor>> TopologyMonitor::start(const Upstream
                                      ": the DNS TXT record sets loadBalanced=true, which docguard "
                                      "cannot serve"};
   }
+  impl->no_server_matches = mongoc_read_prefs_new(MONGOC_READ_SECONDARY);
+  bson_t tags = BSON_INITIALIZER;
+  bson_t tag;
+  BSON_APPEND_DOCUMENT_BEGIN(&tags, "0", &tag);
+  BSON_APPEND_UTF8(&tag, "docguard-check", "no server has this tag");
+  bson_append_document_end(&tags, &tag);
+  mongoc_read_prefs_set_tags(impl->no_server_matches, &tags);
+  bson_destroy(&tags);
+
   Impl* raw = impl.get();
-  if (impl->options.select_while_unwritable)
-    impl->selector = std::thread([raw] { raw->select_loop(); });
+  impl->selector = std::thread([raw] { raw->select_loop(); });
   return std::unique_ptr<TopologyMonitor>(new TopologyMonitor(std::move(impl)));
 }
 
@@ -221,6 +243,14 @@ std::shared_ptr<const Topology> TopologyMonitor::wait_for(
   std::unique_lock lock(impl_->mu);
   impl_->changed.wait_for(lock, timeout, [&] { return impl_->stopping || pred(*impl_->current); });
   return impl_->current;
+}
+
+void TopologyMonitor::request_check() {
+  {
+    std::lock_guard lock(impl_->mu);
+    impl_->check_requested = true;
+  }
+  impl_->changed.notify_all();
 }
 
 MonitorCounters TopologyMonitor::counters() const {

@@ -82,10 +82,24 @@ int main(int argc, char** argv) {
   // Events before subscribe() are not replayed: show where things stand (may repeat a line).
   print_line("{\"t_ms\":" + std::to_string(since_start()) +
              ",\"topology\":" + to_json(*monitor.value()->snapshot()) + "}");
+  // A line "check" on stdin calls request_check() (tests use it after a stepdown).
+  static std::mutex alive_mu;  // the stdin thread is detached: never touch a destroyed monitor
+  static TopologyMonitor* alive = monitor.value().get();
+  std::thread([] {
+    char line[64];
+    while (std::fgets(line, sizeof line, stdin)) {
+      std::lock_guard lock(alive_mu);
+      if (alive && std::string(line).rfind("check", 0) == 0) alive->request_check();
+    }
+  }).detach();
   while (!g_stop && (seconds <= 0 || since_start() < seconds * 1000)) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   const MonitorCounters c = monitor.value()->counters();
+  {
+    std::lock_guard lock(alive_mu);
+    alive = nullptr;
+  }
   monitor.value().reset();
   print_line("{\"t_ms\":" + std::to_string(since_start()) +
              ",\"counters\":{\"topology_events\":" + std::to_string(c.topology_events) +

@@ -73,6 +73,14 @@ class TopologyMonitor {
   std::shared_ptr<const Topology> wait_for(const std::function<bool(const Topology&)>& pred,
                                            std::chrono::milliseconds timeout) const;
 
+  // Asks libmongoc to heartbeat every replica-set member now (at most every 500 ms) instead of
+  // at the next heartbeatFrequencyMS: call it when a pinned connection saw NotWritablePrimary,
+  // NotPrimaryNoSecondaryOk, PrimarySteppedDown, ShutdownInProgress,
+  // InterruptedDueToReplStateChange or a closed socket. Without it a stepdown on a server that
+  // does not stream hello is noticed up to heartbeatFrequencyMS late. Non-blocking; requests made
+  // while one check runs are merged. No effect in Single and Sharded topologies.
+  void request_check();
+
   MonitorCounters counters() const;
   const UpstreamUri& uri() const;
 

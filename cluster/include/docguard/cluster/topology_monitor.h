@@ -21,7 +21,7 @@ struct MonitorOptions {
   // Sent as the hello `client.application.name` of the monitoring connections (server logs),
   // unless the URI has appName.
   std::string app_name = "docguard-monitor";
-  // While no writable server is known, keep a server selection pending on a background thread.
+  // While no writable server is known, keep a server selection pending on the monitor's thread.
   // In pooled mode that makes libmongoc's monitors re-check every 500 ms (minHeartbeatFrequencyMS)
   // instead of every heartbeatFrequencyMS, as a driver does while an application waits; without
   // it a returning server is noticed only at the next regular heartbeat (10 s by default).

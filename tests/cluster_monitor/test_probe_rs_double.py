@@ -126,6 +126,8 @@ def test_replica_set_stepdown_and_killed_primary(ferretdb):
         d.revive(1)
         probe.wait(lambda t: any(s["address"] == a[1] and s["type"] == "RSSecondary"
                                  for s in t["servers"]))
+        # Monitoring only: hellos (which the double does not count) and nothing else.
+        assert all(not m["forwarded"] for m in d.status()["members"]), d.status()["members"]
     finally:
         counters = probe.stop()
         d.close()

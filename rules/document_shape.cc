@@ -61,7 +61,7 @@ uint32_t array_length(const bson_iter_t& iter) {
   return n;
 }
 
-bool is_operator_document(const wire::BsonView& doc) {
+bool is_operator_document(const codec::BsonView& doc) {
   if (doc.empty()) return false;
   bson_iter_t iter;
   if (!bson_iter_init_from_data(&iter, doc.data, doc.size) || !bson_iter_next(&iter)) return false;
@@ -78,7 +78,7 @@ void DocumentShape::clear() {
   has_id_ = false;
 }
 
-void DocumentShape::measure(const wire::BsonView& doc, std::string_view prefix,
+void DocumentShape::measure(const codec::BsonView& doc, std::string_view prefix,
                             uint32_t base_depth) {
   clear();
   bytes_ = doc.size;
@@ -187,7 +187,7 @@ void UpdateShape::clear() {
   set_values_.clear();
 }
 
-void UpdateShape::measure(const wire::BsonView& update, bool is_pipeline) {
+void UpdateShape::measure(const codec::BsonView& update, bool is_pipeline) {
   clear();
   if (update.empty()) return;
   bson_iter_t iter;

@@ -18,7 +18,7 @@ std::string_view utf8_of(const bson_iter_t* iter) {
   return {s, len};
 }
 
-bool contains(const wire::BsonView& doc, std::string_view needle) {
+bool contains(const codec::BsonView& doc, std::string_view needle) {
   const auto* begin = reinterpret_cast<const char*>(doc.data);
   std::string_view hay(begin, doc.size);
   return hay.find(needle) != std::string_view::npos;
@@ -26,7 +26,7 @@ bool contains(const wire::BsonView& doc, std::string_view needle) {
 
 }  // namespace
 
-bool LookupWalker::may_contain_join(const wire::BsonView& pipeline) {
+bool LookupWalker::may_contain_join(const codec::BsonView& pipeline) {
   if (pipeline.empty()) return false;
   // Keys are NUL-terminated cstrings in BSON: "$lookup\0" also matches "$graphLookup\0".
   return contains(pipeline, std::string_view("ookup\0", 6));

@@ -116,7 +116,7 @@ TEST_F(EngineTest, DocumentTooLargeIsBlockedWithItsId) {
   EXPECT_EQ(viol.bound, 1024);
   EXPECT_GT(viol.measured, 2000);
   EXPECT_EQ(
-      Bson(wire::BsonView{viol.failing_id.data(), static_cast<uint32_t>(viol.failing_id.size())})
+      Bson(codec::BsonView{viol.failing_id.data(), static_cast<uint32_t>(viol.failing_id.size())})
           .json(),
       R"({ "_id" : "big" })");
   EXPECT_EQ(v.blocked_statements, std::vector<int32_t>{1});

@@ -9,9 +9,9 @@
 #include <string_view>
 #include <vector>
 
-#include "docguard/command/command_view.h"
-#include "docguard/wire/bson_view.h"
-#include "docguard/wire/op_msg.h"
+#include "docguard/codec/bson_view.h"
+#include "docguard/codec/command_view.h"
+#include "docguard/codec/op_msg.h"
 
 namespace docguard::testing {
 
@@ -25,12 +25,12 @@ class Bson {
     if (doc_ == nullptr) ADD_FAILURE() << "bad test JSON: " << error.message << " in " << json;
     if (doc_ == nullptr) doc_ = bson_new();
   }
-  explicit Bson(const wire::BsonView& view) : doc_(bson_new_from_data(view.data, view.size)) {}
+  explicit Bson(const codec::BsonView& view) : doc_(bson_new_from_data(view.data, view.size)) {}
   Bson(const Bson&) = delete;
   Bson& operator=(const Bson&) = delete;
   ~Bson() { bson_destroy(doc_); }
   const bson_t* get() const { return doc_; }
-  wire::BsonView view() const { return {bson_get_data(doc_), doc_->len}; }
+  codec::BsonView view() const { return {bson_get_data(doc_), doc_->len}; }
   std::string json() const {
     char* s = bson_as_relaxed_extended_json(doc_, nullptr);
     std::string out(s);
@@ -45,14 +45,14 @@ class Bson {
 // A parsed message with its bytes; the views stay valid while this object lives.
 struct Message {
   std::vector<uint8_t> bytes;
-  wire::OpMsg msg;
-  command::CommandView cmd;
+  codec::OpMsg msg;
+  codec::CommandView cmd;
 
   static std::unique_ptr<Message> parse(std::vector<uint8_t> bytes) {
     auto m = std::make_unique<Message>();
     m->bytes = std::move(bytes);
-    m->msg = wire::OpMsg::parse(m->bytes);
-    m->cmd = command::describe(m->msg);
+    m->msg = codec::OpMsg::parse(m->bytes);
+    m->cmd = codec::describe(m->msg);
     return m;
   }
   Bson body() const { return Bson(msg.body); }
@@ -64,11 +64,11 @@ inline std::unique_ptr<Message> request(std::string_view body_json,
                                         const std::vector<std::string>& sequence_json = {},
                                         uint32_t flags = 0, int32_t request_id = 42) {
   Bson body(body_json);
-  wire::OpMsgBuilder builder(request_id, 0, flags);
+  codec::OpMsgBuilder builder(request_id, 0, flags);
   builder.body(body.get());
   std::vector<std::unique_ptr<Bson>> owned;
   if (!sequence_id.empty()) {
-    std::vector<wire::BsonView> docs;
+    std::vector<codec::BsonView> docs;
     for (const auto& j : sequence_json) {
       owned.push_back(std::make_unique<Bson>(j));
       docs.push_back(owned.back()->view());

@@ -10,10 +10,8 @@
 #include <string>
 
 #include "docguard/conversation/handshake.h"
-
-namespace docguard::rules {
-class RuleSet;
-}
+#include "docguard/rules/config_reader.h"
+#include "docguard/rules/rule_set.h"
 
 namespace docguard::proxy {
 
@@ -28,10 +26,8 @@ HostPort parse_host_port(const std::string& text, const std::string& what);
 // "mongodb://HOST[:PORT][/...][?...]" (one host; default port 27017); throws ConfigError.
 HostPort parse_upstream_uri(const std::string& uri);
 
-class ConfigError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+// One error type and format for the whole file (docguard/rules/config_reader.h).
+using rules::ConfigError;
 
 using conversation::Persona;
 
@@ -98,8 +94,5 @@ struct ProxyConfig {
 ProxyConfig load_config_file(const std::string& path);
 // Applies the proxy keys of an already-parsed YAML document onto `config`.
 void apply_yaml(const YAML::Node& root, const std::string& file_name, ProxyConfig& config);
-
-// Parses a duration such as "500ms", "10s", "2m"; a bare number is milliseconds.
-std::chrono::milliseconds parse_duration(const std::string& text);
 
 }  // namespace docguard::proxy

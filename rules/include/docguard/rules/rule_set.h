@@ -31,6 +31,8 @@
 #include <utility>
 #include <vector>
 
+#include "docguard/rules/config_reader.h"
+
 namespace docguard::rules {
 
 enum class Action { kOff, kWarn, kBlock };
@@ -49,12 +51,6 @@ inline constexpr double kDefaultMaxLookupRatio = 0.5;          // Atlas: > 50% o
 inline constexpr std::chrono::seconds kDefaultLookupWindow{60};
 // A ratio over very few reads says nothing; Atlas also requires > 100 queries. We judge earlier.
 inline constexpr uint64_t kDefaultLookupMinReads = 20;
-
-// A configuration error. what() reads "FILE:LINE:COLUMN: key 'rules[0].max_array_length': ...".
-class ConfigError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 // Bounds on the memory used by statistics and tracking. Each is a hard cap; what does not fit
 // is counted in an overflow bucket named "_other".
@@ -158,10 +154,6 @@ std::shared_ptr<const RuleSet> parse_rules(const YAML::Node& root, const std::st
 
 // Helpers, exposed for tests and for the proxy's own config.
 bool glob_match(std::string_view pattern, std::string_view text);
-// "2MiB", "512 KB", "1048576" -> bytes; nullopt when malformed.
-std::optional<double> parse_byte_size(std::string_view text);
-// "60s", "5m", "1h", "90" (seconds) -> seconds; nullopt when malformed or not positive.
-std::optional<std::chrono::seconds> parse_duration(std::string_view text);
 // Field path as rules name it: positional parts ("0", "$", "$[]", "$[x]") removed.
 std::string normalize_field_path(std::string_view path);
 

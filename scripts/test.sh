@@ -38,7 +38,7 @@ fi
 step clang-format bash -c "git ls-files '*.cc' '*.h' | xargs clang-format --dry-run --Werror"
 
 build_ok=0
-step build bash -c "cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo && ninja -C build -j $jobs" &&
+step build bash -c "cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDOCGUARD_WERROR=ON && ninja -C build -j $jobs" &&
   build_ok=1
 if ((build_ok)); then
   step unit-tests ctest --test-dir build --output-on-failure -j "$jobs"
@@ -48,7 +48,7 @@ fi
 
 if [ "${DOCGUARD_SKIP_ASAN:-}" != 1 ]; then
   if step build-asan bash -c "cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-      -DDOCGUARD_SANITIZE=ON -DDOCGUARD_BENCH=OFF && ninja -C build-asan -j $jobs"; then
+      -DDOCGUARD_SANITIZE=ON -DDOCGUARD_WERROR=ON -DDOCGUARD_BENCH=OFF && ninja -C build-asan -j $jobs"; then
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       step unit-tests-asan ctest --test-dir build-asan --output-on-failure -j "$jobs"
     # The PyMongo integration suite against the sanitized proxy: a sanitizer report aborts
@@ -65,7 +65,7 @@ if [ "${DOCGUARD_SKIP_TSAN:-}" != 1 ]; then
   # The threaded parts: the rules engine is shared by every io thread (its tests run inspections
   # from several threads at once).
   if step build-tsan bash -c "cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-      -DDOCGUARD_TSAN=ON -DDOCGUARD_BENCH=OFF >/dev/null && ninja -C build-tsan -j $jobs rules_tests"; then
+      -DDOCGUARD_TSAN=ON -DDOCGUARD_WERROR=ON -DDOCGUARD_BENCH=OFF >/dev/null && ninja -C build-tsan -j $jobs rules_tests"; then
     TSAN_OPTIONS=halt_on_error=1 step unit-tests-tsan build-tsan/tests/unit/rules/rules_tests
   else
     record unit-tests-tsan FAIL

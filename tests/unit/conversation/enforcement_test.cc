@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "rules/test_messages.h"
+#include "test_messages.h"
 
 namespace docguard::conversation {
 namespace {

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "codec/test_messages.h"
+#include "test_messages.h"
 #include "docguard/codec/command_view.h"
 #include "docguard/codec/op_query.h"
 

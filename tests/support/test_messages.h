@@ -1,10 +1,12 @@
-// Builds OP_MSG requests and replies from Extended JSON for the rules and enforcement tests.
+// The one builder of test messages for every layer's unit tests: BSON and OP_MSG requests and
+// replies from Extended JSON.
 #pragma once
 
 #include <bson/bson.h>
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -81,15 +83,40 @@ inline std::unique_ptr<Message> request(std::string_view body_json,
 // `n` documents {"_id": i, "x": 1} as JSON, for batches.
 inline std::vector<std::string> small_docs(int n) {
   std::vector<std::string> out;
-  for (int i = 0; i < n; ++i) out.push_back("{\"_id\": " + std::to_string(i) + ", \"x\": 1}");
+  for (int i = 0; i < n; ++i) {
+    std::string doc = "{\"_id\": ";
+    doc.append(std::to_string(i)).append(", \"x\": 1}");
+    out.push_back(std::move(doc));
+  }
   return out;
 }
 
 // JSON of an array with n integer elements.
 inline std::string int_array(int n) {
   std::string s = "[";
-  for (int i = 0; i < n; ++i) s += (i ? "," : "") + std::to_string(i);
+  for (int i = 0; i < n; ++i) {
+    if (i > 0) s.push_back(',');
+    s.append(std::to_string(i));
+  }
   return s + "]";
+}
+
+// Owned documents and single messages, for the codec tests.
+using BsonPtr = codec::OwnedBson;
+
+inline BsonPtr json(const char* text) {
+  bson_error_t error;
+  bson_t* b = bson_new_from_json(reinterpret_cast<const uint8_t*>(text), -1, &error);
+  if (b == nullptr) throw std::runtime_error(error.message);
+  return BsonPtr(b);
+}
+
+inline codec::BsonView view(const BsonPtr& b) { return {bson_get_data(b.get()), b->len}; }
+
+inline std::vector<uint8_t> op_msg(const char* body_json, int32_t request_id = 1,
+                                   uint32_t flags = 0) {
+  auto body = json(body_json);
+  return codec::OpMsgBuilder(request_id, 0, flags).body(body.get()).finish();
 }
 
 }  // namespace docguard::testing

@@ -19,6 +19,21 @@ BsonView checked_bson(Bytes data) {
   return BsonView{data.data(), static_cast<uint32_t>(declared)};
 }
 
+void append_document_array(bson_t* parent, const char* key, std::span<const BsonView> docs) {
+  bson_t array;
+  bson_append_array_begin(parent, key, -1, &array);
+  char key_buf[16];
+  for (size_t i = 0; i < docs.size(); ++i) {
+    const char* k = nullptr;
+    bson_uint32_to_string(static_cast<uint32_t>(i), &k, key_buf, sizeof key_buf);
+    bson_t doc;
+    if (bson_init_static(&doc, docs[i].data, docs[i].size)) {
+      bson_append_document(&array, k, -1, &doc);
+    }
+  }
+  bson_append_array_end(parent, &array);
+}
+
 BsonView view_of(const bson_iter_t& iter) {
   uint32_t len = 0;
   const uint8_t* data = nullptr;

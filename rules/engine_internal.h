@@ -107,6 +107,7 @@ struct Engine::Scope {
   void add(RuleKind kind, const Bound& bound, std::string_view path, double measured, int32_t index,
            const bson_iter_t* id, Action action) {
     Violation v;
+    v.kind = kind;
     v.rule = rule_name(kind);
     v.rule_match = bound.match;
     v.field_path = std::string(path);

@@ -137,7 +137,8 @@ struct Batch {
     msg = codec::OpMsg::parse(request);
     view = codec::describe(msg);
     rules::Violation v;
-    v.rule = "max_array_length";
+    v.kind = rules::RuleKind::kMaxArrayLength;
+    v.rule = rules::rule_name(v.kind);
     v.rule_match = "*";
     v.field_path = "tags";
     v.measured = 150;

@@ -17,9 +17,10 @@ using testing::small_docs;
 using Kind = RequestPlan::Kind;
 
 // A blocking violation of statement `index` (or the whole command for -1).
-Violation blocked(int32_t index, const std::string& rule = "max_array_length") {
+Violation blocked(int32_t index, rules::RuleKind kind = rules::RuleKind::kMaxArrayLength) {
   Violation v;
-  v.rule = rule;
+  v.kind = kind;
+  v.rule = rules::rule_name(kind);
   v.rule_match = "shop.products";
   v.field_path = "reviews";
   v.measured = 150;
@@ -224,7 +225,7 @@ TEST(EnforcementTest, FindAndModifyGetsACommandError) {
   auto m = request(R"({"findAndModify": "p", "$db": "s", "query": {"_id": 1},
                        "update": {"$push": {"r": 1}}})");
   Verdict v;
-  v.violations.push_back(blocked(-1, "require_push_slice"));
+  v.violations.push_back(blocked(-1, rules::RuleKind::kRequirePushSlice));
   v.block_command = true;
   RequestPlan plan = plan_request(m->msg, m->cmd, v, 7);
   ASSERT_EQ(plan.kind, Kind::kReplyNow);

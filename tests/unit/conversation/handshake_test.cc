@@ -5,9 +5,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "test_messages.h"
 #include "docguard/codec/command_view.h"
 #include "docguard/codec/op_query.h"
+#include "test_messages.h"
 
 namespace docguard::conversation {
 namespace {

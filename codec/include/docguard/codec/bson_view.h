@@ -4,6 +4,7 @@
 #include <bson/bson.h>
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -48,6 +49,7 @@ class OwnedBson {
   bson_t* get() const { return b_; }
   bson_t* operator->() const { return b_; }
   BsonView view() const { return BsonView{bson_get_data(b_), b_->len}; }
+  Bytes bytes() const { return view().bytes(); }
 
  private:
   bson_t* b_;
@@ -59,6 +61,9 @@ BsonView checked_bson(Bytes data);
 
 // Returns the view of an embedded document/array value the iterator points at.
 BsonView view_of(const bson_iter_t& iter);
+
+// Appends `docs` to `parent` as the array `key` ("0", "1", ... keys).
+void append_document_array(bson_t* parent, const char* key, std::span<const BsonView> docs);
 
 // String value of `key` in `doc` if present and a UTF-8 string; empty otherwise.
 std::string_view find_string(const BsonView& doc, const char* key);

@@ -81,6 +81,5 @@ CommandKind kind_of(std::string_view command_name);
 BsonView unwrap_query(const BsonView& query);
 // True for hello / isMaster / ismaster command documents.
 bool is_hello_command(const BsonView& command);
-const char* kind_name(CommandKind kind);
 
 }  // namespace docguard::codec

@@ -29,9 +29,8 @@
 namespace docguard::rules {
 
 struct Violation {
-  // "max_document_bytes", "max_array_length", "array_length", "require_push_slice",
-  // "max_nesting_depth", "max_lookup_ratio", "tracked_array_length"
-  std::string rule;
+  RuleKind kind = RuleKind::kMaxDocumentBytes;
+  std::string rule;        // rule_name(kind): what logs, metrics and errInfo call it
   std::string rule_match;  // the deciding rule's `match` glob
   std::string field_path;  // "" when not about a field
   double measured = 0;

@@ -5,6 +5,8 @@
 #include <bson/bson.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -99,6 +101,18 @@ inline std::string int_array(int n) {
     s.append(std::to_string(i));
   }
   return s + "]";
+}
+
+// A recorded message (tests/fixtures/*.hex: one message as hex).
+inline std::vector<uint8_t> read_hex(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::string hex;
+  in >> hex;
+  std::vector<uint8_t> out;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
+    out.push_back(static_cast<uint8_t>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+  }
+  return out;
 }
 
 // Owned documents and single messages, for the codec tests.

@@ -9,20 +9,12 @@
 #include "docguard/codec/op_compressed.h"
 #include "docguard/codec/op_msg.h"
 #include "docguard/codec/op_query.h"
+#include "test_messages.h"
 
 namespace docguard::codec {
 namespace {
 
-std::vector<uint8_t> read_hex(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  std::string hex;
-  in >> hex;
-  std::vector<uint8_t> out;
-  for (size_t i = 0; i + 1 < hex.size(); i += 2) {
-    out.push_back(static_cast<uint8_t>(std::stoi(hex.substr(i, 2), nullptr, 16)));
-  }
-  return out;
-}
+using testing::read_hex;
 
 std::vector<uint8_t> fixture(const std::string& name) {
   return read_hex(std::filesystem::path(DOCGUARD_FIXTURES) / name);

@@ -5,10 +5,6 @@
 namespace docguard::codec {
 namespace {
 
-std::string_view key_of(const bson_iter_t& it) {
-  return {bson_iter_key(&it), bson_iter_key_len(&it)};
-}
-
 std::string_view utf8_of(const bson_iter_t& it) {
   if (!BSON_ITER_HOLDS_UTF8(&it)) return {};
   uint32_t len = 0;

@@ -9,10 +9,10 @@
 
 namespace docguard::conversation {
 
+using codec::OwnedBson;
 using rules::Action;
 using rules::RuleKind;
 using rules::Violation;
-using codec::OwnedBson;
 
 std::string violation_message(const Violation& v) {
   std::string what;
@@ -51,7 +51,6 @@ std::string violation_message(const Violation& v) {
 namespace detail {
 
 namespace {
-
 
 void append_number(bson_t* doc, const char* key, double value) {
   if (std::isfinite(value) && value == std::floor(value) && std::fabs(value) < 9e15) {

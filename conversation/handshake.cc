@@ -4,11 +4,9 @@
 #include <string_view>
 
 namespace docguard::conversation {
-namespace {
 
-std::string_view key_of(const bson_iter_t& it) {
-  return {bson_iter_key(&it), bson_iter_key_len(&it)};
-}
+using codec::key_of;
+namespace {
 
 // Fields that describe replica-set or topology membership: a driver that sees them starts
 // monitoring the members directly and bypasses the proxy.

@@ -1,7 +1,5 @@
 // The upstream's reply to a rewritten request, merged with docguard's refusals so the client
 // sees one result with its own statement indexes.
-#include "docguard/conversation/enforcement.h"
-
 #include <bson/bson.h>
 #include <fmt/format.h>
 
@@ -9,6 +7,7 @@
 #include <cmath>
 #include <string>
 
+#include "docguard/conversation/enforcement.h"
 #include "error_documents.h"
 
 namespace docguard::conversation {
@@ -195,7 +194,8 @@ std::vector<uint8_t> merge_reply(const PendingMerge& merge, const codec::OpMsg& 
   while (bson_iter_next(&it)) {
     const std::string_view key = bson_iter_key(&it);
     if (key == "writeErrors") {
-      if (!wrote_errors && !error_docs.empty()) append_documents(body.get(), "writeErrors", error_docs);
+      if (!wrote_errors && !error_docs.empty())
+        append_documents(body.get(), "writeErrors", error_docs);
       wrote_errors = true;
     } else if (key == "upserted" && BSON_ITER_HOLDS_ARRAY(&it)) {
       bson_t array;

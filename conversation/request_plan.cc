@@ -1,7 +1,5 @@
 // What to do with a request some of whose statements are refused: forward it, forward only the
 // allowed statements, or answer at once.
-#include "docguard/conversation/enforcement.h"
-
 #include <bson/bson.h>
 #include <fmt/format.h>
 
@@ -9,6 +7,7 @@
 #include <cmath>
 #include <string>
 
+#include "docguard/conversation/enforcement.h"
 #include "error_documents.h"
 
 namespace docguard::conversation {

@@ -26,7 +26,8 @@ std::string s(std::string_view v) { return std::string(v); }
 prometheus::Counter& LabeledCounter::get(const std::string& value) {
   std::lock_guard lock(mutex_);
   if (auto it = cache_.find(value); it != cache_.end()) return *it->second;
-  const std::string& label = cache_.size() < max_values_ ? value : "_other";
+  const std::string& label =
+      cache_.size() < max_values_ ? value : std::string(rules::kOverflowLabel);
   auto& counter = family_.Add({{label_, label}});
   cache_.emplace(value, &counter);
   return counter;

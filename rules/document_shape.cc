@@ -4,20 +4,18 @@
 #include <cmath>
 #include <cstring>
 
+#include "docguard/rules/collection_stats.h"
 #include "docguard/rules/rule_set.h"
 
 namespace docguard::rules {
+
+using codec::key_of;
 
 namespace {
 
 // Distinct array paths remembered per document; the rest share one entry so their lengths are
 // still checked against max_array_length.
 constexpr size_t kMaxPathsPerDocument = 256;
-constexpr std::string_view kOtherPath = "_other";
-
-std::string_view key_of(const bson_iter_t* iter) {
-  return {bson_iter_key(iter), bson_iter_key_len(iter)};
-}
 
 bool recurse(const bson_iter_t* iter, bson_iter_t* child) { return bson_iter_recurse(iter, child); }
 
@@ -165,7 +163,7 @@ void DocumentShape::record_array(std::string_view path, uint32_t length) {
     }
   }
   if (array_count_ >= kMaxPathsPerDocument) {
-    path = kOtherPath;
+    path = kOverflowLabel;
     for (size_t i = 0; i < array_count_; ++i) {
       if (arrays_[i].path == path) {
         arrays_[i].length = std::max(arrays_[i].length, length);

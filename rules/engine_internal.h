@@ -18,16 +18,13 @@
 namespace docguard::rules {
 
 using codec::CommandKind;
+using codec::key_of;
 
 namespace engine_detail {
 
 // Upper bounds on names kept per namespace besides field paths.
 inline constexpr uint32_t kMaxOffenders = 16;
 inline constexpr uint32_t kMaxLookupFroms = 32;
-
-inline std::string_view key_of(const bson_iter_t* iter) {
-  return {bson_iter_key(iter), bson_iter_key_len(iter)};
-}
 
 inline codec::BsonView sub_view(const bson_iter_t* iter) {
   uint32_t len = 0;

@@ -5,11 +5,9 @@
 
 namespace docguard::rules {
 
-namespace {
+using codec::key_of;
 
-std::string_view key_of(const bson_iter_t* iter) {
-  return {bson_iter_key(iter), bson_iter_key_len(iter)};
-}
+namespace {
 
 std::string_view utf8_of(const bson_iter_t* iter) {
   if (!BSON_ITER_HOLDS_UTF8(iter)) return {};

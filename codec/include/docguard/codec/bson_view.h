@@ -59,6 +59,18 @@ class OwnedBson {
 // returns a view of it; throws ProtocolError("bad_bson") otherwise. Does not walk the elements.
 BsonView checked_bson(Bytes data);
 
+// The key of the element the iterator points at.
+inline std::string_view key_of(const bson_iter_t& iter) {
+  return {bson_iter_key(&iter), bson_iter_key_len(&iter)};
+}
+inline std::string_view key_of(const bson_iter_t* iter) { return key_of(*iter); }
+
+// Lets unordered maps keyed by std::string be searched with a std::string_view (no copy).
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
 // Returns the view of an embedded document/array value the iterator points at.
 BsonView view_of(const bson_iter_t& iter);
 

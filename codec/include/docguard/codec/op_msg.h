@@ -51,7 +51,7 @@ struct OpMsg {
 
 // Clears unknown optional flag bits (16-31) in place, as proxies must before forwarding.
 // Returns true if the message changed. If a checksum is present the bytes no longer match it,
-// so the caller must also call strip_or_fix_checksum.
+// so the caller must also call recompute_checksum.
 bool clear_unknown_optional_flags(std::vector<uint8_t>& message);
 // Recomputes the trailing CRC-32C of a message that has one.
 void recompute_checksum(std::vector<uint8_t>& message);

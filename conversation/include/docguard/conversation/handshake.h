@@ -17,7 +17,7 @@ struct PersonaSettings {
   Persona persona = Persona::kMongos;
   std::string replica_set_name;
   std::string advertised_address;  // host:port of docguard as drivers should dial it
-  uint32_t max_message_bytes = 48'000'000;
+  uint32_t max_message_bytes = codec::kDefaultMaxMessageBytes;
 };
 
 struct HelloRewrite {

@@ -67,7 +67,7 @@ struct ProxyConfig {
   std::string log_level = "info";
 
   // Limits. Each has a safe default and is configurable under `limits:`.
-  uint32_t max_message_bytes = 48'000'000;
+  uint32_t max_message_bytes = codec::kDefaultMaxMessageBytes;
   uint32_t max_connections = 20'000;
   std::chrono::milliseconds connect_timeout{5'000};
   std::chrono::milliseconds idle_timeout{0};  // 0: none (drivers keep pooled connections idle)

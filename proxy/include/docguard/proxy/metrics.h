@@ -55,10 +55,7 @@ class MetricIndex {
   }
 
  private:
-  struct StringHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
+  using StringHash = codec::StringHash;
   std::shared_mutex mutex_;
   std::unordered_map<std::string, Metric*, StringHash, std::equal_to<>> map_;
 };

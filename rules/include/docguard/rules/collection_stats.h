@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "docguard/codec/bson_view.h"
 #include "docguard/rules/rule_set.h"
 
 namespace docguard::rules {
@@ -102,10 +103,7 @@ struct CollectionStats {
   uint64_t commands = 0;
   Histogram document_bytes;
   Histogram sampled_document_bytes;  // from read replies
-  struct StringHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
+  using StringHash = codec::StringHash;
   struct FieldStats {
     Histogram lengths;
     uint64_t pushes = 0;

@@ -132,10 +132,7 @@ class Engine {
   std::atomic<std::shared_ptr<const RuleSet>> rules_;
   Observer* observer_;
 
-  struct StringHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
+  using StringHash = codec::StringHash;
   mutable std::shared_mutex namespaces_mutex_;
   std::unordered_map<std::string, std::unique_ptr<CollectionStats>, StringHash, std::equal_to<>>
       namespaces_;

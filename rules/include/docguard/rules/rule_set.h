@@ -119,13 +119,6 @@ struct NamespaceLimits {
   uint64_t lookup_min_reads = kDefaultLookupMinReads;
 
   const Limit* array_limit_for(std::string_view path) const;
-  bool has_array_rules() const {
-    return !array_length_any.empty() || !array_length_by_path.empty() ||
-           push_slice_action != Action::kOff;
-  }
-  bool has_write_rules() const {
-    return has_array_rules() || !document_bytes.empty() || !nesting_depth.empty();
-  }
 };
 
 class RuleSet {

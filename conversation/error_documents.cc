@@ -66,6 +66,7 @@ void append_err_info(bson_t* parent, const Violation& v) {
   BSON_APPEND_DOCUMENT_BEGIN(parent, "errInfo", &info);
   BSON_APPEND_UTF8(&info, "rule", v.rule.c_str());
   BSON_APPEND_UTF8(&info, "match", v.rule_match.c_str());
+  if (v.rule_line > 0) BSON_APPEND_INT32(&info, "ruleLine", v.rule_line);
   BSON_APPEND_UTF8(&info, "fieldPath", v.field_path.c_str());
   append_number(&info, "measured", v.measured);
   append_number(&info, "bound", v.bound);

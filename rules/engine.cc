@@ -204,6 +204,7 @@ void Engine::report(Scope& s, size_t first) {
         .add("measured", v.measured)
         .add("bound", v.bound)
         .add("match", v.rule_match)
+        .add("rule_line", static_cast<int64_t>(v.rule_line))
         .add("command", s.cmd.name)
         .add("statement", static_cast<int64_t>(v.statement_index))
         .add("app", s.ctx.app_name)

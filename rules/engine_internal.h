@@ -107,6 +107,7 @@ struct Engine::Scope {
     v.kind = kind;
     v.rule = rule_name(kind);
     v.rule_match = bound.match;
+    v.rule_line = bound.line;
     v.field_path = std::string(path);
     v.measured = measured;
     v.bound = bound.value;

@@ -126,7 +126,7 @@ void Engine::inspect_update(Scope& s, const codec::BsonView& q, const codec::Bso
       observer_->on_array_push(s.stats->db, s.stats->coll, *label, g.elements);
 
     if (!g.has_slice && l.push_slice_action != Action::kOff) {
-      Bound b{0, l.push_slice_action, l.push_slice_match};
+      Bound b{0, l.push_slice_action, l.push_slice_match, l.push_slice_line};
       s.add(RuleKind::kRequirePushSlice, b, g.path, g.elements, index, id);
     }
     // With $slice the array ends at most |N| long: a cap above the bound lets it pass the bound.

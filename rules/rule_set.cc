@@ -20,9 +20,9 @@ const char* action_name(Action action) {
   return "?";
 }
 
-void Limit::add(double value, Action action, const std::string& match) {
+void Limit::add(double value, Action action, const Rule& rule) {
   if (action == Action::kOff) return;
-  bounds.push_back(Bound{value, action, match});
+  bounds.push_back(Bound{value, action, rule.match, rule.line});
   min = std::min(min, value);
 }
 
@@ -68,25 +68,26 @@ NamespaceLimits RuleSet::resolve(std::string_view db, std::string_view coll) con
   bool window_set = false;
   for (const Rule& r : rules_) {
     if (r.action == Action::kOff || !glob_match(r.match, ns)) continue;
-    if (r.max_document_bytes) out.document_bytes.add(*r.max_document_bytes, r.action, r.match);
-    if (r.max_array_length) out.array_length_any.add(*r.max_array_length, r.action, r.match);
+    if (r.max_document_bytes) out.document_bytes.add(*r.max_document_bytes, r.action, r);
+    if (r.max_array_length) out.array_length_any.add(*r.max_array_length, r.action, r);
     for (const auto& [path, bound] : r.array_length) {
       Limit* limit = nullptr;
       for (auto& [p, l] : out.array_length_by_path) {
         if (p == path) limit = &l;
       }
       if (limit == nullptr) limit = &out.array_length_by_path.emplace_back(path, Limit{}).second;
-      limit->add(bound, r.action, r.match);
+      limit->add(bound, r.action, r);
     }
     if (r.require_push_slice && r.action > out.push_slice_action) {
       out.push_slice_action = r.action;
       out.push_slice_match = r.match;
+      out.push_slice_line = r.line;
     }
-    if (r.max_nesting_depth) out.nesting_depth.add(*r.max_nesting_depth, r.action, r.match);
+    if (r.max_nesting_depth) out.nesting_depth.add(*r.max_nesting_depth, r.action, r);
     if (r.max_lookup_ratio) {
       // Reads are blocked only by a rule that says so itself.
       Action a = r.action_explicit ? r.action : std::min(r.action, Action::kWarn);
-      out.lookup_ratio.add(*r.max_lookup_ratio, a, r.match);
+      out.lookup_ratio.add(*r.max_lookup_ratio, a, r);
       // Several windows: the shortest one reacts fastest, and the stats keep one window.
       if (!window_set || r.lookup_window < out.lookup_window) out.lookup_window = r.lookup_window;
       if (!window_set || r.lookup_min_reads < out.lookup_min_reads) {

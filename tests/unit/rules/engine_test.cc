@@ -111,6 +111,7 @@ TEST_F(EngineTest, DocumentTooLargeIsBlockedWithItsId) {
   const Violation& viol = v.violations[0];
   EXPECT_EQ(viol.rule, "max_document_bytes");
   EXPECT_EQ(viol.rule_match, "shop.products");
+  EXPECT_EQ(viol.rule_line, 4);  // the rule's line in kShopRules, reported in logs and errInfo
   EXPECT_EQ(viol.action, Action::kBlock);
   EXPECT_EQ(viol.statement_index, 1);
   EXPECT_EQ(viol.bound, 1024);

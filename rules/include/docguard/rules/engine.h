@@ -32,6 +32,7 @@ struct Violation {
   RuleKind kind = RuleKind::kMaxDocumentBytes;
   std::string rule;        // rule_name(kind): what logs, metrics and errInfo call it
   std::string rule_match;  // the deciding rule's `match` glob
+  int rule_line = 0;       // and its line in the config file (0: the built-in default)
   std::string field_path;  // "" when not about a field
   double measured = 0;
   double bound = 0;

@@ -88,6 +88,7 @@ struct Bound {
   double value = 0;
   Action action = Action::kWarn;
   std::string match;
+  int line = 0;  // the deciding rule's line in the config file (0: the built-in default)
 };
 
 // All contributions to one limit; `min` lets the hot path skip the list when nothing exceeds.
@@ -96,7 +97,7 @@ struct Limit {
   double min = std::numeric_limits<double>::infinity();
 
   bool empty() const { return bounds.empty(); }
-  void add(double value, Action action, const std::string& match);
+  void add(double value, Action action, const Rule& rule);
   // The bound to report for `measured`, or nullptr when no bound is exceeded.
   const Bound* exceeded(double measured) const { return measured > min ? pick(measured) : nullptr; }
   // The strictest bound regardless of action (used to judge tracked documents).
@@ -115,6 +116,7 @@ struct NamespaceLimits {
   Limit lookup_ratio;
   Action push_slice_action = Action::kOff;
   std::string push_slice_match;
+  int push_slice_line = 0;
   std::chrono::seconds lookup_window = kDefaultLookupWindow;
   uint64_t lookup_min_reads = kDefaultLookupMinReads;
 

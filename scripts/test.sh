@@ -37,9 +37,23 @@ fi
 
 step clang-format bash -c "git ls-files '*.cc' '*.h' | xargs clang-format --dry-run --Werror"
 
+# clang-tidy (.clang-tidy) on the C++ sources changed against origin/main, when installed:
+# quick because it reads only what changed (needs build/compile_commands.json, made below).
+tidy_changed() {
+  local base files
+  base=$(git merge-base HEAD origin/main 2>/dev/null || git rev-parse HEAD~1)
+  files=$(git diff --name-only --diff-filter=AM "$base" -- '*.cc' | grep -v '^tests/' || true)
+  [ -z "$files" ] && return 0
+  # shellcheck disable=SC2086
+  clang-tidy -p build --quiet $files
+}
+
 build_ok=0
 step build bash -c "cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDOCGUARD_WERROR=ON && ninja -C build -j $jobs" &&
   build_ok=1
+if ((build_ok)) && command -v clang-tidy >/dev/null; then
+  step clang-tidy tidy_changed
+fi
 if ((build_ok)); then
   step unit-tests ctest --test-dir build --output-on-failure -j "$jobs"
 else

@@ -1,10 +1,8 @@
 // The upstream's reply to a rewritten request, merged with docguard's refusals so the client
 // sees one result with its own statement indexes.
 #include <bson/bson.h>
-#include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <string>
 
 #include "docguard/conversation/enforcement.h"
@@ -13,10 +11,8 @@
 namespace docguard::conversation {
 
 using codec::CommandKind;
-using rules::Action;
-using rules::Violation;
-using namespace detail;
 using codec::OwnedBson;
+using namespace detail;
 
 namespace {
 

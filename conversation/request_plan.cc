@@ -1,10 +1,8 @@
 // What to do with a request some of whose statements are refused: forward it, forward only the
 // allowed statements, or answer at once.
 #include <bson/bson.h>
-#include <fmt/format.h>
 
 #include <algorithm>
-#include <cmath>
 #include <string>
 
 #include "docguard/conversation/enforcement.h"
@@ -13,10 +11,9 @@
 namespace docguard::conversation {
 
 using codec::CommandKind;
-using rules::Action;
+using codec::OwnedBson;
 using rules::Violation;
 using namespace detail;
-using codec::OwnedBson;
 
 namespace {
 

@@ -8,6 +8,8 @@
 #include <cstring>
 #include <string>
 
+#include "docguard/codec/error_kinds.h"
+
 namespace docguard::codec {
 
 std::optional<Compressor> compressor_from_name(std::string_view name) {
@@ -34,7 +36,8 @@ const char* compressor_name(Compressor c) {
 
 OpCompressed OpCompressed::parse(Bytes message) {
   constexpr size_t kFixed = kHeaderSize + 9;
-  if (message.size() < kFixed) throw ProtocolError("bad_op_compressed", "OP_COMPRESSED too short");
+  if (message.size() < kFixed)
+    throw ProtocolError(errors::kBadOpCompressed, "OP_COMPRESSED too short");
   OpCompressed c;
   c.header = read_header(message.data());
   c.original_op_code = load_le32(message.data() + kHeaderSize);
@@ -42,7 +45,7 @@ OpCompressed OpCompressed::parse(Bytes message) {
   c.compressor_id = message[kHeaderSize + 8];
   c.payload = message.subspan(kFixed);
   if (c.original_op_code == static_cast<int32_t>(OpCode::kCompressed)) {
-    throw ProtocolError("bad_op_compressed", "OP_COMPRESSED wraps another OP_COMPRESSED");
+    throw ProtocolError(errors::kBadOpCompressed, "OP_COMPRESSED wraps another OP_COMPRESSED");
   }
   return c;
 }
@@ -53,9 +56,9 @@ std::vector<uint8_t> decompress_message(Bytes message, uint32_t max_message_byte
   // or lies; both are caught (here, and by the exact-size check below).
   if (c.uncompressed_size < 0 ||
       static_cast<uint64_t>(c.uncompressed_size) + kHeaderSize > max_message_bytes) {
-    throw ProtocolError("decompression_limit", "OP_COMPRESSED declares " +
-                                                   std::to_string(c.uncompressed_size) +
-                                                   " uncompressed bytes, over the message limit");
+    throw ProtocolError(errors::kDecompressionLimit,
+                        "OP_COMPRESSED declares " + std::to_string(c.uncompressed_size) +
+                            " uncompressed bytes, over the message limit");
   }
   const auto expected = static_cast<size_t>(c.uncompressed_size);
   std::vector<uint8_t> out(kHeaderSize + expected);
@@ -71,7 +74,7 @@ std::vector<uint8_t> decompress_message(Bytes message, uint32_t max_message_byte
       size_t len = 0;
       if (snappy_uncompressed_length(reinterpret_cast<const char*>(c.payload.data()),
                                      c.payload.size(), &len) != SNAPPY_OK) {
-        throw ProtocolError("bad_compressed_data", "corrupt snappy data");
+        throw ProtocolError(errors::kBadCompressedData, "corrupt snappy data");
       }
       if (len != expected) {
         produced = len;
@@ -79,14 +82,15 @@ std::vector<uint8_t> decompress_message(Bytes message, uint32_t max_message_byte
       }
       if (snappy_uncompress(reinterpret_cast<const char*>(c.payload.data()), c.payload.size(),
                             reinterpret_cast<char*>(dst), &len) != SNAPPY_OK) {
-        throw ProtocolError("bad_compressed_data", "corrupt snappy data");
+        throw ProtocolError(errors::kBadCompressedData, "corrupt snappy data");
       }
       produced = len;
       break;
     }
     case Compressor::kZlib: {
       z_stream zs{};
-      if (inflateInit(&zs) != Z_OK) throw ProtocolError("bad_compressed_data", "zlib init failed");
+      if (inflateInit(&zs) != Z_OK)
+        throw ProtocolError(errors::kBadCompressedData, "zlib init failed");
       zs.next_in = const_cast<Bytef*>(c.payload.data());
       zs.avail_in = static_cast<uInt>(c.payload.size());
       zs.next_out = dst;
@@ -100,7 +104,7 @@ std::vector<uint8_t> decompress_message(Bytes message, uint32_t max_message_byte
         produced = expected + 1;
         break;
       }
-      if (rc != Z_STREAM_END) throw ProtocolError("bad_compressed_data", "corrupt zlib data");
+      if (rc != Z_STREAM_END) throw ProtocolError(errors::kBadCompressedData, "corrupt zlib data");
       break;
     }
     case Compressor::kZstd: {
@@ -110,18 +114,18 @@ std::vector<uint8_t> decompress_message(Bytes message, uint32_t max_message_byte
           produced = expected + 1;
           break;
         }
-        throw ProtocolError("bad_compressed_data",
+        throw ProtocolError(errors::kBadCompressedData,
                             std::string("corrupt zstd data: ") + ZSTD_getErrorName(rc));
       }
       produced = rc;
       break;
     }
     default:
-      throw ProtocolError("bad_op_compressed",
+      throw ProtocolError(errors::kBadOpCompressed,
                           "unknown compressorId " + std::to_string(c.compressor_id));
   }
   if (produced != expected) {
-    throw ProtocolError("decompression_size",
+    throw ProtocolError(errors::kDecompressionSize,
                         "OP_COMPRESSED payload does not decompress to its declared size");
   }
   write_header(out.data(), MsgHeader{static_cast<int32_t>(out.size()), c.header.request_id,

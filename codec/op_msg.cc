@@ -3,6 +3,7 @@
 #include <string>
 
 #include "docguard/codec/crc32c.h"
+#include "docguard/codec/error_kinds.h"
 
 namespace docguard::codec {
 
@@ -11,8 +12,9 @@ namespace {
 void validate_structure(const BsonView& doc) {
   size_t offset = 0;
   if (!bson_structure_valid(doc, &offset)) {
-    throw ProtocolError("bad_bson", "malformed BSON element at offset " + std::to_string(offset) +
-                                        " of a " + std::to_string(doc.size) + "-byte document");
+    throw ProtocolError(errors::kBadBson, "malformed BSON element at offset " +
+                                              std::to_string(offset) + " of a " +
+                                              std::to_string(doc.size) + "-byte document");
   }
 }
 
@@ -27,30 +29,31 @@ const DocumentSequence* OpMsg::sequence(std::string_view identifier) const {
 
 OpMsg OpMsg::parse(Bytes message, bool verify_checksum) {
   if (message.size() < kHeaderSize + 4) {
-    throw ProtocolError("bad_op_msg", "OP_MSG shorter than header and flagBits");
+    throw ProtocolError(errors::kBadOpMsg, "OP_MSG shorter than header and flagBits");
   }
   OpMsg msg;
   msg.header = read_header(message.data());
   if (msg.header.message_length != static_cast<int32_t>(message.size())) {
-    throw ProtocolError("bad_length", "OP_MSG messageLength does not match the frame");
+    throw ProtocolError(errors::kBadLength, "OP_MSG messageLength does not match the frame");
   }
   msg.flags = static_cast<uint32_t>(load_le32(message.data() + kHeaderSize));
   const uint32_t unknown_required =
       msg.flags & op_msg_flags::kRequiredMask & ~op_msg_flags::kKnownMask;
   if (unknown_required != 0) {
-    throw ProtocolError("unknown_required_flag", "OP_MSG has unknown required flag bits " +
-                                                     std::to_string(unknown_required));
+    throw ProtocolError(errors::kUnknownRequiredFlag, "OP_MSG has unknown required flag bits " +
+                                                          std::to_string(unknown_required));
   }
   msg.checksum_present = (msg.flags & op_msg_flags::kChecksumPresent) != 0;
   size_t end = message.size();
   if (msg.checksum_present) {
     if (end < kHeaderSize + 4 + 4)
-      throw ProtocolError("bad_op_msg", "OP_MSG too short for checksum");
+      throw ProtocolError(errors::kBadOpMsg, "OP_MSG too short for checksum");
     end -= 4;
     if (verify_checksum) {
       const auto expected = static_cast<uint32_t>(load_le32(message.data() + end));
       const uint32_t actual = crc32c(message.first(end));
-      if (expected != actual) throw ProtocolError("checksum", "OP_MSG CRC-32C checksum mismatch");
+      if (expected != actual)
+        throw ProtocolError(errors::kChecksum, "OP_MSG CRC-32C checksum mismatch");
     }
   }
 
@@ -61,12 +64,12 @@ OpMsg OpMsg::parse(Bytes message, bool verify_checksum) {
     const size_t section_start = pos;
     ++pos;
     if (kind == 0) {
-      if (have_body) throw ProtocolError("bad_op_msg", "OP_MSG has multiple kind 0 sections");
+      if (have_body) throw ProtocolError(errors::kBadOpMsg, "OP_MSG has multiple kind 0 sections");
       msg.body = checked_bson(message.subspan(pos, end - pos));
       pos += msg.body.size;
       have_body = true;
     } else if (kind == 1) {
-      if (end - pos < 4) throw ProtocolError("bad_op_msg", "kind 1 section truncated");
+      if (end - pos < 4) throw ProtocolError(errors::kBadOpMsg, "kind 1 section truncated");
       const int32_t size = load_le32(message.data() + pos);
       if (size < 5 || static_cast<size_t>(size) > end - pos) {
         throw ProtocolError(
@@ -77,16 +80,16 @@ OpMsg OpMsg::parse(Bytes message, bool verify_checksum) {
       size_t name_end = p;
       while (name_end < section_end && message[name_end] != 0) ++name_end;
       if (name_end >= section_end) {
-        throw ProtocolError("bad_op_msg", "kind 1 section identifier is not NUL-terminated");
+        throw ProtocolError(errors::kBadOpMsg, "kind 1 section identifier is not NUL-terminated");
       }
       DocumentSequence seq;
       seq.identifier =
           std::string_view(reinterpret_cast<const char*>(message.data() + p), name_end - p);
       if (seq.identifier.empty()) {
-        throw ProtocolError("bad_op_msg", "kind 1 section has no identifier");
+        throw ProtocolError(errors::kBadOpMsg, "kind 1 section has no identifier");
       }
       if (msg.sequence(seq.identifier) != nullptr) {
-        throw ProtocolError("bad_op_msg",
+        throw ProtocolError(errors::kBadOpMsg,
                             "duplicate kind 1 identifier '" + std::string(seq.identifier) + "'");
       }
       p = name_end + 1;
@@ -100,10 +103,11 @@ OpMsg OpMsg::parse(Bytes message, bool verify_checksum) {
       msg.sequences.push_back(std::move(seq));
       pos = section_end;
     } else {
-      throw ProtocolError("bad_op_msg", "OP_MSG has unknown section kind " + std::to_string(kind));
+      throw ProtocolError(errors::kBadOpMsg,
+                          "OP_MSG has unknown section kind " + std::to_string(kind));
     }
   }
-  if (!have_body) throw ProtocolError("bad_op_msg", "OP_MSG has no kind 0 section");
+  if (!have_body) throw ProtocolError(errors::kBadOpMsg, "OP_MSG has no kind 0 section");
   // Every element of every document, recursively: the rules walk them with iterators that
   // trust embedded lengths, and corrupt BSON must not be measured (or relayed) as if valid.
   validate_structure(msg.body);
@@ -117,7 +121,7 @@ OpMsg OpMsg::parse(Bytes message, bool verify_checksum) {
       bson_iter_t it;
       const std::string key(s.identifier);
       if (bson_iter_init_find(&it, &body, key.c_str())) {
-        throw ProtocolError("bad_op_msg",
+        throw ProtocolError(errors::kBadOpMsg,
                             "identifier '" + key + "' appears in both the body and a sequence");
       }
     }

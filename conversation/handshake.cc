@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string_view>
 
+#include "docguard/codec/error_kinds.h"
+
 namespace docguard::conversation {
 
 using codec::key_of;
@@ -50,7 +52,8 @@ HelloRewrite rewrite_hello_reply(const codec::BsonView& upstream_reply,
   // document must not pass through (found by fuzz_op_query). docguard's own structural check,
   // not libbson's: libbson's misses corrupt content in a document's last element.
   if (!codec::bson_structure_valid(upstream_reply, nullptr)) {
-    throw codec::ProtocolError("bad_reply", "upstream hello reply is not valid BSON");
+    throw codec::ProtocolError(codec::errors::upstream::kBadReply,
+                               "upstream hello reply is not valid BSON");
   }
   HelloRewrite result;
   bson_t* out = result.reply.get();

@@ -4,6 +4,8 @@
 
 #include <sstream>
 
+#include "docguard/codec/error_kinds.h"
+
 namespace docguard::proxy {
 namespace {
 
@@ -145,16 +147,8 @@ Metrics::Metrics()
       .Add({{"version", DOCGUARD_VERSION}})
       .Set(1);
   // Pre-create the fixed label values so dashboards and alerts see zeros, not absences.
-  for (const char* kind : {"connect", "closed", "bad_reply", "timeout", "tls"}) {
-    upstream_errors.get(kind);
-  }
-  for (const char* kind :
-       {"bad_length", "too_large", "bad_op_msg", "bad_bson", "checksum", "unknown_required_flag",
-        "bad_op_query", "bad_op_compressed", "bad_compressed_data", "decompression_limit",
-        "decompression_size", "truncated_frame", "client_frame_timeout", "idle_timeout",
-        "tls_handshake"}) {
-    protocol_errors.get(kind);
-  }
+  for (const char* kind : codec::errors::kUpstreamErrorKinds) upstream_errors.get(kind);
+  for (const char* kind : codec::errors::kProtocolErrorKinds) protocol_errors.get(kind);
   for (const char* c : {"snappy", "zlib", "zstd"}) compressed_messages.get(c);
   for (const char* r : {"success", "failure"}) config_reloads.get(r);
 }

@@ -11,6 +11,7 @@
 #include <boost/asio/write.hpp>
 #include <chrono>
 
+#include "docguard/codec/error_kinds.h"
 #include "docguard/codec/op_msg.h"
 #include "docguard/codec/op_query.h"
 
@@ -81,7 +82,7 @@ awaitable<void> Session::run() {
                   timer.async_wait(kUseTuple));
     if (result.index() == 1 || std::get<0>(result)) {
       const std::string why = result.index() == 1 ? "timed out" : std::get<0>(result).message();
-      rt_.metrics.protocol_errors.get("tls_handshake").Increment();
+      rt_.metrics.protocol_errors.get(codec::errors::kTlsHandshake).Increment();
       spdlog::warn("closing connection from {}: TLS handshake failed: {}", peer_, why);
       client_.close();
       co_return;
@@ -112,18 +113,18 @@ awaitable<std::string> Session::connect_upstream() {
   auto [rec, endpoints] =
       co_await resolver.async_resolve(c.upstream.host, std::to_string(c.upstream.port), kUseTuple);
   if (rec) {
-    rt_.metrics.upstream_errors.get("connect").Increment();
+    rt_.metrics.upstream_errors.get(codec::errors::upstream::kConnect).Increment();
     co_return "cannot resolve " + c.upstream.host + ": " + rec.message();
   }
   asio::steady_timer timer(client_.get_executor(), c.connect_timeout);
   auto result = co_await (asio::async_connect(upstream_.socket(), endpoints, kUseTuple) ||
                           timer.async_wait(kUseTuple));
   if (result.index() == 1) {
-    rt_.metrics.upstream_errors.get("connect").Increment();
+    rt_.metrics.upstream_errors.get(codec::errors::upstream::kConnect).Increment();
     co_return "timed out connecting to " + c.upstream.to_string();
   }
   if (auto [cec, ep] = std::get<0>(result); cec) {
-    rt_.metrics.upstream_errors.get("connect").Increment();
+    rt_.metrics.upstream_errors.get(codec::errors::upstream::kConnect).Increment();
     co_return "cannot connect to " + c.upstream.to_string() + ": " + cec.message();
   }
   boost::system::error_code ec;
@@ -136,7 +137,7 @@ awaitable<std::string> Session::connect_upstream() {
         co_await (upstream_.start_tls(*rt_.tls.upstream, asio::ssl::stream_base::client, name) ||
                   timer.async_wait(kUseTuple));
     if (hs.index() == 1 || std::get<0>(hs)) {
-      rt_.metrics.upstream_errors.get("tls").Increment();
+      rt_.metrics.upstream_errors.get(codec::errors::upstream::kTls).Increment();
       co_return "TLS handshake with " + c.upstream.to_string() +
           " failed: " + (hs.index() == 1 ? std::string("timed out") : std::get<0>(hs).message());
     }
@@ -208,14 +209,14 @@ awaitable<void> Session::watchdog() {
     const auto now = std::chrono::steady_clock::now();
     const char* reason = nullptr;
     if (client_frame_started_ != TimePoint{} && now - client_frame_started_ > c.frame_timeout) {
-      reason = "client_frame_timeout";
+      reason = codec::errors::kClientFrameTimeout;
     } else if (upstream_frame_started_ != TimePoint{} &&
                now - upstream_frame_started_ > c.frame_timeout) {
       reason = "upstream_frame_timeout";
     } else if (c.idle_timeout.count() > 0 && conversation_.outstanding() == 0 &&
                client_frame_started_ == TimePoint{} &&
                now - last_client_activity_ > c.idle_timeout) {
-      reason = "idle_timeout";
+      reason = codec::errors::kIdleTimeout;
     } else if (c.upstream_timeout.count() > 0 && conversation_.outstanding() > 0 &&
                now - std::max(last_upstream_activity_, last_client_activity_) >
                    c.upstream_timeout) {
@@ -223,7 +224,7 @@ awaitable<void> Session::watchdog() {
     }
     if (reason != nullptr) {
       if (std::string_view(reason).starts_with("upstream")) {
-        rt_.metrics.upstream_errors.get("timeout").Increment();
+        rt_.metrics.upstream_errors.get(codec::errors::upstream::kTimeout).Increment();
       } else {
         rt_.metrics.protocol_errors.get(reason).Increment();
       }
@@ -279,7 +280,7 @@ awaitable<void> Session::client_to_upstream() {
       if (ec) {
         if (client_in_.pending() > 0) {
           // Gone in the middle of a message: nothing of it was forwarded.
-          rt_.metrics.protocol_errors.get("truncated_frame").Increment();
+          rt_.metrics.protocol_errors.get(codec::errors::kTruncatedFrame).Increment();
           spdlog::info("client {} disconnected in the middle of a message", peer_);
         }
         co_return;
@@ -317,7 +318,7 @@ awaitable<void> Session::upstream_to_client() {
       if (ec) {
         // Aborted means the client side ended first and cancelled this read.
         if (ec != asio::error::operation_aborted) {
-          rt_.metrics.upstream_errors.get("closed").Increment();
+          rt_.metrics.upstream_errors.get(codec::errors::upstream::kClosed).Increment();
           spdlog::info("upstream closed the connection of client {}", peer_);
         }
         co_return;
@@ -333,7 +334,7 @@ awaitable<void> Session::upstream_to_client() {
       }
     }
   } catch (const codec::ProtocolError& e) {
-    rt_.metrics.upstream_errors.get("bad_reply").Increment();
+    rt_.metrics.upstream_errors.get(codec::errors::upstream::kBadReply).Increment();
     spdlog::error("closing connection of client {}: malformed upstream reply: {}: {}", peer_,
                   e.kind(), e.what());
   } catch (const boost::system::system_error& e) {

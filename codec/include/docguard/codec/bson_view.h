@@ -9,6 +9,7 @@
 #include <string_view>
 #include <utility>
 
+#include "docguard/codec/error_kinds.h"
 #include "docguard/codec/message.h"
 
 namespace docguard::codec {
@@ -56,7 +57,8 @@ class OwnedBson {
 };
 
 // Checks the framing of a BSON document at `data` (length prefix, bounds, trailing NUL) and
-// returns a view of it; throws ProtocolError("bad_bson") otherwise. Does not walk the elements.
+// returns a view of it; throws ProtocolError(errors::kBadBson) otherwise. Does not walk the
+// elements.
 BsonView checked_bson(Bytes data);
 
 // The key of the element the iterator points at.

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "docguard/codec/bson_view.h"
+#include "docguard/codec/error_kinds.h"
 #include "docguard/codec/op_compressed.h"
 
 namespace docguard::conversation {
@@ -33,7 +34,8 @@ std::vector<codec::Compressor> supported_compressors(const codec::BsonView& hell
 // `compression` lists what the client asked for and docguard can decompress; everything else
 // (wire versions, logicalSessionTimeoutMinutes, connectionId, limits, SASL fields) is kept.
 // `topologyVersion` is dropped because docguard does not implement streaming hello.
-// Throws codec::ProtocolError("bad_reply") if the reply is not valid BSON throughout.
+// Throws codec::ProtocolError(codec::errors::upstream::kBadReply) if the reply is not valid BSON
+// throughout.
 HelloRewrite rewrite_hello_reply(const codec::BsonView& upstream_reply,
                                  const std::vector<codec::Compressor>& client_compressors,
                                  const PersonaSettings& settings);

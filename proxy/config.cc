@@ -1,59 +1,36 @@
 #include "docguard/proxy/config.h"
 
+#include <algorithm>
+#include <array>
 #include <charconv>
+#include <cstdint>
 #include <fstream>
-#include <set>
 
 #include "docguard/rules/rule_set.h"
 
 namespace docguard::proxy {
 namespace {
 
-std::string where(const std::string& file, const YAML::Node& node, const std::string& key) {
-  const auto mark = node.Mark();
-  std::string out = file;
-  if (!mark.is_null()) out += ":" + std::to_string(mark.line + 1);
-  return out + ": key '" + key + "'";
-}
-
-template <typename T>
-T scalar(const YAML::Node& node, const std::string& file, const std::string& key) {
+// A HOST:PORT scalar; errors carry the key's position like every other.
+HostPort host_port(const rules::ConfigReader& r, const YAML::Node& node, const std::string& key) {
   try {
-    return node.as<T>();
-  } catch (const YAML::Exception&) {
-    throw ConfigError(where(file, node, key) + ": expected a " +
-                      (std::is_same_v<T, std::string> ? "string" : "number"));
-  }
-}
-
-void check_keys(const YAML::Node& map, const std::set<std::string>& known, const std::string& file,
-                const std::string& prefix) {
-  if (!map.IsMap()) throw ConfigError(where(file, map, prefix) + ": expected a mapping");
-  for (const auto& kv : map) {
-    const auto key = kv.first.as<std::string>();
-    if (!known.contains(key)) {
-      throw ConfigError(where(file, kv.first, prefix.empty() ? key : prefix + "." + key) +
-                        ": unknown key");
-    }
-  }
-}
-
-uint32_t byte_limit(const YAML::Node& node, const std::string& file, const std::string& key) {
-  const auto text = scalar<std::string>(node, file, key);
-  const auto value = rules::parse_byte_size(text);
-  if (!value || *value < 16 || *value > 2'000'000'000.0) {
-    throw ConfigError(where(file, node, key) + ": expected a size such as 48000000 or 16MiB");
-  }
-  return static_cast<uint32_t>(*value);
-}
-
-std::chrono::milliseconds duration(const YAML::Node& node, const std::string& file,
-                                   const std::string& key) {
-  try {
-    return parse_duration(scalar<std::string>(node, file, key));
+    return parse_host_port(r.scalar(node, key), key);
   } catch (const ConfigError& e) {
-    throw ConfigError(where(file, node, key) + ": " + e.what());
+    r.fail(node, key, e.what());
   }
+}
+
+// One of `names`, as the matching enumerator of `values`.
+template <typename T, size_t N>
+T choice(const rules::ConfigReader& r, const YAML::Node& node, const std::string& key,
+         const std::array<std::pair<std::string_view, T>, N>& values) {
+  const std::string s = r.scalar(node, key);
+  std::string names;
+  for (const auto& [name, value] : values) {
+    if (s == name) return value;
+    names += (names.empty() ? "" : " or ") + std::string(name);
+  }
+  r.fail(node, key, "expected " + names + ", got '" + s + "'");
 }
 
 }  // namespace
@@ -134,140 +111,114 @@ void apply_uri_tls_options(const std::string& uri, UpstreamTlsSettings& tls) {
   }
 }
 
-std::chrono::milliseconds parse_duration(const std::string& text) {
-  double value = 0;
-  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || value < 0) throw ConfigError("expected a duration such as 500ms or 10s");
-  const std::string unit(ptr, text.data() + text.size());
-  double ms = 0;
-  if (unit.empty() || unit == "ms") {
-    ms = value;
-  } else if (unit == "s") {
-    ms = value * 1000;
-  } else if (unit == "m") {
-    ms = value * 60'000;
-  } else {
-    throw ConfigError("unknown duration unit '" + unit + "' (use ms, s or m)");
-  }
-  return std::chrono::milliseconds(static_cast<int64_t>(ms));
-}
-
 void apply_yaml(const YAML::Node& root, const std::string& file, ProxyConfig& config) {
   if (!root || root.IsNull()) {
     // An empty (or comment-only) file: every default, including the default rules.
     config.rules = rules::parse_rules(YAML::Node(), file);
     return;
   }
-  std::set<std::string> known = {"listen",    "upstream", "admin",   "threads", "log_format",
-                                 "log_level", "limits",   "persona", "tls",     "upstream_tls"};
-  for (auto k : rules::kTopLevelKeys) known.emplace(k);
-  check_keys(root, known, file, "");
+  const rules::ConfigReader r(file);
+  if (!root.IsMap()) r.fail(root, "(top level)", "expected a mapping");
+  for (const auto& kv : root) {
+    const auto key = kv.first.as<std::string>();
+    static constexpr std::string_view kProxyKeys[] = {
+        "listen",    "upstream", "admin",   "threads", "log_format",
+        "log_level", "limits",   "persona", "tls",     "upstream_tls"};
+    if (std::find(std::begin(kProxyKeys), std::end(kProxyKeys), key) == std::end(kProxyKeys) &&
+        std::find(rules::kTopLevelKeys.begin(), rules::kTopLevelKeys.end(), key) ==
+            rules::kTopLevelKeys.end()) {
+      r.fail(kv.first, key, "unknown key");
+    }
+  }
 
-  if (auto n = root["listen"])
-    config.listen =
-        parse_host_port(scalar<std::string>(n, file, "listen"), where(file, n, "listen"));
+  if (auto n = root["listen"]) config.listen = host_port(r, n, "listen");
   if (auto n = root["upstream"]) {
-    config.upstream_uri = scalar<std::string>(n, file, "upstream");
+    config.upstream_uri = r.scalar(n, "upstream");
     try {
       config.upstream = parse_upstream_uri(config.upstream_uri);
       apply_uri_tls_options(config.upstream_uri, config.upstream_tls);
     } catch (const ConfigError& e) {
-      throw ConfigError(where(file, n, "upstream") + ": " + e.what());
+      r.fail(n, "upstream", e.what());
     }
   }
   if (auto n = root["admin"]) {
     if (n.IsMap()) {
-      check_keys(n, {"listen", "token"}, file, "admin");
-      if (auto l = n["listen"])
-        config.admin = parse_host_port(scalar<std::string>(l, file, "admin.listen"),
-                                       where(file, l, "admin.listen"));
-      if (auto t = n["token"]) config.admin_token = scalar<std::string>(t, file, "admin.token");
+      r.check_keys(n, {"listen", "token"}, "admin");
+      if (auto l = n["listen"]) config.admin = host_port(r, l, "admin.listen");
+      if (auto t = n["token"]) config.admin_token = r.scalar(t, "admin.token");
     } else {
-      config.admin =
-          parse_host_port(scalar<std::string>(n, file, "admin"), where(file, n, "admin"));
+      config.admin = host_port(r, n, "admin");
     }
   }
-  if (auto n = root["threads"]) {
-    const auto t = scalar<int>(n, file, "threads");
-    if (t < 0 || t > 256) throw ConfigError(where(file, n, "threads") + ": expected 0..256");
-    config.threads = static_cast<unsigned>(t);
-  }
+  if (auto n = root["threads"]) config.threads = static_cast<unsigned>(r.count(n, "threads", 256));
   if (auto n = root["log_format"]) {
-    const auto f = scalar<std::string>(n, file, "log_format");
-    if (f == "text")
-      config.log_format = LogFormat::kText;
-    else if (f == "json")
-      config.log_format = LogFormat::kJson;
-    else
-      throw ConfigError(where(file, n, "log_format") + ": expected text or json");
+    config.log_format = choice<LogFormat, 2>(
+        r, n, "log_format", {{{"text", LogFormat::kText}, {"json", LogFormat::kJson}}});
   }
-  if (auto n = root["log_level"]) config.log_level = scalar<std::string>(n, file, "log_level");
+  if (auto n = root["log_level"]) config.log_level = r.scalar(n, "log_level");
   if (auto n = root["limits"]) {
-    check_keys(n,
-               {"max_message_bytes", "max_connections", "connect_timeout", "idle_timeout",
-                "frame_timeout", "upstream_timeout", "shutdown_timeout"},
-               file, "limits");
-    if (auto v = n["max_message_bytes"])
-      config.max_message_bytes = byte_limit(v, file, "limits.max_message_bytes");
-    if (auto v = n["max_connections"])
-      config.max_connections = scalar<uint32_t>(v, file, "limits.max_connections");
-    if (auto v = n["connect_timeout"])
-      config.connect_timeout = duration(v, file, "limits.connect_timeout");
-    if (auto v = n["idle_timeout"]) config.idle_timeout = duration(v, file, "limits.idle_timeout");
-    if (auto v = n["frame_timeout"])
-      config.frame_timeout = duration(v, file, "limits.frame_timeout");
-    if (auto v = n["upstream_timeout"])
-      config.upstream_timeout = duration(v, file, "limits.upstream_timeout");
-    if (config.frame_timeout.count() == 0) {
-      throw ConfigError(where(file, n["frame_timeout"], "limits.frame_timeout") +
-                        ": must be positive");
+    r.check_keys(n,
+                 {"max_message_bytes", "max_connections", "connect_timeout", "idle_timeout",
+                  "frame_timeout", "upstream_timeout", "shutdown_timeout"},
+                 "limits");
+    if (auto v = n["max_message_bytes"]) {
+      const double bytes = r.bytes(v, "limits.max_message_bytes");
+      if (bytes < 16 || bytes > 2'000'000'000.0) {
+        r.fail(v, "limits.max_message_bytes", "expected a size between 16 bytes and 2GB");
+      }
+      config.max_message_bytes = static_cast<uint32_t>(bytes);
     }
+    if (auto v = n["max_connections"]) {
+      config.max_connections =
+          static_cast<uint32_t>(r.count(v, "limits.max_connections", UINT32_MAX));
+    }
+    if (auto v = n["connect_timeout"])
+      config.connect_timeout = r.duration(v, "limits.connect_timeout");
+    if (auto v = n["idle_timeout"]) config.idle_timeout = r.duration(v, "limits.idle_timeout");
+    if (auto v = n["frame_timeout"]) {
+      config.frame_timeout = r.duration(v, "limits.frame_timeout");
+      if (config.frame_timeout.count() == 0) r.fail(v, "limits.frame_timeout", "must be positive");
+    }
+    if (auto v = n["upstream_timeout"])
+      config.upstream_timeout = r.duration(v, "limits.upstream_timeout");
     if (auto v = n["shutdown_timeout"])
-      config.shutdown_timeout = duration(v, file, "limits.shutdown_timeout");
+      config.shutdown_timeout = r.duration(v, "limits.shutdown_timeout");
   }
   if (auto n = root["persona"]) {
-    check_keys(n, {"type", "replica_set_name", "advertised_address"}, file, "persona");
+    r.check_keys(n, {"type", "replica_set_name", "advertised_address"}, "persona");
     if (auto v = n["type"]) {
-      const auto t = scalar<std::string>(v, file, "persona.type");
-      if (t == "mongos")
-        config.persona = Persona::kMongos;
-      else if (t == "replica_set")
-        config.persona = Persona::kReplicaSet;
-      else
-        throw ConfigError(where(file, v, "persona.type") + ": expected mongos or replica_set");
+      config.persona = choice<Persona, 2>(
+          r, v, "persona.type",
+          {{{"mongos", Persona::kMongos}, {"replica_set", Persona::kReplicaSet}}});
     }
     if (auto v = n["replica_set_name"])
-      config.replica_set_name = scalar<std::string>(v, file, "persona.replica_set_name");
+      config.replica_set_name = r.scalar(v, "persona.replica_set_name");
     if (auto v = n["advertised_address"])
-      config.advertised_address = scalar<std::string>(v, file, "persona.advertised_address");
+      config.advertised_address = r.scalar(v, "persona.advertised_address");
   }
   if (auto n = root["tls"]) {
-    check_keys(n, {"cert_file", "key_file", "ca_file"}, file, "tls");
-    if (auto v = n["cert_file"])
-      config.tls.cert_file = scalar<std::string>(v, file, "tls.cert_file");
-    if (auto v = n["key_file"]) config.tls.key_file = scalar<std::string>(v, file, "tls.key_file");
-    if (auto v = n["ca_file"]) config.tls.ca_file = scalar<std::string>(v, file, "tls.ca_file");
+    r.check_keys(n, {"cert_file", "key_file", "ca_file"}, "tls");
+    if (auto v = n["cert_file"]) config.tls.cert_file = r.scalar(v, "tls.cert_file");
+    if (auto v = n["key_file"]) config.tls.key_file = r.scalar(v, "tls.key_file");
+    if (auto v = n["ca_file"]) config.tls.ca_file = r.scalar(v, "tls.ca_file");
     if (config.tls.cert_file.empty() != config.tls.key_file.empty()) {
-      throw ConfigError(where(file, n, "tls") + ": cert_file and key_file go together");
+      r.fail(n, "tls", "cert_file and key_file go together");
     }
   }
   if (auto n = root["upstream_tls"]) {
-    check_keys(n,
-               {"enabled", "ca_file", "cert_file", "key_file", "server_name",
-                "allow_invalid_certificates"},
-               file, "upstream_tls");
+    r.check_keys(n,
+                 {"enabled", "ca_file", "cert_file", "key_file", "server_name",
+                  "allow_invalid_certificates"},
+                 "upstream_tls");
     auto& t = config.upstream_tls;
     t.enabled = true;
-    if (auto v = n["enabled"]) t.enabled = scalar<bool>(v, file, "upstream_tls.enabled");
-    if (auto v = n["ca_file"]) t.ca_file = scalar<std::string>(v, file, "upstream_tls.ca_file");
-    if (auto v = n["cert_file"])
-      t.cert_file = scalar<std::string>(v, file, "upstream_tls.cert_file");
-    if (auto v = n["key_file"]) t.key_file = scalar<std::string>(v, file, "upstream_tls.key_file");
-    if (auto v = n["server_name"])
-      t.server_name = scalar<std::string>(v, file, "upstream_tls.server_name");
+    if (auto v = n["enabled"]) t.enabled = r.boolean(v, "upstream_tls.enabled");
+    if (auto v = n["ca_file"]) t.ca_file = r.scalar(v, "upstream_tls.ca_file");
+    if (auto v = n["cert_file"]) t.cert_file = r.scalar(v, "upstream_tls.cert_file");
+    if (auto v = n["key_file"]) t.key_file = r.scalar(v, "upstream_tls.key_file");
+    if (auto v = n["server_name"]) t.server_name = r.scalar(v, "upstream_tls.server_name");
     if (auto v = n["allow_invalid_certificates"]) {
-      t.allow_invalid_certificates =
-          scalar<bool>(v, file, "upstream_tls.allow_invalid_certificates");
+      t.allow_invalid_certificates = r.boolean(v, "upstream_tls.allow_invalid_certificates");
     }
   }
   config.rules = rules::parse_rules(root, file);
@@ -280,14 +231,11 @@ ProxyConfig load_config_file(const std::string& path) {
   try {
     root = YAML::LoadFile(path);
   } catch (const YAML::Exception& e) {
-    throw ConfigError(path + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg);
+    throw ConfigError(path + ":" + std::to_string(e.mark.line + 1) + ":" +
+                      std::to_string(e.mark.column + 1) + ": " + e.msg);
   }
   ProxyConfig config;
-  try {
-    apply_yaml(root, path, config);
-  } catch (const rules::ConfigError& e) {
-    throw ConfigError(e.what());
-  }
+  apply_yaml(root, path, config);
   config.config_file = path;
   return config;
 }

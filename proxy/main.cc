@@ -15,7 +15,7 @@
 #include "docguard/proxy/server.h"
 #include "docguard/proxy/tls.h"
 #include "docguard/rules/rule_set.h"
-#include "docguard/structured_log.h"
+#include "docguard/rules/structured_log.h"
 
 namespace {
 
@@ -43,7 +43,7 @@ options:
   --help                    print this help and exit
 )";
 
-// Log payloads may carry fields (docguard/structured_log.h): "text" RS json-members RS
+// Log payloads may carry fields (docguard/rules/structured_log.h): "text" RS json-members RS
 // key=value-pairs. These two formatters render a payload as JSON members or as text.
 struct Payload {
   std::string_view text, json_members, text_fields;

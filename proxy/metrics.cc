@@ -4,6 +4,8 @@
 
 #include <sstream>
 
+#include "docguard/codec/error_kinds.h"
+
 namespace docguard::proxy {
 namespace {
 
@@ -26,7 +28,8 @@ std::string s(std::string_view v) { return std::string(v); }
 prometheus::Counter& LabeledCounter::get(const std::string& value) {
   std::lock_guard lock(mutex_);
   if (auto it = cache_.find(value); it != cache_.end()) return *it->second;
-  const std::string& label = cache_.size() < max_values_ ? value : "_other";
+  const std::string& label =
+      cache_.size() < max_values_ ? value : std::string(rules::kOverflowLabel);
   auto& counter = family_.Add({{label_, label}});
   cache_.emplace(value, &counter);
   return counter;
@@ -144,16 +147,8 @@ Metrics::Metrics()
       .Add({{"version", DOCGUARD_VERSION}})
       .Set(1);
   // Pre-create the fixed label values so dashboards and alerts see zeros, not absences.
-  for (const char* kind : {"connect", "closed", "bad_reply", "timeout", "tls"}) {
-    upstream_errors.get(kind);
-  }
-  for (const char* kind :
-       {"bad_length", "too_large", "bad_op_msg", "bad_bson", "checksum", "unknown_required_flag",
-        "bad_op_query", "bad_op_compressed", "bad_compressed_data", "decompression_limit",
-        "decompression_size", "truncated_frame", "client_frame_timeout", "idle_timeout",
-        "tls_handshake"}) {
-    protocol_errors.get(kind);
-  }
+  for (const char* kind : codec::errors::kUpstreamErrorKinds) upstream_errors.get(kind);
+  for (const char* kind : codec::errors::kProtocolErrorKinds) protocol_errors.get(kind);
   for (const char* c : {"snappy", "zlib", "zstd"}) compressed_messages.get(c);
   for (const char* r : {"success", "failure"}) config_reloads.get(r);
 }

@@ -16,10 +16,10 @@
 #include <mutex>
 #include <thread>
 
+#include "docguard/codec/inbound_buffer.h"
 #include "docguard/proxy/admin_server.h"
 #include "docguard/proxy/runtime.h"
 #include "docguard/proxy/session.h"
-#include "docguard/wire/inbound_buffer.h"
 
 namespace docguard::proxy {
 
@@ -144,7 +144,7 @@ class Server {
       timer.expires_after(std::chrono::seconds(5));
       auto [ec] = co_await timer.async_wait(kUseTuple);
       if (ec) co_return;
-      wire::InboundBuffer::release_spare_if_unused(std::chrono::seconds(5));
+      codec::InboundBuffer::release_spare_if_unused(std::chrono::seconds(5));
       if (trim_heap) malloc_trim(0);
     }
   }

@@ -4,20 +4,18 @@
 #include <cmath>
 #include <cstring>
 
+#include "docguard/rules/collection_stats.h"
 #include "docguard/rules/rule_set.h"
 
 namespace docguard::rules {
+
+using codec::key_of;
 
 namespace {
 
 // Distinct array paths remembered per document; the rest share one entry so their lengths are
 // still checked against max_array_length.
 constexpr size_t kMaxPathsPerDocument = 256;
-constexpr std::string_view kOtherPath = "_other";
-
-std::string_view key_of(const bson_iter_t* iter) {
-  return {bson_iter_key(iter), bson_iter_key_len(iter)};
-}
 
 bool recurse(const bson_iter_t* iter, bson_iter_t* child) { return bson_iter_recurse(iter, child); }
 
@@ -61,7 +59,7 @@ uint32_t array_length(const bson_iter_t& iter) {
   return n;
 }
 
-bool is_operator_document(const wire::BsonView& doc) {
+bool is_operator_document(const codec::BsonView& doc) {
   if (doc.empty()) return false;
   bson_iter_t iter;
   if (!bson_iter_init_from_data(&iter, doc.data, doc.size) || !bson_iter_next(&iter)) return false;
@@ -78,7 +76,7 @@ void DocumentShape::clear() {
   has_id_ = false;
 }
 
-void DocumentShape::measure(const wire::BsonView& doc, std::string_view prefix,
+void DocumentShape::measure(const codec::BsonView& doc, std::string_view prefix,
                             uint32_t base_depth) {
   clear();
   bytes_ = doc.size;
@@ -165,7 +163,7 @@ void DocumentShape::record_array(std::string_view path, uint32_t length) {
     }
   }
   if (array_count_ >= kMaxPathsPerDocument) {
-    path = kOtherPath;
+    path = kOverflowLabel;
     for (size_t i = 0; i < array_count_; ++i) {
       if (arrays_[i].path == path) {
         arrays_[i].length = std::max(arrays_[i].length, length);
@@ -187,7 +185,7 @@ void UpdateShape::clear() {
   set_values_.clear();
 }
 
-void UpdateShape::measure(const wire::BsonView& update, bool is_pipeline) {
+void UpdateShape::measure(const codec::BsonView& update, bool is_pipeline) {
   clear();
   if (update.empty()) return;
   bson_iter_t iter;

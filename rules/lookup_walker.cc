@@ -5,11 +5,9 @@
 
 namespace docguard::rules {
 
-namespace {
+using codec::key_of;
 
-std::string_view key_of(const bson_iter_t* iter) {
-  return {bson_iter_key(iter), bson_iter_key_len(iter)};
-}
+namespace {
 
 std::string_view utf8_of(const bson_iter_t* iter) {
   if (!BSON_ITER_HOLDS_UTF8(iter)) return {};
@@ -18,7 +16,7 @@ std::string_view utf8_of(const bson_iter_t* iter) {
   return {s, len};
 }
 
-bool contains(const wire::BsonView& doc, std::string_view needle) {
+bool contains(const codec::BsonView& doc, std::string_view needle) {
   const auto* begin = reinterpret_cast<const char*>(doc.data);
   std::string_view hay(begin, doc.size);
   return hay.find(needle) != std::string_view::npos;
@@ -26,7 +24,7 @@ bool contains(const wire::BsonView& doc, std::string_view needle) {
 
 }  // namespace
 
-bool LookupWalker::may_contain_join(const wire::BsonView& pipeline) {
+bool LookupWalker::may_contain_join(const codec::BsonView& pipeline) {
   if (pipeline.empty()) return false;
   // Keys are NUL-terminated cstrings in BSON: "$lookup\0" also matches "$graphLookup\0".
   return contains(pipeline, std::string_view("ookup\0", 6));

@@ -20,9 +20,9 @@ const char* action_name(Action action) {
   return "?";
 }
 
-void Limit::add(double value, Action action, const std::string& match) {
+void Limit::add(double value, Action action, const Rule& rule) {
   if (action == Action::kOff) return;
-  bounds.push_back(Bound{value, action, match});
+  bounds.push_back(Bound{value, action, rule.match, rule.line});
   min = std::min(min, value);
 }
 
@@ -68,25 +68,26 @@ NamespaceLimits RuleSet::resolve(std::string_view db, std::string_view coll) con
   bool window_set = false;
   for (const Rule& r : rules_) {
     if (r.action == Action::kOff || !glob_match(r.match, ns)) continue;
-    if (r.max_document_bytes) out.document_bytes.add(*r.max_document_bytes, r.action, r.match);
-    if (r.max_array_length) out.array_length_any.add(*r.max_array_length, r.action, r.match);
+    if (r.max_document_bytes) out.document_bytes.add(*r.max_document_bytes, r.action, r);
+    if (r.max_array_length) out.array_length_any.add(*r.max_array_length, r.action, r);
     for (const auto& [path, bound] : r.array_length) {
       Limit* limit = nullptr;
       for (auto& [p, l] : out.array_length_by_path) {
         if (p == path) limit = &l;
       }
       if (limit == nullptr) limit = &out.array_length_by_path.emplace_back(path, Limit{}).second;
-      limit->add(bound, r.action, r.match);
+      limit->add(bound, r.action, r);
     }
     if (r.require_push_slice && r.action > out.push_slice_action) {
       out.push_slice_action = r.action;
       out.push_slice_match = r.match;
+      out.push_slice_line = r.line;
     }
-    if (r.max_nesting_depth) out.nesting_depth.add(*r.max_nesting_depth, r.action, r.match);
+    if (r.max_nesting_depth) out.nesting_depth.add(*r.max_nesting_depth, r.action, r);
     if (r.max_lookup_ratio) {
       // Reads are blocked only by a rule that says so itself.
       Action a = r.action_explicit ? r.action : std::min(r.action, Action::kWarn);
-      out.lookup_ratio.add(*r.max_lookup_ratio, a, r.match);
+      out.lookup_ratio.add(*r.max_lookup_ratio, a, r);
       // Several windows: the shortest one reacts fastest, and the stats keep one window.
       if (!window_set || r.lookup_window < out.lookup_window) out.lookup_window = r.lookup_window;
       if (!window_set || r.lookup_min_reads < out.lookup_min_reads) {
@@ -119,76 +120,6 @@ bool glob_match(std::string_view pattern, std::string_view text) {
   return p == pattern.size();
 }
 
-namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
-// Splits "12.5MiB" into a non-negative number and a suffix.
-std::optional<std::pair<double, std::string_view>> number_and_suffix(std::string_view text) {
-  text = trim(text);
-  size_t i = 0;
-  while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.' ||
-                             text[i] == '_' || text[i] == ',')) {
-    ++i;
-  }
-  std::string digits;
-  for (char c : text.substr(0, i)) {
-    if (c != '_' && c != ',') digits.push_back(c);
-  }
-  if (digits.empty()) return std::nullopt;
-  double value = 0;
-  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-  if (ec != std::errc() || ptr != digits.data() + digits.size() || !std::isfinite(value)) {
-    return std::nullopt;
-  }
-  return std::make_pair(value, trim(text.substr(i)));
-}
-
-}  // namespace
-
-std::optional<double> parse_byte_size(std::string_view text) {
-  auto parsed = number_and_suffix(text);
-  if (!parsed) return std::nullopt;
-  auto [value, suffix] = *parsed;
-  static constexpr std::pair<std::string_view, double> kUnits[] = {
-      {"", 1},    {"b", 1},   {"kb", 1e3},     {"mb", 1e6},        {"gb", 1e9},
-      {"k", 1e3}, {"m", 1e6}, {"kib", 1024.0}, {"mib", 1048576.0}, {"gib", 1073741824.0}};
-  for (const auto& [name, factor] : kUnits) {
-    if (iequals(suffix, name)) return std::floor(value * factor);
-  }
-  return std::nullopt;
-}
-
-std::optional<std::chrono::seconds> parse_duration(std::string_view text) {
-  auto parsed = number_and_suffix(text);
-  if (!parsed) return std::nullopt;
-  auto [value, suffix] = *parsed;
-  double factor = 0;
-  if (suffix.empty() || iequals(suffix, "s")) {
-    factor = 1;
-  } else if (iequals(suffix, "m") || iequals(suffix, "min")) {
-    factor = 60;
-  } else if (iequals(suffix, "h")) {
-    factor = 3600;
-  } else {
-    return std::nullopt;
-  }
-  auto seconds = static_cast<int64_t>(value * factor);
-  if (seconds <= 0) return std::nullopt;
-  return std::chrono::seconds(seconds);
-}
-
 std::string normalize_field_path(std::string_view path) {
   std::string out;
   out.reserve(path.size());
@@ -213,23 +144,9 @@ std::string normalize_field_path(std::string_view path) {
 
 namespace {
 
-class Parser {
+class Parser : public ConfigReader {
  public:
-  explicit Parser(const std::string& file) : file_(file) {}
-
-  [[noreturn]] void fail(const YAML::Node& node, const std::string& key, const std::string& what) {
-    const YAML::Mark mark = node.Mark();
-    std::string where = file_;
-    if (!mark.is_null()) {
-      where += ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
-    }
-    throw ConfigError(where + ": key '" + key + "': " + what);
-  }
-
-  std::string scalar(const YAML::Node& node, const std::string& key) {
-    if (!node.IsScalar()) fail(node, key, "expected a single value");
-    return node.Scalar();
-  }
+  using ConfigReader::ConfigReader;
 
   Action action(const YAML::Node& node, const std::string& key) {
     std::string s = scalar(node, key);
@@ -237,38 +154,6 @@ class Parser {
     if (s == "warn") return Action::kWarn;
     if (s == "block") return Action::kBlock;
     fail(node, key, "expected off, warn or block, got '" + s + "'");
-  }
-
-  double count(const YAML::Node& node, const std::string& key, double max = 1e15) {
-    std::string s = scalar(node, key);
-    auto v = number_and_suffix(s);
-    if (!v || !v->second.empty() || v->first != std::floor(v->first) || v->first > max) {
-      fail(node, key, "expected a non-negative integer, got '" + s + "'");
-    }
-    return v->first;
-  }
-
-  double bytes(const YAML::Node& node, const std::string& key) {
-    std::string s = scalar(node, key);
-    auto v = parse_byte_size(s);
-    if (!v) fail(node, key, "expected a size such as 2097152, 2MB or 2MiB, got '" + s + "'");
-    return *v;
-  }
-
-  double ratio(const YAML::Node& node, const std::string& key) {
-    std::string s = scalar(node, key);
-    auto v = number_and_suffix(s);
-    if (!v || !v->second.empty() || v->first > 1.0) {
-      fail(node, key, "expected a number between 0 and 1, got '" + s + "'");
-    }
-    return v->first;
-  }
-
-  bool boolean(const YAML::Node& node, const std::string& key) {
-    std::string s = scalar(node, key);
-    if (s == "true" || s == "yes" || s == "on") return true;
-    if (s == "false" || s == "no" || s == "off") return false;
-    fail(node, key, "expected true or false, got '" + s + "'");
   }
 
   Rule rule(const YAML::Node& node, const std::string& prefix, Action mode) {
@@ -307,12 +192,11 @@ class Parser {
       } else if (name == "max_lookup_ratio") {
         r.max_lookup_ratio = ratio(v, key);
       } else if (name == "lookup_window") {
-        std::string s = scalar(v, key);
-        auto d = parse_duration(s);
-        if (!d || *d > std::chrono::hours(24)) {
-          fail(v, key, "expected a duration such as 60s, 5m or 1h (at most 24h), got '" + s + "'");
+        const auto d = duration(v, key);
+        if (d < std::chrono::seconds(1) || d > std::chrono::hours(24)) {
+          fail(v, key, "expected a duration between 1s and 24h, got '" + scalar(v, key) + "'");
         }
-        r.lookup_window = *d;
+        r.lookup_window = std::chrono::duration_cast<std::chrono::seconds>(d);
       } else if (name == "lookup_min_reads") {
         r.lookup_min_reads = static_cast<uint64_t>(count(v, key));
       } else {
@@ -356,9 +240,6 @@ class Parser {
     }
     return t;
   }
-
- private:
-  const std::string& file_;
 };
 
 Rule default_rule(Action mode) {

@@ -13,7 +13,7 @@ cd "$root"
 seconds="${FUZZ_SECONDS:-20}"
 build=build-fuzz
 CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DDOCGUARD_FUZZ=ON -DDOCGUARD_TESTS=OFF -DDOCGUARD_BENCH=OFF >/dev/null
+  -DDOCGUARD_FUZZ=ON -DDOCGUARD_WERROR=ON -DDOCGUARD_TESTS=OFF -DDOCGUARD_BENCH=OFF >/dev/null
 ninja -C "$build" -j "${DOCGUARD_JOBS:-2}" fuzz_frame_reader fuzz_op_msg fuzz_op_query \
   fuzz_op_compressed fuzz_config fuzz_bson
 

@@ -37,9 +37,23 @@ fi
 
 step clang-format bash -c "git ls-files '*.cc' '*.h' | xargs clang-format --dry-run --Werror"
 
+# clang-tidy (.clang-tidy) on the C++ sources changed against origin/main, when installed:
+# quick because it reads only what changed (needs build/compile_commands.json, made below).
+tidy_changed() {
+  local base files
+  base=$(git merge-base HEAD origin/main 2>/dev/null || git rev-parse HEAD~1)
+  files=$(git diff --name-only --diff-filter=AM "$base" -- '*.cc' | grep -v '^tests/' || true)
+  [ -z "$files" ] && return 0
+  # shellcheck disable=SC2086
+  clang-tidy -p build --quiet $files
+}
+
 build_ok=0
-step build bash -c "cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo && ninja -C build -j $jobs" &&
+step build bash -c "cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDOCGUARD_WERROR=ON && ninja -C build -j $jobs" &&
   build_ok=1
+if ((build_ok)) && command -v clang-tidy >/dev/null; then
+  step clang-tidy tidy_changed
+fi
 if ((build_ok)); then
   step unit-tests ctest --test-dir build --output-on-failure -j "$jobs"
 else
@@ -48,7 +62,7 @@ fi
 
 if [ "${DOCGUARD_SKIP_ASAN:-}" != 1 ]; then
   if step build-asan bash -c "cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-      -DDOCGUARD_SANITIZE=ON -DDOCGUARD_BENCH=OFF && ninja -C build-asan -j $jobs"; then
+      -DDOCGUARD_SANITIZE=ON -DDOCGUARD_WERROR=ON -DDOCGUARD_BENCH=OFF && ninja -C build-asan -j $jobs"; then
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       step unit-tests-asan ctest --test-dir build-asan --output-on-failure -j "$jobs"
     # The PyMongo integration suite against the sanitized proxy: a sanitizer report aborts
@@ -65,7 +79,7 @@ if [ "${DOCGUARD_SKIP_TSAN:-}" != 1 ]; then
   # The threaded parts: the rules engine is shared by every io thread (its tests run inspections
   # from several threads at once).
   if step build-tsan bash -c "cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-      -DDOCGUARD_TSAN=ON -DDOCGUARD_BENCH=OFF >/dev/null && ninja -C build-tsan -j $jobs rules_tests"; then
+      -DDOCGUARD_TSAN=ON -DDOCGUARD_WERROR=ON -DDOCGUARD_BENCH=OFF >/dev/null && ninja -C build-tsan -j $jobs rules_tests"; then
     TSAN_OPTIONS=halt_on_error=1 step unit-tests-tsan build-tsan/tests/unit/rules/rules_tests
   else
     record unit-tests-tsan FAIL

@@ -9,17 +9,17 @@
 #include <string>
 #include <vector>
 
-#include "docguard/command/command_view.h"
+#include "docguard/codec/bson_view.h"
+#include "docguard/codec/command_view.h"
+#include "docguard/codec/op_msg.h"
 #include "docguard/rules/engine.h"
 #include "docguard/rules/rule_set.h"
-#include "docguard/wire/bson_view.h"
-#include "docguard/wire/op_msg.h"
 
 namespace docguard::bench {
 
 // ~200-byte product document with a small array (the load generator sends the same shape).
-inline wire::OwnedBson small_doc(int32_t i) {
-  wire::OwnedBson d;
+inline codec::OwnedBson small_doc(int32_t i) {
+  codec::OwnedBson d;
   bson_oid_t oid;
   bson_oid_init(&oid, nullptr);
   BSON_APPEND_OID(d.get(), "_id", &oid);
@@ -44,8 +44,8 @@ inline wire::OwnedBson small_doc(int32_t i) {
 
 // A document of about `bytes` bytes. structured: an array of arrays of small subdocuments
 // (what rules must walk: many elements, no array longer than 2,000); else one binary blob.
-inline wire::OwnedBson sized_doc(size_t bytes, bool structured) {
-  wire::OwnedBson d;
+inline codec::OwnedBson sized_doc(size_t bytes, bool structured) {
+  codec::OwnedBson d;
   bson_oid_t oid;
   bson_oid_init(&oid, nullptr);
   BSON_APPEND_OID(d.get(), "_id", &oid);
@@ -83,9 +83,9 @@ inline wire::OwnedBson sized_doc(size_t bytes, bool structured) {
 }
 
 // insert command as OP_MSG: documents in a kind-1 sequence (as drivers send them) or in the body.
-inline std::vector<uint8_t> insert_message(const std::vector<wire::BsonView>& docs,
+inline std::vector<uint8_t> insert_message(const std::vector<codec::BsonView>& docs,
                                            bool sequence = true, bool ordered = true) {
-  wire::OwnedBson body;
+  codec::OwnedBson body;
   BSON_APPEND_UTF8(body.get(), "insert", "items");
   BSON_APPEND_BOOL(body.get(), "ordered", ordered);
   if (!sequence) {
@@ -99,19 +99,19 @@ inline std::vector<uint8_t> insert_message(const std::vector<wire::BsonView>& do
     bson_append_array_end(body.get(), &arr);
   }
   BSON_APPEND_UTF8(body.get(), "$db", "bench");
-  wire::OpMsgBuilder b(7, 0);
+  codec::OpMsgBuilder b(7, 0);
   b.body(body.get());
   if (sequence) b.sequence("documents", docs);
   return b.finish();
 }
 
-inline std::vector<uint8_t> one_doc_insert(const wire::OwnedBson& doc, bool sequence = true) {
+inline std::vector<uint8_t> one_doc_insert(const codec::OwnedBson& doc, bool sequence = true) {
   return insert_message({doc.view()}, sequence);
 }
 
 // find {_id: <oid>} limit 1 (the read half of the load mix).
 inline std::vector<uint8_t> find_by_id_message() {
-  wire::OwnedBson body;
+  codec::OwnedBson body;
   BSON_APPEND_UTF8(body.get(), "find", "items");
   bson_t filter;
   BSON_APPEND_DOCUMENT_BEGIN(body.get(), "filter", &filter);
@@ -122,13 +122,13 @@ inline std::vector<uint8_t> find_by_id_message() {
   BSON_APPEND_INT64(body.get(), "limit", 1);
   BSON_APPEND_BOOL(body.get(), "singleBatch", true);
   BSON_APPEND_UTF8(body.get(), "$db", "bench");
-  return wire::OpMsgBuilder(8, 0).body(body.get()).finish();
+  return codec::OpMsgBuilder(8, 0).body(body.get()).finish();
 }
 
 // aggregate with `stages` stages; every 4th is a $lookup whose own pipeline nests another
 // $lookup (and a $facet with one more), so the walker has real work.
 inline std::vector<uint8_t> pipeline_message(int stages) {
-  wire::OwnedBson body;
+  codec::OwnedBson body;
   BSON_APPEND_UTF8(body.get(), "aggregate", "items");
   bson_t pipe;
   BSON_APPEND_ARRAY_BEGIN(body.get(), "pipeline", &pipe);
@@ -203,7 +203,7 @@ inline std::vector<uint8_t> pipeline_message(int stages) {
   BSON_APPEND_DOCUMENT_BEGIN(body.get(), "cursor", &cursor);
   bson_append_document_end(body.get(), &cursor);
   BSON_APPEND_UTF8(body.get(), "$db", "bench");
-  return wire::OpMsgBuilder(9, 0).body(body.get()).finish();
+  return codec::OpMsgBuilder(9, 0).body(body.get()).finish();
 }
 
 // Rule sets: none, each rule alone, all together. All warn: nothing is refused, so the

@@ -17,8 +17,8 @@ int main(int argc, char** argv) {
   const rules::RequestContext ctx{"bench", "127.0.0.1:1"};
   size_t violations = 0;
   for (long i = 0; i < n; ++i) {
-    const wire::OpMsg msg = wire::OpMsg::parse(message);
-    const command::CommandView view = command::describe(msg);
+    const codec::OpMsg msg = codec::OpMsg::parse(message);
+    const codec::CommandView view = codec::describe(msg);
     violations += engine.inspect(view, ctx).violations.size();
   }
   std::printf("messages=%ld bytes=%zu violations=%zu\n", n, message.size(), violations);

@@ -1,5 +1,5 @@
 // Google Benchmark microbenchmarks of docguard's per-message work: framing, OP_MSG parsing and
-// command::describe, rules::Engine::inspect per rule and with all rules, and the batch
+// codec::describe, rules::Engine::inspect per rule and with all rules, and the batch
 // splitter / reply merger. Run: build-bench/tests/bench/docguard_micro_bench
 #include <benchmark/benchmark.h>
 #include <spdlog/spdlog.h>
@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "bench_messages.h"
-#include "docguard/proxy/enforcement.h"
-#include "docguard/wire/frame_reader.h"
+#include "docguard/codec/frame_reader.h"
+#include "docguard/conversation/enforcement.h"
 
 namespace docguard::bench {
 namespace {
@@ -25,7 +25,7 @@ struct Corpus {
     messages["insert_200B"] = one_doc_insert(small_doc(1));
     {
       // ~1 KiB: the small document with a longer description and a 20-element array.
-      wire::OwnedBson d = small_doc(2);
+      codec::OwnedBson d = small_doc(2);
       bson_t arr;
       BSON_APPEND_ARRAY_BEGIN(d.get(), "history", &arr);
       for (int i = 0; i < 20; ++i) BSON_APPEND_INT64(&arr, std::to_string(i).c_str(), 1000 + i);
@@ -63,12 +63,12 @@ void set_bytes(benchmark::State& state, size_t size) {
 // Framing: the whole message arrives at once (feed + next), or in 16 KiB reads.
 void BM_FrameReader(benchmark::State& state, std::string name, size_t chunk) {
   const auto& m = corpus().get(name);
-  wire::FrameReader reader(64u << 20);
+  codec::FrameReader reader(64u << 20);
   for (auto _ : state) {
     size_t off = 0;
     while (off < m.size()) {
       const size_t n = std::min(chunk, m.size() - off);
-      reader.feed(wire::Bytes{m.data() + off, n});
+      reader.feed(codec::Bytes{m.data() + off, n});
       off += n;
     }
     auto out = reader.next();
@@ -77,12 +77,12 @@ void BM_FrameReader(benchmark::State& state, std::string name, size_t chunk) {
   set_bytes(state, m.size());
 }
 
-// Decoding: OpMsg::parse (with checksum verification when present) + command::describe.
+// Decoding: OpMsg::parse (with checksum verification when present) + codec::describe.
 void BM_Decode(benchmark::State& state, std::string name) {
   const auto& m = corpus().get(name);
   for (auto _ : state) {
-    const wire::OpMsg msg = wire::OpMsg::parse(m);
-    const command::CommandView view = command::describe(msg);
+    const codec::OpMsg msg = codec::OpMsg::parse(m);
+    const codec::CommandView view = codec::describe(msg);
     benchmark::DoNotOptimize(view.statements.data());
   }
   set_bytes(state, m.size());
@@ -96,8 +96,8 @@ void BM_DecodeInspect(benchmark::State& state, std::string name, size_t config) 
   const rules::RequestContext ctx{"bench", "127.0.0.1:1"};
   size_t violations = 0;
   for (auto _ : state) {
-    const wire::OpMsg msg = wire::OpMsg::parse(m);
-    const command::CommandView view = command::describe(msg);
+    const codec::OpMsg msg = codec::OpMsg::parse(m);
+    const codec::CommandView view = codec::describe(msg);
     const rules::Verdict v = engine.inspect(view, ctx);
     violations += v.violations.size();
   }
@@ -112,8 +112,8 @@ void BM_Inspect(benchmark::State& state, std::string name, size_t config) {
   const auto& rc = rule_configs()[config];
   rules::Engine engine(rule_set(rc.yaml), nullptr);
   const rules::RequestContext ctx{"bench", "127.0.0.1:1"};
-  const wire::OpMsg msg = wire::OpMsg::parse(m);
-  const command::CommandView view = command::describe(msg);
+  const codec::OpMsg msg = codec::OpMsg::parse(m);
+  const codec::CommandView view = codec::describe(msg);
   for (auto _ : state) {
     const rules::Verdict v = engine.inspect(view, ctx);
     benchmark::DoNotOptimize(v.violations.data());
@@ -124,20 +124,21 @@ void BM_Inspect(benchmark::State& state, std::string name, size_t config) {
 // 100-document insert batch with statement 50 blocked: split the request, merge the reply.
 struct Batch {
   std::vector<uint8_t> request;
-  wire::OpMsg msg;
-  command::CommandView view;
+  codec::OpMsg msg;
+  codec::CommandView view;
   rules::Verdict verdict;
   std::vector<uint8_t> upstream_reply;
   Batch() {
-    std::vector<wire::OwnedBson> docs;
-    std::vector<wire::BsonView> views;
+    std::vector<codec::OwnedBson> docs;
+    std::vector<codec::BsonView> views;
     for (int i = 0; i < 100; ++i) docs.push_back(small_doc(i));
     for (auto& d : docs) views.push_back(d.view());
     request = insert_message(views, true, /*ordered=*/false);
-    msg = wire::OpMsg::parse(request);
-    view = command::describe(msg);
+    msg = codec::OpMsg::parse(request);
+    view = codec::describe(msg);
     rules::Violation v;
-    v.rule = "max_array_length";
+    v.kind = rules::RuleKind::kMaxArrayLength;
+    v.rule = rules::rule_name(v.kind);
     v.rule_match = "*";
     v.field_path = "tags";
     v.measured = 150;
@@ -146,17 +147,17 @@ struct Batch {
     v.statement_index = 50;
     verdict.violations.push_back(v);
     verdict.blocked_statements = {50};
-    wire::OwnedBson reply;
+    codec::OwnedBson reply;
     BSON_APPEND_INT32(reply.get(), "n", 99);
     BSON_APPEND_DOUBLE(reply.get(), "ok", 1.0);
-    upstream_reply = wire::OpMsgBuilder(100, 7).body(reply.get()).finish();
+    upstream_reply = codec::OpMsgBuilder(100, 7).body(reply.get()).finish();
   }
 };
 
 void BM_PlanRequest100(benchmark::State& state) {
   Batch b;
   for (auto _ : state) {
-    auto plan = proxy::plan_request(b.msg, b.view, b.verdict, 5);
+    auto plan = conversation::plan_request(b.msg, b.view, b.verdict, 5);
     benchmark::DoNotOptimize(plan.message.data());
   }
   set_bytes(state, b.request.size());
@@ -164,10 +165,10 @@ void BM_PlanRequest100(benchmark::State& state) {
 
 void BM_MergeReply100(benchmark::State& state) {
   Batch b;
-  auto plan = proxy::plan_request(b.msg, b.view, b.verdict, 5);
-  const wire::OpMsg reply = wire::OpMsg::parse(b.upstream_reply);
+  auto plan = conversation::plan_request(b.msg, b.view, b.verdict, 5);
+  const codec::OpMsg reply = codec::OpMsg::parse(b.upstream_reply);
   for (auto _ : state) {
-    auto out = proxy::merge_reply(*plan.merge, reply, 7);
+    auto out = conversation::merge_reply(*plan.merge, reply, 7);
     benchmark::DoNotOptimize(out.data());
   }
   set_bytes(state, b.upstream_reply.size());

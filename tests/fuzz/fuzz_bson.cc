@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "docguard/wire/bson_view.h"
+#include "docguard/codec/bson_view.h"
 
 namespace {
 
@@ -25,7 +25,7 @@ bool walks_cleanly(bson_iter_t* it) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using namespace docguard::wire;
+  using namespace docguard::codec;
   if (size < 5 || size > (1u << 20)) return 0;
   std::vector<uint8_t> doc(data, data + size);
   store_le32(doc.data(), static_cast<int32_t>(size));  // framing right, so elements get explored

@@ -3,23 +3,23 @@
 #include <cstdint>
 #include <vector>
 
-#include "docguard/wire/op_compressed.h"
-#include "docguard/wire/op_msg.h"
+#include "docguard/codec/op_compressed.h"
+#include "docguard/codec/op_msg.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace docguard;
-  std::vector<uint8_t> message(wire::kHeaderSize);
+  std::vector<uint8_t> message(codec::kHeaderSize);
   message.insert(message.end(), data, data + size);
-  wire::write_header(message.data(),
-                     wire::MsgHeader{static_cast<int32_t>(message.size()), 1, 0,
-                                     static_cast<int32_t>(wire::OpCode::kCompressed)});
+  codec::write_header(message.data(),
+                      codec::MsgHeader{static_cast<int32_t>(message.size()), 1, 0,
+                                       static_cast<int32_t>(codec::OpCode::kCompressed)});
   try {
-    auto inner = wire::decompress_message(message, 1 << 20);
+    auto inner = codec::decompress_message(message, 1 << 20);
     if (inner.size() > (1u << 20)) __builtin_trap();
-    if (wire::read_header(inner.data()).op_code == static_cast<int32_t>(wire::OpCode::kMsg)) {
-      (void)wire::OpMsg::parse(inner);
+    if (codec::read_header(inner.data()).op_code == static_cast<int32_t>(codec::OpCode::kMsg)) {
+      (void)codec::OpMsg::parse(inner);
     }
-  } catch (const wire::ProtocolError&) {
+  } catch (const codec::ProtocolError&) {
   }
   return 0;
 }

@@ -4,10 +4,10 @@
 #include <cstdint>
 #include <vector>
 
-#include "docguard/command/command_view.h"
-#include "docguard/proxy/enforcement.h"
+#include "docguard/codec/command_view.h"
+#include "docguard/codec/op_msg.h"
+#include "docguard/conversation/enforcement.h"
 #include "docguard/rules/engine.h"
-#include "docguard/wire/op_msg.h"
 
 namespace {
 
@@ -36,28 +36,28 @@ tracking: { max_namespaces: 8, max_field_paths: 8, max_tracked_documents: 16 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace docguard;
-  std::vector<uint8_t> message(wire::kHeaderSize);
+  std::vector<uint8_t> message(codec::kHeaderSize);
   message.insert(message.end(), data, data + size);
-  wire::write_header(message.data(), wire::MsgHeader{static_cast<int32_t>(message.size()), 7, 0,
-                                                     static_cast<int32_t>(wire::OpCode::kMsg)});
+  codec::write_header(message.data(), codec::MsgHeader{static_cast<int32_t>(message.size()), 7, 0,
+                                                       static_cast<int32_t>(codec::OpCode::kMsg)});
   try {
-    const wire::OpMsg msg = wire::OpMsg::parse(message, /*verify_checksum=*/size % 2 == 0);
-    const command::CommandView view = command::describe(msg);
+    const codec::OpMsg msg = codec::OpMsg::parse(message, /*verify_checksum=*/size % 2 == 0);
+    const codec::CommandView view = codec::describe(msg);
     const rules::Verdict verdict = engine().inspect(view, rules::RequestContext{"fuzz", "fuzz"});
     if (verdict.any_block()) {
-      proxy::RequestPlan plan = proxy::plan_request(msg, view, verdict, -1);
+      conversation::RequestPlan plan = conversation::plan_request(msg, view, verdict, -1);
       if (!plan.message.empty()) {
-        const wire::OpMsg rebuilt = wire::OpMsg::parse(plan.message);
+        const codec::OpMsg rebuilt = codec::OpMsg::parse(plan.message);
         (void)rebuilt;
       }
       if (plan.merge) {
         // Feed the request itself back as if it were the upstream's reply.
-        auto merged = proxy::merge_reply(*plan.merge, msg, 7);
-        if (!merged.empty()) (void)wire::OpMsg::parse(merged);
+        auto merged = conversation::merge_reply(*plan.merge, msg, 7);
+        if (!merged.empty()) (void)codec::OpMsg::parse(merged);
       }
     }
     if (engine().wants_reply_sample(view)) engine().observe_reply(view, msg);
-  } catch (const wire::ProtocolError&) {
+  } catch (const codec::ProtocolError&) {
   }
   return 0;
 }

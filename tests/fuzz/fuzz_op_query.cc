@@ -3,31 +3,33 @@
 #include <cstdint>
 #include <vector>
 
-#include "docguard/proxy/handshake.h"
-#include "docguard/wire/op_query.h"
+#include "docguard/codec/op_query.h"
+#include "docguard/conversation/handshake.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace docguard;
-  std::vector<uint8_t> message(wire::kHeaderSize);
+  std::vector<uint8_t> message(codec::kHeaderSize);
   message.insert(message.end(), data, data + size);
-  wire::write_header(message.data(), wire::MsgHeader{static_cast<int32_t>(message.size()), 1, 0,
-                                                     static_cast<int32_t>(wire::OpCode::kQuery)});
-  proxy::PersonaSettings persona{proxy::Persona::kReplicaSet, "rs", "127.0.0.1:1", 1 << 20};
+  codec::write_header(message.data(),
+                      codec::MsgHeader{static_cast<int32_t>(message.size()), 1, 0,
+                                       static_cast<int32_t>(codec::OpCode::kQuery)});
+  conversation::PersonaSettings persona{conversation::Persona::kReplicaSet, "rs", "127.0.0.1:1",
+                                        1 << 20};
   try {
-    const auto q = wire::OpQuery::parse(message);
-    (void)proxy::is_hello_command(q.query);
-    (void)proxy::client_app_name(q.query);
-    (void)proxy::supported_compressors(q.query);
-  } catch (const wire::ProtocolError&) {
+    const auto q = codec::OpQuery::parse(message);
+    (void)codec::is_hello_command(q.query);
+    (void)conversation::client_app_name(q.query);
+    (void)conversation::supported_compressors(q.query);
+  } catch (const codec::ProtocolError&) {
   }
   try {
-    const auto r = wire::OpReply::parse(message);
+    const auto r = codec::OpReply::parse(message);
     for (const auto& doc : r.documents) {
-      auto out = proxy::rewrite_hello_reply(doc, {wire::Compressor::kZstd}, persona);
+      auto out = conversation::rewrite_hello_reply(doc, {codec::Compressor::kZstd}, persona);
       // Structurally sound, like everything docguard relays (UTF-8 is the server's business).
-      if (!wire::bson_structure_valid(out.reply.view(), nullptr)) __builtin_trap();
+      if (!codec::bson_structure_valid(out.reply.view(), nullptr)) __builtin_trap();
     }
-  } catch (const wire::ProtocolError&) {
+  } catch (const codec::ProtocolError&) {
   }
   return 0;
 }

@@ -161,7 +161,7 @@ test('insertMany ordered: MongoBulkWriteError at the first violation, none writt
   assert.equal(we.code, 121);
   assert.match(we.errmsg, /^docguard: design rule max_array_length/);
   const info = we.errInfo;
-  assert.deepEqual({ ...info }, { rule: 'max_array_length', match: '*.arr', fieldPath: 'a', measured: 4, bound: 3, failingDocumentId: 2 });
+  assert.deepEqual({ ...info }, { rule: 'max_array_length', match: '*.arr', ruleLine: 6, fieldPath: 'a', measured: 4, bound: 3, failingDocumentId: 2 });
   assert.equal(err.result.insertedCount, 2);
   assert.deepEqual((await held('arr')).map((d) => d._id), [0, 1]);
 });

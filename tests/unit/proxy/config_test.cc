@@ -29,11 +29,20 @@ TEST(Config, ParsesHostPortAndUpstreamUri) {
   EXPECT_THROW(parse_upstream_uri("mongodb://a:1,b:2"), ConfigError);
 }
 
-TEST(Config, Durations) {
-  EXPECT_EQ(parse_duration("1500").count(), 1500);
-  EXPECT_EQ(parse_duration("2s").count(), 2000);
-  EXPECT_EQ(parse_duration("1m").count(), 60000);
-  EXPECT_THROW(parse_duration("5h"), ConfigError);
+TEST(Config, DurationsNeedAUnit) {
+  const auto path = write_temp("limits:\n  connect_timeout: 1500\n");
+  try {
+    load_config_file(path);
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find(path + ":2:20: key 'limits.connect_timeout'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("ms, s, m or h"), std::string::npos) << msg;
+  }
+  const auto ok = write_temp("limits:\n  connect_timeout: 1500ms\n  idle_timeout: 2m\n");
+  const auto c = load_config_file(ok);
+  EXPECT_EQ(c.connect_timeout.count(), 1500);
+  EXPECT_EQ(c.idle_timeout.count(), 120000);
 }
 
 TEST(Config, LoadsFileWithProxyKeysAndRules) {

@@ -110,7 +110,7 @@ TEST(UpdateShapeTest, PipelineConcatArraysLiterals) {
   bson_iter_t it;
   ASSERT_TRUE(bson_iter_init_find(&it, u.get(), "p"));
   UpdateShape shape;
-  shape.measure(wire::view_of(it), true);
+  shape.measure(codec::view_of(it), true);
   ASSERT_EQ(shape.growth_count(), 2u);
   EXPECT_EQ(shape.growth()[0].path, "tags");
   EXPECT_EQ(shape.growth()[0].elements, 4u);

@@ -111,12 +111,13 @@ TEST_F(EngineTest, DocumentTooLargeIsBlockedWithItsId) {
   const Violation& viol = v.violations[0];
   EXPECT_EQ(viol.rule, "max_document_bytes");
   EXPECT_EQ(viol.rule_match, "shop.products");
+  EXPECT_EQ(viol.rule_line, 4);  // the rule's line in kShopRules, reported in logs and errInfo
   EXPECT_EQ(viol.action, Action::kBlock);
   EXPECT_EQ(viol.statement_index, 1);
   EXPECT_EQ(viol.bound, 1024);
   EXPECT_GT(viol.measured, 2000);
   EXPECT_EQ(
-      Bson(wire::BsonView{viol.failing_id.data(), static_cast<uint32_t>(viol.failing_id.size())})
+      Bson(codec::BsonView{viol.failing_id.data(), static_cast<uint32_t>(viol.failing_id.size())})
           .json(),
       R"({ "_id" : "big" })");
   EXPECT_EQ(v.blocked_statements, std::vector<int32_t>{1});

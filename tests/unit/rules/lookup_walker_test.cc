@@ -18,7 +18,7 @@ std::vector<std::string> joins_of(const std::string& pipeline_json) {
   bson_iter_t it;
   EXPECT_TRUE(bson_iter_init_find(&it, doc.get(), "p"));
   std::vector<std::string> out;
-  const wire::BsonView pipeline = wire::view_of(it);
+  const codec::BsonView pipeline = codec::view_of(it);
   const uint32_t n = LookupWalker::walk(pipeline, [&](const Join& j) {
     out.push_back(std::string(j.stage) + ":" + std::string(j.from) + "@" + std::to_string(j.depth));
   });

@@ -78,10 +78,13 @@ TEST(RuleSetTest, Durations) {
   EXPECT_EQ(*parse_duration("60s"), std::chrono::seconds(60));
   EXPECT_EQ(*parse_duration("5m"), std::chrono::seconds(300));
   EXPECT_EQ(*parse_duration("1h"), std::chrono::seconds(3600));
-  EXPECT_EQ(*parse_duration("90"), std::chrono::seconds(90));
-  EXPECT_FALSE(parse_duration("0s"));
+  EXPECT_EQ(*parse_duration("250ms"), std::chrono::milliseconds(250));
+  EXPECT_FALSE(parse_duration("90"));  // a bare number: seconds or milliseconds? refused
   EXPECT_FALSE(parse_duration("soon"));
   EXPECT_FALSE(parse_duration("10d"));
+  EXPECT_EQ(parse_boolean("Yes"), true);
+  EXPECT_EQ(parse_boolean("off"), false);
+  EXPECT_FALSE(parse_boolean("1"));
 }
 
 TEST(RuleSetTest, Globs) {

@@ -1,0 +1,215 @@
+#include <cstring>
+#include <string>
+
+#include "docguard/codec/bson_view.h"
+#include "docguard/codec/error_kinds.h"
+
+namespace docguard::codec {
+
+BsonView checked_bson(Bytes data) {
+  if (data.size() < 5) throw ProtocolError(errors::kBadBson, "BSON document shorter than 5 bytes");
+  const int32_t declared = load_le32(data.data());
+  if (declared < 5 || static_cast<size_t>(declared) > data.size()) {
+    throw ProtocolError(errors::kBadBson, "BSON document length " + std::to_string(declared) +
+                                              " does not fit in the " +
+                                              std::to_string(data.size()) + " bytes left");
+  }
+  if (data[static_cast<size_t>(declared) - 1] != 0) {
+    throw ProtocolError(errors::kBadBson, "BSON document does not end with a NUL byte");
+  }
+  return BsonView{data.data(), static_cast<uint32_t>(declared)};
+}
+
+void append_document_array(bson_t* parent, const char* key, std::span<const BsonView> docs) {
+  bson_t array;
+  bson_append_array_begin(parent, key, -1, &array);
+  char key_buf[16];
+  for (size_t i = 0; i < docs.size(); ++i) {
+    const char* k = nullptr;
+    bson_uint32_to_string(static_cast<uint32_t>(i), &k, key_buf, sizeof key_buf);
+    bson_t doc;
+    if (bson_init_static(&doc, docs[i].data, docs[i].size)) {
+      bson_append_document(&array, k, -1, &doc);
+    }
+  }
+  bson_append_array_end(parent, &array);
+}
+
+BsonView view_of(const bson_iter_t& iter) {
+  uint32_t len = 0;
+  const uint8_t* data = nullptr;
+  if (BSON_ITER_HOLDS_DOCUMENT(&iter)) {
+    bson_iter_document(&iter, &len, &data);
+  } else if (BSON_ITER_HOLDS_ARRAY(&iter)) {
+    bson_iter_array(&iter, &len, &data);
+  }
+  return BsonView{data, len};
+}
+
+std::string_view find_string(const BsonView& doc, const char* key) {
+  if (doc.empty()) return {};
+  bson_t b = doc.borrow();
+  bson_iter_t it;
+  if (bson_iter_init_find(&it, &b, key) && BSON_ITER_HOLDS_UTF8(&it)) {
+    uint32_t len = 0;
+    const char* s = bson_iter_utf8(&it, &len);
+    return {s, len};
+  }
+  return {};
+}
+
+bool bson_is_valid(const BsonView& doc) {
+  if (doc.empty()) return false;
+  bson_t b;
+  if (!bson_init_static(&b, doc.data, doc.size)) return false;
+  size_t offset = 0;
+  return bson_validate(&b, BSON_VALIDATE_NONE, &offset);
+}
+
+namespace {
+
+// Checks a document at data[0, size): its length prefix matches `size`, its elements fit, and
+// it ends with NUL. `base` is its offset in the outermost document, for error reporting.
+bool structure_valid(const uint8_t* data, size_t size, int depth, size_t base,
+                     size_t* error_offset) {
+  if (depth > kMaxBsonDepth || size < 5 || static_cast<size_t>(load_le32(data)) != size ||
+      data[size - 1] != 0) {
+    *error_offset = base;
+    return false;
+  }
+  const size_t end = size - 1;
+  size_t pos = 4;
+  auto fail = [&](size_t at) {
+    *error_offset = base + at;
+    return false;
+  };
+  // A string value: int32 length (including its NUL), bytes, NUL.
+  auto string_at = [&](size_t at, size_t* next) {
+    if (end - at < 4) return false;
+    const int32_t len = load_le32(data + at);
+    if (len < 1 || static_cast<size_t>(len) > end - at - 4 || data[at + 4 + len - 1] != 0) {
+      return false;
+    }
+    *next = at + 4 + static_cast<size_t>(len);
+    return true;
+  };
+  auto cstring_at = [&](size_t at, size_t* next) {
+    const void* nul = std::memchr(data + at, 0, end - at);
+    if (nul == nullptr) return false;
+    *next = static_cast<size_t>(static_cast<const uint8_t*>(nul) - data) + 1;
+    return true;
+  };
+  while (pos < end) {
+    const size_t element = pos;
+    const uint8_t type = data[pos++];
+    if (!cstring_at(pos, &pos)) return fail(element);
+    size_t fixed = 0;
+    switch (type) {
+      case 0x01:
+      case 0x09:
+      case 0x11:
+      case 0x12:
+        fixed = 8;
+        break;  // double, date, ts, int64
+      case 0x07:
+        fixed = 12;
+        break;    // ObjectId
+      case 0x08:  // bool
+        if (pos >= end || data[pos] > 1) return fail(element);
+        fixed = 1;
+        break;
+      case 0x10:
+        fixed = 4;
+        break;  // int32
+      case 0x13:
+        fixed = 16;
+        break;  // decimal128
+      case 0x06:
+      case 0x0A:
+      case 0x7F:
+      case 0xFF:
+        fixed = 0;
+        break;  // undefined, null, max/min key
+      case 0x02:
+      case 0x0D:
+      case 0x0E:  // string, code, symbol
+        if (!string_at(pos, &pos)) return fail(element);
+        continue;
+      case 0x03:
+      case 0x04: {  // document, array
+        if (end - pos < 5) return fail(element);
+        const int32_t len = load_le32(data + pos);
+        if (len < 5 || static_cast<size_t>(len) > end - pos) return fail(element);
+        if (!structure_valid(data + pos, static_cast<size_t>(len), depth + 1, base + pos,
+                             error_offset)) {
+          return false;
+        }
+        pos += static_cast<size_t>(len);
+        continue;
+      }
+      case 0x05: {  // binary
+        if (end - pos < 5) return fail(element);
+        const int32_t len = load_le32(data + pos);
+        if (len < 0 || static_cast<size_t>(len) > end - pos - 5) return fail(element);
+        // The deprecated subtype 2 wraps its bytes in a second length (found by fuzz_bson).
+        if (data[pos + 4] == 0x02 && (len < 4 || load_le32(data + pos + 5) != len - 4)) {
+          return fail(element);
+        }
+        pos += 5 + static_cast<size_t>(len);
+        continue;
+      }
+      case 0x0B:  // regex: two cstrings
+        if (!cstring_at(pos, &pos) || pos >= end || !cstring_at(pos, &pos)) return fail(element);
+        continue;
+      case 0x0C:  // DBPointer
+        if (!string_at(pos, &pos) || end - pos < 12) return fail(element);
+        pos += 12;
+        continue;
+      case 0x0F: {  // code with scope
+        if (end - pos < 4) return fail(element);
+        const int32_t total = load_le32(data + pos);
+        if (total < 14 || static_cast<size_t>(total) > end - pos) return fail(element);
+        size_t inner = pos + 4;
+        if (!string_at(inner, &inner) || inner >= pos + static_cast<size_t>(total)) {
+          return fail(element);
+        }
+        const size_t scope_len = pos + static_cast<size_t>(total) - inner;
+        if (!structure_valid(data + inner, scope_len, depth + 1, base + inner, error_offset)) {
+          return false;
+        }
+        pos += static_cast<size_t>(total);
+        continue;
+      }
+      default:
+        return fail(element);
+    }
+    if (end - pos < fixed) return fail(element);
+    pos += fixed;
+  }
+  return pos == end;
+}
+
+}  // namespace
+
+bool bson_structure_valid(const BsonView& doc, size_t* error_offset) {
+  size_t ignored = 0;
+  if (error_offset == nullptr) error_offset = &ignored;
+  if (doc.empty()) {
+    *error_offset = 0;
+    return false;
+  }
+  return structure_valid(doc.data, doc.size, 0, 0, error_offset);
+}
+
+std::string to_json(const BsonView& doc) {
+  if (doc.empty()) return "{}";
+  bson_t b = doc.borrow();
+  size_t len = 0;
+  char* json = bson_as_relaxed_extended_json(&b, &len);
+  if (json == nullptr) return "<invalid BSON>";
+  std::string out(json, len);
+  bson_free(json);
+  return out;
+}
+
+}  // namespace docguard::codec

@@ -1,0 +1,57 @@
+#include <string>
+
+#include "docguard/codec/error_kinds.h"
+#include "docguard/codec/message.h"
+
+namespace docguard::codec {
+
+MsgHeader read_header(const uint8_t* data) {
+  return MsgHeader{load_le32(data), load_le32(data + 4), load_le32(data + 8), load_le32(data + 12)};
+}
+
+void write_header(uint8_t* data, const MsgHeader& header) {
+  store_le32(data, header.message_length);
+  store_le32(data + 4, header.request_id);
+  store_le32(data + 8, header.response_to);
+  store_le32(data + 12, header.op_code);
+}
+
+void check_message_length(const MsgHeader& header, uint32_t max_message_bytes) {
+  if (header.message_length < static_cast<int32_t>(kHeaderSize)) {
+    throw ProtocolError(errors::kBadLength, "messageLength " +
+                                                std::to_string(header.message_length) +
+                                                " is smaller than the 16-byte header");
+  }
+  if (static_cast<uint32_t>(header.message_length) > max_message_bytes) {
+    throw ProtocolError(errors::kTooLarge, "messageLength " +
+                                               std::to_string(header.message_length) +
+                                               " exceeds the limit of " +
+                                               std::to_string(max_message_bytes) + " bytes");
+  }
+}
+
+const char* op_code_name(int32_t op_code) {
+  switch (static_cast<OpCode>(op_code)) {
+    case OpCode::kReply:
+      return "OP_REPLY";
+    case OpCode::kUpdate:
+      return "OP_UPDATE";
+    case OpCode::kInsert:
+      return "OP_INSERT";
+    case OpCode::kQuery:
+      return "OP_QUERY";
+    case OpCode::kGetMore:
+      return "OP_GET_MORE";
+    case OpCode::kDelete:
+      return "OP_DELETE";
+    case OpCode::kKillCursors:
+      return "OP_KILL_CURSORS";
+    case OpCode::kCompressed:
+      return "OP_COMPRESSED";
+    case OpCode::kMsg:
+      return "OP_MSG";
+  }
+  return "unknown";
+}
+
+}  // namespace docguard::codec

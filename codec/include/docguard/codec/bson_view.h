@@ -1,0 +1,98 @@
+// A non-owning view of one BSON document inside a message buffer.
+#pragma once
+
+#include <bson/bson.h>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "docguard/codec/error_kinds.h"
+#include "docguard/codec/message.h"
+
+namespace docguard::codec {
+
+struct BsonView {
+  const uint8_t* data = nullptr;
+  uint32_t size = 0;
+
+  bool empty() const { return data == nullptr; }
+  Bytes bytes() const { return {data, size}; }
+  // A bson_t that borrows these bytes (no copy). Valid while the underlying buffer lives.
+  bson_t borrow() const {
+    bson_t b;
+    if (!bson_init_static(&b, data, size)) bson_init(&b);
+    return b;
+  }
+};
+
+// Owns a heap bson_t (bson_new / bson_new_from_json / bson_copy ...). std::unique_ptr<bson_t>
+// cannot be used: bson_t carries an alignment attribute that template arguments drop.
+class OwnedBson {
+ public:
+  OwnedBson() : b_(bson_new()) {}
+  explicit OwnedBson(bson_t* adopt) : b_(adopt) {}
+  OwnedBson(OwnedBson&& o) noexcept : b_(std::exchange(o.b_, nullptr)) {}
+  OwnedBson& operator=(OwnedBson&& o) noexcept {
+    if (this != &o) {
+      if (b_ != nullptr) bson_destroy(b_);
+      b_ = std::exchange(o.b_, nullptr);
+    }
+    return *this;
+  }
+  OwnedBson(const OwnedBson&) = delete;
+  OwnedBson& operator=(const OwnedBson&) = delete;
+  ~OwnedBson() {
+    if (b_ != nullptr) bson_destroy(b_);
+  }
+  bson_t* get() const { return b_; }
+  bson_t* operator->() const { return b_; }
+  BsonView view() const { return BsonView{bson_get_data(b_), b_->len}; }
+  Bytes bytes() const { return view().bytes(); }
+
+ private:
+  bson_t* b_;
+};
+
+// Checks the framing of a BSON document at `data` (length prefix, bounds, trailing NUL) and
+// returns a view of it; throws ProtocolError(errors::kBadBson) otherwise. Does not walk the
+// elements.
+BsonView checked_bson(Bytes data);
+
+// The key of the element the iterator points at.
+inline std::string_view key_of(const bson_iter_t& iter) {
+  return {bson_iter_key(&iter), bson_iter_key_len(&iter)};
+}
+inline std::string_view key_of(const bson_iter_t* iter) { return key_of(*iter); }
+
+// Lets unordered maps keyed by std::string be searched with a std::string_view (no copy).
+struct StringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+
+// Returns the view of an embedded document/array value the iterator points at.
+BsonView view_of(const bson_iter_t& iter);
+
+// Appends `docs` to `parent` as the array `key` ("0", "1", ... keys).
+void append_document_array(bson_t* parent, const char* key, std::span<const BsonView> docs);
+
+// String value of `key` in `doc` if present and a UTF-8 string; empty otherwise.
+std::string_view find_string(const BsonView& doc, const char* key);
+
+// Full validation with libbson (every element, recursively, UTF-8 included). For tests.
+bool bson_is_valid(const BsonView& doc);
+
+// Structural validation on the hot path: every element's type, key and length fit, recursively
+// (at most kMaxBsonDepth levels), strings are NUL-terminated; UTF-8 is not checked (the server
+// does). Much cheaper than libbson's validation. On failure returns false and sets
+// *error_offset to where the bad element starts.
+constexpr int kMaxBsonDepth = 200;
+bool bson_structure_valid(const BsonView& doc, size_t* error_offset);
+
+// Relaxed Extended JSON of a document, for logs and tests.
+std::string to_json(const BsonView& doc);
+
+}  // namespace docguard::codec

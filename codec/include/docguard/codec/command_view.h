@@ -1,0 +1,85 @@
+// What a command means: its name, namespace and the documents and statements it carries,
+// whether they came in the body or in kind-1 sequences. Views into the message buffer.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "docguard/codec/bson_view.h"
+#include "docguard/codec/op_msg.h"
+
+namespace docguard::codec {
+
+enum class CommandKind {
+  kInsert,
+  kUpdate,
+  kDelete,
+  kFindAndModify,
+  kFind,
+  kAggregate,
+  kCount,
+  kDistinct,
+  kGetMore,
+  kBulkWrite,  // 8.0 bulkWrite on admin
+  kCreate,     // may define a view (viewOn + pipeline)
+  kExplain,    // the explained command is described by `explained`
+  kHello,      // hello / isMaster / ismaster
+  kOther,
+};
+
+enum class PayloadSource { kNone, kBody, kSequence };
+
+struct CommandView {
+  std::string_view name;  // first key of the body, as sent
+  CommandKind kind = CommandKind::kOther;
+  std::string_view database;    // $db
+  std::string_view collection;  // value of the first key when it is a string
+  bool ordered = true;          // `ordered` field, default true
+  bool more_to_come = false;    // unacknowledged request: the server sends no reply
+
+  // The write payload (insert `documents`, update `updates`, delete `deletes`,
+  // bulkWrite `ops`) and where it came from. payload_field names the array / sequence.
+  std::vector<codec::BsonView> statements;
+  PayloadSource payload_source = PayloadSource::kNone;
+  std::string_view payload_field;
+
+  // bulkWrite: `nsInfo` entries ({ns: "db.coll", ...}), from the body or a sequence.
+  std::vector<codec::BsonView> ns_info;
+
+  // findAndModify: `query`, `update` (document or pipeline array), flags.
+  codec::BsonView query;
+  codec::BsonView update;
+  bool update_is_pipeline = false;
+  bool upsert = false;
+  bool remove = false;
+
+  // aggregate `pipeline`, or create's view `pipeline` (an array; may be empty).
+  codec::BsonView pipeline;
+  // explain: the inner command's name (e.g. "aggregate"); its pipeline goes to `pipeline`
+  // and its collection to `collection`.
+  std::string_view explained;
+
+  bool is_write() const {
+    return kind == CommandKind::kInsert || kind == CommandKind::kUpdate ||
+           kind == CommandKind::kDelete || kind == CommandKind::kFindAndModify ||
+           kind == CommandKind::kBulkWrite;
+  }
+  bool is_read() const {
+    return kind == CommandKind::kFind || kind == CommandKind::kAggregate ||
+           kind == CommandKind::kCount || kind == CommandKind::kDistinct;
+  }
+};
+
+// Describes an OP_MSG request. Never throws for unusual or malformed command shapes: the
+// fields it cannot make sense of stay empty and the upstream server judges the command.
+CommandView describe(const codec::OpMsg& msg);
+
+CommandKind kind_of(std::string_view command_name);
+
+// The command document of an OP_QUERY: legacy drivers may wrap it as
+// {$query: {isMaster: 1}, $readPreference: ...}.
+BsonView unwrap_query(const BsonView& query);
+// True for hello / isMaster / ismaster command documents.
+bool is_hello_command(const BsonView& command);
+
+}  // namespace docguard::codec

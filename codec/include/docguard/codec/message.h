@@ -1,0 +1,72 @@
+// Message framing for the MongoDB wire protocol: the 16-byte header, opcodes and limits.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+
+namespace docguard::codec {
+
+using Bytes = std::span<const uint8_t>;
+
+enum class OpCode : int32_t {
+  kReply = 1,
+  kUpdate = 2001,
+  kInsert = 2002,
+  kQuery = 2004,
+  kGetMore = 2005,
+  kDelete = 2006,
+  kKillCursors = 2007,
+  kCompressed = 2012,
+  kMsg = 2013,
+};
+
+constexpr size_t kHeaderSize = 16;
+// Server defaults (mongodb-facts.md section 1).
+constexpr uint32_t kDefaultMaxMessageBytes = 48'000'000;
+constexpr uint32_t kMaxBsonObjectSize = 16 * 1024 * 1024;
+
+struct MsgHeader {
+  int32_t message_length = 0;
+  int32_t request_id = 0;
+  int32_t response_to = 0;
+  int32_t op_code = 0;
+};
+
+// A malformed or unsupported message. `kind` is a short stable label used for metrics
+// (e.g. "bad_length", "bad_bson", "checksum"); what() is a human-readable explanation.
+class ProtocolError : public std::runtime_error {
+ public:
+  ProtocolError(std::string kind, const std::string& message)
+      : std::runtime_error(message), kind_(std::move(kind)) {}
+  const std::string& kind() const noexcept { return kind_; }
+
+ private:
+  std::string kind_;
+};
+
+inline int32_t load_le32(const uint8_t* p) {
+  return static_cast<int32_t>(static_cast<uint32_t>(p[0]) | (static_cast<uint32_t>(p[1]) << 8) |
+                              (static_cast<uint32_t>(p[2]) << 16) |
+                              (static_cast<uint32_t>(p[3]) << 24));
+}
+inline void store_le32(uint8_t* p, int32_t v) {
+  auto u = static_cast<uint32_t>(v);
+  p[0] = static_cast<uint8_t>(u);
+  p[1] = static_cast<uint8_t>(u >> 8);
+  p[2] = static_cast<uint8_t>(u >> 16);
+  p[3] = static_cast<uint8_t>(u >> 24);
+}
+
+// Reads the header from the first 16 bytes (caller guarantees they exist).
+MsgHeader read_header(const uint8_t* data);
+void write_header(uint8_t* data, const MsgHeader& header);
+
+// Validates a header's declared length against [16, max_message_bytes]; throws ProtocolError.
+void check_message_length(const MsgHeader& header, uint32_t max_message_bytes);
+
+const char* op_code_name(int32_t op_code);
+
+}  // namespace docguard::codec

@@ -1,0 +1,37 @@
+// OP_COMPRESSED (opcode 2012): decompression for inspection, guarded against bombs.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "docguard/codec/message.h"
+
+namespace docguard::codec {
+
+enum class Compressor : uint8_t { kNoop = 0, kSnappy = 1, kZlib = 2, kZstd = 3 };
+
+std::optional<Compressor> compressor_from_name(std::string_view name);
+const char* compressor_name(Compressor c);
+
+struct OpCompressed {
+  MsgHeader header;
+  int32_t original_op_code = 0;
+  int32_t uncompressed_size = 0;  // excludes the header
+  uint8_t compressor_id = 0;
+  Bytes payload;
+
+  static OpCompressed parse(Bytes message);
+};
+
+// Decompresses an OP_COMPRESSED message into the equivalent uncompressed message (a fresh
+// 16-byte header with the original opcode, same requestID/responseTo, then the payload).
+// Throws ProtocolError if the declared size exceeds max_message_bytes (checked before any
+// allocation), if the real output size differs from the declared one, or on corrupt data.
+std::vector<uint8_t> decompress_message(Bytes message, uint32_t max_message_bytes);
+
+// Compresses a whole message (header included) into OP_COMPRESSED. For tests and replies.
+std::vector<uint8_t> compress_message(Bytes message, Compressor compressor);
+
+}  // namespace docguard::codec

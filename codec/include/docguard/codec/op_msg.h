@@ -1,0 +1,72 @@
+// OP_MSG (opcode 2013): parsing without copying, and building new messages.
+#pragma once
+
+#include <bson/bson.h>
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "docguard/codec/bson_view.h"
+#include "docguard/codec/message.h"
+
+namespace docguard::codec {
+
+namespace op_msg_flags {
+constexpr uint32_t kChecksumPresent = 1u << 0;
+constexpr uint32_t kMoreToCome = 1u << 1;
+constexpr uint32_t kExhaustAllowed = 1u << 16;
+// Bits 0-15 are required: a receiver must reject any it does not know.
+constexpr uint32_t kRequiredMask = 0x0000FFFFu;
+constexpr uint32_t kKnownMask = kChecksumPresent | kMoreToCome | kExhaustAllowed;
+}  // namespace op_msg_flags
+
+// A kind-1 section: an identifier and documents back to back.
+struct DocumentSequence {
+  std::string_view identifier;
+  std::vector<BsonView> documents;
+  size_t section_offset = 0;  // offset of the kind byte within the message
+  size_t section_size = 0;    // kind byte + size-prefixed payload
+};
+
+// A parsed OP_MSG. Every view points into the message buffer passed to parse(), which must
+// outlive this object.
+struct OpMsg {
+  MsgHeader header;
+  uint32_t flags = 0;
+  BsonView body;
+  std::vector<DocumentSequence> sequences;
+  bool checksum_present = false;
+
+  bool more_to_come() const { return (flags & op_msg_flags::kMoreToCome) != 0; }
+  bool exhaust_allowed() const { return (flags & op_msg_flags::kExhaustAllowed) != 0; }
+  const DocumentSequence* sequence(std::string_view identifier) const;
+
+  // Parses a whole message (header included). Throws ProtocolError on: unknown required flag
+  // bits, zero or several kind-0 sections, unknown section kinds, duplicate identifiers,
+  // sections overrunning the message, malformed BSON (framing and every element, recursively),
+  // and checksum mismatch (when verify_checksum is set).
+  static OpMsg parse(Bytes message, bool verify_checksum = true);
+};
+
+// Clears unknown optional flag bits (16-31) in place, as proxies must before forwarding.
+// Returns true if the message changed. If a checksum is present the bytes no longer match it,
+// so the caller must also call recompute_checksum.
+bool clear_unknown_optional_flags(std::vector<uint8_t>& message);
+// Recomputes the trailing CRC-32C of a message that has one.
+void recompute_checksum(std::vector<uint8_t>& message);
+
+// Builds an OP_MSG: a body and optional kind-1 sequences. No checksum.
+class OpMsgBuilder {
+ public:
+  OpMsgBuilder(int32_t request_id, int32_t response_to, uint32_t flags = 0);
+  OpMsgBuilder& body(Bytes bson);
+  OpMsgBuilder& body(const bson_t* bson) { return body(Bytes{bson_get_data(bson), bson->len}); }
+  OpMsgBuilder& sequence(std::string_view identifier, const std::vector<BsonView>& documents);
+  std::vector<uint8_t> finish();
+
+ private:
+  std::vector<uint8_t> out_;
+};
+
+}  // namespace docguard::codec

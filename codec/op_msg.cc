@@ -1,0 +1,178 @@
+#include "docguard/codec/op_msg.h"
+
+#include <string>
+
+#include "docguard/codec/crc32c.h"
+#include "docguard/codec/error_kinds.h"
+
+namespace docguard::codec {
+
+namespace {
+
+void validate_structure(const BsonView& doc) {
+  size_t offset = 0;
+  if (!bson_structure_valid(doc, &offset)) {
+    throw ProtocolError(errors::kBadBson, "malformed BSON element at offset " +
+                                              std::to_string(offset) + " of a " +
+                                              std::to_string(doc.size) + "-byte document");
+  }
+}
+
+}  // namespace
+
+const DocumentSequence* OpMsg::sequence(std::string_view identifier) const {
+  for (const auto& s : sequences) {
+    if (s.identifier == identifier) return &s;
+  }
+  return nullptr;
+}
+
+OpMsg OpMsg::parse(Bytes message, bool verify_checksum) {
+  if (message.size() < kHeaderSize + 4) {
+    throw ProtocolError(errors::kBadOpMsg, "OP_MSG shorter than header and flagBits");
+  }
+  OpMsg msg;
+  msg.header = read_header(message.data());
+  if (msg.header.message_length != static_cast<int32_t>(message.size())) {
+    throw ProtocolError(errors::kBadLength, "OP_MSG messageLength does not match the frame");
+  }
+  msg.flags = static_cast<uint32_t>(load_le32(message.data() + kHeaderSize));
+  const uint32_t unknown_required =
+      msg.flags & op_msg_flags::kRequiredMask & ~op_msg_flags::kKnownMask;
+  if (unknown_required != 0) {
+    throw ProtocolError(errors::kUnknownRequiredFlag, "OP_MSG has unknown required flag bits " +
+                                                          std::to_string(unknown_required));
+  }
+  msg.checksum_present = (msg.flags & op_msg_flags::kChecksumPresent) != 0;
+  size_t end = message.size();
+  if (msg.checksum_present) {
+    if (end < kHeaderSize + 4 + 4)
+      throw ProtocolError(errors::kBadOpMsg, "OP_MSG too short for checksum");
+    end -= 4;
+    if (verify_checksum) {
+      const auto expected = static_cast<uint32_t>(load_le32(message.data() + end));
+      const uint32_t actual = crc32c(message.first(end));
+      if (expected != actual)
+        throw ProtocolError(errors::kChecksum, "OP_MSG CRC-32C checksum mismatch");
+    }
+  }
+
+  size_t pos = kHeaderSize + 4;
+  bool have_body = false;
+  while (pos < end) {
+    const uint8_t kind = message[pos];
+    const size_t section_start = pos;
+    ++pos;
+    if (kind == 0) {
+      if (have_body) throw ProtocolError(errors::kBadOpMsg, "OP_MSG has multiple kind 0 sections");
+      msg.body = checked_bson(message.subspan(pos, end - pos));
+      pos += msg.body.size;
+      have_body = true;
+    } else if (kind == 1) {
+      if (end - pos < 4) throw ProtocolError(errors::kBadOpMsg, "kind 1 section truncated");
+      const int32_t size = load_le32(message.data() + pos);
+      if (size < 5 || static_cast<size_t>(size) > end - pos) {
+        throw ProtocolError(
+            "bad_op_msg", "kind 1 section size " + std::to_string(size) + " overruns the message");
+      }
+      const size_t section_end = pos + static_cast<size_t>(size);
+      size_t p = pos + 4;
+      size_t name_end = p;
+      while (name_end < section_end && message[name_end] != 0) ++name_end;
+      if (name_end >= section_end) {
+        throw ProtocolError(errors::kBadOpMsg, "kind 1 section identifier is not NUL-terminated");
+      }
+      DocumentSequence seq;
+      seq.identifier =
+          std::string_view(reinterpret_cast<const char*>(message.data() + p), name_end - p);
+      if (seq.identifier.empty()) {
+        throw ProtocolError(errors::kBadOpMsg, "kind 1 section has no identifier");
+      }
+      if (msg.sequence(seq.identifier) != nullptr) {
+        throw ProtocolError(errors::kBadOpMsg,
+                            "duplicate kind 1 identifier '" + std::string(seq.identifier) + "'");
+      }
+      p = name_end + 1;
+      while (p < section_end) {
+        BsonView doc = checked_bson(message.subspan(p, section_end - p));
+        seq.documents.push_back(doc);
+        p += doc.size;
+      }
+      seq.section_offset = section_start;
+      seq.section_size = section_end - section_start;
+      msg.sequences.push_back(std::move(seq));
+      pos = section_end;
+    } else {
+      throw ProtocolError(errors::kBadOpMsg,
+                          "OP_MSG has unknown section kind " + std::to_string(kind));
+    }
+  }
+  if (!have_body) throw ProtocolError(errors::kBadOpMsg, "OP_MSG has no kind 0 section");
+  // Every element of every document, recursively: the rules walk them with iterators that
+  // trust embedded lengths, and corrupt BSON must not be measured (or relayed) as if valid.
+  validate_structure(msg.body);
+  for (const auto& s : msg.sequences) {
+    for (const auto& d : s.documents) validate_structure(d);
+  }
+  // Identifiers must not also appear as body fields.
+  if (!msg.sequences.empty()) {
+    bson_t body = msg.body.borrow();
+    for (const auto& s : msg.sequences) {
+      bson_iter_t it;
+      const std::string key(s.identifier);
+      if (bson_iter_init_find(&it, &body, key.c_str())) {
+        throw ProtocolError(errors::kBadOpMsg,
+                            "identifier '" + key + "' appears in both the body and a sequence");
+      }
+    }
+  }
+  return msg;
+}
+
+bool clear_unknown_optional_flags(std::vector<uint8_t>& message) {
+  if (message.size() < kHeaderSize + 4) return false;
+  auto flags = static_cast<uint32_t>(load_le32(message.data() + kHeaderSize));
+  const uint32_t cleared = flags & (op_msg_flags::kRequiredMask | op_msg_flags::kKnownMask);
+  if (cleared == flags) return false;
+  store_le32(message.data() + kHeaderSize, static_cast<int32_t>(cleared));
+  return true;
+}
+
+void recompute_checksum(std::vector<uint8_t>& message) {
+  if (message.size() < kHeaderSize + 8) return;
+  const size_t end = message.size() - 4;
+  store_le32(message.data() + end, static_cast<int32_t>(crc32c(Bytes{message.data(), end})));
+}
+
+OpMsgBuilder::OpMsgBuilder(int32_t request_id, int32_t response_to, uint32_t flags) {
+  out_.resize(kHeaderSize + 4);
+  write_header(out_.data(),
+               MsgHeader{0, request_id, response_to, static_cast<int32_t>(OpCode::kMsg)});
+  store_le32(out_.data() + kHeaderSize,
+             static_cast<int32_t>(flags & ~op_msg_flags::kChecksumPresent));
+}
+
+OpMsgBuilder& OpMsgBuilder::body(Bytes bson) {
+  out_.push_back(0);
+  out_.insert(out_.end(), bson.begin(), bson.end());
+  return *this;
+}
+
+OpMsgBuilder& OpMsgBuilder::sequence(std::string_view identifier,
+                                     const std::vector<BsonView>& documents) {
+  out_.push_back(1);
+  const size_t size_at = out_.size();
+  out_.resize(out_.size() + 4);
+  out_.insert(out_.end(), identifier.begin(), identifier.end());
+  out_.push_back(0);
+  for (const auto& d : documents) out_.insert(out_.end(), d.data, d.data + d.size);
+  store_le32(out_.data() + size_at, static_cast<int32_t>(out_.size() - size_at));
+  return *this;
+}
+
+std::vector<uint8_t> OpMsgBuilder::finish() {
+  store_le32(out_.data(), static_cast<int32_t>(out_.size()));
+  return std::move(out_);
+}
+
+}  // namespace docguard::codec

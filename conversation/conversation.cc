@@ -1,0 +1,228 @@
+#include "docguard/conversation/conversation.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "docguard/codec/op_msg.h"
+#include "docguard/codec/op_query.h"
+
+namespace docguard::conversation {
+
+namespace {
+
+// Buffers grown past this for a large message are released afterwards.
+constexpr size_t kKeepBufferBytes = 64 * 1024;
+// How many unacknowledged request ids are remembered (see unacknowledged_).
+constexpr size_t kUnacknowledgedWindow = 64;
+
+void trim(std::vector<uint8_t>& buffer) {
+  if (buffer.capacity() > kKeepBufferBytes) std::vector<uint8_t>().swap(buffer);
+}
+
+bool is_reply_more_to_come(codec::Bytes message) {
+  if (message.size() < codec::kHeaderSize + 4) return false;
+  if (codec::read_header(message.data()).op_code != static_cast<int32_t>(codec::OpCode::kMsg)) {
+    return false;
+  }
+  return (static_cast<uint32_t>(codec::load_le32(message.data() + codec::kHeaderSize)) &
+          codec::op_msg_flags::kMoreToCome) != 0;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point started) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+}
+
+}  // namespace
+
+Conversation::Conversation(rules::Engine& engine, const ConversationSettings& settings,
+                           std::string peer, ConversationHost& host)
+    : engine_(engine), settings_(settings), host_(host), peer_(std::move(peer)) {}
+
+void Conversation::release_request_buffer() { trim(request_scratch_); }
+void Conversation::release_reply_buffer() { trim(reply_scratch_); }
+
+bool Conversation::upstream_accepts(codec::Compressor compressor) const {
+  return std::find(upstream_compressors_.begin(), upstream_compressors_.end(), compressor) !=
+         upstream_compressors_.end();
+}
+
+void Conversation::note_hello(const codec::BsonView& hello) {
+  client_compressors_ = supported_compressors(hello);
+  if (app_name_.empty()) app_name_ = client_app_name(hello);
+}
+
+Conversation::RequestOutcome Conversation::on_request(codec::Bytes message) {
+  const auto header = codec::read_header(message.data());
+  codec::Bytes forward = message;
+  codec::Bytes inspect = message;
+  int32_t op = header.op_code;
+
+  if (op == static_cast<int32_t>(codec::OpCode::kCompressed)) {
+    const auto compressor = static_cast<codec::Compressor>(message[codec::kHeaderSize + 8]);
+    request_scratch_ = codec::decompress_message(message, settings_.max_message_bytes);
+    host_.on_compressed_request(compressor);
+    inspect = request_scratch_;
+    op = codec::read_header(request_scratch_.data()).op_code;
+    // docguard offers clients every compressor it can read; an upstream that did not agree
+    // to this one gets the message uncompressed.
+    if (!upstream_accepts(compressor)) forward = request_scratch_;
+  }
+
+  if (op == static_cast<int32_t>(codec::OpCode::kMsg)) return on_op_msg(header, inspect, forward);
+  if (op == static_cast<int32_t>(codec::OpCode::kQuery)) on_op_query(header, inspect);
+  // Other legacy opcodes pass through untouched; servers since 5.1 refuse them themselves.
+  else
+    ++outstanding_;
+  return {RequestOutcome::Action::kForward, forward};
+}
+
+Conversation::RequestOutcome Conversation::on_op_msg(const codec::MsgHeader& header,
+                                                     codec::Bytes inspect, codec::Bytes forward) {
+  const auto started = std::chrono::steady_clock::now();
+  const codec::OpMsg msg = codec::OpMsg::parse(inspect);
+  if ((msg.flags & ~(codec::op_msg_flags::kRequiredMask | codec::op_msg_flags::kKnownMask)) != 0) {
+    // Unknown optional bits must be cleared before forwarding; do it on an uncompressed copy
+    // (only the flags change, so `msg`'s views into `inspect` stay right).
+    if (inspect.data() != request_scratch_.data()) {
+      request_scratch_.assign(inspect.begin(), inspect.end());
+    }
+    codec::clear_unknown_optional_flags(request_scratch_);
+    if (msg.checksum_present) codec::recompute_checksum(request_scratch_);
+    forward = request_scratch_;
+  }
+  const codec::CommandView view = codec::describe(msg);
+  if (view.kind == codec::CommandKind::kHello) {
+    pending_[header.request_id] = PendingReply::of(PendingReply::Kind::kHello);
+    note_hello(msg.body);
+  }
+  const rules::RequestContext context{app_name_, peer_};
+  const rules::Verdict verdict = engine_.inspect(view, context);
+  if (verdict.any_block()) {
+    RequestPlan plan = plan_request(msg, view, verdict, host_.new_request_id());
+    host_.on_inspected(seconds_since(started));
+    switch (plan.kind) {
+      case RequestPlan::Kind::kForwardOriginal:
+        break;
+      case RequestPlan::Kind::kForwardRewritten:
+        if (!view.more_to_come) {
+          pending_[header.request_id] = PendingReply::of(PendingReply::Kind::kMerge, plan.merge);
+        }
+        request_scratch_ = std::move(plan.message);
+        forward = request_scratch_;
+        break;
+      case RequestPlan::Kind::kReplyNow:
+        host_.on_blocked();
+        request_scratch_ = std::move(plan.message);
+        return {RequestOutcome::Action::kReply, request_scratch_};
+      case RequestPlan::Kind::kDrop:
+        host_.on_blocked();
+        return {RequestOutcome::Action::kNothing, {}};
+    }
+  } else {
+    host_.on_inspected(seconds_since(started));
+    if (!view.more_to_come && engine_.wants_reply_sample(view)) {
+      auto p = PendingReply::of(PendingReply::Kind::kSample);
+      p.db = std::string(view.database);
+      p.collection = std::string(view.collection);
+      p.command = view.kind;
+      pending_[header.request_id] = std::move(p);
+    }
+  }
+  if (msg.more_to_come()) {
+    unacknowledged_.push_back(header.request_id);
+    if (unacknowledged_.size() > kUnacknowledgedWindow) unacknowledged_.pop_front();
+  } else {
+    ++outstanding_;
+  }
+  return {RequestOutcome::Action::kForward, forward};
+}
+
+void Conversation::on_op_query(const codec::MsgHeader& header, codec::Bytes inspect) {
+  const codec::OpQuery query = codec::OpQuery::parse(inspect);
+  const codec::BsonView command = codec::unwrap_query(query.query);
+  if (query.full_collection_name.ends_with(".$cmd") && codec::is_hello_command(command)) {
+    pending_[header.request_id] = PendingReply::of(PendingReply::Kind::kLegacyHello);
+    note_hello(command);
+  }
+  ++outstanding_;
+}
+
+Conversation::ReplyOutcome Conversation::on_reply(codec::Bytes message) {
+  const auto header = codec::read_header(message.data());
+  const bool was_streaming = upstream_streaming_;
+  upstream_streaming_ = is_reply_more_to_come(message);
+  if (!was_streaming && !unacknowledged_.empty()) {
+    auto it = std::find(unacknowledged_.begin(), unacknowledged_.end(), header.response_to);
+    if (it != unacknowledged_.end()) {
+      unacknowledged_.erase(it);
+      host_.on_unacknowledged_reply_dropped(header.response_to);
+      return {true, {}};
+    }
+  }
+  if (!upstream_streaming_ && outstanding_ > 0) --outstanding_;
+  if (!pending_.empty()) {
+    if (auto it = pending_.find(header.response_to); it != pending_.end()) {
+      const PendingReply pending = std::move(it->second);
+      pending_.erase(it);
+      std::vector<uint8_t> rewritten = rewrite_reply(pending, message);
+      if (!rewritten.empty()) {
+        reply_scratch_ = std::move(rewritten);
+        return {false, reply_scratch_};
+      }
+    }
+  }
+  return {false, message};
+}
+
+std::vector<uint8_t> Conversation::rewrite_reply(const PendingReply& pending,
+                                                 codec::Bytes message) {
+  const auto header = codec::read_header(message.data());
+  codec::Bytes plain = message;
+  if (header.op_code == static_cast<int32_t>(codec::OpCode::kCompressed)) {
+    // Replies may be as large as the server allows, whatever docguard's request limit.
+    reply_scratch_ = codec::decompress_message(
+        message, std::max(settings_.max_message_bytes, codec::kDefaultMaxMessageBytes));
+    plain = reply_scratch_;
+  }
+  const int32_t op = codec::read_header(plain.data()).op_code;
+  switch (pending.kind) {
+    case PendingReply::Kind::kLegacyHello: {
+      if (op != static_cast<int32_t>(codec::OpCode::kReply)) return {};
+      const auto reply = codec::OpReply::parse(plain);
+      if (reply.documents.empty()) return {};
+      auto rewritten =
+          rewrite_hello_reply(reply.documents[0], client_compressors_, settings_.persona);
+      upstream_compressors_ = rewritten.upstream_compressors;
+      return codec::build_op_reply(header.request_id, header.response_to,
+                                   rewritten.reply.view().bytes(), reply.response_flags);
+    }
+    case PendingReply::Kind::kHello: {
+      if (op != static_cast<int32_t>(codec::OpCode::kMsg)) return {};
+      const auto reply = codec::OpMsg::parse(plain);
+      auto rewritten = rewrite_hello_reply(reply.body, client_compressors_, settings_.persona);
+      upstream_compressors_ = rewritten.upstream_compressors;
+      return codec::OpMsgBuilder(header.request_id, header.response_to)
+          .body(rewritten.reply.get())
+          .finish();
+    }
+    case PendingReply::Kind::kMerge: {
+      if (op != static_cast<int32_t>(codec::OpCode::kMsg)) return {};
+      const auto reply = codec::OpMsg::parse(plain);
+      return merge_reply(*pending.merge, reply, header.response_to);
+    }
+    case PendingReply::Kind::kSample: {
+      if (op == static_cast<int32_t>(codec::OpCode::kMsg)) {
+        const auto reply = codec::OpMsg::parse(plain);
+        codec::CommandView request;
+        request.kind = pending.command;
+        request.database = pending.db;
+        request.collection = pending.collection;
+        engine_.observe_reply(request, reply);
+      }
+      return {};
+    }
+  }
+  return {};
+}
+
+}  // namespace docguard::conversation

@@ -1,0 +1,149 @@
+// The code-121 documents docguard answers with, and the message of each violation.
+#include "error_documents.h"
+
+#include <bson/bson.h>
+#include <fmt/format.h>
+
+#include <cmath>
+#include <string>
+
+namespace docguard::conversation {
+
+using codec::OwnedBson;
+using rules::Action;
+using rules::RuleKind;
+using rules::Violation;
+
+std::string violation_message(const Violation& v) {
+  std::string what;
+  switch (v.kind) {
+    case RuleKind::kMaxDocumentBytes:
+      what = fmt::format("document is {} bytes, bound {}", v.measured, v.bound);
+      break;
+    case RuleKind::kMaxArrayLength:
+    case RuleKind::kArrayLength:
+      what = fmt::format("array '{}' reaches {} elements, bound {}", v.field_path, v.measured,
+                         v.bound);
+      break;
+    case RuleKind::kTrackedArrayLength:
+      what = fmt::format("array '{}' of this document would reach {} elements, bound {}",
+                         v.field_path, v.measured, v.bound);
+      break;
+    case RuleKind::kRequirePushSlice:
+      what = fmt::format("'{}' grows without $slice ({} elements added); cap it with $slice",
+                         v.field_path, v.measured);
+      break;
+    case RuleKind::kMaxNestingDepth:
+      what = fmt::format("document nests {} levels, bound {}", v.measured, v.bound);
+      break;
+    case RuleKind::kMaxLookupRatio:
+      what = fmt::format("{:.0f}% of recent reads on this collection use $lookup, bound {:.0f}%",
+                         v.measured * 100, v.bound * 100);
+      break;
+    case RuleKind::kCount:
+      what = fmt::format("measured {}, bound {}", v.measured, v.bound);
+      break;
+  }
+  return fmt::format("docguard: design rule {} (match \"{}\") violated: {}", v.rule, v.rule_match,
+                     what);
+}
+
+namespace detail {
+
+namespace {
+
+void append_number(bson_t* doc, const char* key, double value) {
+  if (std::isfinite(value) && value == std::floor(value) && std::fabs(value) < 9e15) {
+    BSON_APPEND_INT64(doc, key, static_cast<int64_t>(value));
+  } else {
+    BSON_APPEND_DOUBLE(doc, key, value);
+  }
+}
+
+// errInfo: {rule, match, fieldPath, measured, bound, failingDocumentId?}
+void append_err_info(bson_t* parent, const Violation& v) {
+  bson_t info;
+  BSON_APPEND_DOCUMENT_BEGIN(parent, "errInfo", &info);
+  BSON_APPEND_UTF8(&info, "rule", v.rule.c_str());
+  BSON_APPEND_UTF8(&info, "match", v.rule_match.c_str());
+  if (v.rule_line > 0) BSON_APPEND_INT32(&info, "ruleLine", v.rule_line);
+  BSON_APPEND_UTF8(&info, "fieldPath", v.field_path.c_str());
+  append_number(&info, "measured", v.measured);
+  append_number(&info, "bound", v.bound);
+  if (!v.failing_id.empty()) {
+    bson_t id;
+    bson_iter_t it;
+    if (bson_init_static(&id, v.failing_id.data(), v.failing_id.size()) &&
+        bson_iter_init_find(&it, &id, "_id")) {
+      bson_append_value(&info, "failingDocumentId", -1, bson_iter_value(&it));
+    }
+  }
+  bson_append_document_end(parent, &info);
+}
+
+// code, codeName, errmsg and errInfo: what server-side validation reports for a document.
+void append_validation_failure(bson_t* doc, const Violation& v) {
+  BSON_APPEND_INT32(doc, "code", kDocumentValidationFailure);
+  BSON_APPEND_UTF8(doc, "codeName", "DocumentValidationFailure");
+  BSON_APPEND_UTF8(doc, "errmsg", violation_message(v).c_str());
+  append_err_info(doc, v);
+}
+
+}  // namespace
+
+// A writeErrors entry: {index, code, codeName, errmsg, errInfo}.
+std::vector<uint8_t> write_error(int32_t index, const Violation& v) {
+  OwnedBson e;
+  BSON_APPEND_INT32(e.get(), "index", index);
+  append_validation_failure(e.get(), v);
+  auto b = e.bytes();
+  return {b.begin(), b.end()};
+}
+
+// A bulkWrite per-op result for a refused op: {ok: 0, idx, code, codeName, errmsg, errInfo}.
+std::vector<uint8_t> bulk_write_error(int32_t index, const Violation& v) {
+  OwnedBson e;
+  BSON_APPEND_DOUBLE(e.get(), "ok", 0.0);
+  BSON_APPEND_INT32(e.get(), "idx", index);
+  append_validation_failure(e.get(), v);
+  auto b = e.bytes();
+  return {b.begin(), b.end()};
+}
+
+void append_documents(bson_t* parent, const char* key,
+                      const std::vector<std::vector<uint8_t>>& docs) {
+  std::vector<codec::BsonView> views;
+  views.reserve(docs.size());
+  for (const auto& d : docs) views.push_back({d.data(), static_cast<uint32_t>(d.size())});
+  codec::append_document_array(parent, key, views);
+}
+
+// The violation reported for a blocked statement: its first blocking one.
+const Violation* blocking_violation(const rules::Verdict& verdict, int32_t index) {
+  const Violation* any = nullptr;
+  for (const Violation& v : verdict.violations) {
+    if (v.action != Action::kBlock) continue;
+    if (v.statement_index == index) return &v;
+    if (any == nullptr) any = &v;
+  }
+  return index < 0 ? any : nullptr;
+}
+
+std::vector<uint8_t> command_error(const codec::OpMsg& request, const rules::Verdict& verdict,
+                                   int32_t reply_request_id) {
+  const Violation* v = blocking_violation(verdict, -1);
+  OwnedBson body;
+  BSON_APPEND_DOUBLE(body.get(), "ok", 0.0);
+  BSON_APPEND_UTF8(
+      body.get(), "errmsg",
+      v != nullptr ? violation_message(*v).c_str() : "docguard: blocked by a design rule");
+  BSON_APPEND_INT32(body.get(), "code", kDocumentValidationFailure);
+  BSON_APPEND_UTF8(body.get(), "codeName", "DocumentValidationFailure");
+  if (v != nullptr) append_err_info(body.get(), *v);
+  return codec::OpMsgBuilder(reply_request_id, request.header.request_id)
+      .body(body.bytes())
+      .finish();
+}
+
+}  // namespace detail
+}  // namespace docguard::conversation

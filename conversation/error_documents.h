@@ -1,0 +1,29 @@
+// Private to the conversation library: the documents docguard answers with when it refuses a
+// write (code 121 DocumentValidationFailure, as server-side validation reports it), shared by the
+// request plan (request_plan.cc) and the reply merges (reply_merge.cc).
+#pragma once
+
+#include <bson/bson.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "docguard/codec/op_msg.h"
+#include "docguard/conversation/enforcement.h"
+
+namespace docguard::conversation::detail {
+
+// A writeErrors entry: {index, code, codeName, errmsg, errInfo}.
+std::vector<uint8_t> write_error(int32_t index, const rules::Violation& v);
+// A bulkWrite per-op result for a refused op: {ok: 0, idx, code, codeName, errmsg, errInfo}.
+std::vector<uint8_t> bulk_write_error(int32_t index, const rules::Violation& v);
+// The violation reported for a blocked statement (-1: the command): its first blocking one.
+const rules::Violation* blocking_violation(const rules::Verdict& verdict, int32_t index);
+// The whole command refused: {ok: 0, errmsg, code: 121, codeName, errInfo}.
+std::vector<uint8_t> command_error(const codec::OpMsg& request, const rules::Verdict& verdict,
+                                   int32_t reply_request_id);
+// Appends `docs` (each one BSON document) as the array `key`.
+void append_documents(bson_t* parent, const char* key,
+                      const std::vector<std::vector<uint8_t>>& docs);
+
+}  // namespace docguard::conversation::detail

@@ -1,0 +1,110 @@
+// One client connection's per-message policy, without sockets: the proxy hands it each request
+// and each reply as bytes and gets back what to forward, what to answer, and what to drop.
+// It owns what a connection remembers between messages: replies to rewrite (hello persona,
+// merged write results, sampled reads), unacknowledged (moreToCome) requests whose replies
+// must not reach the client, the compressors each side agreed to, and the client's app name.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "docguard/codec/command_view.h"
+#include "docguard/codec/message.h"
+#include "docguard/codec/op_compressed.h"
+#include "docguard/conversation/enforcement.h"
+#include "docguard/conversation/handshake.h"
+#include "docguard/rules/engine.h"
+
+namespace docguard::conversation {
+
+// What a conversation needs from its host: ids for messages docguard writes itself, and
+// places to count what happened (the proxy's metrics).
+class ConversationHost {
+ public:
+  virtual ~ConversationHost() = default;
+  virtual int32_t new_request_id() = 0;
+  virtual void on_compressed_request(codec::Compressor) {}
+  virtual void on_inspected(double /*seconds*/) {}
+  virtual void on_blocked() {}
+  virtual void on_unacknowledged_reply_dropped(int32_t /*response_to*/) {}
+};
+
+struct ConversationSettings {
+  PersonaSettings persona;
+  uint32_t max_message_bytes = codec::kDefaultMaxMessageBytes;  // requests from the client
+};
+
+class Conversation {
+ public:
+  Conversation(rules::Engine& engine, const ConversationSettings& settings, std::string peer,
+               ConversationHost& host);
+
+  // What to do with one client request. `bytes` stays valid until the next on_request.
+  struct RequestOutcome {
+    enum class Action { kForward, kReply, kNothing } action = Action::kForward;
+    codec::Bytes bytes;  // kForward: to the upstream; kReply: to the client
+  };
+  // Throws codec::ProtocolError on a malformed request.
+  RequestOutcome on_request(codec::Bytes message);
+
+  // What to send the client for one upstream reply: `message` itself, a rewrite of it (valid
+  // until the next on_reply), or nothing (`drop`: a reply to an unacknowledged request).
+  struct ReplyOutcome {
+    bool drop = false;
+    codec::Bytes bytes;
+  };
+  // Throws codec::ProtocolError on a malformed reply that docguard had to read.
+  ReplyOutcome on_reply(codec::Bytes message);
+
+  // Requests forwarded that still expect a reply.
+  int64_t outstanding() const { return outstanding_; }
+  // Releases buffers grown for a large message, so an idle connection holds little memory.
+  void release_request_buffer();
+  void release_reply_buffer();
+
+ private:
+  // What to do with the reply to one request; most requests need nothing and get no entry.
+  struct PendingReply {
+    enum class Kind { kHello, kLegacyHello, kMerge, kSample } kind = Kind::kHello;
+    std::shared_ptr<PendingMerge> merge;
+    std::string db, collection;  // kSample: the request's namespace
+    codec::CommandKind command = codec::CommandKind::kOther;
+
+    static PendingReply of(Kind kind, std::shared_ptr<PendingMerge> merge = nullptr) {
+      PendingReply p;
+      p.kind = kind;
+      p.merge = std::move(merge);
+      return p;
+    }
+  };
+
+  RequestOutcome on_op_msg(const codec::MsgHeader& header, codec::Bytes inspect,
+                           codec::Bytes forward);
+  void on_op_query(const codec::MsgHeader& header, codec::Bytes inspect);
+  std::vector<uint8_t> rewrite_reply(const PendingReply& pending, codec::Bytes message);
+  bool upstream_accepts(codec::Compressor compressor) const;
+  void note_hello(const codec::BsonView& hello);
+
+  rules::Engine& engine_;
+  const ConversationSettings& settings_;
+  ConversationHost& host_;
+  std::string peer_;
+  std::string app_name_;
+  std::vector<uint8_t> request_scratch_;
+  std::vector<uint8_t> reply_scratch_;
+  std::unordered_map<int32_t, PendingReply> pending_;
+  // requestIDs of recent unacknowledged (moreToCome) requests. A server must not answer them,
+  // but some do (FerretDB 1.x); such a reply would desynchronise the driver, so it is dropped.
+  // Bounded: a conforming server never answers, so old ids are forgotten.
+  std::deque<int32_t> unacknowledged_;
+  bool upstream_streaming_ = false;  // the last reply had moreToCome: a follow-up comes next
+  std::vector<codec::Compressor> client_compressors_;
+  std::vector<codec::Compressor> upstream_compressors_;
+  int64_t outstanding_ = 0;
+};
+
+}  // namespace docguard::conversation

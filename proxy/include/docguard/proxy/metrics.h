@@ -1,0 +1,120 @@
+// Prometheus metrics: every metric docguard exports is declared here, once.
+#pragma once
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include <array>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "docguard/rules/engine.h"
+
+namespace docguard::proxy {
+
+// Counters keyed by a small, fixed vocabulary (error kinds, compressors). Unknown keys past
+// the cap collapse into "_other" so a hostile client cannot grow the label set.
+class LabeledCounter {
+ public:
+  LabeledCounter(prometheus::Family<prometheus::Counter>& family, std::string label,
+                 size_t max_values = 64)
+      : family_(family), label_(std::move(label)), max_values_(max_values) {}
+  prometheus::Counter& get(const std::string& value);
+
+ private:
+  prometheus::Family<prometheus::Counter>& family_;
+  std::string label_;
+  size_t max_values_;
+  std::mutex mutex_;
+  std::unordered_map<std::string, prometheus::Counter*> cache_;
+};
+
+// Metrics resolved once per label set: prometheus-cpp's Family::Add builds a label map and hashes
+// it (and, for histograms, builds a new histogram) on every call, which is too much per message.
+// Label sets are bounded by the rules engine, so the index is too.
+template <typename Metric>
+class MetricIndex {
+ public:
+  template <typename Make>
+  Metric& get(std::string_view key, const Make& make) {
+    {
+      std::shared_lock lock(mutex_);
+      if (auto it = map_.find(key); it != map_.end()) return *it->second;
+    }
+    std::unique_lock lock(mutex_);
+    auto [it, inserted] = map_.try_emplace(std::string(key), nullptr);
+    if (inserted) it->second = &make();
+    return *it->second;
+  }
+
+ private:
+  using StringHash = codec::StringHash;
+  std::shared_mutex mutex_;
+  std::unordered_map<std::string, Metric*, StringHash, std::equal_to<>> map_;
+};
+
+class Metrics final : public rules::Observer {
+  // First member: every metric below is registered in it during construction.
+  std::shared_ptr<prometheus::Registry> registry_;
+  prometheus::Family<prometheus::Counter>& message_bytes_;
+
+ public:
+  Metrics();
+
+  std::string serialize() const;  // Prometheus text exposition format
+  // Refreshes the gauges computed at scrape time from the engine's state.
+  void update_array_gauges(const rules::Engine& engine);
+
+  prometheus::Counter& connections_total;
+  prometheus::Gauge& connections_active;
+  prometheus::Counter& connections_rejected;
+  prometheus::Counter&
+      client_bytes;  // docguard_message_bytes_total{direction="client_to_upstream"}
+  prometheus::Counter&
+      upstream_bytes;  // docguard_message_bytes_total{direction="upstream_to_client"}
+  prometheus::Counter& messages_blocked;
+  prometheus::Histogram& inspection_seconds;
+  LabeledCounter protocol_errors;      // {kind}
+  LabeledCounter upstream_errors;      // {kind}
+  LabeledCounter compressed_messages;  // {compressor}
+  LabeledCounter config_reloads;       // {result}
+  prometheus::Gauge& upstream_up;      // 1 when the upstream accepted the last connection attempt
+
+  // rules::Observer: labels arrive already bounded by the rules engine.
+  void on_command(std::string_view db, std::string_view coll, std::string_view command) override;
+  void on_document_size(std::string_view db, std::string_view coll, std::string_view source,
+                        double bytes) override;
+  void on_array_length(std::string_view db, std::string_view coll, std::string_view field,
+                       double length) override;
+  void on_array_push(std::string_view db, std::string_view coll, std::string_view field,
+                     double elements) override;
+  void on_read(std::string_view db, std::string_view coll, bool with_lookup) override;
+  void on_lookup(std::string_view db, std::string_view coll, std::string_view from) override;
+  void on_violation(std::string_view db, std::string_view coll, std::string_view rule,
+                    rules::Action action) override;
+
+ private:
+  prometheus::Family<prometheus::Counter>& commands_;
+  prometheus::Family<prometheus::Histogram>& document_size_;
+  prometheus::Family<prometheus::Histogram>& array_length_;
+  prometheus::Family<prometheus::Counter>& array_push_;
+  prometheus::Family<prometheus::Counter>& reads_;
+  prometheus::Family<prometheus::Counter>& reads_with_lookup_;
+  prometheus::Family<prometheus::Counter>& lookups_;
+  prometheus::Family<prometheus::Counter>& violations_;
+  prometheus::Family<prometheus::Gauge>& array_length_max_;
+  prometheus::Family<prometheus::Gauge>& array_length_bound_;
+
+  MetricIndex<prometheus::Counter> commands_index_, array_push_index_, reads_index_,
+      reads_with_lookup_index_, lookups_index_, violations_index_;
+  MetricIndex<prometheus::Histogram> document_size_index_, array_length_index_;
+};
+
+}  // namespace docguard::proxy

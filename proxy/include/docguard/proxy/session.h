@@ -1,0 +1,94 @@
+// One client connection and its own upstream connection.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "docguard/codec/inbound_buffer.h"
+#include "docguard/codec/op_compressed.h"
+#include "docguard/conversation/enforcement.h"
+#include "docguard/proxy/runtime.h"
+#include "docguard/proxy/stream.h"
+
+namespace docguard::proxy {
+
+// Counts what the conversation reports in the process's metrics.
+class SessionHost : public conversation::ConversationHost {
+ public:
+  explicit SessionHost(ProxyRuntime& rt) : rt_(rt) {}
+  int32_t new_request_id() override { return rt_.new_request_id(); }
+  void on_compressed_request(codec::Compressor compressor) override;
+  void on_inspected(double seconds) override;
+  void on_blocked() override;
+  void on_unacknowledged_reply_dropped(int32_t response_to) override;
+
+ private:
+  ProxyRuntime& rt_;
+};
+
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(boost::asio::ip::tcp::socket client, ProxyRuntime& runtime);
+  ~Session();
+
+  // Connects upstream and relays until either side closes.
+  boost::asio::awaitable<void> run();
+  // Asks the session to close once no request is in flight (graceful shutdown). Must be called
+  // on the session's executor.
+  void drain();
+  boost::asio::any_io_executor executor() { return client_.get_executor(); }
+
+ private:
+  using TimePoint = std::chrono::steady_clock::time_point;
+
+  boost::asio::awaitable<void> client_to_upstream();
+  boost::asio::awaitable<void> upstream_to_client();
+  // Reads until `in` holds a whole message and returns a view of it (valid until the next
+  // call), or the read error. A declared length outside the limits throws ProtocolError.
+  // `frame_started` is set while a partial message is buffered (for the watchdog).
+  boost::asio::awaitable<std::pair<boost::system::error_code, codec::Bytes>> next_message(
+      Stream& stream, codec::InboundBuffer& in, TimePoint& frame_started);
+  boost::asio::awaitable<void> write_client(codec::Bytes bytes);
+  boost::asio::awaitable<void> write_upstream(codec::Bytes bytes);
+  // Closes the session when a message stalls mid-frame, the client idles past idle_timeout, or
+  // the upstream goes silent past upstream_timeout with requests in flight. It polls coarsely
+  // so the per-message cost is only a clock read.
+  boost::asio::awaitable<void> watchdog();
+  // Connects (and, if configured, starts TLS) upstream; returns why it failed, or "".
+  boost::asio::awaitable<std::string> connect_upstream();
+  boost::asio::awaitable<void> refuse_first_request(const std::string& reason);
+
+  // Passes one request through the conversation and does what it says.
+  boost::asio::awaitable<void> handle_request(codec::Bytes message);
+  void protocol_error(const char* where, const codec::ProtocolError& e);
+
+  Stream client_;
+  Stream upstream_;
+  ProxyRuntime& rt_;
+  std::string peer_;
+  codec::InboundBuffer client_in_;
+  codec::InboundBuffer upstream_in_;
+  // The per-message policy (rewrites, pending replies, moreToCome); it keeps one scratch buffer
+  // per direction, since each direction's coroutine may be suspended in a write while the
+  // other runs.
+  SessionHost host_;
+  conversation::Conversation conversation_;
+  boost::asio::steady_timer client_write_done_;
+  bool client_writing_ = false;
+  bool draining_ = false;
+  TimePoint client_frame_started_{};    // zero when not inside a client message
+  TimePoint upstream_frame_started_{};  // zero when not inside an upstream message
+  TimePoint last_client_activity_{};
+  TimePoint last_upstream_activity_{};
+  bool closed_ = false;
+};
+
+}  // namespace docguard::proxy

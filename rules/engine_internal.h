@@ -1,0 +1,182 @@
+// Private to the rules library: the per-command scope and the thread-local measuring state
+// shared by the engine's source files (engine.cc dispatch, engine_writes.cc, engine_reads.cc,
+// engine_status.cc).
+#pragma once
+
+#include <bson/bson.h>
+
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "docguard/rules/document_shape.h"
+#include "docguard/rules/engine.h"
+#include "docguard/rules/lookup_walker.h"
+#include "docguard/rules/structured_log.h"
+
+namespace docguard::rules {
+
+using codec::CommandKind;
+using codec::key_of;
+
+namespace engine_detail {
+
+// Upper bounds on names kept per namespace besides field paths.
+inline constexpr uint32_t kMaxOffenders = 16;
+inline constexpr uint32_t kMaxLookupFroms = 32;
+
+inline codec::BsonView sub_view(const bson_iter_t* iter) {
+  uint32_t len = 0;
+  const uint8_t* data = nullptr;
+  if (BSON_ITER_HOLDS_DOCUMENT(iter)) {
+    bson_iter_document(iter, &len, &data);
+  } else if (BSON_ITER_HOLDS_ARRAY(iter)) {
+    bson_iter_array(iter, &len, &data);
+  }
+  return data == nullptr ? codec::BsonView{} : codec::BsonView{data, len};
+}
+
+// Finds _id in a filter when it is an equality (a value, not {$in: ...}): the document the
+// statement targets is then known.
+inline bool id_equality(const codec::BsonView& q, bson_iter_t* id) {
+  if (q.empty() || !bson_iter_init_from_data(id, q.data, q.size) || !bson_iter_find(id, "_id")) {
+    return false;
+  }
+  if (BSON_ITER_HOLDS_DOCUMENT(id)) return !is_operator_document(sub_view(id));
+  return true;
+}
+
+inline Action weaker(Action a, Action b) { return a < b ? a : b; }
+
+// Thread-local measuring state: vectors keep their capacity, so steady-state inspection does
+// not allocate unless something is violated.
+struct Scratch {
+  DocumentShape shape;
+  UpdateShape update;
+  std::string key;
+  std::string ns;
+  std::vector<std::pair<const std::string*, uint32_t>> labels;
+  std::vector<Join> joins;
+  std::vector<std::string> view_joins;
+  struct LogDecision {
+    bool log;
+    uint64_t suppressed;
+  };
+  std::vector<LogDecision> log_decisions;
+  std::vector<RuleKind> kinds;
+  std::string ns_buffer;
+  const std::string& ns_of(std::string_view db, std::string_view coll) {
+    ns_buffer.assign(db).append(".").append(coll);
+    return ns_buffer;
+  }
+};
+inline Scratch& scratch() {
+  thread_local Scratch s;
+  return s;
+}
+
+inline void append_json_string(std::string& out, std::string_view s) {
+  out.push_back('"');
+  log::Fields::escape_into(out, s);
+  out.push_back('"');
+}
+
+// Records a measured shape in the statistics and tells the observer (engine_writes.cc).
+void record_shape(CollectionStats* stats, Observer* observer, const DocumentShape& shape,
+                  const char* source, bool whole_document, uint32_t max_fields);
+
+}  // namespace engine_detail
+
+using namespace engine_detail;
+
+struct Engine::Scope {
+  const codec::CommandView& cmd;
+  const RequestContext& ctx;
+  const RuleSet& rules;
+  Verdict& verdict;
+  CollectionStats* stats;
+  std::shared_ptr<const NamespaceLimits> limits;
+  std::string_view db;
+  std::string_view coll;
+  bool whole_command = false;  // a blocking violation refuses the whole command
+
+  void add(RuleKind kind, const Bound& bound, std::string_view path, double measured, int32_t index,
+           const bson_iter_t* id, Action action) {
+    Violation v;
+    v.kind = kind;
+    v.rule = rule_name(kind);
+    v.rule_match = bound.match;
+    v.rule_line = bound.line;
+    v.field_path = std::string(path);
+    v.measured = measured;
+    v.bound = bound.value;
+    v.action = action;
+    v.statement_index = index;
+    if (id != nullptr) {
+      bson_t b = BSON_INITIALIZER;
+      if (bson_append_iter(&b, "_id", 3, id)) {
+        const uint8_t* data = bson_get_data(&b);
+        v.failing_id.assign(data, data + b.len);
+      }
+      bson_destroy(&b);
+    }
+    if (action == Action::kBlock) {
+      if (whole_command || index < 0) {
+        verdict.block_command = true;
+      } else {
+        verdict.blocked_statements.push_back(index);
+      }
+    }
+    verdict.violations.push_back(std::move(v));
+    scratch().kinds.push_back(kind);
+  }
+  void add(RuleKind kind, const Bound& bound, std::string_view path, double measured, int32_t index,
+           const bson_iter_t* id) {
+    add(kind, bound, path, measured, index, id, bound.action);
+  }
+
+  // Checks a measured shape. `whole_document` is false for values of $set, whose size says
+  // nothing about the document's.
+  void check_shape(const DocumentShape& shape, bool whole_document, int32_t index,
+                   const bson_iter_t* id) {
+    const NamespaceLimits& l = *limits;
+    if (whole_document) {
+      if (const Bound* b = l.document_bytes.exceeded(shape.bytes())) {
+        add(RuleKind::kMaxDocumentBytes, *b, "", shape.bytes(), index, id);
+      }
+    }
+    if (const Bound* b = l.nesting_depth.exceeded(shape.depth())) {
+      add(RuleKind::kMaxNestingDepth, *b, "", shape.depth(), index, id);
+    }
+    if (l.array_length_any.empty() && l.array_length_by_path.empty()) return;
+    for (const ArrayMeasure* a = shape.arrays_begin(); a != shape.arrays_end(); ++a) {
+      if (const Bound* b = l.array_length_any.exceeded(a->length)) {
+        add(RuleKind::kMaxArrayLength, *b, a->path, a->length, index, id);
+      }
+      if (!l.array_length_by_path.empty()) {
+        if (const Limit* limit = l.array_limit_for(a->path)) {
+          if (const Bound* b = limit->exceeded(a->length)) {
+            add(RuleKind::kArrayLength, *b, a->path, a->length, index, id);
+          }
+        }
+      }
+    }
+  }
+
+  bool tracks_arrays() const {
+    return !limits->array_length_any.empty() || !limits->array_length_by_path.empty();
+  }
+
+  // Whether statement `index` (-1: the command) is refused. The tracker learns only from
+  // writes that reach the upstream, or it would count growth that never happened.
+  bool blocked(int32_t index) const {
+    if (verdict.block_command) return true;
+    return index >= 0 && !verdict.blocked_statements.empty() &&
+           verdict.blocked_statements.back() == index;
+  }
+  // An ordered batch stops at its first refused statement: later ones never run.
+  bool batch_stopped() const { return cmd.ordered && !verdict.blocked_statements.empty(); }
+};
+
+}  // namespace docguard::rules

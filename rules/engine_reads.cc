@@ -1,0 +1,145 @@
+// Read checks: the $lookup window and views, and sampling of replies to learn document shapes.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "engine_internal.h"
+
+namespace docguard::rules {
+
+void Engine::inspect_read(Scope& s, const codec::CommandView& cmd) {
+  Scratch& sc = scratch();
+  auto& joins = sc.joins;
+  joins.clear();
+  auto& view_joins = sc.view_joins;
+  view_joins.clear();
+  const bool aggregate = cmd.kind == CommandKind::kAggregate ||
+                         (cmd.kind == CommandKind::kExplain && cmd.explained == "aggregate");
+  if (aggregate && LookupWalker::may_contain_join(cmd.pipeline)) {
+    LookupWalker::walk(cmd.pipeline, [&](const Join& j) { joins.push_back(j); });
+  }
+  if (have_views_.load(std::memory_order_relaxed)) {
+    std::lock_guard lock(views_mutex_);
+    auto it = views_.find(sc.ns_of(s.db, s.coll));
+    if (it != views_.end()) view_joins = it->second;
+  }
+  const bool with_lookup = !joins.empty() || !view_joins.empty();
+  auto& labels = sc.labels;
+  labels.clear();
+  LookupWindow::Totals totals;
+  {
+    std::lock_guard lock(s.stats->mutex);
+    ++s.stats->reads_total;
+    s.stats->lookups.set_window(s.limits->lookup_window);
+    s.stats->lookups.add(now(), with_lookup);
+    if (with_lookup) {
+      ++s.stats->lookup_reads_total;
+      for (const Join& j : joins)
+        labels.emplace_back(&s.stats->count_from(j.from, kMaxLookupFroms), 0);
+      for (const auto& from : view_joins) {
+        labels.emplace_back(&s.stats->count_from(from, kMaxLookupFroms), 0);
+      }
+      totals = s.stats->lookups.totals(now());
+    }
+  }
+  if (observer_ != nullptr) {
+    observer_->on_read(s.stats->db, s.stats->coll, with_lookup);
+    for (const auto& [from, unused] : labels) {
+      observer_->on_lookup(s.stats->db, s.stats->coll, *from);
+    }
+  }
+  if (with_lookup && !s.limits->lookup_ratio.empty() &&
+      totals.reads >= s.limits->lookup_min_reads) {
+    if (const Bound* b = s.limits->lookup_ratio.exceeded(totals.ratio())) {
+      s.add(RuleKind::kMaxLookupRatio, *b, "", totals.ratio(), -1, nullptr);
+    }
+  }
+}
+
+void Engine::remember_view(const codec::CommandView& cmd, const RuleSet& rules) {
+  if (cmd.pipeline.empty()) return;
+  std::vector<std::string> froms;
+  LookupWalker::walk(cmd.pipeline, [&](const Join& j) { froms.emplace_back(j.from); });
+  std::string ns = std::string(cmd.database) + "." + std::string(cmd.collection);
+  std::lock_guard lock(views_mutex_);
+  if (froms.empty()) {
+    views_.erase(ns);
+    return;
+  }
+  if (views_.size() < rules.tracking().max_namespaces || views_.count(ns) != 0) {
+    views_[ns] = std::move(froms);
+    have_views_.store(true, std::memory_order_relaxed);
+  }
+}
+
+bool Engine::wants_reply_sample(const codec::CommandView& cmd) {
+  if (cmd.more_to_come) return false;
+  if (cmd.kind != CommandKind::kFind && cmd.kind != CommandKind::kAggregate &&
+      cmd.kind != CommandKind::kGetMore) {
+    return false;
+  }
+  const double rate = rules_.load()->tracking().read_sample_rate;
+  if (rate <= 0) return false;
+  if (rate >= 1) return true;
+  // splitmix64 per thread: cheap and good enough for sampling.
+  thread_local uint64_t state = reinterpret_cast<uintptr_t>(&state) ^ 0x9E3779B97F4A7C15ull;
+  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z ^= z >> 31;
+  return static_cast<double>(z >> 11) * 0x1.0p-53 < rate;
+}
+
+void Engine::observe_reply(const codec::CommandView& request, const codec::OpMsg& reply) {
+  bson_iter_t iter;
+  if (reply.body.empty() || !bson_iter_init_from_data(&iter, reply.body.data, reply.body.size) ||
+      !bson_iter_find(&iter, "cursor") || !BSON_ITER_HOLDS_DOCUMENT(&iter)) {
+    return;
+  }
+  bson_iter_t cursor;
+  if (!bson_iter_recurse(&iter, &cursor)) return;
+  std::string_view db = request.database;
+  std::string_view coll = request.collection;
+  codec::BsonView batch;
+  while (bson_iter_next(&cursor)) {
+    const std::string_view k = key_of(&cursor);
+    if (k == "ns" && BSON_ITER_HOLDS_UTF8(&cursor)) {
+      uint32_t len = 0;
+      const char* s = bson_iter_utf8(&cursor, &len);
+      std::string_view ns(s, len);
+      const size_t dot = ns.find('.');
+      if (dot != std::string_view::npos) {
+        db = ns.substr(0, dot);
+        coll = ns.substr(dot + 1);
+      }
+    } else if ((k == "firstBatch" || k == "nextBatch") && BSON_ITER_HOLDS_ARRAY(&cursor)) {
+      batch = sub_view(&cursor);
+    }
+  }
+  if (batch.empty() || db.empty() || coll.empty()) return;
+  const std::shared_ptr<const RuleSet> rules = rules_.load();
+  CollectionStats* stats = stats_for(db, coll);
+  auto limits = limits_for(stats, db, coll, *rules);
+  const bool track = !limits->array_length_any.empty() || !limits->array_length_by_path.empty();
+  Scratch& sc = scratch();
+  std::string ns = std::string(db) + "." + std::string(coll);
+  bson_iter_t doc;
+  if (!bson_iter_init_from_data(&doc, batch.data, batch.size)) return;
+  while (bson_iter_next(&doc)) {
+    if (!BSON_ITER_HOLDS_DOCUMENT(&doc)) continue;
+    DocumentShape& shape = sc.shape;
+    shape.measure(sub_view(&doc));
+    record_shape(stats, observer_, shape, "read_sample", true, rules->tracking().max_field_paths);
+    if (track && shape.has_id() && shape.array_count() > 0) {
+      DocumentTracker::make_key(ns, shape.id(), &sc.key);
+      for (const ArrayMeasure* a = shape.arrays_begin(); a != shape.arrays_end(); ++a) {
+        tracker_.record(sc.key, a->path, a->length);
+      }
+    }
+  }
+}
+
+}  // namespace docguard::rules

@@ -1,0 +1,124 @@
+// The engine's state for /status and the array-field gauges.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "engine_internal.h"
+
+namespace docguard::rules {
+
+std::vector<Engine::ArrayFieldState> Engine::array_fields() const {
+  std::vector<CollectionStats*> all;
+  {
+    std::shared_lock lock(namespaces_mutex_);
+    for (const auto& [name, stats] : namespaces_) all.push_back(stats.get());
+  }
+  all.push_back(overflow_.get());
+  std::vector<ArrayFieldState> out;
+  for (CollectionStats* stats : all) {
+    std::lock_guard lock(stats->mutex);
+    for (const auto& [field, fs] : stats->fields) {
+      ArrayFieldState state{stats->db, stats->coll, field, fs.lengths.max(), 0};
+      if (stats->limits != nullptr) {
+        const Limit* limit = stats->limits->array_limit_for(field);
+        if (limit == nullptr || limit->empty()) limit = &stats->limits->array_length_any;
+        if (!limit->empty()) state.bound = limit->min;
+      }
+      out.push_back(std::move(state));
+    }
+  }
+  return out;
+}
+
+std::string Engine::status_json() const {
+  const auto t = now();
+  std::vector<const CollectionStats*> all;
+  {
+    std::shared_lock lock(namespaces_mutex_);
+    for (const auto& [name, stats] : namespaces_) all.push_back(stats.get());
+  }
+  all.push_back(overflow_.get());
+  std::sort(all.begin(), all.end(), [](const CollectionStats* a, const CollectionStats* b) {
+    return std::tie(a->db, a->coll) < std::tie(b->db, b->coll);
+  });
+  const auto rules = rules_.load();
+  std::string out;
+  auto o = std::back_inserter(out);
+  fmt::format_to(o, "{{\"mode\":\"{}\",\"rules\":{},\"tracked_documents\":{},\"collections\":[",
+                 action_name(rules->mode()), rules->rules().size(), tracker_.size());
+  bool first_ns = true;
+  for (const CollectionStats* cs : all) {
+    auto* stats = const_cast<CollectionStats*>(cs);
+    std::lock_guard lock(stats->mutex);
+    if (stats == overflow_.get() && stats->commands == 0 && stats->document_bytes.count() == 0 &&
+        stats->sampled_document_bytes.count() == 0) {
+      continue;
+    }
+    if (!first_ns) out.push_back(',');
+    first_ns = false;
+    out += "{\"namespace\":";
+    append_json_string(out, stats->db + "." + stats->coll);
+    auto histogram = [&](const char* name, const Histogram& h) {
+      fmt::format_to(o, ",\"{}\":{{\"count\":{},\"p50\":{},\"p99\":{},\"max\":{}}}", name,
+                     h.count(), h.quantile(0.5), h.quantile(0.99), h.max());
+    };
+    fmt::format_to(o, ",\"commands\":{}", stats->commands);
+    histogram("document_bytes", stats->document_bytes);
+    histogram("sampled_document_bytes", stats->sampled_document_bytes);
+    out += ",\"arrays\":{";
+    bool first = true;
+    for (const auto& [path, field] : stats->fields) {
+      if (!first) out.push_back(',');
+      first = false;
+      append_json_string(out, path);
+      fmt::format_to(o,
+                     ":{{\"count\":{},\"p99\":{},\"max\":{},\"pushes\":{},\"pushed_elements\":{}}}",
+                     field.lengths.count(), field.lengths.quantile(0.99), field.lengths.max(),
+                     field.pushes, field.pushed_elements);
+    }
+    out += "}";
+    const auto totals = stats->lookups.totals(t);
+    fmt::format_to(o,
+                   ",\"lookup\":{{\"window_seconds\":{},\"reads\":{},\"reads_with_lookup\":{},"
+                   "\"ratio\":{},\"reads_total\":{},\"reads_with_lookup_total\":{},\"from\":{{",
+                   stats->lookups.window().count(), totals.reads, totals.lookups, totals.ratio(),
+                   stats->reads_total, stats->lookup_reads_total);
+    first = true;
+    for (const auto& [from, n] : stats->lookup_from) {
+      if (!first) out.push_back(',');
+      first = false;
+      append_json_string(out, from);
+      fmt::format_to(o, ":{}", n);
+    }
+    out += "}},\"violations\":{";
+    first = true;
+    for (size_t k = 0; k < stats->violations.size(); ++k) {
+      const auto& by_action = stats->violations[k];
+      if (by_action[1] == 0 && by_action[2] == 0) continue;
+      if (!first) out.push_back(',');
+      first = false;
+      fmt::format_to(o, "\"{}\":{{\"warn\":{},\"block\":{}}}", rule_name(static_cast<RuleKind>(k)),
+                     by_action[1], by_action[2]);
+    }
+    out += "},\"top_offenders\":[";
+    std::vector<std::pair<uint64_t, const std::string*>> apps;
+    for (const auto& [app, n] : stats->offenders) apps.emplace_back(n, &app);
+    std::sort(apps.begin(), apps.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first > b.first : *a.second < *b.second;
+    });
+    for (size_t i = 0; i < apps.size() && i < 5; ++i) {
+      if (i > 0) out.push_back(',');
+      out += "{\"app\":";
+      append_json_string(out, *apps[i].second);
+      fmt::format_to(o, ",\"violations\":{}}}", apps[i].first);
+    }
+    out += "]}";
+  }
+  out += "]}";
+  return out;
+}
+
+}  // namespace docguard::rules

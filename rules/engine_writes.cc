@@ -1,0 +1,219 @@
+// Write checks: inserted documents, update and delete statements, and 8.0 bulkWrite ops.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "engine_internal.h"
+
+namespace docguard::rules {
+
+namespace engine_detail {
+
+// Records a measured shape in the statistics and tells the observer.
+void record_shape(CollectionStats* stats, Observer* observer, const DocumentShape& shape,
+                  const char* source, bool whole_document, uint32_t max_fields) {
+  auto& labels = scratch().labels;
+  labels.clear();
+  {
+    std::lock_guard lock(stats->mutex);
+    if (whole_document) {
+      if (std::strcmp(source, "read_sample") == 0) {
+        stats->sampled_document_bytes.add(shape.bytes());
+      } else {
+        stats->document_bytes.add(shape.bytes());
+      }
+    }
+    for (const ArrayMeasure* a = shape.arrays_begin(); a != shape.arrays_end(); ++a) {
+      const std::string& label = stats->field_label(a->path, max_fields);
+      stats->fields.find(label)->second.lengths.add(a->length);
+      labels.emplace_back(&label, a->length);
+    }
+  }
+  if (observer == nullptr) return;
+  if (whole_document) observer->on_document_size(stats->db, stats->coll, source, shape.bytes());
+  for (const auto& [label, length] : labels) {
+    observer->on_array_length(stats->db, stats->coll, *label, length);
+  }
+}
+
+}  // namespace engine_detail
+
+void Engine::inspect_insert(Scope& s, const codec::BsonView& doc, int32_t index) {
+  Scratch& sc = scratch();
+  DocumentShape& shape = sc.shape;
+  shape.measure(doc);
+  s.check_shape(shape, true, index, shape.has_id() ? &shape.id() : nullptr);
+  record_shape(s.stats, observer_, shape, "insert", true, s.rules.tracking().max_field_paths);
+  if (shape.has_id() && shape.array_count() > 0 && s.tracks_arrays() && !s.blocked(index)) {
+    DocumentTracker::make_key(sc.ns_of(s.db, s.coll), shape.id(), &sc.key);
+    for (const ArrayMeasure* a = shape.arrays_begin(); a != shape.arrays_end(); ++a) {
+      tracker_.record(sc.key, a->path, a->length);
+    }
+  }
+}
+
+void Engine::inspect_delete(Scope& s, const codec::BsonView& q) {
+  bson_iter_t id;
+  if (!s.tracks_arrays() || !id_equality(q, &id)) return;
+  Scratch& sc = scratch();
+  DocumentTracker::make_key(sc.ns_of(s.db, s.coll), id, &sc.key);
+  tracker_.forget(sc.key);
+}
+
+void Engine::inspect_update(Scope& s, const codec::BsonView& q, const codec::BsonView& u,
+                            bool u_is_pipeline, int32_t index) {
+  if (u.empty()) return;
+  Scratch& sc = scratch();
+  bson_iter_t q_id;
+  const bool has_q_id = id_equality(q, &q_id);
+  const uint32_t max_fields = s.rules.tracking().max_field_paths;
+  const bool track = s.tracks_arrays();
+
+  if (!u_is_pipeline && !is_operator_document(u)) {
+    // Replacement (also upserts and findAndModify replacements): the whole new document.
+    DocumentShape& shape = sc.shape;
+    shape.measure(u);
+    const bson_iter_t* id = has_q_id ? &q_id : (shape.has_id() ? &shape.id() : nullptr);
+    s.check_shape(shape, true, index, id);
+    record_shape(s.stats, observer_, shape, "replace", true, max_fields);
+    if (track && id != nullptr && !s.blocked(index)) {
+      DocumentTracker::make_key(sc.ns_of(s.db, s.coll), *id, &sc.key);
+      tracker_.forget(sc.key);
+      for (const ArrayMeasure* a = shape.arrays_begin(); a != shape.arrays_end(); ++a) {
+        tracker_.record(sc.key, a->path, a->length);
+      }
+    }
+    return;
+  }
+
+  UpdateShape& update = sc.update;
+  update.measure(u, u_is_pipeline);
+  const bson_iter_t* id = has_q_id ? &q_id : nullptr;
+  if (track && id != nullptr) DocumentTracker::make_key(sc.ns_of(s.db, s.coll), *id, &sc.key);
+
+  // Whole arrays and documents set by $set: their lengths are exact.
+  const DocumentShape& set_values = update.set_values();
+  s.check_shape(set_values, false, index, id);
+  if (const Bound* b = s.limits->document_bytes.exceeded(update.set_bytes())) {
+    // What $set writes is a lower bound on the resulting document (an upsert creates it).
+    s.add(RuleKind::kMaxDocumentBytes, *b, "", update.set_bytes(), index, id);
+  }
+  if (set_values.array_count() > 0) {
+    record_shape(s.stats, observer_, set_values, "update", false, max_fields);
+    if (track && id != nullptr && !s.blocked(index)) {
+      for (const ArrayMeasure* a = set_values.arrays_begin(); a != set_values.arrays_end(); ++a) {
+        tracker_.record(sc.key, a->path, a->length);
+      }
+    }
+  }
+
+  const NamespaceLimits& l = *s.limits;
+  for (size_t i = 0; i < update.growth_count(); ++i) {
+    const ArrayGrowth& g = update.growth()[i];
+    const std::string* label = nullptr;
+    {
+      std::lock_guard lock(s.stats->mutex);
+      const std::string& lbl = s.stats->field_label(g.path, max_fields);
+      auto& field = s.stats->fields.find(lbl)->second;
+      ++field.pushes;
+      field.pushed_elements += g.elements;
+      label = &lbl;
+    }
+    if (observer_ != nullptr)
+      observer_->on_array_push(s.stats->db, s.stats->coll, *label, g.elements);
+
+    if (!g.has_slice && l.push_slice_action != Action::kOff) {
+      Bound b{0, l.push_slice_action, l.push_slice_match, l.push_slice_line};
+      s.add(RuleKind::kRequirePushSlice, b, g.path, g.elements, index, id);
+    }
+    // With $slice the array ends at most |N| long: a cap above the bound lets it pass the bound.
+    const double grows_to = g.has_slice ? g.slice_cap : g.elements;
+    if (const Bound* b = l.array_length_any.exceeded(grows_to)) {
+      s.add(RuleKind::kMaxArrayLength, *b, g.path, grows_to, index, id);
+    }
+    const Limit* by_path = l.array_length_by_path.empty() ? nullptr : l.array_limit_for(g.path);
+    if (by_path != nullptr) {
+      if (const Bound* b = by_path->exceeded(grows_to)) {
+        s.add(RuleKind::kArrayLength, *b, g.path, grows_to, index, id);
+      }
+    }
+  }
+  if (!track || id == nullptr || s.blocked(index)) return;
+  for (size_t i = 0; i < update.growth_count(); ++i) {
+    const ArrayGrowth& g = update.growth()[i];
+    const Limit* by_path = l.array_length_by_path.empty() ? nullptr : l.array_limit_for(g.path);
+    {
+      auto cap = g.has_slice ? std::optional<uint32_t>(g.slice_cap) : std::nullopt;
+      if (auto length = tracker_.grow(sc.key, g.path, g.elements, cap)) {
+        const Bound* strict = l.array_length_any.strictest();
+        if (by_path != nullptr) {
+          const Bound* p = by_path->strictest();
+          if (strict == nullptr || (p != nullptr && p->value < strict->value)) strict = p;
+        }
+        // The tracker can be stale (writes that bypass docguard): warn, never block. A push
+        // that alone passes the bound was reported above already.
+        const double grows_to = g.has_slice ? g.slice_cap : g.elements;
+        if (strict != nullptr && *length > strict->value && grows_to <= strict->value) {
+          s.add(RuleKind::kTrackedArrayLength, *strict, g.path, *length, index, id,
+                weaker(strict->action, Action::kWarn));
+        }
+      }
+    }
+  }
+}
+
+void Engine::inspect_bulk_write(const codec::CommandView& cmd, const RequestContext& ctx,
+                                const RuleSet& rules, Verdict& verdict) {
+  // Per op: {insert: nsIdx, document} | {update: nsIdx, filter, updateMods, upsert, multi} |
+  // {delete: nsIdx, filter}; the namespace is nsInfo[nsIdx].ns.
+  for (size_t i = 0; i < cmd.statements.size(); ++i) {
+    // An ordered bulkWrite stops at its first refused op: later ones never run.
+    if (cmd.ordered && !verdict.blocked_statements.empty()) break;
+    const codec::BsonView& op = cmd.statements[i];
+    bson_iter_t iter;
+    if (op.empty() || !bson_iter_init_from_data(&iter, op.data, op.size) ||
+        !bson_iter_next(&iter)) {
+      continue;
+    }
+    const std::string_view verb = key_of(&iter);
+    if (!BSON_ITER_HOLDS_INT(&iter)) continue;
+    const int64_t ns_index = bson_iter_as_int64(&iter);
+    if (ns_index < 0 || static_cast<size_t>(ns_index) >= cmd.ns_info.size()) continue;
+    const std::string_view ns =
+        codec::find_string(cmd.ns_info[static_cast<size_t>(ns_index)], "ns");
+    const size_t dot = ns.find('.');
+    if (dot == std::string_view::npos) continue;
+    const std::string_view db = ns.substr(0, dot);
+    const std::string_view coll = ns.substr(dot + 1);
+    CollectionStats* stats = stats_for(db, coll);
+    // Per op, like insert/update/delete batches: the proxy forwards the allowed ops and merges
+    // the per-op results of the reply's cursor.
+    Scope s{cmd, ctx, rules, verdict, stats, limits_for(stats, db, coll, rules), db, coll, false};
+    codec::BsonView document, filter, mods;
+    bool mods_pipeline = false;
+    while (bson_iter_next(&iter)) {
+      const std::string_view k = key_of(&iter);
+      if (k == "document") document = sub_view(&iter);
+      if (k == "filter") filter = sub_view(&iter);
+      if (k == "updateMods") {
+        mods = sub_view(&iter);
+        mods_pipeline = BSON_ITER_HOLDS_ARRAY(&iter);
+      }
+    }
+    const auto index = static_cast<int32_t>(i);
+    const size_t before = verdict.violations.size();
+    if (verb == "insert") {
+      inspect_insert(s, document, index);
+    } else if (verb == "update") {
+      inspect_update(s, filter, mods, mods_pipeline, index);
+    } else if (verb == "delete") {
+      inspect_delete(s, filter);
+    }
+    report(s, before);
+  }
+}
+
+}  // namespace docguard::rules

@@ -1,0 +1,127 @@
+// Per-collection statistics with fixed memory: distributions as log-linear histograms, the
+// $lookup ratio as a ring of time slots, and bounded name sets with an "_other" bucket.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "docguard/codec/bson_view.h"
+#include "docguard/rules/rule_set.h"
+
+namespace docguard::rules {
+
+inline constexpr std::string_view kOverflowLabel = "_other";
+
+// Counts of non-negative values in buckets exact below 8 and four per power of two above, so a
+// quantile is off by at most 25%. 160 counters cover values up to 2^41.
+class Histogram {
+ public:
+  static constexpr size_t kBuckets = 160;
+  void add(double value);
+  uint64_t count() const { return count_; }
+  double max() const { return max_; }
+  // Upper bound of the bucket holding the q-quantile (never above max()); 0 when empty.
+  double quantile(double q) const;
+
+ private:
+  static size_t bucket_of(uint64_t v);
+  static double upper_of(size_t bucket);
+  std::array<uint32_t, kBuckets> counts_{};
+  uint64_t count_ = 0;
+  double max_ = 0;
+};
+
+// Reads and reads with a join over a sliding window, in kSlots slots of window/kSlots each.
+class LookupWindow {
+ public:
+  static constexpr size_t kSlots = 60;
+  using Clock = std::chrono::steady_clock;
+
+  void set_window(std::chrono::seconds window);
+  std::chrono::seconds window() const { return window_; }
+  void add(Clock::time_point now, bool with_lookup);
+  struct Totals {
+    uint64_t reads = 0;
+    uint64_t lookups = 0;
+    double ratio() const { return reads == 0 ? 0.0 : static_cast<double>(lookups) / reads; }
+  };
+  Totals totals(Clock::time_point now) const;
+
+ private:
+  struct Slot {
+    int64_t epoch = -1;
+    uint32_t reads = 0;
+    uint32_t lookups = 0;
+  };
+  int64_t epoch_of(Clock::time_point now) const;
+  std::chrono::seconds window_ = kDefaultLookupWindow;
+  int64_t slot_ms_ = 1000;
+  std::array<Slot, kSlots> slots_{};
+};
+
+// Rules as reported in Violation::rule, in a fixed order for counters.
+enum class RuleKind : uint8_t {
+  kMaxDocumentBytes,
+  kMaxArrayLength,
+  kArrayLength,
+  kRequirePushSlice,
+  kMaxNestingDepth,
+  kMaxLookupRatio,
+  kTrackedArrayLength,
+  kCount
+};
+const char* rule_name(RuleKind kind);
+
+// Everything known about one namespace (or the "_other" overflow namespace). Not thread-safe
+// by itself: the engine holds `mutex` while touching it.
+struct CollectionStats {
+  explicit CollectionStats(std::string db_name, std::string coll_name)
+      : db(std::move(db_name)), coll(std::move(coll_name)) {}
+
+  // Returns the stable label for an array field path: the path itself while fewer than
+  // max_fields paths are known, "_other" afterwards.
+  const std::string& field_label(std::string_view path, uint32_t max_fields);
+  void count_offender(std::string_view app, uint32_t max_apps);
+  // Counts a join from this namespace; returns the bounded label for `from`.
+  const std::string& count_from(std::string_view from, uint32_t max_froms);
+
+  std::mutex mutex;
+  const std::string db;
+  const std::string coll;
+
+  // Rules resolved for this namespace, rebuilt when the rule set generation changes.
+  std::shared_ptr<const NamespaceLimits> limits;
+  uint64_t limits_generation = 0;
+
+  uint64_t commands = 0;
+  Histogram document_bytes;
+  Histogram sampled_document_bytes;  // from read replies
+  using StringHash = codec::StringHash;
+  struct FieldStats {
+    Histogram lengths;
+    uint64_t pushes = 0;
+    uint64_t pushed_elements = 0;
+  };
+  std::unordered_map<std::string, FieldStats, StringHash, std::equal_to<>> fields;
+  LookupWindow lookups;
+  uint64_t reads_total = 0;
+  uint64_t lookup_reads_total = 0;
+  std::unordered_map<std::string, uint64_t, StringHash, std::equal_to<>> lookup_from;
+  std::array<std::array<uint64_t, 3>, static_cast<size_t>(RuleKind::kCount)> violations{};
+  std::unordered_map<std::string, uint64_t, StringHash, std::equal_to<>> offenders;  // by app
+
+  // Warn-log rate limiting per rule: at most one line per kLogInterval, with a skipped count.
+  static constexpr std::chrono::seconds kLogInterval{10};
+  std::array<std::chrono::steady_clock::time_point, static_cast<size_t>(RuleKind::kCount)>
+      last_log{};
+  std::array<uint64_t, static_cast<size_t>(RuleKind::kCount)> suppressed{};
+};
+
+}  // namespace docguard::rules

@@ -1,0 +1,151 @@
+// The rule engine the proxy calls for every command: measures what the command writes or
+// reads, checks it against the rules for its namespace, keeps per-collection statistics and
+// returns a Verdict. Knows nothing of sockets; enforcement (docguard/conversation/enforcement.h)
+// turns a Verdict into forwarded, rewritten or answered requests.
+//
+// Thread safety: inspect(), wants_reply_sample(), observe_reply() and status_json() may be
+// called from any number of threads; reload() too. Each namespace has its own mutex, held only
+// to update counters; documents are measured outside any lock.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "docguard/codec/command_view.h"
+#include "docguard/codec/op_msg.h"
+#include "docguard/rules/collection_stats.h"
+#include "docguard/rules/document_tracker.h"
+#include "docguard/rules/rule_set.h"
+
+namespace docguard::rules {
+
+struct Violation {
+  RuleKind kind = RuleKind::kMaxDocumentBytes;
+  std::string rule;        // rule_name(kind): what logs, metrics and errInfo call it
+  std::string rule_match;  // the deciding rule's `match` glob
+  int rule_line = 0;       // and its line in the config file (0: the built-in default)
+  std::string field_path;  // "" when not about a field
+  double measured = 0;
+  double bound = 0;
+  Action action = Action::kWarn;
+  int32_t statement_index = -1;     // index in the client's batch, -1 = whole command
+  std::vector<uint8_t> failing_id;  // BSON bytes of {_id: <value>} when known, else empty
+};
+
+struct RequestContext {
+  std::string_view app_name;
+  std::string_view peer;
+};
+
+struct Verdict {
+  std::vector<Violation> violations;
+  // The whole command is refused (findAndModify, bulkWrite, or a read with an explicit
+  // $lookup block).
+  bool block_command = false;
+  std::vector<int32_t> blocked_statements;  // sorted unique indices of statements to block
+  bool any_block() const { return block_command || !blocked_statements.empty(); }
+};
+
+// Metrics sink implemented by the proxy. Labels passed here are already bounded: namespaces
+// past tracking.max_namespaces arrive as db "_other" / coll "_other", field paths and `from`
+// collections past their bounds as "_other".
+class Observer {
+ public:
+  virtual ~Observer() = default;
+  virtual void on_command(std::string_view /*db*/, std::string_view /*coll*/,
+                          std::string_view /*command*/) {}
+  // source: "insert", "replace" (replacement updates, upserts, findAndModify) or "read_sample"
+  virtual void on_document_size(std::string_view /*db*/, std::string_view /*coll*/,
+                                std::string_view /*source*/, double /*bytes*/) {}
+  virtual void on_array_length(std::string_view /*db*/, std::string_view /*coll*/,
+                               std::string_view /*field*/, double /*length*/) {}
+  virtual void on_array_push(std::string_view /*db*/, std::string_view /*coll*/,
+                             std::string_view /*field*/, double /*elements*/) {}
+  // with_lookup: the read joins ($lookup/$graphLookup anywhere in it), counted once per read.
+  virtual void on_read(std::string_view /*db*/, std::string_view /*coll*/, bool /*with_lookup*/) {}
+  virtual void on_lookup(std::string_view /*db*/, std::string_view /*coll*/,
+                         std::string_view /*from*/) {}
+  virtual void on_violation(std::string_view /*db*/, std::string_view /*coll*/,
+                            std::string_view /*rule*/, Action /*action*/) {}
+};
+
+class Engine {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  Engine(std::shared_ptr<const RuleSet> rules, Observer* observer /*may be null*/);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Atomic swap; statistics, counters and tracked documents survive.
+  void reload(std::shared_ptr<const RuleSet> rules);
+  std::shared_ptr<const RuleSet> rules() const { return rules_.load(); }
+
+  // Hot path: one call per client command.
+  Verdict inspect(const codec::CommandView& cmd, const RequestContext& ctx);
+  // Whether to measure the documents of this read's reply (tracking.read_sample_rate).
+  bool wants_reply_sample(const codec::CommandView& cmd);
+  // Measures the documents of a cursor reply (cursor.firstBatch / cursor.nextBatch).
+  void observe_reply(const codec::CommandView& request, const codec::OpMsg& reply);
+  // Per collection: document size p50/p99/max, array max/p99 per field, $lookup ratio,
+  // violations by rule and action, top offending client apps.
+  std::string status_json() const;
+
+  // The longest array seen per field path and the bound in force for it (0: none), for
+  // gauges computed when metrics are scraped rather than on the hot path.
+  struct ArrayFieldState {
+    std::string db, coll, field;
+    double max_length = 0;
+    double bound = 0;
+  };
+  std::vector<ArrayFieldState> array_fields() const;
+
+  // For tests: a fixed clock (nullptr restores the steady clock).
+  void set_clock_for_testing(std::function<Clock::time_point()> clock);
+  size_t tracked_documents() const { return tracker_.size(); }
+
+ private:
+  struct Scope;
+  CollectionStats* stats_for(std::string_view db, std::string_view coll);
+  std::shared_ptr<const NamespaceLimits> limits_for(CollectionStats* stats, std::string_view db,
+                                                    std::string_view coll, const RuleSet& rules);
+  void inspect_insert(Scope& s, const codec::BsonView& doc, int32_t index);
+  void inspect_update(Scope& s, const codec::BsonView& q, const codec::BsonView& u,
+                      bool u_is_pipeline, int32_t index);
+  void inspect_delete(Scope& s, const codec::BsonView& q);
+  void inspect_bulk_write(const codec::CommandView& cmd, const RequestContext& ctx,
+                          const RuleSet& rules, Verdict& verdict);
+  void inspect_read(Scope& s, const codec::CommandView& cmd);
+  void remember_view(const codec::CommandView& cmd, const RuleSet& rules);
+  void report(Scope& s, size_t first_violation);
+  Clock::time_point now() const;
+
+  std::atomic<std::shared_ptr<const RuleSet>> rules_;
+  Observer* observer_;
+
+  using StringHash = codec::StringHash;
+  mutable std::shared_mutex namespaces_mutex_;
+  std::unordered_map<std::string, std::unique_ptr<CollectionStats>, StringHash, std::equal_to<>>
+      namespaces_;
+  std::unique_ptr<CollectionStats> overflow_;
+
+  // View namespace -> collections its pipeline joins, learned from `create` commands.
+  mutable std::mutex views_mutex_;
+  std::unordered_map<std::string, std::vector<std::string>, StringHash, std::equal_to<>> views_;
+  std::atomic<bool> have_views_{false};
+
+  DocumentTracker tracker_;
+  std::function<Clock::time_point()> clock_;
+};
+
+}  // namespace docguard::rules

@@ -1,0 +1,155 @@
+// Design rules as data: what the `mode`, `rules` and `tracking` configuration keys say, and
+// which bounds apply to one namespace.
+//
+// How several matching rules combine (documented for users in config/docguard.example.yaml):
+//   * Every rule whose `match` glob matches "db.coll" applies; order in the file does not matter.
+//   * A rule's `action` defaults to the top-level `mode`; a rule with action `off` is ignored.
+//   * For one limit (e.g. max_array_length) each applying rule contributes its bound. When a
+//     measured value exceeds one or more of them, one violation is reported: the one from the
+//     exceeded rule with the strongest action (block beats warn), and among those the strictest
+//     (smallest) bound. So a value past a strict `warn` rule but below a looser `block` rule is
+//     warned about and forwarded; past both, it is blocked.
+//   * `array_length` entries apply to their own field path, `max_array_length` to every array;
+//     both are checked and each reports its own violation.
+//   * `$lookup` ratio rules only block reads when the rule says `action: block` itself; a global
+//     `mode: block` makes them warn (reads are never blocked by default).
+//   * If the file has no `rules` key at all, one built-in rule for "*" applies, with the
+//     thresholds MongoDB's own Atlas advisor uses (kDefault* below). `rules: []` means no rules.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "docguard/rules/config_reader.h"
+
+namespace docguard::rules {
+
+enum class Action { kOff, kWarn, kBlock };
+const char* action_name(Action action);
+
+// Top-level configuration keys parsed here; the proxy's own config rejects keys that are in
+// neither its set nor this one.
+inline constexpr std::array<std::string_view, 3> kTopLevelKeys = {"mode", "rules", "tracking"};
+
+// Defaults from mongodb-facts.md section 8 (Atlas advisor thresholds: what MongoDB itself flags
+// in production; Compass's stricter hints, 250 elements, are mentioned in the example config).
+inline constexpr double kDefaultMaxDocumentBytes = 2'000'000;  // Atlas: > 2 MB
+inline constexpr double kDefaultMaxArrayLength = 10'000;       // Atlas: > 10,000 elements
+inline constexpr double kDefaultMaxNestingDepth = 100;         // documented server limit
+inline constexpr double kDefaultMaxLookupRatio = 0.5;          // Atlas: > 50% of queries
+inline constexpr std::chrono::seconds kDefaultLookupWindow{60};
+// A ratio over very few reads says nothing; Atlas also requires > 100 queries. We judge earlier.
+inline constexpr uint64_t kDefaultLookupMinReads = 20;
+
+// Bounds on the memory used by statistics and tracking. Each is a hard cap; what does not fit
+// is counted in an overflow bucket named "_other".
+struct TrackingLimits {
+  // Namespaces with their own statistics (~4 KiB each plus field paths).
+  uint32_t max_namespaces = 256;
+  // Array field paths with their own statistics per namespace (~250 bytes each).
+  uint32_t max_field_paths = 64;
+  // Documents whose array lengths are remembered (LRU by namespace + _id, ~200 bytes each).
+  uint32_t max_tracked_documents = 10'000;
+  // Array paths remembered per tracked document.
+  uint32_t max_tracked_fields_per_document = 8;
+  // Share of read replies (cursor batches) whose documents are measured.
+  double read_sample_rate = 0.01;
+};
+
+// One `rules:` entry as written. Unset limits are std::nullopt.
+struct Rule {
+  std::string match;  // glob over "db.coll": '*' any run of characters, '?' one character
+  Action action = Action::kWarn;
+  bool action_explicit = false;  // written in the rule rather than inherited from `mode`
+  std::optional<double> max_document_bytes;
+  std::optional<double> max_array_length;
+  std::vector<std::pair<std::string, double>> array_length;  // normalized field path -> bound
+  bool require_push_slice = false;
+  std::optional<double> max_nesting_depth;
+  std::optional<double> max_lookup_ratio;
+  std::chrono::seconds lookup_window = kDefaultLookupWindow;
+  uint64_t lookup_min_reads = kDefaultLookupMinReads;
+  int line = 0;  // 1-based line in the file, for messages
+};
+
+// One rule's contribution to one limit.
+struct Bound {
+  double value = 0;
+  Action action = Action::kWarn;
+  std::string match;
+  int line = 0;  // the deciding rule's line in the config file (0: the built-in default)
+};
+
+// All contributions to one limit; `min` lets the hot path skip the list when nothing exceeds.
+struct Limit {
+  std::vector<Bound> bounds;
+  double min = std::numeric_limits<double>::infinity();
+
+  bool empty() const { return bounds.empty(); }
+  void add(double value, Action action, const Rule& rule);
+  // The bound to report for `measured`, or nullptr when no bound is exceeded.
+  const Bound* exceeded(double measured) const { return measured > min ? pick(measured) : nullptr; }
+  // The strictest bound regardless of action (used to judge tracked documents).
+  const Bound* strictest() const;
+
+ private:
+  const Bound* pick(double measured) const;
+};
+
+// The combined bounds for one namespace.
+struct NamespaceLimits {
+  Limit document_bytes;
+  Limit array_length_any;
+  std::vector<std::pair<std::string, Limit>> array_length_by_path;
+  Limit nesting_depth;
+  Limit lookup_ratio;
+  Action push_slice_action = Action::kOff;
+  std::string push_slice_match;
+  int push_slice_line = 0;
+  std::chrono::seconds lookup_window = kDefaultLookupWindow;
+  uint64_t lookup_min_reads = kDefaultLookupMinReads;
+
+  const Limit* array_limit_for(std::string_view path) const;
+};
+
+class RuleSet {
+ public:
+  RuleSet(Action mode, std::vector<Rule> rules, TrackingLimits tracking);
+
+  Action mode() const { return mode_; }
+  const std::vector<Rule>& rules() const { return rules_; }
+  const TrackingLimits& tracking() const { return tracking_; }
+  // Changes on every RuleSet built, so cached NamespaceLimits know when they are stale.
+  uint64_t generation() const { return generation_; }
+
+  // Combines every rule matching "db.coll" (see the file comment).
+  NamespaceLimits resolve(std::string_view db, std::string_view coll) const;
+
+ private:
+  Action mode_;
+  std::vector<Rule> rules_;
+  TrackingLimits tracking_;
+  uint64_t generation_;
+};
+
+// Parses the rules part of a configuration document. Keys not in kTopLevelKeys are left to the
+// caller. Throws ConfigError naming file, line and key.
+std::shared_ptr<const RuleSet> parse_rules(const YAML::Node& root, const std::string& file_name);
+
+// Helpers, exposed for tests and for the proxy's own config.
+bool glob_match(std::string_view pattern, std::string_view text);
+// Field path as rules name it: positional parts ("0", "$", "$[]", "$[x]") removed.
+std::string normalize_field_path(std::string_view path);
+
+}  // namespace docguard::rules

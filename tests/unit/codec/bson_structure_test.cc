@@ -1,0 +1,98 @@
+#include <gtest/gtest.h>
+
+#include "docguard/codec/bson_view.h"
+#include "test_messages.h"
+
+namespace docguard::codec {
+namespace {
+
+using testing::json;
+using testing::view;
+
+bool valid(const std::vector<uint8_t>& bytes, size_t* offset = nullptr) {
+  return bson_structure_valid(BsonView{bytes.data(), static_cast<uint32_t>(bytes.size())}, offset);
+}
+
+std::vector<uint8_t> bytes_of(const testing::BsonPtr& b) {
+  return {bson_get_data(b.get()), bson_get_data(b.get()) + b->len};
+}
+
+TEST(BsonStructure, AcceptsEveryTypeLibbsonAccepts) {
+  auto doc = json(
+      R"json({"d": 1.5, "s": "str", "o": {"a": [1, {"b": null}]}, "bin": {"$binary": {"base64": "AAEC", "subType": "00"}},
+                      "u": {"$undefined": true}, "oid": {"$oid": "650000000000000000000000"}, "t": true,
+                      "dt": {"$date": 1}, "n": null, "re": {"$regularExpression": {"pattern": "a.*", "options": "i"}},
+                      "ptr": {"$dbPointer": {"$ref": "c", "$id": {"$oid": "650000000000000000000000"}}},
+                      "code": {"$code": "f()"}, "sym": {"$symbol": "x"},
+                      "cws": {"$code": "g()", "$scope": {"x": 1}}, "i": 1, "ts": {"$timestamp": {"t": 1, "i": 2}},
+                      "l": {"$numberLong": "5"}, "dec": {"$numberDecimal": "1.1"}, "max": {"$maxKey": 1}, "min": {"$minKey": 1}})json");
+  EXPECT_TRUE(bson_is_valid(view(doc)));
+  EXPECT_TRUE(valid(bytes_of(doc)));
+}
+
+TEST(BsonStructure, RejectsCorruptElements) {
+  auto doc = json(R"({"a": 1, "s": "hello", "o": {"x": 1}, "t": true})");
+  const auto good = bytes_of(doc);
+  ASSERT_TRUE(valid(good));
+  auto at = [&](const char* key_with_type, size_t size) {
+    auto it = std::search(good.begin(), good.end(), key_with_type, key_with_type + size);
+    return static_cast<size_t>(it - good.begin());
+  };
+  {
+    auto b = good;  // unknown element type
+    b[at(
+        "\x10"
+        "a",
+        2)] = 0x42;
+    size_t off = 99;
+    EXPECT_FALSE(valid(b, &off));
+    EXPECT_EQ(off, 4u);
+  }
+  {
+    auto b = good;  // string length overruns the document
+    store_le32(b.data() + at("\x02s", 2) + 3, 1000);
+    EXPECT_FALSE(valid(b));
+  }
+  {
+    auto b = good;  // string not NUL-terminated
+    b[at("hello", 5) + 5] = 'x';
+    EXPECT_FALSE(valid(b));
+  }
+  {
+    auto b = good;  // embedded document length overruns its parent
+    store_le32(b.data() + at("\x03o", 2) + 3, 300);
+    EXPECT_FALSE(valid(b));
+  }
+  {
+    auto b = good;  // boolean that is neither 0 nor 1
+    b[at("\x08t", 2) + 3] = 7;
+    EXPECT_FALSE(valid(b));
+  }
+  {
+    auto b = good;  // outer length disagrees with the view
+    store_le32(b.data(), static_cast<int32_t>(b.size() - 1));
+    EXPECT_FALSE(valid(b));
+  }
+}
+
+// {"a": {"a": ... {"a": 1}}} with `levels` embedded documents.
+std::vector<uint8_t> nested(int levels) {
+  std::vector<uint8_t> doc = {12, 0, 0, 0, 0x10, 'a', 0, 1, 0, 0, 0, 0};
+  for (int i = 0; i < levels; ++i) {
+    std::vector<uint8_t> outer = {0, 0, 0, 0, 0x03, 'a', 0};
+    outer.insert(outer.end(), doc.begin(), doc.end());
+    outer.push_back(0);
+    store_le32(outer.data(), static_cast<int32_t>(outer.size()));
+    doc = std::move(outer);
+  }
+  return doc;
+}
+
+TEST(BsonStructure, LimitsDepth) {
+  EXPECT_TRUE(valid(nested(150)));
+  EXPECT_TRUE(valid(nested(kMaxBsonDepth)));
+  EXPECT_FALSE(valid(nested(kMaxBsonDepth + 1)));
+}
+
+}  // namespace
+}  // namespace docguard::codec

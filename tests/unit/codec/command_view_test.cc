@@ -1,0 +1,100 @@
+#include "docguard/codec/command_view.h"
+
+#include <gtest/gtest.h>
+
+#include "test_messages.h"
+
+namespace docguard::codec {
+namespace {
+
+using testing::json;
+using testing::view;
+
+TEST(CommandView, InsertWithDocumentsInBody) {
+  auto m = testing::op_msg(R"({"insert": "products", "$db": "shop", "ordered": false,
+                              "documents": [{"_id": 1}, {"_id": 2}, 3]})");
+  auto msg = codec::OpMsg::parse(m);
+  auto v = describe(msg);
+  EXPECT_EQ(v.kind, CommandKind::kInsert);
+  EXPECT_EQ(v.database, "shop");
+  EXPECT_EQ(v.collection, "products");
+  EXPECT_FALSE(v.ordered);
+  EXPECT_EQ(v.statements.size(), 2u);  // non-documents are skipped
+  EXPECT_EQ(v.payload_source, PayloadSource::kBody);
+  EXPECT_EQ(v.payload_field, "documents");
+  EXPECT_TRUE(v.is_write());
+}
+
+TEST(CommandView, UpdateWithKind1Sequence) {
+  auto body = json(R"({"update": "c", "$db": "t"})");
+  auto u1 = json(R"({"q": {"_id": 1}, "u": {"$push": {"a": 1}}})");
+  auto m = codec::OpMsgBuilder(1, 0, codec::op_msg_flags::kMoreToCome)
+               .body(body.get())
+               .sequence("updates", {view(u1)})
+               .finish();
+  auto msg = codec::OpMsg::parse(m);
+  auto v = describe(msg);
+  EXPECT_EQ(v.kind, CommandKind::kUpdate);
+  EXPECT_TRUE(v.more_to_come);
+  EXPECT_EQ(v.payload_source, PayloadSource::kSequence);
+  EXPECT_EQ(v.statements.size(), 1u);
+}
+
+TEST(CommandView, FindAndModifyWithPipelineUpdate) {
+  auto m = testing::op_msg(R"({"findAndModify": "c", "$db": "t", "query": {"_id": 1},
+                              "update": [{"$set": {"a": 1}}], "upsert": true})");
+  auto msg = codec::OpMsg::parse(m);
+  auto v = describe(msg);
+  EXPECT_EQ(v.kind, CommandKind::kFindAndModify);
+  EXPECT_TRUE(v.update_is_pipeline);
+  EXPECT_TRUE(v.upsert);
+  EXPECT_FALSE(v.query.empty());
+}
+
+TEST(CommandView, AggregateAndExplain) {
+  auto m = testing::op_msg(R"({"aggregate": "orders", "$db": "shop",
+                              "pipeline": [{"$lookup": {"from": "items"}}], "cursor": {}})");
+  auto msg = codec::OpMsg::parse(m);
+  auto v = describe(msg);
+  EXPECT_EQ(v.kind, CommandKind::kAggregate);
+  EXPECT_FALSE(v.pipeline.empty());
+  EXPECT_TRUE(v.is_read());
+
+  auto e = testing::op_msg(R"({"explain": {"aggregate": "orders", "pipeline": [{"$match": {}}]},
+                              "$db": "shop"})");
+  auto emsg = codec::OpMsg::parse(e);
+  auto ev = describe(emsg);
+  EXPECT_EQ(ev.kind, CommandKind::kExplain);
+  EXPECT_EQ(ev.explained, "aggregate");
+  EXPECT_EQ(ev.collection, "orders");
+  EXPECT_FALSE(ev.pipeline.empty());
+}
+
+TEST(CommandView, BulkWriteOpsAndNsInfo) {
+  auto body = json(R"({"bulkWrite": 1, "$db": "admin", "ordered": true})");
+  auto op = json(R"({"insert": 0, "document": {"a": 1}})");
+  auto ns = json(R"({"ns": "t.c"})");
+  auto m = codec::OpMsgBuilder(1, 0)
+               .body(body.get())
+               .sequence("ops", {view(op)})
+               .sequence("nsInfo", {view(ns)})
+               .finish();
+  auto msg = codec::OpMsg::parse(m);
+  auto v = describe(msg);
+  EXPECT_EQ(v.kind, CommandKind::kBulkWrite);
+  EXPECT_EQ(v.statements.size(), 1u);
+  EXPECT_EQ(v.ns_info.size(), 1u);
+  EXPECT_EQ(v.database, "admin");
+}
+
+TEST(CommandView, UnusualShapesDoNotThrow) {
+  auto m = testing::op_msg(R"({"insert": 5, "documents": "nope"})");
+  auto msg = codec::OpMsg::parse(m);
+  auto v = describe(msg);
+  EXPECT_EQ(v.collection, "");
+  EXPECT_TRUE(v.statements.empty());
+  EXPECT_EQ(v.database, "");
+}
+
+}  // namespace
+}  // namespace docguard::codec

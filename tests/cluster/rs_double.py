@@ -1,0 +1,516 @@
+"""A replica-set (or several-mongos) test double in front of ONE MongoDB-compatible server.
+
+Every port is one member; every accepted connection is relayed 1:1 to the upstream (so
+"replication" is instant). Only hello/isMaster replies are rewritten (setName, hosts, primary, me,
+electionId, setVersion; no topologyVersion, so drivers poll with plain hello; no compression, so
+nothing arrives as OP_COMPRESSED). On a non-primary, writes get 10107 NotWritablePrimary (with the
+RetryableWriteError label when the command has a txnNumber) and reads without a secondary-capable
+$readPreference get 13435 NotPrimaryNoSecondaryOk. A retried write (same lsid + txnNumber) is
+answered with the first attempt's reply, as a server's transaction table would, since FerretDB
+keeps none. With mongos=True every port is a separate mongos.
+
+In process:   d = RunningDouble("127.0.0.1:27017", ports=[0, 0, 0]); d.elect(1); d.kill(1); d.revive(1)
+CLI:          python rs_double.py --upstream HOST:PORT --ports P1,P2,P3 [--set-name rs0] [--mongos]
+              [--control 127.0.0.1:0] [--advertise-host NAME]
+              prints one JSON line {"event": "ready", "control": ..., "members": [...]} on stdout,
+              then serves the line protocol on the control port (see Control.COMMANDS).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import struct
+import sys
+import threading
+
+import bson
+from bson import ObjectId
+
+OP_REPLY, OP_QUERY, OP_MSG = 1, 2004, 2013
+MAX_MSG = 48_000_000
+HELLO_KEYS = {"hello": "isWritablePrimary", "ismaster": "ismaster"}
+WRITES = {"insert", "update", "delete", "findandmodify", "bulkwrite", "create", "drop",
+          "dropdatabase", "createindexes", "dropindexes", "deleteindexes", "renamecollection",
+          "collmod", "createuser", "updateuser", "dropuser", "dropallusersfromdatabase",
+          "committransaction", "converttocapped"}
+READS = {"find", "aggregate", "count", "distinct", "listcollections", "listindexes",
+         "listdatabases", "dbstats", "collstats", "datasize", "explain"}
+# Fields of the upstream's hello reply that describe its own topology: replaced, never passed on.
+TOPOLOGY_FIELDS = ("ismaster", "isWritablePrimary", "secondary", "topologyVersion", "compression",
+                   "setName", "hosts", "primary", "me", "msg", "electionId", "setVersion",
+                   "isreplicaset", "passives", "arbiters", "arbiterOnly", "passive", "hidden")
+
+
+def _command(doc: dict) -> tuple[str, dict]:
+    if doc and next(iter(doc)) in ("$query", "query") and isinstance(next(iter(doc.values())), dict):
+        doc = next(iter(doc.values()))
+    return (next(iter(doc)) if doc else ""), doc
+
+
+def _op_msg_body(msg: bytes) -> tuple[int, dict | None]:
+    """(flagBits, kind-0 body) of an OP_MSG; body None if absent or unparsable."""
+    flags = struct.unpack_from("<I", msg, 16)[0]
+    pos, end = 20, len(msg) - (4 if flags & 1 else 0)
+    while pos < end:
+        kind, pos = msg[pos], pos + 1
+        size = struct.unpack_from("<i", msg, pos)[0]
+        if kind == 0:
+            return flags, bson.decode(msg[pos:pos + size])
+        pos += size
+    return flags, None
+
+
+def _frame(request_id: int, response_to: int, opcode: int, payload: bytes) -> bytes:
+    return struct.pack("<iiii", 16 + len(payload), request_id, response_to, opcode) + payload
+
+
+def _op_msg(request_id: int, response_to: int, doc: dict) -> bytes:
+    return _frame(request_id, response_to, OP_MSG, b"\0\0\0\0\0" + bson.encode(doc))
+
+
+async def _read_msg(reader: asyncio.StreamReader) -> bytes:
+    hdr = await reader.readexactly(16)
+    length = struct.unpack_from("<i", hdr)[0]
+    if not 16 <= length <= MAX_MSG:
+        raise ConnectionError(f"bad message length {length}")
+    return hdr + await reader.readexactly(length - 16)
+
+
+class Member:
+    def __init__(self, index: int, port: int):
+        self.index, self.port = index, port
+        self.server: asyncio.base_events.Server | None = None
+        self.transports: set[asyncio.BaseTransport] = set()  # of its clients' connections
+        self.alive = False
+        self.forwarded: dict[str, int] = {}  # command name -> times relayed (hellos excluded)
+        self.refused = 0    # commands answered NotWritablePrimary / NotPrimaryNoSecondaryOk
+
+
+class ReplicaSetDouble:
+    """The asyncio server. Control coroutines/methods must run on its event loop."""
+
+    def __init__(self, upstream: str, ports: list[int], set_name: str = "rs0", *,
+                 mongos: bool = False, listen_host: str = "127.0.0.1",
+                 advertise_host: str | None = None, primary: int | None = 0):
+        self.up_host, up_port = upstream.rsplit(":", 1)
+        self.up_port = int(up_port)
+        self.set_name, self.mongos = set_name, mongos
+        self.listen_host, self.advertise_host = listen_host, advertise_host or listen_host
+        self.members = [Member(i, p) for i, p in enumerate(ports)]
+        self.primary = primary
+        self.election = 1
+        self.set_version = 1
+        self._next_id = 1 << 24
+        self.log: list[str] = []
+        self._relays: set[asyncio.Task] = set()
+        # Retryable writes: (lsid id, txnNumber) -> the reply, like a server's transaction table,
+        # so that a write retried after its connection was cut is answered, not applied twice.
+        self._txns: dict[tuple[bytes, int], asyncio.Future] = {}
+
+    # ---------------------------------------------------------------- topology
+    def address(self, m: Member) -> str:
+        return f"{self.advertise_host}:{m.port}"
+
+    def member(self, ref) -> Member:
+        """A member by index (0-based, int or digit string), by "host:port" or by port."""
+        if isinstance(ref, Member):
+            return ref
+        s = str(ref)
+        if s.isdigit() and int(s) < len(self.members):
+            return self.members[int(s)]
+        for m in self.members:
+            if s.rsplit(":", 1)[-1] == str(m.port):
+                return m
+        raise KeyError(f"no member {ref!r}")
+
+    def status(self) -> dict:
+        p = self.primary
+        return {"set_name": None if self.mongos else self.set_name, "mongos": self.mongos,
+                "primary": None if p is None or self.mongos else self.address(self.members[p]),
+                "election_id": str(self._election_id()), "members": [
+                    {"index": m.index, "address": self.address(m), "port": m.port, "alive": m.alive,
+                     "connections": len(m.transports), "forwarded": dict(m.forwarded),
+                     "refused": m.refused,
+                     "state": "mongos" if self.mongos else
+                     ("primary" if m.index == p else "secondary")} for m in self.members]}
+
+    def _election_id(self) -> ObjectId:
+        return ObjectId(b"\x7f\xff\xff\xff" + self.election.to_bytes(8, "big"))
+
+    def _event(self, text: str) -> None:
+        self.log.append(text)
+        print(f"rs_double: {text}", file=sys.stderr, flush=True)
+
+    def elect(self, ref) -> None:
+        """Make a member primary (a new election: electionId increases)."""
+        m = self.member(ref)
+        self.primary, self.election = m.index, self.election + 1
+        self._event(f"elected {self.address(m)} (election {self.election})")
+
+    def step_down(self, to=None) -> None:
+        """The primary steps down; `to` (or the next live member) wins the election."""
+        if to is None:
+            n = len(self.members)
+            start = -1 if self.primary is None else self.primary
+            order = [self.members[(start + k) % n] for k in range(1, n + 1)]
+            to = next((m for m in order if m.alive and m.index != self.primary), None)
+            if to is None:
+                return self.no_primary()
+        self.elect(to)
+
+    def no_primary(self) -> None:
+        self.primary = None
+        self._event("no primary")
+
+    async def kill(self, ref) -> None:
+        """Stop listening on the member's port and drop its connections (a crashed process)."""
+        m = self.member(ref)
+        m.alive = False
+        if m.server:
+            m.server.close()
+            m.server = None
+        for t in list(m.transports):
+            t.abort()
+        m.transports.clear()
+        self._event(f"killed {self.address(m)}")
+
+    async def revive(self, ref) -> None:
+        m = self.member(ref)
+        if not m.alive:
+            await self._listen(m)
+            self._event(f"revived {self.address(m)}")
+
+    # ---------------------------------------------------------------- serving
+    async def start(self) -> None:
+        for m in self.members:
+            await self._listen(m)
+
+    async def stop(self) -> None:
+        for m in self.members:
+            await self.kill(m)
+        if self._relays:  # let them see their closed sockets and end
+            await asyncio.wait(list(self._relays), timeout=5)
+
+    async def _listen(self, m: Member) -> None:
+        m.server = await asyncio.start_server(lambda r, w, m=m: self._relay(m, r, w),
+                                              self.listen_host, m.port, reuse_address=True)
+        m.port = m.server.sockets[0].getsockname()[1]
+        m.alive = True
+
+    def _new_id(self) -> int:
+        self._next_id = (self._next_id + 1) & 0x7FFFFFFF
+        return self._next_id
+
+    async def _relay(self, m: Member, creader, cwriter) -> None:
+        if not m.alive:
+            cwriter.transport.abort()
+            return
+        m.transports.add(cwriter.transport)
+        self._relays.add(asyncio.current_task())
+        uwriter = None
+        # requestID -> hello key naming the primary (str) or retryable write (lsid, txnNumber)
+        pending: dict[int, str | tuple] = {}
+        try:
+            ureader, uwriter = await asyncio.wait_for(
+                asyncio.open_connection(self.up_host, self.up_port), 10)
+            tasks = [asyncio.ensure_future(self._client_to_upstream(m, creader, cwriter, uwriter,
+                                                                    pending)),
+                     asyncio.ensure_future(self._upstream_to_client(m, ureader, cwriter, pending))]
+            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+            writes = [self._txns[k] for k in pending.values() if k in self._txns]
+            if writes and not tasks[1].done():  # client gone: the upstream still executes them
+                await asyncio.wait(writes, timeout=5)
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        except (OSError, asyncio.TimeoutError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            self._relays.discard(asyncio.current_task())
+            m.transports.discard(cwriter.transport)
+            for k in pending.values():
+                self._txn_done(k, None)
+            for w in (cwriter, uwriter):
+                if w is not None:
+                    w.transport.abort()
+
+    def _txn_done(self, key, reply: dict | None) -> None:
+        fut = self._txns.get(key) if isinstance(key, tuple) else None
+        if fut is not None and not fut.done():
+            fut.set_result(reply)
+        if fut is not None and reply is None:
+            del self._txns[key]
+
+    async def _client_to_upstream(self, m, creader, cwriter, uwriter, pending) -> None:
+        while True:
+            msg = await _read_msg(creader)
+            request_id, opcode = struct.unpack_from("<i", msg, 4)[0], struct.unpack_from("<i", msg, 12)[0]
+            try:
+                if opcode == OP_QUERY:
+                    ns_end = msg.index(b"\0", 20)
+                    if msg[20:ns_end].endswith(b".$cmd"):
+                        name, _ = _command(bson.decode(msg[ns_end + 9:ns_end + 9 +
+                                                           struct.unpack_from("<i", msg, ns_end + 9)[0]]))
+                        if name.lower() in HELLO_KEYS:
+                            pending[request_id] = HELLO_KEYS[name.lower()]
+                elif opcode == OP_MSG:
+                    flags, body = _op_msg_body(msg)
+                    name = next(iter(body)) if body else ""
+                    if name.lower() in HELLO_KEYS:
+                        pending[request_id] = HELLO_KEYS[name.lower()]
+                    elif body is not None and not self.mongos and m.index != self.primary:
+                        error = self._refusal(name, body)
+                        if error:
+                            if flags & 2:  # moreToCome: nobody waits for a reply; a server hangs up
+                                raise ConnectionError("unacknowledged write on a secondary")
+                            m.refused += 1
+                            cwriter.write(_op_msg(self._new_id(), request_id, error))
+                            continue
+                    if body is not None and name.lower() not in HELLO_KEYS:
+                        m.forwarded[name] = m.forwarded.get(name, 0) + 1
+                        if await self._answered_retry(name, body, request_id, cwriter, pending):
+                            continue
+            except (ValueError, IndexError, struct.error, bson.errors.BSONError):
+                pass  # not ours to judge: the upstream answers malformed messages
+            uwriter.write(msg)
+            await uwriter.drain()
+
+    async def _answered_retry(self, name, body, request_id, cwriter, pending) -> bool:
+        """Remember a retryable write; answer its retry with the first attempt's reply."""
+        lsid = body.get("lsid")
+        if (name.lower() not in WRITES or "txnNumber" not in body or "autocommit" in body
+                or not isinstance(lsid, dict) or "id" not in lsid):
+            return False
+        key = (bytes(lsid["id"]), int(body["txnNumber"]))
+        fut = self._txns.get(key)
+        if fut is not None:
+            try:
+                reply = await asyncio.wait_for(asyncio.shield(fut), 10)
+            except asyncio.TimeoutError:
+                reply = None
+            if reply is not None:
+                self._event(f"retry of txnNumber {key[1]} answered with the first attempt's reply")
+                cwriter.write(_op_msg(self._new_id(), request_id, reply))
+                return True
+        self._txns[key] = asyncio.get_running_loop().create_future()
+        while len(self._txns) > 100_000:
+            self._txns.pop(next(iter(self._txns)))
+        pending[request_id] = key
+        return False
+
+    def _refusal(self, name: str, body: dict) -> dict | None:
+        lname = name.lower()
+        if lname == "aggregate" and any(isinstance(s, dict) and ("$out" in s or "$merge" in s)
+                                        for s in body.get("pipeline") or []):
+            lname = "insert"
+        if lname in WRITES:
+            err = {"ok": 0.0, "errmsg": "not primary", "code": 10107,
+                   "codeName": "NotWritablePrimary"}
+            if "txnNumber" in body:
+                err["errorLabels"] = ["RetryableWriteError"]
+            return err
+        rp = body.get("$readPreference")
+        if lname in READS and not (isinstance(rp, dict) and rp.get("mode", "primary") != "primary"):
+            return {"ok": 0.0, "errmsg": "not primary and secondaryOk=false", "code": 13435,
+                    "codeName": "NotPrimaryNoSecondaryOk"}
+        return None
+
+    async def _upstream_to_client(self, m, ureader, cwriter, pending) -> None:
+        while True:
+            msg = await _read_msg(ureader)
+            response_to, opcode = struct.unpack_from("<ii", msg, 8)
+            key = pending.pop(response_to, None)
+            if isinstance(key, tuple):
+                try:
+                    reply = _op_msg_body(msg)[1] if opcode == OP_MSG else None
+                except (ValueError, IndexError, struct.error, bson.errors.BSONError):
+                    reply = None
+                self._txn_done(key, reply if reply and reply.get("ok") else None)
+            elif key is not None:
+                try:
+                    msg = self._rewrite_hello(m, msg, opcode, key)
+                except (ValueError, IndexError, struct.error, bson.errors.BSONError):
+                    pass
+            cwriter.write(msg)
+            await cwriter.drain()
+
+    def _rewrite_hello(self, m: Member, msg: bytes, opcode: int, key: str) -> bytes:
+        if opcode == OP_REPLY:
+            doc = bson.decode(msg[36:36 + struct.unpack_from("<i", msg, 36)[0]])
+        elif opcode == OP_MSG:
+            doc = _op_msg_body(msg)[1]
+        else:
+            return msg
+        if not doc or not doc.get("ok"):
+            return msg
+        ok = doc.pop("ok")
+        for f in TOPOLOGY_FIELDS:
+            doc.pop(f, None)
+        out: dict = {key: self.mongos or m.index == self.primary}
+        if self.mongos:
+            out["msg"] = "isdbgrid"
+        else:
+            out["secondary"] = m.index != self.primary
+            out["setName"] = self.set_name
+            out["setVersion"] = self.set_version
+            out["hosts"] = [self.address(x) for x in self.members]
+            if self.primary is not None:
+                out["primary"] = self.address(self.members[self.primary])
+            out["me"] = self.address(m)
+            if m.index == self.primary:
+                out["electionId"] = self._election_id()
+        out.update(doc)
+        out["ok"] = ok
+        request_id = struct.unpack_from("<i", msg, 4)[0]
+        response_to = struct.unpack_from("<i", msg, 8)[0]
+        if opcode == OP_REPLY:
+            return _frame(request_id, response_to, OP_REPLY,
+                          struct.pack("<iqii", 0, 0, 0, 1) + bson.encode(out))
+        return _op_msg(request_id, response_to, out)
+
+
+class Control:
+    """Line protocol: one command per line, one answer line: `ok <status JSON>` or `err <text>`.
+
+    Members are named by index (0-based), host:port or port. Any command answers with the status.
+    """
+    COMMANDS = ("status", "elect M", "stepdown [M]", "noprimary", "kill M", "revive M",
+                "killprimary", "quit")
+
+    def __init__(self, double: ReplicaSetDouble, on_quit=None):
+        self.d, self.on_quit = double, on_quit
+
+    async def execute(self, line: str) -> str:
+        words = line.split()
+        if not words:
+            return "err empty command"
+        cmd, args = words[0].lower(), words[1:]
+        try:
+            if cmd == "elect" and len(args) == 1:
+                self.d.elect(args[0])
+            elif cmd == "stepdown" and len(args) <= 1:
+                self.d.step_down(args[0] if args else None)
+            elif cmd == "noprimary" and not args:
+                self.d.no_primary()
+            elif cmd in ("kill", "revive") and len(args) == 1:
+                await getattr(self.d, cmd)(args[0])
+            elif cmd == "killprimary" and not args:
+                if self.d.primary is None:
+                    return "err no primary"
+                await self.d.kill(self.d.primary)
+            elif cmd == "quit" and self.on_quit:
+                self.on_quit()
+            elif cmd != "status":
+                return "err usage: " + " | ".join(self.COMMANDS)
+        except (KeyError, OSError) as e:
+            return f"err {e}"
+        return "ok " + json.dumps(self.d.status())
+
+    async def serve_client(self, reader, writer) -> None:
+        try:
+            while line := await reader.readline():
+                writer.write((await self.execute(line.decode(errors="replace")) + "\n").encode())
+                await writer.drain()
+        except (OSError, asyncio.IncompleteReadError):
+            pass
+        finally:
+            writer.close()
+
+
+class RunningDouble:
+    """A ReplicaSetDouble on its own event-loop thread, with blocking control methods (pytest)."""
+
+    def __init__(self, upstream: str, ports: list[int] | int = 3, set_name: str = "rs0", **kw):
+        ports = [0] * ports if isinstance(ports, int) else ports
+        self.double = ReplicaSetDouble(upstream, ports, set_name, **kw)
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="rs_double", daemon=True)
+        self.thread.start()
+        try:
+            self._call(self.double.start())
+        except BaseException:
+            self.close()
+            raise
+
+    def _call(self, coro, timeout: float = 10.0):
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    async def _sync(self, fn, *args):
+        return fn(*args)
+
+    @property
+    def addresses(self) -> list[str]:
+        return [self.double.address(m) for m in self.double.members]
+
+    def uri(self, **options) -> str:
+        """mongodb://all members/?replicaSet=... (or the mongos list), plus options."""
+        opts = {} if self.double.mongos else {"replicaSet": self.double.set_name}
+        opts.update(options)
+        return "mongodb://" + ",".join(self.addresses) + "/?" + "&".join(
+            f"{k}={v}" for k, v in opts.items())
+
+    def status(self) -> dict:
+        return self._call(self._sync(self.double.status))
+
+    def elect(self, member) -> None:
+        self._call(self._sync(self.double.elect, member))
+
+    def step_down(self, to=None) -> None:
+        self._call(self._sync(self.double.step_down, to))
+
+    def no_primary(self) -> None:
+        self._call(self._sync(self.double.no_primary))
+
+    def kill(self, member) -> None:
+        self._call(self.double.kill(member))
+
+    def revive(self, member) -> None:
+        self._call(self.double.revive(member))
+
+    @property
+    def primary(self) -> str | None:
+        return self.status()["primary"]
+
+    def close(self) -> None:
+        if self.loop.is_running():
+            self._call(self.double.stop())
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self.thread.join(10)
+            if not self.thread.is_alive():
+                self.loop.close()
+
+
+async def _main(a) -> int:
+    ports = [int(p) for p in a.ports.split(",")]
+    d = ReplicaSetDouble(a.upstream, ports, a.set_name, mongos=a.mongos, listen_host=a.listen_host,
+                         advertise_host=a.advertise_host, primary=a.primary)
+    await d.start()
+    done = asyncio.Event()
+    control = Control(d, on_quit=done.set)
+    chost, cport = a.control.rsplit(":", 1)
+    server = await asyncio.start_server(control.serve_client, chost, int(cport))
+    caddr = "%s:%d" % server.sockets[0].getsockname()[:2]
+    print(json.dumps({"event": "ready", "control": caddr, **d.status()}), flush=True)
+    loop = asyncio.get_running_loop()
+    for sig in ("SIGINT", "SIGTERM"):
+        import signal
+        loop.add_signal_handler(getattr(signal, sig), done.set)
+    await done.wait()
+    server.close()
+    await d.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--upstream", required=True, help="HOST:PORT of the real server")
+    ap.add_argument("--ports", required=True, help="comma-separated member ports (0 = any free)")
+    ap.add_argument("--set-name", default="rs0")
+    ap.add_argument("--mongos", action="store_true", help="each port is a separate mongos")
+    ap.add_argument("--listen-host", default="127.0.0.1")
+    ap.add_argument("--advertise-host", help="host name in hosts/me/primary (default listen host)")
+    ap.add_argument("--primary", type=int, default=0, help="index of the first primary")
+    ap.add_argument("--control", default="127.0.0.1:0", help="HOST:PORT of the control listener")
+    sys.exit(asyncio.run(_main(ap.parse_args())))

@@ -428,7 +428,7 @@ awaitable<void> Session::upstream_to_client() {
         // Aborted means the client side ended first and cancelled this read.
         if (ec != asio::error::operation_aborted) {
           rt_.metrics.upstream_errors.get("closed").Increment();
-          spdlog::info("upstream {} closed the connection of client {}", server_, peer_);
+          spdlog::info("upstream closed the connection of client {} (server {})", peer_, server_);
           // A server that closes connections may be going away: the monitor checks now.
           rt_.router->suspect(server_);
         }

@@ -213,8 +213,9 @@ void Metrics::set_topology_type(std::string_view type) {
 }
 
 prometheus::Gauge& Metrics::upstream_connections(std::string_view server) {
-  return upstream_connections_index_.get(
-      server, [&]() -> prometheus::Gauge& { return upstream_connections_.Add({{"server", s(server)}}); });
+  return upstream_connections_index_.get(server, [&]() -> prometheus::Gauge& {
+    return upstream_connections_.Add({{"server", s(server)}});
+  });
 }
 
 void Metrics::update_array_gauges(const rules::Engine& engine) {

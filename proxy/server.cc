@@ -146,9 +146,10 @@ class Server {
         });
     const auto& uri = runtime_.config.upstream_cluster;
     for (const auto& option : uri.ignored_options) {
-      spdlog::warn("upstream URI option {} has no effect through docguard: set it in the "
-                   "application's own connection string",
-                   option);
+      spdlog::warn(
+          "upstream URI option {} has no effect through docguard: set it in the "
+          "application's own connection string",
+          option);
     }
     auto monitor = cluster::TopologyMonitor::start(uri);
     if (!monitor) {
@@ -186,8 +187,7 @@ class Server {
     }
     const std::string before = last_topology_ ? join(last_topology_->writable) : "(none)";
     const std::string now = join(topology->writable);
-    if (!last_topology_ || before != now ||
-        last_topology_->type != topology->type) {
+    if (!last_topology_ || before != now || last_topology_->type != topology->type) {
       // Logged once per change, here, not per connection.
       spdlog::info("upstream topology {}: writable {} -> {}", cluster::to_string(topology->type),
                    before, now);

@@ -162,8 +162,8 @@ awaitable<std::string> Session::select_and_connect(bool* no_writable) {
     }
     // Woken by on_topology; the short period also re-reads suspicions that expired.
     waiting_for_server_ = true;
-    wake_.expires_after(
-        std::min<std::chrono::steady_clock::duration>(deadline - now, std::chrono::milliseconds(100)));
+    wake_.expires_after(std::min<std::chrono::steady_clock::duration>(
+        deadline - now, std::chrono::milliseconds(100)));
     co_await wake_.async_wait(kUseTuple);
     waiting_for_server_ = false;
   }
@@ -222,8 +222,8 @@ awaitable<std::string> Session::connect_upstream(const std::string& server) {
     const auto& t = rt_.tls.upstream_settings;
     const std::string name = t.server_name.empty() ? target.host : t.server_name;
     timer.expires_after(c.connect_timeout);
-    auto hs = co_await (upstream_.start_tls(*rt_.tls.upstream, asio::ssl::stream_base::client,
-                                            name, !t.allow_invalid_hostnames) ||
+    auto hs = co_await (upstream_.start_tls(*rt_.tls.upstream, asio::ssl::stream_base::client, name,
+                                            !t.allow_invalid_hostnames) ||
                         timer.async_wait(kUseTuple));
     if (hs.index() == 1 || std::get<0>(hs)) {
       rt_.metrics.upstream_errors.get("tls").Increment();

@@ -28,8 +28,7 @@ TEST(Config, ParsesHostPortAndUpstreamUri) {
   EXPECT_THROW(parse_upstream_uri("http://x:1"), ConfigError);
   // Any string a driver accepts (issue 9): several hosts, the first is the seed shown.
   EXPECT_EQ(parse_upstream_uri("mongodb://a:1,b:2/?replicaSet=rs0").host, "a");
-  EXPECT_EQ(parse_upstream_uri("mongodb+srv://cluster0.example.net/").host,
-            "cluster0.example.net");
+  EXPECT_EQ(parse_upstream_uri("mongodb+srv://cluster0.example.net/").host, "cluster0.example.net");
 }
 
 TEST(Config, UpstreamErrorsNameTheOption) {
@@ -58,17 +57,18 @@ TEST(Config, ReplicaSetPersonaIsTheDefault) {
 
 TEST(Config, UpstreamTlsFromTheUriAndTheBlock) {
   ProxyConfig c;
-  set_upstream(c, "mongodb://h1:1,h2:2/?replicaSet=rs0&tls=true&tlsCAFile=/ca.pem"
-                  "&tlsAllowInvalidHostnames=true");
+  set_upstream(c,
+               "mongodb://h1:1,h2:2/?replicaSet=rs0&tls=true&tlsCAFile=/ca.pem"
+               "&tlsAllowInvalidHostnames=true");
   auto t = effective_upstream_tls(c);
   EXPECT_TRUE(t.enabled);
   EXPECT_EQ(t.ca_file, "/ca.pem");
   EXPECT_TRUE(t.allow_invalid_hostnames);
   EXPECT_FALSE(t.allow_invalid_certificates);
   // The block's keys win key by key; the URI fills in the rest.
-  const auto path =
-      write_temp("upstream: \"mongodb://h1:1/?tls=true&tlsCAFile=/uri-ca.pem\"\n"
-                 "upstream_tls: { cert_file: /client.pem, server_name: db.example.net }\n");
+  const auto path = write_temp(
+      "upstream: \"mongodb://h1:1/?tls=true&tlsCAFile=/uri-ca.pem\"\n"
+      "upstream_tls: { cert_file: /client.pem, server_name: db.example.net }\n");
   const auto f = load_config_file(path);
   t = effective_upstream_tls(f);
   EXPECT_TRUE(t.enabled);
@@ -77,8 +77,9 @@ TEST(Config, UpstreamTlsFromTheUriAndTheBlock) {
   EXPECT_EQ(t.key_file, "/client.pem");
   EXPECT_EQ(t.server_name, "db.example.net");
   // enabled: false in the block turns the URI's TLS off.
-  const auto off = write_temp("upstream: \"mongodb://h1:1/?tls=true\"\n"
-                              "upstream_tls: { enabled: false }\n");
+  const auto off = write_temp(
+      "upstream: \"mongodb://h1:1/?tls=true\"\n"
+      "upstream_tls: { enabled: false }\n");
   EXPECT_FALSE(effective_upstream_tls(load_config_file(off)).enabled);
   // No TLS anywhere: off.
   EXPECT_FALSE(effective_upstream_tls(ProxyConfig{}).enabled);

@@ -39,20 +39,23 @@ TEST(Failover, StateChangeCodes) {
 TEST(Failover, ReplyCodesWhereDriversLook) {
   EXPECT_EQ(state_change_code(msg_reply(R"({"ok": 1, "n": 1})"), kMax), 0);
   EXPECT_EQ(state_change_code(msg_reply(R"({"ok": 0, "code": 10107,
-      "codeName": "NotWritablePrimary", "errorLabels": ["RetryableWriteError"]})"), kMax),
+      "codeName": "NotWritablePrimary", "errorLabels": ["RetryableWriteError"]})"),
+                              kMax),
             10107);
   EXPECT_EQ(state_change_code(msg_reply(R"({"ok": 0, "code": 13435})"), kMax), 13435);
   EXPECT_EQ(state_change_code(msg_reply(R"({"ok": 0, "code": {"$numberLong": "11602"}})"), kMax),
             11602);
-  EXPECT_EQ(state_change_code(
-                msg_reply(R"({"ok": 1, "n": 1, "writeConcernError": {"code": 91}})"), kMax),
-            91);
+  EXPECT_EQ(
+      state_change_code(msg_reply(R"({"ok": 1, "n": 1, "writeConcernError": {"code": 91}})"), kMax),
+      91);
   EXPECT_EQ(state_change_code(msg_reply(R"({"ok": 1, "n": 0, "writeErrors": [
-      {"index": 0, "code": 11000}, {"index": 1, "code": 189}]})"), kMax),
+      {"index": 0, "code": 11000}, {"index": 1, "code": 189}]})"),
+                              kMax),
             189);
   // docguard's own refusals and ordinary errors are not failovers.
   EXPECT_EQ(state_change_code(msg_reply(R"({"ok": 1, "n": 0, "writeErrors": [
-      {"index": 0, "code": 121, "codeName": "DocumentValidationFailure"}]})"), kMax),
+      {"index": 0, "code": 121, "codeName": "DocumentValidationFailure"}]})"),
+                              kMax),
             0);
   EXPECT_EQ(state_change_code(msg_reply(R"({"ok": 0, "code": 18})"), kMax), 0);
 }
@@ -165,7 +168,8 @@ TEST(Failover, NoWritableServerReplyInTheRequestsFamily) {
   const int32_t header_fields[] = {static_cast<int32_t>(query.size()), 9, 0,
                                    static_cast<int32_t>(codec::OpCode::kQuery)};
   for (int f = 0; f < 4; ++f) {
-    for (int i = 0; i < 4; ++i) query[f * 4 + i] = static_cast<uint8_t>(header_fields[f] >> (8 * i));
+    for (int i = 0; i < 4; ++i)
+      query[f * 4 + i] = static_cast<uint8_t>(header_fields[f] >> (8 * i));
   }
   const auto legacy = no_writable_server_reply(query, -4, "x");
   EXPECT_EQ(codec::read_header(legacy.data()).op_code, static_cast<int32_t>(codec::OpCode::kReply));
@@ -187,13 +191,13 @@ namespace {
 
 TEST(Failover, HelloThatSaysNotWritable) {
   auto hello = [](const char* body) { return read_reply_signals(msg_reply(body), kMax); };
-  EXPECT_TRUE(hello(R"({"isWritablePrimary": false, "secondary": true, "ok": 1})")
-                  .hello_not_writable);
+  EXPECT_TRUE(
+      hello(R"({"isWritablePrimary": false, "secondary": true, "ok": 1})").hello_not_writable);
   EXPECT_FALSE(hello(R"({"isWritablePrimary": true, "ok": 1})").hello_not_writable);
   EXPECT_FALSE(hello(R"({"n": 1, "ok": 1})").hello_not_writable);
   auto doc = json(R"({"ismaster": false, "ok": 1})");
-  EXPECT_TRUE(read_reply_signals(codec::build_op_reply(1, 2, doc.view().bytes()), kMax)
-                  .hello_not_writable);
+  EXPECT_TRUE(
+      read_reply_signals(codec::build_op_reply(1, 2, doc.view().bytes()), kMax).hello_not_writable);
   const auto both = hello(R"({"ok": 0, "code": 189})");
   EXPECT_EQ(both.state_change_code, 189);
   EXPECT_FALSE(both.hello_not_writable);

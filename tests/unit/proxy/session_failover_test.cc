@@ -3,6 +3,8 @@
 // one); an ordinary reply keeps the connection open. No monitor: the session dials the URI's only
 // seed, as in front of a plain single host.
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -10,9 +12,6 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
-#include <sys/socket.h>
-#include <sys/time.h>
-
 #include <thread>
 
 #include "docguard/codec/op_msg.h"
@@ -91,8 +90,8 @@ struct Harness {
     tcp::socket accepted(ioc);
     acceptor.accept(accepted);
     auto session = std::make_shared<Session>(std::move(accepted), runtime);
-    asio::co_spawn(ioc, [session]() -> asio::awaitable<void> { co_await session->run(); },
-                   asio::detached);
+    asio::co_spawn(
+        ioc, [session]() -> asio::awaitable<void> { co_await session->run(); }, asio::detached);
     thread = std::thread([this] { ioc.run(); });
   }
   ~Harness() {
@@ -164,8 +163,8 @@ TEST(SessionFailover, WriteConcernErrorShutdownInProgressAlsoCloses) {
 }
 
 TEST(SessionFailover, OrdinaryErrorsKeepTheConnection) {
-  FakeUpstream upstream({R"({"ok": 0, "code": 11000, "codeName": "DuplicateKey"})",
-                         R"({"ok": 1})"});
+  FakeUpstream upstream(
+      {R"({"ok": 0, "code": 11000, "codeName": "DuplicateKey"})", R"({"ok": 1})"});
   Harness h(upstream.port());
   boost::system::error_code ec;
   for (int32_t id : {1, 2}) {

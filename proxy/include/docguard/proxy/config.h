@@ -50,14 +50,13 @@ struct ClientTlsSettings {
 struct UpstreamTlsSettings {
   bool enabled = false;
   std::string ca_file;
-  std::string cert_file;  // optional client certificate (x.509 auth passes through docguard
-  std::string key_file;   // only with mutual TLS configured here)
+  std::string cert_file;    // optional client certificate (x.509 auth passes through docguard
+  std::string key_file;     // only with mutual TLS configured here)
   std::string server_name;  // default: the host of each server docguard connects to
   bool allow_invalid_certificates = false;  // tests only: skips verification
   bool allow_invalid_hostnames = false;     // the certificate's name is not checked
 };
 enum class LogFormat { kText, kJson };
-
 
 struct ProxyConfig {
   HostPort listen{"127.0.0.1", 27018};

@@ -91,9 +91,9 @@ class Metrics final : public rules::Observer {
   prometheus::Gauge& upstream_up;      // 1 when the upstream accepted the last connection attempt
 
   // The upstream cluster (issue 9).
-  prometheus::Counter& primary_changes;         // docguard_cluster_primary_changes_total
-  prometheus::Counter& selection_waits;         // docguard_server_selection_waits_total
-  prometheus::Counter& selection_failures;      // docguard_server_selection_failures_total
+  prometheus::Counter& primary_changes;           // docguard_cluster_primary_changes_total
+  prometheus::Counter& selection_waits;           // docguard_server_selection_waits_total
+  prometheus::Counter& selection_failures;        // docguard_server_selection_failures_total
   prometheus::Histogram& selection_wait_seconds;  // docguard_server_selection_wait_seconds
   // docguard_cluster_topology_type{type}: 1 for the current SDAM type, 0 for the others.
   void set_topology_type(std::string_view type);

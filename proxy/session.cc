@@ -14,6 +14,7 @@
 #include "docguard/codec/error_kinds.h"
 #include "docguard/codec/op_msg.h"
 #include "docguard/codec/op_query.h"
+#include "docguard/proxy/failover.h"
 
 namespace docguard::proxy {
 
@@ -59,13 +60,15 @@ Session::Session(tcp::socket client, ProxyRuntime& runtime)
       upstream_in_(std::max(runtime.config.max_message_bytes, codec::kDefaultMaxMessageBytes)),
       host_(runtime),
       conversation_(runtime.engine, runtime.conversation, peer_, host_),
-      client_write_done_(client_.get_executor()) {
+      client_write_done_(client_.get_executor()),
+      wake_(client_.get_executor()) {
   rt_.active_sessions.fetch_add(1);
   rt_.metrics.connections_total.Increment();
   rt_.metrics.connections_active.Increment();
 }
 
 Session::~Session() {
+  if (!server_.empty()) rt_.metrics.upstream_connections(server_).Decrement();
   rt_.active_sessions.fetch_sub(1);
   rt_.metrics.connections_active.Decrement();
 }
@@ -89,15 +92,21 @@ awaitable<void> Session::run() {
     }
   }
 
-  const std::string failure = co_await connect_upstream();
+  bool no_writable = false;
+  const std::string failure = co_await select_and_connect(&no_writable);
   rt_.metrics.upstream_up.Set(failure.empty() ? 1 : 0);
   if (!failure.empty()) {
-    spdlog::warn("upstream unreachable for client {}: {}", peer_, failure);
-    co_await refuse_first_request(failure);
+    if (no_writable) {
+      spdlog::warn("no writable upstream server for client {}: {}", peer_, failure);
+      co_await refuse_requests(failure);
+    } else {
+      spdlog::warn("upstream unreachable for client {}: {}", peer_, failure);
+      co_await refuse_first_request(failure);
+    }
     client_.close();
     co_return;
   }
-  spdlog::debug("client {} connected, upstream {}", peer_, rt_.config.upstream.to_string());
+  spdlog::debug("client {} connected, upstream {}", peer_, server_);
 
   last_client_activity_ = last_upstream_activity_ = std::chrono::steady_clock::now();
   co_await (client_to_upstream() || upstream_to_client() || watchdog());
@@ -105,44 +114,6 @@ awaitable<void> Session::run() {
   client_.close();
   upstream_.close();
   spdlog::debug("client {} closed", peer_);
-}
-
-awaitable<std::string> Session::connect_upstream() {
-  const auto& c = rt_.config;
-  tcp::resolver resolver(client_.get_executor());
-  auto [rec, endpoints] =
-      co_await resolver.async_resolve(c.upstream.host, std::to_string(c.upstream.port), kUseTuple);
-  if (rec) {
-    rt_.metrics.upstream_errors.get(codec::errors::upstream::kConnect).Increment();
-    co_return "cannot resolve " + c.upstream.host + ": " + rec.message();
-  }
-  asio::steady_timer timer(client_.get_executor(), c.connect_timeout);
-  auto result = co_await (asio::async_connect(upstream_.socket(), endpoints, kUseTuple) ||
-                          timer.async_wait(kUseTuple));
-  if (result.index() == 1) {
-    rt_.metrics.upstream_errors.get(codec::errors::upstream::kConnect).Increment();
-    co_return "timed out connecting to " + c.upstream.to_string();
-  }
-  if (auto [cec, ep] = std::get<0>(result); cec) {
-    rt_.metrics.upstream_errors.get(codec::errors::upstream::kConnect).Increment();
-    co_return "cannot connect to " + c.upstream.to_string() + ": " + cec.message();
-  }
-  boost::system::error_code ec;
-  upstream_.socket().set_option(tcp::no_delay(true), ec);
-  if (rt_.tls.upstream) {
-    const std::string name =
-        c.upstream_tls.server_name.empty() ? c.upstream.host : c.upstream_tls.server_name;
-    timer.expires_after(c.connect_timeout);
-    auto hs =
-        co_await (upstream_.start_tls(*rt_.tls.upstream, asio::ssl::stream_base::client, name) ||
-                  timer.async_wait(kUseTuple));
-    if (hs.index() == 1 || std::get<0>(hs)) {
-      rt_.metrics.upstream_errors.get(codec::errors::upstream::kTls).Increment();
-      co_return "TLS handshake with " + c.upstream.to_string() +
-          " failed: " + (hs.index() == 1 ? std::string("timed out") : std::get<0>(hs).message());
-    }
-  }
-  co_return std::string();
 }
 
 void Session::drain() {
@@ -166,7 +137,7 @@ awaitable<void> Session::refuse_first_request(const std::string& reason) {
     op = static_cast<int32_t>(codec::OpCode::kMsg);
   auto reply = error_reply(
       op, header.request_id, rt_.new_request_id(),
-      "docguard: upstream " + rt_.config.upstream_uri + " is unreachable (" + reason + ")", 6,
+      "docguard: upstream " + rt_.router->uri().redacted + " is unreachable (" + reason + ")", 6,
       "HostUnreachable");
   rt_.metrics.messages_blocked.Increment();
   co_await client_.write_all(asio::buffer(reply));
@@ -319,15 +290,31 @@ awaitable<void> Session::upstream_to_client() {
         // Aborted means the client side ended first and cancelled this read.
         if (ec != asio::error::operation_aborted) {
           rt_.metrics.upstream_errors.get(codec::errors::upstream::kClosed).Increment();
-          spdlog::info("upstream closed the connection of client {}", peer_);
+          spdlog::info("upstream closed the connection of client {} (server {})", peer_, server_);
+          // A server that closes connections may be going away: the monitor checks now.
+          rt_.router->suspect(server_);
         }
         co_return;
       }
       last_upstream_activity_ = std::chrono::steady_clock::now();
       rt_.metrics.upstream_bytes.Increment(static_cast<double>(message.size()));
+      // Read before on_reply: `message` stays valid, and the driver gets the reply either way.
+      const ReplySignals signals = read_reply_signals(
+          message, std::max(rt_.config.max_message_bytes, codec::kDefaultMaxMessageBytes));
       const auto outcome = conversation_.on_reply(message);
       if (!outcome.drop) co_await write_client(outcome.bytes);
       conversation_.release_reply_buffer();
+      if (signals.state_change_code != 0) {
+        // The driver retries on a new connection, which goes to the server the monitor finds
+        // writable; this server is avoided until the monitor has re-checked it.
+        rt_.router->suspect(server_);
+        leave_server(signals.state_change_code == 91 ? "is shutting down" : "is no longer primary");
+      } else if (signals.hello_not_writable && rt_.router->in_cluster()) {
+        // A demoted primary answering a driver's heartbeat: the driver hears it, and its next
+        // check goes through a new connection to the new primary instead of this one again.
+        rt_.router->suspect(server_);
+        leave_server("says it is not writable");
+      }
       if (draining_ && conversation_.outstanding() == 0) {
         client_.close();
         co_return;

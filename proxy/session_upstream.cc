@@ -1,0 +1,166 @@
+// Session: choosing and connecting the upstream server, and leaving it on failover (issue 9).
+// The relay itself is in session.cc.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <chrono>
+
+#include "docguard/codec/error_kinds.h"
+#include "docguard/proxy/failover.h"
+#include "docguard/proxy/session.h"
+
+namespace docguard::proxy {
+
+namespace asio = boost::asio;
+using asio::awaitable;
+using asio::ip::tcp;
+using namespace asio::experimental::awaitable_operators;
+
+namespace {
+constexpr auto kUseTuple = asio::as_tuple(asio::use_awaitable);
+}  // namespace
+
+awaitable<std::string> Session::select_and_connect(bool* no_writable) {
+  Router& router = *rt_.router;
+  const auto& uri = router.uri();
+  const auto started = std::chrono::steady_clock::now();
+  const auto deadline = started + uri.server_selection_timeout;
+  bool waited = false;
+  std::string last_failure;
+  const auto waited_seconds = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  };
+  while (true) {
+    const Router::Choice choice = router.select();
+    if (!choice.server.empty()) {
+      const std::string failure = co_await connect_upstream(choice.server);
+      if (failure.empty()) {
+        server_ = choice.server;
+        generation_ = choice.generation;
+        rt_.metrics.upstream_connections(server_).Increment();
+        if (waited) rt_.metrics.selection_wait_seconds.Observe(waited_seconds());
+        co_return std::string();
+      }
+      // A plain single upstream fails at once, as before docguard followed topologies.
+      if (choice.seed_fallback) co_return failure;
+      spdlog::info("client {}: upstream server {} failed ({}); selecting again", peer_,
+                   choice.server, failure);
+      router.suspect(choice.server);
+      last_failure = failure;
+      upstream_ = Stream(tcp::socket(client_.get_executor()));
+      continue;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) {
+      rt_.metrics.selection_failures.Increment();
+      if (waited) rt_.metrics.selection_wait_seconds.Observe(waited_seconds());
+      *no_writable = true;
+      co_return "no writable server in " + uri.redacted + " within serverSelectionTimeoutMS=" +
+          std::to_string(uri.server_selection_timeout.count()) + " (topology " +
+          std::string(cluster::to_string(router.snapshot()->type)) + ")" +
+          (last_failure.empty() ? std::string() : "; last error: " + last_failure);
+    }
+    if (!waited) {
+      waited = true;
+      rt_.metrics.selection_waits.Increment();
+      spdlog::debug("client {} waits for a writable upstream server", peer_);
+    }
+    // Woken by on_topology; the short period also re-reads suspicions that expired.
+    waiting_for_server_ = true;
+    wake_.expires_after(std::min<std::chrono::steady_clock::duration>(
+        deadline - now, std::chrono::milliseconds(100)));
+    co_await wake_.async_wait(kUseTuple);
+    waiting_for_server_ = false;
+  }
+}
+
+void Session::on_topology(std::shared_ptr<const cluster::Topology> topology) {
+  if (waiting_for_server_) {
+    wake_.cancel();
+    return;
+  }
+  if (server_.empty() || leaving_ || closed_) return;
+  if (must_leave_server(*topology, server_, generation_)) {
+    leave_server("is no longer writable");
+  } else {
+    generation_ = topology->primary_generation;
+  }
+}
+
+void Session::leave_server(const char* why) {
+  if (leaving_) return;
+  leaving_ = true;
+  spdlog::debug("client {}: upstream {} {}: closing after the reply in flight", peer_, server_,
+                why);
+  drain();
+}
+
+awaitable<std::string> Session::connect_upstream(const std::string& server) {
+  const auto& c = rt_.config;
+  HostPort target;
+  try {
+    target = parse_host_port(server, "upstream server");
+  } catch (const std::exception& e) {
+    co_return std::string(e.what());
+  }
+  tcp::resolver resolver(client_.get_executor());
+  auto [rec, endpoints] =
+      co_await resolver.async_resolve(target.host, std::to_string(target.port), kUseTuple);
+  if (rec) {
+    rt_.metrics.upstream_errors.get(codec::errors::upstream::kConnect).Increment();
+    co_return "cannot resolve " + target.host + ": " + rec.message();
+  }
+  asio::steady_timer timer(client_.get_executor(), c.connect_timeout);
+  auto result = co_await (asio::async_connect(upstream_.socket(), endpoints, kUseTuple) ||
+                          timer.async_wait(kUseTuple));
+  if (result.index() == 1) {
+    rt_.metrics.upstream_errors.get(codec::errors::upstream::kConnect).Increment();
+    co_return "timed out connecting to " + server;
+  }
+  if (auto [cec, ep] = std::get<0>(result); cec) {
+    rt_.metrics.upstream_errors.get(codec::errors::upstream::kConnect).Increment();
+    co_return "cannot connect to " + server + ": " + cec.message();
+  }
+  boost::system::error_code ec;
+  upstream_.socket().set_option(tcp::no_delay(true), ec);
+  if (rt_.tls.upstream) {
+    const auto& t = rt_.tls.upstream_settings;
+    const std::string name = t.server_name.empty() ? target.host : t.server_name;
+    timer.expires_after(c.connect_timeout);
+    auto hs = co_await (upstream_.start_tls(*rt_.tls.upstream, asio::ssl::stream_base::client, name,
+                                            !t.allow_invalid_hostnames) ||
+                        timer.async_wait(kUseTuple));
+    if (hs.index() == 1 || std::get<0>(hs)) {
+      rt_.metrics.upstream_errors.get(codec::errors::upstream::kTls).Increment();
+      co_return "TLS handshake with " + server +
+          " failed: " + (hs.index() == 1 ? std::string("timed out") : std::get<0>(hs).message());
+    }
+  }
+  co_return std::string();
+}
+
+awaitable<void> Session::refuse_requests(const std::string& reason) {
+  // The requests that arrived while the session waited, and any that follow, each get error
+  // 133 in their own family: drivers report it instead of hanging. A client that sends nothing
+  // for a while is closed.
+  const std::string errmsg = "docguard: " + reason;
+  while (true) {
+    asio::steady_timer timer(client_.get_executor(), rt_.config.connect_timeout);
+    TimePoint started{};
+    auto result =
+        co_await (next_message(client_, client_in_, started) || timer.async_wait(kUseTuple));
+    if (result.index() != 0 || std::get<0>(result).first) co_return;
+    const auto reply =
+        no_writable_server_reply(std::get<0>(result).second, rt_.new_request_id(), errmsg);
+    if (reply.empty()) continue;  // moreToCome: no reply expected
+    rt_.metrics.messages_blocked.Increment();
+    auto [ec, n] = co_await client_.write_all(asio::buffer(reply));
+    if (ec) co_return;
+  }
+}
+
+}  // namespace docguard::proxy

@@ -14,6 +14,8 @@
 #include <boost/asio/write.hpp>
 #include <sstream>
 
+#include "docguard/rules/structured_log.h"
+
 namespace docguard::proxy {
 
 namespace asio = boost::asio;
@@ -108,19 +110,40 @@ awaitable<HttpResponse> route_admin(const std::string& method, const std::string
   if (!rt.config.admin_token.empty() && authorization != "Bearer " + rt.config.admin_token) {
     co_return HttpResponse{401, "text/plain; charset=utf-8", "missing or wrong bearer token\n"};
   }
+  const auto topology = rt.router ? rt.router->snapshot() : nullptr;
+  const bool writable = topology && topology->has_writable();
+  // A plain single host keeps its old meaning (a connection succeeds) so an outage shows at
+  // once; in front of a cluster, "up" means a writable server is selectable.
+  const bool plain_single = rt.config.upstream_cluster.seeds.size() == 1 &&
+                            !rt.config.upstream_cluster.is_srv &&
+                            rt.config.upstream_cluster.replica_set.empty();
   if (path == "/metrics") {
-    rt.metrics.upstream_up.Set(co_await upstream_reachable(rt) ? 1 : 0);
+    rt.metrics.upstream_up.Set((plain_single ? co_await upstream_reachable(rt) : writable) ? 1 : 0);
     rt.metrics.update_array_gauges(rt.engine);
     co_return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", rt.metrics.serialize()};
   }
   if (path == "/readyz") {
-    const bool up = co_await upstream_reachable(rt);
+    // Ready = a writable server is selectable (for a plain single host not yet discovered by
+    // the monitor, a connection to it succeeds: what a session would do).
+    const bool up = writable || (plain_single && co_await upstream_reachable(rt));
     rt.metrics.upstream_up.Set(up ? 1 : 0);
     if (up) co_return HttpResponse{200, "text/plain", "ready\n"};
-    co_return HttpResponse{503, "text/plain",
-                           "upstream " + rt.config.upstream.to_string() + " unreachable\n"};
+    co_return HttpResponse{
+        503, "text/plain",
+        "no writable upstream server in " + rt.config.upstream_cluster.redacted + " (topology " +
+            std::string(topology ? cluster::to_string(topology->type) : "Unknown") + ")\n"};
   }
-  if (path == "/status") co_return HttpResponse{200, "application/json", rt.engine.status_json()};
+  if (path == "/status") {
+    // The engine's statistics with the upstream topology as one more member.
+    std::string body = rt.engine.status_json();
+    if (topology && !body.empty() && body.front() == '{') {
+      std::string member = "\"upstream\":{\"uri\":\"";
+      log::Fields::escape_into(member, rt.config.upstream_cluster.redacted);
+      member += "\",\"topology\":" + cluster::to_json(*topology) + "}";
+      body.insert(1, body.size() > 2 ? member + "," : member);
+    }
+    co_return HttpResponse{200, "application/json", body};
+  }
   co_return HttpResponse{404, "text/plain",
                          "not found: try /metrics, /healthz, /readyz, /status\n"};
 }

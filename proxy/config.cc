@@ -67,48 +67,50 @@ HostPort parse_host_port(const std::string& text, const std::string& what) {
   return hp;
 }
 
-HostPort parse_upstream_uri(const std::string& uri) {
-  constexpr std::string_view kScheme = "mongodb://";
-  if (uri.rfind(kScheme, 0) != 0) {
-    throw ConfigError("upstream: expected mongodb://HOST:PORT, got '" + uri + "'");
-  }
-  std::string rest = uri.substr(kScheme.size());
-  if (const auto at = rest.find('@'); at != std::string::npos) rest = rest.substr(at + 1);
-  rest = rest.substr(0, rest.find_first_of("/?"));
-  if (rest.find(',') != std::string::npos) {
-    throw ConfigError("upstream: docguard connects to one mongod/mongos; got several hosts in '" +
-                      uri + "'");
-  }
-  if (rest.empty()) throw ConfigError("upstream: no host in '" + uri + "'");
-  const bool has_port = rest.front() == '[' ? rest.find("]:") != std::string::npos
-                                            : rest.find(':') != std::string::npos;
-  return parse_host_port(has_port ? rest : rest + ":27017", "upstream");
+cluster::UpstreamUri check_upstream_uri(const std::string& uri) {
+  auto parsed = cluster::parse_upstream_uri(uri);
+  if (!parsed) throw ConfigError("upstream: " + parsed.error().message);
+  return std::move(parsed).value();
 }
 
-void apply_uri_tls_options(const std::string& uri, UpstreamTlsSettings& tls) {
-  const auto q = uri.find('?');
-  if (q == std::string::npos) return;
-  std::string query = uri.substr(q + 1);
-  size_t pos = 0;
-  while (pos <= query.size()) {
-    const size_t amp = std::min(query.find('&', pos), query.size());
-    const std::string pair = query.substr(pos, amp - pos);
-    pos = amp + 1;
-    const auto eq = pair.find('=');
-    if (eq == std::string::npos) continue;
-    const std::string key = pair.substr(0, eq), value = pair.substr(eq + 1);
-    const bool yes = value == "true";
-    if (key == "tls" || key == "ssl") {
-      tls.enabled = yes;
-    } else if (key == "tlsCAFile") {
-      tls.ca_file = value;
-      tls.enabled = true;
-    } else if (key == "tlsCertificateKeyFile") {
-      tls.cert_file = tls.key_file = value;
-    } else if (key == "tlsAllowInvalidCertificates" || key == "tlsInsecure") {
-      tls.allow_invalid_certificates = yes;
-    }
+HostPort parse_upstream_uri(const std::string& uri) {
+  const auto parsed = check_upstream_uri(uri);
+  if (parsed.seeds.empty()) return HostPort{parsed.srv_hostname, 27017};
+  return parse_host_port(parsed.seeds.front(), "upstream");
+}
+
+void set_upstream(ProxyConfig& config, const std::string& uri) {
+  config.upstream_cluster = check_upstream_uri(uri);
+  config.upstream = config.upstream_cluster.seeds.empty()
+                        ? HostPort{config.upstream_cluster.srv_hostname, 27017}
+                        : parse_host_port(config.upstream_cluster.seeds.front(), "upstream");
+  config.upstream_uri = uri;
+}
+
+UpstreamTlsSettings effective_upstream_tls(const ProxyConfig& config) {
+  const auto& from_uri = config.upstream_cluster.tls;
+  UpstreamTlsSettings out;
+  out.enabled = from_uri.enabled;
+  out.ca_file = from_uri.ca_file;
+  out.cert_file = out.key_file = from_uri.certificate_key_file;
+  out.allow_invalid_certificates = from_uri.allow_invalid_certificates;
+  out.allow_invalid_hostnames = from_uri.allow_invalid_hostnames;
+  const auto& block = config.upstream_tls;
+  const auto given = [&](std::string_view key) {
+    return std::find(config.upstream_tls_keys.begin(), config.upstream_tls_keys.end(), key) !=
+           config.upstream_tls_keys.end();
+  };
+  if (!config.upstream_tls_keys.empty()) out.enabled = true;  // the block means TLS
+  if (given("enabled")) out.enabled = block.enabled;
+  if (given("ca_file")) out.ca_file = block.ca_file;
+  if (given("cert_file")) out.cert_file = block.cert_file;
+  if (given("key_file")) out.key_file = block.key_file;
+  if (given("cert_file") && !given("key_file")) out.key_file = block.cert_file;
+  if (given("server_name")) out.server_name = block.server_name;
+  if (given("allow_invalid_certificates")) {
+    out.allow_invalid_certificates = block.allow_invalid_certificates;
   }
+  return out;
 }
 
 void apply_yaml(const YAML::Node& root, const std::string& file, ProxyConfig& config) {
@@ -133,10 +135,8 @@ void apply_yaml(const YAML::Node& root, const std::string& file, ProxyConfig& co
 
   if (auto n = root["listen"]) config.listen = host_port(r, n, "listen");
   if (auto n = root["upstream"]) {
-    config.upstream_uri = r.scalar(n, "upstream");
     try {
-      config.upstream = parse_upstream_uri(config.upstream_uri);
-      apply_uri_tls_options(config.upstream_uri, config.upstream_tls);
+      set_upstream(config, r.scalar(n, "upstream"));
     } catch (const ConfigError& e) {
       r.fail(n, "upstream", e.what());
     }
@@ -212,6 +212,8 @@ void apply_yaml(const YAML::Node& root, const std::string& file, ProxyConfig& co
                  "upstream_tls");
     auto& t = config.upstream_tls;
     t.enabled = true;
+    for (const auto& kv : n) config.upstream_tls_keys.push_back(kv.first.as<std::string>());
+    if (config.upstream_tls_keys.empty()) config.upstream_tls_keys.push_back("enabled");
     if (auto v = n["enabled"]) t.enabled = r.boolean(v, "upstream_tls.enabled");
     if (auto v = n["ca_file"]) t.ca_file = r.scalar(v, "upstream_tls.ca_file");
     if (auto v = n["cert_file"]) t.cert_file = r.scalar(v, "upstream_tls.cert_file");

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "docguard/cluster/mongoc_log.h"
 #include "docguard/proxy/config.h"
 #include "docguard/proxy/server.h"
 #include "docguard/proxy/tls.h"
@@ -28,8 +29,9 @@ A MongoDB wire-protocol proxy that decodes every OP_MSG and enforces document de
 
 options:
   --listen HOST:PORT        where clients connect (default 127.0.0.1:27018)
-  --upstream URI            mongodb://HOST:PORT of the mongod/mongos (default mongodb://127.0.0.1:27017);
-                            ?tls=true&tlsCAFile=FILE connects to it over TLS
+  --upstream URI            the cluster: any connection string a driver accepts, e.g. mongodb://HOST:PORT,
+                            mongodb://a,b,c/?replicaSet=rs0, mongodb+srv://NAME (default
+                            mongodb://127.0.0.1:27017); ?tls=true&tlsCAFile=FILE for TLS
   --admin HOST:PORT         admin HTTP listener: /metrics /healthz /readyz /status (default 127.0.0.1:9216)
   --config FILE             YAML file with proxy settings and rules; flags override it
   --threads N               io threads (default: one per core)
@@ -168,9 +170,7 @@ ProxyConfig build_config(const Flags& flags) {
     if (name == "listen") {
       config.listen = docguard::proxy::parse_host_port(value, "--listen");
     } else if (name == "upstream") {
-      config.upstream = docguard::proxy::parse_upstream_uri(value);
-      config.upstream_uri = value;
-      docguard::proxy::apply_uri_tls_options(value, config.upstream_tls);
+      docguard::proxy::set_upstream(config, value);
     } else if (name == "admin") {
       config.admin = docguard::proxy::parse_host_port(value, "--admin");
     } else if (name == "threads") {
@@ -214,6 +214,9 @@ int main(int argc, char** argv) {
   // large messages does not pin it.
   mallopt(M_MMAP_THRESHOLD, 64 * 1024 * 1024);
   mallopt(M_TRIM_THRESHOLD, 128 * 1024 * 1024);
+  // libmongoc would print its own warnings while the upstream URI is parsed; the error
+  // docguard reports names the option instead. The server routes its log into spdlog later.
+  docguard::cluster::set_mongoc_log_handler({});
   Flags flags;
   ProxyConfig config;
   try {

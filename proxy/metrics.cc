@@ -16,6 +16,8 @@ const Histogram::BucketBoundaries kSizeBuckets = {
     256, 1024, 4096, 16384, 65536, 262144, 1048576, 2097152, 4194304, 8388608, 12582912, 16777216};
 const Histogram::BucketBoundaries kArrayBuckets = {1,   5,    10,   25,   50,    100,  250,
                                                    500, 1000, 2500, 5000, 10000, 50000};
+const Histogram::BucketBoundaries kSelectionBuckets = {0.01, 0.05, 0.1, 0.25, 0.5, 1,
+                                                       2.5,  5,    10,  30,   60};
 const Histogram::BucketBoundaries kInspectionBuckets = {1e-6, 2e-6,   5e-6, 1e-5, 2.5e-5, 5e-5,
                                                         1e-4, 2.5e-4, 1e-3, 1e-2, 1e-1};
 
@@ -94,6 +96,30 @@ Metrics::Metrics()
                             "/readyz, scrapes)")
                       .Register(*registry_)
                       .Add({})),
+      primary_changes(BuildCounter()
+                          .Name("docguard_cluster_primary_changes_total")
+                          .Help("Changes of the upstream's writable servers (failovers) seen by "
+                                "docguard's topology monitor")
+                          .Register(*registry_)
+                          .Add({})),
+      selection_waits(BuildCounter()
+                          .Name("docguard_server_selection_waits_total")
+                          .Help("Client connections that waited for a writable upstream server")
+                          .Register(*registry_)
+                          .Add({})),
+      selection_failures(
+          BuildCounter()
+              .Name("docguard_server_selection_failures_total")
+              .Help("Client connections that found no writable upstream server within "
+                    "serverSelectionTimeoutMS (their requests got error 133)")
+              .Register(*registry_)
+              .Add({})),
+      selection_wait_seconds(BuildHistogram()
+                                 .Name("docguard_server_selection_wait_seconds")
+                                 .Help("How long client connections waited for a writable "
+                                       "upstream server")
+                                 .Register(*registry_)
+                                 .Add({}, kSelectionBuckets)),
       commands_(BuildCounter()
                     .Name("docguard_commands_total")
                     .Help("Commands seen, per collection")
@@ -136,7 +162,21 @@ Metrics::Metrics()
                               .Name("docguard_array_length_bound")
                               .Help("Array length bound in force per field path (array_length, "
                                     "else max_array_length)")
-                              .Register(*registry_)) {
+                              .Register(*registry_)),
+      topology_type_(BuildGauge()
+                         .Name("docguard_cluster_topology_type")
+                         .Help("1 for the upstream's current SDAM topology type (Unknown, Single, "
+                               "ReplicaSetNoPrimary, ReplicaSetWithPrimary, Sharded, "
+                               "LoadBalanced), 0 for the others")
+                         .Register(*registry_)),
+      upstream_connections_(BuildGauge()
+                                .Name("docguard_upstream_connections")
+                                .Help("Upstream connections open now, per upstream server")
+                                .Register(*registry_)) {
+  for (const char* type : {"Unknown", "Single", "ReplicaSetNoPrimary", "ReplicaSetWithPrimary",
+                           "Sharded", "LoadBalanced"}) {
+    topology_type_.Add({{"type", type}}).Set(std::string_view(type) == "Unknown" ? 1 : 0);
+  }
   BuildGauge()
       .Name("docguard_build_info")
       .Help("docguard build information")
@@ -162,6 +202,19 @@ std::string Metrics::serialize() const {
   std::ostringstream out;
   prometheus::TextSerializer().Serialize(out, registry_->Collect());
   return out.str();
+}
+
+void Metrics::set_topology_type(std::string_view type) {
+  std::lock_guard lock(topology_type_mutex_);
+  for (const char* t : {"Unknown", "Single", "ReplicaSetNoPrimary", "ReplicaSetWithPrimary",
+                        "Sharded", "LoadBalanced"}) {
+    topology_type_.Add({{"type", t}}).Set(type == t ? 1 : 0);
+  }
+}
+
+prometheus::Gauge& Metrics::upstream_connections(std::string_view server) {
+  return upstream_connections_index_.get(
+      server, [&]() -> prometheus::Gauge& { return upstream_connections_.Add({{"server", s(server)}}); });
 }
 
 void Metrics::update_array_gauges(const rules::Engine& engine) {

@@ -16,6 +16,8 @@
 #include <mutex>
 #include <thread>
 
+#include "docguard/cluster/mongoc_log.h"
+#include "docguard/cluster/topology_monitor.h"
 #include "docguard/codec/inbound_buffer.h"
 #include "docguard/proxy/admin_server.h"
 #include "docguard/proxy/runtime.h"
@@ -66,9 +68,11 @@ class Server {
       spdlog::critical("cannot listen: {}", e.what());
       return 2;
     }
+    if (!start_monitor(main)) return 2;
     spdlog::info("docguard {} listening on {}, upstream {}, admin http://{}/metrics, {} threads",
-                 DOCGUARD_VERSION, runtime_.config.listen.to_string(), runtime_.config.upstream_uri,
-                 runtime_.config.admin.to_string(), contexts_.size());
+                 DOCGUARD_VERSION, runtime_.config.listen.to_string(),
+                 runtime_.router->uri().redacted, runtime_.config.admin.to_string(),
+                 contexts_.size());
 
     asio::co_spawn(main, accept_loop(acceptor), asio::detached);
     asio::co_spawn(main, serve_admin(admin, runtime_), asio::detached);
@@ -105,6 +109,9 @@ class Server {
       threads.emplace_back([ctx = contexts_[i].get()] { ctx->run(); });
     }
     main.run();
+    // No topology callback may post into the io_contexts once they stop.
+    runtime_.router->monitor()->unsubscribe(subscription_);
+    runtime_.router.reset();
     for (auto& g : guards) g.reset();
     for (auto& ctx : contexts_) ctx->stop();
     for (auto& t : threads) t.join();
@@ -113,6 +120,87 @@ class Server {
   }
 
  private:
+  // Starts following the upstream topology (libmongoc SDAM) before any io thread runs: a
+  // mongodb+srv:// lookup blocks. Its notices are posted to `main`, never handled on
+  // libmongoc's threads.
+  bool start_monitor(asio::io_context& main) {
+    cluster::set_mongoc_log_handler(
+        [](cluster::MongocLogLevel level, std::string_view domain, std::string_view message) {
+          auto lvl = spdlog::level::trace;
+          switch (level) {
+            case cluster::MongocLogLevel::kError:
+            case cluster::MongocLogLevel::kCritical:
+              lvl = spdlog::level::err;
+              break;
+            case cluster::MongocLogLevel::kWarning:
+              lvl = spdlog::level::warn;
+              break;
+            case cluster::MongocLogLevel::kMessage:
+            case cluster::MongocLogLevel::kInfo:
+              lvl = spdlog::level::debug;
+              break;
+            default:  // a line per failed heartbeat: trace only
+              break;
+          }
+          spdlog::log(lvl, "libmongoc {}: {}", domain, message);
+        });
+    const auto& uri = runtime_.config.upstream_cluster;
+    for (const auto& option : uri.ignored_options) {
+      spdlog::warn("upstream URI option {} has no effect through docguard: set it in the "
+                   "application's own connection string",
+                   option);
+    }
+    auto monitor = cluster::TopologyMonitor::start(uri);
+    if (!monitor) {
+      spdlog::critical("cannot follow the upstream {}: {}", uri.redacted, monitor.error().message);
+      return false;
+    }
+    runtime_.router = std::make_unique<Router>(uri, std::move(monitor).value());
+    subscription_ = runtime_.router->monitor()->subscribe(
+        [this, &main](std::shared_ptr<const cluster::Topology> topology) {
+          asio::post(main, [this, topology] { on_topology(topology); });
+        });
+    on_topology(runtime_.router->snapshot());  // events before subscribe() are not replayed
+    return true;
+  }
+
+  static std::string join(const std::vector<std::string>& servers) {
+    if (servers.empty()) return "(none)";
+    std::string out;
+    for (const auto& s : servers) out += (out.empty() ? "" : ",") + s;
+    return out;
+  }
+
+  // On the main io thread, in the order libmongoc raised them.
+  void on_topology(std::shared_ptr<const cluster::Topology> topology) {
+    if (last_topology_ && topology->updated_at < last_topology_->updated_at) return;
+    runtime_.metrics.set_topology_type(cluster::to_string(topology->type));
+    const auto* monitor = runtime_.router ? runtime_.router->monitor() : nullptr;
+    if (monitor != nullptr) {
+      const auto counters = monitor->counters();
+      if (counters.primary_changes > primary_changes_seen_) {
+        runtime_.metrics.primary_changes.Increment(
+            static_cast<double>(counters.primary_changes - primary_changes_seen_));
+        primary_changes_seen_ = counters.primary_changes;
+      }
+    }
+    const std::string before = last_topology_ ? join(last_topology_->writable) : "(none)";
+    const std::string now = join(topology->writable);
+    if (!last_topology_ || before != now ||
+        last_topology_->type != topology->type) {
+      // Logged once per change, here, not per connection.
+      spdlog::info("upstream topology {}: writable {} -> {}", cluster::to_string(topology->type),
+                   before, now);
+    }
+    last_topology_ = topology;
+    std::lock_guard lock(sessions_mutex_);
+    for (auto& weak : sessions_) {
+      if (auto s = weak.lock()) {
+        asio::post(s->executor(), [s, topology] { s->on_topology(topology); });
+      }
+    }
+  }
+
   awaitable<void> accept_loop(tcp::acceptor& acceptor) {
     size_t next = 0;
     while (acceptor.is_open()) {
@@ -206,6 +294,9 @@ class Server {
 
   ProxyRuntime runtime_;
   std::vector<std::unique_ptr<asio::io_context>> contexts_;
+  uint64_t subscription_ = 0;
+  std::shared_ptr<const cluster::Topology> last_topology_;  // main thread only
+  uint64_t primary_changes_seen_ = 0;
   std::mutex sessions_mutex_;
   std::list<std::weak_ptr<Session>> sessions_;
   size_t tracked_since_sweep_ = 0;

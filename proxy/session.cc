@@ -13,6 +13,7 @@
 
 #include "docguard/codec/op_msg.h"
 #include "docguard/codec/op_query.h"
+#include "docguard/proxy/failover.h"
 
 namespace docguard::proxy {
 
@@ -58,13 +59,15 @@ Session::Session(tcp::socket client, ProxyRuntime& runtime)
       upstream_in_(std::max(runtime.config.max_message_bytes, codec::kDefaultMaxMessageBytes)),
       host_(runtime),
       conversation_(runtime.engine, runtime.conversation, peer_, host_),
-      client_write_done_(client_.get_executor()) {
+      client_write_done_(client_.get_executor()),
+      wake_(client_.get_executor()) {
   rt_.active_sessions.fetch_add(1);
   rt_.metrics.connections_total.Increment();
   rt_.metrics.connections_active.Increment();
 }
 
 Session::~Session() {
+  if (!server_.empty()) rt_.metrics.upstream_connections(server_).Decrement();
   rt_.active_sessions.fetch_sub(1);
   rt_.metrics.connections_active.Decrement();
 }
@@ -88,15 +91,21 @@ awaitable<void> Session::run() {
     }
   }
 
-  const std::string failure = co_await connect_upstream();
+  bool no_writable = false;
+  const std::string failure = co_await select_and_connect(&no_writable);
   rt_.metrics.upstream_up.Set(failure.empty() ? 1 : 0);
   if (!failure.empty()) {
-    spdlog::warn("upstream unreachable for client {}: {}", peer_, failure);
-    co_await refuse_first_request(failure);
+    if (no_writable) {
+      spdlog::warn("no writable upstream server for client {}: {}", peer_, failure);
+      co_await refuse_requests(failure);
+    } else {
+      spdlog::warn("upstream unreachable for client {}: {}", peer_, failure);
+      co_await refuse_first_request(failure);
+    }
     client_.close();
     co_return;
   }
-  spdlog::debug("client {} connected, upstream {}", peer_, rt_.config.upstream.to_string());
+  spdlog::debug("client {} connected, upstream {}", peer_, server_);
 
   last_client_activity_ = last_upstream_activity_ = std::chrono::steady_clock::now();
   co_await (client_to_upstream() || upstream_to_client() || watchdog());
@@ -106,38 +115,119 @@ awaitable<void> Session::run() {
   spdlog::debug("client {} closed", peer_);
 }
 
-awaitable<std::string> Session::connect_upstream() {
+awaitable<std::string> Session::select_and_connect(bool* no_writable) {
+  Router& router = *rt_.router;
+  const auto& uri = router.uri();
+  const auto started = std::chrono::steady_clock::now();
+  const auto deadline = started + uri.server_selection_timeout;
+  bool waited = false;
+  std::string last_failure;
+  const auto waited_seconds = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  };
+  while (true) {
+    const Router::Choice choice = router.select();
+    if (!choice.server.empty()) {
+      const std::string failure = co_await connect_upstream(choice.server);
+      if (failure.empty()) {
+        server_ = choice.server;
+        generation_ = choice.generation;
+        rt_.metrics.upstream_connections(server_).Increment();
+        if (waited) rt_.metrics.selection_wait_seconds.Observe(waited_seconds());
+        co_return std::string();
+      }
+      // A plain single upstream fails at once, as before docguard followed topologies.
+      if (choice.seed_fallback) co_return failure;
+      spdlog::info("client {}: upstream server {} failed ({}); selecting again", peer_,
+                   choice.server, failure);
+      router.suspect(choice.server);
+      last_failure = failure;
+      upstream_ = Stream(tcp::socket(client_.get_executor()));
+      continue;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) {
+      rt_.metrics.selection_failures.Increment();
+      if (waited) rt_.metrics.selection_wait_seconds.Observe(waited_seconds());
+      *no_writable = true;
+      co_return "no writable server in " + uri.redacted + " within serverSelectionTimeoutMS=" +
+          std::to_string(uri.server_selection_timeout.count()) + " (topology " +
+          std::string(cluster::to_string(router.snapshot()->type)) + ")" +
+          (last_failure.empty() ? std::string() : "; last error: " + last_failure);
+    }
+    if (!waited) {
+      waited = true;
+      rt_.metrics.selection_waits.Increment();
+      spdlog::debug("client {} waits for a writable upstream server", peer_);
+    }
+    // Woken by on_topology; the short period also re-reads suspicions that expired.
+    waiting_for_server_ = true;
+    wake_.expires_after(
+        std::min<std::chrono::steady_clock::duration>(deadline - now, std::chrono::milliseconds(100)));
+    co_await wake_.async_wait(kUseTuple);
+    waiting_for_server_ = false;
+  }
+}
+
+void Session::on_topology(std::shared_ptr<const cluster::Topology> topology) {
+  if (waiting_for_server_) {
+    wake_.cancel();
+    return;
+  }
+  if (server_.empty() || leaving_ || closed_) return;
+  if (must_leave_server(*topology, server_, generation_)) {
+    leave_server("is no longer writable");
+  } else {
+    generation_ = topology->primary_generation;
+  }
+}
+
+void Session::leave_server(const char* why) {
+  if (leaving_) return;
+  leaving_ = true;
+  spdlog::debug("client {}: upstream {} {}: closing after the reply in flight", peer_, server_,
+                why);
+  drain();
+}
+
+awaitable<std::string> Session::connect_upstream(const std::string& server) {
   const auto& c = rt_.config;
+  HostPort target;
+  try {
+    target = parse_host_port(server, "upstream server");
+  } catch (const std::exception& e) {
+    co_return std::string(e.what());
+  }
   tcp::resolver resolver(client_.get_executor());
   auto [rec, endpoints] =
-      co_await resolver.async_resolve(c.upstream.host, std::to_string(c.upstream.port), kUseTuple);
+      co_await resolver.async_resolve(target.host, std::to_string(target.port), kUseTuple);
   if (rec) {
     rt_.metrics.upstream_errors.get("connect").Increment();
-    co_return "cannot resolve " + c.upstream.host + ": " + rec.message();
+    co_return "cannot resolve " + target.host + ": " + rec.message();
   }
   asio::steady_timer timer(client_.get_executor(), c.connect_timeout);
   auto result = co_await (asio::async_connect(upstream_.socket(), endpoints, kUseTuple) ||
                           timer.async_wait(kUseTuple));
   if (result.index() == 1) {
     rt_.metrics.upstream_errors.get("connect").Increment();
-    co_return "timed out connecting to " + c.upstream.to_string();
+    co_return "timed out connecting to " + server;
   }
   if (auto [cec, ep] = std::get<0>(result); cec) {
     rt_.metrics.upstream_errors.get("connect").Increment();
-    co_return "cannot connect to " + c.upstream.to_string() + ": " + cec.message();
+    co_return "cannot connect to " + server + ": " + cec.message();
   }
   boost::system::error_code ec;
   upstream_.socket().set_option(tcp::no_delay(true), ec);
   if (rt_.tls.upstream) {
-    const std::string name =
-        c.upstream_tls.server_name.empty() ? c.upstream.host : c.upstream_tls.server_name;
+    const auto& t = rt_.tls.upstream_settings;
+    const std::string name = t.server_name.empty() ? target.host : t.server_name;
     timer.expires_after(c.connect_timeout);
-    auto hs =
-        co_await (upstream_.start_tls(*rt_.tls.upstream, asio::ssl::stream_base::client, name) ||
-                  timer.async_wait(kUseTuple));
+    auto hs = co_await (upstream_.start_tls(*rt_.tls.upstream, asio::ssl::stream_base::client,
+                                            name, !t.allow_invalid_hostnames) ||
+                        timer.async_wait(kUseTuple));
     if (hs.index() == 1 || std::get<0>(hs)) {
       rt_.metrics.upstream_errors.get("tls").Increment();
-      co_return "TLS handshake with " + c.upstream.to_string() +
+      co_return "TLS handshake with " + server +
           " failed: " + (hs.index() == 1 ? std::string("timed out") : std::get<0>(hs).message());
     }
   }
@@ -165,10 +255,30 @@ awaitable<void> Session::refuse_first_request(const std::string& reason) {
     op = static_cast<int32_t>(codec::OpCode::kMsg);
   auto reply = error_reply(
       op, header.request_id, rt_.new_request_id(),
-      "docguard: upstream " + rt_.config.upstream_uri + " is unreachable (" + reason + ")", 6,
+      "docguard: upstream " + rt_.router->uri().redacted + " is unreachable (" + reason + ")", 6,
       "HostUnreachable");
   rt_.metrics.messages_blocked.Increment();
   co_await client_.write_all(asio::buffer(reply));
+}
+
+awaitable<void> Session::refuse_requests(const std::string& reason) {
+  // The requests that arrived while the session waited, and any that follow, each get error
+  // 133 in their own family: drivers report it instead of hanging. A client that sends nothing
+  // for a while is closed.
+  const std::string errmsg = "docguard: " + reason;
+  while (true) {
+    asio::steady_timer timer(client_.get_executor(), rt_.config.connect_timeout);
+    TimePoint started{};
+    auto result =
+        co_await (next_message(client_, client_in_, started) || timer.async_wait(kUseTuple));
+    if (result.index() != 0 || std::get<0>(result).first) co_return;
+    const auto reply =
+        no_writable_server_reply(std::get<0>(result).second, rt_.new_request_id(), errmsg);
+    if (reply.empty()) continue;  // moreToCome: no reply expected
+    rt_.metrics.messages_blocked.Increment();
+    auto [ec, n] = co_await client_.write_all(asio::buffer(reply));
+    if (ec) co_return;
+  }
 }
 
 awaitable<std::pair<boost::system::error_code, codec::Bytes>> Session::next_message(
@@ -318,15 +428,26 @@ awaitable<void> Session::upstream_to_client() {
         // Aborted means the client side ended first and cancelled this read.
         if (ec != asio::error::operation_aborted) {
           rt_.metrics.upstream_errors.get("closed").Increment();
-          spdlog::info("upstream closed the connection of client {}", peer_);
+          spdlog::info("upstream closed the connection of client {} (server {})", peer_, server_);
+          // A server that closes connections may be going away: the monitor checks now.
+          rt_.router->suspect(server_);
         }
         co_return;
       }
       last_upstream_activity_ = std::chrono::steady_clock::now();
       rt_.metrics.upstream_bytes.Increment(static_cast<double>(message.size()));
+      // Read before on_reply: `message` stays valid, and the driver gets the reply either way.
+      const int32_t state_change = state_change_code(
+          message, std::max(rt_.config.max_message_bytes, codec::kDefaultMaxMessageBytes));
       const auto outcome = conversation_.on_reply(message);
       if (!outcome.drop) co_await write_client(outcome.bytes);
       conversation_.release_reply_buffer();
+      if (state_change != 0) {
+        // The driver retries on a new connection, which goes to the server the monitor finds
+        // writable; this server is avoided until the monitor has re-checked it.
+        rt_.router->suspect(server_);
+        leave_server(state_change == 91 ? "is shutting down" : "is no longer primary");
+      }
       if (draining_ && conversation_.outstanding() == 0) {
         client_.close();
         co_return;

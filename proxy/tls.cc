@@ -39,7 +39,8 @@ TlsContexts make_tls_contexts(const ProxyConfig& config) {
     }
     out.client_facing = std::move(ctx);
   }
-  const auto& up = config.upstream_tls;
+  const auto up = effective_upstream_tls(config);
+  out.upstream_settings = up;
   if (up.enabled) {
     auto ctx = std::make_unique<ssl::context>(ssl::context::tls_client);
     ctx->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
@@ -65,12 +66,13 @@ TlsContexts make_tls_contexts(const ProxyConfig& config) {
 
 asio::awaitable<Stream::error_code> Stream::start_tls(ssl::context& context,
                                                       ssl::stream_base::handshake_type type,
-                                                      const std::string& server_name) {
+                                                      const std::string& server_name,
+                                                      bool verify_name) {
   tls_ = std::make_unique<ssl::stream<tcp::socket>>(std::move(plain_), context);
   if (type == ssl::stream_base::client && !server_name.empty()) {
     // SNI, and the certificate must name the server we meant to reach.
     SSL_set_tlsext_host_name(tls_->native_handle(), server_name.c_str());
-    if (context.native_handle() != nullptr &&
+    if (verify_name && context.native_handle() != nullptr &&
         SSL_CTX_get_verify_mode(context.native_handle()) != SSL_VERIFY_NONE) {
       tls_->set_verify_callback(ssl::host_name_verification(server_name));
     }

@@ -19,7 +19,7 @@ import bson
 import pymongo
 import pytest
 from pymongo.errors import OperationFailure
-from pymongo.read_preferences import Secondary
+from pymongo.read_preferences import Secondary, SecondaryPreferred
 
 import harness
 import rs_double
@@ -102,10 +102,18 @@ def test_discovers_set_and_writes_go_to_primary(double, rs):
         st = double.status()["members"]
         assert _inserts(double, 0) == 11
         assert all("insert" not in m["forwarded"] and m["refused"] == 0 for m in st[1:]), st
-        # A secondary read preference is served by a secondary.
-        assert db.get_collection("c", read_preference=Secondary()).count_documents({}) == 15
         if not rs.via_docguard:
+            # A secondary read preference is served by a secondary.
+            assert db.get_collection("c", read_preference=Secondary()).count_documents({}) == 15
             assert any(m["forwarded"].get("aggregate") for m in double.status()["members"][1:])
+        else:
+            # docguard pins every connection to the primary and presents itself as the primary
+            # of a one-member set: secondaryPreferred is served by the primary (mode secondary
+            # has no member to select; README, "Read preferences").
+            before = double.status()["members"][0]["forwarded"].get("aggregate", 0)
+            coll = db.get_collection("c", read_preference=SecondaryPreferred())
+            assert coll.count_documents({}) == 15
+            assert double.status()["members"][0]["forwarded"].get("aggregate", 0) == before + 1
     finally:
         c.close()
 

@@ -384,9 +384,19 @@ func TestTopologyOnlyDocguard(t *testing.T) {
 	if err := cl.Database("admin").RunCommand(cx, bson.D{{Key: "hello", Value: 1}}).Decode(&hello); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"hosts", "setName", "primary", "me"} {
-		if _, ok := hello[k]; ok {
-			t.Fatalf("hello leaks %s: %v", k, hello[k])
+	if proxied {
+		// The default persona: primary of a one-member set whose only member is docguard.
+		if hello["setName"] != "docguard" || hello["primary"] != hostPort || hello["me"] != hostPort {
+			t.Fatalf("hello %v: want setName docguard, primary and me %s", hello, hostPort)
+		}
+		if hosts, ok := hello["hosts"].(bson.A); !ok || len(hosts) != 1 || hosts[0] != hostPort {
+			t.Fatalf("hello hosts %v, want [%s]", hello["hosts"], hostPort)
+		}
+	} else {
+		for _, k := range []string{"hosts", "setName", "primary", "me"} {
+			if _, ok := hello[k]; ok {
+				t.Fatalf("hello leaks %s: %v", k, hello[k])
+			}
 		}
 	}
 	mu.Lock()
@@ -395,11 +405,11 @@ func TestTopologyOnlyDocguard(t *testing.T) {
 		t.Fatalf("driver saw addresses %v, want only %s", seen, hostPort)
 	}
 	if proxied {
-		if lastKind != "Sharded" {
-			t.Fatalf("topology kind %q, want Sharded", lastKind)
+		if lastKind != "ReplicaSetWithPrimary" {
+			t.Fatalf("topology kind %q, want ReplicaSetWithPrimary", lastKind)
 		}
-		if hello["msg"] != "isdbgrid" {
-			t.Fatalf("hello msg %v, want isdbgrid", hello["msg"])
+		if _, ok := hello["msg"]; ok {
+			t.Fatalf("hello msg %v: the replica_set persona sends none", hello["msg"])
 		}
 	}
 }

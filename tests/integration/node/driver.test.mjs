@@ -175,10 +175,16 @@ test('topology contains only docguard (plain URI, no directConnection)', async (
     assert.deepEqual([...desc.servers.keys()], [hostPort]);
     assert.deepEqual([...seen], [hostPort]);
     const hello = await tc.db('admin').command({ hello: 1 });
-    for (const k of ['hosts', 'setName', 'primary', 'me']) assert.equal(hello[k], undefined, `hello leaks ${k}`);
     if (PROXIED) {
-      assert.equal(desc.type, 'Sharded');
-      assert.equal(hello.msg, 'isdbgrid');
+      // The default persona: primary of a one-member set whose only member is docguard.
+      assert.equal(desc.type, 'ReplicaSetWithPrimary');
+      assert.deepEqual(hello.hosts, [hostPort]);
+      assert.equal(hello.primary, hostPort);
+      assert.equal(hello.me, hostPort);
+      assert.equal(hello.setName, 'docguard');
+      assert.equal(hello.msg, undefined);
+    } else {
+      for (const k of ['hosts', 'setName', 'primary', 'me']) assert.equal(hello[k], undefined, `hello leaks ${k}`);
     }
   } finally {
     await tc.close();

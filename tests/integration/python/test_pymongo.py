@@ -225,7 +225,8 @@ def test_compression(env, compressor):
 
 
 def test_topology_only_docguard(env):
-    """A plain URI (no directConnection): the driver must see only docguard, as a mongos."""
+    """A plain URI (no directConnection): the driver must see only docguard, by default as the
+    primary of a one-member replica set named docguard (persona replica_set)."""
     seen: set = set()
 
     class TopoListener(monitoring.TopologyListener):
@@ -255,15 +256,23 @@ def test_topology_only_docguard(env):
         assert c.nodes == frozenset({me})
         assert seen == {me}, f"driver learned other addresses: {seen}"
         hello = c.admin.command("hello")
-        for leaked in ("hosts", "setName", "primary", "passives", "arbiters", "me"):
+        if env.proxied:
+            # The only member named is docguard itself.
+            addr = f"{env.host}:{env.port}"
+            assert (hello["hosts"], hello["primary"], hello["me"]) == ([addr], addr, addr), hello
+            assert hello["setName"] == "docguard" and hello["isWritablePrimary"] is True
+            leaks = ("passives", "arbiters", "msg")
+        else:
+            leaks = ("hosts", "setName", "primary", "passives", "arbiters", "me")
+        for leaked in leaks:
             assert leaked not in hello, f"hello reply carries {leaked}: {hello.get(leaked)}"
         assert hello.get("logicalSessionTimeoutMinutes"), "sessions need logicalSessionTimeoutMinutes"
         assert "maxWireVersion" in hello and "connectionId" in hello
         with c.start_session() as s:  # sessions work through the persona
             assert coll.count_documents({}, session=s) == 0
         if env.proxied:
-            assert td.topology_type_name == "Sharded"
-            assert hello.get("msg") == "isdbgrid"
+            assert td.topology_type_name == "ReplicaSetWithPrimary"
+            assert td.replica_set_name == "docguard"
             assert set(hello.get("compression", [])) <= {"snappy", "zlib", "zstd"}
         else:
             assert td.topology_type_name in ("Single", "Sharded")

@@ -96,8 +96,10 @@ def test_raw_op_query_hello_gets_op_reply(env):
         doc = bson.decode(body[20:])
         assert doc["ok"] == 1.0
         if env.proxied:
-            assert doc.get("msg") == "isdbgrid"
-            assert "hosts" not in doc and "setName" not in doc
+            # The default persona: primary of a one-member set that names only docguard.
+            addr = f"{env.host}:{env.port}"
+            assert doc["ismaster"] is True and "msg" not in doc
+            assert doc["setName"] == "docguard" and doc["hosts"] == [addr] and doc["me"] == addr
 
 
 MALFORMED = {

@@ -26,7 +26,62 @@ TEST(Config, ParsesHostPortAndUpstreamUri) {
   EXPECT_EQ(up.host, "db.local");
   EXPECT_EQ(up.port, 27017);
   EXPECT_THROW(parse_upstream_uri("http://x:1"), ConfigError);
-  EXPECT_THROW(parse_upstream_uri("mongodb://a:1,b:2"), ConfigError);
+  // Any string a driver accepts (issue 9): several hosts, the first is the seed shown.
+  EXPECT_EQ(parse_upstream_uri("mongodb://a:1,b:2/?replicaSet=rs0").host, "a");
+  EXPECT_EQ(parse_upstream_uri("mongodb+srv://cluster0.example.net/").host,
+            "cluster0.example.net");
+}
+
+TEST(Config, UpstreamErrorsNameTheOption) {
+  try {
+    check_upstream_uri("mongodb://a:1/?serverSelectionTimeoutMS=abc");
+    FAIL() << "accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("serverselectiontimeoutms"), std::string::npos)
+        << e.what();
+    EXPECT_EQ(std::string(e.what()).rfind("upstream: ", 0), 0u) << e.what();
+  }
+  const auto path = write_temp("upstream: \"mongodb://a:1,b:2/?replicaSet=\"\n");
+  try {
+    load_config_file(path);
+    FAIL() << "accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("key 'upstream'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Config, ReplicaSetPersonaIsTheDefault) {
+  ProxyConfig c;
+  EXPECT_EQ(c.persona, Persona::kReplicaSet);
+  EXPECT_EQ(c.upstream_cluster.seeds.size(), 1u);
+}
+
+TEST(Config, UpstreamTlsFromTheUriAndTheBlock) {
+  ProxyConfig c;
+  set_upstream(c, "mongodb://h1:1,h2:2/?replicaSet=rs0&tls=true&tlsCAFile=/ca.pem"
+                  "&tlsAllowInvalidHostnames=true");
+  auto t = effective_upstream_tls(c);
+  EXPECT_TRUE(t.enabled);
+  EXPECT_EQ(t.ca_file, "/ca.pem");
+  EXPECT_TRUE(t.allow_invalid_hostnames);
+  EXPECT_FALSE(t.allow_invalid_certificates);
+  // The block's keys win key by key; the URI fills in the rest.
+  const auto path =
+      write_temp("upstream: \"mongodb://h1:1/?tls=true&tlsCAFile=/uri-ca.pem\"\n"
+                 "upstream_tls: { cert_file: /client.pem, server_name: db.example.net }\n");
+  const auto f = load_config_file(path);
+  t = effective_upstream_tls(f);
+  EXPECT_TRUE(t.enabled);
+  EXPECT_EQ(t.ca_file, "/uri-ca.pem");
+  EXPECT_EQ(t.cert_file, "/client.pem");
+  EXPECT_EQ(t.key_file, "/client.pem");
+  EXPECT_EQ(t.server_name, "db.example.net");
+  // enabled: false in the block turns the URI's TLS off.
+  const auto off = write_temp("upstream: \"mongodb://h1:1/?tls=true\"\n"
+                              "upstream_tls: { enabled: false }\n");
+  EXPECT_FALSE(effective_upstream_tls(load_config_file(off)).enabled);
+  // No TLS anywhere: off.
+  EXPECT_FALSE(effective_upstream_tls(ProxyConfig{}).enabled);
 }
 
 TEST(Config, DurationsNeedAUnit) {

@@ -8,7 +8,9 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
+#include "docguard/cluster/upstream_uri.h"
 #include "docguard/conversation/handshake.h"
 #include "docguard/rules/config_reader.h"
 #include "docguard/rules/rule_set.h"
@@ -23,7 +25,10 @@ struct HostPort {
 
 // "HOST:PORT", "[v6]:PORT" or ":PORT" (all interfaces); throws ConfigError.
 HostPort parse_host_port(const std::string& text, const std::string& what);
-// "mongodb://HOST[:PORT][/...][?...]" (one host; default port 27017); throws ConfigError.
+// Any connection string a driver accepts (several hosts, replicaSet=, mongodb+srv://, TLS
+// options), checked by cluster::parse_upstream_uri; throws ConfigError naming the option.
+cluster::UpstreamUri check_upstream_uri(const std::string& uri);
+// The first seed of check_upstream_uri(uri) (the SRV name, port 27017, for mongodb+srv://).
 HostPort parse_upstream_uri(const std::string& uri);
 
 // One error type and format for the whole file (docguard/rules/config_reader.h).
@@ -47,19 +52,18 @@ struct UpstreamTlsSettings {
   std::string ca_file;
   std::string cert_file;  // optional client certificate (x.509 auth passes through docguard
   std::string key_file;   // only with mutual TLS configured here)
-  std::string server_name;
+  std::string server_name;  // default: the host of each server docguard connects to
   bool allow_invalid_certificates = false;  // tests only: skips verification
+  bool allow_invalid_hostnames = false;     // the certificate's name is not checked
 };
 enum class LogFormat { kText, kJson };
 
-// Applies the URI's TLS options (tls/ssl=true, tlsCAFile, tlsCertificateKeyFile,
-// tlsAllowInvalidCertificates) to `tls`.
-void apply_uri_tls_options(const std::string& uri, UpstreamTlsSettings& tls);
 
 struct ProxyConfig {
   HostPort listen{"127.0.0.1", 27018};
-  HostPort upstream{"127.0.0.1", 27017};
+  HostPort upstream{"127.0.0.1", 27017};  // the first seed (see upstream_cluster)
   std::string upstream_uri = "mongodb://127.0.0.1:27017";
+  cluster::UpstreamUri upstream_cluster = check_upstream_uri(upstream_uri);
   HostPort admin{"127.0.0.1", 9216};
   std::string admin_token;  // when set, admin requests need "Authorization: Bearer <token>"
   unsigned threads = 0;     // 0: one per core
@@ -79,16 +83,29 @@ struct ProxyConfig {
   std::chrono::milliseconds shutdown_timeout{10'000};
 
   // Handshake persona presented to drivers.
-  Persona persona = Persona::kMongos;
+  // replica_set: what applications see stays closest to the upstream (no `msg: isdbgrid`).
+  Persona persona = Persona::kReplicaSet;
   std::string replica_set_name = "docguard";
   std::string advertised_address;  // host:port drivers should use; default: the listen address
 
   ClientTlsSettings tls;
+  // The `upstream_tls` block as written, and which of its keys were given: they win over the
+  // URI's TLS options key by key (effective_upstream_tls).
   UpstreamTlsSettings upstream_tls;
+  std::vector<std::string> upstream_tls_keys;
 
   std::string config_file;  // where the rules came from, for SIGHUP reloads
   std::shared_ptr<const rules::RuleSet> rules;
 };
+
+// Sets upstream, upstream_uri and upstream_cluster from a connection string; throws ConfigError.
+void set_upstream(ProxyConfig& config, const std::string& uri);
+
+// docguard's own TLS settings towards the upstream servers: the URI's options (tls, tlsCAFile,
+// tlsCertificateKeyFile, tlsAllowInvalidCertificates, tlsAllowInvalidHostnames, tlsInsecure),
+// overridden key by key by the keys the `upstream_tls` block gives; the block alone (without
+// `enabled: false`) turns TLS on.
+UpstreamTlsSettings effective_upstream_tls(const ProxyConfig& config);
 
 // Reads a YAML file (proxy settings + rules). Errors name the file, line and key.
 ProxyConfig load_config_file(const std::string& path);

@@ -90,6 +90,17 @@ class Metrics final : public rules::Observer {
   LabeledCounter config_reloads;       // {result}
   prometheus::Gauge& upstream_up;      // 1 when the upstream accepted the last connection attempt
 
+  // The upstream cluster (issue 9).
+  prometheus::Counter& primary_changes;         // docguard_cluster_primary_changes_total
+  prometheus::Counter& selection_waits;         // docguard_server_selection_waits_total
+  prometheus::Counter& selection_failures;      // docguard_server_selection_failures_total
+  prometheus::Histogram& selection_wait_seconds;  // docguard_server_selection_wait_seconds
+  // docguard_cluster_topology_type{type}: 1 for the current SDAM type, 0 for the others.
+  void set_topology_type(std::string_view type);
+  // docguard_upstream_connections{server}: upstream connections open per server (bounded by
+  // the cluster's size).
+  prometheus::Gauge& upstream_connections(std::string_view server);
+
   // rules::Observer: labels arrive already bounded by the rules engine.
   void on_command(std::string_view db, std::string_view coll, std::string_view command) override;
   void on_document_size(std::string_view db, std::string_view coll, std::string_view source,
@@ -114,6 +125,10 @@ class Metrics final : public rules::Observer {
   prometheus::Family<prometheus::Counter>& violations_;
   prometheus::Family<prometheus::Gauge>& array_length_max_;
   prometheus::Family<prometheus::Gauge>& array_length_bound_;
+  prometheus::Family<prometheus::Gauge>& topology_type_;
+  prometheus::Family<prometheus::Gauge>& upstream_connections_;
+  MetricIndex<prometheus::Gauge> upstream_connections_index_;
+  std::mutex topology_type_mutex_;
 
   MetricIndex<prometheus::Counter> commands_index_, array_push_index_, reads_index_,
       reads_with_lookup_index_, lookups_index_, violations_index_;

@@ -7,6 +7,7 @@
 #include "docguard/conversation/conversation.h"
 #include "docguard/proxy/config.h"
 #include "docguard/proxy/metrics.h"
+#include "docguard/proxy/router.h"
 #include "docguard/proxy/tls.h"
 #include "docguard/rules/engine.h"
 
@@ -29,6 +30,8 @@ struct ProxyRuntime {
   rules::Engine engine;
   conversation::ConversationSettings conversation;  // every session's per-message policy
   TlsContexts tls;
+  // Set at startup, before any session: the topology monitor and server selection.
+  std::unique_ptr<Router> router;
   std::atomic<int64_t> active_sessions{0};
   // requestIDs for messages docguard writes itself (replies it answers, rewritten requests keep
   // the client's). Negative, so they never collide with the upstream's positive ids.

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "docguard/cluster/topology.h"
 #include "docguard/codec/inbound_buffer.h"
 #include "docguard/codec/op_compressed.h"
 #include "docguard/conversation/enforcement.h"
@@ -45,6 +46,10 @@ class Session : public std::enable_shared_from_this<Session> {
   // on the session's executor.
   void drain();
   boost::asio::any_io_executor executor() { return client_.get_executor(); }
+  // A new topology snapshot (posted by the server on the session's executor): wakes a session
+  // waiting for a writable server; a session pinned to a server that is no longer writable
+  // finishes its reply in flight and closes, so the driver retries on a new connection.
+  void on_topology(std::shared_ptr<const cluster::Topology> topology);
 
  private:
   using TimePoint = std::chrono::steady_clock::time_point;
@@ -62,9 +67,17 @@ class Session : public std::enable_shared_from_this<Session> {
   // the upstream goes silent past upstream_timeout with requests in flight. It polls coarsely
   // so the per-message cost is only a clock read.
   boost::asio::awaitable<void> watchdog();
-  // Connects (and, if configured, starts TLS) upstream; returns why it failed, or "".
-  boost::asio::awaitable<std::string> connect_upstream();
+  // Selects a writable server (waiting up to serverSelectionTimeoutMS while there is none) and
+  // connects to it; returns why it failed, or "". Sets *no_writable when the failure is that
+  // no writable server was selectable in time.
+  boost::asio::awaitable<std::string> select_and_connect(bool* no_writable);
+  // Connects (and, if configured, starts TLS) to `server` (host:port); returns why it failed.
+  boost::asio::awaitable<std::string> connect_upstream(const std::string& server);
   boost::asio::awaitable<void> refuse_first_request(const std::string& reason);
+  // Answers every request with error 133 until the client leaves or goes quiet.
+  boost::asio::awaitable<void> refuse_requests(const std::string& reason);
+  // The upstream said the pinned server lost its role, or closed: close after this reply.
+  void leave_server(const char* why);
 
   // Passes one request through the conversation and does what it says.
   boost::asio::awaitable<void> handle_request(codec::Bytes message);
@@ -89,6 +102,12 @@ class Session : public std::enable_shared_from_this<Session> {
   TimePoint last_client_activity_{};
   TimePoint last_upstream_activity_{};
   bool closed_ = false;
+  // The upstream server this session is pinned to, and the writable-set generation then.
+  std::string server_;
+  uint64_t generation_ = 0;
+  bool leaving_ = false;
+  bool waiting_for_server_ = false;
+  boost::asio::steady_timer wake_;  // cancelled by on_topology while waiting for a server
 };
 
 }  // namespace docguard::proxy

@@ -25,7 +25,7 @@ class Stream {
   // `server_name` is sent as SNI and checked against the certificate (unless empty).
   boost::asio::awaitable<error_code> start_tls(boost::asio::ssl::context& context,
                                                boost::asio::ssl::stream_base::handshake_type type,
-                                               const std::string& server_name);
+                                               const std::string& server_name, bool verify_name = true);
 
   tcp::socket& socket() { return tls_ ? tls_->next_layer() : plain_; }
   bool is_tls() const { return tls_ != nullptr; }

@@ -11,6 +11,7 @@ namespace docguard::proxy {
 struct TlsContexts {
   std::unique_ptr<boost::asio::ssl::context> client_facing;  // null: clients speak plain TCP
   std::unique_ptr<boost::asio::ssl::context> upstream;       // null: plain TCP upstream
+  UpstreamTlsSettings upstream_settings;  // effective_upstream_tls(config)
 };
 
 // Loads certificates and keys; throws ConfigError naming the file that failed.

@@ -1,6 +1,8 @@
 #include "docguard/proxy/failover.h"
 
 #include <algorithm>
+#include <optional>
+#include <string_view>
 
 #include "docguard/codec/bson_view.h"
 #include "docguard/codec/op_compressed.h"
@@ -12,6 +14,19 @@ namespace {
 
 int32_t code_of(const bson_iter_t& it) {
   return BSON_ITER_HOLDS_NUMBER(&it) ? static_cast<int32_t>(bson_iter_as_int64(&it)) : 0;
+}
+
+bool hello_not_writable_in(const codec::BsonView& doc) {
+  if (doc.empty()) return false;
+  bson_t b = doc.borrow();
+  bson_iter_t it;
+  if (bson_iter_init(&it, &b)) {
+    while (bson_iter_next(&it)) {
+      const std::string_view key(bson_iter_key(&it), bson_iter_key_len(&it));
+      if (key == "isWritablePrimary" || key == "ismaster") return !bson_iter_as_bool(&it);
+    }
+  }
+  return false;
 }
 
 int32_t state_change_code_in(const codec::BsonView& doc) {
@@ -58,9 +73,10 @@ bool is_state_change_code(int32_t code) {
   }
 }
 
-int32_t state_change_code(codec::Bytes reply, uint32_t max_message_bytes) {
+ReplySignals read_reply_signals(codec::Bytes reply, uint32_t max_message_bytes) {
+  ReplySignals out;
   try {
-    if (reply.size() < codec::kHeaderSize) return 0;
+    if (reply.size() < codec::kHeaderSize) return out;
     std::vector<uint8_t> plain;
     int32_t op = codec::read_header(reply.data()).op_code;
     if (op == static_cast<int32_t>(codec::OpCode::kCompressed)) {
@@ -68,17 +84,26 @@ int32_t state_change_code(codec::Bytes reply, uint32_t max_message_bytes) {
       reply = plain;
       op = codec::read_header(reply.data()).op_code;
     }
+    codec::BsonView body;
+    std::optional<codec::OpMsg> msg;
+    std::optional<codec::OpReply> legacy;
     if (op == static_cast<int32_t>(codec::OpCode::kMsg)) {
-      return state_change_code_in(codec::OpMsg::parse(reply, /*verify_checksum=*/false).body);
+      msg = codec::OpMsg::parse(reply, /*verify_checksum=*/false);
+      body = msg->body;
+    } else if (op == static_cast<int32_t>(codec::OpCode::kReply)) {
+      legacy = codec::OpReply::parse(reply);
+      if (!legacy->documents.empty()) body = legacy->documents.front();
     }
-    if (op == static_cast<int32_t>(codec::OpCode::kReply)) {
-      const auto r = codec::OpReply::parse(reply);
-      return r.documents.empty() ? 0 : state_change_code_in(r.documents.front());
-    }
+    out.state_change_code = state_change_code_in(body);
+    out.hello_not_writable = hello_not_writable_in(body);
   } catch (const std::exception&) {
     // Not readable: the conversation decides what a malformed reply means.
   }
-  return 0;
+  return out;
+}
+
+int32_t state_change_code(codec::Bytes reply, uint32_t max_message_bytes) {
+  return read_reply_signals(reply, max_message_bytes).state_change_code;
 }
 
 bool must_leave_server(const cluster::Topology& topology, std::string_view server,

@@ -47,17 +47,20 @@ Router::Choice Router::select() {
 }
 
 void Router::suspect(const std::string& server) {
-  const auto topology = snapshot();
-  const auto generation = topology->primary_generation;
+  const auto generation = snapshot()->primary_generation;
   // A single server has no alternative: avoiding it would only delay new connections.
-  const bool in_cluster = topology->type == cluster::TopologyType::kReplicaSetNoPrimary ||
-                          topology->type == cluster::TopologyType::kReplicaSetWithPrimary ||
-                          topology->type == cluster::TopologyType::kSharded;
-  if (in_cluster && !server.empty()) {
+  if (in_cluster() && !server.empty()) {
     std::lock_guard lock(mutex_);
     suspects_[server] = Suspect{std::chrono::steady_clock::now() + suspect_for_, generation};
   }
   request_check();
+}
+
+bool Router::in_cluster() const {
+  const auto type = snapshot()->type;
+  return type == cluster::TopologyType::kReplicaSetNoPrimary ||
+         type == cluster::TopologyType::kReplicaSetWithPrimary ||
+         type == cluster::TopologyType::kSharded;
 }
 
 void Router::request_check() {

@@ -437,16 +437,21 @@ awaitable<void> Session::upstream_to_client() {
       last_upstream_activity_ = std::chrono::steady_clock::now();
       rt_.metrics.upstream_bytes.Increment(static_cast<double>(message.size()));
       // Read before on_reply: `message` stays valid, and the driver gets the reply either way.
-      const int32_t state_change = state_change_code(
+      const ReplySignals signals = read_reply_signals(
           message, std::max(rt_.config.max_message_bytes, codec::kDefaultMaxMessageBytes));
       const auto outcome = conversation_.on_reply(message);
       if (!outcome.drop) co_await write_client(outcome.bytes);
       conversation_.release_reply_buffer();
-      if (state_change != 0) {
+      if (signals.state_change_code != 0) {
         // The driver retries on a new connection, which goes to the server the monitor finds
         // writable; this server is avoided until the monitor has re-checked it.
         rt_.router->suspect(server_);
-        leave_server(state_change == 91 ? "is shutting down" : "is no longer primary");
+        leave_server(signals.state_change_code == 91 ? "is shutting down" : "is no longer primary");
+      } else if (signals.hello_not_writable && rt_.router->in_cluster()) {
+        // A demoted primary answering a driver's heartbeat: the driver hears it, and its next
+        // check goes through a new connection to the new primary instead of this one again.
+        rt_.router->suspect(server_);
+        leave_server("says it is not writable");
       }
       if (draining_ && conversation_.outstanding() == 0) {
         client_.close();

@@ -181,3 +181,23 @@ TEST(Failover, NoWritableServerReplyInTheRequestsFamily) {
 
 }  // namespace
 }  // namespace docguard::proxy
+
+namespace docguard::proxy {
+namespace {
+
+TEST(Failover, HelloThatSaysNotWritable) {
+  auto hello = [](const char* body) { return read_reply_signals(msg_reply(body), kMax); };
+  EXPECT_TRUE(hello(R"({"isWritablePrimary": false, "secondary": true, "ok": 1})")
+                  .hello_not_writable);
+  EXPECT_FALSE(hello(R"({"isWritablePrimary": true, "ok": 1})").hello_not_writable);
+  EXPECT_FALSE(hello(R"({"n": 1, "ok": 1})").hello_not_writable);
+  auto doc = json(R"({"ismaster": false, "ok": 1})");
+  EXPECT_TRUE(read_reply_signals(codec::build_op_reply(1, 2, doc.view().bytes()), kMax)
+                  .hello_not_writable);
+  const auto both = hello(R"({"ok": 0, "code": 189})");
+  EXPECT_EQ(both.state_change_code, 189);
+  EXPECT_FALSE(both.hello_not_writable);
+}
+
+}  // namespace
+}  // namespace docguard::proxy

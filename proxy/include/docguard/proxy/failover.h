@@ -27,6 +27,14 @@ bool is_state_change_code(int32_t code);
 // conversation reports malformed replies; this check never throws).
 int32_t state_change_code(codec::Bytes reply, uint32_t max_message_bytes);
 
+// What one upstream reply says about the pinned server's role.
+struct ReplySignals {
+  int32_t state_change_code = 0;    // as state_change_code()
+  bool hello_not_writable = false;  // a hello/isMaster reply with isWritablePrimary/ismaster false
+};
+// One read of the reply for both signals (it runs on every reply).
+ReplySignals read_reply_signals(codec::Bytes reply, uint32_t max_message_bytes);
+
 // After a topology notice: must a session pinned to `server` since `pinned_generation` close
 // once its reply in flight is sent? Yes when the writable set changed and no longer holds it,
 // in a replica set or sharded cluster (never in front of a single server).

@@ -40,6 +40,8 @@ class Router {
   // writable set changes or `suspect_for` passes, and ask the monitor to re-check now.
   void suspect(const std::string& server);
   void request_check();
+  // The upstream is a replica set or sharded cluster (somewhere else to go), not one server.
+  bool in_cluster() const;
 
  private:
   std::vector<std::string> suspects(uint64_t generation);

@@ -12,8 +12,6 @@ namespace {
 
 // Buffers grown past this for a large message are released afterwards.
 constexpr size_t kKeepBufferBytes = 64 * 1024;
-// How many unacknowledged request ids are remembered (see unacknowledged_).
-constexpr size_t kUnacknowledgedWindow = 64;
 
 void trim(std::vector<uint8_t>& buffer) {
   if (buffer.capacity() > kKeepBufferBytes) std::vector<uint8_t>().swap(buffer);
@@ -26,6 +24,24 @@ bool is_reply_more_to_come(codec::Bytes message) {
   }
   return (static_cast<uint32_t>(codec::load_le32(message.data() + codec::kHeaderSize)) &
           codec::op_msg_flags::kMoreToCome) != 0;
+}
+
+// The opcode a reply carries, looking inside OP_COMPRESSED (its originalOpcode).
+int32_t reply_op_code(codec::Bytes message) {
+  const int32_t op = codec::read_header(message.data()).op_code;
+  if (op == static_cast<int32_t>(codec::OpCode::kCompressed) &&
+      message.size() >= codec::kHeaderSize + 4) {
+    return codec::load_le32(message.data() + codec::kHeaderSize);
+  }
+  return op;
+}
+
+// Legacy requests a server never answers.
+bool legacy_without_reply(int32_t op) {
+  return op == static_cast<int32_t>(codec::OpCode::kInsert) ||
+         op == static_cast<int32_t>(codec::OpCode::kUpdate) ||
+         op == static_cast<int32_t>(codec::OpCode::kDelete) ||
+         op == static_cast<int32_t>(codec::OpCode::kKillCursors);
 }
 
 double seconds_since(std::chrono::steady_clock::time_point started) {
@@ -71,9 +87,17 @@ Conversation::RequestOutcome Conversation::on_request(codec::Bytes message) {
   if (op == static_cast<int32_t>(codec::OpCode::kMsg)) return on_op_msg(header, inspect, forward);
   if (op == static_cast<int32_t>(codec::OpCode::kQuery)) on_op_query(header, inspect);
   // Other legacy opcodes pass through untouched; servers since 5.1 refuse them themselves.
-  else
-    ++outstanding_;
+  if (!legacy_without_reply(op)) await_reply(header.request_id);
   return {RequestOutcome::Action::kForward, forward};
+}
+
+void Conversation::await_reply(int32_t request_id) {
+  if (awaiting_.size() >= kMaxAwaitingReplies) {
+    throw codec::ProtocolError("too_many_in_flight",
+                               "more than " + std::to_string(kMaxAwaitingReplies) +
+                                   " requests awaiting a reply on one connection");
+  }
+  awaiting_.push_back(request_id);
 }
 
 Conversation::RequestOutcome Conversation::on_op_msg(const codec::MsgHeader& header,
@@ -128,12 +152,7 @@ Conversation::RequestOutcome Conversation::on_op_msg(const codec::MsgHeader& hea
       pending_[header.request_id] = std::move(p);
     }
   }
-  if (msg.more_to_come()) {
-    unacknowledged_.push_back(header.request_id);
-    if (unacknowledged_.size() > kUnacknowledgedWindow) unacknowledged_.pop_front();
-  } else {
-    ++outstanding_;
-  }
+  if (!msg.more_to_come()) await_reply(header.request_id);
   return {RequestOutcome::Action::kForward, forward};
 }
 
@@ -144,22 +163,26 @@ void Conversation::on_op_query(const codec::MsgHeader& header, codec::Bytes insp
     pending_[header.request_id] = PendingReply::of(PendingReply::Kind::kLegacyHello);
     note_hello(command);
   }
-  ++outstanding_;
 }
 
 Conversation::ReplyOutcome Conversation::on_reply(codec::Bytes message) {
   const auto header = codec::read_header(message.data());
-  const bool was_streaming = upstream_streaming_;
-  upstream_streaming_ = is_reply_more_to_come(message);
-  if (!was_streaming && !unacknowledged_.empty()) {
-    auto it = std::find(unacknowledged_.begin(), unacknowledged_.end(), header.response_to);
-    if (it != unacknowledged_.end()) {
-      unacknowledged_.erase(it);
-      host_.on_unacknowledged_reply_dropped(header.response_to);
-      return {true, {}};
-    }
+  // An exhaust stream's follow-up answers the previous reply, not a request: while the last
+  // reply said moreToCome, or when responseTo names that reply, it belongs to the client.
+  const bool follow_up =
+      upstream_streaming_ || (any_reply_ && header.response_to == last_reply_id_);
+  auto awaited = std::find(awaiting_.begin(), awaiting_.end(), header.response_to);
+  if (awaited != awaiting_.end()) {
+    awaiting_.erase(awaited);
+  } else if (!follow_up && reply_op_code(message) == static_cast<int32_t>(codec::OpCode::kMsg)) {
+    // Nobody waits for it: the answer to an unacknowledged request. (Legacy OP_REPLY is passed
+    // on: its exhaust follow-ups repeat the request's id, and moreToCome is OP_MSG only.)
+    host_.on_unacknowledged_reply_dropped(header.response_to);
+    return {true, {}};
   }
-  if (!upstream_streaming_ && outstanding_ > 0) --outstanding_;
+  upstream_streaming_ = is_reply_more_to_come(message);
+  last_reply_id_ = header.request_id;
+  any_reply_ = true;
   if (!pending_.empty()) {
     if (auto it = pending_.find(header.response_to); it != pending_.end()) {
       const PendingReply pending = std::move(it->second);

@@ -120,3 +120,38 @@ def tmp_workdir():
     d = Path(tempfile.mkdtemp(prefix="docguard-extra-"))
     yield d
     shutil.rmtree(d, ignore_errors=True)
+
+
+@dataclass
+class AuthEnv:
+    uri: str        # docguard in front of a FerretDB with SCRAM users (or that FerretDB, direct)
+    user: str
+    password: str
+    proxied: bool
+
+
+@pytest.fixture(scope="session")
+def auth_env(env):
+    """SCRAM: run.sh's harness exports DOCGUARD_AUTH_URI; otherwise start an auth FerretDB (and
+    docguard in front of it unless DOCGUARD_DIRECT=1) for this session."""
+    if os.environ.get("DOCGUARD_AUTH_URI"):
+        yield AuthEnv(os.environ["DOCGUARD_AUTH_URI"], os.environ["DOCGUARD_AUTH_USER"],
+                      os.environ["DOCGUARD_AUTH_PASSWORD"], env.proxied)
+        return
+    if os.environ.get("DOCGUARD_URI"):
+        pytest.skip("DOCGUARD_URI given without DOCGUARD_AUTH_URI (an older harness)")
+    procs: list[harness.Proc] = []
+    try:
+        fdb = harness.start_ferretdb(env.workdir / "auth", auth=True)
+        procs.append(fdb)
+        uri = f"mongodb://127.0.0.1:{fdb.ports['listen']}"
+        if env.proxied:
+            dg = harness.start_docguard(uri, env.workdir / "auth", config=None)
+            procs.append(dg)
+            uri = f"mongodb://127.0.0.1:{dg.ports['listen']}"
+        yield AuthEnv(uri, harness.AUTH_USER, harness.AUTH_PASSWORD, env.proxied)
+    except harness.StartError as e:
+        pytest.fail(str(e))
+    finally:
+        for p in reversed(procs):
+            p.stop()

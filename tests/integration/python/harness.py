@@ -116,8 +116,15 @@ def _mongo_ping(port: int, timeout: float) -> bool:
         return False
 
 
-def start_ferretdb(workdir: Path, timeout: float = 30.0, port: int | None = None) -> Proc:
-    """FerretDB v1.24 with the SQLite backend in workdir, on a free port; waits until it answers."""
+# The SCRAM user of an auth FerretDB (start_ferretdb(auth=True)): FerretDB gives it both
+# SCRAM-SHA-1 and SCRAM-SHA-256 credentials.
+AUTH_USER, AUTH_PASSWORD = "admin", "docguard-test-secret"
+
+
+def start_ferretdb(workdir: Path, timeout: float = 30.0, port: int | None = None, *,
+                   auth: bool = False) -> Proc:
+    """FerretDB v1.24 with the SQLite backend in workdir, on a free port; waits until it answers.
+    auth=True: SCRAM on (--test-enable-new-auth), user AUTH_USER/AUTH_PASSWORD in admin."""
     if not os.access(FERRETDB_BIN, os.X_OK):
         raise StartError(f"FerretDB binary not found at {FERRETDB_BIN}: run scripts/install-deps.sh")
     last = ""
@@ -128,13 +135,16 @@ def start_ferretdb(workdir: Path, timeout: float = 30.0, port: int | None = None
         args = [str(FERRETDB_BIN), "--handler=sqlite", f"--sqlite-url=file:{data}/",
                 f"--listen-addr=127.0.0.1:{p_port}", f"--state-dir={data}",
                 "--telemetry=disable", "--debug-addr=-", "--log-level=warn", "--log-format=text"]
+        if auth:
+            args += ["--test-enable-new-auth", f"--setup-username={AUTH_USER}",
+                     f"--setup-password={AUTH_PASSWORD}", "--setup-database=admin"]
         proc = _spawn("ferretdb", args, workdir / f"ferretdb-{p_port}.log")
         proc.ports["listen"] = p_port
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if not proc.alive():
                 break
-            if port_open(p_port) and _mongo_ping(p_port, 2.0):
+            if port_open(p_port) and _mongo_ping(p_port, 2.0):  # ping needs no auth
                 return proc
             time.sleep(0.2)
         last = _tail(proc.log_path)
@@ -329,10 +339,21 @@ def serve(argv: list[str]) -> int:
         fport = fdb.ports["listen"]
         env = {"FERRETDB_URI": f"mongodb://127.0.0.1:{fport}", "FERRETDB_PORT": str(fport),
                "FERRETDB_LOG": str(fdb.log_path)}
+        # A second FerretDB with SCRAM users, and docguard in front of it: the auth suites
+        # (test_scram.py, scram.test.mjs) connect to DOCGUARD_AUTH_URI with credentials.
+        afdb = start_ferretdb(a.workdir / "auth", auth=True)
+        procs.append(afdb)
+        env.update(FERRETDB_AUTH_URI=f"mongodb://127.0.0.1:{afdb.ports['listen']}",
+                   DOCGUARD_AUTH_USER=AUTH_USER, DOCGUARD_AUTH_PASSWORD=AUTH_PASSWORD)
         if a.direct:
             env.update(DOCGUARD_URI=env["FERRETDB_URI"], DOCGUARD_PORT=str(fport),
-                       DOCGUARD_DIRECT="1")
+                       DOCGUARD_DIRECT="1", DOCGUARD_AUTH_URI=env["FERRETDB_AUTH_URI"])
         else:
+            adg = start_docguard(env["FERRETDB_AUTH_URI"], a.workdir / "auth", config=None,
+                                 log_format=a.log_format)
+            procs.append(adg)
+            env.update(DOCGUARD_AUTH_URI=f"mongodb://127.0.0.1:{adg.ports['listen']}",
+                       DOCGUARD_AUTH_LOG=str(adg.log_path))
             cfg: Path | str | None = {"auto": "auto", "none": None}.get(a.config, a.config)
             dg = start_docguard(env["FERRETDB_URI"], a.workdir, config=cfg,
                                 log_format=a.log_format)

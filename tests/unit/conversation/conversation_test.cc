@@ -125,5 +125,109 @@ TEST_F(Replay, ReplyToAnUnacknowledgedRequestNeverReachesTheClient) {
   EXPECT_EQ(host.dropped, 1);
 }
 
+// Replies to w:0 writes (FerretDB answers them) must never reach the client, however many the
+// client sends before its next acknowledged request (issue 9: 200 broke a 64-id window).
+TEST_F(Replay, RepliesToAnyNumberOfUnacknowledgedRequestsAreDropped) {
+  constexpr int kWrites = 500;
+  for (int i = 0; i < kWrites; ++i) {
+    const auto w0 = testing::request(R"({"insert": "c", "$db": "d"})", "documents", {R"({"x": 1})"},
+                                     codec::op_msg_flags::kMoreToCome, 1000 + i);
+    ASSERT_EQ(conv.on_request(w0->bytes).action, Action::kForward);
+  }
+  EXPECT_EQ(conv.outstanding(), 0);
+  const auto find = testing::request(R"({"find": "c", "$db": "d"})", {}, {}, 0, 5000);
+  ASSERT_EQ(conv.on_request(find->bytes).action, Action::kForward);
+  EXPECT_EQ(conv.outstanding(), 1);
+  // The upstream answers every write (in order), then the find.
+  for (int i = 0; i < kWrites; ++i) {
+    EXPECT_TRUE(conv.on_reply(reply_to(testing::op_msg(R"({"ok": 1})", 9000 + i), 1000 + i)).drop);
+  }
+  const auto found = reply_to(testing::op_msg(R"({"cursor": {"id": 0}, "ok": 1})", 9999), 5000);
+  const auto out = conv.on_reply(found);
+  ASSERT_FALSE(out.drop);
+  EXPECT_EQ(codec::read_header(out.bytes.data()).response_to, 5000);
+  EXPECT_EQ(host.dropped, kWrites);
+  EXPECT_EQ(conv.outstanding(), 0);
+  // A late answer to an old write is still not the client's.
+  EXPECT_TRUE(conv.on_reply(reply_to(testing::op_msg(R"({"ok": 1})", 10000), 1001)).drop);
+}
+
+// An exhaust stream: the first reply answers the request, each follow-up answers the previous
+// reply. All of it reaches the client, and the connection counts as busy until the last one.
+TEST_F(Replay, ExhaustStreamRepliesAllReachTheClient) {
+  const auto get_more =
+      testing::request(R"({"getMore": {"$numberLong": "7"}, "collection": "c", "$db": "d"})", {},
+                       {}, codec::op_msg_flags::kExhaustAllowed, 20);
+  ASSERT_EQ(conv.on_request(get_more->bytes).action, Action::kForward);
+  const uint32_t more = codec::op_msg_flags::kMoreToCome;
+  EXPECT_FALSE(conv.on_reply(reply_to(testing::op_msg(R"({"ok": 1})", 500, more), 20)).drop);
+  EXPECT_EQ(conv.outstanding(), 1);
+  EXPECT_FALSE(conv.on_reply(reply_to(testing::op_msg(R"({"ok": 1})", 501, more), 500)).drop);
+  EXPECT_EQ(conv.outstanding(), 1);
+  EXPECT_FALSE(conv.on_reply(reply_to(testing::op_msg(R"({"ok": 1})", 502), 501)).drop);
+  EXPECT_EQ(conv.outstanding(), 0);
+  EXPECT_EQ(host.dropped, 0);
+  // After the stream ended, a reply nobody asked for is dropped again.
+  EXPECT_TRUE(conv.on_reply(reply_to(testing::op_msg(R"({"ok": 1})", 503), 21)).drop);
+}
+
+// docguard cannot read a compressed reply's flags without decompressing it; a compressed
+// follow-up is still recognised by its responseTo naming the previous reply.
+TEST_F(Replay, CompressedExhaustFollowUpReachesTheClient) {
+  const auto get_more =
+      testing::request(R"({"getMore": {"$numberLong": "7"}, "collection": "c", "$db": "d"})", {},
+                       {}, codec::op_msg_flags::kExhaustAllowed, 30);
+  ASSERT_EQ(conv.on_request(get_more->bytes).action, Action::kForward);
+  EXPECT_FALSE(conv.on_reply(reply_to(testing::op_msg(R"({"ok": 1})", 600), 30)).drop);
+  // OP_COMPRESSED (noop compressor) wrapping an OP_MSG that answers reply 600.
+  const auto inner = testing::op_msg(R"({"ok": 1})", 601);
+  std::vector<uint8_t> compressed(codec::kHeaderSize + 9);
+  codec::store_le32(compressed.data() + 4, 601);
+  codec::store_le32(compressed.data() + 8, 600);
+  codec::store_le32(compressed.data() + 12, static_cast<int32_t>(codec::OpCode::kCompressed));
+  codec::store_le32(compressed.data() + 16, static_cast<int32_t>(codec::OpCode::kMsg));
+  codec::store_le32(compressed.data() + 20,
+                    static_cast<int32_t>(inner.size() - codec::kHeaderSize));
+  compressed[24] = 0;  // noop
+  compressed.insert(compressed.end(), inner.begin() + codec::kHeaderSize, inner.end());
+  codec::store_le32(compressed.data(), static_cast<int32_t>(compressed.size()));
+  EXPECT_FALSE(conv.on_reply(compressed).drop);
+  // A compressed answer to a w:0 write is dropped like a plain one.
+  codec::store_le32(compressed.data() + 4, 602);
+  codec::store_le32(compressed.data() + 8, 31);
+  EXPECT_TRUE(conv.on_reply(compressed).drop);
+}
+
+// A stray reply that itself says moreToCome does not open a stream that would let the next
+// stray reply through.
+TEST_F(Replay, DroppedReplyWithMoreToComeOpensNoStream) {
+  const auto w0 = testing::request(R"({"insert": "c", "$db": "d"})", "documents", {R"({"x": 1})"},
+                                   codec::op_msg_flags::kMoreToCome, 40);
+  conv.on_request(w0->bytes);
+  const uint32_t more = codec::op_msg_flags::kMoreToCome;
+  EXPECT_TRUE(conv.on_reply(reply_to(testing::op_msg(R"({"ok": 1})", 700, more), 40)).drop);
+  EXPECT_TRUE(conv.on_reply(reply_to(testing::op_msg(R"({"ok": 1})", 701), 40)).drop);
+  EXPECT_EQ(conv.outstanding(), 0);
+}
+
+// Legacy replies are never dropped (OP_QUERY exhaust follow-ups repeat the request's id).
+TEST_F(Replay, LegacyReplyIsPassedOn) {
+  const auto doc = testing::json(R"({"ok": 1})");
+  const auto reply = codec::build_op_reply(800, 12345, testing::view(doc).bytes(), 0);
+  EXPECT_FALSE(conv.on_reply(reply).drop);
+  EXPECT_EQ(host.dropped, 0);
+}
+
+// A client pipelining without bound is refused rather than remembered without limit.
+TEST_F(Replay, TooManyRequestsAwaitingRepliesIsAProtocolError) {
+  for (size_t i = 0; i < Conversation::kMaxAwaitingReplies; ++i) {
+    const auto ping = testing::op_msg(R"({"ping": 1, "$db": "admin"})", static_cast<int32_t>(i));
+    ASSERT_EQ(conv.on_request(ping).action, Action::kForward);
+  }
+  EXPECT_EQ(conv.outstanding(), static_cast<int64_t>(Conversation::kMaxAwaitingReplies));
+  const auto one_more = testing::op_msg(R"({"ping": 1, "$db": "admin"})", 99999);
+  EXPECT_THROW(conv.on_request(one_more), codec::ProtocolError);
+}
+
 }  // namespace
 }  // namespace docguard::conversation

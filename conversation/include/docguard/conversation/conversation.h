@@ -1,12 +1,12 @@
 // One client connection's per-message policy, without sockets: the proxy hands it each request
 // and each reply as bytes and gets back what to forward, what to answer, and what to drop.
 // It owns what a connection remembers between messages: replies to rewrite (hello persona,
-// merged write results, sampled reads), unacknowledged (moreToCome) requests whose replies
-// must not reach the client, the compressors each side agreed to, and the client's app name.
+// merged write results, sampled reads), the requests that expect a reply (so that a reply to
+// an unacknowledged, moreToCome request never reaches the client), the compressors each side
+// agreed to, and the client's app name.
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -60,8 +60,14 @@ class Conversation {
   // Throws codec::ProtocolError on a malformed reply that docguard had to read.
   ReplyOutcome on_reply(codec::Bytes message);
 
-  // Requests forwarded that still expect a reply.
-  int64_t outstanding() const { return outstanding_; }
+  // Requests forwarded that still expect a reply (an exhaust stream counts until its last reply).
+  int64_t outstanding() const {
+    return static_cast<int64_t>(awaiting_.size()) + (upstream_streaming_ ? 1 : 0);
+  }
+  // How many forwarded requests may await a reply at once. A driver has one per connection (an
+  // exhaust stream included); more is a client pipelining without bound, and on_request throws
+  // ProtocolError("too_many_in_flight") rather than remember without limit.
+  static constexpr size_t kMaxAwaitingReplies = 1024;
   // Releases buffers grown for a large message, so an idle connection holds little memory.
   void release_request_buffer();
   void release_reply_buffer();
@@ -88,6 +94,7 @@ class Conversation {
   std::vector<uint8_t> rewrite_reply(const PendingReply& pending, codec::Bytes message);
   bool upstream_accepts(codec::Compressor compressor) const;
   void note_hello(const codec::BsonView& hello);
+  void await_reply(int32_t request_id);
 
   rules::Engine& engine_;
   const ConversationSettings& settings_;
@@ -97,14 +104,17 @@ class Conversation {
   std::vector<uint8_t> request_scratch_;
   std::vector<uint8_t> reply_scratch_;
   std::unordered_map<int32_t, PendingReply> pending_;
-  // requestIDs of recent unacknowledged (moreToCome) requests. A server must not answer them,
-  // but some do (FerretDB 1.x); such a reply would desynchronise the driver, so it is dropped.
-  // Bounded: a conforming server never answers, so old ids are forgotten.
-  std::deque<int32_t> unacknowledged_;
+  // requestIDs of forwarded requests that expect a reply, oldest first. A server must not answer
+  // an unacknowledged (moreToCome) request, but some do (FerretDB 1.x answers w:0 writes); such a
+  // reply would desynchronise the driver. Remembering the requests that DO expect a reply (at
+  // most what the client has in flight) rather than the unacknowledged ones (as many as a fast
+  // client sends before its next read) lets every OP_MSG reply to anything else be dropped.
+  std::vector<int32_t> awaiting_;
   bool upstream_streaming_ = false;  // the last reply had moreToCome: a follow-up comes next
+  int32_t last_reply_id_ = 0;        // requestID of the last reply passed on (exhaust follow-ups)
+  bool any_reply_ = false;           // last_reply_id_ is set
   std::vector<codec::Compressor> client_compressors_;
   std::vector<codec::Compressor> upstream_compressors_;
-  int64_t outstanding_ = 0;
 };
 
 }  // namespace docguard::conversation

@@ -14,6 +14,8 @@
 #include <boost/asio/write.hpp>
 #include <sstream>
 
+#include "docguard/proxy/io_backend.h"
+
 namespace docguard::proxy {
 
 namespace asio = boost::asio;
@@ -120,7 +122,15 @@ awaitable<HttpResponse> route_admin(const std::string& method, const std::string
     co_return HttpResponse{503, "text/plain",
                            "upstream " + rt.config.upstream.to_string() + " unreachable\n"};
   }
-  if (path == "/status") co_return HttpResponse{200, "application/json", rt.engine.status_json()};
+  if (path == "/status") {
+    // The engine's status plus which io backend serves the sockets (epoll or io_uring).
+    std::string json = rt.engine.status_json();
+    if (json.size() >= 2 && json.front() == '{') {
+      json.insert(1, std::string("\"io_backend\":\"") + io_backend_name() + "\"" +
+                         (json[1] == '}' ? "" : ","));
+    }
+    co_return HttpResponse{200, "application/json", std::move(json)};
+  }
   co_return HttpResponse{404, "text/plain",
                          "not found: try /metrics, /healthz, /readyz, /status\n"};
 }

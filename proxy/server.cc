@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "docguard/proxy/admin_server.h"
+#include "docguard/proxy/io_backend.h"
 #include "docguard/proxy/runtime.h"
 #include "docguard/proxy/session.h"
 #include "docguard/wire/inbound_buffer.h"
@@ -66,9 +67,10 @@ class Server {
       spdlog::critical("cannot listen: {}", e.what());
       return 2;
     }
-    spdlog::info("docguard {} listening on {}, upstream {}, admin http://{}/metrics, {} threads",
-                 DOCGUARD_VERSION, runtime_.config.listen.to_string(), runtime_.config.upstream_uri,
-                 runtime_.config.admin.to_string(), contexts_.size());
+    spdlog::info(
+        "docguard {} listening on {}, upstream {}, admin http://{}/metrics, {} threads, io backend {}",
+        DOCGUARD_VERSION, runtime_.config.listen.to_string(), runtime_.config.upstream_uri,
+        runtime_.config.admin.to_string(), contexts_.size(), io_backend_name());
 
     asio::co_spawn(main, accept_loop(acceptor), asio::detached);
     asio::co_spawn(main, serve_admin(admin, runtime_), asio::detached);

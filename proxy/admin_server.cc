@@ -14,6 +14,7 @@
 #include <boost/asio/write.hpp>
 #include <sstream>
 
+#include "docguard/proxy/io_backend.h"
 #include "docguard/rules/structured_log.h"
 
 namespace docguard::proxy {
@@ -136,6 +137,11 @@ awaitable<HttpResponse> route_admin(const std::string& method, const std::string
   if (path == "/status") {
     // The engine's statistics with the upstream topology as one more member.
     std::string body = rt.engine.status_json();
+    if (!body.empty() && body.front() == '{') {
+      // Which io backend serves the sockets (epoll or io_uring).
+      body.insert(1, std::string("\"io_backend\":\"") + io_backend_name() + "\"" +
+                         (body.size() > 2 ? "," : ""));
+    }
     if (topology && !body.empty() && body.front() == '{') {
       std::string member = "\"upstream\":{\"uri\":\"";
       log::Fields::escape_into(member, rt.config.upstream_cluster.redacted);

@@ -13,6 +13,7 @@
 
 #include "docguard/cluster/mongoc_log.h"
 #include "docguard/proxy/config.h"
+#include "docguard/proxy/io_backend.h"
 #include "docguard/proxy/server.h"
 #include "docguard/proxy/tls.h"
 #include "docguard/rules/rule_set.h"
@@ -244,6 +245,7 @@ int main(int argc, char** argv) {
               << " is valid\n";
     return 0;
   }
+  if (!docguard::proxy::ensure_io_backend(argv)) return 1;
   setup_logging(config);
   return docguard::proxy::run_server(std::move(config));
 }

@@ -20,6 +20,7 @@
 #include "docguard/cluster/topology_monitor.h"
 #include "docguard/codec/inbound_buffer.h"
 #include "docguard/proxy/admin_server.h"
+#include "docguard/proxy/io_backend.h"
 #include "docguard/proxy/runtime.h"
 #include "docguard/proxy/session.h"
 
@@ -69,10 +70,11 @@ class Server {
       return 2;
     }
     if (!start_monitor(main)) return 2;
-    spdlog::info("docguard {} listening on {}, upstream {}, admin http://{}/metrics, {} threads",
-                 DOCGUARD_VERSION, runtime_.config.listen.to_string(),
-                 runtime_.router->uri().redacted, runtime_.config.admin.to_string(),
-                 contexts_.size());
+    spdlog::info(
+        "docguard {} listening on {}, upstream {}, admin http://{}/metrics, {} threads, io backend "
+        "{}",
+        DOCGUARD_VERSION, runtime_.config.listen.to_string(), runtime_.router->uri().redacted,
+        runtime_.config.admin.to_string(), contexts_.size(), io_backend_name());
 
     asio::co_spawn(main, accept_loop(acceptor), asio::detached);
     asio::co_spawn(main, serve_admin(admin, runtime_), asio::detached);

@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # docguard benchmark suite (issue 5): one command, side by side on loopback.
 #
-#   scripts/bench.sh            # full run, about 10 minutes on a 2-core machine
-#   scripts/bench.sh --quick    # about 2-3 minutes: 1 round, shorter runs, fewer scenarios
+#   scripts/bench.sh            # full run, about 15 minutes on a 2-core machine
+#   scripts/bench.sh --quick    # about 3-4 minutes: 1 round, shorter runs, fewer scenarios
 #
 # Options: --rounds N  --secs S  --no-ferretdb  --no-idle  --no-micro  --idle-conns K
+#          --charts DIR (where the PNG/SVG charts go; default build-bench/charts; the README's
+#          images: --charts docs/bench)  --io-uring (also build docguard with -DDOCGUARD_IO_URING=ON
+#          in build-bench-uring and run it as target dg-uring)
+# Environment: MONGOBETWEEN_BIN (default .tools/bin/mongobetween; build it with
+#          scripts/build-mongobetween.sh): mongobetween runs side by side when it is executable.
 #
 # What it does:
 #   1. builds build-bench/ (Release): docguard, the stub upstream, the libmongoc load generator,
@@ -13,13 +18,15 @@
 #   3. starts targets in front of each: HAProxy (TCP mode, the reference relay), docguard with
 #      all rules on in warn mode, docguard in block mode, mongobetween if .tools/bin has it;
 #      "direct" connects the driver to the upstream itself;
-#   4. runs scenarios, interleaving targets within each round (rotating their order), and takes
+#   4. runs scenarios (connection counts 16/64/256/1,000 of small operations; inserts of
+#      4 KiB, 64 KiB and 1 MiB documents), interleaving targets within each round (rotating their order), and takes
 #      medians over rounds: throughput, p50/p99 latency, proxy CPU per operation (utime+stime
 #      of the proxy process over the measured window / operations), proxy RSS, and each as a
 #      ratio to HAProxy;
 #   5. holds K idle connections through docguard (and HAProxy) for memory per connection;
 #   6. runs the Google Benchmark microbenchmarks and the callgrind instruction count.
-# Prints a Markdown report and writes it to build-bench/results.md (raw lines: build-bench/raw.txt).
+# Prints a Markdown report and writes it to build-bench/results.md (raw lines: build-bench/raw.txt),
+# the same numbers as build-bench/results.csv, and charts of them (tests/bench/plot.py, matplotlib).
 # Every load run is bounded in time; everything listens on 127.0.0.1.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,7 +34,7 @@ cd "$here"
 build=build-bench
 bin=$build/bin
 
-rounds=3 secs=6 quick=0 ferret=1 idle=1 micro=1 idle_conns=10000
+rounds=3 secs=6 quick=0 ferret=1 idle=1 micro=1 idle_conns=10000 charts= uring=0
 while (($#)); do
   case "$1" in
     --quick) quick=1 ;;
@@ -37,7 +44,9 @@ while (($#)); do
     --no-idle) idle=0 ;;
     --no-micro) micro=0 ;;
     --idle-conns) idle_conns=$2; shift ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    --charts) charts=$2; shift ;;
+    --io-uring) uring=1 ;;
+    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
     *) echo "bench.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -50,8 +59,16 @@ if ! command -v haproxy >/dev/null; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends haproxy >/dev/null || true
 fi
 cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release -DDOCGUARD_TESTS=OFF -DDOCGUARD_BENCH=ON >/dev/null
-ninja -C $build -j"${DOCGUARD_JOBS:-2}" docguard stub_upstream docguard_load docguard_micro_bench \
-  bench_one_insert >/dev/null
+micro_targets=()
+((micro)) && micro_targets=(docguard_micro_bench bench_one_insert)
+ninja -C $build -j"${DOCGUARD_JOBS:-2}" docguard stub_upstream docguard_load "${micro_targets[@]}" >/dev/null
+charts=${charts:-$build/charts}
+if ((uring)); then
+  cmake -S . -B $build-uring -G Ninja -DCMAKE_BUILD_TYPE=Release -DDOCGUARD_TESTS=OFF -DDOCGUARD_BENCH=OFF \
+    -DDOCGUARD_IO_URING=ON >/dev/null
+  ninja -C $build-uring -j"${DOCGUARD_JOBS:-2}" docguard >/dev/null
+fi
+mb_bin=${MONGOBETWEEN_BIN:-.tools/bin/mongobetween}
 
 # File descriptors: docguard needs two per client connection (client + upstream).
 hard=$(ulimit -Hn)
@@ -115,10 +132,10 @@ rules:
     max_lookup_ratio: 0.5
 EOF
 }
-start_docguard() {  # $1 = name, $2 = warn|block, $3 = upstream port
+start_docguard() {  # $1 = name, $2 = warn|block, $3 = upstream port, [$4 = binary]
   local port admin; port=$(free_port); admin=$(free_port)
   rules_yaml "$2" >"$run/$1.yaml"
-  $bin/docguard --listen "127.0.0.1:$port" --upstream "mongodb://127.0.0.1:$3" \
+  ${4:-$bin/docguard} --listen "127.0.0.1:$port" --upstream "mongodb://127.0.0.1:$3" \
     --admin "127.0.0.1:$admin" --config "$run/$1.yaml" >"$run/$1.log" 2>&1 &
   pids+=($!); PID[$1]=$!; PORT[$1]=$port
   wait_port "$port"
@@ -148,8 +165,10 @@ EOF
 }
 start_mongobetween() {  # $1 = name, $2 = upstream port
   local port; port=$(free_port)
-  .tools/bin/mongobetween -loglevel error -pretty=false \
-    "127.0.0.1:$port=mongodb://127.0.0.1:$2/?maxpoolsize=1000" >"$run/$1.log" 2>&1 &
+  # It answers isMaster itself (wire version 8, sessions advertised: the stub advertises them
+  # too) and pools upstream connections; statsd goes to localhost:8125 (UDP, nobody listens).
+  "$mb_bin" -network tcp4 -loglevel error -pretty=false \
+    "127.0.0.1:$port=mongodb://127.0.0.1:$2/?directConnection=true&maxpoolsize=1000" >"$run/$1.log" 2>&1 &
   pids+=($!); PID[$1]=$!; PORT[$1]=$port
   wait_port "$port"
 }
@@ -159,9 +178,9 @@ raw=$build/raw.txt
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- proxy rules include 2>/dev/null || echo '+local changes')"
 
-# run_one SERIES SCENARIO TARGET ROUND THREADS CONNS MODE
+# run_one SERIES SCENARIO TARGET ROUND THREADS CONNS MODE [DOC_BYTES]
 run_one() {
-  local series=$1 scen=$2 target=$3 round=$4 threads=$5 conns=$6 mode=$7
+  local series=$1 scen=$2 target=$3 round=$4 threads=$5 conns=$6 mode=$7 bytes=${8:-221}
   local t=$target up
   [ "$series" = ferretdb ] && up=ferretdb || up=stub
   local key="$series-$target"
@@ -170,8 +189,8 @@ run_one() {
   [ "$target" != direct ] && pidarg=(-P "${PID[$key]}")
   local out
   out=$(timeout $((secs + 150)) $bin/docguard_load -u "mongodb://127.0.0.1:${PORT[$key]}/?appname=bench" \
-        -m "$mode" -t "$threads" -c "$conns" -d "$secs" "${pidarg[@]}" 2>>"$run/load.err") || out="failed"
-  echo "$series $scen $t $round $out" >>"$raw"
+        -m "$mode" -b "$bytes" -t "$threads" -c "$conns" -d "$secs" "${pidarg[@]}" 2>>"$run/load.err") || out="failed"
+  echo "$series $scen $t $round $out conns=$conns doc_bytes=$bytes" >>"$raw"
   printf '  %-9s %-10s %-13s round %s: %s\n' "$series" "$scen" "$t" "$round" "$out" >&2
 }
 
@@ -181,11 +200,17 @@ targets=(direct haproxy dg-warn dg-block)
 start_haproxy stub-haproxy "${PORT[stub]}"
 start_docguard stub-dg-warn warn "${PORT[stub]}"
 start_docguard stub-dg-block block "${PORT[stub]}"
-mongobetween_status="not built (go install github.com/coinbase/mongobetween@latest: the Go module proxy answers 403 Forbidden for this module)"
-if [ -x .tools/bin/mongobetween ]; then
+if ((uring)); then
+  start_docguard stub-dg-uring warn "${PORT[stub]}" $build-uring/bin/docguard
+  targets+=(dg-uring)
+fi
+mongobetween_status="not run: no executable at $mb_bin (set MONGOBETWEEN_BIN or run scripts/build-mongobetween.sh; the Go module proxy refuses the module itself)"
+if [ -x "$mb_bin" ]; then
   start_mongobetween stub-mongobetween "${PORT[stub]}"
   targets+=(mongobetween)
-  mongobetween_status="built from .tools/bin/mongobetween"
+  mongobetween_status="$mb_bin, built from source (scripts/build-mongobetween.sh)"
+else
+  echo "bench: mongobetween skipped: no executable at $mb_bin (set MONGOBETWEEN_BIN; see scripts/build-mongobetween.sh)" >&2
 fi
 if ((ferret)) && [ -x .tools/bin/ferretdb ]; then
   start_ferretdb
@@ -196,18 +221,20 @@ else
   ferret=0
 fi
 
-# Scenarios: name threads connections mode
-scenarios=("small-16 16 16 mix" "small-64 64 64 mix" "conns-1000 100 1000 mix" "insert-1MiB 8 8 big")
-((quick)) && scenarios=("small-16 16 16 mix" "small-64 64 64 mix" "insert-1MiB 8 8 big")
+# Scenarios: name threads connections mode [document bytes of the big mode]
+scenarios=("small-16 16 16 mix" "small-64 64 64 mix" "small-256 64 256 mix" "conns-1000 100 1000 mix"
+           "insert-4KiB 8 8 big 4096" "insert-64KiB 8 8 big 65536" "insert-1MiB 8 8 big 1048576")
+((quick)) && scenarios=("small-16 16 16 mix" "small-64 64 64 mix" "small-256 64 256 mix"
+                        "insert-64KiB 8 8 big 65536" "insert-1MiB 8 8 big 1048576")
 
 echo "bench: $rounds round(s) x ${#scenarios[@]} scenarios x ${#targets[@]} targets, ${secs}s each; load average $load_before" >&2
 for ((r = 1; r <= rounds; r++)); do
   n=${#targets[@]}
   for s in "${scenarios[@]}"; do
-    read -r scen threads conns mode <<<"$s"
+    read -r scen threads conns mode bytes <<<"$s"
     for ((i = 0; i < n; i++)); do  # rotate the order every round
       t=${targets[$(((i + r - 1) % n))]}
-      run_one stub "$scen" "$t" "$r" "$threads" "$conns" "$mode"
+      run_one stub "$scen" "$t" "$r" "$threads" "$conns" "$mode" "${bytes:-221}"
     done
   done
   if ((ferret)); then
@@ -220,7 +247,9 @@ done
 
 # ---- idle connections: memory per connection ----
 if ((idle)); then
-  for t in dg-warn haproxy; do
+  idle_targets=(dg-warn haproxy)
+  [[ " ${targets[*]} " == *" mongobetween "* ]] && idle_targets+=(mongobetween)
+  for t in "${idle_targets[@]}"; do
     out=$(timeout 300 $bin/docguard_load -m idle -h 127.0.0.1 -p "${PORT[stub-$t]}" -k "$idle_conns" -s 1 \
           -P "${PID[stub-$t]}" 2>>"$run/load.err") || out="failed $out"
     echo "idle idle $t 1 $out" >>"$raw"
@@ -241,9 +270,9 @@ if ((micro)); then
 fi
 
 # ---- report ----
-python3 - "$raw" "$build/results.md" "$build/micro.json" "$build/callgrind.txt" <<PY
+python3 - "$raw" "$build/results.md" "$build/micro.json" "$build/callgrind.txt" "$build/results.csv" <<PY
 import json, os, statistics, sys
-raw, out_path, micro_path, cg_path = sys.argv[1:5]
+raw, out_path, micro_path, cg_path, csv_path = sys.argv[1:6]
 rows = {}
 idle = {}
 for line in open(raw):
@@ -276,8 +305,8 @@ out.append(f"Machine: {os.cpu_count()} cores, {os.sysconf('SC_PAGE_SIZE') * os.s
            f"mongobetween: $mongobetween_status. docguard commit: $commit.\n")
 out.append('| upstream | scenario | target | ops/s | vs HAProxy | p50 µs | p99 µs | p99 vs HAProxy | proxy CPU µs/op | CPU vs HAProxy | proxy RSS MiB | RSS vs HAProxy | errors |')
 out.append('|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
-order = ['direct', 'haproxy', 'dg-warn', 'dg-block', 'mongobetween']
-scen_order = ['small-16', 'small-64', 'conns-1000', 'insert-1MiB']
+order = ['direct', 'haproxy', 'dg-warn', 'dg-block', 'dg-uring', 'mongobetween']
+scen_order = ['small-16', 'small-64', 'small-256', 'conns-1000', 'insert-4KiB', 'insert-64KiB', 'insert-1MiB']
 keys = sorted(rows, key=lambda k: (k[0] != 'stub', scen_order.index(k[1]) if k[1] in scen_order else 9, order.index(k[2]) if k[2] in order else 9))
 for series, scen, target in keys:
     runs = rows[(series, scen, target)]
@@ -288,6 +317,21 @@ for series, scen, target in keys:
     errs = sum(int(r.get('errors', 0)) for r in runs) + sum(1 for r in runs if 'ops' not in r)
     out.append(f"| {series} | {scen} | {target} | {fmt(ops)} | {ratio(ops, hops)} | {fmt(p50)} | {fmt(p99)} | {ratio(p99, hp99)} | "
                f"{fmt(cpu, 1)} | {ratio(cpu, hcpu)} | {fmt(rss / 1024 if rss else None, 1)} | {ratio(rss, hrss)} | {errs} |")
+# Machine-readable medians for tests/bench/plot.py (and anyone else).
+import csv
+with open(csv_path, 'w', newline='') as f:
+    w = csv.writer(f)
+    w.writerow(['series', 'scenario', 'target', 'conns', 'doc_bytes', 'rounds', 'ops_per_s', 'p50_us', 'p99_us',
+                'cpu_us_per_op', 'rss_kib', 'errors', 'idle_connections', 'bytes_per_conn'])
+    for series, scen, target in keys:
+        runs = rows[(series, scen, target)]
+        vals = [med(runs, k) for k in ('ops_per_s', 'p50_us', 'p99_us', 'cpu_us_per_op', 'rss_kib')]
+        c = runs[0].get('conns', ''); b = runs[0].get('doc_bytes', '')
+        errs = sum(int(r.get('errors', 0)) for r in runs) + sum(1 for r in runs if 'ops' not in r)
+        w.writerow([series, scen, target, c, b, len(runs)] + ['' if v is None else v for v in vals] + [errs, '', ''])
+    for t, kv in idle.items():
+        w.writerow(['idle', 'idle', t, kv.get('idle_connections', ''), '', 1, '', '', '', '', kv.get('rss_held_kib', ''),
+                    kv.get('failed', ''), kv.get('idle_connections', ''), kv.get('bytes_per_conn', '')])
 if any(k[0] == 'ferretdb' for k in rows):
     out.append('\nFerretDB (SQLite) is the bottleneck of its series and slows down as its store grows during the '
                'run, so its ratios carry little signal; the stub series measures the proxies.')
@@ -317,4 +361,14 @@ text = '\n'.join(out) + '\n'
 open(out_path, 'w').write(text)
 print(text)
 PY
-echo "bench: report written to $build/results.md" >&2
+echo "bench: report written to $build/results.md, numbers in $build/results.csv" >&2
+# Charts: any python3 that has matplotlib (Debian's python3-matplotlib is /usr/bin/python3's).
+plot_py=
+for p in python3 /usr/bin/python3; do
+  if "$p" -c 'import matplotlib' 2>/dev/null; then plot_py=$p; break; fi
+done
+if [ -n "$plot_py" ]; then
+  "$plot_py" tests/bench/plot.py "$build/results.csv" "$charts" >&2 || echo "bench: charts failed" >&2
+else
+  echo "bench: no charts: matplotlib not found (scripts/install-deps.sh --bench installs python3-matplotlib)" >&2
+fi

@@ -10,7 +10,9 @@ apt_pkgs=(cmake ninja-build g++ pkg-config libboost1.81-dev libbson-dev libmongo
   libfmt-dev prometheus-cpp-dev libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
   libsnappy-dev libzstd-dev zlib1g-dev libssl-dev clang libclang-rt-14-dev clang-format
   python3-venv prometheus curl haproxy
-  dnsmasq-base iproute2)  # private DNS for tests/cluster (mongodb+srv); ip: loopback in a user netns
+  dnsmasq-base iproute2  # private DNS for tests/cluster (mongodb+srv); ip: loopback in a user netns
+  # Only for scripts/bench.sh: its charts (matplotlib) and the -DDOCGUARD_IO_URING=ON build.
+  python3-matplotlib liburing-dev)
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -1,8 +1,8 @@
 /* Load generator for docguard benchmarks, using libmongoc 1.23 (a real driver).
  *
- *   load -u URI [-m mix|big] [-t THREADS] [-c CONNECTIONS] [-d SECONDS] [-n OPS] [-P PID,...]
+ *   load -u URI [-m mix|big] [-t THREADS] [-c CONNECTIONS] [-d SECONDS] [-n OPS] [-b BYTES] [-P PID,...]
  *     mix: 50% insert of a ~200-byte document with a small array, 50% find by _id (alternating)
- *     big: 1 MiB inserts
+ *     big: inserts of one document of BYTES (-b, default 1 MiB) held in a binary field
  *     THREADS threads share a client pool of CONNECTIONS clients (default: one per thread);
  *     with more connections than threads each thread round-robins over its own clients.
  *     Runs for SECONDS (default 5) or until OPS operations (whichever first), after a warm-up
@@ -114,6 +114,7 @@ typedef struct {
 
 static mongoc_client_pool_t* pool;
 static const char* mode = "mix";
+static size_t big_bytes = 1u << 20; /* -b: document size of the big mode */
 static atomic_int started_count;
 static atomic_int go_flag;
 static atomic_int stop_flag;
@@ -148,7 +149,7 @@ static bson_t* make_big_doc(void) {
   bson_oid_t oid;
   bson_oid_init(&oid, NULL);
   BSON_APPEND_OID(d, "_id", &oid);
-  size_t n = (1u << 20) - 64;
+  size_t n = big_bytes > 128 ? big_bytes - 64 : 64;
   uint8_t* blob = malloc(n);
   memset(blob, 0xab, n);
   BSON_APPEND_BINARY(d, "blob", BSON_SUBTYPE_BINARY, blob, (uint32_t)n);
@@ -412,7 +413,7 @@ int main(int argc, char** argv) {
   int port = 0, threads = 16, conns = 0, k = 1000, opt;
   double secs = 5, hold = 10;
   uint64_t max_ops = UINT64_MAX / 2;
-  while ((opt = getopt(argc, argv, "u:m:t:c:d:n:P:h:p:k:s:")) != -1) {
+  while ((opt = getopt(argc, argv, "u:m:t:c:d:n:P:h:p:k:s:b:")) != -1) {
     switch (opt) {
       case 'u': uri = optarg; break;
       case 'm': mode = optarg; break;
@@ -420,6 +421,7 @@ int main(int argc, char** argv) {
       case 'c': conns = atoi(optarg); break;
       case 'd': secs = atof(optarg); break;
       case 'n': max_ops = strtoull(optarg, NULL, 10); break;
+      case 'b': big_bytes = strtoull(optarg, NULL, 10); break;
       case 'P': {
         char* s = optarg;
         while (*s && npids < MAXPIDS) {

@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# Load-independent cost per operation of each proxy (issue 12): system calls, context switches
+# and (with --callgrind) user-space instructions per operation, for a fixed number of operations
+# of the README's small-op mix (50% ~200-byte insert / 50% find by _id) through the stub upstream.
+# Counts, not times: they hardly move when other work shares the machine.
+#
+#   tests/bench/syscalls_per_op.sh [BUILD_DIR] [-n OPS] [-c CONNS] [--strace] [--callgrind]
+#                                  [--targets "haproxy docguard mongobetween"]
+#
+# - syscalls/op and context switches/op: `perf stat -e raw_syscalls:sys_enter,context-switches
+#   -p PID` (kernel tracepoint counters; no ptrace, so the proxy runs at full speed and batches
+#   as it would without the measurement) over exactly one load run of OPS operations.
+# - --strace: also `strace -c -f -p PID` over a second run, for the breakdown by system call
+#   (ptrace slows the proxy, so more bytes wait per read: its totals run a little lower).
+# - --callgrind: docguard under callgrind, instrumentation switched on only for the
+#   load run (OPS/8 operations): user-space instructions per operation (kernel work is not
+#   counted: see the syscalls). This machine's VM has no hardware counters for `perf stat -e
+#   instructions`; valgrind 3.19 cannot run an io_uring build (it never sees completions).
+# Prints one line per target: target=... ops=... syscalls_per_op=... csw_per_op=... [ir_per_op=...]
+# mongobetween is included when MONGOBETWEEN_BIN (or .tools/bin/mongobetween) is executable.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$here"
+build=build-bench
+ops=40000 conns=16 use_strace=0 use_cg=0 targets="haproxy docguard mongobetween" extra_args=()
+while (($#)); do
+  case "$1" in
+    -n) ops=$2; shift ;;
+    -c) conns=$2; shift ;;
+    --strace) use_strace=1 ;;
+    --callgrind) use_cg=1 ;;
+    --targets) targets=$2; shift ;;
+    --docguard-arg) extra_args+=("$2"); shift ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    *) build=$1 ;;
+  esac
+  shift
+done
+bin=$build/bin
+mb=${MONGOBETWEEN_BIN:-.tools/bin/mongobetween}
+
+run=$(mktemp -d /tmp/docguard-sysc.XXXXXX)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$run"
+}
+trap cleanup EXIT
+free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_port() {
+  for _ in $(seq 1 300); do (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0; sleep 0.1; done
+  echo "syscalls_per_op: nothing listens on port $1" >&2; return 1
+}
+
+stub_port=$(free_port)
+$bin/stub_upstream -p "$stub_port" >"$run/stub.log" 2>&1 &
+pids+=($!)
+wait_port "$stub_port"
+
+cat >"$run/dg.yaml" <<EOF
+mode: warn
+log_level: warn
+limits:
+  max_connections: 20000
+rules:
+  - match: "*"
+    max_document_bytes: 2MB
+    max_array_length: 10000
+    array_length: {tags: 100}
+    require_push_slice: true
+    max_nesting_depth: 100
+    max_lookup_ratio: 0.5
+EOF
+
+start_target() {  # $1 = target, [$2 = wrapper...]; sets tpid tport
+  local t=$1; shift
+  tport=$(free_port)
+  case "$t" in
+    haproxy)
+      cat >"$run/h.cfg" <<EOF
+global
+  maxconn 5000
+  nbthread 2
+defaults
+  mode tcp
+  timeout connect 5s
+  timeout client 1h
+  timeout server 1h
+frontend f
+  bind 127.0.0.1:$tport
+  default_backend b
+backend b
+  server s1 127.0.0.1:$stub_port
+EOF
+      # Its own session: on a stop signal HAProxy signals its whole process group.
+      setsid "$@" haproxy -db -f "$run/h.cfg" >"$run/$t.log" 2>&1 & ;;
+    docguard)
+      local admin; admin=$(free_port)
+      "$@" $bin/docguard --listen "127.0.0.1:$tport" --upstream "mongodb://127.0.0.1:$stub_port" \
+        --admin "127.0.0.1:$admin" --config "$run/dg.yaml" "${extra_args[@]}" >"$run/$t.log" 2>&1 & ;;
+    mongobetween)
+      "$@" "$mb" -network tcp4 -loglevel error -pretty=false \
+        "127.0.0.1:$tport=mongodb://127.0.0.1:$stub_port/?directConnection=true&maxpoolsize=1000" \
+        >"$run/$t.log" 2>&1 & ;;
+  esac
+  tpid=$!
+  pids+=($tpid)
+  wait_port "$tport"
+}
+load() {  # $1 = port, $2 = ops
+  $bin/docguard_load -u "mongodb://127.0.0.1:$1/?appname=sysc" -m mix -t "$conns" -c "$conns" \
+    -d 600 -n "$2" 2>>"$run/load.err"
+}
+field() { sed -n "s/.*\b$1=\([0-9.]*\).*/\1/p" <<<"$2"; }
+
+for t in $targets; do
+  if [ "$t" = mongobetween ] && [ ! -x "$mb" ]; then
+    echo "target=mongobetween skipped: no executable at $mb (set MONGOBETWEEN_BIN)"; continue
+  fi
+  start_target "$t"
+  load "$tport" 2000 >/dev/null  # warm up: first connections, allocator, page faults
+  perf stat -x, -e raw_syscalls:sys_enter,context-switches,task-clock -p "$tpid" -o "$run/perf.$t" &
+  ppid=$!
+  sleep 0.3
+  out=$(load "$tport" "$ops")
+  kill -INT "$ppid"; wait "$ppid" 2>/dev/null || true
+  n=$(field ops "$out")
+  sc=$(awk -F, '/raw_syscalls/ {print $1}' "$run/perf.$t")
+  cs=$(awk -F, '/context-switches/ {print $1}' "$run/perf.$t")
+  tc=$(awk -F, '/task-clock/ {print $1}' "$run/perf.$t")
+  line="target=$t ops=$n syscalls_per_op=$(awk "BEGIN{printf \"%.2f\", $sc/$n}")"
+  line+=" csw_per_op=$(awk "BEGIN{printf \"%.2f\", $cs/$n}") cpu_us_per_op=$(awk "BEGIN{printf \"%.2f\", $tc*1000/$n}")"
+  line+=" ops_per_s=$(field ops_per_s "$out")"
+  if ((use_strace)); then
+    strace -c -f -p "$tpid" -o "$run/strace.$t" &
+    spid=$!
+    sleep 0.5
+    out=$(load "$tport" "$ops")
+    kill -INT "$spid"; wait "$spid" 2>/dev/null || true
+    n=$(field ops "$out")
+    total=$(awk '$NF=="total" {print $(NF-2)}' "$run/strace.$t")
+    line+=" strace_syscalls_per_op=$(awk "BEGIN{printf \"%.2f\", $total/$n}")"
+    line+=" strace_top=$(awk -v n="$n" 'NR>2 && $NF!="total" && $1 !~ /^-/ {c=$4; printf "%s:%.2f,", $NF, c/n}' "$run/strace.$t" | sed 's/,$//')"
+  fi
+  kill "$tpid" 2>/dev/null; wait "$tpid" 2>/dev/null || true
+  if ((use_cg)) && [ "$t" = docguard ] && ldd "$bin/docguard" | grep -q liburing; then
+    # valgrind 3.19 does not follow io_uring's shared rings: docguard never gets a completion.
+    line+=" ir_per_op=n/a(io_uring build: valgrind cannot run it)"
+  elif ((use_cg)) && [ "$t" = docguard ]; then
+    start_target "$t" valgrind --tool=callgrind --instr-atstart=no \
+      --callgrind-out-file="$run/cg.out"
+    load "$tport" 200 >/dev/null
+    callgrind_control -i on "$tpid" >/dev/null
+    cgops=$(( ops / 8 ))
+    out=$(load "$tport" "$cgops")
+    callgrind_control -i off "$tpid" >/dev/null
+    n=$(field ops "$out")
+    [ -n "$n" ] || { echo "syscalls_per_op: load under callgrind failed: $out" >&2; n=1; }
+    kill -INT "$tpid"; wait "$tpid" 2>/dev/null || true
+    ir=$(sed -n 's/.*Collected : *\([0-9]*\).*/\1/p' "$run/$t.log")
+    [ -n "$ir" ] || { ir=0; tail -5 "$run/$t.log" >&2; }
+    line+=" ir_per_op=$(awk "BEGIN{printf \"%.0f\", $ir/$n}") cg_ops=$n"
+    [ -n "${CALLGRIND_TOP:-}" ] && callgrind_annotate --inclusive=no "$run/cg.out"* 2>/dev/null | sed -n '1,45p' >&2
+  fi
+  echo "$line"
+done

@@ -13,7 +13,8 @@
 
 #include "bench_messages.h"
 #include "docguard/codec/inbound_buffer.h"
-#include "docguard/conversation/enforcement.h"
+#include "docguard/conversation/reply_merge.h"
+#include "docguard/conversation/request_plan.h"
 
 namespace docguard::bench {
 namespace {

@@ -1,5 +1,6 @@
 #include <string>
 
+#include "docguard/codec/enum_names.h"
 #include "docguard/codec/error_kinds.h"
 #include "docguard/codec/message.h"
 
@@ -30,28 +31,23 @@ void check_message_length(const MsgHeader& header, uint32_t max_message_bytes) {
   }
 }
 
+namespace {
+
+constexpr auto kOpCodeNames = enum_names<OpCode>({{OpCode::kReply, "OP_REPLY"},
+                                                  {OpCode::kUpdate, "OP_UPDATE"},
+                                                  {OpCode::kInsert, "OP_INSERT"},
+                                                  {OpCode::kQuery, "OP_QUERY"},
+                                                  {OpCode::kGetMore, "OP_GET_MORE"},
+                                                  {OpCode::kDelete, "OP_DELETE"},
+                                                  {OpCode::kKillCursors, "OP_KILL_CURSORS"},
+                                                  {OpCode::kCompressed, "OP_COMPRESSED"},
+                                                  {OpCode::kMsg, "OP_MSG"}},
+                                                 "unknown");
+
+}  // namespace
+
 const char* op_code_name(int32_t op_code) {
-  switch (static_cast<OpCode>(op_code)) {
-    case OpCode::kReply:
-      return "OP_REPLY";
-    case OpCode::kUpdate:
-      return "OP_UPDATE";
-    case OpCode::kInsert:
-      return "OP_INSERT";
-    case OpCode::kQuery:
-      return "OP_QUERY";
-    case OpCode::kGetMore:
-      return "OP_GET_MORE";
-    case OpCode::kDelete:
-      return "OP_DELETE";
-    case OpCode::kKillCursors:
-      return "OP_KILL_CURSORS";
-    case OpCode::kCompressed:
-      return "OP_COMPRESSED";
-    case OpCode::kMsg:
-      return "OP_MSG";
-  }
-  return "unknown";
+  return kOpCodeNames.name(static_cast<OpCode>(op_code));
 }
 
 }  // namespace docguard::codec

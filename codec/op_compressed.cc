@@ -12,28 +12,6 @@
 
 namespace docguard::codec {
 
-std::optional<Compressor> compressor_from_name(std::string_view name) {
-  if (name == "snappy") return Compressor::kSnappy;
-  if (name == "zlib") return Compressor::kZlib;
-  if (name == "zstd") return Compressor::kZstd;
-  if (name == "noop") return Compressor::kNoop;
-  return std::nullopt;
-}
-
-const char* compressor_name(Compressor c) {
-  switch (c) {
-    case Compressor::kNoop:
-      return "noop";
-    case Compressor::kSnappy:
-      return "snappy";
-    case Compressor::kZlib:
-      return "zlib";
-    case Compressor::kZstd:
-      return "zstd";
-  }
-  return "unknown";
-}
-
 OpCompressed OpCompressed::parse(Bytes message) {
   constexpr size_t kFixed = kHeaderSize + 9;
   if (message.size() < kFixed)

@@ -5,6 +5,7 @@
 
 #include "docguard/codec/op_msg.h"
 #include "docguard/codec/op_query.h"
+#include "docguard/conversation/reply_merge.h"
 
 namespace docguard::conversation {
 

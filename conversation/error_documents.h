@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "docguard/codec/op_msg.h"
-#include "docguard/conversation/enforcement.h"
+#include "docguard/conversation/request_plan.h"
 
 namespace docguard::conversation::detail {
 

@@ -1,11 +1,12 @@
 // The upstream's reply to a rewritten request, merged with docguard's refusals so the client
 // sees one result with its own statement indexes.
+#include "docguard/conversation/reply_merge.h"
+
 #include <bson/bson.h>
 
 #include <algorithm>
 #include <string>
 
-#include "docguard/conversation/enforcement.h"
 #include "error_documents.h"
 
 namespace docguard::conversation {

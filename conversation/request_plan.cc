@@ -1,11 +1,12 @@
 // What to do with a request some of whose statements are refused: forward it, forward only the
 // allowed statements, or answer at once.
+#include "docguard/conversation/request_plan.h"
+
 #include <bson/bson.h>
 
 #include <algorithm>
 #include <string>
 
-#include "docguard/conversation/enforcement.h"
 #include "error_documents.h"
 
 namespace docguard::conversation {

@@ -6,28 +6,6 @@
 
 namespace docguard::rules {
 
-const char* rule_name(RuleKind kind) {
-  switch (kind) {
-    case RuleKind::kMaxDocumentBytes:
-      return "max_document_bytes";
-    case RuleKind::kMaxArrayLength:
-      return "max_array_length";
-    case RuleKind::kArrayLength:
-      return "array_length";
-    case RuleKind::kRequirePushSlice:
-      return "require_push_slice";
-    case RuleKind::kMaxNestingDepth:
-      return "max_nesting_depth";
-    case RuleKind::kMaxLookupRatio:
-      return "max_lookup_ratio";
-    case RuleKind::kTrackedArrayLength:
-      return "tracked_array_length";
-    case RuleKind::kCount:
-      break;
-  }
-  return "?";
-}
-
 size_t Histogram::bucket_of(uint64_t v) {
   if (v < 8) return static_cast<size_t>(v);
   const int e = std::bit_width(v) - 1;  // >= 3

@@ -8,18 +8,6 @@
 
 namespace docguard::rules {
 
-const char* action_name(Action action) {
-  switch (action) {
-    case Action::kOff:
-      return "off";
-    case Action::kWarn:
-      return "warn";
-    case Action::kBlock:
-      return "block";
-  }
-  return "?";
-}
-
 void Limit::add(double value, Action action, const Rule& rule) {
   if (action == Action::kOff) return;
   bounds.push_back(Bound{value, action, rule.match, rule.line});
@@ -149,11 +137,8 @@ class Parser : public ConfigReader {
   using ConfigReader::ConfigReader;
 
   Action action(const YAML::Node& node, const std::string& key) {
-    std::string s = scalar(node, key);
-    if (s == "off" || s == "false") return Action::kOff;  // YAML 1.1 reads bare off as false
-    if (s == "warn") return Action::kWarn;
-    if (s == "block") return Action::kBlock;
-    fail(node, key, "expected off, warn or block, got '" + s + "'");
+    if (node.IsScalar() && node.Scalar() == "false") return Action::kOff;  // YAML 1.1: off
+    return choice(node, key, kActionNames);
   }
 
   Rule rule(const YAML::Node& node, const std::string& prefix, Action mode) {

@@ -14,7 +14,7 @@ seconds="${FUZZ_SECONDS:-20}"
 build=build-fuzz
 CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DDOCGUARD_FUZZ=ON -DDOCGUARD_WERROR=ON -DDOCGUARD_TESTS=OFF -DDOCGUARD_BENCH=OFF >/dev/null
-ninja -C "$build" -j "${DOCGUARD_JOBS:-2}" fuzz_frame_reader fuzz_op_msg fuzz_op_query \
+ninja -C "$build" -j "${DOCGUARD_JOBS:-2}" fuzz_inbound_buffer fuzz_op_msg fuzz_op_query \
   fuzz_op_compressed fuzz_config fuzz_bson
 
 corpus="$build/corpus"
@@ -23,13 +23,13 @@ mkdir -p "$build/artifacts"
 python3 - "$corpus" <<'PY'
 import os, sys, glob, struct
 out = sys.argv[1]
-for t in ("fuzz_frame_reader", "fuzz_op_msg", "fuzz_op_query", "fuzz_op_compressed", "fuzz_config", "fuzz_bson"):
+for t in ("fuzz_inbound_buffer", "fuzz_op_msg", "fuzz_op_query", "fuzz_op_compressed", "fuzz_config", "fuzz_bson"):
     os.makedirs(os.path.join(out, t), exist_ok=True)
 for path in glob.glob("tests/fixtures/*.hex"):
     raw = bytes.fromhex(open(path).read().strip())
     name = os.path.basename(path)[:-4]
     opcode = struct.unpack("<i", raw[12:16])[0]
-    open(os.path.join(out, "fuzz_frame_reader", name), "wb").write(b"\x07" + raw)
+    open(os.path.join(out, "fuzz_inbound_buffer", name), "wb").write(b"\x07" + raw)
     # The other targets take the message without its header (they write their own).
     target = {2013: "fuzz_op_msg", 2004: "fuzz_op_query", 1: "fuzz_op_query", 2012: "fuzz_op_compressed"}.get(opcode)
     if target:
@@ -43,7 +43,7 @@ for path in glob.glob("config/*.yaml") + glob.glob("deploy/**/*.yaml", recursive
 PY
 
 status=0
-for t in fuzz_frame_reader fuzz_op_msg fuzz_op_query fuzz_op_compressed fuzz_config fuzz_bson; do
+for t in fuzz_inbound_buffer fuzz_op_msg fuzz_op_query fuzz_op_compressed fuzz_config fuzz_bson; do
   if [ -n "${FUZZ_RUNS:-}" ]; then
     budget=(-runs="$FUZZ_RUNS" -seed=1)
     echo "== $t ($FUZZ_RUNS inputs, seed 1)"

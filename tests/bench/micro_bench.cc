@@ -4,6 +4,7 @@
 #include <benchmark/benchmark.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -11,8 +12,9 @@
 #include <vector>
 
 #include "bench_messages.h"
-#include "docguard/codec/frame_reader.h"
-#include "docguard/conversation/enforcement.h"
+#include "docguard/codec/inbound_buffer.h"
+#include "docguard/conversation/reply_merge.h"
+#include "docguard/conversation/request_plan.h"
 
 namespace docguard::bench {
 namespace {
@@ -60,19 +62,22 @@ void set_bytes(benchmark::State& state, size_t size) {
   state.counters["msg_bytes"] = static_cast<double>(size);
 }
 
-// Framing: the whole message arrives at once (feed + next), or in 16 KiB reads.
-void BM_FrameReader(benchmark::State& state, std::string name, size_t chunk) {
+// Framing as the proxy does it: reads of at most `chunk` bytes into an InboundBuffer, then the
+// message taken out in place.
+void BM_InboundBuffer(benchmark::State& state, std::string name, size_t chunk) {
   const auto& m = corpus().get(name);
-  codec::FrameReader reader(64u << 20);
+  codec::InboundBuffer in(64u << 20);
   for (auto _ : state) {
     size_t off = 0;
     while (off < m.size()) {
-      const size_t n = std::min(chunk, m.size() - off);
-      reader.feed(codec::Bytes{m.data() + off, n});
+      auto space = in.writable();
+      const size_t n = std::min({chunk, space.size(), m.size() - off});
+      std::memcpy(space.data(), m.data() + off, n);
+      in.commit(n);
       off += n;
     }
-    auto out = reader.next();
-    benchmark::DoNotOptimize(out);
+    codec::Bytes out = in.next_message();
+    benchmark::DoNotOptimize(out.data());
   }
   set_bytes(state, m.size());
 }
@@ -187,10 +192,10 @@ void BM_Memcpy(benchmark::State& state, std::string name) {
 
 int register_all() {
   for (const auto& name : message_names()) {
-    benchmark::RegisterBenchmark(("frame/whole/" + name).c_str(), BM_FrameReader, name,
+    benchmark::RegisterBenchmark(("frame/whole/" + name).c_str(), BM_InboundBuffer, name,
                                  size_t{1} << 30);
     if (name.find("MiB") != std::string::npos) {
-      benchmark::RegisterBenchmark(("frame/16KiB_reads/" + name).c_str(), BM_FrameReader, name,
+      benchmark::RegisterBenchmark(("frame/16KiB_reads/" + name).c_str(), BM_InboundBuffer, name,
                                    size_t{16384});
       benchmark::RegisterBenchmark(("memcpy/" + name).c_str(), BM_Memcpy, name);
     }

@@ -6,7 +6,8 @@
 
 #include "docguard/codec/command_view.h"
 #include "docguard/codec/op_msg.h"
-#include "docguard/conversation/enforcement.h"
+#include "docguard/conversation/reply_merge.h"
+#include "docguard/conversation/request_plan.h"
 #include "docguard/rules/engine.h"
 
 namespace {

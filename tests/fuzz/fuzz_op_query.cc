@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "docguard/codec/command_view.h"
 #include "docguard/codec/op_query.h"
 #include "docguard/conversation/handshake.h"
 

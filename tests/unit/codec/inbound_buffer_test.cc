@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <string>
 
 #include "test_messages.h"
 
@@ -86,18 +87,64 @@ TEST(InboundBuffer, LargeBlocksAreReusedThroughTheThreadSpare) {
   EXPECT_EQ(InboundBuffer::spare_capacity(), 0u);
 }
 
+// Writes a bare header declaring `declared` bytes into the buffer.
+void put_header(InboundBuffer& in, int32_t declared) {
+  auto space = in.writable();
+  uint8_t header[16] = {};
+  store_le32(header, declared);
+  std::memcpy(space.data(), header, 16);
+  in.commit(16);
+}
+
+std::string error_kind(InboundBuffer& in) {
+  try {
+    in.next_message();
+  } catch (const ProtocolError& e) {
+    return std::string(e.kind());
+  }
+  return "no error";
+}
+
 TEST(InboundBuffer, RejectsBadDeclaredLengthsBeforeBuffering) {
   for (int32_t declared : {8, 100'000'000}) {
     InboundBuffer in(48'000'000);
-    auto space = in.writable();
-    uint8_t header[16] = {};
-    store_le32(header, declared);
-    std::memcpy(space.data(), header, 16);
-    in.commit(16);
+    put_header(in, declared);
     EXPECT_THROW(in.next_message(), ProtocolError);
     EXPECT_THROW(in.writable(), ProtocolError);
     EXPECT_LE(in.capacity(), InboundBuffer::kIdleCapacity);
   }
+}
+
+TEST(InboundBuffer, NamesTheLengthErrors) {
+  InboundBuffer below(48'000'000);
+  put_header(below, 8);
+  EXPECT_EQ(error_kind(below), "bad_length");
+  InboundBuffer negative(48'000'000);
+  put_header(negative, -1);
+  EXPECT_EQ(error_kind(negative), "bad_length");
+  InboundBuffer over(48'000'000);
+  put_header(over, 100'000'000);
+  EXPECT_EQ(error_kind(over), "too_large");
+}
+
+TEST(InboundBuffer, WaitsForTheRestOfAPartialFrame) {
+  auto m = testing::op_msg(R"({"ping": 1, "$db": "admin"})");
+  for (size_t have : {size_t{0}, size_t{5}, kHeaderSize, m.size() - 1}) {
+    InboundBuffer partial(kDefaultMaxMessageBytes);
+    auto space = partial.writable();
+    std::memcpy(space.data(), m.data(), have);
+    partial.commit(have);
+    EXPECT_TRUE(partial.next_message().empty()) << have;
+    EXPECT_EQ(partial.pending(), have);
+  }
+}
+
+TEST(InboundBuffer, ConfigurableLimit) {
+  auto m = testing::op_msg(R"({"ping": 1, "$db": "admin"})");
+  InboundBuffer at_limit(static_cast<uint32_t>(m.size()));
+  EXPECT_EQ(feed(at_limit, m, m.size()).size(), 1u);
+  InboundBuffer below_limit(static_cast<uint32_t>(m.size() - 1));
+  EXPECT_THROW(feed(below_limit, m, m.size()), ProtocolError);
 }
 
 }  // namespace

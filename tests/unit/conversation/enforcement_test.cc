@@ -1,7 +1,7 @@
-#include "docguard/conversation/enforcement.h"
-
 #include <gtest/gtest.h>
 
+#include "docguard/conversation/reply_merge.h"
+#include "docguard/conversation/request_plan.h"
 #include "test_messages.h"
 
 namespace docguard::conversation {

@@ -190,6 +190,7 @@ TEST(RuleSetTest, ErrorsNameFileLineAndKey) {
   e = error_of("mode: loud\n");
   EXPECT_NE(e.find("test.yaml:1:"), std::string::npos) << e;
   EXPECT_NE(e.find("'mode'"), std::string::npos) << e;
+  EXPECT_NE(e.find("expected off, warn or block, got 'loud'"), std::string::npos) << e;
 
   e = error_of("rules:\n  - match: a.b\n    max_document_bytes: 2 lots\n");
   EXPECT_NE(e.find("test.yaml:3:"), std::string::npos) << e;

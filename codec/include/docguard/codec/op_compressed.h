@@ -6,14 +6,23 @@
 #include <string_view>
 #include <vector>
 
+#include "docguard/codec/enum_names.h"
 #include "docguard/codec/message.h"
 
 namespace docguard::codec {
 
 enum class Compressor : uint8_t { kNoop = 0, kSnappy = 1, kZlib = 2, kZstd = 3 };
 
-std::optional<Compressor> compressor_from_name(std::string_view name);
-const char* compressor_name(Compressor c);
+// The names drivers use in hello's `compression` list (and docguard in metric labels).
+inline constexpr auto kCompressorNames = enum_names<Compressor>({{Compressor::kNoop, "noop"},
+                                                                 {Compressor::kSnappy, "snappy"},
+                                                                 {Compressor::kZlib, "zlib"},
+                                                                 {Compressor::kZstd, "zstd"}},
+                                                                "unknown");
+inline std::optional<Compressor> compressor_from_name(std::string_view name) {
+  return kCompressorNames.value(name);
+}
+inline const char* compressor_name(Compressor c) { return kCompressorNames.name(c); }
 
 struct OpCompressed {
   MsgHeader header;

@@ -15,8 +15,8 @@
 #include "docguard/codec/command_view.h"
 #include "docguard/codec/message.h"
 #include "docguard/codec/op_compressed.h"
-#include "docguard/conversation/enforcement.h"
 #include "docguard/conversation/handshake.h"
+#include "docguard/conversation/request_plan.h"
 #include "docguard/rules/engine.h"
 
 namespace docguard::conversation {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "docguard/codec/bson_view.h"
+#include "docguard/codec/enum_names.h"
 #include "docguard/rules/rule_set.h"
 
 namespace docguard::rules {
@@ -77,7 +78,16 @@ enum class RuleKind : uint8_t {
   kTrackedArrayLength,
   kCount
 };
-const char* rule_name(RuleKind kind);
+inline constexpr auto kRuleNames =
+    codec::enum_names<RuleKind>({{RuleKind::kMaxDocumentBytes, "max_document_bytes"},
+                                 {RuleKind::kMaxArrayLength, "max_array_length"},
+                                 {RuleKind::kArrayLength, "array_length"},
+                                 {RuleKind::kRequirePushSlice, "require_push_slice"},
+                                 {RuleKind::kMaxNestingDepth, "max_nesting_depth"},
+                                 {RuleKind::kMaxLookupRatio, "max_lookup_ratio"},
+                                 {RuleKind::kTrackedArrayLength, "tracked_array_length"}},
+                                "?");
+inline const char* rule_name(RuleKind kind) { return kRuleNames.name(kind); }
 
 // Everything known about one namespace (or the "_other" overflow namespace). Not thread-safe
 // by itself: the engine holds `mutex` while touching it.

@@ -12,6 +12,8 @@
 #include <string>
 #include <string_view>
 
+#include "docguard/codec/enum_names.h"
+
 namespace docguard::rules {
 
 // A configuration error. what() reads "FILE:LINE:COLUMN: key 'rules[0].max_array_length': ...".
@@ -46,6 +48,14 @@ class ConfigReader {
   double ratio(const YAML::Node& node, const std::string& key) const;
   bool boolean(const YAML::Node& node, const std::string& key) const;
   std::chrono::milliseconds duration(const YAML::Node& node, const std::string& key) const;
+  // One of the names in `names` (codec/enum_names.h), as its value; the error lists them all.
+  template <typename E, size_t N>
+  E choice(const YAML::Node& node, const std::string& key,
+           const codec::EnumNames<E, N>& names) const {
+    const std::string s = scalar(node, key);
+    if (auto v = names.value(s)) return *v;
+    fail(node, key, "expected " + names.choices() + ", got '" + s + "'");
+  }
 
  private:
   std::string file_;

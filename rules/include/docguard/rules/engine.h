@@ -1,7 +1,8 @@
 // The rule engine the proxy calls for every command: measures what the command writes or
 // reads, checks it against the rules for its namespace, keeps per-collection statistics and
-// returns a Verdict. Knows nothing of sockets; enforcement (docguard/conversation/enforcement.h)
-// turns a Verdict into forwarded, rewritten or answered requests.
+// returns a Verdict. Knows nothing of sockets; the conversation layer's request plan
+// (docguard/conversation/request_plan.h) turns a Verdict into forwarded, rewritten or answered
+// requests.
 //
 // Thread safety: inspect(), wants_reply_sample(), observe_reply() and status_json() may be
 // called from any number of threads; reload() too. Each namespace has its own mutex, held only

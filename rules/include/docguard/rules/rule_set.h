@@ -31,12 +31,15 @@
 #include <utility>
 #include <vector>
 
+#include "docguard/codec/enum_names.h"
 #include "docguard/rules/config_reader.h"
 
 namespace docguard::rules {
 
 enum class Action { kOff, kWarn, kBlock };
-const char* action_name(Action action);
+inline constexpr auto kActionNames = codec::enum_names<Action>(
+    {{Action::kOff, "off"}, {Action::kWarn, "warn"}, {Action::kBlock, "block"}}, "?");
+inline const char* action_name(Action action) { return kActionNames.name(action); }
 
 // Top-level configuration keys parsed here; the proxy's own config rejects keys that are in
 // neither its set nor this one.

@@ -15,7 +15,8 @@
 #include "docguard/cluster/topology.h"
 #include "docguard/codec/inbound_buffer.h"
 #include "docguard/codec/op_compressed.h"
-#include "docguard/conversation/enforcement.h"
+#include "docguard/conversation/reply_merge.h"
+#include "docguard/conversation/request_plan.h"
 #include "docguard/proxy/runtime.h"
 #include "docguard/proxy/stream.h"
 

@@ -4,28 +4,50 @@ namespace docguard::advisor {
 
 const char* bson_type_name(int bit) {
   switch (bit) {
-    case 0x01: return "double";
-    case 0x02: return "string";
-    case 0x03: return "object";
-    case 0x04: return "array";
-    case 0x05: return "binData";
-    case 0x06: return "undefined";
-    case 0x07: return "objectId";
-    case 0x08: return "bool";
-    case 0x09: return "date";
-    case 0x0A: return "null";
-    case 0x0B: return "regex";
-    case 0x0C: return "dbPointer";
-    case 0x0D: return "javascript";
-    case 0x0E: return "symbol";
-    case 0x0F: return "javascriptWithScope";
-    case 0x10: return "int";
-    case 0x11: return "timestamp";
-    case 0x12: return "long";
-    case 0x13: return "decimal";
-    case 30: return "minKey";
-    case 31: return "maxKey";
-    default: return "";
+    case 0x01:
+      return "double";
+    case 0x02:
+      return "string";
+    case 0x03:
+      return "object";
+    case 0x04:
+      return "array";
+    case 0x05:
+      return "binData";
+    case 0x06:
+      return "undefined";
+    case 0x07:
+      return "objectId";
+    case 0x08:
+      return "bool";
+    case 0x09:
+      return "date";
+    case 0x0A:
+      return "null";
+    case 0x0B:
+      return "regex";
+    case 0x0C:
+      return "dbPointer";
+    case 0x0D:
+      return "javascript";
+    case 0x0E:
+      return "symbol";
+    case 0x0F:
+      return "javascriptWithScope";
+    case 0x10:
+      return "int";
+    case 0x11:
+      return "timestamp";
+    case 0x12:
+      return "long";
+    case 0x13:
+      return "decimal";
+    case 30:
+      return "minKey";
+    case 31:
+      return "maxKey";
+    default:
+      return "";
   }
 }
 

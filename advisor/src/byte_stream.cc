@@ -76,8 +76,7 @@ std::unique_ptr<ByteStream> open_file_stream(const std::string& path, std::strin
   return std::make_unique<GzipFileStream>(path, file);
 }
 
-std::unique_ptr<ByteStream> make_memory_stream(std::string name, const uint8_t* data,
-                                               size_t size) {
+std::unique_ptr<ByteStream> make_memory_stream(std::string name, const uint8_t* data, size_t size) {
   return std::make_unique<MemoryStream>(std::move(name), data, size);
 }
 
@@ -146,8 +145,8 @@ BsonFramer::Next BsonFramer::next(bool allow_terminator) {
   }
   if (!fill(static_cast<size_t>(length), &failed)) {
     if (failed) return fail(buffer_offset_ + end_, "read error: " + in_.error());
-    return fail(doc_offset_, "truncated document: length " + std::to_string(length) +
-                                 " but only " + std::to_string(end_ - begin_) + " bytes left");
+    return fail(doc_offset_, "truncated document: length " + std::to_string(length) + " but only " +
+                                 std::to_string(end_ - begin_) + " bytes left");
   }
   if (buffer_[begin_ + length - 1] != 0) {
     return fail(doc_offset_, "document does not end with a NUL byte");

@@ -35,19 +35,35 @@ int32_t read_i32(const uint8_t* p) {
 int64_t value_size(uint8_t type, const uint8_t* p, const uint8_t* end) {
   const int64_t left = end - p;
   switch (type) {
-    case 0x01: case 0x09: case 0x11: case 0x12: return 8;
-    case 0x07: return 12;
-    case 0x08: return 1;
-    case 0x10: return 4;
-    case 0x13: return 16;
-    case 0x06: case 0x0A: case 0xFF: case 0x7F: return 0;
-    case 0x02: case 0x0D: case 0x0E: {
+    case 0x01:
+    case 0x09:
+    case 0x11:
+    case 0x12:
+      return 8;
+    case 0x07:
+      return 12;
+    case 0x08:
+      return 1;
+    case 0x10:
+      return 4;
+    case 0x13:
+      return 16;
+    case 0x06:
+    case 0x0A:
+    case 0xFF:
+    case 0x7F:
+      return 0;
+    case 0x02:
+    case 0x0D:
+    case 0x0E: {
       if (left < 4) return -1;
       const int32_t n = read_i32(p);
       if (n < 1 || n > left - 4 || p[4 + n - 1] != 0) return -1;
       return 4 + static_cast<int64_t>(n);
     }
-    case 0x03: case 0x04: case 0x0F: {
+    case 0x03:
+    case 0x04:
+    case 0x0F: {
       if (left < 5) return -1;
       const int32_t n = read_i32(p);
       if (n < 5 || n > left || p[n - 1] != 0) return -1;
@@ -73,7 +89,8 @@ int64_t value_size(uint8_t type, const uint8_t* p, const uint8_t* end) {
       if (n < 1 || n > left - 16 || p[4 + n - 1] != 0) return -1;
       return 4 + static_cast<int64_t>(n) + 12;
     }
-    default: return -1;
+    default:
+      return -1;
   }
 }
 
@@ -155,8 +172,8 @@ int32_t CollectionProfile::slot_for(uint64_t hash, int32_t parent_slot, const ui
   return slot_index_[i];
 }
 
-bool CollectionProfile::walk_array(Walk& walk, const uint8_t* p, const uint8_t* end,
-                                   uint64_t hash, int32_t slot, uint32_t depth) {
+bool CollectionProfile::walk_array(Walk& walk, const uint8_t* p, const uint8_t* end, uint64_t hash,
+                                   int32_t slot, uint32_t depth) {
   if (depth > walk.max_depth) walk.max_depth = depth;
   // An index, not a pointer: nested arrays may grow arrays_ while this one is walked.
   int32_t array = -1;
@@ -293,7 +310,8 @@ bool CollectionProfile::add_document(const uint8_t* data, uint32_t size, std::st
     const std::string id = document_id_text(data, size);
     if (largest) note_longest(largest_, size, id);
     if (deepest) max_depth_ = DocumentRef{walk.max_depth, id};
-    for (const auto& [array, length] : pending_longest_) note_longest(arrays_[array].longest, length, id);
+    for (const auto& [array, length] : pending_longest_)
+      note_longest(arrays_[array].longest, length, id);
   }
   return true;
 }

@@ -97,9 +97,9 @@ std::optional<ReadError> read_archive(ByteStream& in, BsonFramer& framer, DumpVi
       if (body == BsonFramer::Next::kTerminator) break;
       if (body == BsonFramer::Next::kError) return framer_error(in, framer);
       if (body == BsonFramer::Next::kEnd) {
-        return make_error(in.name(), framer.offset(),
-                          "archive ends inside the block of " + header.db + "." +
-                              header.collection);
+        return make_error(
+            in.name(), framer.offset(),
+            "archive ends inside the block of " + header.db + "." + header.collection);
       }
       std::string error;
       if (!visitor.on_document(header.db, header.collection, framer.data(), framer.size(),
@@ -147,8 +147,8 @@ std::optional<ReadError> read_stream(ByteStream& in, const std::string& db,
 }
 
 std::optional<ReadError> read_metadata_file(const std::string& path, const std::string& db,
-                                            const std::string& collection,
-                                            CollectionMetadata* out, const ReaderLimits& limits) {
+                                            const std::string& collection, CollectionMetadata* out,
+                                            const ReaderLimits& limits) {
   std::string error;
   auto in = open_file_stream(path, &error);
   if (!in) return make_error(path, 0, error);
@@ -242,9 +242,9 @@ std::optional<ReadError> read_database_directory(const fs::path& dir, DumpVisito
 bool holds_dump_files(const fs::path& dir) {
   for (const auto& entry : fs::directory_iterator(dir)) {
     const std::string name = entry.path().filename().string();
-    if (entry.is_regular_file() && (ends_with(name, ".bson") || ends_with(name, ".bson.gz") ||
-                                    ends_with(name, ".metadata.json") ||
-                                    ends_with(name, ".metadata.json.gz"))) {
+    if (entry.is_regular_file() &&
+        (ends_with(name, ".bson") || ends_with(name, ".bson.gz") ||
+         ends_with(name, ".metadata.json") || ends_with(name, ".metadata.json.gz"))) {
       return true;
     }
   }

@@ -50,11 +50,13 @@ void detect_bucket_candidates(const CollectionProfile& p, const AdvisorSettings&
   const FieldStats* key = nullptr;
   for (const FieldStats& field : p.fields()) {
     if (field.depth != 1 || !mostly_present(field, docs)) continue;
-    if ((field.types & kDateBit) && (!time || field.max_date - field.min_date > time->max_date - time->min_date)) {
+    if ((field.types & kDateBit) &&
+        (!time || field.max_date - field.min_date > time->max_date - time->min_date)) {
       time = &field;
     }
     if (field.distinct && !field.distinct->saturated() && field.distinct->count() >= 1 &&
-        static_cast<double>(field.distinct->count()) <= s.bucket_max_key_ratio * static_cast<double>(docs) &&
+        static_cast<double>(field.distinct->count()) <=
+            s.bucket_max_key_ratio * static_cast<double>(docs) &&
         (!key || field.reference > key->reference ||
          (field.reference == key->reference && field.distinct->count() > key->distinct->count()))) {
       key = &field;
@@ -80,15 +82,20 @@ void detect_bucket_candidates(const CollectionProfile& p, const AdvisorSettings&
                                          human_duration_ms(static_cast<int64_t>(ms_per_reading))
                                    : std::string());
   f.pattern = "bucket";
-  const std::string span = ms_per_reading > 0 ? bucket_span(ms_per_reading, s.bucket_target_per_bucket) : "hour";
-  f.suggestion = "One document per reading costs an _id, an index entry and document overhead "
-                 "for a few bytes of data. Group readings into one document per `" + key->path +
-                 "` per " + span + ": {" + key->path + ", start: <" + time->path +
-                 " truncated to the " + span + ">, count, readings: [{" + time->path +
-                 (values.empty() ? "" : ", " + values) + "}]} and push each new reading into "
-                 "the current bucket (upsert on {" + key->path + ", start}, with count < " +
-                 std::to_string(s.bucket_target_per_bucket) + "), or use a time-series "
-                 "collection with metaField `" + key->path + "` and timeField `" + time->path + "`.";
+  const std::string span =
+      ms_per_reading > 0 ? bucket_span(ms_per_reading, s.bucket_target_per_bucket) : "hour";
+  f.suggestion =
+      "One document per reading costs an _id, an index entry and document overhead "
+      "for a few bytes of data. Group readings into one document per `" +
+      key->path + "` per " + span + ": {" + key->path + ", start: <" + time->path +
+      " truncated to the " + span + ">, count, readings: [{" + time->path +
+      (values.empty() ? "" : ", " + values) +
+      "}]} and push each new reading into "
+      "the current bucket (upsert on {" +
+      key->path + ", start}, with count < " + std::to_string(s.bucket_target_per_bucket) +
+      "), or use a time-series "
+      "collection with metaField `" +
+      key->path + "` and timeField `" + time->path + "`.";
   out.push_back(std::move(f));
 }
 
@@ -98,8 +105,8 @@ void detect_attribute_candidates(const CollectionProfile& p, const AdvisorSettin
   if (docs == 0) return;
   std::vector<const FieldStats*> sparse;
   for (const FieldStats& field : p.fields()) {
-    if (field.depth == 1 &&
-        static_cast<double>(field.documents) <= s.attribute_max_presence * static_cast<double>(docs)) {
+    if (field.depth == 1 && static_cast<double>(field.documents) <=
+                                s.attribute_max_presence * static_cast<double>(docs)) {
       sparse.push_back(&field);
     }
   }
@@ -112,21 +119,24 @@ void detect_attribute_candidates(const CollectionProfile& p, const AdvisorSettin
     prefix.resize(n);
   }
   std::string examples;
-  for (size_t i = 0; i < sparse.size() && i < 3; ++i) examples += (i ? ", `" : "`") + sparse[i]->path + "`";
+  for (size_t i = 0; i < sparse.size() && i < 3; ++i)
+    examples += (i ? ", `" : "`") + sparse[i]->path + "`";
   Finding f = make(p, kind::kAttribute, Severity::kWarn, prefix.empty() ? "" : prefix + "*");
   uint64_t presence_sum = 0;
   for (const FieldStats* field : sparse) presence_sum += field->documents;
   f.evidence = with_commas(sparse.size()) + " top-level field names each in <= " +
                std::to_string(static_cast<int>(s.attribute_max_presence * 100)) +
                "% of documents (threshold " + std::to_string(s.attribute_min_sparse_fields) +
-               "); on average a document has " +
-               with_commas(presence_sum / docs) + " of them; e.g. " + examples;
+               "); on average a document has " + with_commas(presence_sum / docs) +
+               " of them; e.g. " + examples;
   f.pattern = "attribute";
-  f.suggestion = "Every sparse field needs its own index to be searchable, and the set keeps "
-                 "growing. Move " + (prefix.empty() ? "them" : "the `" + prefix + "*` fields") +
-                 " into one array of key/value pairs, `attributes: [{k: \"" +
-                 sparse.front()->path + "\", v: ...}, ...]`, and create one index "
-                 "{\"attributes.k\": 1, \"attributes.v\": 1} that serves them all.";
+  f.suggestion =
+      "Every sparse field needs its own index to be searchable, and the set keeps "
+      "growing. Move " +
+      (prefix.empty() ? "them" : "the `" + prefix + "*` fields") +
+      " into one array of key/value pairs, `attributes: [{k: \"" + sparse.front()->path +
+      "\", v: ...}, ...]`, and create one index "
+      "{\"attributes.k\": 1, \"attributes.v\": 1} that serves them all.";
   out.push_back(std::move(f));
 }
 
@@ -139,8 +149,8 @@ void detect_unindexed_references(const CollectionProfile& p, const AdvisorSettin
     if (!field.reference || field.depth != 1 || field.inside_array) continue;
     if (indexed_as_prefix(p.metadata(), field.path)) continue;
     Finding f = make(p, kind::kUnindexedReference, Severity::kWarn, field.path);
-    f.evidence = "reference field `" + field.path + "` (" + bson_type_list(field.types) +
-                 ") in " + with_commas(field.documents) + " of " + with_commas(p.documents()) +
+    f.evidence = "reference field `" + field.path + "` (" + bson_type_list(field.types) + ") in " +
+                 with_commas(field.documents) + " of " + with_commas(p.documents()) +
                  " documents; no index has it as its first key (" +
                  std::to_string(p.metadata().indexes.size()) + " indexes)";
     f.pattern = "index the reference";
@@ -156,13 +166,16 @@ void detect_too_many_indexes(const CollectionProfile& p, const AdvisorSettings& 
                              std::vector<Finding>& out) {
   const size_t count = p.metadata().indexes.size();
   if (count <= s.indexes_warn) return;
-  Finding f = make(p, kind::kTooManyIndexes, count > s.indexes_block ? Severity::kBlock : Severity::kWarn, "");
-  f.evidence = std::to_string(count) + " indexes (Compass flags > " + std::to_string(s.indexes_warn) +
-               ", Atlas > " + std::to_string(s.indexes_block) + ", limit 64)";
+  Finding f = make(p, kind::kTooManyIndexes,
+                   count > s.indexes_block ? Severity::kBlock : Severity::kWarn, "");
+  f.evidence = std::to_string(count) + " indexes (Compass flags > " +
+               std::to_string(s.indexes_warn) + ", Atlas > " + std::to_string(s.indexes_block) +
+               ", limit 64)";
   f.pattern = "attribute / compound indexes";
-  f.suggestion = "Each index slows every write and takes cache. Drop unused ones ($indexStats), "
-                 "fold single-field indexes into compound indexes sharing a prefix, and if many "
-                 "indexes cover sparse fields, use the attribute pattern with one index.";
+  f.suggestion =
+      "Each index slows every write and takes cache. Drop unused ones ($indexStats), "
+      "fold single-field indexes into compound indexes sharing a prefix, and if many "
+      "indexes cover sparse fields, use the attribute pattern with one index.";
   out.push_back(std::move(f));
 }
 
@@ -192,9 +205,10 @@ void detect_too_many_collections(const std::vector<const CollectionProfile*>& pr
     f.evidence = std::to_string(count) + " collections in `" + db + "` (Atlas flags > " +
                  std::to_string(s.collections_warn) + ")";
     f.pattern = "bucket / attribute (fewer, wider collections)";
-    f.suggestion = "Many collections of one shape (one per customer, per day, per sensor) cost "
-                   "files, indexes and cache each. Merge them into one collection with the "
-                   "distinguishing value as an indexed field.";
+    f.suggestion =
+        "Many collections of one shape (one per customer, per day, per sensor) cost "
+        "files, indexes and cache each. Merge them into one collection with the "
+        "distinguishing value as an indexed field.";
     out.push_back(std::move(f));
   }
 }

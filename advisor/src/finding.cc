@@ -7,18 +7,25 @@ namespace docguard::advisor {
 
 const char* severity_name(Severity severity) {
   switch (severity) {
-    case Severity::kInfo: return "info";
-    case Severity::kWarn: return "warn";
-    case Severity::kBlock: return "block";
+    case Severity::kInfo:
+      return "info";
+    case Severity::kWarn:
+      return "warn";
+    case Severity::kBlock:
+      return "block";
   }
   return "info";
 }
 
 bool parse_severity(std::string_view text, Severity* out) {
-  if (text == "info") *out = Severity::kInfo;
-  else if (text == "warn") *out = Severity::kWarn;
-  else if (text == "block") *out = Severity::kBlock;
-  else return false;
+  if (text == "info")
+    *out = Severity::kInfo;
+  else if (text == "warn")
+    *out = Severity::kWarn;
+  else if (text == "block")
+    *out = Severity::kBlock;
+  else
+    return false;
   return true;
 }
 

@@ -29,8 +29,7 @@ std::string number(double v) {
 // A histogram on a log10 x axis from 1 to past the largest of the values and bounds, bar
 // heights on a log scale (one outlier must stay visible beside thousands of ordinary values).
 std::string histogram_svg(const std::string& title, const LogHistogram& h,
-                          const std::vector<std::pair<uint64_t, std::string>>& bounds,
-                          bool bytes) {
+                          const std::vector<std::pair<uint64_t, std::string>>& bounds, bool bytes) {
   constexpr double kWidth = 520, kHeight = 160, kLeft = 30, kBottom = 24, kTop = 18;
   uint64_t top = std::max<uint64_t>(h.max(), 10);
   for (const auto& bound : bounds) top = std::max(top, bound.first);
@@ -52,15 +51,15 @@ std::string histogram_svg(const std::string& title, const LogHistogram& h,
     const double x1 = std::max(x0 + 2, x_of(static_cast<double>(LogHistogram::bucket_high(b) + 1)));
     const double height = plot_height * std::log1p(static_cast<double>(count)) /
                           std::log1p(static_cast<double>(tallest));
-    svg += "<rect x='" + number(x0) + "' y='" + number(kTop + plot_height - height) +
-           "' width='" + number(x1 - x0) + "' height='" + number(height) +
-           "' fill='#4a7bd0'><title>" + with_commas(LogHistogram::bucket_low(b)) + "-" +
+    svg += "<rect x='" + number(x0) + "' y='" + number(kTop + plot_height - height) + "' width='" +
+           number(x1 - x0) + "' height='" + number(height) + "' fill='#4a7bd0'><title>" +
+           with_commas(LogHistogram::bucket_low(b)) + "-" +
            with_commas(LogHistogram::bucket_high(b)) + ": " + with_commas(count) +
            "</title></rect>";
   }
   const double axis_y = kTop + plot_height;
-  svg += "<line x1='" + number(kLeft) + "' y1='" + number(axis_y) + "' x2='" +
-         number(kWidth - 10) + "' y2='" + number(axis_y) + "' stroke='#888'/>";
+  svg += "<line x1='" + number(kLeft) + "' y1='" + number(axis_y) + "' x2='" + number(kWidth - 10) +
+         "' y2='" + number(axis_y) + "' stroke='#888'/>";
   for (double tick = 1; tick <= static_cast<double>(top) * 1.5; tick *= 10) {
     const uint64_t value = static_cast<uint64_t>(tick);
     svg += "<text x='" + number(x_of(tick)) + "' y='" + number(axis_y + 14) +
@@ -70,9 +69,8 @@ std::string histogram_svg(const std::string& title, const LogHistogram& h,
   for (const auto& [value, label] : bounds) {
     const double x = x_of(static_cast<double>(value));
     svg += "<line x1='" + number(x) + "' y1='" + number(kTop) + "' x2='" + number(x) + "' y2='" +
-           number(axis_y) + "' stroke='#b00020' stroke-dasharray='4 3'/><text x='" +
-           number(x + 3) + "' y='" + number(kTop + 10) + "' style='fill:#b00020'>" +
-           html_escape(label) + "</text>";
+           number(axis_y) + "' stroke='#b00020' stroke-dasharray='4 3'/><text x='" + number(x + 3) +
+           "' y='" + number(kTop + 10) + "' style='fill:#b00020'>" + html_escape(label) + "</text>";
   }
   return svg + "</svg>";
 }
@@ -93,15 +91,16 @@ std::string lookup_graph_svg(const std::vector<LookupEdge>& edges) {
     const double angle = 2 * M_PI * static_cast<double>(i) / static_cast<double>(nodes.size());
     return std::pair<double, double>{cx + r * std::cos(angle), cy + r * std::sin(angle)};
   };
-  std::string svg = "<svg xmlns='http://www.w3.org/2000/svg' width='520' height='320'>"
-                    "<defs><marker id='arrow' viewBox='0 0 10 10' refX='10' refY='5' "
-                    "markerWidth='6' markerHeight='6' orient='auto'><path d='M0,0L10,5L0,10z' "
-                    "fill='#888'/></marker></defs>";
+  std::string svg =
+      "<svg xmlns='http://www.w3.org/2000/svg' width='520' height='320'>"
+      "<defs><marker id='arrow' viewBox='0 0 10 10' refX='10' refY='5' "
+      "markerWidth='6' markerHeight='6' orient='auto'><path d='M0,0L10,5L0,10z' "
+      "fill='#888'/></marker></defs>";
   for (size_t i = 0; i < links.size(); ++i) {
     const auto [x1, y1] = pos(links[i].first);
     const auto [x2, y2] = pos(links[i].second);
-    svg += "<line x1='" + number(x1) + "' y1='" + number(y1) + "' x2='" + number(x2) +
-           "' y2='" + number(y2) + "' stroke='#888' marker-end='url(#arrow)'><title>" +
+    svg += "<line x1='" + number(x1) + "' y1='" + number(y1) + "' x2='" + number(x2) + "' y2='" +
+           number(y2) + "' stroke='#888' marker-end='url(#arrow)'><title>" +
            with_commas(edges[i].count) + " $lookup</title></line>";
   }
   for (size_t i = 0; i < nodes.size(); ++i) {
@@ -113,8 +112,9 @@ std::string lookup_graph_svg(const std::vector<LookupEdge>& edges) {
 }
 
 std::string findings_table(const std::vector<Finding>& findings) {
-  std::string out = "<table><tr><th>severity</th><th>namespace</th><th>kind</th><th>field</th>"
-                    "<th>evidence</th><th>pattern</th><th>suggestion</th></tr>";
+  std::string out =
+      "<table><tr><th>severity</th><th>namespace</th><th>kind</th><th>field</th>"
+      "<th>evidence</th><th>pattern</th><th>suggestion</th></tr>";
   for (const Finding& f : findings) {
     const char* severity = severity_name(f.severity);
     out += std::string("<tr><td class='sev ") + severity + "'>" + severity + "</td><td>" +
@@ -139,9 +139,8 @@ std::string render_html(const ReportInput& input) {
   if (!input.lookups.empty()) out += "<h2>$lookup graph</h2>" + lookup_graph_svg(input.lookups);
   for (const CollectionProfile* p : input.profiles) {
     out += "<h2 id='" + html_escape(p->ns()) + "'>" + html_escape(p->ns()) + "</h2><p>" +
-           with_commas(p->documents()) + " documents, max depth " +
-           std::to_string(p->max_depth()) + ", " +
-           std::to_string(p->metadata().indexes.size()) + " indexes, validator " +
+           with_commas(p->documents()) + " documents, max depth " + std::to_string(p->max_depth()) +
+           ", " + std::to_string(p->metadata().indexes.size()) + " indexes, validator " +
            (p->metadata().has_validator ? "yes" : "no") + "</p><div class='charts'>";
     if (p->documents()) {
       out += histogram_svg("document size (bytes)", p->sizes(),
@@ -150,9 +149,9 @@ std::string render_html(const ReportInput& input) {
     }
     for (const FieldStats& field : p->fields()) {
       if (field.array < 0) continue;
-      out += histogram_svg("length of " + field.path, p->arrays()[field.array].lengths,
-                           {{s.array_length_warn, "Compass"}, {s.array_length_block, "Atlas"}},
-                           false);
+      out +=
+          histogram_svg("length of " + field.path, p->arrays()[field.array].lengths,
+                        {{s.array_length_warn, "Compass"}, {s.array_length_block, "Atlas"}}, false);
     }
     out += "</div>";
   }

@@ -35,11 +35,10 @@ std::string render_text(const ReportInput& input) {
   }
   std::map<Severity, int> counts;
   for (const Finding& f : input.findings) ++counts[f.severity];
-  std::string out = input.title + ": " + input.source + "\n" +
-                    with_commas(input.profiles.size()) + " collections, " +
-                    with_commas(documents) + " documents, " + human_bytes(bytes) + "; findings: " +
-                    std::to_string(counts[Severity::kBlock]) + " block, " +
-                    std::to_string(counts[Severity::kWarn]) + " warn, " +
+  std::string out = input.title + ": " + input.source + "\n" + with_commas(input.profiles.size()) +
+                    " collections, " + with_commas(documents) + " documents, " +
+                    human_bytes(bytes) + "; findings: " + std::to_string(counts[Severity::kBlock]) +
+                    " block, " + std::to_string(counts[Severity::kWarn]) + " warn, " +
                     std::to_string(counts[Severity::kInfo]) + " info\n";
   std::string last_db;
   for (const CollectionProfile* p : input.profiles) {
@@ -52,9 +51,8 @@ std::string render_text(const ReportInput& input) {
     out += "\n" + p->ns() + ": " + with_commas(p->documents()) + " docs, size p50 " +
            human_bytes(s.quantile(0.5)) + " p90 " + human_bytes(s.quantile(0.9)) + " p99 " +
            human_bytes(s.quantile(0.99)) + " max " + human_bytes(s.max()) + ", depth " +
-           std::to_string(p->max_depth()) + ", " +
-           std::to_string(p->metadata().indexes.size()) + " indexes, validator " +
-           (p->metadata().has_validator ? "yes" : "no") + "\n";
+           std::to_string(p->max_depth()) + ", " + std::to_string(p->metadata().indexes.size()) +
+           " indexes, validator " + (p->metadata().has_validator ? "yes" : "no") + "\n";
     out += findings_of(input, p->db(), p->collection());
   }
   return out;
@@ -68,10 +66,12 @@ std::string render_json(const ReportInput& input) {
     const LogHistogram& s = p.sizes();
     out += std::string(i ? "," : "") + "\n  {\"db\": \"" + json_escape(p.db()) +
            "\", \"collection\": \"" + json_escape(p.collection()) +
-           "\", \"documents\": " + std::to_string(p.documents()) + ", \"size\": {\"p50\": " +
-           std::to_string(s.quantile(0.5)) + ", \"p90\": " + std::to_string(s.quantile(0.9)) +
-           ", \"p99\": " + std::to_string(s.quantile(0.99)) + ", \"max\": " +
-           std::to_string(s.max()) + "}, \"max_depth\": " + std::to_string(p.max_depth()) +
+           "\", \"documents\": " + std::to_string(p.documents()) +
+           ", \"size\": {\"p50\": " + std::to_string(s.quantile(0.5)) +
+           ", \"p90\": " + std::to_string(s.quantile(0.9)) +
+           ", \"p99\": " + std::to_string(s.quantile(0.99)) +
+           ", \"max\": " + std::to_string(s.max()) +
+           "}, \"max_depth\": " + std::to_string(p.max_depth()) +
            ", \"has_validator\": " + (p.metadata().has_validator ? "true" : "false") +
            ", \"field_paths\": " + std::to_string(p.fields().size()) +
            ", \"overflow_paths\": " + std::to_string(p.overflow_paths()) + ", \"indexes\": [";
@@ -84,10 +84,10 @@ std::string render_json(const ReportInput& input) {
       if (field.array < 0) continue;
       const ArrayStats& a = p.arrays()[field.array];
       out += std::string(first ? "" : ",") + "\n    {\"path\": \"" + json_escape(field.path) +
-             "\", \"count\": " + std::to_string(a.lengths.count()) + ", \"p50\": " +
-             std::to_string(a.lengths.quantile(0.5)) + ", \"p99\": " +
-             std::to_string(a.lengths.quantile(0.99)) + ", \"max\": " +
-             std::to_string(a.lengths.max()) + ", \"longest\": [";
+             "\", \"count\": " + std::to_string(a.lengths.count()) +
+             ", \"p50\": " + std::to_string(a.lengths.quantile(0.5)) +
+             ", \"p99\": " + std::to_string(a.lengths.quantile(0.99)) +
+             ", \"max\": " + std::to_string(a.lengths.max()) + ", \"longest\": [";
       for (size_t k = 0; k < a.longest.size(); ++k) {
         out += std::string(k ? ", " : "") + "{\"_id\": \"" + json_escape(a.longest[k].id) +
                "\", \"length\": " + std::to_string(a.longest[k].value) + "}";

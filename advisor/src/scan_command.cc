@@ -99,8 +99,8 @@ int run_validator(int argc, char** argv, std::ostream& out, std::ostream& err) {
     }
   }
   if (matches != 1) {
-    err << "validator: " << (matches ? "ambiguous" : "no such") << " namespace in the dump: "
-        << ns << "\n";
+    err << "validator: " << (matches ? "ambiguous" : "no such") << " namespace in the dump: " << ns
+        << "\n";
     return 2;
   }
   out << build_collmod_command(*match, settings);
@@ -108,8 +108,6 @@ int run_validator(int argc, char** argv, std::ostream& out, std::ostream& err) {
 }
 
 int run_scan(int argc, char** argv) { return run_scan(argc, argv, std::cout, std::cerr); }
-int run_validator(int argc, char** argv) {
-  return run_validator(argc, argv, std::cout, std::cerr);
-}
+int run_validator(int argc, char** argv) { return run_validator(argc, argv, std::cout, std::cerr); }
 
 }  // namespace docguard::advisor

@@ -33,9 +33,8 @@ std::string human_duration_ms(int64_t ms) {
     int64_t ms;
     const char* name;
   };
-  static constexpr Unit kUnits[] = {{86400000LL * 7, "week"}, {86400000LL, "day"},
-                                    {3600000LL, "h"},         {60000LL, "min"},
-                                    {1000LL, "s"},            {1LL, "ms"}};
+  static constexpr Unit kUnits[] = {{86400000LL * 7, "week"}, {86400000LL, "day"}, {3600000LL, "h"},
+                                    {60000LL, "min"},         {1000LL, "s"},       {1LL, "ms"}};
   for (const Unit& unit : kUnits) {
     if (ms >= unit.ms) {
       char text[48];
@@ -51,11 +50,21 @@ std::string json_escape(std::string_view text) {
   out.reserve(text.size() + 8);
   for (const char c : text) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           char escaped[8];
@@ -74,12 +83,23 @@ std::string html_escape(std::string_view text) {
   out.reserve(text.size() + 8);
   for (const char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;

@@ -42,7 +42,8 @@ std::string object_schema(const CollectionProfile& p, const AdvisorSettings& s,
     if (field.array >= 0) {
       const ArrayStats& array = p.arrays()[field.array];
       schema += ", \"maxItems\": " + std::to_string(max_items_for(array.lengths.max(), s));
-      if (array.element_types) schema += ", \"items\": {\"bsonType\": " + type_json(array.element_types) + "}";
+      if (array.element_types)
+        schema += ", \"items\": {\"bsonType\": " + type_json(array.element_types) + "}";
     }
     schema += "}";
     properties += (properties.empty() ? "" : ",") + std::string("\n") + indent + "  \"" +

@@ -85,7 +85,8 @@ int main(int argc, char** argv) {
   const uint64_t megabytes = argc > 2 ? std::stoull(argv[2]) : 1000;
   std::error_code ec;
   if (std::filesystem::file_size(path, ec) < megabytes * 1000 * 1000 || ec) {
-    std::printf("writing %s (%llu MB)...\n", path.c_str(), static_cast<unsigned long long>(megabytes));
+    std::printf("writing %s (%llu MB)...\n", path.c_str(),
+                static_cast<unsigned long long>(megabytes));
     generate(path, megabytes * 1000 * 1000);
   }
   for (int run = 0; run < 3; ++run) {

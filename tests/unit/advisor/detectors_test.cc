@@ -1,7 +1,8 @@
 // Each detector fires on its pattern and stays quiet on the well-designed counterpart.
+#include "docguard/advisor/detectors.h"
+
 #include <memory>
 
-#include "docguard/advisor/detectors.h"
 #include "test_documents.h"
 
 namespace docguard::advisor {
@@ -111,7 +112,8 @@ TEST(AttributeDetector, FiresOnManySparseFieldNames) {
   for (int i = 0; i < 200; ++i) {
     bson_t* doc = bson_new();
     BSON_APPEND_INT32(doc, "_id", i);
-    for (int k = 0; k < 5; ++k) BSON_APPEND_INT32(doc, ("attr_" + std::to_string((i * 5 + k) % 60)).c_str(), k);
+    for (int k = 0; k < 5; ++k)
+      BSON_APPEND_INT32(doc, ("attr_" + std::to_string((i * 5 + k) % 60)).c_str(), k);
     feed(p, doc);
   }
   ASSERT_EQ(count_kind(detect(p), kind::kAttribute, "attr_*"), 1);
@@ -139,7 +141,8 @@ TEST(UnindexedReferenceDetector, FiresWithoutAnIndexOnTheReference) {
 }
 
 TEST(UnindexedReferenceDetector, QuietWhenAnIndexStartsWithTheReference) {
-  for (const auto& keys : std::vector<std::vector<std::string>>{{"productId"}, {"productId", "ts"}}) {
+  for (const auto& keys :
+       std::vector<std::vector<std::string>>{{"productId"}, {"productId", "ts"}}) {
     CollectionProfile p("shop", "reviews", kSettings);
     p.set_metadata(metadata_with_indexes("shop", "reviews", {keys}));
     for (int i = 0; i < 10; ++i) feed(p, review(i, i % 3));
@@ -177,7 +180,8 @@ TEST(TooManyCollectionsDetector, FiresPastAHundredInOneDatabase) {
   std::vector<std::unique_ptr<CollectionProfile>> owned;
   std::vector<const CollectionProfile*> profiles;
   for (int i = 0; i < 101; ++i) {
-    owned.push_back(std::make_unique<CollectionProfile>("tenants", "c" + std::to_string(i), kSettings));
+    owned.push_back(
+        std::make_unique<CollectionProfile>("tenants", "c" + std::to_string(i), kSettings));
     profiles.push_back(owned.back().get());
   }
   EXPECT_EQ(count_kind(run_offline_detectors(profiles, kSettings), kind::kTooManyCollections), 1);

@@ -116,8 +116,8 @@ struct Recorder final : DumpVisitor {
 
 std::optional<ReadError> read_bytes(const std::string& name, const std::string& bytes) {
   Recorder recorder;
-  return read_stream_from_memory(name, reinterpret_cast<const uint8_t*>(bytes.data()),
-                                 bytes.size(), recorder);
+  return read_stream_from_memory(name, reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(),
+                                 recorder);
 }
 
 std::string document_bytes(int id) {

@@ -48,8 +48,8 @@ class BsonFramer {
   uint32_t max_document_bytes_;
   uint32_t chunk_bytes_;
   std::vector<uint8_t> buffer_;
-  size_t begin_ = 0;  // first unread byte
-  size_t end_ = 0;    // one past the last valid byte
+  size_t begin_ = 0;            // first unread byte
+  size_t end_ = 0;              // one past the last valid byte
   uint64_t buffer_offset_ = 0;  // stream offset of buffer_[0]
   size_t doc_start_ = 0;
   uint32_t doc_size_ = 0;

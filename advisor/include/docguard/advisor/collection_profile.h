@@ -24,8 +24,8 @@ struct DocumentRef {
 };
 
 struct ArrayStats {
-  LogHistogram lengths;  // one value per array occurrence
-  uint32_t element_types = 0;  // bson_type_bit mask of the elements
+  LogHistogram lengths;              // one value per array occurrence
+  uint32_t element_types = 0;        // bson_type_bit mask of the elements
   std::vector<DocumentRef> longest;  // the longest few, longest first
 };
 
@@ -45,7 +45,7 @@ class DistinctCounter {
 };
 
 struct FieldStats {
-  std::string path;  // dotted; array elements' fields without indices ("items.productId")
+  std::string path;    // dotted; array elements' fields without indices ("items.productId")
   uint32_t depth = 1;  // 1: a top-level field
   bool inside_array = false;
   bool reference = false;  // name ends in "Id" or "_id" (not _id itself)

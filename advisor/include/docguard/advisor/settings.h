@@ -36,8 +36,8 @@ struct AdvisorSettings {
 
   // Bucket pattern: many tiny documents sharing a repeated key field and a date field.
   uint64_t bucket_min_documents = 1000;
-  uint64_t bucket_max_p90_bytes = 256;    // "tiny": 90% of documents at most this large
-  double bucket_max_key_ratio = 0.1;      // distinct keys <= this share of the documents
+  uint64_t bucket_max_p90_bytes = 256;      // "tiny": 90% of documents at most this large
+  double bucket_max_key_ratio = 0.1;        // distinct keys <= this share of the documents
   uint32_t bucket_target_per_bucket = 200;  // readings per bucket the suggestion aims at
 
   // Attribute pattern: many sparse field names (each in at most this share of documents).
@@ -49,7 +49,7 @@ struct AdvisorSettings {
 
   // Memory bounds of one collection's profile; what does not fit is counted, not stored.
   uint32_t max_field_paths = 2000;
-  uint32_t max_array_paths = 256;  // array paths with their own length histogram
+  uint32_t max_array_paths = 256;             // array paths with their own length histogram
   uint32_t max_distinct_tracked_fields = 32;  // top-level fields whose distinct values are counted
   uint32_t distinct_values_cap = 1024;        // per field; past it the field counts as "many"
 };

@@ -29,6 +29,8 @@ class GzipFileStream final : public ByteStream {
       const char* message = gzerror(file_, &code);
       if (code != Z_OK && code != Z_STREAM_END) {
         error_ = message ? message : "gzip error";
+        // zlib prefixes the path, which the caller's error names already.
+        if (error_.rfind(name_ + ": ", 0) == 0) error_.erase(0, name_.size() + 2);
         return -1;
       }
     }

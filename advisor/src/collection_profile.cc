@@ -31,8 +31,9 @@ int32_t read_i32(const uint8_t* p) {
   return v;
 }
 
-// Size of an element's value, or -1 when it does not fit in [p, end).
-int64_t value_size(uint8_t type, const uint8_t* p, const uint8_t* end) {
+// Size of an element's value from its type and length prefix (checked within [p, end) for
+// the variable-size types; value_size() below checks every type).
+int64_t raw_value_size(uint8_t type, const uint8_t* p, const uint8_t* end) {
   const int64_t left = end - p;
   switch (type) {
     case 0x01:
@@ -92,6 +93,12 @@ int64_t value_size(uint8_t type, const uint8_t* p, const uint8_t* end) {
     default:
       return -1;
   }
+}
+
+// Size of an element's value, or -1 when it does not fit in [p, end).
+int64_t value_size(uint8_t type, const uint8_t* p, const uint8_t* end) {
+  const int64_t size = raw_value_size(type, p, end);
+  return size <= end - p ? size : -1;
 }
 
 bool is_reference_name(const uint8_t* key, size_t n) {

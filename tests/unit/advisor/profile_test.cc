@@ -75,6 +75,9 @@ TEST(CollectionProfile, CorruptDocumentsAreRefusedNotRead) {
     copy.back() = 0;
     p.add_document(copy.data(), length, &error);  // must not crash or read past `cut`
   }
+  // A fixed-size value (a double) cut short by the document's end: refused, not read past.
+  const uint8_t short_double[] = {11, 0, 0, 0, 0x01, 'a', 0, 1, 2, 3, 0};
+  EXPECT_FALSE(p.add_document(short_double, sizeof short_double, &error));
   bytes[4] = 0x42;  // an unknown element type
   EXPECT_FALSE(p.add_document(bytes.data(), static_cast<uint32_t>(bytes.size()), &error));
   EXPECT_NE(error.find("corrupt"), std::string::npos);

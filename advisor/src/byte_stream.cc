@@ -38,6 +38,7 @@ class GzipFileStream final : public ByteStream {
   }
   const std::string& error() const override { return error_; }
   const std::string& name() const override { return name_; }
+  bool inflated() const override { return gzdirect(file_) == 0; }
 
  private:
   std::string name_;

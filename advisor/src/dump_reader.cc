@@ -22,11 +22,17 @@ bool ends_with(std::string_view text, std::string_view suffix) {
 }
 
 ReadError make_error(const std::string& file, uint64_t offset, std::string message) {
-  return ReadError{file, offset, std::move(message)};
+  return ReadError{file, offset, false, std::move(message)};
+}
+
+ReadError stream_error(const ByteStream& in, uint64_t offset, std::string message) {
+  ReadError error = make_error(in.name(), offset, std::move(message));
+  error.inflated = in.inflated();
+  return error;
 }
 
 ReadError framer_error(const ByteStream& in, const BsonFramer& framer) {
-  return make_error(in.name(), framer.error_offset(), framer.error());
+  return stream_error(in, framer.error_offset(), framer.error());
 }
 
 // The string fields of a small header document (archive prelude and namespace headers).
@@ -59,7 +65,7 @@ std::optional<ReadError> read_archive(ByteStream& in, BsonFramer& framer, DumpVi
   framer.skip(4);
   if (framer.next(false) != BsonFramer::Next::kDocument) {
     if (!framer.error().empty()) return framer_error(in, framer);
-    return make_error(in.name(), 4, "archive ends before its header document");
+    return stream_error(in, 4, "archive ends before its header document");
   }
   // Prelude: one document per collection, closed by a terminator.
   for (;;) {
@@ -67,16 +73,16 @@ std::optional<ReadError> read_archive(ByteStream& in, BsonFramer& framer, DumpVi
     if (next == BsonFramer::Next::kTerminator) break;
     if (next == BsonFramer::Next::kError) return framer_error(in, framer);
     if (next == BsonFramer::Next::kEnd) {
-      return make_error(in.name(), framer.offset(), "archive ends inside its prelude");
+      return stream_error(in, framer.offset(), "archive ends inside its prelude");
     }
     HeaderFields header;
     if (!read_header(framer.data(), framer.size(), &header) || header.collection.empty()) {
-      return make_error(in.name(), framer.offset(), "malformed collection header in prelude");
+      return stream_error(in, framer.offset(), "malformed collection header in prelude");
     }
     CollectionMetadata metadata;
     std::string error;
     if (!header.metadata.empty() && !parse_metadata_json(header.metadata, &metadata, &error)) {
-      return make_error(in.name(), framer.offset(), error);
+      return stream_error(in, framer.offset(), error);
     }
     metadata.db = header.db;
     metadata.collection = header.collection;
@@ -90,7 +96,7 @@ std::optional<ReadError> read_archive(ByteStream& in, BsonFramer& framer, DumpVi
     if (next == BsonFramer::Next::kError) return framer_error(in, framer);
     HeaderFields header;
     if (!read_header(framer.data(), framer.size(), &header) || header.collection.empty()) {
-      return make_error(in.name(), framer.offset(), "malformed namespace header");
+      return stream_error(in, framer.offset(), "malformed namespace header");
     }
     for (;;) {
       const auto body = framer.next(true);
@@ -104,7 +110,7 @@ std::optional<ReadError> read_archive(ByteStream& in, BsonFramer& framer, DumpVi
       std::string error;
       if (!visitor.on_document(header.db, header.collection, framer.data(), framer.size(),
                                &error)) {
-        return make_error(in.name(), framer.offset(), error);
+        return stream_error(in, framer.offset(), error);
       }
     }
   }
@@ -119,7 +125,7 @@ std::optional<ReadError> read_bson_documents(ByteStream& in, BsonFramer& framer,
     if (next == BsonFramer::Next::kError) return framer_error(in, framer);
     std::string error;
     if (!visitor.on_document(db, collection, framer.data(), framer.size(), &error)) {
-      return make_error(in.name(), framer.offset(), error);
+      return stream_error(in, framer.offset(), error);
     }
   }
 }
@@ -133,8 +139,8 @@ std::optional<ReadError> read_stream(ByteStream& in, const std::string& db,
   BsonFramer framer(in, limits.max_document_bytes, limits.read_chunk_bytes);
   uint8_t magic[4];
   if (!framer.peek(magic, 4)) {
-    if (!in.error().empty()) return make_error(in.name(), 0, "read error: " + in.error());
-    return make_error(in.name(), 0, "empty or too short to hold a BSON document");
+    if (!in.error().empty()) return stream_error(in, 0, "read error: " + in.error());
+    return stream_error(in, 0, "empty or too short to hold a BSON document");
   }
   uint32_t value = 0;
   std::memcpy(&value, magic, 4);

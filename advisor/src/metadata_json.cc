@@ -98,7 +98,8 @@ bool parse_metadata_json(std::string_view json, CollectionMetadata* out, std::st
 }
 
 std::string ReadError::to_string() const {
-  return file + ": at byte offset " + std::to_string(offset) + ": " + message;
+  return file + ": at byte offset " + std::to_string(offset) +
+         (inflated ? " of the inflated stream" : "") + ": " + message;
 }
 
 }  // namespace docguard::advisor

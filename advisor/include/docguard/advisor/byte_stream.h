@@ -17,6 +17,8 @@ class ByteStream {
   virtual long read(uint8_t* out, size_t capacity) = 0;
   virtual const std::string& error() const = 0;
   virtual const std::string& name() const = 0;
+  // True when the bytes are inflated from gzip (offsets then count inflated bytes).
+  virtual bool inflated() const { return false; }
 };
 
 // Opens `path` for reading; gzip content is inflated transparently. nullptr with `error` set.

@@ -57,6 +57,7 @@ class DumpVisitor {
 struct ReadError {
   std::string file;
   uint64_t offset = 0;
+  bool inflated = false;  // the offset counts bytes of the inflated (gunzipped) stream
   std::string message;
   std::string to_string() const;
 };

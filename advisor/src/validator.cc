@@ -8,6 +8,8 @@
 namespace docguard::advisor {
 namespace {
 
+constexpr uint32_t kMaxSchemaDepth = 8;
+
 std::string type_json(uint32_t mask) {
   std::vector<std::string> names;
   for (int bit = 0; bit < 32; ++bit) {
@@ -34,7 +36,8 @@ std::string object_schema(const CollectionProfile& p, const AdvisorSettings& s,
     if (!prefix.empty() && field.path.compare(0, prefix.size() + 1, prefix + ".") != 0) continue;
     const std::string name = prefix.empty() ? field.path : field.path.substr(prefix.size() + 1);
     std::string schema = "{\"bsonType\": " + type_json(field.types);
-    if (field.types == kDocumentBit) {
+    // Deeper levels stay unconstrained: a schema as deep as a 40-level tree helps nobody.
+    if (field.types == kDocumentBit && depth < kMaxSchemaDepth) {
       const std::string inner =
           object_schema(p, s, field.path, depth + 1, field.occurrences, indent + "  ");
       if (!inner.empty()) schema += ", " + inner;

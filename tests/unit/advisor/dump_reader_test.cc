@@ -163,6 +163,19 @@ TEST(DumpReaderErrors, BadLengthAndCorruptContentGiveTheirOffset) {
   EXPECT_NE(error->message.find("corrupt"), std::string::npos);
 }
 
+TEST(DumpReaderErrors, DocumentsPastTheLimitAreRefusedBeforeBuffering) {
+  const std::string one = document_bytes(1);
+  Recorder recorder;
+  ReaderLimits limits;
+  limits.max_document_bytes = static_cast<uint32_t>(one.size()) - 1;
+  const std::string two = one + one;
+  const auto error = read_stream_from_memory("shop.c", reinterpret_cast<const uint8_t*>(two.data()),
+                                             two.size(), recorder, limits);
+  ASSERT_TRUE(error);
+  EXPECT_EQ(error->offset, 0u);
+  EXPECT_NE(error->message.find("exceeds the document limit"), std::string::npos);
+}
+
 std::string header(const char* db, const char* collection, bool eof) {
   bson_t* doc = bson_new();
   BSON_APPEND_UTF8(doc, "db", db);

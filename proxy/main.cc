@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "docguard/advisor/scan_command.h"
 #include "docguard/proxy/config.h"
 #include "docguard/proxy/server.h"
 #include "docguard/proxy/tls.h"
@@ -23,14 +24,19 @@ using docguard::proxy::ConfigError;
 using docguard::proxy::ProxyConfig;
 
 constexpr const char* kUsage = R"(usage: docguard [options]
+       docguard scan PATH [--config FILE] [--format text|json|html] [--fail-on warn|block]
+       docguard validator PATH NAMESPACE
 
 A MongoDB wire-protocol proxy that decodes every OP_MSG and enforces document design rules.
+`scan` reads mongodump output and prints the design advisor's findings (and, with --config,
+the file's rules applied to every document); `validator` prints a collMod $jsonSchema.
 
 options:
   --listen HOST:PORT        where clients connect (default 127.0.0.1:27018)
   --upstream URI            mongodb://HOST:PORT of the mongod/mongos (default mongodb://127.0.0.1:27017);
                             ?tls=true&tlsCAFile=FILE connects to it over TLS
-  --admin HOST:PORT         admin HTTP listener: /metrics /healthz /readyz /status (default 127.0.0.1:9216)
+  --admin HOST:PORT         admin HTTP listener: /metrics /healthz /readyz /status /report /report.json
+                            (default 127.0.0.1:9216)
   --config FILE             YAML file with proxy settings and rules; flags override it
   --threads N               io threads (default: one per core)
   --tls-cert FILE           serve clients over TLS with this certificate chain (PEM)
@@ -214,6 +220,19 @@ int main(int argc, char** argv) {
   // large messages does not pin it.
   mallopt(M_MMAP_THRESHOLD, 64 * 1024 * 1024);
   mallopt(M_TRIM_THRESHOLD, 128 * 1024 * 1024);
+  if (argc > 1 && std::string_view(argv[1]) == "scan") {
+    // Rule violations become findings; the engine's per-violation log lines would only repeat
+    // them on the console.
+    spdlog::set_level(spdlog::level::off);
+    // The one config reader: `advisor:` thresholds and the rules, for the scanned documents.
+    return docguard::advisor::run_scan(argc - 1, argv + 1, [](const std::string& path) {
+      const ProxyConfig file = docguard::proxy::load_config_file(path);
+      return docguard::advisor::ScanConfig{file.advisor, file.rules};
+    });
+  }
+  if (argc > 1 && std::string_view(argv[1]) == "validator") {
+    return docguard::advisor::run_validator(argc - 1, argv + 1);
+  }
   Flags flags;
   ProxyConfig config;
   try {

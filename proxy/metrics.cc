@@ -2,6 +2,7 @@
 
 #include <prometheus/text_serializer.h>
 
+#include <map>
 #include <sstream>
 
 namespace docguard::proxy {
@@ -137,7 +138,11 @@ Metrics::Metrics()
                               .Name("docguard_array_length_bound")
                               .Help("Array length bound in force per field path (array_length, "
                                     "else max_array_length)")
-                              .Register(*registry_)) {
+                              .Register(*registry_)),
+      findings_(BuildGauge()
+                    .Name("docguard_findings")
+                    .Help("Design advisor findings per collection, kind and severity (GET /report)")
+                    .Register(*registry_)) {
   BuildGauge()
       .Name("docguard_build_info")
       .Help("docguard build information")
@@ -163,6 +168,27 @@ std::string Metrics::serialize() const {
   std::ostringstream out;
   prometheus::TextSerializer().Serialize(out, registry_->Collect());
   return out.str();
+}
+
+void Metrics::update_findings(const std::vector<advisor::Finding>& findings) {
+  // Label sets are bounded by the advisor (namespaces x kinds x severities); past kMaxFindingSeries
+  // the rest are not exported.
+  constexpr size_t kMaxFindingSeries = 1000;
+  std::map<prometheus::Labels, double> counts;
+  for (const auto& f : findings) {
+    prometheus::Labels labels{{"db", f.db},
+                              {"collection", f.collection},
+                              {"kind", f.kind},
+                              {"severity", advisor::severity_name(f.severity)}};
+    if (counts.size() < kMaxFindingSeries || counts.count(labels)) counts[labels] += 1;
+  }
+  std::lock_guard lock(findings_mutex_);
+  for (auto& [labels, gauge] : findings_series_) gauge->Set(0);  // resolved findings drop to 0
+  for (const auto& [labels, count] : counts) {
+    auto& gauge = findings_series_[labels];
+    if (gauge == nullptr) gauge = &findings_.Add(labels);
+    gauge->Set(count);
+  }
 }
 
 void Metrics::update_array_gauges(const rules::Engine& engine) {

@@ -186,7 +186,7 @@ void detect_missing_validator(const CollectionProfile& p, const AdvisorSettings&
   Finding f = make(p, kind::kNoValidator, Severity::kInfo, "");
   f.evidence = "no validator in the collection's options";
   f.pattern = "schema validation";
-  f.suggestion = "Let the server check what is settled: `docguard-scan validator PATH " + p.ns() +
+  f.suggestion = "Let the server check what is settled: `docguard validator PATH " + p.ns() +
                  "` prints a collMod with a $jsonSchema (bsonType and required fields as seen in "
                  "every document, maxItems for arrays).";
   out.push_back(std::move(f));

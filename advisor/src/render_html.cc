@@ -1,5 +1,6 @@
 // One self-contained page: inline CSS, inline SVG charts (log-scale histograms with the bounds
 // drawn on them), the findings table and, when traffic gave any, the $lookup graph.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -69,12 +70,18 @@ std::string histogram_svg(const std::string& title, const LogHistogram& h,
   for (const auto& [value, label] : bounds) {
     const double x = x_of(static_cast<double>(value));
     svg += "<line x1='" + number(x) + "' y1='" + number(kTop) + "' x2='" + number(x) + "' y2='" +
-           number(axis_y) + "' stroke='#b00020' stroke-dasharray='4 3'/><text x='" + number(x + 3) +
-           "' y='" + number(kTop + 10) + "' style='fill:#b00020'>" + html_escape(label) + "</text>";
+           number(axis_y) + "' stroke='#b00020' stroke-dasharray='4 3'/>";
+    // Labels near the right edge sit left of their line, so they are not cut off.
+    const bool right = x > kWidth - 90;
+    svg += "<text x='" + number(right ? x - 3 : x + 3) + "' y='" + number(kTop + 10) +
+           "' text-anchor='" + (right ? "end" : "start") + "' style='fill:#b00020'>" +
+           html_escape(label) + "</text>";
   }
   return svg + "</svg>";
 }
 
+// Collections as labelled boxes (two in a row, more on a circle), one arrow per $lookup from
+// the collection read to the collection joined, labelled with how often it ran.
 std::string lookup_graph_svg(const std::vector<LookupEdge>& edges) {
   std::vector<std::string> nodes;
   const auto index_of = [&](const std::string& ns) {
@@ -86,27 +93,47 @@ std::string lookup_graph_svg(const std::vector<LookupEdge>& edges) {
   };
   std::vector<std::pair<size_t, size_t>> links;
   for (const LookupEdge& e : edges) links.emplace_back(index_of(e.from_ns), index_of(e.to_ns));
-  const double cx = 260, cy = 160, r = 120;
+  const bool row = nodes.size() <= 2;
+  const double width = 720, height = row ? 110 : 380, cx = width / 2, cy = height / 2, r = 140;
   const auto pos = [&](size_t i) {
+    if (row) return std::pair<double, double>{width * (0.22 + 0.56 * static_cast<double>(i)), cy};
     const double angle = 2 * M_PI * static_cast<double>(i) / static_cast<double>(nodes.size());
-    return std::pair<double, double>{cx + r * std::cos(angle), cy + r * std::sin(angle)};
+    return std::pair<double, double>{cx + 1.6 * r * std::cos(angle), cy + r * std::sin(angle)};
   };
-  std::string svg =
-      "<svg xmlns='http://www.w3.org/2000/svg' width='520' height='320'>"
-      "<defs><marker id='arrow' viewBox='0 0 10 10' refX='10' refY='5' "
-      "markerWidth='6' markerHeight='6' orient='auto'><path d='M0,0L10,5L0,10z' "
-      "fill='#888'/></marker></defs>";
+  const auto half_width = [&](size_t i) {
+    return 7.0 * static_cast<double>(nodes[i].size()) / 2 + 10;
+  };
+  constexpr double kHalfHeight = 14;
+  // Where the segment from a node's centre towards (dx, dy) leaves its box.
+  const auto exit_scale = [&](size_t i, double dx, double dy) {
+    const double tx = dx != 0 ? half_width(i) / std::abs(dx) : 1e9;
+    const double ty = dy != 0 ? kHalfHeight / std::abs(dy) : 1e9;
+    return std::min(tx, ty);
+  };
+  std::string svg = "<svg xmlns='http://www.w3.org/2000/svg' width='" + number(width) +
+                    "' height='" + number(height) +
+                    "' style='font:13px sans-serif'>"
+                    "<defs><marker id='arrow' viewBox='0 0 10 10' refX='10' refY='5' "
+                    "markerWidth='8' markerHeight='8' orient='auto'><path d='M0,0L10,5L0,10z' "
+                    "fill='#555'/></marker></defs>";
   for (size_t i = 0; i < links.size(); ++i) {
     const auto [x1, y1] = pos(links[i].first);
     const auto [x2, y2] = pos(links[i].second);
-    svg += "<line x1='" + number(x1) + "' y1='" + number(y1) + "' x2='" + number(x2) + "' y2='" +
-           number(y2) + "' stroke='#888' marker-end='url(#arrow)'><title>" +
-           with_commas(edges[i].count) + " $lookup</title></line>";
+    const double dx = x2 - x1, dy = y2 - y1;
+    const double s1 = exit_scale(links[i].first, dx, dy), s2 = exit_scale(links[i].second, dx, dy);
+    const double ax = x1 + dx * s1, ay = y1 + dy * s1, bx = x2 - dx * s2, by = y2 - dy * s2;
+    svg += "<line x1='" + number(ax) + "' y1='" + number(ay) + "' x2='" + number(bx) + "' y2='" +
+           number(by) + "' stroke='#555' stroke-width='1.5' marker-end='url(#arrow)'/><text x='" +
+           number((ax + bx) / 2) + "' y='" + number((ay + by) / 2 - 6) +
+           "' text-anchor='middle' style='fill:#555'>$lookup \u00d7 " +
+           with_commas(edges[i].count) + "</text>";
   }
   for (size_t i = 0; i < nodes.size(); ++i) {
     const auto [x, y] = pos(i);
-    svg += "<circle cx='" + number(x) + "' cy='" + number(y) + "' r='5' fill='#4a7bd0'/><text x='" +
-           number(x + 8) + "' y='" + number(y + 4) + "'>" + html_escape(nodes[i]) + "</text>";
+    svg += "<rect x='" + number(x - half_width(i)) + "' y='" + number(y - kHalfHeight) +
+           "' width='" + number(2 * half_width(i)) + "' height='" + number(2 * kHalfHeight) +
+           "' rx='6' fill='#eaf1fb' stroke='#4a7bd0'/><text x='" + number(x) + "' y='" +
+           number(y + 4.5) + "' text-anchor='middle'>" + html_escape(nodes[i]) + "</text>";
   }
   return svg + "</svg>";
 }

@@ -1,11 +1,13 @@
 #include "docguard/advisor/scan_command.h"
 
 #include <iostream>
+#include <memory>
 #include <string>
 
 #include "docguard/advisor/detectors.h"
 #include "docguard/advisor/dump_profiler.h"
 #include "docguard/advisor/report.h"
+#include "docguard/advisor/rule_findings.h"
 #include "docguard/advisor/validator.h"
 
 namespace docguard::advisor {
@@ -19,8 +21,9 @@ constexpr const char* kValidatorUsage = "usage: validator PATH NAMESPACE\n";
 
 }  // namespace
 
-int run_scan(int argc, char** argv, std::ostream& out, std::ostream& err) {
-  std::string path, format = "text";
+int run_scan(int argc, char** argv, std::ostream& out, std::ostream& err,
+             const ScanConfigLoader& loader) {
+  std::string path, format = "text", config_path;
   bool fail_on_set = false;
   Severity fail_on = Severity::kBlock;
   for (int i = 1; i < argc; ++i) {
@@ -35,9 +38,7 @@ int run_scan(int argc, char** argv, std::ostream& out, std::ostream& err) {
       }
       fail_on_set = true;
     } else if (arg == "--config" && has_value) {
-      // TODO(issue 10, live phase): read the `advisor:` key of the proxy's config into
-      // AdvisorSettings once the config reader maps it; accepted and ignored for now.
-      ++i;
+      config_path = argv[++i];
     } else if (arg == "-h" || arg == "--help") {
       out << kScanUsage;
       return 0;
@@ -52,9 +53,25 @@ int run_scan(int argc, char** argv, std::ostream& out, std::ostream& err) {
     err << kScanUsage;
     return 2;
   }
-  AdvisorSettings settings;
+  ScanConfig config;
+  if (!config_path.empty()) {
+    if (!loader) {
+      err << "scan: --config is not supported here\n";
+      return 2;
+    }
+    try {
+      config = loader(config_path);
+    } catch (const std::exception& e) {
+      err << "scan: " << e.what() << "\n";
+      return 2;
+    }
+  }
+  const AdvisorSettings& settings = config.settings;
   DumpProfiler profiler(settings);
-  if (auto error = read_dump(path, profiler)) {
+  std::unique_ptr<RuleCheckingVisitor> rule_checker;
+  if (config.rules) rule_checker = std::make_unique<RuleCheckingVisitor>(profiler, config.rules);
+  DumpVisitor& visitor = rule_checker ? static_cast<DumpVisitor&>(*rule_checker) : profiler;
+  if (auto error = read_dump(path, visitor)) {
     err << "scan: " << error->to_string() << "\n";
     return 2;
   }
@@ -62,6 +79,10 @@ int run_scan(int argc, char** argv, std::ostream& out, std::ostream& err) {
   report.source = path;
   report.profiles = profiler.profiles();
   report.findings = run_offline_detectors(report.profiles, settings);
+  if (rule_checker) {
+    rule_checker->append_findings(report.findings);
+    sort_findings(report.findings);
+  }
   report.settings = settings;
   if (format == "json") {
     out << render_json(report);
@@ -107,7 +128,9 @@ int run_validator(int argc, char** argv, std::ostream& out, std::ostream& err) {
   return 0;
 }
 
-int run_scan(int argc, char** argv) { return run_scan(argc, argv, std::cout, std::cerr); }
+int run_scan(int argc, char** argv, const ScanConfigLoader& loader) {
+  return run_scan(argc, argv, std::cout, std::cerr, loader);
+}
 int run_validator(int argc, char** argv) { return run_validator(argc, argv, std::cout, std::cerr); }
 
 }  // namespace docguard::advisor

@@ -47,6 +47,17 @@ struct AdvisorSettings {
   // Validator: a collection without one gets an info finding (offline we cannot see writes).
   bool report_missing_validator = true;
 
+  // Live advisor (the proxy's /report). Commands are sampled 1 in this many (1: every one).
+  uint32_t live_sample_every = 4;
+  uint32_t live_max_namespaces = 256;
+  uint64_t live_min_pushes = 10;              // unbounded $push seen this often -> finding
+  uint64_t live_min_reads = 10;               // reads before a $lookup ratio or subset is judged
+  double lookup_ratio_warn = 0.5;             // share of reads that join
+  uint64_t computed_min_runs = 10;            // the same $group pipeline run this often
+  uint64_t reference_filter_min = 10;         // equality filters on an unindexed reference
+  uint64_t subset_min_document_bytes = 4096;  // mean size of the documents the reads project
+  double subset_max_projected_share = 0.3;    // projected fields' share of the document's bytes
+
   // Memory bounds of one collection's profile; what does not fit is counted, not stored.
   uint32_t max_field_paths = 2000;
   uint32_t max_array_paths = 256;             // array paths with their own length histogram

@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "docguard/advisor/settings.h"
 #include "docguard/conversation/handshake.h"
 #include "docguard/rules/config_reader.h"
 #include "docguard/rules/rule_set.h"
@@ -85,6 +86,8 @@ struct ProxyConfig {
 
   ClientTlsSettings tls;
   UpstreamTlsSettings upstream_tls;
+
+  advisor::AdvisorSettings advisor;  // the design advisor's thresholds (`advisor:`)
 
   std::string config_file;  // where the rules came from, for SIGHUP reloads
   std::shared_ptr<const rules::RuleSet> rules;

@@ -12,6 +12,8 @@
 namespace docguard::advisor {
 
 inline constexpr size_t kMaxKeys = 32;  // per map of one namespace (fields, pipelines, joins)
+inline constexpr uint32_t kLargeDocumentBytes = 64 * 1024;
+inline constexpr uint64_t kLargeDocumentSampling = 64;
 
 struct LookupInfo {
   uint64_t count = 0;
@@ -25,7 +27,7 @@ struct LiveAdvisor::Namespace {
   Namespace(std::string db, std::string coll, const AdvisorSettings& s)
       : profile(std::move(db), std::move(coll), s) {}
   CollectionProfile profile;
-  uint64_t writes = 0, inserts = 0, tiny_inserts = 0;
+  uint64_t writes = 0, inserts = 0, tiny_inserts = 0, large_documents = 0;
   double first_insert = 0, last_insert = 0;
   uint64_t reads = 0, reads_with_lookup = 0;
   std::map<std::string, uint64_t, std::less<>> unbounded_pushes;

@@ -64,6 +64,11 @@ LiveAdvisor::~LiveAdvisor() = default;
 
 void LiveAdvisor::set_clock_for_testing(double (*clock)()) { clock_ = clock; }
 
+bool LiveAdvisor::sampled(std::atomic<uint64_t>& counter) {
+  return settings_.live_sample_every <= 1 ||
+         counter.fetch_add(1, std::memory_order_relaxed) % settings_.live_sample_every == 0;
+}
+
 LiveAdvisor::Namespace* LiveAdvisor::state_for(std::string_view db, std::string_view coll) {
   std::string ns;
   ns.append(db).append(".").append(coll);
@@ -85,16 +90,14 @@ void LiveAdvisor::on_request(std::string_view db, std::string_view coll,
       cmd.kind != codec::CommandKind::kAggregate) {
     return;
   }
-  if (!definition && settings_.live_sample_every > 1 &&
-      sample_counter_.fetch_add(1, std::memory_order_relaxed) % settings_.live_sample_every != 0) {
-    return;
-  }
+  if (!definition && !sampled(sample_counter_)) return;
   std::lock_guard lock(mutex_);
   if (Namespace* ns = state_for(db, coll)) observe_locked(*ns, cmd);
 }
 
 void LiveAdvisor::on_unbounded_push(std::string_view db, std::string_view coll,
                                     std::string_view field, double) {
+  if (!sampled(push_counter_)) return;
   std::lock_guard lock(mutex_);
   if (Namespace* ns = state_for(db, coll)) {
     if (uint64_t* n = bounded(ns->unbounded_pushes, field)) ++*n;
@@ -102,6 +105,7 @@ void LiveAdvisor::on_unbounded_push(std::string_view db, std::string_view coll,
 }
 
 void LiveAdvisor::on_read(std::string_view db, std::string_view coll, bool with_lookup) {
+  if (!sampled(read_counter_)) return;
   std::lock_guard lock(mutex_);
   if (Namespace* ns = state_for(db, coll)) {
     ++ns->reads;

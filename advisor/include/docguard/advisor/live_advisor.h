@@ -3,7 +3,8 @@
 // $lookup ratio, unindexed references, repeated $group, case-insensitive $regex, subset reads,
 // bucket rate, writes without a validator) beside the document detectors of the offline scan.
 //
-// Cost and memory: commands are sampled (1 in `live_sample_every` per kind) before any lock;
+// Cost and memory: commands, reads and pushes are sampled (1 in `live_sample_every`, a counter
+// each) before any lock, so every count is in sampled units;
 // namespaces are bounded by `live_max_namespaces` (the rules engine already folds namespaces past
 // tracking.max_namespaces into "_other"), and every per-collection map by a small cap.
 #pragma once
@@ -52,6 +53,8 @@ class LiveAdvisor {
   struct Namespace;
 
  private:
+  // 1 in live_sample_every calls, decided before any lock.
+  bool sampled(std::atomic<uint64_t>& counter);
   Namespace* state_for(std::string_view db, std::string_view coll);  // mutex held
   void observe_locked(Namespace& ns, const codec::CommandView& cmd);
   void detect_locked(std::vector<Finding>& out) const;
@@ -60,7 +63,7 @@ class LiveAdvisor {
   AdvisorSettings settings_;
   mutable std::mutex mutex_;
   std::map<std::string, std::unique_ptr<Namespace>, std::less<>> namespaces_;
-  std::atomic<uint64_t> sample_counter_{0};
+  std::atomic<uint64_t> sample_counter_{0}, read_counter_{0}, push_counter_{0};
   double (*clock_)() = nullptr;
 };
 

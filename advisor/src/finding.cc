@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <tuple>
 
+#include "docguard/advisor/report.h"
+
 namespace docguard::advisor {
 
 const char* severity_name(Severity severity) {
@@ -34,6 +36,12 @@ void sort_findings(std::vector<Finding>& findings) {
     return std::tie(a.db, a.collection, a.kind, a.field) <
            std::tie(b.db, b.collection, b.kind, b.field);
   });
+}
+
+std::string metadata_summary(const CollectionMetadata& metadata) {
+  if (!metadata.known) return "indexes and validator unknown";
+  return std::to_string(metadata.indexes.size()) + " indexes, validator " +
+         (metadata.has_validator ? "yes" : "no");
 }
 
 }  // namespace docguard::advisor

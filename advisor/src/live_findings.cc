@@ -212,7 +212,8 @@ std::vector<Finding> LiveAdvisor::findings() const {
 
 ReportInput LiveAdvisor::report_locked() const {
   ReportInput input;
-  input.source = "live traffic through docguard";
+  input.source = "live traffic through docguard (commands sampled 1 in " +
+                 std::to_string(settings_.live_sample_every) + ")";
   input.settings = settings_;
   for (const auto& [name, ns] : namespaces_) {
     if (ns->profile.documents() > 0) input.profiles.push_back(&ns->profile);

@@ -167,8 +167,7 @@ std::string render_html(const ReportInput& input) {
   for (const CollectionProfile* p : input.profiles) {
     out += "<h2 id='" + html_escape(p->ns()) + "'>" + html_escape(p->ns()) + "</h2><p>" +
            with_commas(p->documents()) + " documents, max depth " + std::to_string(p->max_depth()) +
-           ", " + std::to_string(p->metadata().indexes.size()) + " indexes, validator " +
-           (p->metadata().has_validator ? "yes" : "no") + "</p><div class='charts'>";
+           ", " + metadata_summary(p->metadata()) + "</p><div class='charts'>";
     if (p->documents()) {
       out += histogram_svg("document size (bytes)", p->sizes(),
                            {{s.document_bytes_warn, "Atlas"}, {s.document_bytes_limit, "16 MiB"}},

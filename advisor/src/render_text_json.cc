@@ -51,8 +51,7 @@ std::string render_text(const ReportInput& input) {
     out += "\n" + p->ns() + ": " + with_commas(p->documents()) + " docs, size p50 " +
            human_bytes(s.quantile(0.5)) + " p90 " + human_bytes(s.quantile(0.9)) + " p99 " +
            human_bytes(s.quantile(0.99)) + " max " + human_bytes(s.max()) + ", depth " +
-           std::to_string(p->max_depth()) + ", " + std::to_string(p->metadata().indexes.size()) +
-           " indexes, validator " + (p->metadata().has_validator ? "yes" : "no") + "\n";
+           std::to_string(p->max_depth()) + ", " + metadata_summary(p->metadata()) + "\n";
     out += findings_of(input, p->db(), p->collection());
   }
   return out;

@@ -29,6 +29,9 @@ struct ReportInput {
   AdvisorSettings settings;
 };
 
+// "2 indexes, validator no", or that neither is known (a lone .bson file, live traffic).
+std::string metadata_summary(const CollectionMetadata& metadata);
+
 std::string render_text(const ReportInput& input);
 std::string render_json(const ReportInput& input);
 std::string render_html(const ReportInput& input);

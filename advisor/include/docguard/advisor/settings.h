@@ -48,7 +48,7 @@ struct AdvisorSettings {
   bool report_missing_validator = true;
 
   // Live advisor (the proxy's /report). Commands are sampled 1 in this many (1: every one).
-  uint32_t live_sample_every = 4;
+  uint32_t live_sample_every = 8;
   uint32_t live_max_namespaces = 256;
   uint64_t live_min_pushes = 10;              // unbounded $push seen this often -> finding
   uint64_t live_min_reads = 10;               // reads before a $lookup ratio or subset is judged

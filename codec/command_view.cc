@@ -154,6 +154,7 @@ bool is_hello_command(const BsonView& command) {
 CommandView describe(const codec::OpMsg& msg) {
   CommandView view;
   view.more_to_come = msg.more_to_come();
+  view.body = msg.body;
   bson_t body = msg.body.borrow();
   bson_iter_t it;
   if (!bson_iter_init(&it, &body) || !bson_iter_next(&it)) return view;

@@ -121,6 +121,7 @@ awaitable<HttpResponse> route_admin(const std::string& method, const std::string
   if (path == "/metrics") {
     rt.metrics.upstream_up.Set((plain_single ? co_await upstream_reachable(rt) : writable) ? 1 : 0);
     rt.metrics.update_array_gauges(rt.engine);
+    rt.metrics.update_findings(rt.advisor.findings());
     co_return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", rt.metrics.serialize()};
   }
   if (path == "/readyz") {
@@ -150,8 +151,14 @@ awaitable<HttpResponse> route_admin(const std::string& method, const std::string
     }
     co_return HttpResponse{200, "application/json", body};
   }
-  co_return HttpResponse{404, "text/plain",
-                         "not found: try /metrics, /healthz, /readyz, /status\n"};
+  if (path == "/report") {
+    co_return HttpResponse{200, "text/html; charset=utf-8", rt.advisor.render("html")};
+  }
+  if (path == "/report.json")
+    co_return HttpResponse{200, "application/json", rt.advisor.render("json")};
+  co_return HttpResponse{
+      404, "text/plain",
+      "not found: try /metrics, /healthz, /readyz, /status, /report, /report.json\n"};
 }
 
 awaitable<void> serve_admin(tcp::acceptor& acceptor, ProxyRuntime& rt) {

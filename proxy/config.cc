@@ -33,6 +33,77 @@ T choice(const rules::ConfigReader& r, const YAML::Node& node, const std::string
   r.fail(node, key, "expected " + names + ", got '" + s + "'");
 }
 
+// `advisor:` maps onto AdvisorSettings field by field, under the same names.
+void apply_advisor_yaml(const rules::ConfigReader& r, const YAML::Node& n,
+                        advisor::AdvisorSettings& a) {
+  struct Count {
+    const char* name;
+    uint64_t* u64;
+    uint32_t* u32;
+  };
+  const Count counts[] = {
+      {"array_length_warn", &a.array_length_warn, nullptr},
+      {"array_length_block", &a.array_length_block, nullptr},
+      {"outlier_max_p99", &a.outlier_max_p99, nullptr},
+      {"outlier_min_documents", &a.outlier_min_documents, nullptr},
+      {"document_bytes_warn", &a.document_bytes_warn, nullptr},
+      {"document_bytes_block", &a.document_bytes_block, nullptr},
+      {"nesting_depth_warn", nullptr, &a.nesting_depth_warn},
+      {"nesting_depth_block", nullptr, &a.nesting_depth_block},
+      {"indexes_warn", nullptr, &a.indexes_warn},
+      {"indexes_block", nullptr, &a.indexes_block},
+      {"collections_warn", nullptr, &a.collections_warn},
+      {"bucket_min_documents", &a.bucket_min_documents, nullptr},
+      {"bucket_max_p90_bytes", &a.bucket_max_p90_bytes, nullptr},
+      {"bucket_target_per_bucket", nullptr, &a.bucket_target_per_bucket},
+      {"attribute_min_sparse_fields", nullptr, &a.attribute_min_sparse_fields},
+      {"live_sample_every", nullptr, &a.live_sample_every},
+      {"live_max_namespaces", nullptr, &a.live_max_namespaces},
+      {"live_min_pushes", &a.live_min_pushes, nullptr},
+      {"live_min_reads", &a.live_min_reads, nullptr},
+      {"computed_min_runs", &a.computed_min_runs, nullptr},
+      {"reference_filter_min", &a.reference_filter_min, nullptr},
+      {"subset_min_document_bytes", &a.subset_min_document_bytes, nullptr},
+  };
+  struct Ratio {
+    const char* name;
+    double* value;
+  };
+  const Ratio ratios[] = {{"outlier_ratio", &a.outlier_ratio},
+                          {"bucket_max_key_ratio", &a.bucket_max_key_ratio},
+                          {"attribute_max_presence", &a.attribute_max_presence},
+                          {"lookup_ratio_warn", &a.lookup_ratio_warn},
+                          {"subset_max_projected_share", &a.subset_max_projected_share}};
+  if (!n.IsMap()) r.fail(n, "advisor", "expected a mapping");
+  for (const auto& kv : n) {
+    const auto key = kv.first.as<std::string>();
+    const std::string where = "advisor." + key;
+    bool known = false;
+    for (const Count& c : counts) {
+      if (key != c.name) continue;
+      known = true;
+      const auto v = r.count(kv.second, where, c.u32 ? UINT32_MAX : UINT64_MAX / 2);
+      if (c.u32) *c.u32 = static_cast<uint32_t>(v);
+      if (c.u64) *c.u64 = static_cast<uint64_t>(v);
+    }
+    for (const Ratio& q : ratios) {
+      if (key != q.name) continue;
+      known = true;
+      try {
+        *q.value = std::stod(r.scalar(kv.second, where));
+      } catch (const std::exception&) {
+        r.fail(kv.second, where, "expected a number");
+      }
+    }
+    if (key == "report_missing_validator") {
+      known = true;
+      a.report_missing_validator = r.boolean(kv.second, where);
+    }
+    if (!known) r.fail(kv.first, where, "unknown key");
+  }
+  if (a.live_sample_every == 0) r.fail(n, "advisor.live_sample_every", "must be at least 1");
+}
+
 }  // namespace
 
 std::string HostPort::to_string() const {
@@ -124,8 +195,8 @@ void apply_yaml(const YAML::Node& root, const std::string& file, ProxyConfig& co
   for (const auto& kv : root) {
     const auto key = kv.first.as<std::string>();
     static constexpr std::string_view kProxyKeys[] = {
-        "listen",    "upstream", "admin",   "threads", "log_format",
-        "log_level", "limits",   "persona", "tls",     "upstream_tls"};
+        "listen", "upstream", "admin", "threads",      "log_format", "log_level",
+        "limits", "persona",  "tls",   "upstream_tls", "advisor"};
     if (std::find(std::begin(kProxyKeys), std::end(kProxyKeys), key) == std::end(kProxyKeys) &&
         std::find(rules::kTopLevelKeys.begin(), rules::kTopLevelKeys.end(), key) ==
             rules::kTopLevelKeys.end()) {
@@ -223,6 +294,7 @@ void apply_yaml(const YAML::Node& root, const std::string& file, ProxyConfig& co
       t.allow_invalid_certificates = r.boolean(v, "upstream_tls.allow_invalid_certificates");
     }
   }
+  if (auto n = root["advisor"]) apply_advisor_yaml(r, n, config.advisor);
   config.rules = rules::parse_rules(root, file);
 }
 

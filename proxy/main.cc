@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "docguard/advisor/scan_command.h"
 #include "docguard/cluster/mongoc_log.h"
 #include "docguard/proxy/config.h"
 #include "docguard/proxy/io_backend.h"
@@ -25,15 +26,20 @@ using docguard::proxy::ConfigError;
 using docguard::proxy::ProxyConfig;
 
 constexpr const char* kUsage = R"(usage: docguard [options]
+       docguard scan PATH [--config FILE] [--format text|json|html] [--fail-on warn|block]
+       docguard validator PATH NAMESPACE
 
 A MongoDB wire-protocol proxy that decodes every OP_MSG and enforces document design rules.
+`scan` reads mongodump output and prints the design advisor's findings (and, with --config,
+the file's rules applied to every document); `validator` prints a collMod $jsonSchema.
 
 options:
   --listen HOST:PORT        where clients connect (default 127.0.0.1:27018)
   --upstream URI            the cluster: any connection string a driver accepts, e.g. mongodb://HOST:PORT,
                             mongodb://a,b,c/?replicaSet=rs0, mongodb+srv://NAME (default
                             mongodb://127.0.0.1:27017); ?tls=true&tlsCAFile=FILE for TLS
-  --admin HOST:PORT         admin HTTP listener: /metrics /healthz /readyz /status (default 127.0.0.1:9216)
+  --admin HOST:PORT         admin HTTP listener: /metrics /healthz /readyz /status /report /report.json
+                            (default 127.0.0.1:9216)
   --config FILE             YAML file with proxy settings and rules; flags override it
   --threads N               io threads (default: one per core)
   --tls-cert FILE           serve clients over TLS with this certificate chain (PEM)
@@ -215,6 +221,19 @@ int main(int argc, char** argv) {
   // large messages does not pin it.
   mallopt(M_MMAP_THRESHOLD, 64 * 1024 * 1024);
   mallopt(M_TRIM_THRESHOLD, 128 * 1024 * 1024);
+  if (argc > 1 && std::string_view(argv[1]) == "scan") {
+    // Rule violations become findings; the engine's per-violation log lines would only repeat
+    // them on the console.
+    spdlog::set_level(spdlog::level::off);
+    // The one config reader: `advisor:` thresholds and the rules, for the scanned documents.
+    return docguard::advisor::run_scan(argc - 1, argv + 1, [](const std::string& path) {
+      const ProxyConfig file = docguard::proxy::load_config_file(path);
+      return docguard::advisor::ScanConfig{file.advisor, file.rules};
+    });
+  }
+  if (argc > 1 && std::string_view(argv[1]) == "validator") {
+    return docguard::advisor::run_validator(argc - 1, argv + 1);
+  }
   // libmongoc would print its own warnings while the upstream URI is parsed; the error
   // docguard reports names the option instead. The server routes its log into spdlog later.
   docguard::cluster::set_mongoc_log_handler({});

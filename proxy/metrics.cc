@@ -2,6 +2,7 @@
 
 #include <prometheus/text_serializer.h>
 
+#include <map>
 #include <sstream>
 
 #include "docguard/codec/error_kinds.h"
@@ -175,7 +176,11 @@ Metrics::Metrics()
       upstream_connections_(BuildGauge()
                                 .Name("docguard_upstream_connections")
                                 .Help("Upstream connections open now, per upstream server")
-                                .Register(*registry_)) {
+                                .Register(*registry_)),
+      findings_(BuildGauge()
+                    .Name("docguard_findings")
+                    .Help("Design advisor findings per collection, kind and severity (GET /report)")
+                    .Register(*registry_)) {
   for (const char* type : {"Unknown", "Single", "ReplicaSetNoPrimary", "ReplicaSetWithPrimary",
                            "Sharded", "LoadBalanced"}) {
     topology_type_.Add({{"type", type}}).Set(std::string_view(type) == "Unknown" ? 1 : 0);
@@ -211,6 +216,27 @@ prometheus::Gauge& Metrics::upstream_connections(std::string_view server) {
   return upstream_connections_index_.get(server, [&]() -> prometheus::Gauge& {
     return upstream_connections_.Add({{"server", s(server)}});
   });
+}
+
+void Metrics::update_findings(const std::vector<advisor::Finding>& findings) {
+  // Label sets are bounded by the advisor (namespaces x kinds x severities); past kMaxFindingSeries
+  // the rest are not exported.
+  constexpr size_t kMaxFindingSeries = 1000;
+  std::map<prometheus::Labels, double> counts;
+  for (const auto& f : findings) {
+    prometheus::Labels labels{{"db", f.db},
+                              {"collection", f.collection},
+                              {"kind", f.kind},
+                              {"severity", advisor::severity_name(f.severity)}};
+    if (counts.size() < kMaxFindingSeries || counts.count(labels)) counts[labels] += 1;
+  }
+  std::lock_guard lock(findings_mutex_);
+  for (auto& [labels, gauge] : findings_series_) gauge->Set(0);  // resolved findings drop to 0
+  for (const auto& [labels, count] : counts) {
+    auto& gauge = findings_series_[labels];
+    if (gauge == nullptr) gauge = &findings_.Add(labels);
+    gauge->Set(count);
+  }
 }
 
 void Metrics::update_array_gauges(const rules::Engine& engine) {

@@ -86,7 +86,10 @@ Verdict Engine::inspect(const codec::CommandView& cmd, const RequestContext& ctx
       std::lock_guard lock(stats->mutex);
       ++stats->commands;
     }
-    if (observer_ != nullptr) observer_->on_command(stats->db, stats->coll, cmd.name);
+    if (observer_ != nullptr) {
+      observer_->on_command(stats->db, stats->coll, cmd.name);
+      observer_->on_request(stats->db, stats->coll, cmd);
+    }
     switch (cmd.kind) {
       case CommandKind::kInsert:
       case CommandKind::kUpdate:

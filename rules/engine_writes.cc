@@ -122,8 +122,11 @@ void Engine::inspect_update(Scope& s, const codec::BsonView& q, const codec::Bso
       field.pushed_elements += g.elements;
       label = &lbl;
     }
-    if (observer_ != nullptr)
+    if (observer_ != nullptr) {
       observer_->on_array_push(s.stats->db, s.stats->coll, *label, g.elements);
+      if (!g.has_slice)
+        observer_->on_unbounded_push(s.stats->db, s.stats->coll, *label, g.elements);
+    }
 
     if (!g.has_slice && l.push_slice_action != Action::kOff) {
       Bound b{0, l.push_slice_action, l.push_slice_match, l.push_slice_line};

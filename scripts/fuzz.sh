@@ -15,7 +15,7 @@ build=build-fuzz
 CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DDOCGUARD_FUZZ=ON -DDOCGUARD_WERROR=ON -DDOCGUARD_TESTS=OFF -DDOCGUARD_BENCH=OFF >/dev/null
 ninja -C "$build" -j "${DOCGUARD_JOBS:-2}" fuzz_inbound_buffer fuzz_op_msg fuzz_op_query \
-  fuzz_op_compressed fuzz_config fuzz_bson
+  fuzz_op_compressed fuzz_config fuzz_bson fuzz_dump_reader
 
 corpus="$build/corpus"
 rm -rf "$corpus"  # seeds only: every run starts from the same corpus
@@ -23,7 +23,7 @@ mkdir -p "$build/artifacts"
 python3 - "$corpus" <<'PY'
 import os, sys, glob, struct
 out = sys.argv[1]
-for t in ("fuzz_inbound_buffer", "fuzz_op_msg", "fuzz_op_query", "fuzz_op_compressed", "fuzz_config", "fuzz_bson"):
+for t in ("fuzz_inbound_buffer", "fuzz_op_msg", "fuzz_op_query", "fuzz_op_compressed", "fuzz_config", "fuzz_bson", "fuzz_dump_reader"):
     os.makedirs(os.path.join(out, t), exist_ok=True)
 for path in glob.glob("tests/fixtures/*.hex"):
     raw = bytes.fromhex(open(path).read().strip())
@@ -40,10 +40,17 @@ for path in glob.glob("tests/fuzz/regressions/*/*"):
     open(os.path.join(out, target, "regression-" + os.path.basename(path)), "wb").write(open(path, "rb").read())
 for path in glob.glob("config/*.yaml") + glob.glob("deploy/**/*.yaml", recursive=True):
     open(os.path.join(out, "fuzz_config", os.path.basename(path)), "wb").write(open(path, "rb").read())
+# The dump reader starts from the real mongodump archive (inflated) and one collection's .bson.
+import gzip
+archive = gzip.open("tests/fixtures/dumps/shop/shop.archive.gz").read()
+open(os.path.join(out, "fuzz_dump_reader", "shop.archive"), "wb").write(archive[:200000])
+customers = gzip.open("tests/fixtures/dumps/shop/dir-gzip/shop/customers.bson.gz").read()
+open(os.path.join(out, "fuzz_dump_reader", "customers.bson"), "wb").write(customers)
 PY
 
 status=0
-for t in fuzz_inbound_buffer fuzz_op_msg fuzz_op_query fuzz_op_compressed fuzz_config fuzz_bson; do
+for t in fuzz_inbound_buffer fuzz_op_msg fuzz_op_query fuzz_op_compressed fuzz_config fuzz_bson \
+    fuzz_dump_reader; do
   if [ -n "${FUZZ_RUNS:-}" ]; then
     budget=(-runs="$FUZZ_RUNS" -seed=1)
     echo "== $t ($FUZZ_RUNS inputs, seed 1)"

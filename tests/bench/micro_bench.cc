@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bench_messages.h"
+#include "docguard/advisor/live_advisor.h"
 #include "docguard/codec/inbound_buffer.h"
 #include "docguard/conversation/reply_merge.h"
 #include "docguard/conversation/request_plan.h"
@@ -126,6 +127,44 @@ void BM_Inspect(benchmark::State& state, std::string name, size_t config) {
   set_bytes(state, m.size());
 }
 
+// Inspect with the live design advisor observing (as the proxy wires it): the cost it adds.
+class AdvisorObserver final : public rules::Observer {
+ public:
+  explicit AdvisorObserver(advisor::LiveAdvisor& a) : a_(a) {}
+  void on_read(std::string_view db, std::string_view coll, bool with_lookup) override {
+    a_.on_read(db, coll, with_lookup);
+  }
+  void on_request(std::string_view db, std::string_view coll,
+                  const codec::CommandView& cmd) override {
+    a_.on_request(db, coll, cmd);
+  }
+  void on_unbounded_push(std::string_view db, std::string_view coll, std::string_view field,
+                         double elements) override {
+    a_.on_unbounded_push(db, coll, field, elements);
+  }
+
+ private:
+  advisor::LiveAdvisor& a_;
+};
+
+void BM_InspectAdvised(benchmark::State& state, std::string name, uint32_t sample_every) {
+  const auto& m = corpus().get(name);
+  const auto& rc = rule_configs().back();
+  advisor::AdvisorSettings settings;
+  settings.live_sample_every = sample_every;
+  advisor::LiveAdvisor live(settings);
+  AdvisorObserver observer(live);
+  rules::Engine engine(rule_set(rc.yaml), &observer);
+  const rules::RequestContext ctx{"bench", "127.0.0.1:1"};
+  const codec::OpMsg msg = codec::OpMsg::parse(m);
+  const codec::CommandView view = codec::describe(msg);
+  for (auto _ : state) {
+    const rules::Verdict v = engine.inspect(view, ctx);
+    benchmark::DoNotOptimize(v.violations.data());
+  }
+  set_bytes(state, m.size());
+}
+
 // 100-document insert batch with statement 50 blocked: split the request, merge the reply.
 struct Batch {
   std::vector<uint8_t> request;
@@ -207,6 +246,11 @@ int register_all() {
     }
     benchmark::RegisterBenchmark(("inspect_only/all/" + name).c_str(), BM_Inspect, name,
                                  rule_configs().size() - 1);
+    for (uint32_t every : {8u, 1u}) {
+      benchmark::RegisterBenchmark(
+          ("inspect_advised/all/1_in_" + std::to_string(every) + "/" + name).c_str(),
+          BM_InspectAdvised, name, every);
+    }
   }
   benchmark::RegisterBenchmark("enforce/plan_request/100_docs_1_blocked", BM_PlanRequest100);
   benchmark::RegisterBenchmark("enforce/merge_reply/100_docs_1_blocked", BM_MergeReply100);

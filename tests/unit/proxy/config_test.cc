@@ -143,6 +143,27 @@ TEST(Config, ErrorsNameFileLineAndKey) {
   EXPECT_THROW(load_config_file("/nonexistent/docguard.yaml"), ConfigError);
 }
 
+TEST(Config, AdvisorKeyMapsOntoAdvisorSettings) {
+  auto path = write_temp(
+      "advisor:\n  array_length_warn: 50\n  lookup_ratio_warn: 0.25\n  live_sample_every: 1\n"
+      "  report_missing_validator: false\n");
+  const auto c = load_config_file(path);
+  EXPECT_EQ(c.advisor.array_length_warn, 50u);
+  EXPECT_DOUBLE_EQ(c.advisor.lookup_ratio_warn, 0.25);
+  EXPECT_EQ(c.advisor.live_sample_every, 1u);
+  EXPECT_FALSE(c.advisor.report_missing_validator);
+  EXPECT_EQ(c.advisor.indexes_warn, 10u);  // untouched keys keep their defaults
+  std::remove(path.c_str());
+  auto bad = write_temp("advisor:\n  array_lenght_warn: 5\n");
+  try {
+    load_config_file(bad);
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("advisor.array_lenght_warn"), std::string::npos);
+  }
+  std::remove(bad.c_str());
+}
+
 TEST(Config, EmptyFileGivesDefaultsAndRules) {
   // Regression: a comment-only file left the rules unset and the proxy crashed at start.
   auto path = write_temp("# nothing here\n");

@@ -31,6 +31,7 @@ enum class PayloadSource { kNone, kBody, kSequence };
 
 struct CommandView {
   std::string_view name;  // first key of the body, as sent
+  codec::BsonView body;   // the whole command document
   CommandKind kind = CommandKind::kOther;
   std::string_view database;    // $db
   std::string_view collection;  // value of the first key when it is a string

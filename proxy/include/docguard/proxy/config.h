@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "docguard/advisor/settings.h"
 #include "docguard/cluster/upstream_uri.h"
 #include "docguard/conversation/handshake.h"
 #include "docguard/rules/config_reader.h"
@@ -92,6 +93,8 @@ struct ProxyConfig {
   // URI's TLS options key by key (effective_upstream_tls).
   UpstreamTlsSettings upstream_tls;
   std::vector<std::string> upstream_tls_keys;
+
+  advisor::AdvisorSettings advisor;  // the design advisor's thresholds (`advisor:`)
 
   std::string config_file;  // where the rules came from, for SIGHUP reloads
   std::shared_ptr<const rules::RuleSet> rules;

@@ -8,13 +8,16 @@
 #include <prometheus/registry.h>
 
 #include <array>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
+#include "docguard/advisor/finding.h"
 #include "docguard/rules/engine.h"
 
 namespace docguard::proxy {
@@ -71,6 +74,8 @@ class Metrics final : public rules::Observer {
   std::string serialize() const;  // Prometheus text exposition format
   // Refreshes the gauges computed at scrape time from the engine's state.
   void update_array_gauges(const rules::Engine& engine);
+  // docguard_findings{db,collection,kind,severity}: the advisor's findings, counted.
+  void update_findings(const std::vector<advisor::Finding>& findings);
 
   prometheus::Counter& connections_total;
   prometheus::Gauge& connections_active;
@@ -126,6 +131,9 @@ class Metrics final : public rules::Observer {
   prometheus::Family<prometheus::Gauge>& upstream_connections_;
   MetricIndex<prometheus::Gauge> upstream_connections_index_;
   std::mutex topology_type_mutex_;
+  prometheus::Family<prometheus::Gauge>& findings_;
+  std::mutex findings_mutex_;
+  std::map<prometheus::Labels, prometheus::Gauge*> findings_series_;
 
   MetricIndex<prometheus::Counter> commands_index_, array_push_index_, reads_index_,
       reads_with_lookup_index_, lookups_index_, violations_index_;

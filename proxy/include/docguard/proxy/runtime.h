@@ -4,6 +4,7 @@
 #include <atomic>
 #include <memory>
 
+#include "docguard/advisor/live_advisor.h"
 #include "docguard/conversation/conversation.h"
 #include "docguard/proxy/config.h"
 #include "docguard/proxy/metrics.h"
@@ -13,9 +14,57 @@
 
 namespace docguard::proxy {
 
+// The rules engine reports to one observer: the metrics, and the design advisor's live profiles.
+class AdvisorTee final : public rules::Observer {
+ public:
+  AdvisorTee(Metrics& metrics, advisor::LiveAdvisor& advisor) : m_(metrics), a_(advisor) {}
+  void on_command(std::string_view db, std::string_view coll, std::string_view command) override {
+    m_.on_command(db, coll, command);
+  }
+  void on_document_size(std::string_view db, std::string_view coll, std::string_view source,
+                        double bytes) override {
+    m_.on_document_size(db, coll, source, bytes);
+  }
+  void on_array_length(std::string_view db, std::string_view coll, std::string_view field,
+                       double length) override {
+    m_.on_array_length(db, coll, field, length);
+  }
+  void on_array_push(std::string_view db, std::string_view coll, std::string_view field,
+                     double elements) override {
+    m_.on_array_push(db, coll, field, elements);
+  }
+  void on_read(std::string_view db, std::string_view coll, bool with_lookup) override {
+    m_.on_read(db, coll, with_lookup);
+    a_.on_read(db, coll, with_lookup);
+  }
+  void on_lookup(std::string_view db, std::string_view coll, std::string_view from) override {
+    m_.on_lookup(db, coll, from);
+  }
+  void on_violation(std::string_view db, std::string_view coll, std::string_view rule,
+                    rules::Action action) override {
+    m_.on_violation(db, coll, rule, action);
+  }
+  void on_request(std::string_view db, std::string_view coll,
+                  const codec::CommandView& cmd) override {
+    a_.on_request(db, coll, cmd);
+  }
+  void on_unbounded_push(std::string_view db, std::string_view coll, std::string_view field,
+                         double elements) override {
+    a_.on_unbounded_push(db, coll, field, elements);
+  }
+
+ private:
+  Metrics& m_;
+  advisor::LiveAdvisor& a_;
+};
+
 struct ProxyRuntime {
   explicit ProxyRuntime(ProxyConfig cfg)
-      : config(std::move(cfg)), engine(config.rules, &metrics), tls(make_tls_contexts(config)) {
+      : config(std::move(cfg)),
+        advisor(config.advisor),
+        observer(metrics, advisor),
+        engine(config.rules, &observer),
+        tls(make_tls_contexts(config)) {
     auto& persona = conversation.persona;
     persona.persona = config.persona;
     persona.replica_set_name = config.replica_set_name;
@@ -27,6 +76,8 @@ struct ProxyRuntime {
 
   const ProxyConfig config;  // settings fixed for the process's life; rules reload in `engine`
   Metrics metrics;
+  advisor::LiveAdvisor advisor;  // live design advisor: GET /report, docguard_findings
+  AdvisorTee observer;
   rules::Engine engine;
   conversation::ConversationSettings conversation;  // every session's per-message policy
   TlsContexts tls;

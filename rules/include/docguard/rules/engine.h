@@ -77,6 +77,14 @@ class Observer {
                          std::string_view /*from*/) {}
   virtual void on_violation(std::string_view /*db*/, std::string_view /*coll*/,
                             std::string_view /*rule*/, Action /*action*/) {}
+  // For the design advisor: every command with a namespace (after on_command), to read what
+  // the measurements above do not carry (filters, projections, pipelines, index and validator
+  // definitions). Called on the hot path: an implementation samples and stays cheap.
+  virtual void on_request(std::string_view /*db*/, std::string_view /*coll*/,
+                          const codec::CommandView& /*cmd*/) {}
+  // A $push/$addToSet without $slice: the array grows with every such update.
+  virtual void on_unbounded_push(std::string_view /*db*/, std::string_view /*coll*/,
+                                 std::string_view /*field*/, double /*elements*/) {}
 };
 
 class Engine {

@@ -1,0 +1,76 @@
+// Streaming reader of mongodump output in each of its layouts:
+//   - a directory of <db>/<collection>.bson + .metadata.json (or a directory of one database),
+//   - the same with every file gzipped (.bson.gz, .metadata.json.gz),
+//   - an --archive stream (plain or gzipped): magic 0x8199e26d, a prelude of BSON header
+//     documents, then namespace blocks each closed by a terminator, collections interleaved,
+//   - a single .bson (or .bson.gz) file.
+// Memory stays bounded whatever the size: one read buffer of at most the document limit plus a
+// chunk. Every failure names the file and the byte offset (in the decompressed stream for gzip).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace docguard::advisor {
+
+struct ReaderLimits {
+  uint32_t max_document_bytes = 16 * 1024 * 1024 + 16 * 1024;  // 16 MiB + slack
+  uint32_t max_metadata_bytes = 16 * 1024 * 1024;
+  uint32_t read_chunk_bytes = 1 << 20;
+};
+
+struct IndexSpec {
+  std::string name;
+  // Key fields in order with their direction or type as text ("1", "-1", "text", "2dsphere").
+  std::vector<std::pair<std::string, std::string>> keys;
+};
+
+struct CollectionMetadata {
+  std::string db;
+  std::string collection;
+  bool known = false;  // false: the dump had no metadata for this collection
+  std::string type;    // "collection", "view", "timeseries"
+  std::vector<IndexSpec> indexes;
+  bool has_validator = false;
+  std::string validator_json;  // relaxed extended JSON of options.validator, when present
+};
+
+// Parses a collection's metadata (the JSON mongodump writes) into `out`; false and `error` set
+// when it is not the JSON mongodump writes.
+bool parse_metadata_json(std::string_view json, CollectionMetadata* out, std::string* error);
+
+class DumpVisitor {
+ public:
+  virtual ~DumpVisitor() = default;
+  // Called before the collection's documents (for an archive: for every collection in the
+  // prelude, before any document).
+  virtual void on_collection(const CollectionMetadata& metadata) = 0;
+  // The bytes are a framed BSON document (length checked, terminating NUL present) valid only
+  // during the call. Return false with `error` set to stop the read (e.g. a corrupt document).
+  virtual bool on_document(std::string_view db, std::string_view collection, const uint8_t* data,
+                           uint32_t size, std::string* error) = 0;
+};
+
+struct ReadError {
+  std::string file;
+  uint64_t offset = 0;
+  bool inflated = false;  // the offset counts bytes of the inflated (gunzipped) stream
+  std::string message;
+  std::string to_string() const;
+};
+
+// Reads the dump at `path` (any layout above) and calls the visitor. nullopt on success.
+std::optional<ReadError> read_dump(const std::string& path, DumpVisitor& visitor,
+                                   const ReaderLimits& limits = {});
+
+// Reads one archive or BSON stream from memory (the fuzz target's and tests' entry point; also
+// what read_dump uses per file). `name` is used in errors and, for a BSON stream, as
+// "db.collection" or "collection".
+std::optional<ReadError> read_stream_from_memory(const std::string& name, const uint8_t* data,
+                                                 size_t size, DumpVisitor& visitor,
+                                                 const ReaderLimits& limits = {});
+
+}  // namespace docguard::advisor

@@ -1,0 +1,70 @@
+// The live design advisor: per-collection data taken from the commands the proxy already
+// inspects (through rules::Observer), and the findings only traffic shows (unbounded $push,
+// $lookup ratio, unindexed references, repeated $group, case-insensitive $regex, subset reads,
+// bucket rate, writes without a validator) beside the document detectors of the offline scan.
+//
+// Cost and memory: commands, reads and pushes are sampled (1 in `live_sample_every`, a counter
+// each) before any lock, so every count is in sampled units;
+// namespaces are bounded by `live_max_namespaces` (the rules engine already folds namespaces past
+// tracking.max_namespaces into "_other"), and every per-collection map by a small cap.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "docguard/advisor/collection_profile.h"
+#include "docguard/advisor/finding.h"
+#include "docguard/advisor/report.h"
+#include "docguard/advisor/settings.h"
+#include "docguard/codec/command_view.h"
+
+namespace docguard::advisor {
+
+namespace kind {
+inline constexpr const char* kUnboundedArray = "unbounded_array";
+inline constexpr const char* kJoinHeavy = "join_heavy";
+inline constexpr const char* kComputed = "computed";
+inline constexpr const char* kCaseInsensitiveRegex = "case_insensitive_regex";
+inline constexpr const char* kSubset = "subset";
+}  // namespace kind
+
+class LiveAdvisor {
+ public:
+  explicit LiveAdvisor(const AdvisorSettings& settings);
+  ~LiveAdvisor();
+
+  // rules::Observer hooks, forwarded by the proxy. Thread-safe.
+  void on_request(std::string_view db, std::string_view coll, const codec::CommandView& cmd);
+  void on_unbounded_push(std::string_view db, std::string_view coll, std::string_view field,
+                         double elements);
+  void on_read(std::string_view db, std::string_view coll, bool with_lookup);
+
+  std::vector<Finding> findings() const;
+  // format: "html" or "json".
+  std::string render(const std::string& format) const;
+
+  // For tests: time in seconds used for insert rates (default: steady clock).
+  void set_clock_for_testing(double (*clock)());
+
+  struct Namespace;
+
+ private:
+  // 1 in live_sample_every calls, decided before any lock.
+  bool sampled(std::atomic<uint64_t>& counter);
+  Namespace* state_for(std::string_view db, std::string_view coll);  // mutex held
+  void observe_locked(Namespace& ns, const codec::CommandView& cmd);
+  void detect_locked(std::vector<Finding>& out) const;
+  ReportInput report_locked() const;
+
+  AdvisorSettings settings_;
+  mutable std::mutex mutex_;
+  std::map<std::string, std::unique_ptr<Namespace>, std::less<>> namespaces_;
+  std::atomic<uint64_t> sample_counter_{0}, read_counter_{0}, push_counter_{0};
+  double (*clock_)() = nullptr;
+};
+
+}  // namespace docguard::advisor

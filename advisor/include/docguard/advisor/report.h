@@ -1,0 +1,39 @@
+// Rendering of the advisor's findings and profiles as text, JSON, or one self-contained HTML page
+// (inline CSS and SVG, no external assets). The input is neutral: the offline scan passes the
+// profiles of a dump; the proxy's live /report will pass the profiles fed by traffic, plus the
+// $lookup edges it saw.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "docguard/advisor/collection_profile.h"
+#include "docguard/advisor/finding.h"
+#include "docguard/advisor/settings.h"
+
+namespace docguard::advisor {
+
+// A $lookup seen from one collection into another (for the graph).
+struct LookupEdge {
+  std::string from_ns;
+  std::string to_ns;
+  uint64_t count = 0;
+};
+
+struct ReportInput {
+  std::string title = "docguard design advisor";
+  std::string source;  // the dump path, or "live traffic"
+  std::vector<const CollectionProfile*> profiles;
+  std::vector<Finding> findings;
+  std::vector<LookupEdge> lookups;
+  AdvisorSettings settings;
+};
+
+// "2 indexes, validator no", or that neither is known (a lone .bson file, live traffic).
+std::string metadata_summary(const CollectionMetadata& metadata);
+
+std::string render_text(const ReportInput& input);
+std::string render_json(const ReportInput& input);
+std::string render_html(const ReportInput& input);
+
+}  // namespace docguard::advisor

@@ -1,0 +1,42 @@
+// The proxy's rules applied to a dump: every document goes through the rules engine as if it
+// were inserted into its collection, and the violations become findings (kind "rule:<rule>",
+// severity from the rule's action), one per namespace, rule and field with the count behind it.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "docguard/advisor/dump_reader.h"
+#include "docguard/advisor/finding.h"
+#include "docguard/rules/engine.h"
+
+namespace docguard::advisor {
+
+// Forwards everything to `inner` and checks each document against `rules`.
+class RuleCheckingVisitor final : public DumpVisitor {
+ public:
+  RuleCheckingVisitor(DumpVisitor& inner, std::shared_ptr<const rules::RuleSet> rules);
+  void on_collection(const CollectionMetadata& metadata) override;
+  bool on_document(std::string_view db, std::string_view collection, const uint8_t* data,
+                   uint32_t size, std::string* error) override;
+  void append_findings(std::vector<Finding>& out) const;
+
+ private:
+  struct Tally {
+    uint64_t documents = 0;
+    double max_measured = 0;
+    double bound = 0;
+    std::string rule_match;
+    int rule_line = 0;
+    std::string first_id;  // the first offending document's _id
+  };
+  DumpVisitor& inner_;
+  rules::Engine engine_;
+  // (db, collection, rule, field, action) -> tally
+  std::map<std::tuple<std::string, std::string, std::string, std::string, int>, Tally> tallies_;
+};
+
+}  // namespace docguard::advisor

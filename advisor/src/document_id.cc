@@ -1,0 +1,36 @@
+#include "docguard/advisor/document_id.h"
+
+#include <bson/bson.h>
+
+#include "docguard/advisor/bson_types.h"
+
+namespace docguard::advisor {
+
+std::string document_id_text(const uint8_t* data, uint32_t size) {
+  bson_iter_t it;
+  if (!bson_iter_init_from_data(&it, data, size) || !bson_iter_find(&it, "_id")) {
+    return "(no _id)";
+  }
+  switch (bson_iter_type(&it)) {
+    case BSON_TYPE_INT32:
+      return std::to_string(bson_iter_int32(&it));
+    case BSON_TYPE_INT64:
+      return std::to_string(bson_iter_int64(&it));
+    case BSON_TYPE_DOUBLE:
+      return std::to_string(bson_iter_double(&it));
+    case BSON_TYPE_UTF8: {
+      uint32_t length = 0;
+      const char* text = bson_iter_utf8(&it, &length);
+      return "\"" + std::string(text, std::min<uint32_t>(length, 64)) + "\"";
+    }
+    case BSON_TYPE_OID: {
+      char hex[25];
+      bson_oid_to_string(bson_iter_oid(&it), hex);
+      return std::string("ObjectId('") + hex + "')";
+    }
+    default:
+      return std::string("(") + bson_type_name(bson_iter_type(&it)) + ")";
+  }
+}
+
+}  // namespace docguard::advisor

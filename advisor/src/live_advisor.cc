@@ -1,0 +1,326 @@
+#include "docguard/advisor/live_advisor.h"
+
+#include <bson/bson.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <set>
+
+#include "docguard/advisor/detectors.h"
+#include "docguard/advisor/text_format.h"
+#include "live_state.h"
+
+namespace docguard::advisor {
+namespace {
+
+double steady_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+bool is_reference(std::string_view name) {
+  const auto dot = name.rfind('.');
+  const std::string_view leaf = dot == std::string_view::npos ? name : name.substr(dot + 1);
+  if (leaf == "_id") return false;
+  return (leaf.size() > 2 && leaf.substr(leaf.size() - 2) == "Id") ||
+         (leaf.size() > 3 && leaf.substr(leaf.size() - 3) == "_id");
+}
+
+template <typename Map>
+typename Map::mapped_type* bounded(Map& map, std::string_view key) {
+  auto it = map.find(key);
+  if (it != map.end()) return &it->second;
+  if (map.size() >= kMaxKeys) return nullptr;
+  return &map.emplace(std::string(key), typename Map::mapped_type{}).first->second;
+}
+
+std::string_view key_of(const bson_iter_t& it) {
+  return {bson_iter_key(&it), bson_iter_key_len(&it)};
+}
+
+bool iter_child(const bson_iter_t& it, bson_iter_t* child) {
+  bson_iter_t copy = it;
+  return (BSON_ITER_HOLDS_DOCUMENT(&copy) || BSON_ITER_HOLDS_ARRAY(&copy)) &&
+         bson_iter_recurse(&copy, child);
+}
+
+std::string_view utf8(const bson_iter_t& it) {
+  if (!BSON_ITER_HOLDS_UTF8(&it)) return {};
+  uint32_t len = 0;
+  const char* s = bson_iter_utf8(&it, &len);
+  return {s, len};
+}
+
+uint64_t fnv1a(const uint8_t* data, size_t size) {
+  uint64_t h = 1469598103934665603ULL;
+  for (size_t i = 0; i < size; ++i) h = (h ^ data[i]) * 1099511628211ULL;
+  return h;
+}
+
+}  // namespace
+
+LiveAdvisor::LiveAdvisor(const AdvisorSettings& settings) : settings_(settings) {}
+LiveAdvisor::~LiveAdvisor() = default;
+
+void LiveAdvisor::set_clock_for_testing(double (*clock)()) { clock_ = clock; }
+
+bool LiveAdvisor::sampled(std::atomic<uint64_t>& counter) {
+  return settings_.live_sample_every <= 1 ||
+         counter.fetch_add(1, std::memory_order_relaxed) % settings_.live_sample_every == 0;
+}
+
+LiveAdvisor::Namespace* LiveAdvisor::state_for(std::string_view db, std::string_view coll) {
+  std::string ns;
+  ns.append(db).append(".").append(coll);
+  auto it = namespaces_.find(ns);
+  if (it != namespaces_.end()) return it->second.get();
+  if (namespaces_.size() >= settings_.live_max_namespaces) return nullptr;
+  auto state = std::make_unique<Namespace>(std::string(db), std::string(coll), settings_);
+  return namespaces_.emplace(std::move(ns), std::move(state)).first->second.get();
+}
+
+void LiveAdvisor::on_request(std::string_view db, std::string_view coll,
+                             const codec::CommandView& cmd) {
+  // Index and validator definitions are rare and must not be missed: never sampled.
+  const bool definition =
+      cmd.name == "createIndexes" || cmd.name == "create" || cmd.name == "collMod";
+  if (!definition && cmd.kind != codec::CommandKind::kInsert &&
+      cmd.kind != codec::CommandKind::kUpdate && cmd.kind != codec::CommandKind::kDelete &&
+      cmd.kind != codec::CommandKind::kFindAndModify && cmd.kind != codec::CommandKind::kFind &&
+      cmd.kind != codec::CommandKind::kAggregate) {
+    return;
+  }
+  if (!definition && !sampled(sample_counter_)) return;
+  std::lock_guard lock(mutex_);
+  if (Namespace* ns = state_for(db, coll)) observe_locked(*ns, cmd);
+}
+
+void LiveAdvisor::on_unbounded_push(std::string_view db, std::string_view coll,
+                                    std::string_view field, double) {
+  if (!sampled(push_counter_)) return;
+  std::lock_guard lock(mutex_);
+  if (Namespace* ns = state_for(db, coll)) {
+    if (uint64_t* n = bounded(ns->unbounded_pushes, field)) ++*n;
+  }
+}
+
+void LiveAdvisor::on_read(std::string_view db, std::string_view coll, bool with_lookup) {
+  if (!sampled(read_counter_)) return;
+  std::lock_guard lock(mutex_);
+  if (Namespace* ns = state_for(db, coll)) {
+    ++ns->reads;
+    if (with_lookup) ++ns->reads_with_lookup;
+  }
+}
+
+namespace {
+
+// Walks a filter: equality on reference fields, case-insensitive regexes.
+void walk_filter(const bson_iter_t& start, std::vector<std::string>& equalities,
+                 std::string* regex_field, int depth) {
+  if (depth > 8) return;
+  bson_iter_t it = start;
+  while (bson_iter_next(&it)) {
+    const std::string_view key = key_of(it);
+    if (key == "$and" || key == "$or" || key == "$nor") {
+      bson_iter_t arr, clause;
+      if (!iter_child(it, &arr)) continue;
+      while (bson_iter_next(&arr)) {
+        if (iter_child(arr, &clause)) walk_filter(clause, equalities, regex_field, depth + 1);
+      }
+      continue;
+    }
+    if (!key.empty() && key[0] == '$') continue;
+    if (BSON_ITER_HOLDS_REGEX(&it)) {
+      const char* options = nullptr;
+      bson_iter_regex(&it, &options);
+      if (options && std::strchr(options, 'i')) *regex_field = std::string(key);
+      continue;
+    }
+    if (BSON_ITER_HOLDS_DOCUMENT(&it)) {
+      bson_iter_t op;
+      bool has_operator = false;
+      if (!iter_child(it, &op)) continue;
+      while (bson_iter_next(&op)) {
+        const std::string_view name = key_of(op);
+        if (!name.empty() && name[0] == '$') has_operator = true;
+        if (name == "$options" && utf8(op).find('i') != std::string_view::npos) {
+          *regex_field = std::string(key);
+        }
+        if (name == "$regex" && BSON_ITER_HOLDS_REGEX(&op)) {
+          const char* options = nullptr;
+          bson_iter_regex(&op, &options);
+          if (options && std::strchr(options, 'i')) *regex_field = std::string(key);
+        }
+        if (name == "$eq" || name == "$in") equalities.emplace_back(key);
+      }
+      if (!has_operator) equalities.emplace_back(key);
+      continue;
+    }
+    equalities.emplace_back(key);
+  }
+}
+
+// Top-level inclusion fields of a projection ({a: 1, b: 1}); empty for exclusions.
+std::vector<std::string> inclusion_fields(const bson_iter_t& projection) {
+  std::vector<std::string> fields;
+  bson_iter_t it = projection;
+  while (bson_iter_next(&it)) {
+    const std::string_view key = key_of(it);
+    if (key == "_id") continue;
+    if (!bson_iter_as_bool(&it)) return {};
+    fields.emplace_back(key.substr(0, key.find('.')));
+  }
+  return fields;
+}
+
+// Field names mentioned in a $lookup sub-pipeline or projection ("$field" strings and the keys
+// of $project).
+void collect_used_fields(const bson_iter_t& start, std::set<std::string>& out, int depth) {
+  if (depth > 6 || out.size() >= kMaxKeys) return;
+  bson_iter_t it = start;
+  while (bson_iter_next(&it)) {
+    const std::string_view key = key_of(it);
+    if (!key.empty() && key[0] != '$' && (key[0] < '0' || key[0] > '9')) {
+      out.emplace(key.substr(0, key.find('.')));
+    }
+    const std::string_view s = utf8(it);
+    if (s.size() > 1 && s[0] == '$' && s[1] != '$') out.emplace(s.substr(1, s.find('.') - 1));
+    bson_iter_t child;
+    if (iter_child(it, &child)) collect_used_fields(child, out, depth + 1);
+  }
+}
+
+}  // namespace
+
+void LiveAdvisor::observe_locked(Namespace& ns, const codec::CommandView& cmd) {
+  const double now = clock_ ? clock_() : steady_seconds();
+  bson_t body = cmd.body.borrow();
+  bson_iter_t it;
+  if (cmd.name == "create" || cmd.name == "collMod") {
+    if (bson_iter_init_find(&it, &body, "validator") && BSON_ITER_HOLDS_DOCUMENT(&it)) {
+      ns.validator_known = true;
+    }
+    return;
+  }
+  if (cmd.name == "createIndexes") {
+    bson_iter_t indexes, index, key;
+    if (!bson_iter_init_find(&it, &body, "indexes") || !iter_child(it, &indexes)) return;
+    while (bson_iter_next(&indexes)) {
+      if (iter_child(indexes, &index) && bson_iter_find(&index, "key") && iter_child(index, &key) &&
+          bson_iter_next(&key) && ns.indexed.size() < kMaxKeys) {
+        ns.indexed.emplace(key_of(key));
+      }
+    }
+    return;
+  }
+  if (cmd.is_write()) ++ns.writes;
+  if (cmd.kind == codec::CommandKind::kInsert) {
+    for (const codec::BsonView& doc : cmd.statements) {
+      if (doc.empty()) continue;
+      // Walking a document costs about 1.5 ms per MB (under this lock): large ones are profiled
+      // 1 in kLargeDocumentSampling, so a stream of big inserts cannot stall the io threads.
+      if (doc.size <= kLargeDocumentBytes || ns.large_documents++ % kLargeDocumentSampling == 0) {
+        std::string error;
+        ns.profile.add_document(doc.data, doc.size, &error);
+      }
+      if (ns.inserts++ == 0) ns.first_insert = now;
+      ns.last_insert = now;
+      if (doc.size <= settings_.bucket_max_p90_bytes) ++ns.tiny_inserts;
+    }
+    return;
+  }
+  std::vector<std::string> equalities;
+  std::string regex_field;
+  if (cmd.kind == codec::CommandKind::kFind) {
+    if (bson_iter_init_find(&it, &body, "filter") && BSON_ITER_HOLDS_DOCUMENT(&it)) {
+      bson_iter_t filter;
+      if (iter_child(it, &filter)) walk_filter(filter, equalities, &regex_field, 0);
+    }
+    if (bson_iter_init_find(&it, &body, "projection") && BSON_ITER_HOLDS_DOCUMENT(&it)) {
+      bson_iter_t projection;
+      if (iter_child(it, &projection)) {
+        const auto fields = inclusion_fields(projection);
+        if (!fields.empty()) {
+          ++ns.projected_reads;
+          for (const auto& f : fields) {
+            if (uint64_t* n = bounded(ns.projected_fields, f)) ++*n;
+          }
+        }
+      }
+    }
+  } else if (cmd.kind == codec::CommandKind::kAggregate && !cmd.pipeline.empty()) {
+    bson_t pipeline = cmd.pipeline.borrow();
+    bson_iter_t stages, stage, op;
+    if (bson_iter_init(&stages, &pipeline)) {
+      while (bson_iter_next(&stages)) {
+        if (!iter_child(stages, &stage) || !bson_iter_next(&stage)) continue;
+        const std::string_view name = key_of(stage);
+        if (name == "$match" && iter_child(stage, &op)) {
+          walk_filter(op, equalities, &regex_field, 0);
+        } else if (name == "$group") {
+          const uint64_t hash = fnv1a(cmd.pipeline.data, cmd.pipeline.size);
+          auto found = ns.groups.find(hash);
+          if (found == ns.groups.end() && ns.groups.size() < kMaxKeys) {
+            std::string keys;
+            bson_iter_t group;
+            if (iter_child(stage, &group)) {
+              while (bson_iter_next(&group)) {
+                keys += (keys.empty() ? "" : ", ") + std::string(key_of(group));
+              }
+            }
+            found = ns.groups.emplace(hash, std::make_pair(uint64_t{0}, keys)).first;
+          }
+          if (found != ns.groups.end()) ++found->second.first;
+        } else if (name == "$lookup" && iter_child(stage, &op)) {
+          std::string from, local, foreign, as;
+          std::set<std::string> used;
+          while (bson_iter_next(&op)) {
+            const std::string_view k = key_of(op);
+            if (k == "from") from = utf8(op);
+            if (k == "localField") local = utf8(op);
+            if (k == "foreignField") foreign = utf8(op);
+            if (k == "as") as = utf8(op);
+            bson_iter_t sub;
+            if ((k == "pipeline" || k == "let") && iter_child(op, &sub)) {
+              collect_used_fields(sub, used, 0);
+            }
+          }
+          if (from.empty()) continue;
+          if (LookupInfo* info = bounded(ns.lookups, from)) {
+            ++info->count;
+            if (!local.empty()) info->local_field = local;
+            if (!foreign.empty()) info->foreign_field = foreign;
+            if (!as.empty()) info->as = as;
+            for (const auto& f : used) {
+              if (info->used_fields.size() < kMaxKeys) info->used_fields.insert(f);
+            }
+          }
+        } else if (name == "$project" && iter_child(stage, &op)) {
+          // A projection after a $lookup names the joined fields the reads use: `<as>.<field>`.
+          while (bson_iter_next(&op)) {
+            const std::string_view k = key_of(op);
+            for (auto& [from, info] : ns.lookups) {
+              if (info.as.empty() || k.size() <= info.as.size() + 1 || k.rfind(info.as, 0) != 0 ||
+                  k[info.as.size()] != '.' || info.used_fields.size() >= kMaxKeys) {
+                continue;
+              }
+              const std::string_view rest = k.substr(info.as.size() + 1);
+              info.used_fields.emplace(rest.substr(0, rest.find('.')));
+            }
+          }
+        }
+      }
+    }
+  }
+  if (!regex_field.empty()) {
+    ++ns.regex_i;
+    ns.regex_field = regex_field;
+  }
+  for (const auto& field : equalities) {
+    if (!is_reference(field)) continue;
+    if (uint64_t* n = bounded(ns.reference_filters, field)) ++*n;
+  }
+}
+
+}  // namespace docguard::advisor

@@ -1,0 +1,236 @@
+// The live advisor's detectors (the traffic patterns) and its report.
+#include <algorithm>
+#include <cstdio>
+
+#include "docguard/advisor/detectors.h"
+#include "docguard/advisor/live_advisor.h"
+#include "docguard/advisor/text_format.h"
+#include "live_state.h"
+
+namespace docguard::advisor {
+namespace {
+
+Finding make(const CollectionProfile& p, const char* kind, Severity severity, std::string field) {
+  Finding f;
+  f.db = p.db();
+  f.collection = p.collection();
+  f.kind = kind;
+  f.severity = severity;
+  f.field = std::move(field);
+  return f;
+}
+
+std::string percent(double share) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.0f%%", share * 100);
+  return text;
+}
+
+std::string joined(const std::set<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+}  // namespace
+
+void LiveAdvisor::detect_locked(std::vector<Finding>& out) const {
+  const AdvisorSettings& s = settings_;
+  for (const auto& [name, ns_ptr] : namespaces_) {
+    const Namespace& ns = *ns_ptr;
+    const CollectionProfile& p = ns.profile;
+    // Document detectors, on the sampled documents of inserts.
+    detect_large_arrays(p, s, out);
+    detect_outliers(p, s, out);
+    detect_bloated_documents(p, s, out);
+    detect_attribute_candidates(p, s, out);
+    detect_deep_nesting(p, s, out);
+    const size_t before_bucket = out.size();
+    detect_bucket_candidates(p, s, out);
+    if (out.size() > before_bucket && ns.last_insert > ns.first_insert) {
+      const double rate = static_cast<double>(ns.inserts) / (ns.last_insert - ns.first_insert);
+      char text[96];
+      std::snprintf(text, sizeof text, "; observed %.0f inserts/s (sampled)", rate);
+      out.back().evidence += text;
+    }
+
+    for (const auto& [field, pushes] : ns.unbounded_pushes) {
+      if (pushes < s.live_min_pushes) continue;
+      Finding f = make(p, kind::kUnboundedArray, Severity::kWarn, field);
+      f.evidence = with_commas(pushes) + " $push/$addToSet updates of `" + field +
+                   "` without $slice (threshold " + with_commas(s.live_min_pushes) + ")";
+      f.pattern = "reference (one-to-many unbounded) or bucket";
+      f.suggestion = "`" + field + "` grows with every update and nothing bounds it. Move its " +
+                     "elements to their own collection with a reference to the `" + p.collection() +
+                     "` document, or bucket them (one document per N elements); " +
+                     "if only the latest matter, push with $each and $slice.";
+      out.push_back(std::move(f));
+    }
+
+    if (ns.reads >= s.live_min_reads && ns.reads_with_lookup > 0) {
+      const double ratio =
+          static_cast<double>(ns.reads_with_lookup) / static_cast<double>(ns.reads);
+      if (ratio >= s.lookup_ratio_warn) {
+        for (const auto& [from, info] : ns.lookups) {
+          Finding f = make(p, kind::kJoinHeavy, Severity::kWarn, info.local_field);
+          f.evidence = with_commas(ns.reads_with_lookup) + " of " + with_commas(ns.reads) +
+                       " reads join (" + percent(ratio) + ", threshold " +
+                       percent(s.lookup_ratio_warn) + "); $lookup from `" + from + "`" +
+                       (info.local_field.empty()
+                            ? ""
+                            : " on " + info.local_field + " = " + from + "." + info.foreign_field) +
+                       ", " + with_commas(info.count) + " times (sampled)";
+          f.pattern = "embed (one-to-one / one-to-few) or extended reference";
+          f.suggestion =
+              "Most reads of `" + p.collection() + "` join `" + from + "`. If each document " +
+              "has one or a few `" + from + "`, embed them; otherwise copy the fields the reads " +
+              "use" + (info.used_fields.empty() ? "" : " (" + joined(info.used_fields) + ")") +
+              " next to `" + (info.local_field.empty() ? "the reference" : info.local_field) +
+              "` (extended reference) and drop the $lookup.";
+          out.push_back(std::move(f));
+        }
+      }
+    }
+
+    // Unindexed references: $lookup foreignFields (on the target) and equality filters here.
+    for (const auto& [from, info] : ns.lookups) {
+      if (info.foreign_field.empty() || info.foreign_field == "_id") continue;
+      auto target = namespaces_.find(p.db() + "." + from);
+      if (target != namespaces_.end() && target->second->indexed.count(info.foreign_field)) {
+        continue;
+      }
+      Finding f;
+      f.db = p.db();
+      f.collection = from;
+      f.kind = kind::kUnindexedReference;
+      f.severity = Severity::kWarn;
+      f.field = info.foreign_field;
+      f.evidence = "$lookup from `" + p.collection() + "` matches `" + from + "." +
+                   info.foreign_field + "` " + with_commas(info.count) +
+                   " times (sampled); no index on it seen in createIndexes traffic";
+      f.pattern = "index the reference";
+      f.suggestion = "Each joined document scans `" + from + "`. Create the index: db." + from +
+                     ".createIndex({" + info.foreign_field + ": 1}).";
+      out.push_back(std::move(f));
+    }
+    for (const auto& [field, count] : ns.reference_filters) {
+      if (count < s.reference_filter_min || ns.indexed.count(field)) continue;
+      Finding f = make(p, kind::kUnindexedReference, Severity::kWarn, field);
+      f.evidence = with_commas(count) + " equality filters on reference `" + field +
+                   "` (sampled, threshold " + with_commas(s.reference_filter_min) +
+                   "); no index on it seen in createIndexes traffic";
+      f.pattern = "index the reference";
+      f.suggestion = "Every find by `" + field + "` scans `" + p.collection() +
+                     "`. Create the index: db." + p.collection() + ".createIndex({" + field +
+                     ": 1}).";
+      out.push_back(std::move(f));
+    }
+
+    for (const auto& [hash, group] : ns.groups) {
+      if (group.first < s.computed_min_runs) continue;
+      Finding f = make(p, kind::kComputed, Severity::kInfo, "");
+      f.evidence = "the same $group pipeline (by " + group.second + ") ran " +
+                   with_commas(group.first) + " times (sampled, threshold " +
+                   with_commas(s.computed_min_runs) + ")";
+      f.pattern = "computed";
+      f.suggestion = "Store the result instead of recomputing it on every read: keep the totals " +
+                     std::string("in a summary document updated by the writes ($inc), or ") +
+                     "refresh it on a schedule with $merge, and read that.";
+      out.push_back(std::move(f));
+    }
+
+    if (ns.regex_i > 0) {
+      Finding f = make(p, kind::kCaseInsensitiveRegex, Severity::kWarn, ns.regex_field);
+      f.evidence = with_commas(ns.regex_i) + (ns.regex_i == 1 ? " query" : " queries") +
+                   " with a case-insensitive $regex on `" + ns.regex_field +
+                   "` (sampled); such a regex cannot use an index efficiently";
+      f.pattern = "case-insensitive index or normalised copy";
+      f.suggestion = "Create an index with a collation of strength 1 or 2 and query with it, " +
+                     std::string("or store a lower-cased copy of `") + ns.regex_field +
+                     "` and match on that (Atlas Search for full-text needs).";
+      out.push_back(std::move(f));
+    }
+
+    const double mean_bytes =
+        p.documents() ? static_cast<double>(p.sizes().sum()) / static_cast<double>(p.documents())
+                      : 0;
+    if (ns.projected_reads >= s.live_min_reads &&
+        mean_bytes >= static_cast<double>(s.subset_min_document_bytes)) {
+      uint64_t projected_bytes = 0, total_bytes = 0;
+      std::vector<std::pair<uint64_t, std::string>> rarely_read;
+      for (const FieldStats& field : p.fields()) {
+        if (field.depth != 1) continue;
+        total_bytes += field.total_value_bytes;
+        auto it = ns.projected_fields.find(field.path);
+        const bool often = it != ns.projected_fields.end() && it->second * 2 >= ns.projected_reads;
+        if (often) {
+          projected_bytes += field.total_value_bytes;
+        } else if (field.path != "_id") {
+          rarely_read.emplace_back(field.total_value_bytes, field.path);
+        }
+      }
+      const double share =
+          total_bytes ? static_cast<double>(projected_bytes) / static_cast<double>(total_bytes) : 1;
+      if (share <= s.subset_max_projected_share && !rarely_read.empty()) {
+        std::sort(rarely_read.rbegin(), rarely_read.rend());
+        std::string names;
+        for (size_t i = 0; i < rarely_read.size() && i < 5; ++i) {
+          names += (i ? ", " : "") + rarely_read[i].second;
+        }
+        Finding f = make(p, kind::kSubset, Severity::kInfo, rarely_read.front().second);
+        f.evidence = with_commas(ns.projected_reads) + " reads project " + percent(share) +
+                     " of documents averaging " + human_bytes(static_cast<uint64_t>(mean_bytes)) +
+                     " (threshold " + percent(s.subset_max_projected_share) + ")";
+        f.pattern = "subset";
+        f.suggestion = "The reads use a small part of each document. Keep what they read in `" +
+                       p.collection() + "` and move the rarely read fields (" + names +
+                       ") to a companion collection keyed by _id, read only when needed.";
+        out.push_back(std::move(f));
+      }
+    }
+
+    if (ns.writes > 0 && !ns.validator_known && s.report_missing_validator) {
+      Finding f = make(p, kind::kNoValidator, Severity::kInfo, "");
+      f.evidence = with_commas(ns.writes) + (ns.writes == 1 ? " write" : " writes") +
+                   " (sampled); no validator seen in create/collMod traffic";
+      f.pattern = "schema validation";
+      f.suggestion =
+          "Let the server check what is settled: the validator section of this report "
+          "(or `docguard validator` on a dump) gives a collMod with a $jsonSchema.";
+      out.push_back(std::move(f));
+    }
+  }
+  sort_findings(out);
+}
+
+std::vector<Finding> LiveAdvisor::findings() const {
+  std::lock_guard lock(mutex_);
+  std::vector<Finding> out;
+  detect_locked(out);
+  return out;
+}
+
+ReportInput LiveAdvisor::report_locked() const {
+  ReportInput input;
+  input.source = "live traffic through docguard (commands sampled 1 in " +
+                 std::to_string(settings_.live_sample_every) + ")";
+  input.settings = settings_;
+  for (const auto& [name, ns] : namespaces_) {
+    if (ns->profile.documents() > 0) input.profiles.push_back(&ns->profile);
+    for (const auto& [from, info] : ns->lookups) {
+      input.lookups.push_back({name, ns->profile.db() + "." + from, info.count});
+    }
+  }
+  detect_locked(input.findings);
+  return input;
+}
+
+std::string LiveAdvisor::render(const std::string& format) const {
+  std::lock_guard lock(mutex_);
+  const ReportInput input = report_locked();
+  if (format == "json") return render_json(input);
+  if (format == "text") return render_text(input);
+  return render_html(input);
+}
+
+}  // namespace docguard::advisor

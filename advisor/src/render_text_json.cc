@@ -1,0 +1,119 @@
+#include <map>
+
+#include "docguard/advisor/report.h"
+#include "docguard/advisor/text_format.h"
+
+namespace docguard::advisor {
+namespace {
+
+std::string upper(std::string text) {
+  for (char& c : text) c = static_cast<char>(c >= 'a' && c <= 'z' ? c - 32 : c);
+  return text;
+}
+
+std::string findings_of(const ReportInput& input, const std::string& db,
+                        const std::string& collection) {
+  std::string out;
+  for (const Finding& f : input.findings) {
+    if (f.db != db || f.collection != collection) continue;
+    out += "  " + upper(severity_name(f.severity)) + "  " + f.kind +
+           (f.field.empty() ? "" : "  `" + f.field + "`") + "\n";
+    out += "        evidence:   " + f.evidence + "\n";
+    out += "        pattern:    " + f.pattern + "\n";
+    out += "        suggestion: " + f.suggestion + "\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string render_text(const ReportInput& input) {
+  uint64_t documents = 0, bytes = 0;
+  for (const CollectionProfile* p : input.profiles) {
+    documents += p->documents();
+    bytes += p->sizes().sum();
+  }
+  std::map<Severity, int> counts;
+  for (const Finding& f : input.findings) ++counts[f.severity];
+  std::string out = input.title + ": " + input.source + "\n" + with_commas(input.profiles.size()) +
+                    " collections, " + with_commas(documents) + " documents, " +
+                    human_bytes(bytes) + "; findings: " + std::to_string(counts[Severity::kBlock]) +
+                    " block, " + std::to_string(counts[Severity::kWarn]) + " warn, " +
+                    std::to_string(counts[Severity::kInfo]) + " info\n";
+  std::string last_db;
+  for (const CollectionProfile* p : input.profiles) {
+    if (p->db() != last_db) {
+      const std::string database_wide = findings_of(input, p->db(), "");
+      if (!database_wide.empty()) out += "\n" + p->db() + ":\n" + database_wide;
+      last_db = p->db();
+    }
+    const LogHistogram& s = p->sizes();
+    out += "\n" + p->ns() + ": " + with_commas(p->documents()) + " docs, size p50 " +
+           human_bytes(s.quantile(0.5)) + " p90 " + human_bytes(s.quantile(0.9)) + " p99 " +
+           human_bytes(s.quantile(0.99)) + " max " + human_bytes(s.max()) + ", depth " +
+           std::to_string(p->max_depth()) + ", " + metadata_summary(p->metadata()) + "\n";
+    out += findings_of(input, p->db(), p->collection());
+  }
+  return out;
+}
+
+std::string render_json(const ReportInput& input) {
+  std::string out = "{\"title\": \"" + json_escape(input.title) + "\", \"source\": \"" +
+                    json_escape(input.source) + "\",\n \"collections\": [";
+  for (size_t i = 0; i < input.profiles.size(); ++i) {
+    const CollectionProfile& p = *input.profiles[i];
+    const LogHistogram& s = p.sizes();
+    out += std::string(i ? "," : "") + "\n  {\"db\": \"" + json_escape(p.db()) +
+           "\", \"collection\": \"" + json_escape(p.collection()) +
+           "\", \"documents\": " + std::to_string(p.documents()) +
+           ", \"size\": {\"p50\": " + std::to_string(s.quantile(0.5)) +
+           ", \"p90\": " + std::to_string(s.quantile(0.9)) +
+           ", \"p99\": " + std::to_string(s.quantile(0.99)) +
+           ", \"max\": " + std::to_string(s.max()) +
+           "}, \"max_depth\": " + std::to_string(p.max_depth()) +
+           ", \"has_validator\": " + (p.metadata().has_validator ? "true" : "false") +
+           ", \"field_paths\": " + std::to_string(p.fields().size()) +
+           ", \"overflow_paths\": " + std::to_string(p.overflow_paths()) + ", \"indexes\": [";
+    for (size_t k = 0; k < p.metadata().indexes.size(); ++k) {
+      out += std::string(k ? ", " : "") + "\"" + json_escape(p.metadata().indexes[k].name) + "\"";
+    }
+    out += "], \"arrays\": [";
+    bool first = true;
+    for (const FieldStats& field : p.fields()) {
+      if (field.array < 0) continue;
+      const ArrayStats& a = p.arrays()[field.array];
+      out += std::string(first ? "" : ",") + "\n    {\"path\": \"" + json_escape(field.path) +
+             "\", \"count\": " + std::to_string(a.lengths.count()) +
+             ", \"p50\": " + std::to_string(a.lengths.quantile(0.5)) +
+             ", \"p99\": " + std::to_string(a.lengths.quantile(0.99)) +
+             ", \"max\": " + std::to_string(a.lengths.max()) + ", \"longest\": [";
+      for (size_t k = 0; k < a.longest.size(); ++k) {
+        out += std::string(k ? ", " : "") + "{\"_id\": \"" + json_escape(a.longest[k].id) +
+               "\", \"length\": " + std::to_string(a.longest[k].value) + "}";
+      }
+      out += "]}";
+      first = false;
+    }
+    out += "]}";
+  }
+  out += "],\n \"findings\": [";
+  for (size_t i = 0; i < input.findings.size(); ++i) {
+    const Finding& f = input.findings[i];
+    out += std::string(i ? "," : "") + "\n  {\"db\": \"" + json_escape(f.db) +
+           "\", \"collection\": \"" + json_escape(f.collection) + "\", \"kind\": \"" + f.kind +
+           "\", \"severity\": \"" + severity_name(f.severity) + "\", \"field\": \"" +
+           json_escape(f.field) + "\", \"evidence\": \"" + json_escape(f.evidence) +
+           "\", \"pattern\": \"" + json_escape(f.pattern) + "\", \"suggestion\": \"" +
+           json_escape(f.suggestion) + "\"}";
+  }
+  out += "],\n \"lookups\": [";
+  for (size_t i = 0; i < input.lookups.size(); ++i) {
+    const LookupEdge& e = input.lookups[i];
+    out += std::string(i ? ", " : "") + "{\"from\": \"" + json_escape(e.from_ns) +
+           "\", \"to\": \"" + json_escape(e.to_ns) + "\", \"count\": " + std::to_string(e.count) +
+           "}";
+  }
+  return out + "]}\n";
+}
+
+}  // namespace docguard::advisor

@@ -1,0 +1,257 @@
+// The live advisor through the rules engine's observer, as the proxy wires it: each traffic
+// detector fires on its pattern and stays quiet on the well-designed counterpart.
+#include "docguard/advisor/live_advisor.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <sstream>
+#include <string>
+
+#include "docguard/advisor/scan_command.h"
+#include "docguard/rules/engine.h"
+#include "test_messages.h"
+
+namespace docguard::advisor {
+namespace {
+
+using testing::request;
+
+class Forward final : public rules::Observer {
+ public:
+  explicit Forward(LiveAdvisor& a) : a_(a) {}
+  void on_read(std::string_view db, std::string_view coll, bool with_lookup) override {
+    a_.on_read(db, coll, with_lookup);
+  }
+  void on_request(std::string_view db, std::string_view coll,
+                  const codec::CommandView& cmd) override {
+    a_.on_request(db, coll, cmd);
+  }
+  void on_unbounded_push(std::string_view db, std::string_view coll, std::string_view field,
+                         double elements) override {
+    a_.on_unbounded_push(db, coll, field, elements);
+  }
+
+ private:
+  LiveAdvisor& a_;
+};
+
+AdvisorSettings every_command() {
+  AdvisorSettings s;
+  s.live_sample_every = 1;
+  s.report_missing_validator = false;  // its own test turns it on
+  return s;
+}
+
+class LiveAdvisorTest : public ::testing::Test {
+ protected:
+  explicit LiveAdvisorTest(AdvisorSettings s = every_command())
+      : advisor(s), forward(advisor), engine(rules::parse_rules(YAML::Node(), "<t>"), &forward) {}
+
+  void send(const std::string& body, int times = 1) {
+    for (int i = 0; i < times; ++i) {
+      auto m = request(body);
+      engine.inspect(m->cmd, rules::RequestContext{});
+    }
+  }
+  void insert(const std::string& coll, const std::vector<std::string>& docs) {
+    auto m = request(R"({"insert": ")" + coll + R"(", "$db": "app"})", "documents", docs);
+    engine.inspect(m->cmd, rules::RequestContext{});
+  }
+  bool has(const std::string& coll, const std::string& kind, const std::string& field = "") {
+    const auto f = advisor.findings();
+    return std::any_of(f.begin(), f.end(), [&](const Finding& x) {
+      return x.collection == coll && x.kind == kind && (field.empty() || x.field == field);
+    });
+  }
+
+  LiveAdvisor advisor;
+  Forward forward;
+  rules::Engine engine;
+};
+
+TEST_F(LiveAdvisorTest, UnboundedPushFiresAndSlicedPushDoesNot) {
+  send(R"({"update": "posts", "$db": "app", "updates": [{"q": {"_id": 1},
+           "u": {"$push": {"comments": {"n": 1}}}}]})",
+       12);
+  send(R"({"update": "feeds", "$db": "app", "updates": [{"q": {"_id": 1},
+           "u": {"$push": {"latest": {"$each": [1], "$slice": -50}}}}]})",
+       12);
+  EXPECT_TRUE(has("posts", kind::kUnboundedArray, "comments"));
+  EXPECT_FALSE(has("feeds", kind::kUnboundedArray));
+}
+
+TEST_F(LiveAdvisorTest, LookupRatioNamesTheJoinFieldsAndTheUnindexedForeignField) {
+  const std::string lookup = R"({"aggregate": "orders", "$db": "app", "cursor": {}, "pipeline": [
+      {"$lookup": {"from": "customers", "localField": "customerId", "foreignField": "custKey",
+                   "as": "c"}}, {"$project": {"total": 1, "c.name": 1}}]})";
+  send(lookup, 12);
+  send(R"({"find": "orders", "$db": "app", "filter": {"total": 3}})", 2);
+  EXPECT_TRUE(has("orders", kind::kJoinHeavy, "customerId"));
+  const auto f = advisor.findings();
+  const auto join =
+      std::find_if(f.begin(), f.end(), [](const Finding& x) { return x.kind == kind::kJoinHeavy; });
+  ASSERT_NE(join, f.end());
+  EXPECT_NE(join->suggestion.find("(name)"), std::string::npos) << join->suggestion;
+  EXPECT_TRUE(has("customers", kind::kUnindexedReference, "custKey"));
+
+  // Indexed, the foreignField is quiet; with most reads plain, the ratio is too.
+  send(R"({"createIndexes": "customers", "$db": "app",
+           "indexes": [{"key": {"custKey": 1}, "name": "custKey_1"}]})");
+  send(R"({"find": "orders", "$db": "app", "filter": {"total": 3}})", 20);
+  EXPECT_FALSE(has("customers", kind::kUnindexedReference));
+  EXPECT_FALSE(has("orders", kind::kJoinHeavy));
+}
+
+TEST_F(LiveAdvisorTest, EqualityFiltersOnAnUnindexedReference) {
+  send(R"({"find": "items", "$db": "app", "filter": {"orderId": 7}})", 12);
+  send(R"({"find": "lines", "$db": "app", "filter": {"orderId": {"$eq": 7}}})", 12);
+  send(R"({"createIndexes": "lines", "$db": "app",
+           "indexes": [{"key": {"orderId": 1, "n": 1}, "name": "o"}]})");
+  send(R"({"find": "notes", "$db": "app", "filter": {"title": "x"}})", 12);  // not a reference
+  EXPECT_TRUE(has("items", kind::kUnindexedReference, "orderId"));
+  EXPECT_FALSE(has("lines", kind::kUnindexedReference));
+  EXPECT_FALSE(has("notes", kind::kUnindexedReference));
+}
+
+TEST_F(LiveAdvisorTest, RepeatedGroupIsComputedVariedOnesAreNot) {
+  send(R"({"aggregate": "sales", "$db": "app", "cursor": {}, "pipeline": [
+           {"$group": {"_id": "$shop", "total": {"$sum": "$amount"}}}]})",
+       12);
+  for (int i = 0; i < 12; ++i) {
+    send(R"({"aggregate": "visits", "$db": "app", "cursor": {}, "pipeline": [
+             {"$match": {"day": )" +
+         std::to_string(i) + R"(}},
+             {"$group": {"_id": "$page", "n": {"$sum": 1}}}]})");
+  }
+  EXPECT_TRUE(has("sales", kind::kComputed));
+  EXPECT_FALSE(has("visits", kind::kComputed));
+}
+
+TEST_F(LiveAdvisorTest, CaseInsensitiveRegexInEitherForm) {
+  send(
+      R"({"find": "users", "$db": "app", "filter": {"email": {"$regex": "^a", "$options": "i"}}})");
+  send(R"({"find": "people", "$db": "app", "filter": {"name": {"$regularExpression":
+           {"pattern": "^b", "options": "i"}}}})");
+  send(R"({"find": "tags", "$db": "app", "filter": {"name": {"$regex": "^c"}}})");
+  EXPECT_TRUE(has("users", kind::kCaseInsensitiveRegex, "email"));
+  EXPECT_TRUE(has("people", kind::kCaseInsensitiveRegex, "name"));
+  EXPECT_FALSE(has("tags", kind::kCaseInsensitiveRegex));
+}
+
+TEST_F(LiveAdvisorTest, SubsetNamesTheRarelyReadFields) {
+  const std::string big(6000, 'x');
+  std::vector<std::string> docs;
+  for (int i = 0; i < 5; ++i) {
+    docs.push_back(R"({"_id": )" + std::to_string(i) + R"(, "name": "p", "price": 1, "manual": ")" +
+                   big + R"("})");
+  }
+  insert("products", docs);
+  insert("articles", docs);
+  send(R"({"find": "products", "$db": "app", "filter": {}, "projection": {"name": 1, "price": 1}})",
+       12);
+  send(R"({"find": "articles", "$db": "app", "filter": {}, "projection": {"name": 1,
+           "manual": 1}})",
+       12);
+  EXPECT_TRUE(has("products", kind::kSubset, "manual"));
+  EXPECT_FALSE(has("articles", kind::kSubset));
+}
+
+class LiveBucketTest : public LiveAdvisorTest {
+ protected:
+  static AdvisorSettings settings() {
+    AdvisorSettings s = every_command();
+    s.bucket_min_documents = 100;
+    return s;
+  }
+  LiveBucketTest() : LiveAdvisorTest(settings()) {}
+};
+
+TEST_F(LiveBucketTest, TinyKeyedTimedInsertsAreABucketCandidate) {
+  std::vector<std::string> readings, orders;
+  for (int i = 0; i < 200; ++i) {
+    readings.push_back(R"({"sensorId": )" + std::to_string(i % 4) + R"(, "ts": {"$date": )" +
+                       std::to_string(1700000000000LL + i * 1000) + R"(}, "v": 1})");
+    orders.push_back(R"({"_id": )" + std::to_string(i) + R"(, "customer": "c)" + std::to_string(i) +
+                     R"(", "lines": ")" + std::string(400, 'l') + R"("})");
+  }
+  insert("readings", readings);
+  insert("orders", orders);
+  EXPECT_TRUE(has("readings", kind::kBucket, "sensorId"));
+  EXPECT_FALSE(has("orders", kind::kBucket));
+}
+
+class LiveValidatorTest : public LiveAdvisorTest {
+ protected:
+  static AdvisorSettings settings() {
+    AdvisorSettings s = every_command();
+    s.report_missing_validator = true;
+    return s;
+  }
+  LiveValidatorTest() : LiveAdvisorTest(settings()) {}
+};
+
+TEST_F(LiveValidatorTest, WritesWithoutAKnownValidator) {
+  send(R"({"create": "checked", "$db": "app", "validator": {"$jsonSchema": {}}})");
+  insert("checked", {R"({"a": 1})"});
+  insert("loose", {R"({"a": 1})"});
+  EXPECT_TRUE(has("loose", kind::kNoValidator));
+  EXPECT_FALSE(has("checked", kind::kNoValidator));
+}
+
+TEST_F(LiveAdvisorTest, ReportRendersFindingsAndTheLookupGraph) {
+  send(R"({"aggregate": "orders", "$db": "app", "cursor": {}, "pipeline": [
+      {"$lookup": {"from": "customers", "localField": "cid", "foreignField": "_id",
+                   "as": "c"}}]})",
+       12);
+  const std::string html = advisor.render("html");
+  EXPECT_NE(html.find("join_heavy"), std::string::npos);
+  EXPECT_NE(html.find("$lookup graph"), std::string::npos);
+  EXPECT_NE(html.find("app.customers"), std::string::npos);
+  const std::string json = advisor.render("json");
+  EXPECT_NE(json.find("\"kind\": \"join_heavy\""), std::string::npos);
+}
+
+TEST(LiveAdvisorBounds, NamespacesPastTheCapAreNotTracked) {
+  AdvisorSettings s = every_command();
+  s.live_max_namespaces = 2;
+  LiveAdvisor advisor(s);
+  for (int i = 0; i < 5; ++i) advisor.on_unbounded_push("app", "c" + std::to_string(i), "a", 1);
+  for (int i = 0; i < 20; ++i) advisor.on_unbounded_push("app", "c4", "a", 1);
+  EXPECT_TRUE(advisor.findings().empty());
+}
+
+}  // namespace
+}  // namespace docguard::advisor
+
+namespace docguard::advisor {
+namespace {
+
+// `docguard scan --config`: the loader's rules apply to every document; --fail-on honours the
+// rule findings' severity (the rule's action).
+TEST(ScanWithConfig, RulesBecomeFindingsAndFailOn) {
+  const std::string dump = std::string(DOCGUARD_DUMP_FIXTURES) + "/shop/shop.archive.gz";
+  const ScanConfigLoader loader = [](const std::string&) {
+    ScanConfig c;
+    c.rules = rules::parse_rules(
+        YAML::Load("rules:\n  - match: \"shop.orders\"\n    max_array_length: 3\n"
+                   "    action: block\n"),
+        "test.yaml");
+    return c;
+  };
+  std::string a0 = "scan", a1 = dump, a2 = "--config", a3 = "x.yaml", a4 = "--fail-on",
+              a5 = "block", a6 = "--format", a7 = "json";
+  char* argv[] = {a0.data(), a1.data(), a2.data(), a3.data(),
+                  a4.data(), a5.data(), a6.data(), a7.data()};
+  std::ostringstream out, err;
+  EXPECT_EQ(run_scan(8, argv, out, err, loader), 1) << err.str();
+  EXPECT_NE(out.str().find("\"kind\": \"rule:max_array_length\""), std::string::npos);
+  // Without the config: no block finding in the shop dump, so --fail-on block passes.
+  char* plain[] = {a0.data(), a1.data(), a4.data(), a5.data()};
+  std::ostringstream out2;
+  EXPECT_EQ(run_scan(4, plain, out2, err, loader), 0);
+  EXPECT_EQ(out2.str().find("rule:"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace docguard::advisor

@@ -39,7 +39,7 @@ void append_order(bson_t* doc, std::mt19937_64& rng, int64_t n) {
   BSON_APPEND_ARRAY_BEGIN(doc, "items", &items);
   const int count = 1 + static_cast<int>(rng() % 8);
   for (int i = 0; i < count; ++i) {
-    char key[8];
+    char key[16];
     std::snprintf(key, sizeof key, "%d", i);
     bson_t item;
     BSON_APPEND_DOCUMENT_BEGIN(&items, key, &item);

@@ -82,7 +82,7 @@ void apply_advisor_yaml(const rules::ConfigReader& r, const YAML::Node& n,
     for (const Count& c : counts) {
       if (key != c.name) continue;
       known = true;
-      const auto v = r.count(kv.second, where, c.u32 ? UINT32_MAX : UINT64_MAX / 2);
+      const auto v = r.count(kv.second, where, c.u32 ? double{UINT32_MAX} : 1e15);
       if (c.u32) *c.u32 = static_cast<uint32_t>(v);
       if (c.u64) *c.u64 = static_cast<uint64_t>(v);
     }

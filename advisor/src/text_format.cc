@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "docguard/rules/structured_log.h"
+
 namespace docguard::advisor {
 
 std::string with_commas(uint64_t value) {
@@ -46,35 +48,10 @@ std::string human_duration_ms(int64_t ms) {
 }
 
 std::string json_escape(std::string_view text) {
+  // One JSON string escaper for the project: the structured log's.
   std::string out;
   out.reserve(text.size() + 8);
-  for (const char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char escaped[8];
-          std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
-          out += escaped;
-        } else {
-          out += c;
-        }
-    }
-  }
+  log::Fields::escape_into(out, text);
   return out;
 }
 

@@ -10,16 +10,6 @@
 namespace docguard::advisor {
 namespace {
 
-Finding make(const CollectionProfile& p, const char* kind, Severity severity, std::string field) {
-  Finding f;
-  f.db = p.db();
-  f.collection = p.collection();
-  f.kind = kind;
-  f.severity = severity;
-  f.field = std::move(field);
-  return f;
-}
-
 bool mostly_present(const FieldStats& field, uint64_t documents) {
   return field.documents * 10 >= documents * 9;
 }
@@ -73,7 +63,7 @@ void detect_bucket_candidates(const CollectionProfile& p, const AdvisorSettings&
       values += (values.empty() ? "" : ", ") + field.path;
     }
   }
-  Finding f = make(p, kind::kBucket, Severity::kWarn, key->path);
+  Finding f = new_finding(p, kind::kBucket, Severity::kWarn, key->path);
   f.evidence = with_commas(docs) + " documents, p90 size " + human_bytes(p.sizes().quantile(0.9)) +
                " (tiny: <= " + human_bytes(s.bucket_max_p90_bytes) + "); " + with_commas(keys) +
                " distinct `" + key->path + "` (~" + with_commas(static_cast<uint64_t>(per_key)) +
@@ -121,7 +111,7 @@ void detect_attribute_candidates(const CollectionProfile& p, const AdvisorSettin
   std::string examples;
   for (size_t i = 0; i < sparse.size() && i < 3; ++i)
     examples += (i ? ", `" : "`") + sparse[i]->path + "`";
-  Finding f = make(p, kind::kAttribute, Severity::kWarn, prefix.empty() ? "" : prefix + "*");
+  Finding f = new_finding(p, kind::kAttribute, Severity::kWarn, prefix.empty() ? "" : prefix + "*");
   uint64_t presence_sum = 0;
   for (const FieldStats* field : sparse) presence_sum += field->documents;
   f.evidence = with_commas(sparse.size()) + " top-level field names each in <= " +
@@ -148,7 +138,7 @@ void detect_unindexed_references(const CollectionProfile& p, const AdvisorSettin
     // arrays (orders.items.productId) are usually read through their parent.
     if (!field.reference || field.depth != 1 || field.inside_array) continue;
     if (indexed_as_prefix(p.metadata(), field.path)) continue;
-    Finding f = make(p, kind::kUnindexedReference, Severity::kWarn, field.path);
+    Finding f = new_finding(p, kind::kUnindexedReference, Severity::kWarn, field.path);
     f.evidence = "reference field `" + field.path + "` (" + bson_type_list(field.types) + ") in " +
                  with_commas(field.documents) + " of " + with_commas(p.documents()) +
                  " documents; no index has it as its first key (" +
@@ -166,8 +156,8 @@ void detect_too_many_indexes(const CollectionProfile& p, const AdvisorSettings& 
                              std::vector<Finding>& out) {
   const size_t count = p.metadata().indexes.size();
   if (count <= s.indexes_warn) return;
-  Finding f = make(p, kind::kTooManyIndexes,
-                   count > s.indexes_block ? Severity::kBlock : Severity::kWarn, "");
+  Finding f = new_finding(p, kind::kTooManyIndexes,
+                          count > s.indexes_block ? Severity::kBlock : Severity::kWarn, "");
   f.evidence = std::to_string(count) + " indexes (Compass flags > " +
                std::to_string(s.indexes_warn) + ", Atlas > " + std::to_string(s.indexes_block) +
                ", limit 64)";
@@ -183,7 +173,7 @@ void detect_missing_validator(const CollectionProfile& p, const AdvisorSettings&
                               std::vector<Finding>& out) {
   const CollectionMetadata& m = p.metadata();
   if (!s.report_missing_validator || !m.known || m.has_validator || m.type == "view") return;
-  Finding f = make(p, kind::kNoValidator, Severity::kInfo, "");
+  Finding f = new_finding(p, kind::kNoValidator, Severity::kInfo, "");
   f.evidence = "no validator in the collection's options";
   f.pattern = "schema validation";
   f.suggestion = "Let the server check what is settled: `docguard validator PATH " + p.ns() +
@@ -211,6 +201,17 @@ void detect_too_many_collections(const std::vector<const CollectionProfile*>& pr
         "distinguishing value as an indexed field.";
     out.push_back(std::move(f));
   }
+}
+
+Finding new_finding(const CollectionProfile& p, const char* kind, Severity severity,
+                    std::string field) {
+  Finding f;
+  f.db = p.db();
+  f.collection = p.collection();
+  f.kind = kind;
+  f.severity = severity;
+  f.field = std::move(field);
+  return f;
 }
 
 std::vector<Finding> run_offline_detectors(const std::vector<const CollectionProfile*>& profiles,

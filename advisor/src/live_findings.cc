@@ -10,16 +10,6 @@
 namespace docguard::advisor {
 namespace {
 
-Finding make(const CollectionProfile& p, const char* kind, Severity severity, std::string field) {
-  Finding f;
-  f.db = p.db();
-  f.collection = p.collection();
-  f.kind = kind;
-  f.severity = severity;
-  f.field = std::move(field);
-  return f;
-}
-
 std::string percent(double share) {
   char text[32];
   std::snprintf(text, sizeof text, "%.0f%%", share * 100);
@@ -56,7 +46,7 @@ void LiveAdvisor::detect_locked(std::vector<Finding>& out) const {
 
     for (const auto& [field, pushes] : ns.unbounded_pushes) {
       if (pushes < s.live_min_pushes) continue;
-      Finding f = make(p, kind::kUnboundedArray, Severity::kWarn, field);
+      Finding f = new_finding(p, kind::kUnboundedArray, Severity::kWarn, field);
       f.evidence = with_commas(pushes) + " $push/$addToSet updates of `" + field +
                    "` without $slice (threshold " + with_commas(s.live_min_pushes) + ")";
       f.pattern = "reference (one-to-many unbounded) or bucket";
@@ -72,7 +62,7 @@ void LiveAdvisor::detect_locked(std::vector<Finding>& out) const {
           static_cast<double>(ns.reads_with_lookup) / static_cast<double>(ns.reads);
       if (ratio >= s.lookup_ratio_warn) {
         for (const auto& [from, info] : ns.lookups) {
-          Finding f = make(p, kind::kJoinHeavy, Severity::kWarn, info.local_field);
+          Finding f = new_finding(p, kind::kJoinHeavy, Severity::kWarn, info.local_field);
           f.evidence = with_commas(ns.reads_with_lookup) + " of " + with_commas(ns.reads) +
                        " reads join (" + percent(ratio) + ", threshold " +
                        percent(s.lookup_ratio_warn) + "); $lookup from `" + from + "`" +
@@ -115,7 +105,7 @@ void LiveAdvisor::detect_locked(std::vector<Finding>& out) const {
     }
     for (const auto& [field, count] : ns.reference_filters) {
       if (count < s.reference_filter_min || ns.indexed.count(field)) continue;
-      Finding f = make(p, kind::kUnindexedReference, Severity::kWarn, field);
+      Finding f = new_finding(p, kind::kUnindexedReference, Severity::kWarn, field);
       f.evidence = with_commas(count) + " equality filters on reference `" + field +
                    "` (sampled, threshold " + with_commas(s.reference_filter_min) +
                    "); no index on it seen in createIndexes traffic";
@@ -128,7 +118,7 @@ void LiveAdvisor::detect_locked(std::vector<Finding>& out) const {
 
     for (const auto& [hash, group] : ns.groups) {
       if (group.first < s.computed_min_runs) continue;
-      Finding f = make(p, kind::kComputed, Severity::kInfo, "");
+      Finding f = new_finding(p, kind::kComputed, Severity::kInfo, "");
       f.evidence = "the same $group pipeline (by " + group.second + ") ran " +
                    with_commas(group.first) + " times (sampled, threshold " +
                    with_commas(s.computed_min_runs) + ")";
@@ -140,7 +130,7 @@ void LiveAdvisor::detect_locked(std::vector<Finding>& out) const {
     }
 
     if (ns.regex_i > 0) {
-      Finding f = make(p, kind::kCaseInsensitiveRegex, Severity::kWarn, ns.regex_field);
+      Finding f = new_finding(p, kind::kCaseInsensitiveRegex, Severity::kWarn, ns.regex_field);
       f.evidence = with_commas(ns.regex_i) + (ns.regex_i == 1 ? " query" : " queries") +
                    " with a case-insensitive $regex on `" + ns.regex_field +
                    "` (sampled); such a regex cannot use an index efficiently";
@@ -177,7 +167,7 @@ void LiveAdvisor::detect_locked(std::vector<Finding>& out) const {
         for (size_t i = 0; i < rarely_read.size() && i < 5; ++i) {
           names += (i ? ", " : "") + rarely_read[i].second;
         }
-        Finding f = make(p, kind::kSubset, Severity::kInfo, rarely_read.front().second);
+        Finding f = new_finding(p, kind::kSubset, Severity::kInfo, rarely_read.front().second);
         f.evidence = with_commas(ns.projected_reads) + " reads project " + percent(share) +
                      " of documents averaging " + human_bytes(static_cast<uint64_t>(mean_bytes)) +
                      " (threshold " + percent(s.subset_max_projected_share) + ")";
@@ -190,7 +180,7 @@ void LiveAdvisor::detect_locked(std::vector<Finding>& out) const {
     }
 
     if (ns.writes > 0 && !ns.validator_known && s.report_missing_validator) {
-      Finding f = make(p, kind::kNoValidator, Severity::kInfo, "");
+      Finding f = new_finding(p, kind::kNoValidator, Severity::kInfo, "");
       f.evidence = with_commas(ns.writes) + (ns.writes == 1 ? " write" : " writes") +
                    " (sampled); no validator seen in create/collMod traffic";
       f.pattern = "schema validation";

@@ -34,6 +34,10 @@ void detect_too_many_collections(const std::vector<const CollectionProfile*>& pr
                                  const AdvisorSettings& s, std::vector<Finding>& out);
 
 // Every offline detector over every profile, sorted.
+// A finding about collection `p`, its evidence and advice still to be filled in by the detector.
+Finding new_finding(const CollectionProfile& p, const char* kind, Severity severity,
+                    std::string field);
+
 std::vector<Finding> run_offline_detectors(const std::vector<const CollectionProfile*>& profiles,
                                            const AdvisorSettings& settings);
 

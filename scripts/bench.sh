@@ -303,8 +303,8 @@ out.append(f"Machine: {os.cpu_count()} cores, {os.sysconf('SC_PAGE_SIZE') * os.s
            f"(tests/bench/load.c), 50% insert of a ~200-byte document with a small array / 50% find by _id; "
            f"insert-1MiB: 1 MiB documents. docguard: all rules on; threads = cores; HAProxy: nbthread 2, TCP mode. "
            f"mongobetween: $mongobetween_status. docguard commit: $commit.\n")
-out.append('| upstream | scenario | target | ops/s | vs HAProxy | p50 µs | p99 µs | p99 vs HAProxy | proxy CPU µs/op | CPU vs HAProxy | proxy RSS MiB | RSS vs HAProxy | errors |')
-out.append('|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
+out.append('| upstream | scenario | target | ops/s | vs HAProxy | p50 µs | p99 µs | p99 vs HAProxy | proxy CPU µs/op | CPU vs HAProxy | of it kernel µs/op | proxy RSS MiB | RSS vs HAProxy | errors |')
+out.append('|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
 order = ['direct', 'haproxy', 'dg-warn', 'dg-block', 'dg-uring', 'mongobetween']
 scen_order = ['small-16', 'small-64', 'small-256', 'conns-1000', 'insert-4KiB', 'insert-64KiB', 'insert-1MiB']
 keys = sorted(rows, key=lambda k: (k[0] != 'stub', scen_order.index(k[1]) if k[1] in scen_order else 9, order.index(k[2]) if k[2] in order else 9))
@@ -312,26 +312,28 @@ for series, scen, target in keys:
     runs = rows[(series, scen, target)]
     h = rows.get((series, scen, 'haproxy'), [])
     ops, p50, p99 = med(runs, 'ops_per_s'), med(runs, 'p50_us'), med(runs, 'p99_us')
-    cpu, rss = med(runs, 'cpu_us_per_op'), med(runs, 'rss_kib')
+    cpu, rss, sys_cpu = med(runs, 'cpu_us_per_op'), med(runs, 'rss_kib'), med(runs, 'sys_us_per_op')
     hops, hp99, hcpu, hrss = med(h, 'ops_per_s'), med(h, 'p99_us'), med(h, 'cpu_us_per_op'), med(h, 'rss_kib')
     errs = sum(int(r.get('errors', 0)) for r in runs) + sum(1 for r in runs if 'ops' not in r)
     out.append(f"| {series} | {scen} | {target} | {fmt(ops)} | {ratio(ops, hops)} | {fmt(p50)} | {fmt(p99)} | {ratio(p99, hp99)} | "
-               f"{fmt(cpu, 1)} | {ratio(cpu, hcpu)} | {fmt(rss / 1024 if rss else None, 1)} | {ratio(rss, hrss)} | {errs} |")
+               f"{fmt(cpu, 1)} | {ratio(cpu, hcpu)} | {fmt(sys_cpu, 1)} | {fmt(rss / 1024 if rss else None, 1)} | {ratio(rss, hrss)} | {errs} |")
 # Machine-readable medians for tests/bench/plot.py (and anyone else).
 import csv
 with open(csv_path, 'w', newline='') as f:
     w = csv.writer(f)
     w.writerow(['series', 'scenario', 'target', 'conns', 'doc_bytes', 'rounds', 'ops_per_s', 'p50_us', 'p99_us',
-                'cpu_us_per_op', 'rss_kib', 'errors', 'idle_connections', 'bytes_per_conn'])
+                'cpu_us_per_op', 'rss_kib', 'errors', 'idle_connections', 'bytes_per_conn', 'sys_us_per_op'])
     for series, scen, target in keys:
         runs = rows[(series, scen, target)]
         vals = [med(runs, k) for k in ('ops_per_s', 'p50_us', 'p99_us', 'cpu_us_per_op', 'rss_kib')]
         c = runs[0].get('conns', ''); b = runs[0].get('doc_bytes', '')
         errs = sum(int(r.get('errors', 0)) for r in runs) + sum(1 for r in runs if 'ops' not in r)
-        w.writerow([series, scen, target, c, b, len(runs)] + ['' if v is None else v for v in vals] + [errs, '', ''])
+        sys_cpu = med(runs, 'sys_us_per_op')
+        w.writerow([series, scen, target, c, b, len(runs)] + ['' if v is None else v for v in vals] +
+                   [errs, '', '', '' if sys_cpu is None else sys_cpu])
     for t, kv in idle.items():
         w.writerow(['idle', 'idle', t, kv.get('idle_connections', ''), '', 1, '', '', '', '', kv.get('rss_held_kib', ''),
-                    kv.get('failed', ''), kv.get('idle_connections', ''), kv.get('bytes_per_conn', '')])
+                    kv.get('failed', ''), kv.get('idle_connections', ''), kv.get('bytes_per_conn', ''), ''])
 if any(k[0] == 'ferretdb' for k in rows):
     out.append('\nFerretDB (SQLite) is the bottleneck of its series and slows down as its store grows during the '
                'run, so its ratios carry little signal; the stub series measures the proxies.')

@@ -9,7 +9,7 @@
  *     operation on every connection. With -P, reads utime+stime of those processes from
  *     /proc/PID/stat at the start and end of the measured window and their VmRSS at the end.
  *     Prints one line: key=value pairs (ops, secs, ops_per_s, p50_us, p99_us, errors,
- *     cpu_us_per_op, rss_kib).
+ *     cpu_us_per_op, rss_kib, sys_us_per_op: the kernel part of cpu_us_per_op).
  *
  *   load -m idle -h HOST -p PORT -k K [-s SECONDS] [-P PID]
  *     opens K raw TCP connections, sends an OP_MSG hello on each and reads the reply, then
@@ -58,7 +58,8 @@ static uint64_t now_us(void) {
 #define MAXPIDS 8
 static int pids[MAXPIDS];
 static int npids;
-static double cpu_seconds(int pid) {
+/* User and system CPU seconds of one process; `sys_out` (may be NULL) gets the system part. */
+static double cpu_seconds_split(int pid, double* sys_out) {
   char path[64], buf[2048];
   snprintf(path, sizeof path, "/proc/%d/stat", pid);
   FILE* f = fopen(path, "r");
@@ -78,7 +79,9 @@ static double cpu_seconds(int pid) {
       if (field == 15) stime = strtoul(s + 1, NULL, 10);
     }
   }
-  return (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
+  const double tck = (double)sysconf(_SC_CLK_TCK);
+  if (sys_out) *sys_out += (double)stime / tck;
+  return (double)(utime + stime) / tck;
 }
 static long rss_kib(int pid) {
   char path[64], line[256];
@@ -91,9 +94,11 @@ static long rss_kib(int pid) {
   fclose(f);
   return kb;
 }
-static double cpu_all(void) {
+/* Total CPU seconds of the sampled processes; *sys gets their system (kernel) part. */
+static double cpu_all(double* sys) {
   double s = 0;
-  for (int i = 0; i < npids; i++) s += cpu_seconds(pids[i]);
+  *sys = 0;
+  for (int i = 0; i < npids; i++) s += cpu_seconds_split(pids[i], sys);
   return s;
 }
 static long rss_all(void) {
@@ -278,7 +283,8 @@ static int run_driver(const char* uri_str, int threads, int conns, double secs, 
     }
     usleep(2000);
   }
-  double cpu0 = cpu_all();
+  double sys0 = 0, sys1 = 0;
+  double cpu0 = cpu_all(&sys0);
   uint64_t t0 = now_us();
   atomic_store(&go_flag, 1);
   uint64_t deadline = t0 + (uint64_t)(secs * 1e6);
@@ -286,7 +292,7 @@ static int run_driver(const char* uri_str, int threads, int conns, double secs, 
     usleep(2000);
   atomic_store(&stop_flag, 1);
   uint64_t t1 = now_us();
-  double cpu1 = cpu_all();
+  double cpu1 = cpu_all(&sys1);
   long rss = rss_all();
   for (int i = 0; i < threads; i++) pthread_join(ts[i], NULL);
 
@@ -310,8 +316,10 @@ static int run_driver(const char* uri_str, int threads, int conns, double secs, 
   double el = (double)(t1 - t0) / 1e6;
   printf("ops=%llu secs=%.3f ops_per_s=%.0f p50_us=%.0f p99_us=%.0f errors=%llu",
          (unsigned long long)ops, el, ops / el, p50, p99, (unsigned long long)errors);
-  if (npids) printf(" cpu_us_per_op=%.2f cpu_s=%.3f rss_kib=%ld", ops ? (cpu1 - cpu0) * 1e6 / (double)ops : 0,
-                    cpu1 - cpu0, rss);
+  if (npids)
+    printf(" cpu_us_per_op=%.2f cpu_s=%.3f rss_kib=%ld sys_us_per_op=%.2f",
+           ops ? (cpu1 - cpu0) * 1e6 / (double)ops : 0, cpu1 - cpu0, rss,
+           ops ? (sys1 - sys0) * 1e6 / (double)ops : 0);
   printf("\n");
   if (errors) fprintf(stderr, "load: first error: %s\n", first_error);
   fflush(stdout);

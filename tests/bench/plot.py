@@ -6,7 +6,7 @@ writes PNG and SVG files into OUT_DIR:
   p99_vs_connections          p99 latency, same runs
   throughput_vs_doc_size      inserts/s and MiB/s for ~200 B, 4 KiB, 64 KiB and 1 MiB documents
   p99_vs_doc_size             p99 latency, same runs
-  cpu_per_op                  proxy CPU (utime+stime) per operation, every scenario
+  cpu_per_op                  proxy CPU (utime+stime) per operation, every scenario; hatched: stime
   memory_per_connection       proxy memory per idle connection
 
   tests/bench/plot.py build-bench/results.csv docs/bench
@@ -44,7 +44,7 @@ def load(path):
     rows = [r for r in csv.DictReader(open(path)) if r["series"] in ("stub", "idle")]
     for r in rows:
         for k in ("conns", "doc_bytes", "ops_per_s", "p50_us", "p99_us", "cpu_us_per_op", "rss_kib",
-                  "bytes_per_conn"):
+                  "bytes_per_conn", "sys_us_per_op"):
             r[k] = num(r.get(k))
     return rows
 
@@ -99,8 +99,9 @@ def size_label(b):
     return f"{b:g} B"
 
 
-def bar_chart(out, name, groups, values, ylabel, title):
-    """groups: list of x labels; values: {target: [value or None per group]}"""
+def bar_chart(out, name, groups, values, ylabel, title, hatched=None, hatched_label=None):
+    """groups: list of x labels; values: {target: [value or None per group]}; hatched: the same
+    shape, a part of each value drawn hatched inside its bar (the kernel's share of CPU)."""
     present = [t for t in TARGETS if t[0] in values and any(v is not None for v in values[t[0]])]
     if not present:
         return
@@ -110,6 +111,10 @@ def bar_chart(out, name, groups, values, ylabel, title):
         xs = [g + (i - (len(present) - 1) / 2) * width for g in range(len(groups))]
         ys = [v if v is not None else 0 for v in values[t]]
         ax.bar(xs, ys, width, label=label, color=colour)
+        if hatched and t in hatched:
+            hs = [v if v is not None else 0 for v in hatched[t]]
+            ax.bar(xs, hs, width, fill=False, hatch="///", edgecolor="#222222", linewidth=0,
+                   label=hatched_label if i == 0 else None)
     ax.set_xticks(range(len(groups)))
     ax.set_xticklabels(groups, fontsize=8)
     ax.set_ylabel(ylabel)
@@ -146,6 +151,8 @@ def main():
             scen.append(r["scenario"])
     cpu = {t: [next((r["cpu_us_per_op"] for r in rows if r["series"] == "stub" and r["scenario"] == s
                      and r["target"] == t), None) for s in scen] for t, *_ in TARGETS if t != "direct"}
+    kernel = {t: [next((r["sys_us_per_op"] for r in rows if r["series"] == "stub" and r["scenario"] == s
+                        and r["target"] == t), None) for s in scen] for t, *_ in TARGETS if t != "direct"}
     # Different scales (small ops ~10 µs, 1 MiB ~300 µs): one chart each.
     small_s = [s for s in scen if not s.startswith("insert-")]
     big_s = [s for s in scen if s.startswith("insert-")]
@@ -153,7 +160,9 @@ def main():
         if subset:
             idx = [scen.index(s) for s in subset]
             bar_chart(out, name, subset, {t: [v[i] for i in idx] for t, v in cpu.items()},
-                      "proxy CPU per operation (µs)", "Proxy CPU (user + system) per operation")
+                      "proxy CPU per operation (µs)", "Proxy CPU (user + system) per operation",
+                      hatched={t: [v[i] for i in idx] for t, v in kernel.items()},
+                      hatched_label="hatched: of it in the kernel (system time)")
 
     idle = {r["target"]: r for r in rows if r["series"] == "idle"}
     if idle:

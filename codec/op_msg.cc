@@ -114,15 +114,18 @@ OpMsg OpMsg::parse(Bytes message, bool verify_checksum) {
   for (const auto& s : msg.sequences) {
     for (const auto& d : s.documents) validate_structure(d);
   }
-  // Identifiers must not also appear as body fields.
+  // Identifiers must not also appear as body fields: one pass over the body's keys (a
+  // bson_iter_init_find per identifier rescanned the body with strncmp and strlen per key).
   if (!msg.sequences.empty()) {
     bson_t body = msg.body.borrow();
-    for (const auto& s : msg.sequences) {
-      bson_iter_t it;
-      const std::string key(s.identifier);
-      if (bson_iter_init_find(&it, &body, key.c_str())) {
-        throw ProtocolError(errors::kBadOpMsg,
-                            "identifier '" + key + "' appears in both the body and a sequence");
+    bson_iter_t it;
+    if (bson_iter_init(&it, &body)) {
+      while (bson_iter_next(&it)) {
+        const std::string_view key = key_of(it);
+        if (msg.sequence(key) != nullptr) {
+          throw ProtocolError(errors::kBadOpMsg, "identifier '" + std::string(key) +
+                                                     "' appears in both the body and a sequence");
+        }
       }
     }
   }

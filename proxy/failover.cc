@@ -1,7 +1,6 @@
 #include "docguard/proxy/failover.h"
 
 #include <algorithm>
-#include <optional>
 #include <string_view>
 
 #include "docguard/codec/bson_view.h"
@@ -16,45 +15,91 @@ int32_t code_of(const bson_iter_t& it) {
   return BSON_ITER_HOLDS_NUMBER(&it) ? static_cast<int32_t>(bson_iter_as_int64(&it)) : 0;
 }
 
-bool hello_not_writable_in(const codec::BsonView& doc) {
-  if (doc.empty()) return false;
-  bson_t b = doc.borrow();
-  bson_iter_t it;
-  if (bson_iter_init(&it, &b)) {
-    while (bson_iter_next(&it)) {
-      const std::string_view key(bson_iter_key(&it), bson_iter_key_len(&it));
-      if (key == "isWritablePrimary" || key == "ismaster") return !bson_iter_as_bool(&it);
-    }
-  }
-  return false;
-}
-
-int32_t state_change_code_in(const codec::BsonView& doc) {
-  // Only the top level and the write errors are read, through libbson's bounds-checked
-  // iterators: this runs on every reply, so the document is not validated as a whole.
-  if (doc.empty()) return 0;
-  bson_t b = doc.borrow();
-  bson_iter_t it;
-  if (bson_iter_init_find(&it, &b, "code") && is_state_change_code(code_of(it))) {
-    return code_of(it);
-  }
+// The first state-change code among the `code` fields of the documents in an array (the
+// write errors).
+int32_t state_change_code_in_entries(const bson_iter_t& array) {
   bson_iter_t child;
-  if (bson_iter_init_find(&it, &b, "writeConcernError") && BSON_ITER_HOLDS_DOCUMENT(&it) &&
-      bson_iter_recurse(&it, &child) && bson_iter_find(&child, "code") &&
-      is_state_change_code(code_of(child))) {
-    return code_of(child);
-  }
-  if (bson_iter_init_find(&it, &b, "writeErrors") && BSON_ITER_HOLDS_ARRAY(&it) &&
-      bson_iter_recurse(&it, &child)) {
-    while (bson_iter_next(&child)) {
-      bson_iter_t entry;
-      if (BSON_ITER_HOLDS_DOCUMENT(&child) && bson_iter_recurse(&child, &entry) &&
-          bson_iter_find(&entry, "code") && is_state_change_code(code_of(entry))) {
-        return code_of(entry);
-      }
+  if (!BSON_ITER_HOLDS_ARRAY(&array) || !bson_iter_recurse(&array, &child)) return 0;
+  while (bson_iter_next(&child)) {
+    bson_iter_t entry;
+    if (BSON_ITER_HOLDS_DOCUMENT(&child) && bson_iter_recurse(&child, &entry) &&
+        bson_iter_find(&entry, "code") && is_state_change_code(code_of(entry))) {
+      return code_of(entry);
     }
   }
   return 0;
+}
+
+// Both signals in one pass over the top level: this runs on every reply, and most replies hold
+// neither, so one walk of their few top-level keys is all they cost. Each field counts at its
+// first occurrence, and the top-level `code` wins over `writeConcernError.code`, which wins
+// over `writeErrors[].code`, as drivers check them. Only libbson's bounds-checked iterators
+// read the document, so it is not validated as a whole.
+ReplySignals signals_in(const codec::BsonView& doc) {
+  ReplySignals out;
+  if (doc.empty()) return out;
+  bson_t b = doc.borrow();
+  bson_iter_t it;
+  if (!bson_iter_init(&it, &b)) return out;
+  int32_t top = 0, concern = 0, write_errors = 0;
+  bool seen_code = false, seen_concern = false, seen_errors = false, seen_hello = false;
+  while (bson_iter_next(&it)) {
+    const std::string_view key = codec::key_of(it);
+    if (key == "code") {
+      if (!seen_code && is_state_change_code(code_of(it))) top = code_of(it);
+      seen_code = true;
+    } else if (key == "writeConcernError") {
+      bson_iter_t child;
+      if (!seen_concern && BSON_ITER_HOLDS_DOCUMENT(&it) && bson_iter_recurse(&it, &child) &&
+          bson_iter_find(&child, "code") && is_state_change_code(code_of(child))) {
+        concern = code_of(child);
+      }
+      seen_concern = true;
+    } else if (key == "writeErrors") {
+      if (!seen_errors) write_errors = state_change_code_in_entries(it);
+      seen_errors = true;
+    } else if (key == "isWritablePrimary" || key == "ismaster") {
+      if (!seen_hello) out.hello_not_writable = !bson_iter_as_bool(&it);
+      seen_hello = true;
+    }
+  }
+  out.state_change_code = top != 0 ? top : concern != 0 ? concern : write_errors;
+  return out;
+}
+
+// The body (kind 0 section) of an OP_MSG, with the framing checks of OpMsg::parse but without
+// walking the documents (signals_in reads only what it needs, bounds-checked). Empty when the
+// framing is wrong.
+codec::BsonView op_msg_body(codec::Bytes message) {
+  if (message.size() < codec::kHeaderSize + 4) return {};
+  if (codec::read_header(message.data()).message_length != static_cast<int32_t>(message.size())) {
+    return {};
+  }
+  const auto flags = static_cast<uint32_t>(codec::load_le32(message.data() + codec::kHeaderSize));
+  if ((flags & codec::op_msg_flags::kRequiredMask & ~codec::op_msg_flags::kKnownMask) != 0) {
+    return {};
+  }
+  size_t end = message.size();
+  if ((flags & codec::op_msg_flags::kChecksumPresent) != 0) {
+    if (end < codec::kHeaderSize + 8) return {};
+    end -= 4;
+  }
+  codec::BsonView body;
+  size_t pos = codec::kHeaderSize + 4;
+  while (pos < end) {
+    const uint8_t kind = message[pos++];
+    if (kind == 0 && body.empty()) {
+      body = codec::checked_bson(message.subspan(pos, end - pos));  // throws when malformed
+      pos += body.size;
+    } else if (kind == 1 && end - pos >= 4) {
+      const int32_t size = codec::load_le32(message.data() + pos);
+      if (size < 5 || static_cast<size_t>(size) > end - pos) return {};
+      pos += static_cast<size_t>(size);
+    } else {
+      return {};
+    }
+  }
+  return body;
 }
 
 }  // namespace
@@ -74,9 +119,8 @@ bool is_state_change_code(int32_t code) {
 }
 
 ReplySignals read_reply_signals(codec::Bytes reply, uint32_t max_message_bytes) {
-  ReplySignals out;
   try {
-    if (reply.size() < codec::kHeaderSize) return out;
+    if (reply.size() < codec::kHeaderSize) return {};
     std::vector<uint8_t> plain;
     int32_t op = codec::read_header(reply.data()).op_code;
     if (op == static_cast<int32_t>(codec::OpCode::kCompressed)) {
@@ -84,22 +128,15 @@ ReplySignals read_reply_signals(codec::Bytes reply, uint32_t max_message_bytes) 
       reply = plain;
       op = codec::read_header(reply.data()).op_code;
     }
-    codec::BsonView body;
-    std::optional<codec::OpMsg> msg;
-    std::optional<codec::OpReply> legacy;
-    if (op == static_cast<int32_t>(codec::OpCode::kMsg)) {
-      msg = codec::OpMsg::parse(reply, /*verify_checksum=*/false);
-      body = msg->body;
-    } else if (op == static_cast<int32_t>(codec::OpCode::kReply)) {
-      legacy = codec::OpReply::parse(reply);
-      if (!legacy->documents.empty()) body = legacy->documents.front();
+    if (op == static_cast<int32_t>(codec::OpCode::kMsg)) return signals_in(op_msg_body(reply));
+    if (op == static_cast<int32_t>(codec::OpCode::kReply)) {
+      const auto legacy = codec::OpReply::parse(reply);
+      if (!legacy.documents.empty()) return signals_in(legacy.documents.front());
     }
-    out.state_change_code = state_change_code_in(body);
-    out.hello_not_writable = hello_not_writable_in(body);
   } catch (const std::exception&) {
     // Not readable: the conversation decides what a malformed reply means.
   }
-  return out;
+  return {};
 }
 
 int32_t state_change_code(codec::Bytes reply, uint32_t max_message_bytes) {

@@ -2,6 +2,8 @@
 
 #include <prometheus/text_serializer.h>
 
+#include <array>
+#include <cstring>
 #include <map>
 #include <sstream>
 
@@ -60,19 +62,12 @@ Metrics::Metrics()
               .Help("Client connections refused because max_connections was reached")
               .Register(*registry_)
               .Add({})),
-      client_bytes(message_bytes_.Add({{"direction", "client_to_upstream"}})),
-      upstream_bytes(message_bytes_.Add({{"direction", "upstream_to_client"}})),
       messages_blocked(
           BuildCounter()
               .Name("docguard_requests_answered_by_proxy_total")
               .Help("Requests docguard answered itself (blocked writes, upstream down)")
               .Register(*registry_)
               .Add({})),
-      inspection_seconds(BuildHistogram()
-                             .Name("docguard_inspection_seconds")
-                             .Help("Time spent decoding a request and evaluating the rules")
-                             .Register(*registry_)
-                             .Add({}, kInspectionBuckets)),
       protocol_errors(
           BuildCounter()
               .Name("docguard_protocol_errors_total")
@@ -181,6 +176,15 @@ Metrics::Metrics()
                     .Name("docguard_findings")
                     .Help("Design advisor findings per collection, kind and severity (GET /report)")
                     .Register(*registry_)) {
+  client_bytes_ = cells_.add(message_bytes_.Add({{"direction", "client_to_upstream"}}));
+  upstream_bytes_ = cells_.add(message_bytes_.Add({{"direction", "upstream_to_client"}}));
+  inspection_seconds_ =
+      cells_.add(BuildHistogram()
+                     .Name("docguard_inspection_seconds")
+                     .Help("Time spent decoding a request and evaluating the rules")
+                     .Register(*registry_)
+                     .Add({}, kInspectionBuckets),
+                 kInspectionBuckets);
   for (const char* type : {"Unknown", "Single", "ReplicaSetNoPrimary", "ReplicaSetWithPrimary",
                            "Sharded", "LoadBalanced"}) {
     topology_type_.Add({{"type", type}}).Set(std::string_view(type) == "Unknown" ? 1 : 0);
@@ -199,6 +203,7 @@ Metrics::Metrics()
 }
 
 std::string Metrics::serialize() const {
+  cells_.fold();
   std::ostringstream out;
   prometheus::TextSerializer().Serialize(out, registry_->Collect());
   return out.str();
@@ -249,87 +254,106 @@ void Metrics::update_array_gauges(const rules::Engine& engine) {
 
 namespace {
 
-// The index key of a label set: the values joined by a separator that label values (namespace
-// and field names) cannot contain. Built in a per-thread buffer: no allocation once warm.
-std::string_view key_of(std::initializer_list<std::string_view> values) {
-  thread_local std::string key;
-  key.clear();
-  for (auto v : values) {
-    key.append(v);
-    key.push_back('\x1f');
+// The index key of a label set: the family's tag, then the values joined by a separator that
+// label values (namespace and field names) cannot contain (the tag keeps the families apart in
+// a thread's one index of cells). Built in a per-thread buffer: no allocation, no call per part
+// beyond a memcpy.
+std::string_view key_of(char family, std::initializer_list<std::string_view> values) {
+  static constinit thread_local std::array<char, 256> t_short{};
+  size_t n = 1;
+  for (auto v : values) n += v.size() + 1;
+  char* out = t_short.data();
+  if (n > t_short.size()) {
+    thread_local std::string t_long;  // long names: rare
+    t_long.resize(n);
+    out = t_long.data();
   }
-  return key;
+  const char* key = out;
+  *out++ = family;
+  for (auto v : values) {
+    std::memcpy(out, v.data(), v.size());
+    out += v.size();
+    *out++ = '\x1f';
+  }
+  return {key, n};
 }
 
 }  // namespace
 
+template <typename Metric, typename Make>
+ThreadCells::Handle Metrics::cells_for(MetricIndex<Metric>& index, std::string_view key,
+                                       const Make& make, const ThreadCells::Bounds* bounds) {
+  return cells_.find(key, [&] {
+    Metric& series = index.get(key, make);
+    if constexpr (std::is_same_v<Metric, prometheus::Histogram>) {
+      return cells_.add(series, *bounds);
+    } else {
+      return cells_.add(series);
+    }
+  });
+}
+
 void Metrics::on_command(std::string_view db, std::string_view coll, std::string_view command) {
-  commands_index_
-      .get(
-          key_of({db, coll, command}),
-          [&]() -> prometheus::Counter& {
-            return commands_.Add({{"db", s(db)}, {"collection", s(coll)}, {"command", s(command)}});
-          })
-      .Increment();
+  cells_.increment(
+      cells_for(commands_index_, key_of('c', {db, coll, command}), [&]() -> prometheus::Counter& {
+        return commands_.Add({{"db", s(db)}, {"collection", s(coll)}, {"command", s(command)}});
+      }));
 }
 
 void Metrics::on_document_size(std::string_view db, std::string_view coll, std::string_view source,
                                double bytes) {
-  document_size_index_
-      .get(key_of({db, coll, source}),
-           [&]() -> prometheus::Histogram& {
-             return document_size_.Add(
-                 {{"db", s(db)}, {"collection", s(coll)}, {"source", s(source)}}, kSizeBuckets);
-           })
-      .Observe(bytes);
+  cells_.observe(cells_for(
+                     document_size_index_, key_of('s', {db, coll, source}),
+                     [&]() -> prometheus::Histogram& {
+                       return document_size_.Add(
+                           {{"db", s(db)}, {"collection", s(coll)}, {"source", s(source)}},
+                           kSizeBuckets);
+                     },
+                     &kSizeBuckets),
+                 bytes);
 }
 
 void Metrics::on_array_length(std::string_view db, std::string_view coll, std::string_view field,
                               double length) {
-  array_length_index_
-      .get(key_of({db, coll, field}),
-           [&]() -> prometheus::Histogram& {
-             return array_length_.Add({{"db", s(db)}, {"collection", s(coll)}, {"field", s(field)}},
-                                      kArrayBuckets);
-           })
-      .Observe(length);
+  cells_.observe(cells_for(
+                     array_length_index_, key_of('a', {db, coll, field}),
+                     [&]() -> prometheus::Histogram& {
+                       return array_length_.Add(
+                           {{"db", s(db)}, {"collection", s(coll)}, {"field", s(field)}},
+                           kArrayBuckets);
+                     },
+                     &kArrayBuckets),
+                 length);
 }
 
 void Metrics::on_array_push(std::string_view db, std::string_view coll, std::string_view field,
                             double elements) {
-  array_push_index_
-      .get(key_of({db, coll, field}),
-           [&]() -> prometheus::Counter& {
-             return array_push_.Add({{"db", s(db)}, {"collection", s(coll)}, {"field", s(field)}});
-           })
-      .Increment(elements);
+  cells_.increment(
+      cells_for(
+          array_push_index_, key_of('p', {db, coll, field}),
+          [&]() -> prometheus::Counter& {
+            return array_push_.Add({{"db", s(db)}, {"collection", s(coll)}, {"field", s(field)}});
+          }),
+      elements);
 }
 
 void Metrics::on_read(std::string_view db, std::string_view coll, bool with_lookup) {
-  const std::string_view key = key_of({db, coll});  // stays valid: nothing below rebuilds it
-  reads_index_
-      .get(key,
-           [&]() -> prometheus::Counter& {
-             return reads_.Add({{"db", s(db)}, {"collection", s(coll)}});
-           })
-      .Increment();
+  cells_.increment(cells_for(reads_index_, key_of('r', {db, coll}), [&]() -> prometheus::Counter& {
+    return reads_.Add({{"db", s(db)}, {"collection", s(coll)}});
+  }));
   if (with_lookup) {
-    reads_with_lookup_index_
-        .get(key,
-             [&]() -> prometheus::Counter& {
-               return reads_with_lookup_.Add({{"db", s(db)}, {"collection", s(coll)}});
-             })
-        .Increment();
+    cells_.increment(
+        cells_for(reads_with_lookup_index_, key_of('j', {db, coll}), [&]() -> prometheus::Counter& {
+          return reads_with_lookup_.Add({{"db", s(db)}, {"collection", s(coll)}});
+        }));
   }
 }
 
 void Metrics::on_lookup(std::string_view db, std::string_view coll, std::string_view from) {
-  lookups_index_
-      .get(key_of({db, coll, from}),
-           [&]() -> prometheus::Counter& {
-             return lookups_.Add({{"db", s(db)}, {"collection", s(coll)}, {"from", s(from)}});
-           })
-      .Increment();
+  cells_.increment(
+      cells_for(lookups_index_, key_of('l', {db, coll, from}), [&]() -> prometheus::Counter& {
+        return lookups_.Add({{"db", s(db)}, {"collection", s(coll)}, {"from", s(from)}});
+      }));
 }
 
 void Metrics::on_violation(std::string_view db, std::string_view coll, std::string_view rule,
@@ -337,13 +361,11 @@ void Metrics::on_violation(std::string_view db, std::string_view coll, std::stri
   const char* a = action == rules::Action::kBlock  ? "block"
                   : action == rules::Action::kWarn ? "warn"
                                                    : "off";
-  violations_index_
-      .get(key_of({db, coll, rule, a}),
-           [&]() -> prometheus::Counter& {
-             return violations_.Add(
-                 {{"db", s(db)}, {"collection", s(coll)}, {"rule", s(rule)}, {"action", a}});
-           })
-      .Increment();
+  cells_.increment(
+      cells_for(violations_index_, key_of('v', {db, coll, rule, a}), [&]() -> prometheus::Counter& {
+        return violations_.Add(
+            {{"db", s(db)}, {"collection", s(coll)}, {"rule", s(rule)}, {"action", a}});
+      }));
 }
 
 }  // namespace docguard::proxy

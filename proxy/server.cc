@@ -2,6 +2,8 @@
 
 #include <malloc.h>
 #include <spdlog/spdlog.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -55,7 +57,13 @@ class Server {
   explicit Server(ProxyConfig config) : runtime_(std::move(config)) {
     unsigned n = runtime_.config.threads;
     if (n == 0) n = std::max(1u, std::thread::hardware_concurrency());
-    for (unsigned i = 0; i < n; ++i) contexts_.push_back(std::make_unique<asio::io_context>(1));
+    // One thread per context, and a socket is registered, used and closed only on its own
+    // context's thread (accept_loop hands over bare descriptors): the reactor's per-socket lock
+    // guards nothing, so it is left out. Posting between contexts stays locked.
+    for (unsigned i = 0; i < n; ++i) {
+      contexts_.push_back(
+          std::make_unique<asio::io_context>(BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO));
+    }
   }
 
   int run() {
@@ -204,28 +212,67 @@ class Server {
   }
 
   awaitable<void> accept_loop(tcp::acceptor& acceptor) {
+    // Accepts bare descriptors: a socket accepted into another thread's context would be
+    // registered with that context's reactor from this thread, which its unlocked per-socket
+    // state (BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO) does not allow.
+    acceptor.non_blocking(true);
+    const auto protocol = acceptor.local_endpoint().protocol();
     size_t next = 0;
     while (acceptor.is_open()) {
-      auto& ctx = *contexts_[next++ % contexts_.size()];
-      auto [ec, socket] = co_await acceptor.async_accept(ctx, kUseTuple);
-      if (ec) {
-        if (ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;
-        // Out of descriptors and similar: back off instead of spinning.
-        spdlog::error("accept failed: {}", ec.message());
-        asio::steady_timer pause(acceptor.get_executor(), std::chrono::milliseconds(100));
-        co_await pause.async_wait(kUseTuple);
+      auto [wait_ec] = co_await acceptor.async_wait(tcp::acceptor::wait_read, kUseTuple);
+      if (wait_ec) {
+        if (wait_ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;
+        spdlog::error("accept failed: {}", wait_ec.message());
+        co_await pause(acceptor);
         continue;
       }
-      if (runtime_.active_sessions.load() >= runtime_.config.max_connections) {
-        runtime_.metrics.connections_rejected.Increment();
-        spdlog::warn("refusing connection: max_connections ({}) reached",
-                     runtime_.config.max_connections);
-        continue;  // the socket closes as it goes out of scope
+      while (acceptor.is_open()) {  // everything queued, then wait again
+        const int fd = ::accept4(acceptor.native_handle(), nullptr, nullptr, SOCK_CLOEXEC);
+        if (fd < 0) {
+          const int err = errno;
+          if (err == EAGAIN || err == EWOULDBLOCK) break;
+          if (err == EINTR || err == ECONNABORTED || err == EPROTO) continue;
+          // Out of descriptors and similar: back off instead of spinning.
+          spdlog::error("accept failed: {}", std::system_category().message(err));
+          co_await pause(acceptor);
+          break;
+        }
+        if (runtime_.active_sessions.load() + handing_over_.load() >=
+            runtime_.config.max_connections) {
+          runtime_.metrics.connections_rejected.Increment();
+          spdlog::warn("refusing connection: max_connections ({}) reached",
+                       runtime_.config.max_connections);
+          ::close(fd);
+          continue;
+        }
+        // Counted until its session exists, so a burst cannot pass max_connections.
+        handing_over_.fetch_add(1);
+        auto& ctx = *contexts_[next++ % contexts_.size()];
+        asio::post(ctx, [this, &ctx, protocol, fd] { start_session(ctx, protocol, fd); });
       }
-      auto session = std::make_shared<Session>(std::move(socket), runtime_);
-      track(session);
-      asio::co_spawn(session->executor(), run_session(session), asio::detached);
     }
+  }
+
+  static awaitable<void> pause(tcp::acceptor& acceptor) {
+    asio::steady_timer timer(acceptor.get_executor(), std::chrono::milliseconds(100));
+    co_await timer.async_wait(kUseTuple);
+  }
+
+  // On `ctx`'s own thread: the socket is registered with the reactor that serves it.
+  void start_session(asio::io_context& ctx, tcp protocol, int fd) {
+    boost::system::error_code ec;
+    tcp::socket socket(ctx);
+    socket.assign(protocol, fd, ec);
+    if (ec) {
+      handing_over_.fetch_sub(1);
+      ::close(fd);
+      spdlog::error("accept failed: {}", ec.message());
+      return;
+    }
+    auto session = std::make_shared<Session>(std::move(socket), runtime_);
+    handing_over_.fetch_sub(1);  // the session counts itself in active_sessions now
+    track(session);
+    asio::co_spawn(ctx, run_session(session), asio::detached);
   }
 
   static awaitable<void> release_spares(bool trim_heap) {
@@ -299,6 +346,7 @@ class Server {
   uint64_t subscription_ = 0;
   std::shared_ptr<const cluster::Topology> last_topology_;  // main thread only
   uint64_t primary_changes_seen_ = 0;
+  std::atomic<int64_t> handing_over_{0};  // accepted descriptors not yet in a session
   std::mutex sessions_mutex_;
   std::list<std::weak_ptr<Session>> sessions_;
   size_t tracked_since_sweep_ = 0;

@@ -223,7 +223,7 @@ awaitable<void> Session::write_client(codec::Bytes bytes) {
 awaitable<void> Session::write_upstream(codec::Bytes bytes) {
   auto [ec, n] = co_await upstream_.write_all(asio::buffer(bytes.data(), bytes.size()));
   if (ec) throw boost::system::system_error(ec);
-  rt_.metrics.client_bytes.Increment(static_cast<double>(bytes.size()));
+  rt_.metrics.add_client_bytes(bytes.size());
 }
 
 void Session::protocol_error(const char* where, const codec::ProtocolError& e) {
@@ -235,7 +235,7 @@ void SessionHost::on_compressed_request(codec::Compressor compressor) {
   rt_.metrics.compressed_messages.get(codec::compressor_name(compressor)).Increment();
 }
 
-void SessionHost::on_inspected(double seconds) { rt_.metrics.inspection_seconds.Observe(seconds); }
+void SessionHost::on_inspected(double seconds) { rt_.metrics.observe_inspection(seconds); }
 
 void SessionHost::on_blocked() { rt_.metrics.messages_blocked.Increment(); }
 
@@ -297,7 +297,7 @@ awaitable<void> Session::upstream_to_client() {
         co_return;
       }
       last_upstream_activity_ = std::chrono::steady_clock::now();
-      rt_.metrics.upstream_bytes.Increment(static_cast<double>(message.size()));
+      rt_.metrics.add_upstream_bytes(message.size());
       // Read before on_reply: `message` stays valid, and the driver gets the reply either way.
       const ReplySignals signals = read_reply_signals(
           message, std::max(rt_.config.max_message_bytes, codec::kDefaultMaxMessageBytes));

@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 
@@ -13,8 +14,13 @@
 
 namespace docguard::rules {
 
+namespace {
+std::atomic<uint64_t> g_next_engine_id{1};
+}  // namespace
+
 Engine::Engine(std::shared_ptr<const RuleSet> rules, Observer* observer)
     : observer_(observer),
+      id_(g_next_engine_id.fetch_add(1)),
       overflow_(std::make_unique<CollectionStats>(std::string(kOverflowLabel),
                                                   std::string(kOverflowLabel))),
       tracker_(rules->tracking().max_tracked_documents,
@@ -37,22 +43,35 @@ void Engine::set_clock_for_testing(std::function<Clock::time_point()> clock) {
 Engine::Clock::time_point Engine::now() const { return clock_ ? clock_() : Clock::now(); }
 
 CollectionStats* Engine::stats_for(std::string_view db, std::string_view coll) {
-  std::string& key = scratch().ns;
+  Scratch& sc = scratch();
+  std::string& key = sc.ns;
   key.assign(db).append(".").append(coll);
+  // Consecutive commands mostly name the same namespace: no shared lock (a cache line every io
+  // thread writes) and no hash for them. The overflow bucket is never remembered: a reload may
+  // raise max_namespaces and give the namespace its own statistics.
+  if (sc.last_engine == id_ && sc.last_ns == key) return sc.last_stats;
+  CollectionStats* found = nullptr;
   {
     std::shared_lock lock(namespaces_mutex_);
-    auto it = namespaces_.find(key);
-    if (it != namespaces_.end()) return it->second.get();
+    if (auto it = namespaces_.find(key); it != namespaces_.end()) found = it->second.get();
   }
-  std::unique_lock lock(namespaces_mutex_);
-  auto it = namespaces_.find(key);
-  if (it != namespaces_.end()) return it->second.get();
-  // Reload may lower the bound: namespaces already known keep their statistics.
-  if (namespaces_.size() >= rules_.load()->tracking().max_namespaces) return overflow_.get();
-  auto stats = std::make_unique<CollectionStats>(std::string(db), std::string(coll));
-  CollectionStats* raw = stats.get();
-  namespaces_.emplace(key, std::move(stats));
-  return raw;
+  if (found == nullptr) {
+    std::unique_lock lock(namespaces_mutex_);
+    if (auto it = namespaces_.find(key); it != namespaces_.end()) {
+      found = it->second.get();
+    } else if (namespaces_.size() >= rules_.load()->tracking().max_namespaces) {
+      // Reload may lower the bound: namespaces already known keep their statistics.
+      return overflow_.get();
+    } else {
+      auto stats = std::make_unique<CollectionStats>(std::string(db), std::string(coll));
+      found = stats.get();
+      namespaces_.emplace(key, std::move(stats));
+    }
+  }
+  sc.last_engine = id_;
+  sc.last_ns = key;
+  sc.last_stats = found;
+  return found;
 }
 
 std::shared_ptr<const NamespaceLimits> Engine::limits_for(CollectionStats* stats,

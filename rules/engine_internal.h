@@ -66,6 +66,11 @@ struct Scratch {
   std::vector<LogDecision> log_decisions;
   std::vector<RuleKind> kinds;
   std::string ns_buffer;
+  // The namespace this thread looked up last, and its statistics (namespaces are never removed,
+  // so the pointer stays valid for the engine's life).
+  uint64_t last_engine = 0;
+  std::string last_ns;
+  CollectionStats* last_stats = nullptr;
   const std::string& ns_of(std::string_view db, std::string_view coll) {
     ns_buffer.assign(db).append(".").append(coll);
     return ns_buffer;

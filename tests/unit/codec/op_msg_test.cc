@@ -98,6 +98,18 @@ TEST(OpMsg, RejectsDuplicateIdentifiersAndBodyClash) {
   auto clash_body = json(R"({"insert": "c", "$db": "t", "documents": []})");
   auto clash = OpMsgBuilder(1, 0).body(clash_body.get()).sequence("documents", {view(d)}).finish();
   EXPECT_EQ(kind_of(clash), "bad_op_msg");
+  // Any sequence's identifier clashes; a key that only shares a prefix does not.
+  auto second_body = json(R"({"bulkWrite": 1, "$db": "admin", "nsInfo": []})");
+  auto second = OpMsgBuilder(1, 0)
+                    .body(second_body.get())
+                    .sequence("ops", {view(d)})
+                    .sequence("nsInfo", {view(d)})
+                    .finish();
+  EXPECT_EQ(kind_of(second), "bad_op_msg");
+  auto prefix_body = json(R"({"insert": "c", "$db": "t", "document": 1, "documentsX": 2})");
+  auto prefix =
+      OpMsgBuilder(1, 0).body(prefix_body.get()).sequence("documents", {view(d)}).finish();
+  EXPECT_EQ(kind_of(prefix), "ok");
 }
 
 TEST(OpMsg, RejectsOverrunsAndBadBson) {

@@ -75,6 +75,41 @@ TEST(Failover, ReplyFamiliesAndGarbage) {
   EXPECT_EQ(state_change_code(truncated, kMax), 0);
 }
 
+TEST(Failover, OneReadOfTheReplyKeepsTheDriversOrder) {
+  // The top-level code wins over writeConcernError, which wins over writeErrors, whatever
+  // order the fields come in; each field counts at its first occurrence only.
+  EXPECT_EQ(state_change_code(msg_reply(R"({"writeErrors": [{"code": 189}],
+      "writeConcernError": {"code": 91}, "code": 10107, "ok": 0})"),
+                              kMax),
+            10107);
+  EXPECT_EQ(state_change_code(msg_reply(R"({"writeErrors": [{"code": 189}],
+      "writeConcernError": {"code": 91}, "code": 18, "ok": 0})"),
+                              kMax),
+            91);
+  EXPECT_EQ(state_change_code(msg_reply(R"({"writeErrors": [{"code": 189}],
+      "writeConcernError": {"code": 18}, "ok": 1})"),
+                              kMax),
+            189);
+  EXPECT_EQ(state_change_code(msg_reply(R"({"code": 18, "code": 91, "ok": 0})"), kMax), 0);
+  EXPECT_TRUE(
+      read_reply_signals(msg_reply(R"({"ismaster": false, "isWritablePrimary": true})"), kMax)
+          .hello_not_writable);
+  // A kind 1 section beside the body, a checksum, and a wrong kind.
+  auto body = json(R"({"ok": 0, "code": 91})");
+  auto cursor = json(R"({"x": 1})");
+  auto with_sequence =
+      codec::OpMsgBuilder(5, 7).body(body.get()).sequence("documents", {cursor.view()}).finish();
+  EXPECT_EQ(state_change_code(with_sequence, kMax), 91);
+  auto checksummed = msg_reply(R"({"ok": 0, "code": 189})");
+  checksummed[codec::kHeaderSize] |= static_cast<uint8_t>(codec::op_msg_flags::kChecksumPresent);
+  checksummed.resize(checksummed.size() + 4);
+  codec::store_le32(checksummed.data(), static_cast<int32_t>(checksummed.size()));
+  EXPECT_EQ(state_change_code(checksummed, kMax), 189);
+  auto bad_kind = msg_reply(R"({"ok": 0, "code": 189})");
+  bad_kind[codec::kHeaderSize + 4] = 7;
+  EXPECT_EQ(state_change_code(bad_kind, kMax), 0);
+}
+
 cluster::Topology replica_set(std::string primary, uint64_t generation) {
   cluster::Topology t;
   t.type = primary.empty() ? cluster::TopologyType::kReplicaSetNoPrimary

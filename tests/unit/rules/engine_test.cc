@@ -564,3 +564,27 @@ TEST(ExampleConfigTest, TheAnnotatedExampleParses) {
 
 }  // namespace
 }  // namespace docguard::rules
+
+namespace docguard::rules {
+namespace {
+
+TEST_F(EngineTest, EachEngineKeepsItsOwnNamespaceStatistics) {
+  // A thread remembers the namespace it looked up last; a second engine on the same thread (a
+  // test, or an engine built after another was destroyed) must not see the first one's.
+  use("rules:\n  - match: '*'\n    max_array_length: 100\n");
+  auto insert = request(R"({"insert": "c", "$db": "d", "documents": [{"_id": 1, "a": [1]}]})");
+  inspect(*insert);
+  inspect(*insert);
+  EXPECT_NE(engine->status_json().find("\"document_bytes\":{\"count\":2"), std::string::npos);
+  Engine other(rules("rules:\n  - match: '*'\n    max_array_length: 100\n"), nullptr);
+  other.inspect(insert->cmd, kCtx);
+  EXPECT_NE(other.status_json().find("\"document_bytes\":{\"count\":1"), std::string::npos);
+  inspect(*insert);
+  EXPECT_NE(engine->status_json().find("\"document_bytes\":{\"count\":3"), std::string::npos);
+  use("rules:\n  - match: '*'\n    max_array_length: 100\n");  // a new engine
+  inspect(*insert);
+  EXPECT_NE(engine->status_json().find("\"document_bytes\":{\"count\":1"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace docguard::rules

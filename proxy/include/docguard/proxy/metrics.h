@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "docguard/advisor/finding.h"
+#include "docguard/proxy/thread_cells.h"
 #include "docguard/rules/engine.h"
 
 namespace docguard::proxy {
@@ -71,7 +72,7 @@ class Metrics final : public rules::Observer {
  public:
   Metrics();
 
-  std::string serialize() const;  // Prometheus text exposition format
+  std::string serialize() const;  // Prometheus text exposition format (folds the cells first)
   // Refreshes the gauges computed at scrape time from the engine's state.
   void update_array_gauges(const rules::Engine& engine);
   // docguard_findings{db,collection,kind,severity}: the advisor's findings, counted.
@@ -80,12 +81,14 @@ class Metrics final : public rules::Observer {
   prometheus::Counter& connections_total;
   prometheus::Gauge& connections_active;
   prometheus::Counter& connections_rejected;
-  prometheus::Counter&
-      client_bytes;  // docguard_message_bytes_total{direction="client_to_upstream"}
-  prometheus::Counter&
-      upstream_bytes;  // docguard_message_bytes_total{direction="upstream_to_client"}
+  // Per message, so counted in this thread's cells (see ThreadCells).
+  // docguard_message_bytes_total{direction="client_to_upstream"}
+  void add_client_bytes(size_t n) { cells_.increment(client_bytes_, static_cast<double>(n)); }
+  // docguard_message_bytes_total{direction="upstream_to_client"}
+  void add_upstream_bytes(size_t n) { cells_.increment(upstream_bytes_, static_cast<double>(n)); }
+  // docguard_inspection_seconds
+  void observe_inspection(double seconds) { cells_.observe(inspection_seconds_, seconds); }
   prometheus::Counter& messages_blocked;
-  prometheus::Histogram& inspection_seconds;
   LabeledCounter protocol_errors;      // {kind}
   LabeledCounter upstream_errors;      // {kind}
   LabeledCounter compressed_messages;  // {compressor}
@@ -117,6 +120,16 @@ class Metrics final : public rules::Observer {
                     rules::Action action) override;
 
  private:
+  // The cells of a labeled series, found in this thread's index (no lock); the shared index
+  // resolves the series on this thread's first use of the label set. `bounds`: a histogram's.
+  template <typename Metric, typename Make>
+  ThreadCells::Handle cells_for(MetricIndex<Metric>& index, std::string_view key, const Make& make,
+                                const ThreadCells::Bounds* bounds = nullptr);
+
+  // Declared before every handle into it.
+  mutable ThreadCells cells_;
+  ThreadCells::Handle client_bytes_, upstream_bytes_, inspection_seconds_;
+
   prometheus::Family<prometheus::Counter>& commands_;
   prometheus::Family<prometheus::Histogram>& document_size_;
   prometheus::Family<prometheus::Histogram>& array_length_;

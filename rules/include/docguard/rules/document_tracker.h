@@ -7,12 +7,10 @@
 
 #include <array>
 #include <cstdint>
-#include <list>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -39,19 +37,46 @@ class DocumentTracker {
   size_t size() const;
 
  private:
+  static constexpr uint32_t kNone = UINT32_MAX;
+  // Entries live in one vector per shard and are reused in place once evicted or forgotten, so
+  // a full tracker takes in a new document without allocating: the key and path strings keep
+  // their capacity. (A std::list node plus a hash node per document cost four allocations per
+  // insert, and a cache miss per pointer followed.)
   struct Entry {
+    uint64_t hash = 0;
+    uint32_t prev = kNone, next = kNone;  // LRU order: prev is more recent; free list: next
     std::string key;
     std::vector<std::pair<std::string, uint32_t>> lengths;
+    size_t used_lengths = 0;  // lengths[0, used_lengths) are live; the rest keep their storage
   };
+  // Open addressing, linear probing, no tombstones (backward-shift deletion). A slot holds the
+  // hash's upper 32 bits and the entry index + 1 (0: empty), so a probe compares the full key
+  // only when the tags agree.
   struct Shard {
     mutable std::mutex mutex;
-    std::list<Entry> lru;  // most recent first
-    std::unordered_map<std::string_view, std::list<Entry>::iterator> index;
+    std::vector<Entry> entries;
+    std::vector<uint64_t> slots;  // size is a power of two, at most half full
+    uint32_t head = kNone, tail = kNone, free = kNone;
+    uint32_t live = 0;
     uint32_t capacity = 0;
   };
   static constexpr size_t kShards = 8;
-  Shard& shard_for(std::string_view key);
-  void evict(Shard& shard);
+
+  static uint64_t hash_of(std::string_view key);
+  Shard& shard_for(uint64_t hash) { return shards_[hash % kShards]; }
+  // The entry index of `key`, or kNone; *slot_out gets the slot it sits in (if found).
+  static uint32_t find(const Shard& s, uint64_t hash, std::string_view key, size_t* slot_out);
+  static void insert_slot(Shard& s, uint64_t hash, uint32_t index);
+  static void erase_slot(Shard& s, size_t slot);
+  static void grow_slots(Shard& s);
+  static void unlink(Shard& s, uint32_t index);
+  static void push_front(Shard& s, uint32_t index);
+  static void touch(Shard& s, uint32_t index);
+  // Removes the entry (its slot already erased) and puts it on the free list.
+  static void release(Shard& s, uint32_t index);
+  static void evict(Shard& s);
+  void record_locked(Shard& s, uint64_t hash, std::string_view key, std::string_view path,
+                     uint32_t length);
 
   std::array<Shard, kShards> shards_;
   uint32_t max_fields_;

@@ -141,6 +141,8 @@ class Engine {
 
   std::atomic<std::shared_ptr<const RuleSet>> rules_;
   Observer* observer_;
+  // Tells this engine's entries in a thread's stats_for cache from another engine's.
+  const uint64_t id_;
 
   using StringHash = codec::StringHash;
   mutable std::shared_mutex namespaces_mutex_;

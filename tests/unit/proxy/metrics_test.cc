@@ -1,0 +1,140 @@
+// The per-message metrics are counted in per-thread cells and folded into the exported series at
+// scrape time: /metrics must show what direct updates of the series would have shown.
+#include "docguard/proxy/metrics.h"
+
+#include <gtest/gtest.h>
+#include <prometheus/registry.h>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "docguard/proxy/thread_cells.h"
+
+namespace docguard::proxy {
+namespace {
+
+bool has_line(const std::string& text, const std::string& line) {
+  return text.find("\n" + line + "\n") != std::string::npos;
+}
+
+TEST(ThreadCellsTest, FoldAddsWhatEveryThreadCountedSinceTheLastFold) {
+  prometheus::Registry registry;
+  auto& counter = prometheus::BuildCounter().Name("c").Register(registry).Add({});
+  const ThreadCells::Bounds bounds{1, 10, 100};
+  auto& histogram = prometheus::BuildHistogram().Name("h").Register(registry).Add({}, bounds);
+  auto& direct = prometheus::BuildHistogram().Name("d").Register(registry).Add({}, bounds);
+
+  ThreadCells cells;
+  const auto c = cells.add(counter);
+  const auto h = cells.add(histogram, bounds);
+  EXPECT_EQ(cells.add(counter).slot, c.slot);  // one registration per series
+
+  const std::vector<double> values{0.5, 1, 2, 10, 11, 100, 1000};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 1000; ++i) cells.increment(c, 2);
+      for (double v : values) cells.observe(h, v);
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (int t = 0; t < 4; ++t) {
+    for (double v : values) direct.Observe(v);
+  }
+  EXPECT_EQ(counter.Value(), 0);  // nothing until the fold
+  cells.fold();
+  EXPECT_EQ(counter.Value(), 8000);
+  const auto folded = histogram.Collect().histogram;
+  const auto expected = direct.Collect().histogram;
+  EXPECT_EQ(folded.sample_count, expected.sample_count);
+  EXPECT_DOUBLE_EQ(folded.sample_sum, expected.sample_sum);
+  ASSERT_EQ(folded.bucket.size(), expected.bucket.size());
+  for (size_t i = 0; i < folded.bucket.size(); ++i) {
+    EXPECT_EQ(folded.bucket[i].cumulative_count, expected.bucket[i].cumulative_count) << i;
+  }
+
+  cells.fold();  // nothing new: nothing added twice
+  EXPECT_EQ(counter.Value(), 8000);
+  cells.increment(c);
+  cells.observe(h, 5);
+  cells.fold();
+  EXPECT_EQ(counter.Value(), 8001);
+  EXPECT_EQ(histogram.Collect().histogram.sample_count, expected.sample_count + 1);
+}
+
+TEST(ThreadCellsTest, ManySeriesAcrossChunks) {
+  prometheus::Registry registry;
+  auto& family = prometheus::BuildCounter().Name("many").Register(registry);
+  ThreadCells cells;
+  std::vector<prometheus::Counter*> series;
+  for (int i = 0; i < 2000; ++i) {
+    auto& counter = family.Add({{"i", std::to_string(i)}});
+    series.push_back(&counter);
+    const auto handle = cells.find("k" + std::to_string(i), [&] { return cells.add(counter); });
+    cells.increment(handle, i);
+  }
+  std::thread other([&] {
+    for (int i = 0; i < 2000; i += 7) {
+      cells.increment(cells.find("k" + std::to_string(i), [&] { return cells.add(*series[i]); }));
+    }
+  });
+  other.join();
+  cells.fold();
+  for (int i = 0; i < 2000; ++i) {
+    EXPECT_EQ(series[i]->Value(), i + (i % 7 == 0 ? 1 : 0)) << i;
+  }
+}
+
+TEST(MetricsTest, ScrapeShowsThePerMessageMetrics) {
+  Metrics metrics;
+  std::thread io([&] {
+    metrics.on_command("shop", "items", "insert");
+    metrics.on_document_size("shop", "items", "insert", 300);
+    metrics.on_array_length("shop", "items", "tags", 3);
+    metrics.on_array_push("shop", "items", "tags", 2);
+    metrics.on_read("shop", "items", true);
+    metrics.on_lookup("shop", "items", "users");
+    metrics.on_violation("shop", "items", "max_array_length", rules::Action::kWarn);
+    metrics.add_client_bytes(100);
+    metrics.add_upstream_bytes(40);
+    metrics.observe_inspection(3e-6);
+  });
+  io.join();
+  metrics.on_command("shop", "items", "insert");
+  metrics.add_client_bytes(1);
+  const std::string text = metrics.serialize();
+  EXPECT_TRUE(
+      has_line(text, R"(docguard_commands_total{collection="items",command="insert",db="shop"} 2)"))
+      << text;
+  EXPECT_TRUE(
+      has_line(text, R"(docguard_message_bytes_total{direction="client_to_upstream"} 101)"));
+  EXPECT_TRUE(has_line(text, R"(docguard_message_bytes_total{direction="upstream_to_client"} 40)"));
+  EXPECT_TRUE(has_line(
+      text,
+      R"(docguard_document_size_bytes_bucket{collection="items",db="shop",source="insert",le="1024"} 1)"));
+  EXPECT_TRUE(has_line(
+      text,
+      R"(docguard_document_size_bytes_sum{collection="items",db="shop",source="insert"} 300)"));
+  EXPECT_TRUE(has_line(
+      text, R"(docguard_array_length_bucket{collection="items",db="shop",field="tags",le="5"} 1)"));
+  EXPECT_TRUE(has_line(
+      text, R"(docguard_array_push_elements_total{collection="items",db="shop",field="tags"} 2)"));
+  EXPECT_TRUE(has_line(text, R"(docguard_reads_total{collection="items",db="shop"} 1)"));
+  EXPECT_TRUE(
+      has_line(text, R"(docguard_reads_with_lookup_total{collection="items",db="shop"} 1)"));
+  EXPECT_TRUE(
+      has_line(text, R"(docguard_lookup_total{collection="items",db="shop",from="users"} 1)"));
+  EXPECT_TRUE(has_line(
+      text,
+      R"(docguard_violations_total{action="warn",collection="items",db="shop",rule="max_array_length"} 1)"));
+  EXPECT_TRUE(has_line(text, R"(docguard_inspection_seconds_bucket{le="5e-06"} 1)"));
+  EXPECT_TRUE(has_line(text, R"(docguard_inspection_seconds_count 1)"));
+  // A second scrape adds nothing that was already folded.
+  EXPECT_TRUE(
+      has_line(metrics.serialize(),
+               R"(docguard_commands_total{collection="items",command="insert",db="shop"} 2)"));
+}
+
+}  // namespace
+}  // namespace docguard::proxy

@@ -1,0 +1,36 @@
+#include "docguard/proxy/stream.h"
+
+#include <sys/socket.h>
+
+#include <cerrno>
+
+namespace docguard::proxy {
+
+namespace asio = boost::asio;
+
+asio::awaitable<std::tuple<Stream::error_code, size_t>> Stream::read_plain(asio::mutable_buffer b) {
+  if (!watch_) watch_ = std::make_unique<ReadWatch>(ReadinessPoller::of(plain_.get_executor()));
+  while (true) {
+    // The descriptor is read each time: after close() it is -1, never a number the process has
+    // since given to another connection.
+    const int fd = plain_.native_handle();
+    if (watch_->maybe_readable) {
+      const ssize_t n = ::recv(fd, b.data(), b.size(), MSG_DONTWAIT);
+      if (n > 0) {
+        // A short receive took everything the socket had: the next one waits for an edge.
+        watch_->maybe_readable = static_cast<size_t>(n) == b.size();
+        co_return std::tuple{error_code{}, static_cast<size_t>(n)};
+      }
+      if (n == 0) co_return std::tuple{error_code(asio::error::eof), size_t{0}};
+      if (errno == EINTR) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK) {
+        co_return std::tuple{error_code(errno, boost::system::system_category()), size_t{0}};
+      }
+      watch_->maybe_readable = false;
+    }
+    auto [ec] = co_await watch_->poller->async_wait(*watch_, fd, kUseTuple);
+    if (ec) co_return std::tuple{ec, size_t{0}};
+  }
+}
+
+}  // namespace docguard::proxy

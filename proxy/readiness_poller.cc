@@ -4,6 +4,7 @@
 
 #include <array>
 #include <boost/asio/associated_cancellation_slot.hpp>
+#include <boost/asio/error.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/system/system_error.hpp>
 #include <cerrno>
@@ -74,6 +75,8 @@ void ReadinessPoller::complete(ReadWatch& watch, error_code ec) {
   unlink(watch);
   asio::get_associated_cancellation_slot(handler).clear();
   resume(std::move(handler), ec);
+  // The last waiter gave up (closed, cancelled): no wait left to keep the context busy.
+  if (ec && waiting_ == 0 && armed_) events_.cancel();
 }
 
 void ReadinessPoller::resume(Handler handler, error_code ec) {
@@ -89,7 +92,11 @@ void ReadinessPoller::arm() {
   armed_ = true;
   events_.async_wait(asio::posix::stream_descriptor::wait_read, [this](const error_code& ec) {
     armed_ = false;
-    if (ec) return;  // the context is shutting down
+    if (ec) {
+      // Cancelled when nobody waited; someone may have started waiting since.
+      if (ec == asio::error::operation_aborted) arm();
+      return;
+    }
     harvest();
   });
 }

@@ -9,6 +9,11 @@ namespace docguard::proxy {
 namespace asio = boost::asio;
 
 asio::awaitable<std::tuple<Stream::error_code, size_t>> Stream::read_plain(asio::mutable_buffer b) {
+  if (b.size() >= kStreamingReadBytes) {
+    // The rest of a large message: it is on its way, so Asio's receive-first path usually finds
+    // bytes, and one thread's set would wake for each chunk of few sockets.
+    co_return co_await plain_.async_read_some(b, kUseTuple);
+  }
   if (!watch_) watch_ = std::make_unique<ReadWatch>(ReadinessPoller::of(plain_.get_executor()));
   while (true) {
     // The descriptor is read each time: after close() it is -1, never a number the process has

@@ -73,7 +73,9 @@ class Stream {
   static constexpr auto kUseTuple = boost::asio::as_tuple(boost::asio::use_awaitable);
 
   // Receives without TLS: waits for readiness first when the last receive found the socket
-  // empty, then takes what the socket has (see readiness_poller.h).
+  // empty, then takes what the socket has (see readiness_poller.h). A buffer of at least
+  // kStreamingReadBytes (the rest of a large message) goes through Asio's receive instead.
+  static constexpr size_t kStreamingReadBytes = 64 * 1024;
   boost::asio::awaitable<std::tuple<error_code, size_t>> read_plain(boost::asio::mutable_buffer b);
   void forget_watch() {
     if (watch_) watch_->poller->forget(*watch_);

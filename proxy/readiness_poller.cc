@@ -69,12 +69,16 @@ void ReadinessPoller::start(ReadWatch& watch, int fd, Handler handler) {
   arm();
 }
 
-void ReadinessPoller::complete(ReadWatch& watch, error_code ec) {
-  if (!watch.waiter) return;
+ReadinessPoller::Handler ReadinessPoller::take(ReadWatch& watch) {
   Handler handler(std::move(watch.waiter));  // leaves watch.waiter empty
   unlink(watch);
   asio::get_associated_cancellation_slot(handler).clear();
-  resume(std::move(handler), ec);
+  return handler;
+}
+
+void ReadinessPoller::complete(ReadWatch& watch, error_code ec) {
+  if (!watch.waiter) return;
+  resume(take(watch), ec);
   // The last waiter gave up (closed, cancelled): no wait left to keep the context busy.
   if (ec && waiting_ == 0 && armed_) events_.cancel();
 }
@@ -104,11 +108,19 @@ void ReadinessPoller::arm() {
 void ReadinessPoller::harvest() {
   std::array<epoll_event, 128> events;
   const int n = ::epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), 0);
+  // Every ready waiter is taken before any runs: a session that runs may close sockets whose
+  // events are in this batch. They run here, in this handler, rather than each posted: this is
+  // their executor's thread, and they resume in the order the kernel reported them.
+  std::vector<Handler> ready;
+  ready.swap(ready_);
   for (int i = 0; i < n; ++i) {
     auto& watch = *static_cast<ReadWatch*>(events[static_cast<size_t>(i)].data.ptr);
     watch.maybe_readable = true;
-    complete(watch, {});
+    if (watch.waiter) ready.push_back(take(watch));
   }
+  for (Handler& handler : ready) std::move(handler)(error_code{});
+  ready.clear();
+  ready_.swap(ready);  // keeps the capacity for the next wake-up
   // More may be ready than one call returns: the re-arm reports the set again if so.
   arm();
 }

@@ -2,6 +2,8 @@
 
 #include <sys/socket.h>
 
+#include <boost/asio/bind_allocator.hpp>
+#include <boost/asio/recycling_allocator.hpp>
 #include <cerrno>
 
 namespace docguard::proxy {
@@ -33,7 +35,10 @@ asio::awaitable<std::tuple<Stream::error_code, size_t>> Stream::read_plain(asio:
       }
       watch_->maybe_readable = false;
     }
-    auto [ec] = co_await watch_->poller->async_wait(*watch_, fd, kUseTuple);
+    // The waiter is type-erased while it waits: Asio's per-thread recycling allocator holds it
+    // instead of malloc.
+    auto [ec] = co_await watch_->poller->async_wait(
+        *watch_, fd, asio::bind_allocator(asio::recycling_allocator<void>(), kUseTuple));
     if (ec) co_return std::tuple{ec, size_t{0}};
   }
 }

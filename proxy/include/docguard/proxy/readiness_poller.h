@@ -16,6 +16,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <cstddef>
+#include <vector>
 
 namespace docguard::proxy {
 
@@ -66,6 +67,7 @@ class ReadinessPoller : public boost::asio::execution_context::service {
   using Handler = boost::asio::any_completion_handler<void(boost::system::error_code)>;
   void shutdown() override;
   void start(ReadWatch& watch, int fd, Handler handler);
+  Handler take(ReadWatch& watch);  // the watch's waiter, no longer waiting
   void complete(ReadWatch& watch, boost::system::error_code ec);
   void resume(Handler handler, boost::system::error_code ec);
   void arm();
@@ -78,6 +80,7 @@ class ReadinessPoller : public boost::asio::execution_context::service {
   bool armed_ = false;
   size_t waiting_ = 0;
   ReadWatch* waiters_ = nullptr;
+  std::vector<Handler> ready_;  // harvest()'s scratch list, kept for its capacity
 };
 
 }  // namespace docguard::proxy

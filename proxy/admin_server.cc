@@ -140,8 +140,14 @@ awaitable<HttpResponse> route_admin(const std::string& method, const std::string
     std::string body = rt.engine.status_json();
     if (!body.empty() && body.front() == '{') {
       // Which io backend serves the sockets (epoll or io_uring).
-      body.insert(1, std::string("\"io_backend\":\"") + io_backend_name() + "\"" +
-                         (body.size() > 2 ? "," : ""));
+      std::string member = std::string("\"io_backend\":\"") + io_backend_name() + "\"";
+      if (const std::string fallback = io_backend_fallback_reason(); !fallback.empty()) {
+        // An io_uring build re-executed this epoll one: say why.
+        member += ",\"io_backend_fallback\":\"";
+        log::Fields::escape_into(member, fallback);
+        member += "\"";
+      }
+      body.insert(1, body.size() > 2 ? member + "," : member);
     }
     if (topology && !body.empty() && body.front() == '{') {
       std::string member = "\"upstream\":{\"uri\":\"";

@@ -12,12 +12,27 @@
 #include <string_view>
 
 namespace docguard::proxy {
+namespace {
+
+// Set for the re-executed epoll binary: the reason travels through its environment.
+constexpr const char* kFallbackReasonVariable = "DOCGUARD_IO_FALLBACK_REASON";
+
+}  // namespace
 
 const char* io_backend_name() {
 #ifdef DOCGUARD_IO_URING
   return "io_uring";
 #else
   return "epoll";
+#endif
+}
+
+std::string io_backend_fallback_reason() {
+#ifdef DOCGUARD_IO_URING
+  return "";
+#else
+  const char* why = std::getenv(kFallbackReasonVariable);
+  return why != nullptr ? why : "";
 #endif
 }
 
@@ -54,6 +69,7 @@ bool ensure_io_backend(char** argv) {
   if (!ec && ::access(fallback.c_str(), X_OK) == 0) {
     std::cerr << "docguard: io_uring unavailable (" << why << "): running " << fallback.string()
               << " (epoll) instead\n";
+    ::setenv(kFallbackReasonVariable, why.c_str(), 1);
     ::execv(fallback.c_str(), argv);
     std::cerr << "docguard: cannot execute " << fallback.string() << ": " << std::strerror(errno)
               << "\n";

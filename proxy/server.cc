@@ -78,11 +78,13 @@ class Server {
       return 2;
     }
     if (!start_monitor(main)) return 2;
+    const std::string fallback = io_backend_fallback_reason();
     spdlog::info(
         "docguard {} listening on {}, upstream {}, admin http://{}/metrics, {} threads, io backend "
-        "{}",
+        "{}{}",
         DOCGUARD_VERSION, runtime_.config.listen.to_string(), runtime_.router->uri().redacted,
-        runtime_.config.admin.to_string(), contexts_.size(), io_backend_name());
+        runtime_.config.admin.to_string(), contexts_.size(), io_backend_name(),
+        fallback.empty() ? "" : " (fallback from io_uring: " + fallback + ")");
 
     asio::co_spawn(main, accept_loop(acceptor), asio::detached);
     asio::co_spawn(main, serve_admin(admin, runtime_), asio::detached);

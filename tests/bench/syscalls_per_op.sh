@@ -6,6 +6,7 @@
 #
 #   tests/bench/syscalls_per_op.sh [BUILD_DIR] [-n OPS] [-c CONNS] [--strace] [--callgrind]
 #                                  [--targets "haproxy docguard mongobetween"]
+#                                  [--load "-m big -b 1048576"]
 #
 # - syscalls/op and context switches/op: `perf stat -e raw_syscalls:sys_enter,context-switches
 #   -p PID` (kernel tracepoint counters; no ptrace, so the proxy runs at full speed and batches
@@ -16,6 +17,7 @@
 #   load run (OPS/8 operations): user-space instructions per operation (kernel work is not
 #   counted: see the syscalls). This machine's VM has no hardware counters for `perf stat -e
 #   instructions`; valgrind 3.19 cannot run an io_uring build (it never sees completions).
+# --load replaces the small-op mix with other load generator arguments (e.g. 1 MiB inserts).
 # Prints one line per target: target=... ops=... syscalls_per_op=... csw_per_op=... [ir_per_op=...]
 # mongobetween is included when MONGOBETWEEN_BIN (or .tools/bin/mongobetween) is executable.
 set -euo pipefail
@@ -23,6 +25,7 @@ here=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$here"
 build=build-bench
 ops=40000 conns=16 use_strace=0 use_cg=0 targets="haproxy docguard mongobetween" extra_args=()
+load_args="-m mix"
 while (($#)); do
   case "$1" in
     -n) ops=$2; shift ;;
@@ -31,7 +34,8 @@ while (($#)); do
     --callgrind) use_cg=1 ;;
     --targets) targets=$2; shift ;;
     --docguard-arg) extra_args+=("$2"); shift ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    --load) load_args=$2; shift ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) build=$1 ;;
   esac
   shift
@@ -109,7 +113,8 @@ EOF
   wait_port "$tport"
 }
 load() {  # $1 = port, $2 = ops
-  $bin/docguard_load -u "mongodb://127.0.0.1:$1/?appname=sysc" -m mix -t "$conns" -c "$conns" \
+  # shellcheck disable=SC2086
+  $bin/docguard_load -u "mongodb://127.0.0.1:$1/?appname=sysc" $load_args -t "$conns" -c "$conns" \
     -d 600 -n "$2" 2>>"$run/load.err"
 }
 field() { sed -n "s/.*\b$1=\([0-9.]*\).*/\1/p" <<<"$2"; }
@@ -119,7 +124,8 @@ for t in $targets; do
     echo "target=mongobetween skipped: no executable at $mb (set MONGOBETWEEN_BIN)"; continue
   fi
   start_target "$t"
-  load "$tport" 2000 >/dev/null  # warm up: first connections, allocator, page faults
+  # warm up: first connections, allocator, page faults (fewer for short runs of large inserts)
+  load "$tport" $((ops < 8000 ? ops / 4 + 1 : 2000)) >/dev/null
   perf stat -x, -e raw_syscalls:sys_enter,context-switches,task-clock -p "$tpid" -o "$run/perf.$t" &
   ppid=$!
   sleep 0.3

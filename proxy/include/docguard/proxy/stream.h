@@ -12,6 +12,8 @@
 #include <memory>
 #include <string>
 
+#include "docguard/proxy/readiness_poller.h"
+
 namespace docguard::proxy {
 
 class Stream {
@@ -20,6 +22,15 @@ class Stream {
   using error_code = boost::system::error_code;
 
   explicit Stream(tcp::socket socket) : plain_(std::move(socket)) {}
+  Stream(Stream&&) = default;
+  Stream& operator=(Stream&& other) {
+    forget_watch();  // before the socket it names is closed by the assignment
+    plain_ = std::move(other.plain_);
+    tls_ = std::move(other.tls_);
+    watch_ = std::move(other.watch_);
+    return *this;
+  }
+  ~Stream() { forget_watch(); }
 
   // Wraps the connected socket in TLS and runs the handshake. For a client handshake,
   // `server_name` is sent as SNI and checked against the certificate (unless empty).
@@ -35,13 +46,19 @@ class Stream {
   // Not coroutines themselves: they hand back the operation's awaitable, so a read or write
   // costs no extra coroutine frame.
   boost::asio::awaitable<std::tuple<error_code, size_t>> read_some(boost::asio::mutable_buffer b) {
+#ifdef DOCGUARD_IO_URING
+    // A receive is a ring entry there, with no speculative attempt to save.
     return tls_ ? tls_->async_read_some(b, kUseTuple) : plain_.async_read_some(b, kUseTuple);
+#else
+    return tls_ ? tls_->async_read_some(b, kUseTuple) : read_plain(b);
+#endif
   }
   boost::asio::awaitable<std::tuple<error_code, size_t>> write_all(boost::asio::const_buffer b) {
     return tls_ ? boost::asio::async_write(*tls_, b, WholeBuffer{}, kUseTuple)
                 : boost::asio::async_write(plain_, b, WholeBuffer{}, kUseTuple);
   }
   void close() {
+    forget_watch();
     error_code ec;
     socket().shutdown(tcp::socket::shutdown_both, ec);
     socket().close(ec);
@@ -54,10 +71,21 @@ class Stream {
     size_t operator()(const error_code& ec, size_t) const { return ec ? 0 : size_t{1} << 30; }
   };
   static constexpr auto kUseTuple = boost::asio::as_tuple(boost::asio::use_awaitable);
+
+  // Receives without TLS: waits for readiness first when the last receive found the socket
+  // empty, then takes what the socket has (see readiness_poller.h). A buffer of at least
+  // kStreamingReadBytes (the rest of a large message) goes through Asio's receive instead.
+  static constexpr size_t kStreamingReadBytes = 64 * 1024;
+  boost::asio::awaitable<std::tuple<error_code, size_t>> read_plain(boost::asio::mutable_buffer b);
+  void forget_watch() {
+    if (watch_) watch_->poller->forget(*watch_);
+  }
+
   // When TLS is on, the socket lives inside tls_ and plain_ is a moved-from shell kept only
   // for its executor.
   tcp::socket plain_;
   std::unique_ptr<boost::asio::ssl::stream<tcp::socket>> tls_;
+  std::unique_ptr<ReadWatch> watch_;  // made on the first plain receive
 };
 
 }  // namespace docguard::proxy

@@ -27,7 +27,7 @@ class InboundBuffer {
 
   // The next complete message (header included), consumed; empty if more bytes are needed.
   // Throws ProtocolError as soon as a header declares a length outside [16, max]. The view
-  // stays valid until the next call to writable() or shrink().
+  // stays valid until the next call to writable(), shrink() or release().
   Bytes next_message();
 
   size_t pending() const { return end_ - start_; }
@@ -36,6 +36,16 @@ class InboundBuffer {
   // kept as this thread's spare, so a connection sending large messages one after another
   // reuses it instead of mapping and faulting in fresh memory for each.
   void shrink();
+  // No block at all when nothing is pending: a small block goes to this thread's pool, where
+  // the next writable() of any buffer on the thread takes it back; a large one is kept as by
+  // shrink(). For a connection that waits for data without a buffer (readiness, then a read):
+  // an idle connection then holds no receive memory.
+  void release();
+
+  // Small blocks this thread keeps for release()d buffers, at most kMaxPooledBlocks (about as
+  // many as connections of one thread receive at the same moment).
+  static size_t pooled_blocks();
+  static constexpr size_t kMaxPooledBlocks = 64;
 
   // Frees this thread's spare block if no buffer took it for `idle` (a per-thread timer calls
   // this, so a burst of large messages does not pin memory forever).
@@ -49,6 +59,8 @@ class InboundBuffer {
 
  private:
   void reserve(size_t needed);
+  // The block to the thread's pool (small) or spare (large), or freed; leaves no block.
+  void give_back_block();
 
   uint32_t max_message_bytes_;
   std::unique_ptr<uint8_t[]> data_;

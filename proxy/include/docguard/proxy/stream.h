@@ -37,6 +37,17 @@ class Stream {
   boost::asio::awaitable<std::tuple<error_code, size_t>> read_some(boost::asio::mutable_buffer b) {
     return tls_ ? tls_->async_read_some(b, kUseTuple) : plain_.async_read_some(b, kUseTuple);
   }
+  // Plain TCP: waits until the socket has bytes (or end of stream) without lending it a buffer,
+  // then reads what is there without waiting (would_block when nothing). A connection waiting
+  // for its next message then holds no receive buffer. TLS reads go through read_some, since
+  // the TLS layer may hold decrypted bytes the socket no longer shows.
+  boost::asio::awaitable<std::tuple<error_code>> wait_readable() {
+    return plain_.async_wait(tcp::socket::wait_read, kUseTuple);
+  }
+  size_t read_ready(boost::asio::mutable_buffer b, error_code& ec) {
+    if (!plain_.non_blocking()) plain_.non_blocking(true, ec);
+    return ec ? 0 : plain_.read_some(b, ec);
+  }
   boost::asio::awaitable<std::tuple<error_code, size_t>> write_all(boost::asio::const_buffer b) {
     return tls_ ? boost::asio::async_write(*tls_, b, WholeBuffer{}, kUseTuple)
                 : boost::asio::async_write(plain_, b, WholeBuffer{}, kUseTuple);

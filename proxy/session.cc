@@ -185,15 +185,21 @@ awaitable<std::pair<boost::system::error_code, codec::Bytes>> Session::next_mess
       if (ec) co_return std::pair{ec, codec::Bytes{}};
       n = got;
     } else {
-      // Between messages the buffer goes back to the thread (large blocks to its spare), and
-      // the wait for the next bytes holds none: an idle connection costs no receive memory.
-      in.release();
-      auto [wait_ec] = co_await stream.wait_readable();
-      if (wait_ec) co_return std::pair{wait_ec, codec::Bytes{}};
+      if (!in.last_read_filled()) {
+        // The last read emptied the socket. Between messages the buffer goes back to the
+        // thread (large blocks to its spare), and the wait for the next bytes holds none: an
+        // idle connection costs no receive memory.
+        in.release();
+        auto [wait_ec] = co_await stream.wait_readable();
+        if (wait_ec) co_return std::pair{wait_ec, codec::Bytes{}};
+      }
       const auto space = in.writable();
       boost::system::error_code ec;
       n = stream.read_ready(asio::buffer(space.data(), space.size()), ec);
-      if (ec == asio::error::would_block || ec == asio::error::try_again) continue;
+      if (ec == asio::error::would_block || ec == asio::error::try_again) {
+        in.commit(0);  // nothing there after all: wait next time
+        continue;
+      }
       if (ec) co_return std::pair{ec, codec::Bytes{}};
     }
     in.commit(n);

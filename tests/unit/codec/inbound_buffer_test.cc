@@ -103,6 +103,18 @@ TEST(InboundBuffer, ReleaseLeavesNoBlockAndTheNextBufferReusesIt) {
   EXPECT_EQ(feed(a, m, 7).size(), 1u);
 }
 
+TEST(InboundBuffer, SaysWhetherTheLastReadFilledTheRoomOffered) {
+  auto m = testing::op_msg(R"({"ping": 1, "$db": "admin"})", 1);
+  InboundBuffer in(kDefaultMaxMessageBytes);
+  auto space = in.writable();
+  std::memcpy(space.data(), m.data(), 16);
+  in.commit(16);
+  EXPECT_FALSE(in.last_read_filled());  // less than offered: the socket had no more
+  space = in.writable();
+  in.commit(space.size());             // as if the socket had the rest and the next messages
+  EXPECT_TRUE(in.last_read_filled());  // all of it: there may be more to read at once
+}
+
 TEST(InboundBuffer, ReleaseKeepsAPartialMessage) {
   auto m = testing::op_msg(R"({"ping": 1, "$db": "admin"})", 1);
   InboundBuffer in(kDefaultMaxMessageBytes);

@@ -23,7 +23,13 @@ class InboundBuffer {
   // Where the next read may write: room for at least what the message being received still
   // needs (the whole of it when its header is in), allocated without zero-filling.
   std::span<uint8_t> writable();
-  void commit(size_t n) { end_ += n; }
+  void commit(size_t n) {
+    end_ += n;
+    last_read_filled_ = end_ == capacity_;
+  }
+  // Whether the last commit() filled all the room writable() offered: the socket may well
+  // have more, so reading again before waiting for readiness is likely to find some.
+  bool last_read_filled() const { return last_read_filled_; }
 
   // The next complete message (header included), consumed; empty if more bytes are needed.
   // Throws ProtocolError as soon as a header declares a length outside [16, max]. The view
@@ -63,6 +69,7 @@ class InboundBuffer {
   void give_back_block();
 
   uint32_t max_message_bytes_;
+  bool last_read_filled_ = false;
   std::unique_ptr<uint8_t[]> data_;
   size_t capacity_ = 0;
   size_t start_ = 0;

@@ -224,7 +224,9 @@ class Server {
       }
       auto session = std::make_shared<Session>(std::move(socket), runtime_);
       track(session);
-      asio::co_spawn(session->executor(), run_session(session), asio::detached);
+      // run(session) holds the session and logs what ends it: no wrapper coroutine, whose
+      // frame would live as long as the connection.
+      asio::co_spawn(session->executor(), session->run(session), asio::detached);
     }
   }
 
@@ -236,14 +238,6 @@ class Server {
       if (ec) co_return;
       codec::InboundBuffer::release_spare_if_unused(std::chrono::seconds(5));
       if (trim_heap) malloc_trim(0);
-    }
-  }
-
-  static awaitable<void> run_session(std::shared_ptr<Session> session) {
-    try {
-      co_await session->run();
-    } catch (const std::exception& e) {
-      spdlog::error("session ended by an unexpected error: {}", e.what());
     }
   }
 

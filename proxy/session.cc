@@ -73,8 +73,28 @@ Session::~Session() {
   rt_.metrics.connections_active.Decrement();
 }
 
-awaitable<void> Session::run() {
-  auto self = shared_from_this();
+awaitable<void> Session::run(std::shared_ptr<Session> self) {
+  // The relay's frames live as long as the connection: this one holds only `self` and what
+  // the two awaits below need; the handshake's state lives in open()'s frame, gone by then.
+  try {
+    if (!co_await open()) co_return;
+    const auto& c = rt_.config;
+    auto shortest = c.frame_timeout;
+    if (c.idle_timeout.count() > 0) shortest = std::min(shortest, c.idle_timeout);
+    if (c.upstream_timeout.count() > 0) shortest = std::min(shortest, c.upstream_timeout);
+    SessionSweep::of(client_.get_executor())
+        .add(*this, client_.get_executor(), SessionSweep::period_for(shortest));
+    // Two plain coroutines rather than a parallel group of them: what awaits both costs more
+    // memory per connection than either direction does.
+    asio::co_spawn(client_.get_executor(), upstream_to_client(self), asio::detached);
+    co_await client_to_upstream();
+  } catch (const std::exception& e) {
+    spdlog::error("session ended by an unexpected error: {}", e.what());
+  }
+  stop();
+}
+
+awaitable<bool> Session::open() {
   boost::system::error_code ec;
   client_.socket().set_option(tcp::no_delay(true), ec);
 
@@ -88,7 +108,7 @@ awaitable<void> Session::run() {
       rt_.metrics.protocol_errors.get(codec::errors::kTlsHandshake).Increment();
       spdlog::warn("closing connection from {}: TLS handshake failed: {}", peer_, why);
       client_.close();
-      co_return;
+      co_return false;
     }
   }
 
@@ -104,27 +124,11 @@ awaitable<void> Session::run() {
       co_await refuse_first_request(failure);
     }
     client_.close();
-    co_return;
+    co_return false;
   }
   spdlog::debug("client {} connected, upstream {}", peer_, server_);
-
   last_client_activity_ = last_upstream_activity_ = std::chrono::steady_clock::now();
-  const auto& c = rt_.config;
-  auto shortest = c.frame_timeout;
-  if (c.idle_timeout.count() > 0) shortest = std::min(shortest, c.idle_timeout);
-  if (c.upstream_timeout.count() > 0) shortest = std::min(shortest, c.upstream_timeout);
-  SessionSweep::of(client_.get_executor())
-      .add(*this, client_.get_executor(), SessionSweep::period_for(shortest));
-  // Two plain coroutines rather than a parallel group of them: what awaits both costs more
-  // memory per connection than either direction does.
-  asio::co_spawn(client_.get_executor(), relay_replies(self), asio::detached);
-  co_await client_to_upstream();
-  stop();
-}
-
-awaitable<void> Session::relay_replies(std::shared_ptr<Session> self) {
-  co_await self->upstream_to_client();
-  self->stop();
+  co_return true;
 }
 
 void Session::stop() {
@@ -314,7 +318,7 @@ awaitable<void> Session::handle_request(codec::Bytes message) {
   }
 }
 
-awaitable<void> Session::upstream_to_client() {
+awaitable<void> Session::upstream_to_client(std::shared_ptr<Session> self) {
   try {
     while (true) {
       auto [ec, message] = co_await next_message(upstream_, upstream_in_, upstream_frame_started_);
@@ -359,6 +363,7 @@ awaitable<void> Session::upstream_to_client() {
   } catch (const boost::system::system_error& e) {
     spdlog::debug("client {}: {}", peer_, e.what());
   }
+  self->stop();
 }
 
 }  // namespace docguard::proxy

@@ -42,8 +42,9 @@ class Session : public std::enable_shared_from_this<Session>, private SweepItem 
   Session(boost::asio::ip::tcp::socket client, ProxyRuntime& runtime);
   ~Session();
 
-  // Connects upstream and relays until either side closes.
-  boost::asio::awaitable<void> run();
+  // Connects upstream and relays until either side closes. `self` (this session) keeps it
+  // alive while it runs, so the caller may co_spawn it and drop its own reference.
+  boost::asio::awaitable<void> run(std::shared_ptr<Session> self);
   // Asks the session to close once no request is in flight (graceful shutdown). Must be called
   // on the session's executor.
   void drain();
@@ -58,9 +59,12 @@ class Session : public std::enable_shared_from_this<Session>, private SweepItem 
 
   // The two directions of the relay. Either one ending ends the session (stop()), which ends the
   // other: its socket operations fail once the sockets are closed.
+  // The TLS handshake (if configured), and selecting and connecting the upstream server;
+  // false when the session cannot relay (the client was answered and closed).
+  boost::asio::awaitable<bool> open();
   boost::asio::awaitable<void> client_to_upstream();
-  boost::asio::awaitable<void> upstream_to_client();
-  static boost::asio::awaitable<void> relay_replies(std::shared_ptr<Session> self);
+  // Spawned on its own: `self` keeps the session alive while it runs.
+  boost::asio::awaitable<void> upstream_to_client(std::shared_ptr<Session> self);
   // Closes both connections (once); the relay's coroutines then end.
   void stop();
   // Reads until `in` holds a whole message and returns a view of it (valid until the next

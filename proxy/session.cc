@@ -319,6 +319,7 @@ awaitable<void> Session::handle_request(codec::Bytes message) {
 }
 
 awaitable<void> Session::upstream_to_client(std::shared_ptr<Session> self) {
+  // Every way out reaches stop() below: no co_return in here.
   try {
     while (true) {
       auto [ec, message] = co_await next_message(upstream_, upstream_in_, upstream_frame_started_);
@@ -330,7 +331,7 @@ awaitable<void> Session::upstream_to_client(std::shared_ptr<Session> self) {
           // A server that closes connections may be going away: the monitor checks now.
           rt_.router->suspect(server_);
         }
-        co_return;
+        break;
       }
       last_upstream_activity_ = std::chrono::steady_clock::now();
       rt_.metrics.upstream_bytes.Increment(static_cast<double>(message.size()));
@@ -353,7 +354,7 @@ awaitable<void> Session::upstream_to_client(std::shared_ptr<Session> self) {
       }
       if (draining_ && conversation_.outstanding() == 0) {
         client_.close();
-        co_return;
+        break;
       }
     }
   } catch (const codec::ProtocolError& e) {
@@ -362,6 +363,8 @@ awaitable<void> Session::upstream_to_client(std::shared_ptr<Session> self) {
                   e.kind(), e.what());
   } catch (const boost::system::system_error& e) {
     spdlog::debug("client {}: {}", peer_, e.what());
+  } catch (const std::exception& e) {
+    spdlog::error("session ended by an unexpected error: {}", e.what());
   }
   self->stop();
 }

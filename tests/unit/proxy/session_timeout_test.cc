@@ -1,6 +1,7 @@
 // Session timeouts (frame_timeout, idle_timeout, upstream_timeout), checked by the io_context's
 // SessionSweep: each closes the client connection and the session's own upstream connection and
-// is counted; a client that keeps talking is not closed; a session that ends leaves the sweep.
+// is counted; a client that keeps talking is not closed; either side closing ends the session,
+// which leaves the sweep.
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -44,13 +45,16 @@ std::vector<uint8_t> read_message(tcp::socket& s, boost::system::error_code& ec)
   return out;
 }
 
-// Upstream that answers `ping` with {ok: 1} unless told to stay silent, and notes when the
-// proxy closes the connection.
+// Upstream that answers `ping` with {ok: 1} (kAnswers), never answers (kSilent), or sends the
+// first half of its reply and closes the connection (kHalfThenClose), and notes when the proxy
+// closes the connection.
+enum class Behaviour { kAnswers, kSilent, kHalfThenClose };
+
 class Upstream {
  public:
-  explicit Upstream(bool silent)
+  explicit Upstream(Behaviour behaviour)
       : acceptor_(ioc_, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0)) {
-    thread_ = std::thread([this, silent] {
+    thread_ = std::thread([this, behaviour] {
       boost::system::error_code ec;
       tcp::socket s(ioc_);
       acceptor_.accept(s, ec);
@@ -58,12 +62,18 @@ class Upstream {
       while (true) {
         auto request = read_message(s, ec);
         if (ec) break;
-        if (silent) continue;
+        if (behaviour == Behaviour::kSilent) continue;
         codec::OwnedBson ok;
         BSON_APPEND_DOUBLE(ok.get(), "ok", 1.0);
+        BSON_APPEND_UTF8(ok.get(), "pad", std::string(4000, 'p').c_str());
         const auto reply = codec::OpMsgBuilder(1000, codec::read_header(request.data()).request_id)
                                .body(ok.get())
                                .finish();
+        if (behaviour == Behaviour::kHalfThenClose) {
+          asio::write(s, asio::buffer(reply.data(), reply.size() / 2), ec);
+          std::this_thread::sleep_for(milliseconds(50));
+          return;  // the socket closes
+        }
         asio::write(s, asio::buffer(reply), ec);
       }
       closed_by_proxy_ = ec == asio::error::eof || ec == asio::error::connection_reset;
@@ -144,7 +154,7 @@ ProxyConfig limits(milliseconds frame, milliseconds idle, milliseconds upstream)
 }
 
 TEST(SessionTimeouts, StalledFrameClosesClientAndUpstream) {
-  Upstream upstream(false);
+  Upstream upstream(Behaviour::kAnswers);
   Harness h(upstream.port(), limits(milliseconds(300), milliseconds(0), milliseconds(0)));
   const auto request = ping(1);
   asio::write(h.client, asio::buffer(request.data(), 10));  // part of a header, then nothing
@@ -159,7 +169,7 @@ TEST(SessionTimeouts, StalledFrameClosesClientAndUpstream) {
 }
 
 TEST(SessionTimeouts, IdleClientIsClosedAfterIdleTimeout) {
-  Upstream upstream(false);
+  Upstream upstream(Behaviour::kAnswers);
   Harness h(upstream.port(), limits(milliseconds(30000), milliseconds(300), milliseconds(0)));
   boost::system::error_code ec;
   asio::write(h.client, asio::buffer(ping(1)), ec);
@@ -173,7 +183,7 @@ TEST(SessionTimeouts, IdleClientIsClosedAfterIdleTimeout) {
 }
 
 TEST(SessionTimeouts, ClientThatKeepsTalkingIsNotIdle) {
-  Upstream upstream(false);
+  Upstream upstream(Behaviour::kAnswers);
   Harness h(upstream.port(), limits(milliseconds(30000), milliseconds(400), milliseconds(0)));
   boost::system::error_code ec;
   for (int32_t id = 1; id <= 8; ++id) {  // about 1.2 s, three idle timeouts
@@ -187,7 +197,7 @@ TEST(SessionTimeouts, ClientThatKeepsTalkingIsNotIdle) {
 }
 
 TEST(SessionTimeouts, SilentUpstreamWithARequestInFlightIsClosed) {
-  Upstream upstream(true);
+  Upstream upstream(Behaviour::kSilent);
   Harness h(upstream.port(), limits(milliseconds(30000), milliseconds(0), milliseconds(300)));
   const double before =
       h.runtime.metrics.upstream_errors.get(codec::errors::upstream::kTimeout).Value();
@@ -204,8 +214,22 @@ TEST(SessionTimeouts, SilentUpstreamWithARequestInFlightIsClosed) {
   EXPECT_EQ(h.runtime.metrics.upstream_errors.get(codec::errors::upstream::kClosed).Value(), 0);
 }
 
+TEST(SessionTimeouts, UpstreamClosingMidReplyClosesTheClient) {
+  Upstream upstream(Behaviour::kHalfThenClose);
+  Harness h(upstream.port(), limits(milliseconds(30000), milliseconds(0), milliseconds(0)));
+  boost::system::error_code ec;
+  asio::write(h.client, asio::buffer(ping(1)), ec);
+  // The half reply is not forwarded, and the client learns at once.
+  std::vector<uint8_t> got(8192);
+  size_t n = 0;
+  while (!ec) n += h.client.read_some(asio::buffer(got.data() + n, got.size() - n), ec);
+  EXPECT_TRUE(ec == asio::error::eof || ec == asio::error::connection_reset) << ec.message();
+  EXPECT_EQ(n, 0u);
+  EXPECT_EQ(h.runtime.metrics.upstream_errors.get(codec::errors::upstream::kClosed).Value(), 1);
+}
+
 TEST(SessionTimeouts, ClientLeavingEndsTheSessionAndItsSweep) {
-  Upstream upstream(false);
+  Upstream upstream(Behaviour::kAnswers);
   // A sweep period of seconds: the io thread must still stop at once when the session ends.
   Harness h(upstream.port(), limits(milliseconds(30000), milliseconds(20000), milliseconds(0)));
   boost::system::error_code ec;

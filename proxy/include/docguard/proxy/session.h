@@ -69,7 +69,7 @@ class Session : public std::enable_shared_from_this<Session>, private SweepItem 
   void stop();
   // Reads until `in` holds a whole message and returns a view of it (valid until the next
   // call), or the read error. A declared length outside the limits throws ProtocolError.
-  // `frame_started` is set while a partial message is buffered (for the watchdog).
+  // `frame_started` is set while a partial message is buffered (for frame_timeout).
   boost::asio::awaitable<std::pair<boost::system::error_code, codec::Bytes>> next_message(
       Stream& stream, codec::InboundBuffer& in, TimePoint& frame_started);
   boost::asio::awaitable<void> write_client(codec::Bytes bytes);

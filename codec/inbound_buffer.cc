@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 namespace docguard::codec {
 namespace {
@@ -15,6 +16,10 @@ struct SpareBlock {
 };
 thread_local SpareBlock t_spare;
 
+// Blocks of kIdleCapacity given back by idle connections (release()), for the next connection
+// of this thread that receives data.
+thread_local std::vector<std::unique_ptr<uint8_t[]>> t_small_blocks;
+
 }  // namespace
 
 void InboundBuffer::reserve(size_t needed) {
@@ -27,7 +32,10 @@ void InboundBuffer::reserve(size_t needed) {
   if (needed <= capacity_) return;
   size_t grown = std::max(needed, kIdleCapacity);
   std::unique_ptr<uint8_t[]> bigger;
-  if (grown > kMinSpareBytes && t_spare.capacity >= grown) {
+  if (grown == kIdleCapacity && capacity_ == 0 && !t_small_blocks.empty()) {
+    bigger = std::move(t_small_blocks.back());
+    t_small_blocks.pop_back();
+  } else if (grown > kMinSpareBytes && t_spare.capacity >= grown) {
     bigger = std::move(t_spare.data);
     grown = t_spare.capacity;
     t_spare.capacity = 0;
@@ -67,17 +75,33 @@ Bytes InboundBuffer::next_message() {
   return message;
 }
 
-void InboundBuffer::shrink() {
-  if (pending() != 0 || capacity_ <= kIdleCapacity) return;
-  if (capacity_ > kMinSpareBytes && capacity_ <= kMaxSpareBytes && capacity_ > t_spare.capacity) {
+void InboundBuffer::give_back_block() {
+  if (capacity_ == kIdleCapacity) {
+    if (t_small_blocks.size() < kMaxPooledBlocks) t_small_blocks.push_back(std::move(data_));
+  } else if (capacity_ > kMinSpareBytes && capacity_ <= kMaxSpareBytes &&
+             capacity_ > t_spare.capacity) {
     t_spare.data = std::move(data_);
     t_spare.capacity = capacity_;
     t_spare.since = std::chrono::steady_clock::now();
   }
-  data_.reset(new uint8_t[kIdleCapacity]);
-  capacity_ = kIdleCapacity;
+  data_.reset();
+  capacity_ = 0;
   start_ = end_ = 0;
 }
+
+void InboundBuffer::shrink() {
+  if (pending() != 0 || capacity_ <= kIdleCapacity) return;
+  give_back_block();
+  data_.reset(new uint8_t[kIdleCapacity]);
+  capacity_ = kIdleCapacity;
+}
+
+void InboundBuffer::release() {
+  if (pending() != 0 || capacity_ == 0) return;
+  give_back_block();
+}
+
+size_t InboundBuffer::pooled_blocks() { return t_small_blocks.size(); }
 
 void InboundBuffer::release_spare_if_unused(std::chrono::steady_clock::duration idle) {
   if (t_spare.capacity > 0 && std::chrono::steady_clock::now() - t_spare.since >= idle) {

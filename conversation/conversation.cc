@@ -11,11 +11,12 @@ namespace docguard::conversation {
 
 namespace {
 
-// Buffers grown past this for a large message are released afterwards.
-constexpr size_t kKeepBufferBytes = 64 * 1024;
-
+// Nothing is kept between messages. Almost every use replaces a scratch buffer wholesale (a
+// decompressed message, a rewritten reply or request is a new vector), so keeping its capacity
+// saves no allocation, while an idle connection would hold a copy of the last reply rewritten
+// for it (the handshake's hello reply) for as long as it stays open.
 void trim(std::vector<uint8_t>& buffer) {
-  if (buffer.capacity() > kKeepBufferBytes) std::vector<uint8_t>().swap(buffer);
+  if (buffer.capacity() > 0) std::vector<uint8_t>().swap(buffer);
 }
 
 bool is_reply_more_to_come(codec::Bytes message) {
@@ -56,7 +57,11 @@ Conversation::Conversation(rules::Engine& engine, const ConversationSettings& se
     : engine_(engine), settings_(settings), host_(host), peer_(std::move(peer)) {}
 
 void Conversation::release_request_buffer() { trim(request_scratch_); }
-void Conversation::release_reply_buffer() { trim(reply_scratch_); }
+void Conversation::release_reply_buffer() {
+  trim(reply_scratch_);
+  // The bucket array stays after the last entry is erased: drop it, most requests add none.
+  if (pending_.empty() && pending_.bucket_count() > 1) decltype(pending_)().swap(pending_);
+}
 
 bool Conversation::upstream_accepts(codec::Compressor compressor) const {
   return std::find(upstream_compressors_.begin(), upstream_compressors_.end(), compressor) !=

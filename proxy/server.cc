@@ -274,7 +274,9 @@ class Server {
     auto session = std::make_shared<Session>(std::move(socket), runtime_);
     handing_over_.fetch_sub(1);  // the session counts itself in active_sessions now
     track(session);
-    asio::co_spawn(ctx, run_session(session), asio::detached);
+    // run(session) holds the session and logs what ends it: no wrapper coroutine, whose frame
+    // would live as long as the connection.
+    asio::co_spawn(ctx, session->run(session), asio::detached);
   }
 
   static awaitable<void> release_spares(bool trim_heap) {
@@ -285,14 +287,6 @@ class Server {
       if (ec) co_return;
       codec::InboundBuffer::release_spare_if_unused(std::chrono::seconds(5));
       if (trim_heap) malloc_trim(0);
-    }
-  }
-
-  static awaitable<void> run_session(std::shared_ptr<Session> session) {
-    try {
-      co_await session->run();
-    } catch (const std::exception& e) {
-      spdlog::error("session ended by an unexpected error: {}", e.what());
     }
   }
 

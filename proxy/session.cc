@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/connect.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/read.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -59,9 +61,7 @@ Session::Session(tcp::socket client, ProxyRuntime& runtime)
       // Replies may be as large as the server allows, whatever docguard's request limit.
       upstream_in_(std::max(runtime.config.max_message_bytes, codec::kDefaultMaxMessageBytes)),
       host_(runtime),
-      conversation_(runtime.engine, runtime.conversation, peer_, host_),
-      client_write_done_(client_.get_executor()),
-      wake_(client_.get_executor()) {
+      conversation_(runtime.engine, runtime.conversation, peer_, host_) {
   rt_.active_sessions.fetch_add(1);
   rt_.metrics.connections_total.Increment();
   rt_.metrics.connections_active.Increment();
@@ -73,8 +73,28 @@ Session::~Session() {
   rt_.metrics.connections_active.Decrement();
 }
 
-awaitable<void> Session::run() {
-  auto self = shared_from_this();
+awaitable<void> Session::run(std::shared_ptr<Session> self) {
+  // The relay's frames live as long as the connection: this one holds only `self` and what
+  // the two awaits below need; the handshake's state lives in open()'s frame, gone by then.
+  try {
+    if (!co_await open()) co_return;
+    const auto& c = rt_.config;
+    auto shortest = c.frame_timeout;
+    if (c.idle_timeout.count() > 0) shortest = std::min(shortest, c.idle_timeout);
+    if (c.upstream_timeout.count() > 0) shortest = std::min(shortest, c.upstream_timeout);
+    SessionSweep::of(client_.get_executor())
+        .add(*this, client_.get_executor(), SessionSweep::period_for(shortest));
+    // Two plain coroutines rather than a parallel group of them: what awaits both costs more
+    // memory per connection than either direction does.
+    asio::co_spawn(client_.get_executor(), upstream_to_client(self), asio::detached);
+    co_await client_to_upstream();
+  } catch (const std::exception& e) {
+    spdlog::error("session ended by an unexpected error: {}", e.what());
+  }
+  stop();
+}
+
+awaitable<bool> Session::open() {
   boost::system::error_code ec;
   client_.socket().set_option(tcp::no_delay(true), ec);
 
@@ -88,7 +108,7 @@ awaitable<void> Session::run() {
       rt_.metrics.protocol_errors.get(codec::errors::kTlsHandshake).Increment();
       spdlog::warn("closing connection from {}: TLS handshake failed: {}", peer_, why);
       client_.close();
-      co_return;
+      co_return false;
     }
   }
 
@@ -104,13 +124,18 @@ awaitable<void> Session::run() {
       co_await refuse_first_request(failure);
     }
     client_.close();
-    co_return;
+    co_return false;
   }
   spdlog::debug("client {} connected, upstream {}", peer_, server_);
-
   last_client_activity_ = last_upstream_activity_ = std::chrono::steady_clock::now();
-  co_await (client_to_upstream() || upstream_to_client() || watchdog());
+  co_return true;
+}
+
+void Session::stop() {
+  if (closed_) return;
   closed_ = true;
+  SessionSweep::of(client_.get_executor()).remove(*this);
+  if (client_write_done_) client_write_done_->cancel();
   client_.close();
   upstream_.close();
   spdlog::debug("client {} closed", peer_);
@@ -151,72 +176,82 @@ awaitable<std::pair<boost::system::error_code, codec::Bytes>> Session::next_mess
       frame_started = in.pending() > 0 ? std::chrono::steady_clock::now() : TimePoint{};
       co_return std::pair{boost::system::error_code{}, message};
     }
-    if (in.pending() == 0 && in.capacity() > codec::InboundBuffer::kIdleCapacity) {
-      // After a large message: back to a small buffer so an idle connection stays small; the
-      // large block waits as this thread's spare for the next large message.
-      in.shrink();
+    size_t n = 0;
+    if (stream.is_tls()) {
+      if (in.pending() == 0 && in.capacity() > codec::InboundBuffer::kIdleCapacity) {
+        // After a large message: back to a small buffer so an idle connection stays small; the
+        // large block waits as this thread's spare for the next large message.
+        in.shrink();
+      }
+      // One read takes whatever the socket has: often the whole message, or several.
+      const auto space = in.writable();
+      auto [ec, got] = co_await stream.read_some(asio::buffer(space.data(), space.size()));
+      if (ec) co_return std::pair{ec, codec::Bytes{}};
+      n = got;
+    } else {
+      if (!in.last_read_filled()) {
+        // The last read emptied the socket. Between messages the buffer goes back to the
+        // thread (large blocks to its spare), and the wait for the next bytes holds none: an
+        // idle connection costs no receive memory.
+        in.release();
+        auto [wait_ec] = co_await stream.wait_readable();
+        if (wait_ec) co_return std::pair{wait_ec, codec::Bytes{}};
+      }
+      const auto space = in.writable();
+      boost::system::error_code ec;
+      n = stream.read_ready(asio::buffer(space.data(), space.size()), ec);
+      if (ec == asio::error::would_block || ec == asio::error::try_again) {
+        in.commit(0);  // nothing there after all: wait next time
+        continue;
+      }
+      if (ec) co_return std::pair{ec, codec::Bytes{}};
     }
-    // One read takes whatever the socket has: often the whole message, or several.
-    const auto space = in.writable();
-    auto [ec, n] = co_await stream.read_some(asio::buffer(space.data(), space.size()));
-    if (ec) co_return std::pair{ec, codec::Bytes{}};
     in.commit(n);
     if (frame_started == TimePoint{}) frame_started = std::chrono::steady_clock::now();
   }
 }
 
-awaitable<void> Session::watchdog() {
-  using std::chrono::milliseconds;
+void Session::check_timeouts(TimePoint now) {
   const auto& c = rt_.config;
-  auto shortest = c.frame_timeout;
-  if (c.idle_timeout.count() > 0) shortest = std::min(shortest, c.idle_timeout);
-  if (c.upstream_timeout.count() > 0) shortest = std::min(shortest, c.upstream_timeout);
-  const auto period = std::clamp(shortest / 4, milliseconds(50), milliseconds(5000));
-  asio::steady_timer timer(client_.get_executor());
-  while (true) {
-    timer.expires_after(period);
-    auto [ec] = co_await timer.async_wait(kUseTuple);
-    if (ec) co_return;  // cancelled: the session is ending
-    const auto now = std::chrono::steady_clock::now();
-    const char* reason = nullptr;
-    if (client_frame_started_ != TimePoint{} && now - client_frame_started_ > c.frame_timeout) {
-      reason = codec::errors::kClientFrameTimeout;
-    } else if (upstream_frame_started_ != TimePoint{} &&
-               now - upstream_frame_started_ > c.frame_timeout) {
-      reason = "upstream_frame_timeout";
-    } else if (c.idle_timeout.count() > 0 && conversation_.outstanding() == 0 &&
-               client_frame_started_ == TimePoint{} &&
-               now - last_client_activity_ > c.idle_timeout) {
-      reason = codec::errors::kIdleTimeout;
-    } else if (c.upstream_timeout.count() > 0 && conversation_.outstanding() > 0 &&
-               now - std::max(last_upstream_activity_, last_client_activity_) >
-                   c.upstream_timeout) {
-      reason = "upstream_timeout";
-    }
-    if (reason != nullptr) {
-      if (std::string_view(reason).starts_with("upstream")) {
-        rt_.metrics.upstream_errors.get(codec::errors::upstream::kTimeout).Increment();
-      } else {
-        rt_.metrics.protocol_errors.get(reason).Increment();
-      }
-      spdlog::warn("closing connection from {}: {}", peer_, reason);
-      co_return;
-    }
+  const char* reason = nullptr;
+  if (client_frame_started_ != TimePoint{} && now - client_frame_started_ > c.frame_timeout) {
+    reason = codec::errors::kClientFrameTimeout;
+  } else if (upstream_frame_started_ != TimePoint{} &&
+             now - upstream_frame_started_ > c.frame_timeout) {
+    reason = "upstream_frame_timeout";
+  } else if (c.idle_timeout.count() > 0 && conversation_.outstanding() == 0 &&
+             client_frame_started_ == TimePoint{} && now - last_client_activity_ > c.idle_timeout) {
+    reason = codec::errors::kIdleTimeout;
+  } else if (c.upstream_timeout.count() > 0 && conversation_.outstanding() > 0 &&
+             now - std::max(last_upstream_activity_, last_client_activity_) > c.upstream_timeout) {
+    reason = "upstream_timeout";
   }
+  if (reason == nullptr) return;
+  if (std::string_view(reason).starts_with("upstream")) {
+    rt_.metrics.upstream_errors.get(codec::errors::upstream::kTimeout).Increment();
+  } else {
+    rt_.metrics.protocol_errors.get(reason).Increment();
+  }
+  spdlog::warn("closing connection from {}: {}", peer_, reason);
+  stop();
 }
 
 awaitable<void> Session::write_client(codec::Bytes bytes) {
   // Both directions may answer the client (relayed replies, replies docguard makes itself):
   // one write at a time so messages never interleave.
   while (client_writing_) {
-    client_write_done_.expires_at(asio::steady_timer::time_point::max());
-    co_await client_write_done_.async_wait(kUseTuple);
+    // Made on first use: most sessions never have both directions writing at once.
+    if (!client_write_done_) {
+      client_write_done_ = std::make_unique<asio::steady_timer>(client_.get_executor());
+    }
+    client_write_done_->expires_at(asio::steady_timer::time_point::max());
+    co_await client_write_done_->async_wait(kUseTuple);
     if (closed_) co_return;
   }
   client_writing_ = true;
   auto [ec, n] = co_await client_.write_all(asio::buffer(bytes.data(), bytes.size()));
   client_writing_ = false;
-  client_write_done_.cancel();
+  if (client_write_done_) client_write_done_->cancel();
   if (ec) throw boost::system::system_error(ec);
 }
 
@@ -249,7 +284,8 @@ awaitable<void> Session::client_to_upstream() {
       if (draining_ && conversation_.outstanding() == 0) co_return;
       auto [ec, message] = co_await next_message(client_, client_in_, client_frame_started_);
       if (ec) {
-        if (client_in_.pending() > 0) {
+        // After stop() (a timeout, the upstream side ending) the client did not leave.
+        if (client_in_.pending() > 0 && !closed_) {
           // Gone in the middle of a message: nothing of it was forwarded.
           rt_.metrics.protocol_errors.get(codec::errors::kTruncatedFrame).Increment();
           spdlog::info("client {} disconnected in the middle of a message", peer_);
@@ -282,19 +318,20 @@ awaitable<void> Session::handle_request(codec::Bytes message) {
   }
 }
 
-awaitable<void> Session::upstream_to_client() {
+awaitable<void> Session::upstream_to_client(std::shared_ptr<Session> self) {
+  // Every way out reaches stop() below: no co_return in here.
   try {
     while (true) {
       auto [ec, message] = co_await next_message(upstream_, upstream_in_, upstream_frame_started_);
       if (ec) {
-        // Aborted means the client side ended first and cancelled this read.
-        if (ec != asio::error::operation_aborted) {
+        // Closed means the client side ended first (or a timeout): the upstream did not close.
+        if (!closed_ && ec != asio::error::operation_aborted) {
           rt_.metrics.upstream_errors.get(codec::errors::upstream::kClosed).Increment();
           spdlog::info("upstream closed the connection of client {} (server {})", peer_, server_);
           // A server that closes connections may be going away: the monitor checks now.
           rt_.router->suspect(server_);
         }
-        co_return;
+        break;
       }
       last_upstream_activity_ = std::chrono::steady_clock::now();
       rt_.metrics.add_upstream_bytes(message.size());
@@ -317,7 +354,7 @@ awaitable<void> Session::upstream_to_client() {
       }
       if (draining_ && conversation_.outstanding() == 0) {
         client_.close();
-        co_return;
+        break;
       }
     }
   } catch (const codec::ProtocolError& e) {
@@ -326,7 +363,10 @@ awaitable<void> Session::upstream_to_client() {
                   e.kind(), e.what());
   } catch (const boost::system::system_error& e) {
     spdlog::debug("client {}: {}", peer_, e.what());
+  } catch (const std::exception& e) {
+    spdlog::error("session ended by an unexpected error: {}", e.what());
   }
+  self->stop();
 }
 
 }  // namespace docguard::proxy

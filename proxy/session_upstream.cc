@@ -70,17 +70,18 @@ awaitable<std::string> Session::select_and_connect(bool* no_writable) {
       spdlog::debug("client {} waits for a writable upstream server", peer_);
     }
     // Woken by on_topology; the short period also re-reads suspicions that expired.
-    waiting_for_server_ = true;
-    wake_.expires_after(std::min<std::chrono::steady_clock::duration>(
-        deadline - now, std::chrono::milliseconds(100)));
-    co_await wake_.async_wait(kUseTuple);
-    waiting_for_server_ = false;
+    asio::steady_timer wake(client_.get_executor(),
+                            std::min<std::chrono::steady_clock::duration>(
+                                deadline - now, std::chrono::milliseconds(100)));
+    wake_ = &wake;
+    co_await wake.async_wait(kUseTuple);
+    wake_ = nullptr;
   }
 }
 
 void Session::on_topology(std::shared_ptr<const cluster::Topology> topology) {
-  if (waiting_for_server_) {
-    wake_.cancel();
+  if (wake_ != nullptr) {
+    wake_->cancel();
     return;
   }
   if (server_.empty() || leaving_ || closed_) return;

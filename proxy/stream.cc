@@ -43,4 +43,39 @@ asio::awaitable<std::tuple<Stream::error_code, size_t>> Stream::read_plain(asio:
   }
 }
 
+asio::awaitable<std::tuple<Stream::error_code>> Stream::wait_readable() {
+#ifdef DOCGUARD_IO_URING
+  return plain_.async_wait(tcp::socket::wait_read, kUseTuple);  // one ring entry
+#else
+  if (!watch_) watch_ = std::make_unique<ReadWatch>(ReadinessPoller::of(plain_.get_executor()));
+  return watch_->poller->async_wait(
+      *watch_, plain_.native_handle(),
+      asio::bind_allocator(asio::recycling_allocator<void>(), kUseTuple));
+#endif
+}
+
+size_t Stream::read_ready(asio::mutable_buffer b, error_code& ec) {
+  ec = {};
+  while (true) {
+    const ssize_t n = ::recv(plain_.native_handle(), b.data(), b.size(), MSG_DONTWAIT);
+    if (n > 0) {
+      // A short receive took everything the socket had: the next wait needs a new edge.
+      if (watch_ && static_cast<size_t>(n) < b.size()) watch_->maybe_readable = false;
+      return static_cast<size_t>(n);
+    }
+    if (n == 0) {
+      ec = asio::error::eof;
+      return 0;
+    }
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      if (watch_) watch_->maybe_readable = false;
+      ec = asio::error::would_block;
+    } else {
+      ec = error_code(errno, boost::system::system_category());
+    }
+    return 0;
+  }
+}
+
 }  // namespace docguard::proxy

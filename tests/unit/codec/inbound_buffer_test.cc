@@ -87,6 +87,66 @@ TEST(InboundBuffer, LargeBlocksAreReusedThroughTheThreadSpare) {
   EXPECT_EQ(InboundBuffer::spare_capacity(), 0u);
 }
 
+TEST(InboundBuffer, ReleaseLeavesNoBlockAndTheNextBufferReusesIt) {
+  auto m = testing::op_msg(R"({"ping": 1, "$db": "admin"})", 1);
+  InboundBuffer a(kDefaultMaxMessageBytes);
+  InboundBuffer b(kDefaultMaxMessageBytes);
+  ASSERT_EQ(feed(a, m, m.size()).size(), 1u);
+  const size_t pooled = InboundBuffer::pooled_blocks();
+  a.release();
+  EXPECT_EQ(a.capacity(), 0u);  // idle: no receive memory at all
+  EXPECT_EQ(InboundBuffer::pooled_blocks(), pooled + 1);
+  b.writable();  // another connection of the thread receives: it takes the pooled block
+  EXPECT_EQ(b.capacity(), InboundBuffer::kIdleCapacity);
+  EXPECT_EQ(InboundBuffer::pooled_blocks(), pooled);
+  // A released buffer works as before.
+  EXPECT_EQ(feed(a, m, 7).size(), 1u);
+}
+
+TEST(InboundBuffer, SaysWhetherTheLastReadFilledTheRoomOffered) {
+  auto m = testing::op_msg(R"({"ping": 1, "$db": "admin"})", 1);
+  InboundBuffer in(kDefaultMaxMessageBytes);
+  auto space = in.writable();
+  std::memcpy(space.data(), m.data(), 16);
+  in.commit(16);
+  EXPECT_FALSE(in.last_read_filled());  // less than offered: the socket had no more
+  space = in.writable();
+  in.commit(space.size());             // as if the socket had the rest and the next messages
+  EXPECT_TRUE(in.last_read_filled());  // all of it: there may be more to read at once
+}
+
+TEST(InboundBuffer, ReleaseKeepsAPartialMessage) {
+  auto m = testing::op_msg(R"({"ping": 1, "$db": "admin"})", 1);
+  InboundBuffer in(kDefaultMaxMessageBytes);
+  auto space = in.writable();
+  std::memcpy(space.data(), m.data(), 20);
+  in.commit(20);
+  in.release();  // something is pending: nothing is given back
+  EXPECT_EQ(in.pending(), 20u);
+  EXPECT_EQ(in.capacity(), InboundBuffer::kIdleCapacity);
+  space = in.writable();
+  std::memcpy(space.data(), m.data() + 20, m.size() - 20);
+  in.commit(m.size() - 20);
+  Bytes got = in.next_message();
+  ASSERT_EQ(got.size(), m.size());
+  EXPECT_EQ(std::memcmp(got.data(), m.data(), m.size()), 0);
+}
+
+TEST(InboundBuffer, ReleaseAfterALargeMessageKeepsItsBlockAsTheSpare) {
+  InboundBuffer::release_spare_if_unused(std::chrono::seconds(0));
+  auto body = std::string(R"({"x": ")") + std::string(200000, 'z') + R"("})";
+  auto m = testing::op_msg(body.c_str());
+  InboundBuffer in(kDefaultMaxMessageBytes);
+  ASSERT_EQ(feed(in, m, 65536).size(), 1u);
+  in.release();
+  EXPECT_EQ(in.capacity(), 0u);
+  EXPECT_GE(InboundBuffer::spare_capacity(), m.size());
+  ASSERT_EQ(feed(in, m, 65536).size(), 1u);  // the next large message takes the spare back
+  EXPECT_EQ(InboundBuffer::spare_capacity(), 0u);
+  in.release();
+  InboundBuffer::release_spare_if_unused(std::chrono::seconds(0));
+}
+
 // Writes a bare header declaring `declared` bytes into the buffer.
 void put_header(InboundBuffer& in, int32_t declared) {
   auto space = in.writable();

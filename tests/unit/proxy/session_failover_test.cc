@@ -91,7 +91,8 @@ struct Harness {
     acceptor.accept(accepted);
     auto session = std::make_shared<Session>(std::move(accepted), runtime);
     asio::co_spawn(
-        ioc, [session]() -> asio::awaitable<void> { co_await session->run(); }, asio::detached);
+        ioc, [session]() -> asio::awaitable<void> { co_await session->run(session); },
+        asio::detached);
     thread = std::thread([this] { ioc.run(); });
   }
   ~Harness() {

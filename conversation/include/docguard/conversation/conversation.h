@@ -68,7 +68,7 @@ class Conversation {
   // exhaust stream included); more is a client pipelining without bound, and on_request throws
   // ProtocolError("too_many_in_flight") rather than remember without limit.
   static constexpr size_t kMaxAwaitingReplies = 1024;
-  // Releases buffers grown for a large message, so an idle connection holds little memory.
+  // Releases the buffers used for the last message, so an idle connection holds none.
   void release_request_buffer();
   void release_reply_buffer();
 

@@ -18,6 +18,7 @@
 #include "docguard/conversation/reply_merge.h"
 #include "docguard/conversation/request_plan.h"
 #include "docguard/proxy/runtime.h"
+#include "docguard/proxy/session_sweep.h"
 #include "docguard/proxy/stream.h"
 
 namespace docguard::proxy {
@@ -36,13 +37,14 @@ class SessionHost : public conversation::ConversationHost {
   ProxyRuntime& rt_;
 };
 
-class Session : public std::enable_shared_from_this<Session> {
+class Session : public std::enable_shared_from_this<Session>, private SweepItem {
  public:
   Session(boost::asio::ip::tcp::socket client, ProxyRuntime& runtime);
   ~Session();
 
-  // Connects upstream and relays until either side closes.
-  boost::asio::awaitable<void> run();
+  // Connects upstream and relays until either side closes. `self` (this session) keeps it
+  // alive while it runs, so the caller may co_spawn it and drop its own reference.
+  boost::asio::awaitable<void> run(std::shared_ptr<Session> self);
   // Asks the session to close once no request is in flight (graceful shutdown). Must be called
   // on the session's executor.
   void drain();
@@ -55,19 +57,28 @@ class Session : public std::enable_shared_from_this<Session> {
  private:
   using TimePoint = std::chrono::steady_clock::time_point;
 
+  // The two directions of the relay. Either one ending ends the session (stop()), which ends the
+  // other: its socket operations fail once the sockets are closed.
+  // The TLS handshake (if configured), and selecting and connecting the upstream server;
+  // false when the session cannot relay (the client was answered and closed).
+  boost::asio::awaitable<bool> open();
   boost::asio::awaitable<void> client_to_upstream();
-  boost::asio::awaitable<void> upstream_to_client();
+  // Spawned on its own: `self` keeps the session alive while it runs.
+  boost::asio::awaitable<void> upstream_to_client(std::shared_ptr<Session> self);
+  // Closes both connections (once); the relay's coroutines then end.
+  void stop();
   // Reads until `in` holds a whole message and returns a view of it (valid until the next
   // call), or the read error. A declared length outside the limits throws ProtocolError.
-  // `frame_started` is set while a partial message is buffered (for the watchdog).
+  // `frame_started` is set while a partial message is buffered (for frame_timeout).
   boost::asio::awaitable<std::pair<boost::system::error_code, codec::Bytes>> next_message(
       Stream& stream, codec::InboundBuffer& in, TimePoint& frame_started);
   boost::asio::awaitable<void> write_client(codec::Bytes bytes);
   boost::asio::awaitable<void> write_upstream(codec::Bytes bytes);
-  // Closes the session when a message stalls mid-frame, the client idles past idle_timeout, or
-  // the upstream goes silent past upstream_timeout with requests in flight. It polls coarsely
-  // so the per-message cost is only a clock read.
-  boost::asio::awaitable<void> watchdog();
+  // Called by the io_context's SessionSweep every few hundred milliseconds: closes the session
+  // when a message stalls mid-frame, the client idles past idle_timeout, or the upstream goes
+  // silent past upstream_timeout with requests in flight. The per-message cost is only a clock
+  // read, and an idle session holds no timer of its own.
+  void check_timeouts(TimePoint now) override;
   // Selects a writable server (waiting up to serverSelectionTimeoutMS while there is none) and
   // connects to it; returns why it failed, or "". Sets *no_writable when the failure is that
   // no writable server was selectable in time.
@@ -95,7 +106,7 @@ class Session : public std::enable_shared_from_this<Session> {
   // other runs.
   SessionHost host_;
   conversation::Conversation conversation_;
-  boost::asio::steady_timer client_write_done_;
+  std::unique_ptr<boost::asio::steady_timer> client_write_done_;  // made on first use
   bool client_writing_ = false;
   bool draining_ = false;
   TimePoint client_frame_started_{};    // zero when not inside a client message
@@ -107,8 +118,8 @@ class Session : public std::enable_shared_from_this<Session> {
   std::string server_;
   uint64_t generation_ = 0;
   bool leaving_ = false;
-  bool waiting_for_server_ = false;
-  boost::asio::steady_timer wake_;  // cancelled by on_topology while waiting for a server
+  // While waiting for a writable server: the wait's timer, which on_topology cancels.
+  boost::asio::steady_timer* wake_ = nullptr;
 };
 
 }  // namespace docguard::proxy

@@ -53,6 +53,14 @@ class Stream {
     return tls_ ? tls_->async_read_some(b, kUseTuple) : read_plain(b);
 #endif
   }
+  // Plain TCP: waits until the socket has bytes (or end of stream) without lending it a buffer,
+  // then reads what is there without waiting (would_block when nothing). A connection waiting
+  // for its next message then holds no receive buffer. With epoll the wait goes through the
+  // thread's edge-triggered set (readiness_poller.h), so neither a failed speculative receive
+  // nor an epoll_ctl re-arm is paid per wait. TLS reads go through read_some, since the TLS
+  // layer may hold decrypted bytes the socket no longer shows.
+  boost::asio::awaitable<std::tuple<error_code>> wait_readable();
+  size_t read_ready(boost::asio::mutable_buffer b, error_code& ec);
   boost::asio::awaitable<std::tuple<error_code, size_t>> write_all(boost::asio::const_buffer b) {
     return tls_ ? boost::asio::async_write(*tls_, b, WholeBuffer{}, kUseTuple)
                 : boost::asio::async_write(plain_, b, WholeBuffer{}, kUseTuple);

@@ -18,6 +18,7 @@
 #include "docguard/proxy/runtime.h"
 #include "docguard/proxy/session.h"
 #include "docguard/rules/rule_set.h"
+#include "session_on_loopback.h"
 
 namespace docguard::proxy {
 namespace {
@@ -79,34 +80,9 @@ class FakeUpstream {
   std::atomic<bool> closed_by_proxy_{false};
 };
 
-struct Harness {
-  explicit Harness(uint16_t upstream_port) : runtime(make_config(upstream_port)) {
-    runtime.router = std::make_unique<Router>(runtime.config.upstream_cluster, nullptr);
-    tcp::acceptor acceptor(ioc, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
-    client.connect(acceptor.local_endpoint());
-    // A connection that stays open when it should close fails the test instead of hanging it.
-    timeval tv{3, 0};
-    setsockopt(client.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    tcp::socket accepted(ioc);
-    acceptor.accept(accepted);
-    auto session = std::make_shared<Session>(std::move(accepted), runtime);
-    asio::co_spawn(
-        ioc, [session]() -> asio::awaitable<void> { co_await session->run(session); },
-        asio::detached);
-    thread = std::thread([this] { ioc.run(); });
-  }
-  ~Harness() {
-    boost::system::error_code ec;
-    client.close(ec);
-    thread.join();
-  }
-  static ProxyConfig make_config(uint16_t port) {
-    ProxyConfig c;
-    set_upstream(c, "mongodb://127.0.0.1:" + std::to_string(port));
-    c.rules = rules::parse_rules(YAML::Node(), "<defaults>");
-    c.connect_timeout = std::chrono::milliseconds(2000);
-    return c;
-  }
+struct Harness : SessionOnLoopback {
+  explicit Harness(uint16_t upstream_port)
+      : SessionOnLoopback(upstream_port, ProxyConfig{}, std::chrono::seconds(3)) {}
   bson_iter_t field(const std::vector<uint8_t>& reply, const char* key) {
     parsed = codec::OpMsg::parse(reply);
     bson_t b = parsed.body.borrow();
@@ -115,10 +91,6 @@ struct Harness {
     return it;
   }
 
-  ProxyRuntime runtime;
-  asio::io_context ioc;
-  tcp::socket client{ioc};
-  std::thread thread;
   codec::OpMsg parsed;
 };
 

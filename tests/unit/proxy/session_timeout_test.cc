@@ -20,6 +20,7 @@
 #include "docguard/proxy/runtime.h"
 #include "docguard/proxy/session.h"
 #include "docguard/rules/rule_set.h"
+#include "session_on_loopback.h"
 
 namespace docguard::proxy {
 namespace {
@@ -97,34 +98,9 @@ class Upstream {
   std::atomic<bool> closed_by_proxy_{false};
 };
 
-struct Harness {
+struct Harness : SessionOnLoopback {
   Harness(uint16_t upstream_port, ProxyConfig config)
-      : runtime(with_upstream(config, upstream_port)) {
-    runtime.router = std::make_unique<Router>(runtime.config.upstream_cluster, nullptr);
-    tcp::acceptor acceptor(ioc, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
-    client.connect(acceptor.local_endpoint());
-    // A connection that stays open when it should close fails the test instead of hanging it.
-    timeval tv{5, 0};
-    setsockopt(client.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    tcp::socket accepted(ioc);
-    acceptor.accept(accepted);
-    auto session = std::make_shared<Session>(std::move(accepted), runtime);
-    asio::co_spawn(
-        ioc, [session]() -> asio::awaitable<void> { co_await session->run(session); },
-        asio::detached);
-    thread = std::thread([this] { ioc.run(); });
-  }
-  ~Harness() {
-    boost::system::error_code ec;
-    client.close(ec);
-    thread.join();
-  }
-  static ProxyConfig with_upstream(ProxyConfig c, uint16_t port) {
-    set_upstream(c, "mongodb://127.0.0.1:" + std::to_string(port));
-    c.rules = rules::parse_rules(YAML::Node(), "<defaults>");
-    c.connect_timeout = milliseconds(2000);
-    return c;
-  }
+      : SessionOnLoopback(upstream_port, std::move(config), std::chrono::seconds(5)) {}
   // Seconds until the proxy closes the client connection (eof or reset), or -1 if it did not
   // within the receive timeout.
   double seconds_until_closed() {
@@ -138,11 +114,6 @@ struct Harness {
   double protocol_errors(const char* kind) {
     return runtime.metrics.protocol_errors.get(kind).Value();
   }
-
-  ProxyRuntime runtime;
-  asio::io_context ioc;
-  tcp::socket client{ioc};
-  std::thread thread;
 };
 
 ProxyConfig limits(milliseconds frame, milliseconds idle, milliseconds upstream) {

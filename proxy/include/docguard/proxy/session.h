@@ -37,7 +37,7 @@ class SessionHost : public conversation::ConversationHost {
   ProxyRuntime& rt_;
 };
 
-class Session : public std::enable_shared_from_this<Session>, private SweepItem {
+class Session final : public std::enable_shared_from_this<Session>, private SweepItem {
  public:
   Session(boost::asio::ip::tcp::socket client, ProxyRuntime& runtime);
   ~Session();

@@ -32,16 +32,6 @@ std::vector<uint8_t> op_msg(int32_t id, int32_t response_to, const char* json) {
   return codec::OpMsgBuilder(id, response_to).body(doc.get()).finish();
 }
 
-std::vector<uint8_t> read_message(tcp::socket& s, boost::system::error_code& ec) {
-  std::vector<uint8_t> out(4);
-  asio::read(s, asio::buffer(out), ec);
-  if (ec) return {};
-  const auto len = static_cast<size_t>(codec::load_le32(out.data()));
-  out.resize(len);
-  asio::read(s, asio::buffer(out.data() + 4, len - 4), ec);
-  return out;
-}
-
 // Fake upstream: answers each request with the next canned body, in order.
 class FakeUpstream {
  public:

@@ -11,16 +11,33 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
 #include <chrono>
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
+#include "docguard/codec/message.h"
 #include "docguard/proxy/runtime.h"
 #include "docguard/proxy/session.h"
 #include "docguard/rules/rule_set.h"
 
 namespace docguard::proxy {
+
+// One whole wire message from `s` (header first, then the length it declares); empty and `ec`
+// set when the read fails or the peer closes.
+inline std::vector<uint8_t> read_message(boost::asio::ip::tcp::socket& s,
+                                         boost::system::error_code& ec) {
+  namespace asio = boost::asio;
+  std::vector<uint8_t> out(4);
+  asio::read(s, asio::buffer(out), ec);
+  if (ec) return {};
+  const auto len = static_cast<size_t>(codec::load_le32(out.data()));
+  out.resize(len);
+  asio::read(s, asio::buffer(out.data() + 4, len - 4), ec);
+  return out;
+}
 
 struct SessionOnLoopback {
   SessionOnLoopback(uint16_t upstream_port, ProxyConfig config, std::chrono::seconds client_timeout)

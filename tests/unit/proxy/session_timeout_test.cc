@@ -36,16 +36,6 @@ std::vector<uint8_t> ping(int32_t id) {
   return codec::OpMsgBuilder(id, 0).body(doc.get()).finish();
 }
 
-std::vector<uint8_t> read_message(tcp::socket& s, boost::system::error_code& ec) {
-  std::vector<uint8_t> out(4);
-  asio::read(s, asio::buffer(out), ec);
-  if (ec) return {};
-  const auto len = static_cast<size_t>(codec::load_le32(out.data()));
-  out.resize(len);
-  asio::read(s, asio::buffer(out.data() + 4, len - 4), ec);
-  return out;
-}
-
 // Upstream that answers `ping` with {ok: 1} (kAnswers), never answers (kSilent), or sends the
 // first half of its reply and closes the connection (kHalfThenClose), and notes when the proxy
 // closes the connection.

@@ -16,29 +16,15 @@ asio::awaitable<std::tuple<Stream::error_code, size_t>> Stream::read_plain(asio:
     // bytes, and one thread's set would wake for each chunk of few sockets.
     co_return co_await plain_.async_read_some(b, kUseTuple);
   }
-  if (!watch_) watch_ = std::make_unique<ReadWatch>(ReadinessPoller::of(plain_.get_executor()));
+  // The same two steps the session takes: receive what is there, wait for an edge when the
+  // last receive found the socket empty.
   while (true) {
-    // The descriptor is read each time: after close() it is -1, never a number the process has
-    // since given to another connection.
-    const int fd = plain_.native_handle();
-    if (watch_->maybe_readable) {
-      const ssize_t n = ::recv(fd, b.data(), b.size(), MSG_DONTWAIT);
-      if (n > 0) {
-        // A short receive took everything the socket had: the next one waits for an edge.
-        watch_->maybe_readable = static_cast<size_t>(n) == b.size();
-        co_return std::tuple{error_code{}, static_cast<size_t>(n)};
-      }
-      if (n == 0) co_return std::tuple{error_code(asio::error::eof), size_t{0}};
-      if (errno == EINTR) continue;
-      if (errno != EAGAIN && errno != EWOULDBLOCK) {
-        co_return std::tuple{error_code(errno, boost::system::system_category()), size_t{0}};
-      }
-      watch_->maybe_readable = false;
+    if (!watch_ || watch_->maybe_readable) {
+      error_code ec;
+      const size_t n = read_ready(b, ec);
+      if (ec != asio::error::would_block) co_return std::tuple{ec, n};
     }
-    // The waiter is type-erased while it waits: Asio's per-thread recycling allocator holds it
-    // instead of malloc.
-    auto [ec] = co_await watch_->poller->async_wait(
-        *watch_, fd, asio::bind_allocator(asio::recycling_allocator<void>(), kUseTuple));
+    auto [ec] = co_await wait_readable();
     if (ec) co_return std::tuple{ec, size_t{0}};
   }
 }

@@ -4,7 +4,7 @@
 # of the README's small-op mix (50% ~200-byte insert / 50% find by _id) through the stub upstream.
 # Counts, not times: they hardly move when other work shares the machine.
 #
-#   tests/bench/syscalls_per_op.sh [BUILD_DIR] [-n OPS] [-c CONNS] [--strace] [--callgrind]
+#   tests/bench/syscalls_per_op.sh [BUILD_DIR] [-n OPS] [-c CONNS] [--strace] [--callgrind] [--profile]
 #                                  [--targets "haproxy docguard mongobetween"]
 #                                  [--load "-m big -b 1048576"]
 #
@@ -17,6 +17,9 @@
 #   load run (OPS/8 operations): user-space instructions per operation (kernel work is not
 #   counted: see the syscalls). This machine's VM has no hardware counters for `perf stat -e
 #   instructions`; valgrind 3.19 cannot run an io_uring build (it never sees completions).
+# - --profile: `perf record -e cpu-clock -g` over a third run, classified by kernel_profile.py into
+#   user space, waking the peer, being switched out, TCP/IP and the rest of the kernel (shares of
+#   the samples; the split is what the profile shows, the machine's load moves it a little).
 # --load replaces the small-op mix with other load generator arguments (e.g. 1 MiB inserts).
 # Prints one line per target: target=... ops=... syscalls_per_op=... csw_per_op=... [ir_per_op=...]
 # mongobetween is included when MONGOBETWEEN_BIN (or .tools/bin/mongobetween) is executable.
@@ -24,7 +27,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$here"
 build=build-bench
-ops=40000 conns=16 use_strace=0 use_cg=0 targets="haproxy docguard mongobetween" extra_args=()
+ops=40000 conns=16 use_strace=0 use_cg=0 use_prof=0 targets="haproxy docguard mongobetween" extra_args=()
 load_args="-m mix"
 while (($#)); do
   case "$1" in
@@ -32,10 +35,11 @@ while (($#)); do
     -c) conns=$2; shift ;;
     --strace) use_strace=1 ;;
     --callgrind) use_cg=1 ;;
+    --profile) use_prof=1 ;;
     --targets) targets=$2; shift ;;
     --docguard-arg) extra_args+=("$2"); shift ;;
     --load) load_args=$2; shift ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
     *) build=$1 ;;
   esac
   shift
@@ -148,6 +152,15 @@ for t in $targets; do
     total=$(awk '$NF=="total" {print $(NF-2)}' "$run/strace.$t")
     line+=" strace_syscalls_per_op=$(awk "BEGIN{printf \"%.2f\", $total/$n}")"
     line+=" strace_top=$(awk -v n="$n" 'NR>2 && $NF!="total" && $1 !~ /^-/ {c=$4; printf "%s:%.2f,", $NF, c/n}' "$run/strace.$t" | sed 's/,$//')"
+  fi
+  if ((use_prof)); then
+    perf record -q -e cpu-clock -g -p "$tpid" -o "$run/prof.$t" 2>/dev/null &
+    rpid=$!
+    sleep 0.5
+    load "$tport" "$ops" >/dev/null
+    kill -INT "$rpid"; wait "$rpid" 2>/dev/null || true
+    prof=$(perf script -i "$run/prof.$t" 2>/dev/null | python3 tests/bench/kernel_profile.py "$t")
+    line+=" ${prof#profile=$t }"
   fi
   kill "$tpid" 2>/dev/null; wait "$tpid" 2>/dev/null || true
   if ((use_cg)) && [ "$t" = docguard ] && ldd "$bin/docguard" | grep -q liburing; then

@@ -12,6 +12,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <chrono>
+#include <tuple>
 
 #include "docguard/codec/error_kinds.h"
 #include "docguard/codec/op_msg.h"
@@ -248,16 +249,27 @@ awaitable<void> Session::write_client(codec::Bytes bytes) {
     co_await client_write_done_->async_wait(kUseTuple);
     if (closed_) co_return;
   }
-  client_writing_ = true;
-  auto [ec, n] = co_await client_.write_all(asio::buffer(bytes.data(), bytes.size()));
-  client_writing_ = false;
-  if (client_write_done_) client_write_done_->cancel();
-  if (ec) throw boost::system::system_error(ec);
+  boost::system::error_code ec;
+  const size_t sent = client_.write_ready(asio::buffer(bytes.data(), bytes.size()), ec);
+  if (sent < bytes.size() && (!ec || ec == asio::error::would_block)) {
+    client_writing_ = true;
+    std::tie(ec, std::ignore) =
+        co_await client_.write_all(asio::buffer(bytes.data() + sent, bytes.size() - sent));
+    client_writing_ = false;
+    if (client_write_done_) client_write_done_->cancel();
+  }
+  if (ec && ec != asio::error::would_block) throw boost::system::system_error(ec);
 }
 
 awaitable<void> Session::write_upstream(codec::Bytes bytes) {
-  auto [ec, n] = co_await upstream_.write_all(asio::buffer(bytes.data(), bytes.size()));
-  if (ec) throw boost::system::system_error(ec);
+  // Only this direction writes upstream, so no turn to wait for.
+  boost::system::error_code ec;
+  const size_t sent = upstream_.write_ready(asio::buffer(bytes.data(), bytes.size()), ec);
+  if (sent < bytes.size() && (!ec || ec == asio::error::would_block)) {
+    std::tie(ec, std::ignore) =
+        co_await upstream_.write_all(asio::buffer(bytes.data() + sent, bytes.size() - sent));
+  }
+  if (ec && ec != asio::error::would_block) throw boost::system::system_error(ec);
   rt_.metrics.add_client_bytes(bytes.size());
 }
 

@@ -64,4 +64,26 @@ size_t Stream::read_ready(asio::mutable_buffer b, error_code& ec) {
   }
 }
 
+size_t Stream::write_ready(asio::const_buffer b, error_code& ec) {
+  ec = {};
+#ifdef DOCGUARD_IO_URING
+  (void)b;
+  return 0;
+#else
+  if (tls_) return 0;
+  while (true) {
+    const ssize_t n =
+        ::send(plain_.native_handle(), b.data(), b.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n >= 0) return static_cast<size_t>(n);
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      ec = asio::error::would_block;
+    } else {
+      ec = error_code(errno, boost::system::system_category());
+    }
+    return 0;
+  }
+#endif
+}
+
 }  // namespace docguard::proxy

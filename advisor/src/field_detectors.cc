@@ -14,12 +14,6 @@ bool mostly_present(const FieldStats& field, uint64_t documents) {
   return field.documents * 10 >= documents * 9;
 }
 
-bool indexed_as_prefix(const CollectionMetadata& metadata, const std::string& path) {
-  return std::any_of(metadata.indexes.begin(), metadata.indexes.end(), [&](const IndexSpec& i) {
-    return !i.keys.empty() && i.keys.front().first == path;
-  });
-}
-
 // The largest calendar unit that holds at most `target` readings of one key.
 std::string bucket_span(double ms_per_reading, uint32_t target) {
   static constexpr std::pair<double, const char*> kUnits[] = {
@@ -137,7 +131,7 @@ void detect_unindexed_references(const CollectionProfile& p, const AdvisorSettin
     // Top-level references are what a child collection is queried by; references inside
     // arrays (orders.items.productId) are usually read through their parent.
     if (!field.reference || field.depth != 1 || field.inside_array) continue;
-    if (indexed_as_prefix(p.metadata(), field.path)) continue;
+    if (p.metadata().indexed_as_prefix(field.path)) continue;
     Finding f = new_finding(p, kind::kUnindexedReference, Severity::kWarn, field.path);
     f.evidence = "reference field `" + field.path + "` (" + bson_type_list(field.types) + ") in " +
                  with_commas(field.documents) + " of " + with_commas(p.documents()) +

@@ -97,6 +97,13 @@ bool parse_metadata_json(std::string_view json, CollectionMetadata* out, std::st
   return true;
 }
 
+bool CollectionMetadata::indexed_as_prefix(std::string_view path) const {
+  for (const IndexSpec& index : indexes) {
+    if (!index.keys.empty() && index.keys.front().first == path) return true;
+  }
+  return false;
+}
+
 std::string ReadError::to_string() const {
   return file + ": at byte offset " + std::to_string(offset) +
          (inflated ? " of the inflated stream" : "") + ": " + message;

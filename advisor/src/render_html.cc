@@ -141,13 +141,13 @@ std::string lookup_graph_svg(const std::vector<LookupEdge>& edges) {
 std::string findings_table(const std::vector<Finding>& findings) {
   std::string out =
       "<table><tr><th>severity</th><th>namespace</th><th>kind</th><th>field</th>"
-      "<th>evidence</th><th>pattern</th><th>suggestion</th></tr>";
+      "<th>evidence</th><th>source</th><th>pattern</th><th>suggestion</th></tr>";
   for (const Finding& f : findings) {
     const char* severity = severity_name(f.severity);
     out += std::string("<tr><td class='sev ") + severity + "'>" + severity + "</td><td>" +
            html_escape(f.db + (f.collection.empty() ? "" : "." + f.collection)) + "</td><td>" +
            f.kind + "</td><td><code>" + html_escape(f.field) + "</code></td><td>" +
-           html_escape(f.evidence) + "</td><td>" + html_escape(f.pattern) + "</td><td>" +
+           html_escape(f.evidence) + "</td><td>" + f.source + "</td><td>" + html_escape(f.pattern) + "</td><td>" +
            html_escape(f.suggestion) + "</td></tr>";
   }
   return out + "</table>";

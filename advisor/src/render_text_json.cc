@@ -18,7 +18,7 @@ std::string findings_of(const ReportInput& input, const std::string& db,
     if (f.db != db || f.collection != collection) continue;
     out += "  " + upper(severity_name(f.severity)) + "  " + f.kind +
            (f.field.empty() ? "" : "  `" + f.field + "`") + "\n";
-    out += "        evidence:   " + f.evidence + "\n";
+    out += "        evidence:   " + f.evidence + " [" + f.source + "]\n";
     out += "        pattern:    " + f.pattern + "\n";
     out += "        suggestion: " + f.suggestion + "\n";
   }
@@ -104,7 +104,7 @@ std::string render_json(const ReportInput& input) {
            "\", \"severity\": \"" + severity_name(f.severity) + "\", \"field\": \"" +
            json_escape(f.field) + "\", \"evidence\": \"" + json_escape(f.evidence) +
            "\", \"pattern\": \"" + json_escape(f.pattern) + "\", \"suggestion\": \"" +
-           json_escape(f.suggestion) + "\"}";
+           json_escape(f.suggestion) + "\", \"source\": \"" + f.source + "\"}";
   }
   out += "],\n \"lookups\": [";
   for (size_t i = 0; i < input.lookups.size(); ++i) {

@@ -14,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "docguard/advisor/collection_metadata.h"
+
 namespace docguard::advisor {
 
 struct ReaderLimits {
@@ -21,26 +23,6 @@ struct ReaderLimits {
   uint32_t max_metadata_bytes = 16 * 1024 * 1024;
   uint32_t read_chunk_bytes = 1 << 20;
 };
-
-struct IndexSpec {
-  std::string name;
-  // Key fields in order with their direction or type as text ("1", "-1", "text", "2dsphere").
-  std::vector<std::pair<std::string, std::string>> keys;
-};
-
-struct CollectionMetadata {
-  std::string db;
-  std::string collection;
-  bool known = false;  // false: the dump had no metadata for this collection
-  std::string type;    // "collection", "view", "timeseries"
-  std::vector<IndexSpec> indexes;
-  bool has_validator = false;
-  std::string validator_json;  // relaxed extended JSON of options.validator, when present
-};
-
-// Parses a collection's metadata (the JSON mongodump writes) into `out`; false and `error` set
-// when it is not the JSON mongodump writes.
-bool parse_metadata_json(std::string_view json, CollectionMetadata* out, std::string* error);
 
 class DumpVisitor {
  public:

@@ -34,6 +34,9 @@ struct Finding {
   std::string evidence;    // measured numbers and the threshold crossed
   std::string pattern;     // the guide's pattern to apply
   std::string suggestion;  // one paragraph naming fields
+  // What the finding rests on: "dump" (a mongodump), "sample" (documents docguard read from the
+  // cluster), "metadata" (the cluster's indexes, options and statistics) or "traffic".
+  std::string source = "dump";
 };
 
 // Database, collection, kind, field: a stable order whatever order the dump was read in.

@@ -247,6 +247,26 @@ class DoubleProcess:
     def revive(self, member) -> None:
         self.command(f"revive {member}")
 
+    def commands(self, member=None, **match) -> list[dict]:
+        # Values travel as words: member and seq are numbers, None is null, the rest strings.
+        words = ([] if member is None else [str(member)]) + [
+            f"{k}={'null' if v is None else v}" for k, v in match.items()]
+        return self.command(" ".join(["commands"] + words))
+
+    def clear_commands(self, member=None) -> None:
+        self.command("clearcommands" + ("" if member is None else f" {member}"))
+
+    def set_validator(self, ns: str, validator: dict | None, level: str = "strict",
+                      action: str = "error") -> None:
+        self.command(f"validator {ns} {self._json.dumps(validator)} {level} {action}")
+
+    def enable_sample(self, on: bool = True) -> None:
+        self.command("sample " + ("on" if on else "off"))
+
+    def set_index_stats(self, ns: str, ops: dict | None, member=None) -> None:
+        self.command(f"indexstats {ns} {self._json.dumps(ops)}" +
+                     ("" if member is None else f" {member}"))
+
     def close(self) -> None:
         if self.popen.poll() is None:
             try:

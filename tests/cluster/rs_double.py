@@ -9,7 +9,12 @@ $readPreference get 13435 NotPrimaryNoSecondaryOk. A retried write (same lsid + 
 answered with the first attempt's reply, as a server's transaction table would, since FerretDB
 keeps none. With mongos=True every port is a separate mongos.
 
+Each member records the commands it received (commands(), clear_commands()) so that tests can see
+where reads went. What FerretDB lacks and the double supplies (validators shown by listCollections,
+$sample, $indexStats) is in double_features.py, with what FerretDB answers by itself.
+
 In process:   d = RunningDouble("127.0.0.1:27017", ports=[0, 0, 0]); d.elect(1); d.kill(1); d.revive(1)
+              d.commands(1, command="find"); d.set_validator("db.c", {...}); d.enable_sample()
 CLI:          python rs_double.py --upstream HOST:PORT --ports P1,P2,P3 [--set-name rs0] [--mongos]
               [--control 127.0.0.1:0] [--advertise-host NAME]
               prints one JSON line {"event": "ready", "control": ..., "members": [...]} on stdout,
@@ -20,13 +25,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import json
 import struct
 import sys
 import threading
+from typing import Callable
 
 import bson
 from bson import ObjectId
+
+from double_features import Features
 
 OP_REPLY, OP_QUERY, OP_MSG = 1, 2004, 2013
 MAX_MSG = 48_000_000
@@ -41,12 +50,31 @@ READS = {"find", "aggregate", "count", "distinct", "listcollections", "listindex
 TOPOLOGY_FIELDS = ("ismaster", "isWritablePrimary", "secondary", "topologyVersion", "compression",
                    "setName", "hosts", "primary", "me", "msg", "electionId", "setVersion",
                    "isreplicaset", "passives", "arbiters", "arbiterOnly", "passive", "hidden")
+COMMAND_RECORD = 10_000  # commands remembered per member (the oldest are dropped)
+# Commands whose string argument names something other than a collection.
+NOT_COLLECTION = {"createuser", "updateuser", "dropuser", "usersinfo", "createrole", "updaterole",
+                  "droprole", "rolesinfo", "getparameter", "setparameter", "renamecollection"}
 
 
 def _command(doc: dict) -> tuple[str, dict]:
     if doc and next(iter(doc)) in ("$query", "query") and isinstance(next(iter(doc.values())), dict):
         doc = next(iter(doc.values()))
     return (next(iter(doc)) if doc else ""), doc
+
+
+def _collection(name: str, body: dict) -> str | None:
+    lname = name.lower()
+    if lname == "explain" and isinstance(body.get("explain"), dict):
+        return _collection(*_command(body["explain"]))
+    value = body.get("collection") if lname == "getmore" else body.get(name)
+    return value if isinstance(value, str) and lname not in NOT_COLLECTION else None
+
+
+def _app_name(hello: dict) -> str | None:
+    """The application name a driver sends in its handshake (client.application.name)."""
+    app = (hello.get("client") or {}).get("application") if isinstance(hello, dict) else None
+    name = app.get("name") if isinstance(app, dict) else None
+    return name if isinstance(name, str) else None
 
 
 def _op_msg_body(msg: bytes) -> tuple[int, dict | None]:
@@ -84,8 +112,11 @@ class Member:
         self.server: asyncio.base_events.Server | None = None
         self.transports: set[asyncio.BaseTransport] = set()  # of its clients' connections
         self.alive = False
-        self.forwarded: dict[str, int] = {}  # command name -> times relayed (hellos excluded)
+        # command name -> times served (relayed, or answered by the double); hellos excluded
+        self.forwarded: dict[str, int] = {}
         self.refused = 0    # commands answered NotWritablePrimary / NotPrimaryNoSecondaryOk
+        # Every command received but hellos, oldest first: see ReplicaSetDouble.commands().
+        self.commands: collections.deque[dict] = collections.deque(maxlen=COMMAND_RECORD)
 
 
 class ReplicaSetDouble:
@@ -108,6 +139,8 @@ class ReplicaSetDouble:
         # Retryable writes: (lsid id, txnNumber) -> the reply, like a server's transaction table,
         # so that a write retried after its connection was cut is answered, not applied twice.
         self._txns: dict[tuple[bytes, int], asyncio.Future] = {}
+        self.features = Features()  # what FerretDB lacks (double_features.py)
+        self._seq = 0  # numbers the command record across members
 
     # ---------------------------------------------------------------- topology
     def address(self, m: Member) -> str:
@@ -134,7 +167,8 @@ class ReplicaSetDouble:
                      "connections": len(m.transports), "forwarded": dict(m.forwarded),
                      "refused": m.refused,
                      "state": "mongos" if self.mongos else
-                     ("primary" if m.index == p else "secondary")} for m in self.members]}
+                     ("primary" if m.index == p else "secondary")} for m in self.members],
+                "features": self.features.status()}
 
     def _election_id(self) -> ObjectId:
         return ObjectId(b"\x7f\xff\xff\xff" + self.election.to_bytes(8, "big"))
@@ -182,6 +216,46 @@ class ReplicaSetDouble:
             await self._listen(m)
             self._event(f"revived {self.address(m)}")
 
+    # ---------------------------------------------------------------- command record
+    def commands(self, ref=None, **match) -> list[dict]:
+        """What members received (hellos excluded), oldest first: one member's, or every member's
+        by `seq`. Each entry: {seq, member, command, db, collection (None when the command names
+        none), read_preference ($readPreference mode, None when absent), app_name (from the
+        connection's handshake, None if it sent none), outcome ("relayed", "refused", or
+        "answered" by the double itself)}. Keyword arguments keep entries whose fields equal them,
+        e.g. commands(1, command="find", read_preference="secondary")."""
+        members = self.members if ref is None else [self.member(ref)]
+        found = [c for m in members for c in m.commands
+                 if all(c.get(k) == v for k, v in match.items())]
+        return sorted(found, key=lambda c: c["seq"]) if ref is None else found
+
+    def clear_commands(self, ref=None) -> None:
+        """Forget the record (of one member or all); the `forwarded` counts stay."""
+        for m in self.members if ref is None else [self.member(ref)]:
+            m.commands.clear()
+
+    def _record(self, m: Member, conn: dict, name: str, body: dict, outcome: str) -> None:
+        self._seq += 1
+        rp = body.get("$readPreference")
+        m.commands.append({"seq": self._seq, "member": m.index, "command": name,
+                           "db": body.get("$db"), "collection": _collection(name, body),
+                           "read_preference": rp.get("mode") if isinstance(rp, dict) else None,
+                           "app_name": conn.get("app_name"), "outcome": outcome})
+
+    # ---------------------------------------------------------------- features
+    def set_validator(self, ns: str, validator: dict | None, level: str = "strict",
+                      action: str = "error") -> None:
+        """listCollections shows this validator on ns (not enforced; None removes it)."""
+        self.features.set_validator(ns, validator, level, action)
+
+    def enable_sample(self, on: bool = True) -> None:
+        """Answer aggregate [{$sample: {size: N}}] (FerretDB: 238 NotImplemented)."""
+        self.features.enable_sample(on)
+
+    def set_index_stats(self, ns: str, ops: dict[str, int] | None, member=None) -> None:
+        """$indexStats accesses.ops per index name of ns, on one member or all; None removes."""
+        self.features.set_index_stats(ns, ops, None if member is None else self.member(member).index)
+
     # ---------------------------------------------------------------- serving
     async def start(self) -> None:
         for m in self.members:
@@ -210,13 +284,16 @@ class ReplicaSetDouble:
         m.transports.add(cwriter.transport)
         self._relays.add(asyncio.current_task())
         uwriter = None
-        # requestID -> hello key naming the primary (str) or retryable write (lsid, txnNumber)
-        pending: dict[int, str | tuple] = {}
+        # requestID -> what to do with the upstream's reply: rewrite a hello (str: the key naming
+        # the primary), remember a retryable write ((lsid, txnNumber)), rewrite it (a function of
+        # the reply document), or hand it to the double's own request (a Future; not passed on).
+        pending: dict[int, str | tuple | asyncio.Future | Callable[[dict], dict]] = {}
+        conn: dict = {}  # what the client said in its handshake (app_name)
         try:
             ureader, uwriter = await asyncio.wait_for(
                 asyncio.open_connection(self.up_host, self.up_port), 10)
             tasks = [asyncio.ensure_future(self._client_to_upstream(m, creader, cwriter, uwriter,
-                                                                    pending)),
+                                                                    pending, conn)),
                      asyncio.ensure_future(self._upstream_to_client(m, ureader, cwriter, pending))]
             await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
             writes = [self._txns[k] for k in pending.values() if k in self._txns]
@@ -243,7 +320,7 @@ class ReplicaSetDouble:
         if fut is not None and reply is None:
             del self._txns[key]
 
-    async def _client_to_upstream(self, m, creader, cwriter, uwriter, pending) -> None:
+    async def _client_to_upstream(self, m, creader, cwriter, uwriter, pending, conn) -> None:
         while True:
             msg = await _read_msg(creader)
             request_id, opcode = struct.unpack_from("<i", msg, 4)[0], struct.unpack_from("<i", msg, 12)[0]
@@ -251,31 +328,63 @@ class ReplicaSetDouble:
                 if opcode == OP_QUERY:
                     ns_end = msg.index(b"\0", 20)
                     if msg[20:ns_end].endswith(b".$cmd"):
-                        name, _ = _command(bson.decode(msg[ns_end + 9:ns_end + 9 +
-                                                           struct.unpack_from("<i", msg, ns_end + 9)[0]]))
+                        name, doc = _command(bson.decode(msg[ns_end + 9:ns_end + 9 +
+                                                             struct.unpack_from("<i", msg, ns_end + 9)[0]]))
                         if name.lower() in HELLO_KEYS:
                             pending[request_id] = HELLO_KEYS[name.lower()]
+                            conn.setdefault("app_name", _app_name(doc))
                 elif opcode == OP_MSG:
                     flags, body = _op_msg_body(msg)
                     name = next(iter(body)) if body else ""
                     if name.lower() in HELLO_KEYS:
                         pending[request_id] = HELLO_KEYS[name.lower()]
+                        conn.setdefault("app_name", _app_name(body))
                     elif body is not None and not self.mongos and m.index != self.primary:
                         error = self._refusal(name, body)
                         if error:
                             if flags & 2:  # moreToCome: nobody waits for a reply; a server hangs up
                                 raise ConnectionError("unacknowledged write on a secondary")
                             m.refused += 1
+                            self._record(m, conn, name, body, "refused")
                             cwriter.write(_op_msg(self._new_id(), request_id, error))
                             continue
                     if body is not None and name.lower() not in HELLO_KEYS:
                         m.forwarded[name] = m.forwarded.get(name, 0) + 1
                         if await self._answered_retry(name, body, request_id, cwriter, pending):
+                            self._record(m, conn, name, body, "answered")
                             continue
+                        if self.features.wants(name, body):
+                            self._record(m, conn, name, body, "answered")
+                            reply = await self._answer(m, name, body, uwriter, pending)
+                            cwriter.write(_op_msg(self._new_id(), request_id, reply))
+                            continue
+                        rewrite = self.features.reply_rewriter(name, body)
+                        if rewrite:
+                            pending[request_id] = rewrite
+                        self._record(m, conn, name, body, "relayed")
             except (ValueError, IndexError, struct.error, bson.errors.BSONError):
                 pass  # not ours to judge: the upstream answers malformed messages
             uwriter.write(msg)
             await uwriter.drain()
+
+    async def _answer(self, m: Member, name: str, body: dict, uwriter, pending) -> dict:
+        """The double's own reply to a request FerretDB cannot answer (double_features.py)."""
+        async def upstream(doc: dict) -> dict:
+            # On the client's own upstream connection: its authentication applies, and cursors
+            # FerretDB opens live as long as the client's connection.
+            request_id = self._new_id()
+            pending[request_id] = reply = asyncio.get_running_loop().create_future()
+            try:
+                uwriter.write(_op_msg(request_id, 0, doc))
+                await uwriter.drain()
+                return await asyncio.wait_for(reply, 30)
+            finally:
+                pending.pop(request_id, None)
+        try:
+            return await self.features.answer(name, body, upstream, self.address(m), m.index)
+        except (ValueError, KeyError, TypeError, bson.errors.BSONError) as e:
+            self._event(f"could not answer {name}: {e!r}")
+            return {"ok": 0.0, "errmsg": f"rs_double: {e!r}", "code": 1, "codeName": "InternalError"}
 
     async def _answered_retry(self, name, body, request_id, cwriter, pending) -> bool:
         """Remember a retryable write; answer its retry with the first attempt's reply."""
@@ -322,7 +431,20 @@ class ReplicaSetDouble:
             msg = await _read_msg(ureader)
             response_to, opcode = struct.unpack_from("<ii", msg, 8)
             key = pending.pop(response_to, None)
-            if isinstance(key, tuple):
+            if isinstance(key, asyncio.Future) or callable(key):
+                try:
+                    reply = _op_msg_body(msg)[1] if opcode == OP_MSG else None
+                except (ValueError, IndexError, struct.error, bson.errors.BSONError):
+                    reply = None
+                if isinstance(key, asyncio.Future):  # the double's own request: not passed on
+                    if not key.done():
+                        key.set_result(reply or {"ok": 0.0, "errmsg": "unreadable upstream reply",
+                                                 "code": 1, "codeName": "InternalError"})
+                    continue
+                if reply is not None:
+                    request_id = struct.unpack_from("<i", msg, 4)[0]
+                    msg = _op_msg(request_id, response_to, key(reply))
+            elif isinstance(key, tuple):
                 try:
                     reply = _op_msg_body(msg)[1] if opcode == OP_MSG else None
                 except (ValueError, IndexError, struct.error, bson.errors.BSONError):
@@ -374,13 +496,26 @@ class ReplicaSetDouble:
 class Control:
     """Line protocol: one command per line, one answer line: `ok <status JSON>` or `err <text>`.
 
-    Members are named by index (0-based), host:port or port. Any command answers with the status.
+    Members are named by index (0-based), host:port or port. Any command answers with the status,
+    except `commands`, which answers `ok <JSON list>` (ReplicaSetDouble.commands(), filtered by
+    FIELD=VALUE words, e.g. `commands 1 command=find read_preference=secondary`; VALUE null
+    matches a field that is None). JSON arguments are plain JSON and may contain spaces:
+      validator NS JSON [LEVEL [ACTION]]   JSON: the validator document, or null to remove it
+      indexstats NS JSON [M]               JSON: {"index name": ops, ...}, or null to remove
+      sample on|off
     """
     COMMANDS = ("status", "elect M", "stepdown [M]", "noprimary", "kill M", "revive M",
-                "killprimary", "quit")
+                "killprimary", "commands [M] [FIELD=VALUE...]", "clearcommands [M]",
+                "validator NS JSON [LEVEL [ACTION]]", "indexstats NS JSON [M]", "sample on|off",
+                "quit")
 
     def __init__(self, double: ReplicaSetDouble, on_quit=None):
         self.d, self.on_quit = double, on_quit
+
+    @staticmethod
+    def _json_then_words(text: str) -> tuple[object, list[str]]:
+        value, end = json.JSONDecoder().raw_decode(text.strip())
+        return value, text.strip()[end:].split()
 
     async def execute(self, line: str) -> str:
         words = line.split()
@@ -388,7 +523,25 @@ class Control:
             return "err empty command"
         cmd, args = words[0].lower(), words[1:]
         try:
-            if cmd == "elect" and len(args) == 1:
+            if cmd == "commands":
+                member = args[0] if args and "=" not in args[0] else None
+                match = dict(a.split("=", 1) for a in args[1 if member is not None else 0:])
+                for k, v in match.items():
+                    match[k] = None if v == "null" else int(v) if k in ("member", "seq") else v
+                return "ok " + json.dumps(self.d.commands(member, **match))
+            if cmd in ("validator", "indexstats") and len(args) >= 2:
+                value, rest = self._json_then_words(line.split(None, 2)[2])
+                if cmd == "validator" and len(rest) <= 2:
+                    self.d.set_validator(args[0], value, *rest)
+                elif cmd == "indexstats" and len(rest) <= 1:
+                    self.d.set_index_stats(args[0], value, *rest)
+                else:
+                    return "err usage: " + " | ".join(self.COMMANDS)
+            elif cmd == "clearcommands" and len(args) <= 1:
+                self.d.clear_commands(*args)
+            elif cmd == "sample" and args in (["on"], ["off"]):
+                self.d.enable_sample(args[0] == "on")
+            elif cmd == "elect" and len(args) == 1:
                 self.d.elect(args[0])
             elif cmd == "stepdown" and len(args) <= 1:
                 self.d.step_down(args[0] if args else None)
@@ -404,7 +557,7 @@ class Control:
                 self.on_quit()
             elif cmd != "status":
                 return "err usage: " + " | ".join(self.COMMANDS)
-        except (KeyError, OSError) as e:
+        except (KeyError, OSError, ValueError, TypeError) as e:
             return f"err {e}"
         return "ok " + json.dumps(self.d.status())
 
@@ -472,6 +625,23 @@ class RunningDouble:
     @property
     def primary(self) -> str | None:
         return self.status()["primary"]
+
+    def commands(self, member=None, **match) -> list[dict]:
+        """The command record (ReplicaSetDouble.commands)."""
+        return self._call(self._sync(lambda: self.double.commands(member, **match)))
+
+    def clear_commands(self, member=None) -> None:
+        self._call(self._sync(self.double.clear_commands, member))
+
+    def set_validator(self, ns: str, validator: dict | None, level: str = "strict",
+                      action: str = "error") -> None:
+        self._call(self._sync(self.double.set_validator, ns, validator, level, action))
+
+    def enable_sample(self, on: bool = True) -> None:
+        self._call(self._sync(self.double.enable_sample, on))
+
+    def set_index_stats(self, ns: str, ops: dict[str, int] | None, member=None) -> None:
+        self._call(self._sync(self.double.set_index_stats, ns, ops, member))
 
     def close(self) -> None:
         if self.loop.is_running():

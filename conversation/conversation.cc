@@ -46,6 +46,39 @@ bool legacy_without_reply(int32_t op) {
          op == static_cast<int32_t>(codec::OpCode::kKillCursors);
 }
 
+// Commands whose success changes (or lists) indexes, validators or collections: the rules
+// engine's observer learns from their replies. Rare, so remembering the request costs nothing.
+bool is_catalog_command(const codec::CommandView& view) {
+  if (view.kind != codec::CommandKind::kOther && view.kind != codec::CommandKind::kCreate) {
+    return false;
+  }
+  static constexpr std::string_view kNames[] = {
+      "createIndexes", "dropIndexes",  "deleteIndexes",    "collMod",     "create",
+      "drop",          "dropDatabase", "renameCollection", "listIndexes", "listCollections"};
+  for (std::string_view name : kNames) {
+    if (view.name == name) return true;
+  }
+  return false;
+}
+
+// The command again, from the copy kept while its reply was awaited.
+codec::CommandView catalog_view(const std::vector<uint8_t>& body, std::string_view db) {
+  codec::CommandView view;
+  view.body = codec::BsonView{body.data(), static_cast<uint32_t>(body.size())};
+  view.database = db;
+  bson_iter_t it;
+  if (bson_iter_init_from_data(&it, body.data(), body.size()) && bson_iter_next(&it)) {
+    view.name = codec::key_of(&it);
+    view.kind = codec::kind_of(view.name);
+    if (BSON_ITER_HOLDS_UTF8(&it)) {
+      uint32_t length = 0;
+      const char* text = bson_iter_utf8(&it, &length);
+      view.collection = std::string_view(text, length);
+    }
+  }
+  return view;
+}
+
 double seconds_since(std::chrono::steady_clock::time_point started) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 }
@@ -150,7 +183,12 @@ Conversation::RequestOutcome Conversation::on_op_msg(const codec::MsgHeader& hea
     }
   } else {
     host_.on_inspected(seconds_since(started));
-    if (!view.more_to_come && engine_.wants_reply_sample(view)) {
+    if (!view.more_to_come && is_catalog_command(view)) {
+      auto p = PendingReply::of(PendingReply::Kind::kCatalog);
+      p.db = std::string(view.database);
+      p.request_body.assign(view.body.data, view.body.data + view.body.size);
+      pending_[header.request_id] = std::move(p);
+    } else if (!view.more_to_come && engine_.wants_reply_sample(view)) {
       auto p = PendingReply::of(PendingReply::Kind::kSample);
       p.db = std::string(view.database);
       p.collection = std::string(view.collection);
@@ -247,6 +285,13 @@ std::vector<uint8_t> Conversation::rewrite_reply(const PendingReply& pending,
         request.database = pending.db;
         request.collection = pending.collection;
         engine_.observe_reply(request, reply);
+      }
+      return {};
+    }
+    case PendingReply::Kind::kCatalog: {
+      if (op == static_cast<int32_t>(codec::OpCode::kMsg)) {
+        engine_.observe_catalog_reply(catalog_view(pending.request_body, pending.db),
+                                      codec::OpMsg::parse(plain));
       }
       return {};
     }

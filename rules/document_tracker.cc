@@ -157,16 +157,17 @@ void DocumentTracker::evict(Shard& s) {
   release(s, index);
 }
 
-void DocumentTracker::record(std::string_view key, std::string_view path, uint32_t length) {
+void DocumentTracker::record(std::string_view key, std::string_view path, uint32_t length,
+                             bool read_from_store) {
   const uint64_t hash = hash_of(key);
   Shard& s = shard_for(hash);
   std::lock_guard lock(s.mutex);
   if (s.capacity == 0) return;
-  record_locked(s, hash, key, path, length);
+  record_locked(s, hash, key, path, length, read_from_store);
 }
 
 void DocumentTracker::record_locked(Shard& s, uint64_t hash, std::string_view key,
-                                    std::string_view path, uint32_t length) {
+                                    std::string_view path, uint32_t length, bool read_from_store) {
   uint32_t index = find(s, hash, key, nullptr);
   if (index == kNone) {
     if (s.live >= s.capacity) evict(s);
@@ -181,6 +182,7 @@ void DocumentTracker::record_locked(Shard& s, uint64_t hash, std::string_view ke
     e.hash = hash;
     e.key.assign(key);
     e.used_lengths = 0;
+    e.read_from_store = false;
     insert_slot(s, hash, index);
     ++s.live;
     push_front(s, index);
@@ -188,6 +190,7 @@ void DocumentTracker::record_locked(Shard& s, uint64_t hash, std::string_view ke
     touch(s, index);
   }
   Entry& e = s.entries[index];
+  e.read_from_store = e.read_from_store || read_from_store;
   for (size_t i = 0; i < e.used_lengths; ++i) {
     if (e.lengths[i].first == path) {
       e.lengths[i].second = length;
@@ -204,8 +207,10 @@ void DocumentTracker::record_locked(Shard& s, uint64_t hash, std::string_view ke
   ++e.used_lengths;
 }
 
-std::optional<uint32_t> DocumentTracker::grow(std::string_view key, std::string_view path,
-                                              uint32_t elements, std::optional<uint32_t> cap) {
+std::optional<DocumentTracker::Grown> DocumentTracker::grow(std::string_view key,
+                                                            std::string_view path,
+                                                            uint32_t elements,
+                                                            std::optional<uint32_t> cap) {
   const uint64_t hash = hash_of(key);
   Shard& s = shard_for(hash);
   std::lock_guard lock(s.mutex);
@@ -219,7 +224,7 @@ std::optional<uint32_t> DocumentTracker::grow(std::string_view key, std::string_
       uint64_t grown = static_cast<uint64_t>(l) + elements;
       if (cap) grown = std::min<uint64_t>(grown, *cap);
       l = static_cast<uint32_t>(std::min<uint64_t>(grown, UINT32_MAX));
-      return l;
+      return Grown{l, e.read_from_store};
     }
   }
   return std::nullopt;

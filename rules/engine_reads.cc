@@ -136,10 +136,39 @@ void Engine::observe_reply(const codec::CommandView& request, const codec::OpMsg
     if (track && shape.has_id() && shape.array_count() > 0) {
       DocumentTracker::make_key(ns, shape.id(), &sc.key);
       for (const ArrayMeasure* a = shape.arrays_begin(); a != shape.arrays_end(); ++a) {
-        tracker_.record(sc.key, a->path, a->length);
+        tracker_.record(sc.key, a->path, a->length, true);
       }
     }
   }
+}
+
+void Engine::learn_stored_document(std::string_view db, std::string_view coll,
+                                   const codec::BsonView& document) {
+  if (document.empty()) return;
+  const std::shared_ptr<const RuleSet> rules = rules_.load();
+  CollectionStats* stats = stats_for(db, coll);
+  auto limits = limits_for(stats, db, coll, *rules);
+  // Only namespaces with array bounds use the tracker: remembering the documents of every
+  // collection read would push the ones traffic needs out of its bounded memory.
+  if (limits->array_length_any.empty() && limits->array_length_by_path.empty()) return;
+  Scratch& sc = scratch();
+  DocumentShape& shape = sc.shape;
+  shape.measure(document);
+  if (!shape.has_id() || shape.array_count() == 0) return;
+  DocumentTracker::make_key(sc.ns_of(db, coll), shape.id(), &sc.key);
+  for (const ArrayMeasure* a = shape.arrays_begin(); a != shape.arrays_end(); ++a) {
+    tracker_.record(sc.key, a->path, a->length, true);
+  }
+}
+
+void Engine::observe_catalog_reply(const codec::CommandView& request, const codec::OpMsg& reply) {
+  if (observer_ == nullptr || reply.body.empty()) return;
+  bson_iter_t it;
+  if (!bson_iter_init_from_data(&it, reply.body.data, reply.body.size) ||
+      !bson_iter_find(&it, "ok") || bson_iter_as_double(&it) != 1.0) {
+    return;
+  }
+  observer_->on_catalog_reply(request, reply.body);
 }
 
 }  // namespace docguard::rules

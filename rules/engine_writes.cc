@@ -150,18 +150,20 @@ void Engine::inspect_update(Scope& s, const codec::BsonView& q, const codec::Bso
     const Limit* by_path = l.array_length_by_path.empty() ? nullptr : l.array_limit_for(g.path);
     {
       auto cap = g.has_slice ? std::optional<uint32_t>(g.slice_cap) : std::nullopt;
-      if (auto length = tracker_.grow(sc.key, g.path, g.elements, cap)) {
+      if (auto grown = tracker_.grow(sc.key, g.path, g.elements, cap)) {
         const Bound* strict = l.array_length_any.strictest();
         if (by_path != nullptr) {
           const Bound* p = by_path->strictest();
           if (strict == nullptr || (p != nullptr && p->value < strict->value)) strict = p;
         }
-        // The tracker can be stale (writes that bypass docguard): warn, never block. A push
-        // that alone passes the bound was reported above already.
+        // A length added up from forwarded writes only is an estimate (pulls and writes that
+        // bypass docguard are not seen): warn, never block. One read from the stored document
+        // (a sampled read, docguard's introspection) is a fact, and the rule's action applies.
+        // A push that alone passes the bound was reported above already.
         const double grows_to = g.has_slice ? g.slice_cap : g.elements;
-        if (strict != nullptr && *length > strict->value && grows_to <= strict->value) {
-          s.add(RuleKind::kTrackedArrayLength, *strict, g.path, *length, index, id,
-                weaker(strict->action, Action::kWarn));
+        if (strict != nullptr && grown->length > strict->value && grows_to <= strict->value) {
+          s.add(RuleKind::kTrackedArrayLength, *strict, g.path, grown->length, index, id,
+                grown->read_from_store ? strict->action : weaker(strict->action, Action::kWarn));
         }
       }
     }

@@ -40,8 +40,11 @@ void sort_findings(std::vector<Finding>& findings) {
 
 std::string metadata_summary(const CollectionMetadata& metadata) {
   if (!metadata.known) return "indexes and validator unknown";
-  return std::to_string(metadata.indexes.size()) + " indexes, validator " +
-         (metadata.has_validator ? "yes" : "no");
+  std::string validator = metadata.has_validator ? "yes" : "no";
+  if (metadata.has_validator && metadata.validation_action == "warn") validator += " (warn only)";
+  if (metadata.has_validator && metadata.validation_level == "off") validator += " (off)";
+  return (metadata.indexes_known ? std::to_string(metadata.indexes.size()) : std::string("?")) +
+         " indexes, validator " + validator;
 }
 
 }  // namespace docguard::advisor

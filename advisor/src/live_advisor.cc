@@ -81,16 +81,13 @@ LiveAdvisor::Namespace* LiveAdvisor::state_for(std::string_view db, std::string_
 
 void LiveAdvisor::on_request(std::string_view db, std::string_view coll,
                              const codec::CommandView& cmd) {
-  // Index and validator definitions are rare and must not be missed: never sampled.
-  const bool definition =
-      cmd.name == "createIndexes" || cmd.name == "create" || cmd.name == "collMod";
-  if (!definition && cmd.kind != codec::CommandKind::kInsert &&
-      cmd.kind != codec::CommandKind::kUpdate && cmd.kind != codec::CommandKind::kDelete &&
-      cmd.kind != codec::CommandKind::kFindAndModify && cmd.kind != codec::CommandKind::kFind &&
-      cmd.kind != codec::CommandKind::kAggregate) {
+  // Index and validator definitions arrive with their replies (on_catalog_reply).
+  if (cmd.kind != codec::CommandKind::kInsert && cmd.kind != codec::CommandKind::kUpdate &&
+      cmd.kind != codec::CommandKind::kDelete && cmd.kind != codec::CommandKind::kFindAndModify &&
+      cmd.kind != codec::CommandKind::kFind && cmd.kind != codec::CommandKind::kAggregate) {
     return;
   }
-  if (!definition && !sampled(sample_counter_)) return;
+  if (!sampled(sample_counter_)) return;
   std::lock_guard lock(mutex_);
   if (Namespace* ns = state_for(db, coll)) observe_locked(*ns, cmd);
 }
@@ -197,23 +194,6 @@ void LiveAdvisor::observe_locked(Namespace& ns, const codec::CommandView& cmd) {
   const double now = clock_ ? clock_() : steady_seconds();
   bson_t body = cmd.body.borrow();
   bson_iter_t it;
-  if (cmd.name == "create" || cmd.name == "collMod") {
-    if (bson_iter_init_find(&it, &body, "validator") && BSON_ITER_HOLDS_DOCUMENT(&it)) {
-      ns.validator_known = true;
-    }
-    return;
-  }
-  if (cmd.name == "createIndexes") {
-    bson_iter_t indexes, index, key;
-    if (!bson_iter_init_find(&it, &body, "indexes") || !iter_child(it, &indexes)) return;
-    while (bson_iter_next(&indexes)) {
-      if (iter_child(indexes, &index) && bson_iter_find(&index, "key") && iter_child(index, &key) &&
-          bson_iter_next(&key) && ns.indexed.size() < kMaxKeys) {
-        ns.indexed.emplace(key_of(key));
-      }
-    }
-    return;
-  }
   if (cmd.is_write()) ++ns.writes;
   if (cmd.kind == codec::CommandKind::kInsert) {
     for (const codec::BsonView& doc : cmd.statements) {

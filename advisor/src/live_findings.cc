@@ -24,25 +24,53 @@ std::string joined(const std::set<std::string>& names) {
 
 }  // namespace
 
+// The document detectors: on the documents sampled from the cluster when there are some (what
+// is stored), and on the documents of inserts seen in traffic for what the sample did not show.
+void LiveAdvisor::detect_documents_locked(const Namespace& ns, std::vector<Finding>& out) const {
+  const AdvisorSettings& s = settings_;
+  auto documents = [&](const CollectionProfile& p, std::vector<Finding>& found) {
+    detect_large_arrays(p, s, found);
+    detect_outliers(p, s, found);
+    detect_bloated_documents(p, s, found);
+    detect_attribute_candidates(p, s, found);
+    detect_deep_nesting(p, s, found);
+    detect_bucket_candidates(p, s, found);
+  };
+  const size_t first = out.size();
+  if (ns.stored) {
+    documents(*ns.stored, out);
+    for (size_t i = first; i < out.size(); ++i) out[i].source = "sample";
+    if (ns.metadata.indexes_known) {
+      const size_t before = out.size();
+      detect_too_many_indexes(*ns.stored, s, out);
+      for (size_t i = before; i < out.size(); ++i) out[i].source = "metadata";
+    }
+  }
+  std::vector<Finding> traffic;
+  documents(ns.profile, traffic);
+  for (Finding& f : traffic) {
+    const bool shown =
+        std::any_of(out.begin() + static_cast<std::ptrdiff_t>(first), out.end(),
+                    [&](const Finding& g) { return g.kind == f.kind && g.field == f.field; });
+    if (shown) continue;
+    f.source = "traffic";
+    if (f.kind == kind::kBucket && ns.last_insert > ns.first_insert) {
+      const double rate = static_cast<double>(ns.inserts) / (ns.last_insert - ns.first_insert);
+      char text[96];
+      std::snprintf(text, sizeof text, "; observed %.0f inserts/s (sampled)", rate);
+      f.evidence += text;
+    }
+    out.push_back(std::move(f));
+  }
+}
+
 void LiveAdvisor::detect_locked(std::vector<Finding>& out) const {
   const AdvisorSettings& s = settings_;
   for (const auto& [name, ns_ptr] : namespaces_) {
     const Namespace& ns = *ns_ptr;
     const CollectionProfile& p = ns.profile;
-    // Document detectors, on the sampled documents of inserts.
-    detect_large_arrays(p, s, out);
-    detect_outliers(p, s, out);
-    detect_bloated_documents(p, s, out);
-    detect_attribute_candidates(p, s, out);
-    detect_deep_nesting(p, s, out);
-    const size_t before_bucket = out.size();
-    detect_bucket_candidates(p, s, out);
-    if (out.size() > before_bucket && ns.last_insert > ns.first_insert) {
-      const double rate = static_cast<double>(ns.inserts) / (ns.last_insert - ns.first_insert);
-      char text[96];
-      std::snprintf(text, sizeof text, "; observed %.0f inserts/s (sampled)", rate);
-      out.back().evidence += text;
-    }
+    detect_documents_locked(ns, out);
+    const size_t traffic_first = out.size();
 
     for (const auto& [field, pushes] : ns.unbounded_pushes) {
       if (pushes < s.live_min_pushes) continue;
@@ -82,39 +110,7 @@ void LiveAdvisor::detect_locked(std::vector<Finding>& out) const {
       }
     }
 
-    // Unindexed references: $lookup foreignFields (on the target) and equality filters here.
-    for (const auto& [from, info] : ns.lookups) {
-      if (info.foreign_field.empty() || info.foreign_field == "_id") continue;
-      auto target = namespaces_.find(p.db() + "." + from);
-      if (target != namespaces_.end() && target->second->indexed.count(info.foreign_field)) {
-        continue;
-      }
-      Finding f;
-      f.db = p.db();
-      f.collection = from;
-      f.kind = kind::kUnindexedReference;
-      f.severity = Severity::kWarn;
-      f.field = info.foreign_field;
-      f.evidence = "$lookup from `" + p.collection() + "` matches `" + from + "." +
-                   info.foreign_field + "` " + with_commas(info.count) +
-                   " times (sampled); no index on it seen in createIndexes traffic";
-      f.pattern = "index the reference";
-      f.suggestion = "Each joined document scans `" + from + "`. Create the index: db." + from +
-                     ".createIndex({" + info.foreign_field + ": 1}).";
-      out.push_back(std::move(f));
-    }
-    for (const auto& [field, count] : ns.reference_filters) {
-      if (count < s.reference_filter_min || ns.indexed.count(field)) continue;
-      Finding f = new_finding(p, kind::kUnindexedReference, Severity::kWarn, field);
-      f.evidence = with_commas(count) + " equality filters on reference `" + field +
-                   "` (sampled, threshold " + with_commas(s.reference_filter_min) +
-                   "); no index on it seen in createIndexes traffic";
-      f.pattern = "index the reference";
-      f.suggestion = "Every find by `" + field + "` scans `" + p.collection() +
-                     "`. Create the index: db." + p.collection() + ".createIndex({" + field +
-                     ": 1}).";
-      out.push_back(std::move(f));
-    }
+    detect_unindexed_locked(ns, out);
 
     for (const auto& [hash, group] : ns.groups) {
       if (group.first < s.computed_min_runs) continue;
@@ -179,16 +175,10 @@ void LiveAdvisor::detect_locked(std::vector<Finding>& out) const {
       }
     }
 
-    if (ns.writes > 0 && !ns.validator_known && s.report_missing_validator) {
-      Finding f = new_finding(p, kind::kNoValidator, Severity::kInfo, "");
-      f.evidence = with_commas(ns.writes) + (ns.writes == 1 ? " write" : " writes") +
-                   " (sampled); no validator seen in create/collMod traffic";
-      f.pattern = "schema validation";
-      f.suggestion =
-          "Let the server check what is settled: the validator section of this report "
-          "(or `docguard validator` on a dump) gives a collMod with a $jsonSchema.";
-      out.push_back(std::move(f));
+    for (size_t i = traffic_first; i < out.size(); ++i) {
+      if (out[i].source == "dump") out[i].source = "traffic";
     }
+    detect_validator_locked(ns, out);
   }
   sort_findings(out);
 }
@@ -204,14 +194,25 @@ ReportInput LiveAdvisor::report_locked() const {
   ReportInput input;
   input.source = "live traffic through docguard (commands sampled 1 in " +
                  std::to_string(settings_.live_sample_every) + ")";
+  if (expect_cluster_facts_) {
+    input.source +=
+        " and docguard's own reads of the cluster (indexes, validators, a sample of "
+        "each collection's documents)";
+  }
   input.settings = settings_;
   for (const auto& [name, ns] : namespaces_) {
-    if (ns->profile.documents() > 0) input.profiles.push_back(&ns->profile);
+    // What is stored (the sample) when it was read, else what the inserts showed.
+    if (ns->stored && ns->stored->documents() > 0) {
+      input.profiles.push_back(ns->stored.get());
+    } else if (ns->profile.documents() > 0) {
+      input.profiles.push_back(&ns->profile);
+    }
     for (const auto& [from, info] : ns->lookups) {
       input.lookups.push_back({name, ns->profile.db() + "." + from, info.count});
     }
   }
   detect_locked(input.findings);
+  input.unknown_facts = unknown_facts_locked();
   return input;
 }
 

@@ -25,7 +25,12 @@ struct LookupInfo {
 
 struct LiveAdvisor::Namespace {
   Namespace(std::string db, std::string coll, const AdvisorSettings& s)
-      : profile(std::move(db), std::move(coll), s) {}
+      : profile(db, coll, s) {
+    metadata.db = std::move(db);
+    metadata.collection = std::move(coll);
+    metadata.indexes_known = false;
+    metadata.source = "traffic";
+  }
   CollectionProfile profile;
   uint64_t writes = 0, inserts = 0, tiny_inserts = 0, large_documents = 0;
   double first_insert = 0, last_insert = 0;
@@ -38,8 +43,21 @@ struct LiveAdvisor::Namespace {
   std::map<std::string, uint64_t, std::less<>> reference_filters;
   uint64_t projected_reads = 0;
   std::map<std::string, uint64_t, std::less<>> projected_fields;
-  std::set<std::string> indexed;  // first keys of indexes known from createIndexes
-  bool validator_known = false;
+  // What is known of the collection's kind, indexes, validator and statistics: from docguard's
+  // own reads of the cluster, updated at once by catalog commands seen in traffic. With neither,
+  // `known` and `indexes_known` are false and metadata.indexes holds what createIndexes traffic
+  // showed.
+  CollectionMetadata metadata;
+  bool cluster_facts = false;  // metadata was read from the cluster at least once
+  // The documents sampled from the collection in the last introspection pass (its metadata is
+  // kept equal to `metadata`), and when they were read (Unix seconds).
+  std::unique_ptr<CollectionProfile> stored;
+  double read_at = 0;
+
+  // After a change to `metadata`: the stored profile's detectors read the same facts.
+  void metadata_changed() {
+    if (stored) stored->set_metadata(metadata);
+  }
 };
 
 }  // namespace docguard::advisor

@@ -147,8 +147,8 @@ std::string findings_table(const std::vector<Finding>& findings) {
     out += std::string("<tr><td class='sev ") + severity + "'>" + severity + "</td><td>" +
            html_escape(f.db + (f.collection.empty() ? "" : "." + f.collection)) + "</td><td>" +
            f.kind + "</td><td><code>" + html_escape(f.field) + "</code></td><td>" +
-           html_escape(f.evidence) + "</td><td>" + f.source + "</td><td>" + html_escape(f.pattern) + "</td><td>" +
-           html_escape(f.suggestion) + "</td></tr>";
+           html_escape(f.evidence) + "</td><td>" + f.source + "</td><td>" + html_escape(f.pattern) +
+           "</td><td>" + html_escape(f.suggestion) + "</td></tr>";
   }
   return out + "</table>";
 }
@@ -163,6 +163,13 @@ std::string render_html(const ReportInput& input) {
                     "</h1><p class='muted'>" + html_escape(input.source) + "</p>";
   out += "<h2>Findings (" + std::to_string(input.findings.size()) + ")</h2>" +
          findings_table(input.findings);
+  if (!input.unknown_facts.empty()) {
+    out +=
+        "<h2>Unknown facts</h2><p class='muted'>The findings that need these are left out.</p>"
+        "<ul>";
+    for (const std::string& line : input.unknown_facts) out += "<li>" + html_escape(line) + "</li>";
+    out += "</ul>";
+  }
   if (!input.lookups.empty()) out += "<h2>$lookup graph</h2>" + lookup_graph_svg(input.lookups);
   for (const CollectionProfile* p : input.profiles) {
     out += "<h2 id='" + html_escape(p->ns()) + "'>" + html_escape(p->ns()) + "</h2><p>" +

@@ -54,6 +54,10 @@ std::string render_text(const ReportInput& input) {
            std::to_string(p->max_depth()) + ", " + metadata_summary(p->metadata()) + "\n";
     out += findings_of(input, p->db(), p->collection());
   }
+  if (!input.unknown_facts.empty()) {
+    out += "\nunknown facts (findings that need them are left out):\n";
+    for (const std::string& line : input.unknown_facts) out += "  " + line + "\n";
+  }
   return out;
 }
 
@@ -112,6 +116,10 @@ std::string render_json(const ReportInput& input) {
     out += std::string(i ? ", " : "") + "{\"from\": \"" + json_escape(e.from_ns) +
            "\", \"to\": \"" + json_escape(e.to_ns) + "\", \"count\": " + std::to_string(e.count) +
            "}";
+  }
+  out += "],\n \"unknown_facts\": [";
+  for (size_t i = 0; i < input.unknown_facts.size(); ++i) {
+    out += std::string(i ? ", " : "") + "\"" + json_escape(input.unknown_facts[i]) + "\"";
   }
   return out + "]}\n";
 }

@@ -48,7 +48,7 @@ inline CollectionMetadata metadata_with_indexes(
   m.collection = collection;
   m.known = true;
   m.type = "collection";
-  m.indexes.push_back(IndexSpec{"_id_", {{"_id", "1"}}});
+  m.indexes.push_back(IndexSpec{.name = "_id_", .keys = {{"_id", "1"}}});
   for (const auto& keys : index_keys) {
     IndexSpec spec;
     for (const auto& key : keys) {

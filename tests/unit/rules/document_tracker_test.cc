@@ -89,5 +89,21 @@ TEST(DocumentTrackerTest, LimitsShrinkAndZeroDisablesTracking) {
   EXPECT_EQ(t.grow(key(1), "tags", 1, std::nullopt), 2u);
 }
 
+TEST(DocumentTracker, LengthsReadFromTheStoreAreMarked) {
+  DocumentTracker t(100, 8);
+  t.record(key(1), "tags", 3);
+  EXPECT_FALSE(t.grow(key(1), "tags", 1, std::nullopt)->read_from_store);
+  t.record(key(2), "tags", 950, true);
+  const auto grown = t.grow(key(2), "tags", 100, std::nullopt);
+  ASSERT_TRUE(grown);
+  EXPECT_EQ(grown->length, 1050u);
+  EXPECT_TRUE(grown->read_from_store);
+  t.record(key(2), "tags", 5);  // a later write through docguard: still a stored document
+  EXPECT_TRUE(t.grow(key(2), "tags", 1, std::nullopt)->read_from_store);
+  t.forget(key(2));
+  t.record(key(2), "tags", 5);
+  EXPECT_FALSE(t.grow(key(2), "tags", 1, std::nullopt)->read_from_store);
+}
+
 }  // namespace
 }  // namespace docguard::rules

@@ -20,10 +20,10 @@ struct IndexSpec {
   std::vector<std::pair<std::string, std::string>> keys;
   bool unique = false;
   bool sparse = false;
-  bool partial = false;                        // has a partialFilterExpression
-  std::optional<int64_t> expire_after_seconds;  // a TTL index
-  bool collation = false;                      // has its own collation
-  std::optional<uint64_t> accesses;            // $indexStats accesses.ops, when read
+  bool partial = false;                                        // has a partialFilterExpression
+  std::optional<int64_t> expire_after_seconds = std::nullopt;  // a TTL index
+  bool collation = false;                                      // has its own collation
+  std::optional<uint64_t> accesses = std::nullopt;  // $indexStats accesses.ops, when read
 };
 
 // The server's statistics of a collection ($collStats storageStats, or the collStats command).
@@ -46,9 +46,9 @@ struct CollectionMetadata {
   bool indexes_known = true;
   bool index_usage_known = false;  // IndexSpec::accesses filled from $indexStats
   bool has_validator = false;
-  std::string validator_json;            // relaxed extended JSON of options.validator
-  std::string validation_level;          // "strict" (the server's default), "moderate", "off"
-  std::string validation_action;         // "error" (the server's default), "warn"
+  std::string validator_json;     // relaxed extended JSON of options.validator
+  std::string validation_level;   // "strict" (the server's default), "moderate", "off"
+  std::string validation_action;  // "error" (the server's default), "warn"
   CollectionStatsFacts stats;
   // Where these facts come from: "dump", "cluster" (docguard's own reads) or "traffic".
   std::string source = "dump";

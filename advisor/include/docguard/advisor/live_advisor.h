@@ -30,6 +30,7 @@ inline constexpr const char* kJoinHeavy = "join_heavy";
 inline constexpr const char* kComputed = "computed";
 inline constexpr const char* kCaseInsensitiveRegex = "case_insensitive_regex";
 inline constexpr const char* kSubset = "subset";
+inline constexpr const char* kValidatorNotEnforced = "validator_not_enforced";
 }  // namespace kind
 
 class LiveAdvisor {
@@ -42,6 +43,31 @@ class LiveAdvisor {
   void on_unbounded_push(std::string_view db, std::string_view coll, std::string_view field,
                          double elements);
   void on_read(std::string_view db, std::string_view coll, bool with_lookup);
+
+  // A catalog command's successful reply (rules::Observer::on_catalog_reply): indexes,
+  // validators and collections follow at once.
+  void on_catalog_reply(const codec::CommandView& request, const codec::BsonView& reply);
+
+  // Introspection: docguard's own reads of the cluster. Thread-safe.
+  // Whether facts about indexes and validators will come from the cluster: then findings that
+  // need them wait for them (and name them as unknown) instead of judging from traffic alone.
+  void expect_cluster_facts(bool expected);
+  // One collection as the cluster holds it: its metadata (source "cluster": indexes, validator,
+  // statistics, and what could not be read) and the profile of its sampled documents. Replaces
+  // what the last pass said of it. `read_at`: Unix seconds.
+  void on_cluster_collection(std::unique_ptr<CollectionProfile> stored, double read_at);
+  // A full pass ended: collections of `databases_read` that it did not read no longer exist.
+  void on_cluster_pass(const std::vector<std::string>& databases_read,
+                       const std::vector<std::string>& namespaces_read);
+
+  // Per collection, for /status and gauges: what is known of it and when it was last read.
+  struct CollectionFacts {
+    CollectionMetadata metadata;
+    bool cluster_facts = false;
+    uint64_t sampled_documents = 0;
+    double read_at = 0;  // Unix seconds, 0: never read
+  };
+  std::vector<CollectionFacts> collection_facts() const;
 
   std::vector<Finding> findings() const;
   // format: "html" or "json".
@@ -58,6 +84,10 @@ class LiveAdvisor {
   Namespace* state_for(std::string_view db, std::string_view coll);  // mutex held
   void observe_locked(Namespace& ns, const codec::CommandView& cmd);
   void detect_locked(std::vector<Finding>& out) const;
+  void detect_documents_locked(const Namespace& ns, std::vector<Finding>& out) const;
+  void detect_unindexed_locked(const Namespace& ns, std::vector<Finding>& out) const;
+  void detect_validator_locked(const Namespace& ns, std::vector<Finding>& out) const;
+  std::vector<std::string> unknown_facts_locked() const;
   ReportInput report_locked() const;
 
   AdvisorSettings settings_;
@@ -65,6 +95,7 @@ class LiveAdvisor {
   std::map<std::string, std::unique_ptr<Namespace>, std::less<>> namespaces_;
   std::atomic<uint64_t> sample_counter_{0}, read_counter_{0}, push_counter_{0};
   double (*clock_)() = nullptr;
+  bool expect_cluster_facts_ = false;
 };
 
 }  // namespace docguard::advisor

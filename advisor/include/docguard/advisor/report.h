@@ -27,6 +27,9 @@ struct ReportInput {
   std::vector<Finding> findings;
   std::vector<LookupEdge> lookups;
   AdvisorSettings settings;
+  // Facts that could not be read from the cluster, one line each ("shop.orders: indexes: not
+  // authorized (code 13)"): the findings that need them are left out, never guessed.
+  std::vector<std::string> unknown_facts;
 };
 
 // "2 indexes, validator no", or that neither is known (a lone .bson file, live traffic).

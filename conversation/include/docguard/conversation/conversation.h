@@ -75,10 +75,11 @@ class Conversation {
  private:
   // What to do with the reply to one request; most requests need nothing and get no entry.
   struct PendingReply {
-    enum class Kind { kHello, kLegacyHello, kMerge, kSample } kind = Kind::kHello;
+    enum class Kind { kHello, kLegacyHello, kMerge, kSample, kCatalog } kind = Kind::kHello;
     std::shared_ptr<PendingMerge> merge;
-    std::string db, collection;  // kSample: the request's namespace
+    std::string db, collection;  // kSample: the request's namespace; kCatalog: its database
     codec::CommandKind command = codec::CommandKind::kOther;
+    std::vector<uint8_t> request_body;  // kCatalog: the command, read again with its reply
 
     static PendingReply of(Kind kind, std::shared_ptr<PendingMerge> merge = nullptr) {
       PendingReply p;

@@ -27,11 +27,22 @@ class DocumentTracker {
   static void make_key(std::string_view ns, const bson_iter_t& id, std::string* key);
 
   // Records the length of `path` in a document (insert, replacement, $set, sampled read).
-  void record(std::string_view key, std::string_view path, uint32_t length);
+  // `read_from_store`: measured on the document as the database returned it (a client's read,
+  // docguard's own introspection), not on what a client wrote.
+  void record(std::string_view key, std::string_view path, uint32_t length,
+              bool read_from_store = false);
+  struct Grown {
+    uint32_t length = 0;
+    // The document's lengths were read from the database at least once. Growth added up from
+    // forwarded writes alone only ever goes up ($pull, $pop and writes that bypass docguard are
+    // not seen), so it is an estimate; a read of the stored document is a fact.
+    bool read_from_store = false;
+    friend bool operator==(const Grown& g, uint32_t length) { return g.length == length; }
+  };
   // Adds `elements` to the known length of `path` (capped at `cap` when the push has $slice)
   // and returns the new length, or nullopt when the document or path is not known.
-  std::optional<uint32_t> grow(std::string_view key, std::string_view path, uint32_t elements,
-                               std::optional<uint32_t> cap);
+  std::optional<Grown> grow(std::string_view key, std::string_view path, uint32_t elements,
+                            std::optional<uint32_t> cap);
   // Forgets a document (deleted, or replaced without the array).
   void forget(std::string_view key);
   size_t size() const;
@@ -48,6 +59,7 @@ class DocumentTracker {
     std::string key;
     std::vector<std::pair<std::string, uint32_t>> lengths;
     size_t used_lengths = 0;  // lengths[0, used_lengths) are live; the rest keep their storage
+    bool read_from_store = false;
   };
   // Open addressing, linear probing, no tombstones (backward-shift deletion). A slot holds the
   // hash's upper 32 bits and the entry index + 1 (0: empty), so a probe compares the full key
@@ -76,7 +88,7 @@ class DocumentTracker {
   static void release(Shard& s, uint32_t index);
   static void evict(Shard& s);
   void record_locked(Shard& s, uint64_t hash, std::string_view key, std::string_view path,
-                     uint32_t length);
+                     uint32_t length, bool read_from_store);
 
   std::array<Shard, kShards> shards_;
   uint32_t max_fields_;

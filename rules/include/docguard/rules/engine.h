@@ -85,6 +85,11 @@ class Observer {
   // A $push/$addToSet without $slice: the array grows with every such update.
   virtual void on_unbounded_push(std::string_view /*db*/, std::string_view /*coll*/,
                                  std::string_view /*field*/, double /*elements*/) {}
+  // A command that reads or changes the catalog (createIndexes, dropIndexes, collMod, create,
+  // drop, dropDatabase, renameCollection, listIndexes, listCollections) and the upstream's
+  // successful reply to it, so what is known of indexes and validators follows at once.
+  virtual void on_catalog_reply(const codec::CommandView& /*request*/,
+                                const codec::BsonView& /*reply*/) {}
 };
 
 class Engine {
@@ -106,6 +111,13 @@ class Engine {
   bool wants_reply_sample(const codec::CommandView& cmd);
   // Measures the documents of a cursor reply (cursor.firstBatch / cursor.nextBatch).
   void observe_reply(const codec::CommandView& request, const codec::OpMsg& reply);
+  // A document docguard read from the database itself (introspection): its array lengths are
+  // remembered, so a later $push onto it is judged against the bound. Any thread.
+  void learn_stored_document(std::string_view db, std::string_view coll,
+                             const codec::BsonView& document);
+  // The reply to a catalog command (see Observer::on_catalog_reply): passed to the observer
+  // when it succeeded.
+  void observe_catalog_reply(const codec::CommandView& request, const codec::OpMsg& reply);
   // Per collection: document size p50/p99/max, array max/p99 per field, $lookup ratio,
   // violations by rule and action, top offending client apps.
   std::string status_json() const;

@@ -1,0 +1,148 @@
+#include "docguard/advisor/catalog_documents.h"
+
+#include <string_view>
+
+namespace docguard::advisor {
+namespace {
+
+std::string text_of(const bson_iter_t* it) {
+  if (!BSON_ITER_HOLDS_UTF8(it)) return {};
+  uint32_t length = 0;
+  const char* text = bson_iter_utf8(it, &length);
+  return std::string(text, length);
+}
+
+// One option field of a create command, a collMod or a listCollections entry's options.
+// Returns false for fields that are not about the collection's kind or validator.
+bool apply_option(const bson_iter_t* it, CollectionMetadata* out) {
+  const std::string_view key = bson_iter_key(it);
+  if (key == "validator" && BSON_ITER_HOLDS_DOCUMENT(it)) {
+    uint32_t length = 0;
+    const uint8_t* data = nullptr;
+    bson_iter_document(it, &length, &data);
+    bson_t validator;
+    // collMod with validator {} removes it.
+    out->has_validator = bson_init_static(&validator, data, length) && !bson_empty(&validator);
+    out->validator_json.clear();
+    if (out->has_validator) {
+      size_t json_length = 0;
+      if (char* json = bson_as_relaxed_extended_json(&validator, &json_length)) {
+        out->validator_json.assign(json, json_length);
+        bson_free(json);
+      }
+    }
+  } else if (key == "validationLevel") {
+    out->validation_level = text_of(it);
+  } else if (key == "validationAction") {
+    out->validation_action = text_of(it);
+  } else if (key == "capped") {
+    out->capped = bson_iter_as_bool(it);
+  } else if (key == "viewOn") {
+    out->type = "view";
+  } else if (key == "timeseries") {
+    out->type = "timeseries";
+  } else {
+    return false;
+  }
+  return true;
+}
+
+void clear_options(CollectionMetadata* out) {
+  out->has_validator = false;
+  out->validator_json.clear();
+  out->validation_level.clear();
+  out->validation_action.clear();
+  out->capped = false;
+  out->type = "collection";
+}
+
+}  // namespace
+
+std::string index_key_text(const bson_iter_t* value) {
+  switch (bson_iter_type(value)) {
+    case BSON_TYPE_INT32:
+      return std::to_string(bson_iter_int32(value));
+    case BSON_TYPE_INT64:
+      return std::to_string(bson_iter_int64(value));
+    case BSON_TYPE_DOUBLE:
+      return std::to_string(static_cast<long long>(bson_iter_double(value)));
+    case BSON_TYPE_UTF8:
+      return text_of(value);
+    default:
+      return "?";
+  }
+}
+
+bool read_index_spec(const uint8_t* data, uint32_t size, IndexSpec* out) {
+  bson_iter_t it;
+  if (!bson_iter_init_from_data(&it, data, size)) return false;
+  bool has_key = false;
+  while (bson_iter_next(&it)) {
+    const std::string_view key = bson_iter_key(&it);
+    if (key == "name") {
+      out->name = text_of(&it);
+    } else if (key == "key" && BSON_ITER_HOLDS_DOCUMENT(&it)) {
+      bson_iter_t fields;
+      if (!bson_iter_recurse(&it, &fields)) continue;
+      while (bson_iter_next(&fields)) {
+        out->keys.emplace_back(bson_iter_key(&fields), index_key_text(&fields));
+      }
+      has_key = !out->keys.empty();
+    } else if (key == "unique") {
+      out->unique = bson_iter_as_bool(&it);
+    } else if (key == "sparse") {
+      out->sparse = bson_iter_as_bool(&it);
+    } else if (key == "partialFilterExpression") {
+      out->partial = true;
+    } else if (key == "expireAfterSeconds" && BSON_ITER_HOLDS_NUMBER(&it)) {
+      out->expire_after_seconds = bson_iter_as_int64(&it);
+    } else if (key == "collation") {
+      out->collation = true;
+    }
+  }
+  return has_key;
+}
+
+bool apply_collection_info(const uint8_t* data, uint32_t size, CollectionMetadata* out) {
+  bson_iter_t it;
+  if (!bson_iter_init_from_data(&it, data, size)) return false;
+  clear_options(out);
+  out->known = true;
+  while (bson_iter_next(&it)) {
+    const std::string_view key = bson_iter_key(&it);
+    if (key == "name") {
+      out->collection = text_of(&it);
+    } else if (key == "type") {
+      out->type = text_of(&it);
+    } else if (key == "options" && BSON_ITER_HOLDS_DOCUMENT(&it)) {
+      const std::string type = out->type;
+      bson_iter_t options;
+      if (!bson_iter_recurse(&it, &options)) continue;
+      while (bson_iter_next(&options)) apply_option(&options, out);
+      if (!type.empty() && type != "collection") out->type = type;  // the entry's type wins
+    }
+  }
+  return !out->collection.empty();
+}
+
+void apply_create_options(const uint8_t* data, uint32_t size, CollectionMetadata* out) {
+  bson_iter_t it;
+  clear_options(out);
+  if (!bson_iter_init_from_data(&it, data, size)) return;
+  while (bson_iter_next(&it)) apply_option(&it, out);
+}
+
+void apply_collmod(const uint8_t* data, uint32_t size, CollectionMetadata* out) {
+  bson_iter_t it;
+  if (!bson_iter_init_from_data(&it, data, size)) return;
+  while (bson_iter_next(&it)) {
+    const std::string_view key = bson_iter_key(&it);
+    if (key == "validator" || key == "validationLevel" || key == "validationAction") {
+      apply_option(&it, out);
+    }
+    // A validator named here is known now, whatever was known of the options before.
+    if (key == "validator") out->known = true;
+  }
+}
+
+}  // namespace docguard::advisor

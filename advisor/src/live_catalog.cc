@@ -1,0 +1,270 @@
+// What the live advisor knows of the catalog: collections, indexes and validators, from
+// docguard's own reads of the cluster (introspection passes) and from the successful replies to
+// catalog commands that clients run, so a createIndexes or a collMod counts at once rather than
+// at the next pass.
+#include <bson/bson.h>
+
+#include <algorithm>
+
+#include "docguard/advisor/catalog_documents.h"
+#include "docguard/advisor/live_advisor.h"
+#include "live_state.h"
+
+namespace docguard::advisor {
+namespace {
+
+std::string_view text_of(const bson_iter_t& it) {
+  if (!BSON_ITER_HOLDS_UTF8(&it)) return {};
+  uint32_t length = 0;
+  const char* text = bson_iter_utf8(&it, &length);
+  return {text, length};
+}
+
+// Calls `each` with every document of an array or document field named `key` of `doc`.
+template <typename Each>
+void for_each_document(const codec::BsonView& doc, const char* key, const Each& each) {
+  bson_iter_t it, child;
+  if (doc.empty() || !bson_iter_init_from_data(&it, doc.data, doc.size) ||
+      !bson_iter_find(&it, key) || !(BSON_ITER_HOLDS_ARRAY(&it) || BSON_ITER_HOLDS_DOCUMENT(&it)) ||
+      !bson_iter_recurse(&it, &child)) {
+    return;
+  }
+  while (bson_iter_next(&child)) {
+    if (!BSON_ITER_HOLDS_DOCUMENT(&child)) continue;
+    uint32_t length = 0;
+    const uint8_t* data = nullptr;
+    bson_iter_document(&child, &length, &data);
+    each(codec::BsonView{data, length});
+  }
+}
+
+// The reply's cursor.firstBatch when the cursor is already exhausted (id 0): then the batch is
+// the whole answer, and what it leaves out does not exist.
+bool complete_first_batch(const codec::BsonView& reply, codec::BsonView* batch) {
+  bson_iter_t it, cursor;
+  if (!bson_iter_init_from_data(&it, reply.data, reply.size) || !bson_iter_find(&it, "cursor") ||
+      !BSON_ITER_HOLDS_DOCUMENT(&it) || !bson_iter_recurse(&it, &cursor)) {
+    return false;
+  }
+  bool exhausted = false;
+  while (bson_iter_next(&cursor)) {
+    const std::string_view key = bson_iter_key(&cursor);
+    if (key == "id") exhausted = bson_iter_as_int64(&cursor) == 0;
+    if (key == "firstBatch" && BSON_ITER_HOLDS_ARRAY(&cursor)) {
+      uint32_t length = 0;
+      const uint8_t* data = nullptr;
+      bson_iter_array(&cursor, &length, &data);
+      *batch = codec::BsonView{data, length};
+    }
+  }
+  return exhausted && !batch->empty();
+}
+
+void drop_indexes(const codec::BsonView& body, CollectionMetadata& m) {
+  bson_iter_t it;
+  if (!bson_iter_init_from_data(&it, body.data, body.size) || !bson_iter_find(&it, "index")) return;
+  auto erase_if = [&](auto&& pred) {
+    m.indexes.erase(std::remove_if(m.indexes.begin(), m.indexes.end(), pred), m.indexes.end());
+  };
+  if (text_of(it) == "*") {
+    erase_if([](const IndexSpec& i) { return i.name != "_id_"; });
+  } else if (BSON_ITER_HOLDS_UTF8(&it)) {
+    const std::string name(text_of(it));
+    erase_if([&](const IndexSpec& i) { return i.name == name; });
+  } else if (BSON_ITER_HOLDS_ARRAY(&it)) {
+    bson_iter_t names;
+    if (!bson_iter_recurse(&it, &names)) return;
+    while (bson_iter_next(&names)) {
+      const std::string name(text_of(names));
+      erase_if([&](const IndexSpec& i) { return i.name == name; });
+    }
+  } else if (BSON_ITER_HOLDS_DOCUMENT(&it)) {
+    IndexSpec by_key;
+    bson_iter_t keys;
+    if (!bson_iter_recurse(&it, &keys)) return;
+    while (bson_iter_next(&keys)) {
+      by_key.keys.emplace_back(bson_iter_key(&keys), index_key_text(&keys));
+    }
+    erase_if([&](const IndexSpec& i) { return i.keys == by_key.keys; });
+  }
+}
+
+void add_index(const IndexSpec& spec, CollectionMetadata& m) {
+  for (IndexSpec& existing : m.indexes) {
+    if (existing.name == spec.name) {
+      existing = spec;
+      return;
+    }
+  }
+  // A collection has at most 64 indexes; more in traffic is not a collection's index list.
+  if (m.indexes.size() < 64) m.indexes.push_back(spec);
+}
+
+}  // namespace
+
+void LiveAdvisor::on_catalog_reply(const codec::CommandView& request,
+                                   const codec::BsonView& reply) {
+  const std::string_view name = request.name, db = request.database;
+  std::lock_guard lock(mutex_);
+  if (name == "dropDatabase") {
+    std::erase_if(namespaces_, [&](const auto& entry) { return entry.second->profile.db() == db; });
+    return;
+  }
+  if (name == "renameCollection") {
+    // {renameCollection: "db.from", to: "db.to"} on admin: the facts move with the collection;
+    // its sampled documents are read again at the next pass.
+    bson_iter_t it;
+    std::string from, to;
+    if (!bson_iter_init_from_data(&it, request.body.data, request.body.size)) return;
+    while (bson_iter_next(&it)) {
+      const std::string_view key = bson_iter_key(&it);
+      if (key == "renameCollection") from = text_of(it);
+      if (key == "to") to = text_of(it);
+    }
+    auto old = namespaces_.find(from);
+    const size_t dot = to.find('.');
+    if (old == namespaces_.end() || dot == std::string::npos) return;
+    CollectionMetadata moved = old->second->metadata;
+    namespaces_.erase(old);
+    namespaces_.erase(to);
+    if (Namespace* ns = state_for(to.substr(0, dot), to.substr(dot + 1))) {
+      moved.db = to.substr(0, dot);
+      moved.collection = to.substr(dot + 1);
+      ns->metadata = std::move(moved);
+    }
+    return;
+  }
+  if (name == "listCollections") {
+    codec::BsonView batch;
+    if (!complete_first_batch(reply, &batch)) return;
+    bson_iter_t it;
+    if (!bson_iter_init_from_data(&it, batch.data, batch.size)) return;
+    while (bson_iter_next(&it)) {
+      if (!BSON_ITER_HOLDS_DOCUMENT(&it)) continue;
+      uint32_t length = 0;
+      const uint8_t* data = nullptr;
+      bson_iter_document(&it, &length, &data);
+      CollectionMetadata listed;
+      if (!apply_collection_info(data, length, &listed) || listed.collection.empty()) continue;
+      if (Namespace* ns = state_for(db, listed.collection)) {
+        ns->metadata.known = true;
+        ns->metadata.type = listed.type;
+        ns->metadata.capped = listed.capped;
+        ns->metadata.has_validator = listed.has_validator;
+        ns->metadata.validator_json = listed.validator_json;
+        ns->metadata.validation_level = listed.validation_level;
+        ns->metadata.validation_action = listed.validation_action;
+        ns->metadata_changed();
+      }
+    }
+    return;
+  }
+  const std::string_view coll = request.collection;
+  if (coll.empty()) return;
+  if (name == "drop") {
+    namespaces_.erase(std::string(db) + "." + std::string(coll));
+    return;
+  }
+  Namespace* ns = state_for(db, coll);
+  if (ns == nullptr) return;
+  CollectionMetadata& m = ns->metadata;
+  if (name == "createIndexes") {
+    for_each_document(request.body, "indexes", [&](const codec::BsonView& index) {
+      IndexSpec spec;
+      if (read_index_spec(index.data, index.size, &spec)) add_index(spec, m);
+    });
+  } else if (name == "dropIndexes" || name == "deleteIndexes") {
+    drop_indexes(request.body, m);
+  } else if (name == "listIndexes") {
+    codec::BsonView batch;
+    if (!complete_first_batch(reply, &batch)) return;
+    std::vector<IndexSpec> listed;
+    bson_iter_t it;
+    if (!bson_iter_init_from_data(&it, batch.data, batch.size)) return;
+    while (bson_iter_next(&it)) {
+      if (!BSON_ITER_HOLDS_DOCUMENT(&it)) continue;
+      uint32_t length = 0;
+      const uint8_t* data = nullptr;
+      bson_iter_document(&it, &length, &data);
+      IndexSpec spec;
+      if (read_index_spec(data, length, &spec)) listed.push_back(std::move(spec));
+    }
+    m.indexes = std::move(listed);
+    m.indexes_known = true;
+  } else if (name == "create") {
+    // A new collection: its options are all there is, and its only index is _id's.
+    CollectionMetadata created;
+    apply_create_options(request.body.data, request.body.size, &created);
+    m.known = true;
+    m.type = created.type;
+    m.capped = created.capped;
+    m.has_validator = created.has_validator;
+    m.validator_json = created.validator_json;
+    m.validation_level = created.validation_level;
+    m.validation_action = created.validation_action;
+    m.indexes.clear();
+    if (!created.is_view()) m.indexes.push_back(IndexSpec{.name = "_id_", .keys = {{"_id", "1"}}});
+    m.indexes_known = true;
+  } else if (name == "collMod") {
+    CollectionMetadata changed = m;
+    apply_collmod(request.body.data, request.body.size, &changed);
+    m = std::move(changed);
+  }
+  ns->metadata_changed();
+}
+
+void LiveAdvisor::expect_cluster_facts(bool expected) {
+  std::lock_guard lock(mutex_);
+  expect_cluster_facts_ = expected;
+}
+
+void LiveAdvisor::on_cluster_collection(std::unique_ptr<CollectionProfile> stored, double read_at) {
+  std::lock_guard lock(mutex_);
+  Namespace* ns = state_for(stored->db(), stored->collection());
+  if (ns == nullptr) return;
+  ns->metadata = stored->metadata();
+  ns->cluster_facts = true;
+  ns->read_at = read_at;
+  ns->stored = std::move(stored);
+}
+
+void LiveAdvisor::on_cluster_pass(const std::vector<std::string>& databases_read,
+                                  const std::vector<std::string>& namespaces_read) {
+  std::lock_guard lock(mutex_);
+  std::erase_if(namespaces_, [&](const auto& entry) {
+    const Namespace& ns = *entry.second;
+    const bool db_read = std::find(databases_read.begin(), databases_read.end(), ns.profile.db()) !=
+                         databases_read.end();
+    return db_read && ns.cluster_facts &&
+           std::find(namespaces_read.begin(), namespaces_read.end(), entry.first) ==
+               namespaces_read.end();
+  });
+}
+
+std::vector<LiveAdvisor::CollectionFacts> LiveAdvisor::collection_facts() const {
+  std::lock_guard lock(mutex_);
+  std::vector<CollectionFacts> out;
+  out.reserve(namespaces_.size());
+  for (const auto& [name, ns] : namespaces_) {
+    CollectionFacts facts;
+    facts.metadata = ns->metadata;
+    facts.cluster_facts = ns->cluster_facts;
+    facts.sampled_documents = ns->stored ? ns->stored->documents() : 0;
+    facts.read_at = ns->read_at;
+    out.push_back(std::move(facts));
+  }
+  return out;
+}
+
+std::vector<std::string> LiveAdvisor::unknown_facts_locked() const {
+  std::vector<std::string> out;
+  for (const auto& [name, ns] : namespaces_) {
+    for (const std::string& line : ns->metadata.unknown) out.push_back(name + ": " + line);
+    if (expect_cluster_facts_ && !ns->cluster_facts && !ns->metadata.known) {
+      out.push_back(name + ": not read from the cluster yet (the next introspection pass will)");
+    }
+  }
+  return out;
+}
+
+}  // namespace docguard::advisor

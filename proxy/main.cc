@@ -1,6 +1,5 @@
 // docguard: a MongoDB wire-protocol proxy that enforces document design rules.
 #include <malloc.h>
-#include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -15,10 +14,10 @@
 #include "docguard/cluster/mongoc_log.h"
 #include "docguard/proxy/config.h"
 #include "docguard/proxy/io_backend.h"
+#include "docguard/proxy/log_format.h"
 #include "docguard/proxy/server.h"
 #include "docguard/proxy/tls.h"
 #include "docguard/rules/rule_set.h"
-#include "docguard/rules/structured_log.h"
 
 namespace {
 
@@ -52,69 +51,9 @@ options:
   --help                    print this help and exit
 )";
 
-// Log payloads may carry fields (docguard/rules/structured_log.h): "text" RS json-members RS
-// key=value-pairs. These two formatters render a payload as JSON members or as text.
-struct Payload {
-  std::string_view text, json_members, text_fields;
-};
-
-Payload split_payload(std::string_view payload) {
-  const auto first = payload.find(docguard::log::kFieldsSeparator);
-  if (first == std::string_view::npos) return {payload, {}, {}};
-  const auto second = payload.find(docguard::log::kFieldsSeparator, first + 1);
-  if (second == std::string_view::npos) return {payload.substr(0, first), {}, {}};
-  return {payload.substr(0, first), payload.substr(first + 1, second - first - 1),
-          payload.substr(second + 1)};
-}
-
-// `"msg":"<escaped text>"` then `,<fields>`: every line is one valid JSON object.
-class JsonMessageAndFields final : public spdlog::custom_flag_formatter {
- public:
-  void format(const spdlog::details::log_msg& msg, const std::tm&,
-              spdlog::memory_buf_t& dest) override {
-    const Payload p = split_payload(std::string_view(msg.payload.data(), msg.payload.size()));
-    std::string out = "\"msg\":\"";
-    docguard::log::Fields::escape_into(out, p.text);
-    out.push_back('"');
-    if (!p.json_members.empty()) {
-      out.push_back(',');
-      out.append(p.json_members);
-    }
-    dest.append(out.data(), out.data() + out.size());
-  }
-  std::unique_ptr<custom_flag_formatter> clone() const override {
-    return std::make_unique<JsonMessageAndFields>();
-  }
-};
-
-// "text: key=value key=value".
-class TextMessageAndFields final : public spdlog::custom_flag_formatter {
- public:
-  void format(const spdlog::details::log_msg& msg, const std::tm&,
-              spdlog::memory_buf_t& dest) override {
-    const Payload p = split_payload(std::string_view(msg.payload.data(), msg.payload.size()));
-    dest.append(p.text.data(), p.text.data() + p.text.size());
-    if (!p.text_fields.empty()) {
-      dest.push_back(':');
-      dest.push_back(' ');
-      dest.append(p.text_fields.data(), p.text_fields.data() + p.text_fields.size());
-    }
-  }
-  std::unique_ptr<custom_flag_formatter> clone() const override {
-    return std::make_unique<TextMessageAndFields>();
-  }
-};
-
 void setup_logging(const ProxyConfig& config) {
   auto logger = spdlog::stderr_logger_mt("docguard");
-  auto formatter = std::make_unique<spdlog::pattern_formatter>(spdlog::pattern_time_type::utc);
-  if (config.log_format == docguard::proxy::LogFormat::kJson) {
-    formatter->add_flag<JsonMessageAndFields>('*').set_pattern(
-        R"({"ts":"%Y-%m-%dT%H:%M:%S.%fZ","level":"%l",%*})");
-  } else {
-    formatter->add_flag<TextMessageAndFields>('*').set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %*");
-  }
-  logger->set_formatter(std::move(formatter));
+  logger->set_formatter(docguard::proxy::make_log_formatter(config.log_format));
   logger->set_level(spdlog::level::from_str(config.log_level));
   logger->flush_on(spdlog::level::info);
   spdlog::set_default_logger(logger);

@@ -1,6 +1,7 @@
 // Log lines with fields: the producer (e.g. the rules engine) attaches key/value pairs to a
 // message, and the process's log formatter renders them as JSON members (--log-format json) or
-// as key=value pairs (text). Producers stay independent of the output format.
+// as key=value pairs (text). Producers stay independent of the output format. Values are
+// escaped here (docguard/rules/log_escape.h): they may come from clients.
 #pragma once
 
 #include <cmath>
@@ -8,9 +9,13 @@
 #include <string>
 #include <string_view>
 
+#include "docguard/rules/log_escape.h"
+
 namespace docguard::log {
 
-// A payload is "text", or "text" RS json-members RS key=value-pairs.
+// A payload with fields is RS "text" RS json-members RS key=value-pairs. Only
+// Fields::message() starts a payload with RS: every other log call's format string starts with
+// its own words, so client text inside a plain message is never taken for fields.
 constexpr char kFieldsSeparator = '\x1e';
 
 class Fields {
@@ -20,7 +25,16 @@ class Fields {
     json_.push_back('"');
     escape_into(json_, value);
     json_.push_back('"');
-    text_.append(value.empty() ? std::string_view("-") : value);
+    if (value.empty()) {
+      text_.push_back('-');
+    } else if (value.find_first_of(" \"") == std::string_view::npos) {
+      append_escaped(text_, value, Escaping::kText);
+    } else {
+      // Quoted, so a value cannot pose as more key=value pairs.
+      text_.push_back('"');
+      append_escaped(text_, value, Escaping::kQuotedText);
+      text_.push_back('"');
+    }
     return *this;
   }
   Fields& add(std::string_view key, const char* value) { return add(key, std::string_view(value)); }
@@ -44,7 +58,8 @@ class Fields {
 
   // The payload to hand to spdlog, e.g. spdlog::warn("{}", fields.message("..."))
   std::string message(std::string_view text) const {
-    std::string out(text);
+    std::string out(1, kFieldsSeparator);
+    out.append(text);
     out.push_back(kFieldsSeparator);
     out += json_;
     out.push_back(kFieldsSeparator);
@@ -52,35 +67,9 @@ class Fields {
     return out;
   }
 
+  // Appends s escaped for the inside of a JSON string.
   static void escape_into(std::string& out, std::string_view s) {
-    for (unsigned char c : s) {
-      switch (c) {
-        case '"':
-          out += "\\\"";
-          break;
-        case '\\':
-          out += "\\\\";
-          break;
-        case '\n':
-          out += "\\n";
-          break;
-        case '\r':
-          out += "\\r";
-          break;
-        case '\t':
-          out += "\\t";
-          break;
-        default:
-          if (c < 0x20) {
-            static const char* hex = "0123456789abcdef";
-            out += "\\u00";
-            out.push_back(hex[c >> 4]);
-            out.push_back(hex[c & 0xF]);
-          } else {
-            out.push_back(static_cast<char>(c));
-          }
-      }
-    }
+    append_escaped(out, s, Escaping::kJson);
   }
 
  private:

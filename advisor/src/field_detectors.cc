@@ -1,5 +1,7 @@
 // Fields, indexes and metadata: bucket, attribute, unindexed reference, too many indexes,
-// too many collections, missing validator; and the sorted run of every offline detector.
+// too many collections, missing validator; and the sorted run of every offline detector (the
+// index and collection-shape detectors live in index_detectors.cc and
+// collection_shape_detectors.cc).
 #include <algorithm>
 #include <map>
 
@@ -148,10 +150,13 @@ void detect_unindexed_references(const CollectionProfile& p, const AdvisorSettin
 
 void detect_too_many_indexes(const CollectionProfile& p, const AdvisorSettings& s,
                              std::vector<Finding>& out) {
+  // An index list that could not be read is not an empty one, nor a short one.
+  if (!p.metadata().known || !p.metadata().indexes_known) return;
   const size_t count = p.metadata().indexes.size();
   if (count <= s.indexes_warn) return;
   Finding f = new_finding(p, kind::kTooManyIndexes,
                           count > s.indexes_block ? Severity::kBlock : Severity::kWarn, "");
+  f.source = metadata_finding_source(p.metadata());
   f.evidence = std::to_string(count) + " indexes (Compass flags > " +
                std::to_string(s.indexes_warn) + ", Atlas > " + std::to_string(s.indexes_block) +
                ", limit 64)";
@@ -179,13 +184,34 @@ void detect_missing_validator(const CollectionProfile& p, const AdvisorSettings&
 void detect_too_many_collections(const std::vector<const CollectionProfile*>& profiles,
                                  const AdvisorSettings& s, std::vector<Finding>& out) {
   std::map<std::string, size_t> per_db;
-  for (const CollectionProfile* p : profiles) ++per_db[p->db()];
+  std::map<std::string, const char*> source_of_db;
+  for (const CollectionProfile* p : profiles) {
+    ++per_db[p->db()];
+    source_of_db.emplace(p->db(), metadata_finding_source(p->metadata()));
+  }
+  if (profiles.size() > s.collections_cluster_warn) {
+    Finding f;
+    f.kind = kind::kTooManyCollections;
+    f.severity = Severity::kWarn;
+    f.source = metadata_finding_source(profiles.front()->metadata());
+    f.evidence = with_commas(profiles.size()) + " collections in " + with_commas(per_db.size()) +
+                 (per_db.size() == 1 ? " database" : " databases") + " (MongoDB flags > " +
+                 with_commas(s.collections_cluster_warn) + " in one deployment)";
+    f.pattern = "bucket / attribute (fewer, wider collections)";
+    f.suggestion =
+        "Each collection has at least two files (data and the _id index) and its own cache "
+        "and catalog entries: startup, failover and backups slow down with their number. Merge "
+        "collections of one shape into one with the distinguishing value as an indexed field, "
+        "and drop the ones nothing reads.";
+    out.push_back(std::move(f));
+  }
   for (const auto& [db, count] : per_db) {
     if (count <= s.collections_warn) continue;
     Finding f;
     f.db = db;
     f.kind = kind::kTooManyCollections;
     f.severity = Severity::kWarn;
+    f.source = source_of_db[db];
     f.evidence = std::to_string(count) + " collections in `" + db + "` (Atlas flags > " +
                  std::to_string(s.collections_warn) + ")";
     f.pattern = "bucket / attribute (fewer, wider collections)";
@@ -219,10 +245,13 @@ std::vector<Finding> run_offline_detectors(const std::vector<const CollectionPro
     detect_attribute_candidates(*p, settings, out);
     detect_unindexed_references(*p, settings, out);
     detect_too_many_indexes(*p, settings, out);
+    detect_redundant_indexes(p->db(), p->collection(), p->metadata(), out);
+    detect_unused_indexes(p->db(), p->collection(), p->metadata(), out);
     detect_deep_nesting(*p, settings, out);
     detect_missing_validator(*p, settings, out);
   }
   detect_too_many_collections(profiles, settings, out);
+  detect_same_shape_collections(profiles, settings, out);
   sort_findings(out);
   return out;
 }

@@ -41,6 +41,16 @@ void read_indexes(bson_iter_t* indexes, CollectionMetadata* out) {
         while (bson_iter_next(&fields)) {
           spec.keys.emplace_back(bson_iter_key(&fields), value_text(&fields));
         }
+      } else if (key == "unique") {
+        spec.unique = bson_iter_as_bool(&index);
+      } else if (key == "sparse") {
+        spec.sparse = bson_iter_as_bool(&index);
+      } else if (key == "partialFilterExpression") {
+        spec.partial = BSON_ITER_HOLDS_DOCUMENT(&index);
+      } else if (key == "collation") {
+        spec.collation = BSON_ITER_HOLDS_DOCUMENT(&index);
+      } else if (key == "expireAfterSeconds" && BSON_ITER_HOLDS_NUMBER(&index)) {
+        spec.expire_after_seconds = bson_iter_as_int64(&index);
       }
     }
     out->indexes.push_back(std::move(spec));

@@ -48,7 +48,10 @@ inline CollectionMetadata metadata_with_indexes(
   m.collection = collection;
   m.known = true;
   m.type = "collection";
-  m.indexes.push_back(IndexSpec{.name = "_id_", .keys = {{"_id", "1"}}});
+  IndexSpec id_index;
+  id_index.name = "_id_";
+  id_index.keys.emplace_back("_id", "1");
+  m.indexes.push_back(id_index);
   for (const auto& keys : index_keys) {
     IndexSpec spec;
     for (const auto& key : keys) {

@@ -23,11 +23,17 @@ inline constexpr const char* kTooManyIndexes = "too_many_indexes";
 inline constexpr const char* kTooManyCollections = "too_many_collections";
 inline constexpr const char* kDeepNesting = "deep_nesting";
 inline constexpr const char* kNoValidator = "no_validator";
+inline constexpr const char* kUnindexedQuery = "unindexed_query";
+inline constexpr const char* kRedundantIndex = "redundant_index";
+inline constexpr const char* kUnusedIndex = "unused_index";
+inline constexpr const char* kSameShapeCollections = "same_shape_collections";
 }  // namespace kind
 
 struct Finding {
   std::string db;
-  std::string collection;  // empty for database-wide findings (too many collections)
+  // Empty for database-wide findings (too many collections, collections of one shape); db is
+  // empty too for a deployment-wide one (too many collections in all databases).
+  std::string collection;
   std::string kind;
   Severity severity = Severity::kInfo;
   std::string field;       // the field path concerned, when there is one

@@ -31,8 +31,12 @@ struct AdvisorSettings {
   // Indexes per collection: Compass > 10, Atlas (reported) > 30, hard limit 64.
   uint32_t indexes_warn = 10;
   uint32_t indexes_block = 30;
-  // Collections per database: Atlas (reported) > 100.
+  // Collections per database: Atlas (reported) > 100. In the whole deployment: > 10,000.
   uint32_t collections_warn = 100;
+  uint32_t collections_cluster_warn = 10000;
+  // Collections of one database with the same top-level fields (one per tenant, per day): past
+  // this many they are one collection split by a value that belongs in a field.
+  uint32_t same_shape_min_collections = 10;
 
   // Bucket pattern: many tiny documents sharing a repeated key field and a date field.
   uint64_t bucket_min_documents = 1000;
@@ -55,6 +59,8 @@ struct AdvisorSettings {
   double lookup_ratio_warn = 0.5;             // share of reads that join
   uint64_t computed_min_runs = 10;            // the same $group pipeline run this often
   uint64_t reference_filter_min = 10;         // equality filters on an unindexed reference
+  uint64_t unindexed_query_min = 10;          // runs of one query shape no index serves
+  uint32_t query_shapes_per_collection = 64;  // distinct query shapes counted per collection
   uint64_t subset_min_document_bytes = 4096;  // mean size of the documents the reads project
   double subset_max_projected_share = 0.3;    // projected fields' share of the document's bytes
 

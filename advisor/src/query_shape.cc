@@ -1,0 +1,314 @@
+#include "docguard/advisor/query_shape.h"
+
+#include <algorithm>
+#include <set>
+#include <string_view>
+
+namespace docguard::advisor {
+namespace {
+
+// Filters nest through $and and $elemMatch; past this depth the rest is not walked (a filter
+// that deep is not one an index advice could be written for anyway).
+constexpr int kMaxDepth = 16;
+
+struct ShapeBuilder {
+  std::set<std::string> equality, range, skipped;
+  std::vector<SortKey> sort;
+};
+
+std::string_view key_of(const bson_iter_t& it) {
+  return {bson_iter_key(&it), bson_iter_key_len(&it)};
+}
+
+bool child_of(const bson_iter_t& it, bson_iter_t* child) {
+  bson_iter_t copy = it;
+  return (BSON_ITER_HOLDS_DOCUMENT(&copy) || BSON_ITER_HOLDS_ARRAY(&copy)) &&
+         bson_iter_recurse(&copy, child);
+}
+
+// The first key of the document `it` holds, or "" when it holds no document or an empty one.
+std::string_view first_key(const bson_iter_t& it) {
+  bson_iter_t child;
+  if (!BSON_ITER_HOLDS_DOCUMENT(&it) || !child_of(it, &child) || !bson_iter_next(&child)) return {};
+  return key_of(child);
+}
+
+bool is_operator(std::string_view key) { return !key.empty() && key[0] == '$'; }
+
+bool is_logical(std::string_view key) { return key == "$and" || key == "$or" || key == "$nor"; }
+
+bool is_range_operator(std::string_view op) {
+  static constexpr std::string_view kRange[] = {
+      "$gt",  "$gte",        "$lt",         "$lte",          "$ne",
+      "$nin", "$exists",     "$not",        "$regex",        "$type",
+      "$mod", "$bitsAllSet", "$bitsAnySet", "$bitsAllClear", "$bitsAnyClear"};
+  return std::find(std::begin(kRange), std::end(kRange), op) != std::end(kRange);
+}
+
+void add_filter(const bson_iter_t& start, const std::string& prefix, ShapeBuilder& b, int depth);
+
+// The operators of one field: {$gt: 1, $lt: 5}, {$in: [...]}, {$elemMatch: {...}}.
+void add_operators(const bson_iter_t& start, const std::string& path, ShapeBuilder& b, int depth) {
+  bson_iter_t it = start;
+  while (bson_iter_next(&it)) {
+    const std::string_view op = key_of(it);
+    if (op == "$eq" || op == "$in" || op == "$all") {
+      b.equality.insert(path);
+    } else if (is_range_operator(op)) {
+      b.range.insert(path);
+    } else if (op == "$options") {
+      // belongs to $regex, already counted
+    } else if (op == "$elemMatch") {
+      bson_iter_t inner;
+      if (depth >= kMaxDepth || !BSON_ITER_HOLDS_DOCUMENT(&it) || !child_of(it, &inner)) continue;
+      const std::string_view first = first_key(it);
+      // {$elemMatch: {$gt: 1}} matches values; {$elemMatch: {sku: 1}} matches fields of
+      // documents, which an index reaches as path.sku.
+      if (is_operator(first) && !is_logical(first)) {
+        add_operators(inner, path, b, depth + 1);
+      } else {
+        add_filter(inner, path + ".", b, depth + 1);
+      }
+    } else {
+      b.skipped.insert(std::string(op));  // geo operators, $size, unknown ones
+    }
+  }
+}
+
+void add_filter(const bson_iter_t& start, const std::string& prefix, ShapeBuilder& b, int depth) {
+  bson_iter_t it = start;
+  while (bson_iter_next(&it)) {
+    const std::string_view key = key_of(it);
+    if (is_operator(key)) {
+      if (key == "$and") {
+        bson_iter_t clauses, clause;
+        if (depth >= kMaxDepth || !child_of(it, &clauses)) continue;
+        while (bson_iter_next(&clauses)) {
+          if (BSON_ITER_HOLDS_DOCUMENT(&clauses) && child_of(clauses, &clause)) {
+            add_filter(clause, prefix, b, depth + 1);
+          }
+        }
+      } else if (key != "$comment") {
+        b.skipped.insert(std::string(key));  // $or, $nor, $text, $where, $expr, $jsonSchema
+      }
+      continue;
+    }
+    std::string path = prefix;
+    path.append(key);
+    if (BSON_ITER_HOLDS_REGEX(&it)) {
+      b.range.insert(std::move(path));
+    } else if (const std::string_view first = first_key(it);
+               is_operator(first) && first != "$ref") {
+      bson_iter_t ops;
+      if (child_of(it, &ops)) add_operators(ops, path, b, depth + 1);
+    } else {
+      // A value, or a whole embedded document (a DBRef {$ref, $id} is one too).
+      b.equality.insert(std::move(path));
+    }
+  }
+}
+
+void add_sort(const bson_t* sort, ShapeBuilder& b) {
+  bson_iter_t it;
+  if (!sort || !bson_iter_init(&it, sort)) return;
+  std::vector<SortKey> keys;
+  while (bson_iter_next(&it)) {
+    const bool numeric =
+        BSON_ITER_HOLDS_INT32(&it) || BSON_ITER_HOLDS_INT64(&it) || BSON_ITER_HOLDS_DOUBLE(&it);
+    const double value = numeric ? bson_iter_as_double(&it) : 0;
+    if (value != 1 && value != -1) {
+      // {score: {$meta: "textScore"}} or a malformed sort: no index order can give it.
+      b.skipped.insert(first_key(it) == "$meta" ? "$meta" : "sort");
+      return;
+    }
+    keys.push_back(SortKey{std::string(key_of(it)), value > 0 ? 1 : -1});
+  }
+  b.sort = std::move(keys);
+}
+
+QueryShape finish(ShapeBuilder& b) {
+  QueryShape shape;
+  shape.equality.assign(b.equality.begin(), b.equality.end());
+  for (const std::string& field : b.range) {
+    if (!b.equality.count(field)) shape.range.push_back(field);
+  }
+  for (SortKey& key : b.sort) {
+    if (!b.equality.count(key.field)) shape.sort.push_back(std::move(key));
+  }
+  shape.skipped.assign(b.skipped.begin(), b.skipped.end());
+  return shape;
+}
+
+bool is_direction(const std::string& type) { return index_key_direction(type) != 0; }
+
+// Whether an index whose first key is `key` can look up `field`. `sort_only`: the field is only
+// sorted on, which a wildcard or hashed index cannot do.
+bool first_key_serves(const std::pair<std::string, std::string>& key, const std::string& field,
+                      bool equality, bool sort_only) {
+  const auto& [name, type] = key;
+  if (name == "$**") return !sort_only;
+  if (name.size() > 4 && name.ends_with(".$**")) {
+    const std::string_view base(name.data(), name.size() - 4);
+    return !sort_only && field.starts_with(base) &&
+           (field.size() == base.size() || field[base.size()] == '.');
+  }
+  if (name != field) return false;
+  if (is_direction(type)) return true;
+  return type == "hashed" && equality;  // text and geo indexes serve their own operators only
+}
+
+bool is_identifier(std::string_view name) {
+  if (name.empty() || (name[0] >= '0' && name[0] <= '9')) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return c == '_' || c == '$' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           (c >= '0' && c <= '9');
+  });
+}
+
+}  // namespace
+
+int index_key_direction(std::string_view type) {
+  const bool negative = type.starts_with('-');
+  if (negative) type.remove_prefix(1);
+  bool digit = false, nonzero = false;
+  for (size_t i = 0; i < type.size(); ++i) {
+    const char c = type[i];
+    if (c == '.' && i > 0 && i + 1 < type.size()) continue;
+    if (c < '0' || c > '9') return 0;
+    digit = true;
+    nonzero = nonzero || c != '0';
+  }
+  if (!digit || !nonzero) return 0;
+  return negative ? -1 : 1;
+}
+
+std::string QueryShape::first_field() const {
+  if (!equality.empty()) return equality.front();
+  if (!sort.empty()) return sort.front().field;
+  if (!range.empty()) return range.front();
+  return {};
+}
+
+std::string QueryShape::key() const {
+  std::string out;
+  auto section = [&out](const char* name) {
+    out += out.empty() ? "" : "; ";
+    out += name;
+  };
+  if (!equality.empty()) {
+    section("eq: ");
+    for (size_t i = 0; i < equality.size(); ++i) out += (i ? ", " : "") + equality[i];
+  }
+  if (!sort.empty()) {
+    section("sort: ");
+    for (size_t i = 0; i < sort.size(); ++i) {
+      out += (i ? ", " : "") + sort[i].field + (sort[i].direction < 0 ? ":-1" : ":1");
+    }
+  }
+  if (!range.empty()) {
+    section("range: ");
+    for (size_t i = 0; i < range.size(); ++i) out += (i ? ", " : "") + range[i];
+  }
+  return out;
+}
+
+QueryShape query_shape(const bson_t* filter, const bson_t* sort) {
+  ShapeBuilder b;
+  bson_iter_t it;
+  if (filter && bson_iter_init(&it, filter)) add_filter(it, "", b, 0);
+  add_sort(sort, b);
+  return finish(b);
+}
+
+QueryShape pipeline_query_shape(const bson_t* pipeline) {
+  ShapeBuilder b;
+  bson_iter_t stages, stage, body;
+  if (!pipeline || !bson_iter_init(&stages, pipeline)) return finish(b);
+  bool sorted = false;
+  while (bson_iter_next(&stages)) {
+    if (!BSON_ITER_HOLDS_DOCUMENT(&stages) || !child_of(stages, &stage) ||
+        !bson_iter_next(&stage) || !BSON_ITER_HOLDS_DOCUMENT(&stage) || !child_of(stage, &body)) {
+      break;
+    }
+    const std::string_view name = key_of(stage);
+    if (name == "$match") {
+      add_filter(body, "", b, 0);
+    } else if (name == "$sort" && !sorted) {
+      // The server moves a $match ahead of a $sort, so $sort then $match is the same shape.
+      uint32_t length = 0;
+      const uint8_t* data = nullptr;
+      bson_iter_document(&stage, &length, &data);
+      bson_t sort;
+      if (bson_init_static(&sort, data, length)) add_sort(&sort, b);
+      sorted = true;
+    } else {
+      break;
+    }
+  }
+  return finish(b);
+}
+
+bool supported_by(const QueryShape& shape, const std::vector<IndexSpec>& indexes) {
+  for (const IndexSpec& index : indexes) {
+    if (index.keys.empty()) continue;
+    const auto& first = index.keys.front();
+    if (!shape.equality.empty()) {
+      for (const std::string& field : shape.equality) {
+        if (first_key_serves(first, field, true, false)) return true;
+      }
+      continue;
+    }
+    if (!shape.sort.empty() && first_key_serves(first, shape.sort.front().field, false, true)) {
+      return true;
+    }
+    for (const std::string& field : shape.range) {
+      if (first_key_serves(first, field, false, false)) return true;
+    }
+  }
+  return false;
+}
+
+std::vector<std::pair<std::string, std::string>> suggest_index(const QueryShape& shape) {
+  std::vector<std::pair<std::string, std::string>> keys;
+  auto has = [&keys](const std::string& field) {
+    return std::any_of(keys.begin(), keys.end(), [&](const auto& k) { return k.first == field; });
+  };
+  for (const std::string& field : shape.equality) keys.emplace_back(field, "1");
+  for (const SortKey& key : shape.sort) {
+    if (!has(key.field)) keys.emplace_back(key.field, key.direction < 0 ? "-1" : "1");
+  }
+  for (const std::string& field : shape.range) {
+    if (!has(field)) keys.emplace_back(field, "1");
+  }
+  return keys;
+}
+
+std::string index_keys_text(const std::vector<std::pair<std::string, std::string>>& keys) {
+  std::string out = "{";
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const auto& [field, type] = keys[i];
+    out += i ? ", " : "";
+    out += is_identifier(field) ? field : "\"" + field + "\"";
+    out += ": ";
+    out += is_direction(type) ? type : "\"" + type + "\"";
+  }
+  return out + "}";
+}
+
+bool QueryShapeCounter::record(const QueryShape& shape, uint64_t times) {
+  if (shape.empty()) return false;
+  std::string key = shape.key();
+  auto it = shapes_.find(key);
+  if (it != shapes_.end()) {
+    it->second.count += times;
+    return true;
+  }
+  if (shapes_.size() >= max_shapes_) {
+    overflow_ += times;
+    return false;
+  }
+  shapes_.emplace(std::move(key), Entry{shape, times});
+  return true;
+}
+
+}  // namespace docguard::advisor

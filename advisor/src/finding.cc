@@ -40,8 +40,16 @@ void sort_findings(std::vector<Finding>& findings) {
 
 std::string metadata_summary(const CollectionMetadata& metadata) {
   if (!metadata.known) return "indexes and validator unknown";
-  return std::to_string(metadata.indexes.size()) + " indexes, validator " +
-         (metadata.has_validator ? "yes" : "no");
+  std::string out = (metadata.indexes_known ? std::to_string(metadata.indexes.size()) : "unknown") +
+                    " indexes, validator " + (metadata.has_validator ? "yes" : "no");
+  if (metadata.sample_method == "all") {
+    out += ", every document read";
+  } else if (!metadata.sample_method.empty()) {
+    out += ", sampled by " + metadata.sample_method;
+  }
+  if (metadata.stats.known) out += ", server count " + std::to_string(metadata.stats.documents);
+  for (const std::string& unknown : metadata.unknown) out += "; unknown " + unknown;
+  return out;
 }
 
 }  // namespace docguard::advisor

@@ -21,9 +21,9 @@ struct IndexSpec {
   bool unique = false;
   bool sparse = false;
   bool partial = false;                        // has a partialFilterExpression
-  std::optional<int64_t> expire_after_seconds;  // a TTL index
+  std::optional<int64_t> expire_after_seconds{};  // a TTL index
   bool collation = false;                      // has its own collation
-  std::optional<uint64_t> accesses;            // $indexStats accesses.ops, when read
+  std::optional<uint64_t> accesses{};            // $indexStats accesses.ops, when read
 };
 
 // The server's statistics of a collection ($collStats storageStats, or the collStats command).

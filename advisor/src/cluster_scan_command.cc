@@ -89,13 +89,22 @@ bool scan_cluster(const ScanArguments& args, const char* command, DumpVisitor& v
     options.password = credentials.password;
   }
   // libmongoc's own warnings, on stderr like ours; its debug lines (failed heartbeats) only
-  // repeat the error reported below.
-  cluster::set_mongoc_log_handler([&err, command](cluster::MongocLogLevel level,
-                                                  std::string_view domain,
-                                                  std::string_view message) {
-    if (level > cluster::MongocLogLevel::kWarning) return;
-    err << command << ": libmongoc " << domain << ": " << message << "\n";
-  });
+  // repeat the error reported below. A password, in a URI the message quotes or from the
+  // credentials file, is masked. The handler refers to `err`, so it goes with this scope.
+  cluster::set_mongoc_log_handler(
+      [&err, command, secret = options.password.value_or("")](
+          cluster::MongocLogLevel level, std::string_view domain, std::string_view message) {
+        if (level > cluster::MongocLogLevel::kWarning) return;
+        std::string text(message);
+        for (auto at = secret.empty() ? std::string::npos : text.find(secret);
+             at != std::string::npos; at = text.find(secret, at)) {
+          text.replace(at, secret.size(), "****");
+        }
+        err << command << ": libmongoc " << domain << ": " << cluster::redact_uri(text) << "\n";
+      });
+  struct QuietAgain {
+    ~QuietAgain() { cluster::set_mongoc_log_handler({}); }
+  } quiet_again;
   auto reader = cluster::ClusterReader::open(options);
   if (!reader) {
     err << command << ": " << reader.error().message << "\n";
@@ -108,7 +117,6 @@ bool scan_cluster(const ScanArguments& args, const char* command, DumpVisitor& v
   ProgressPrinter printer(command, err, args.quiet);
   auto error = read_cluster(*reader.value(), scope, visitor,
                             [&printer](const ClusterProgress& p) { printer(p); });
-  cluster::set_mongoc_log_handler({});
   if (error) {
     err << command << ": " << reader.value()->redacted_uri() << ": " << error->message << "\n";
     return false;

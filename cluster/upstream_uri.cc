@@ -177,6 +177,17 @@ std::string redact_uri(std::string_view uri) {
   return out;
 }
 
+std::string strip_credentials(std::string_view uri) {
+  const auto scheme = uri.find("://");
+  if (scheme == std::string_view::npos) return std::string(uri);
+  const auto start = scheme + 3;
+  const auto end = uri.find_first_of("/?", start);
+  const auto authority = uri.substr(start, end == std::string_view::npos ? end : end - start);
+  const auto at = authority.rfind('@');
+  if (at == std::string_view::npos) return std::string(uri);
+  return std::string(uri.substr(0, start)) + std::string(uri.substr(start + at + 1));
+}
+
 Expected<UpstreamUri> parse_upstream_uri(std::string_view text) {
   ensure_mongoc_initialized();
   UpstreamUri out;

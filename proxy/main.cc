@@ -25,12 +25,14 @@ using docguard::proxy::ConfigError;
 using docguard::proxy::ProxyConfig;
 
 constexpr const char* kUsage = R"(usage: docguard [options]
-       docguard scan PATH [--config FILE] [--format text|json|html] [--fail-on warn|block]
-       docguard validator PATH NAMESPACE
+       docguard scan PATH|URI [--config FILE] [--format text|json|html] [--fail-on warn|block]
+                     [--sample N] [--db NAME] [--collection NAME] [--credentials-file FILE]
+       docguard validator PATH|URI NAMESPACE
 
 A MongoDB wire-protocol proxy that decodes every OP_MSG and enforces document design rules.
-`scan` reads mongodump output and prints the design advisor's findings (and, with --config,
-the file's rules applied to every document); `validator` prints a collMod $jsonSchema.
+`scan` reads mongodump output, or a live cluster (mongodb://, mongodb+srv://) as mongodump
+reads it, and prints the design advisor's findings (and, with --config, the file's rules
+applied to every document); `validator` prints a collMod $jsonSchema.
 
 options:
   --listen HOST:PORT        where clients connect (default 127.0.0.1:27018)

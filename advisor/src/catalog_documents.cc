@@ -73,56 +73,40 @@ std::string index_key_text(const bson_iter_t* value) {
   }
 }
 
-bool read_index_spec(const uint8_t* data, uint32_t size, IndexSpec* out) {
-  bson_iter_t it;
-  if (!bson_iter_init_from_data(&it, data, size)) return false;
-  bool has_key = false;
-  while (bson_iter_next(&it)) {
-    const std::string_view key = bson_iter_key(&it);
+void read_index_document(bson_iter_t* index, IndexSpec* out) {
+  while (bson_iter_next(index)) {
+    const std::string_view key = bson_iter_key(index);
     if (key == "name") {
-      out->name = text_of(&it);
-    } else if (key == "key" && BSON_ITER_HOLDS_DOCUMENT(&it)) {
+      out->name = text_of(index);
+    } else if (key == "key" && BSON_ITER_HOLDS_DOCUMENT(index)) {
       bson_iter_t fields;
-      if (!bson_iter_recurse(&it, &fields)) continue;
+      if (!bson_iter_recurse(index, &fields)) continue;
       while (bson_iter_next(&fields)) {
         out->keys.emplace_back(bson_iter_key(&fields), index_key_text(&fields));
       }
-      has_key = !out->keys.empty();
     } else if (key == "unique") {
-      out->unique = bson_iter_as_bool(&it);
+      out->unique = bson_iter_as_bool(index);
     } else if (key == "sparse") {
-      out->sparse = bson_iter_as_bool(&it);
-    } else if (key == "partialFilterExpression") {
+      out->sparse = bson_iter_as_bool(index);
+    } else if (key == "partialFilterExpression" && BSON_ITER_HOLDS_DOCUMENT(index)) {
       out->partial = true;
-    } else if (key == "expireAfterSeconds" && BSON_ITER_HOLDS_NUMBER(&it)) {
-      out->expire_after_seconds = bson_iter_as_int64(&it);
-    } else if (key == "collation") {
+    } else if (key == "expireAfterSeconds" && BSON_ITER_HOLDS_NUMBER(index)) {
+      out->expire_after_seconds = bson_iter_as_int64(index);
+    } else if (key == "collation" && BSON_ITER_HOLDS_DOCUMENT(index)) {
       out->collation = true;
     }
   }
-  return has_key;
 }
 
-bool apply_collection_info(const uint8_t* data, uint32_t size, CollectionMetadata* out) {
+bool read_index_spec(const uint8_t* data, uint32_t size, IndexSpec* out) {
   bson_iter_t it;
   if (!bson_iter_init_from_data(&it, data, size)) return false;
-  clear_options(out);
-  out->known = true;
-  while (bson_iter_next(&it)) {
-    const std::string_view key = bson_iter_key(&it);
-    if (key == "name") {
-      out->collection = text_of(&it);
-    } else if (key == "type") {
-      out->type = text_of(&it);
-    } else if (key == "options" && BSON_ITER_HOLDS_DOCUMENT(&it)) {
-      const std::string type = out->type;
-      bson_iter_t options;
-      if (!bson_iter_recurse(&it, &options)) continue;
-      while (bson_iter_next(&options)) apply_option(&options, out);
-      if (!type.empty() && type != "collection") out->type = type;  // the entry's type wins
-    }
-  }
-  return !out->collection.empty();
+  read_index_document(&it, out);
+  return !out->keys.empty();
+}
+
+void read_collection_options(bson_iter_t* options, CollectionMetadata* out) {
+  while (bson_iter_next(options)) apply_option(options, out);
 }
 
 void apply_create_options(const uint8_t* data, uint32_t size, CollectionMetadata* out) {

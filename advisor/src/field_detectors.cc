@@ -128,7 +128,8 @@ void detect_attribute_candidates(const CollectionProfile& p, const AdvisorSettin
 
 void detect_unindexed_references(const CollectionProfile& p, const AdvisorSettings&,
                                  std::vector<Finding>& out) {
-  if (!p.metadata().known) return;  // no index list: nothing to compare against
+  // No index list (a lone .bson file, or listIndexes refused): nothing to compare against.
+  if (!p.metadata().known || !p.metadata().indexes_known) return;
   for (const FieldStats& field : p.fields()) {
     // Top-level references are what a child collection is queried by; references inside
     // arrays (orders.items.productId) are usually read through their parent.
@@ -153,13 +154,14 @@ void detect_too_many_indexes(const CollectionProfile& p, const AdvisorSettings& 
   // An index list that could not be read is not an empty one, nor a short one.
   if (!p.metadata().known || !p.metadata().indexes_known) return;
   const size_t count = p.metadata().indexes.size();
-  if (count <= s.indexes_warn) return;
+  if (!p.metadata().indexes_known || count <= s.indexes_warn) return;
   Finding f = new_finding(p, kind::kTooManyIndexes,
                           count > s.indexes_block ? Severity::kBlock : Severity::kWarn, "");
   f.source = metadata_finding_source(p.metadata());
   f.evidence = std::to_string(count) + " indexes (Compass flags > " +
                std::to_string(s.indexes_warn) + ", Atlas > " + std::to_string(s.indexes_block) +
                ", limit 64)";
+  if (p.metadata().source == "cluster") f.source = "metadata";
   f.pattern = "attribute / compound indexes";
   f.suggestion =
       "Each index slows every write and takes cache. Drop unused ones ($indexStats), "
@@ -174,6 +176,7 @@ void detect_missing_validator(const CollectionProfile& p, const AdvisorSettings&
   if (!s.report_missing_validator || !m.known || m.has_validator || m.type == "view") return;
   Finding f = new_finding(p, kind::kNoValidator, Severity::kInfo, "");
   f.evidence = "no validator in the collection's options";
+  if (m.source == "cluster") f.source = "metadata";
   f.pattern = "schema validation";
   f.suggestion = "Let the server check what is settled: `docguard validator PATH " + p.ns() +
                  "` prints a collMod with a $jsonSchema (bsonType and required fields as seen in "
@@ -231,6 +234,8 @@ Finding new_finding(const CollectionProfile& p, const char* kind, Severity sever
   f.kind = kind;
   f.severity = severity;
   f.field = std::move(field);
+  // Documents read from a cluster may be a sample; a dump holds them all.
+  if (p.metadata().source == "cluster") f.source = "sample";
   return f;
 }
 

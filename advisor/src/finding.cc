@@ -43,8 +43,17 @@ std::string metadata_summary(const CollectionMetadata& metadata) {
   std::string validator = metadata.has_validator ? "yes" : "no";
   if (metadata.has_validator && metadata.validation_action == "warn") validator += " (warn only)";
   if (metadata.has_validator && metadata.validation_level == "off") validator += " (off)";
-  return (metadata.indexes_known ? std::to_string(metadata.indexes.size()) : std::string("?")) +
-         " indexes, validator " + validator;
+  std::string out =
+      (metadata.indexes_known ? std::to_string(metadata.indexes.size()) : std::string("unknown")) +
+      " indexes, validator " + validator;
+  if (metadata.sample_method == "all") {
+    out += ", every document read";
+  } else if (!metadata.sample_method.empty()) {
+    out += ", sampled by " + metadata.sample_method;
+  }
+  if (metadata.stats.known) out += ", server count " + std::to_string(metadata.stats.documents);
+  for (const std::string& unknown : metadata.unknown) out += "; unknown " + unknown;
+  return out;
 }
 
 }  // namespace docguard::advisor

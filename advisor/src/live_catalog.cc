@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "docguard/advisor/catalog_documents.h"
+#include "docguard/advisor/cluster_metadata.h"
 #include "docguard/advisor/live_advisor.h"
 #include "live_state.h"
 
@@ -145,7 +146,8 @@ void LiveAdvisor::on_catalog_reply(const codec::CommandView& request,
       const uint8_t* data = nullptr;
       bson_iter_document(&it, &length, &data);
       CollectionMetadata listed;
-      if (!apply_collection_info(data, length, &listed) || listed.collection.empty()) continue;
+      std::string why;
+      if (!apply_collection_entry(BsonBytes{data, length}, &listed, &why)) continue;
       if (Namespace* ns = state_for(db, listed.collection)) {
         ns->metadata.known = true;
         ns->metadata.type = listed.type;

@@ -25,6 +25,37 @@ std::string findings_of(const ReportInput& input, const std::string& db,
   return out;
 }
 
+// What a cluster read adds to a collection's entry: how its documents were read, the server's
+// statistics, index usage, and what could not be read. Nothing for a dump.
+std::string cluster_facts_json(const CollectionMetadata& m) {
+  if (m.source != "cluster") return "";
+  std::string out = ", \"metadata_source\": \"cluster\", \"sample_method\": \"" +
+                    json_escape(m.sample_method) +
+                    "\", \"indexes_known\": " + (m.indexes_known ? "true" : "false");
+  if (m.stats.known) {
+    out += ", \"server_stats\": {\"count\": " + std::to_string(m.stats.documents) +
+           ", \"size\": " + std::to_string(m.stats.size_bytes) +
+           ", \"avg_obj_size\": " + std::to_string(m.stats.average_document_bytes) +
+           ", \"storage_size\": " + std::to_string(m.stats.storage_bytes) + "}";
+  }
+  if (m.index_usage_known) {
+    out += ", \"index_accesses\": {";
+    bool first = true;
+    for (const IndexSpec& index : m.indexes) {
+      if (!index.accesses) continue;
+      out += std::string(first ? "" : ", ") + "\"" + json_escape(index.name) +
+             "\": " + std::to_string(*index.accesses);
+      first = false;
+    }
+    out += "}";
+  }
+  out += ", \"unknown\": [";
+  for (size_t i = 0; i < m.unknown.size(); ++i) {
+    out += std::string(i ? ", " : "") + "\"" + json_escape(m.unknown[i]) + "\"";
+  }
+  return out + "]";
+}
+
 }  // namespace
 
 std::string render_text(const ReportInput& input) {
@@ -81,7 +112,9 @@ std::string render_json(const ReportInput& input) {
     for (size_t k = 0; k < p.metadata().indexes.size(); ++k) {
       out += std::string(k ? ", " : "") + "\"" + json_escape(p.metadata().indexes[k].name) + "\"";
     }
-    out += "], \"arrays\": [";
+    out += "]";
+    out += cluster_facts_json(p.metadata());
+    out += ", \"arrays\": [";
     bool first = true;
     for (const FieldStats& field : p.fields()) {
       if (field.array < 0) continue;

@@ -3,64 +3,65 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "cluster_scan_command.h"
 #include "docguard/advisor/detectors.h"
 #include "docguard/advisor/dump_profiler.h"
 #include "docguard/advisor/report.h"
 #include "docguard/advisor/rule_findings.h"
+#include "docguard/advisor/scan_arguments.h"
 #include "docguard/advisor/validator.h"
 
 namespace docguard::advisor {
 namespace {
 
 constexpr const char* kScanUsage =
-    "usage: scan PATH [--config FILE] [--format text|json|html] [--fail-on warn|block]\n"
+    "usage: scan PATH|URI [--config FILE] [--format text|json|html] [--fail-on warn|block]\n"
+    "            [--sample N] [--db NAME] [--collection NAME] [--credentials-file FILE] [--quiet]\n"
     "  PATH: mongodump output (a directory, gzipped or not, an --archive file, gzipped or not,\n"
-    "  or one .bson file). Exit 1 when a finding reaches --fail-on, 2 on errors.\n";
-constexpr const char* kValidatorUsage = "usage: validator PATH NAMESPACE\n";
+    "  or one .bson file). URI: mongodb://... or mongodb+srv://..., read as mongodump reads it\n"
+    "  (every document, from a secondary when there is one); --sample N reads about N documents\n"
+    "  per collection; the URI's /database, --db and --collection limit the scan;\n"
+    "  --credentials-file holds `user: NAME` and `password: SECRET` lines or a connection string.\n"
+    "  Exit 1 when a finding reaches --fail-on, 2 on errors.\n";
+constexpr const char* kValidatorUsage =
+    "usage: validator PATH|URI NAMESPACE [--sample N] [--credentials-file FILE]\n";
+
+// Reads the dump or the cluster `args.source` names; false after printing why.
+bool read_source(const ScanArguments& args, const char* command, DumpVisitor& visitor,
+                 std::ostream& err, std::string* source) {
+  if (is_cluster_uri(args.source)) return scan_cluster(args, command, visitor, err, source);
+  *source = args.source;
+  if (auto error = read_dump(args.source, visitor)) {
+    err << command << ": " << error->to_string() << "\n";
+    return false;
+  }
+  return true;
+}
 
 }  // namespace
 
 int run_scan(int argc, char** argv, std::ostream& out, std::ostream& err,
              const ScanConfigLoader& loader) {
-  std::string path, format = "text", config_path;
-  bool fail_on_set = false;
-  Severity fail_on = Severity::kBlock;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    const bool has_value = i + 1 < argc;
-    if (arg == "--format" && has_value) {
-      format = argv[++i];
-    } else if (arg == "--fail-on" && has_value) {
-      if (!parse_severity(argv[++i], &fail_on) || fail_on == Severity::kInfo) {
-        err << "--fail-on takes warn or block\n" << kScanUsage;
-        return 2;
-      }
-      fail_on_set = true;
-    } else if (arg == "--config" && has_value) {
-      config_path = argv[++i];
-    } else if (arg == "-h" || arg == "--help") {
-      out << kScanUsage;
-      return 0;
-    } else if (path.empty() && !arg.empty() && arg[0] != '-') {
-      path = arg;
-    } else {
-      err << "unexpected argument: " << arg << "\n" << kScanUsage;
-      return 2;
-    }
-  }
-  if (path.empty() || (format != "text" && format != "json" && format != "html")) {
-    err << kScanUsage;
+  ScanArguments args;
+  std::string why;
+  if (!parse_scan_arguments(argc, argv, &args, &why)) {
+    err << why << "\n" << kScanUsage;
     return 2;
   }
+  if (args.help) {
+    out << kScanUsage;
+    return 0;
+  }
   ScanConfig config;
-  if (!config_path.empty()) {
+  if (!args.config_path.empty()) {
     if (!loader) {
       err << "scan: --config is not supported here\n";
       return 2;
     }
     try {
-      config = loader(config_path);
+      config = loader(args.config_path);
     } catch (const std::exception& e) {
       err << "scan: " << e.what() << "\n";
       return 2;
@@ -71,12 +72,8 @@ int run_scan(int argc, char** argv, std::ostream& out, std::ostream& err,
   std::unique_ptr<RuleCheckingVisitor> rule_checker;
   if (config.rules) rule_checker = std::make_unique<RuleCheckingVisitor>(profiler, config.rules);
   DumpVisitor& visitor = rule_checker ? static_cast<DumpVisitor&>(*rule_checker) : profiler;
-  if (auto error = read_dump(path, visitor)) {
-    err << "scan: " << error->to_string() << "\n";
-    return 2;
-  }
   ReportInput report;
-  report.source = path;
+  if (!read_source(args, "scan", visitor, err, &report.source)) return 2;
   report.profiles = profiler.profiles();
   report.findings = run_offline_detectors(report.profiles, settings);
   if (rule_checker) {
@@ -84,33 +81,53 @@ int run_scan(int argc, char** argv, std::ostream& out, std::ostream& err,
     sort_findings(report.findings);
   }
   report.settings = settings;
-  if (format == "json") {
+  if (args.format == "json") {
     out << render_json(report);
-  } else if (format == "html") {
+  } else if (args.format == "html") {
     out << render_html(report);
   } else {
     out << render_text(report);
   }
-  if (fail_on_set) {
+  if (args.fail_on) {
     for (const Finding& f : report.findings) {
-      if (f.severity >= fail_on) return 1;
+      if (f.severity >= *args.fail_on) return 1;
     }
   }
   return 0;
 }
 
 int run_validator(int argc, char** argv, std::ostream& out, std::ostream& err) {
-  if (argc != 3) {
+  // validator SOURCE NAMESPACE [options]: the options are the scan's, for a cluster.
+  if (argc < 3 || argv[1][0] == '-' || argv[2][0] == '-') {
     err << kValidatorUsage;
     return 2;
   }
-  const std::string path = argv[1], ns = argv[2];
-  AdvisorSettings settings;
-  DumpProfiler profiler(settings);
-  if (auto error = read_dump(path, profiler)) {
-    err << "validator: " << error->to_string() << "\n";
+  const std::string ns = argv[2];
+  std::vector<char*> scan_argv{argv[0], argv[1]};
+  for (int i = 3; i < argc; ++i) scan_argv.push_back(argv[i]);
+  ScanArguments args;
+  std::string why;
+  if (!parse_scan_arguments(static_cast<int>(scan_argv.size()), scan_argv.data(), &args, &why) ||
+      !args.db.empty() || !args.collection.empty()) {
+    err << (why.empty() ? "validator: the namespace names the collection" : why) << "\n"
+        << kValidatorUsage;
     return 2;
   }
+  if (is_cluster_uri(args.source)) {
+    // Read only that collection; a bare collection name needs the URI's database.
+    args.quiet = true;
+    const auto dot = ns.find('.');
+    if (dot != std::string::npos) {
+      args.db = ns.substr(0, dot);
+      args.collection = ns.substr(dot + 1);
+    } else {
+      args.collection = ns;
+    }
+  }
+  AdvisorSettings settings;
+  DumpProfiler profiler(settings);
+  std::string source;
+  if (!read_source(args, "validator", profiler, err, &source)) return 2;
   const CollectionProfile* match = nullptr;
   int matches = 0;
   for (const CollectionProfile* p : profiler.profiles()) {
@@ -120,8 +137,8 @@ int run_validator(int argc, char** argv, std::ostream& out, std::ostream& err) {
     }
   }
   if (matches != 1) {
-    err << "validator: " << (matches ? "ambiguous" : "no such") << " namespace in the dump: " << ns
-        << "\n";
+    err << "validator: " << (matches ? "ambiguous" : "no such") << " namespace in " << source
+        << ": " << ns << "\n";
     return 2;
   }
   out << build_collmod_command(*match, settings);

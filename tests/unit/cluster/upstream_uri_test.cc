@@ -100,6 +100,15 @@ TEST(UpstreamUri, CredentialsAreNotedAndRedacted) {
   EXPECT_EQ(redact_uri("mongodb://u:p@a,b/?x=1"), "mongodb://u:****@a,b/?x=1");
 }
 
+TEST(UpstreamUri, CredentialsStrippedForReports) {
+  EXPECT_EQ(strip_credentials("mongodb://u:p%40ss@a:1,b/shop?authSource=admin"),
+            "mongodb://a:1,b/shop?authSource=admin");
+  EXPECT_EQ(strip_credentials("mongodb+srv://user@cluster0.example.net/"),
+            "mongodb+srv://cluster0.example.net/");
+  EXPECT_EQ(strip_credentials("mongodb://a/?x=@"), "mongodb://a/?x=@");
+  EXPECT_EQ(strip_credentials("not a uri"), "not a uri");
+}
+
 TEST(UpstreamUri, PerOperationOptionsAreAcceptedButReportedIgnored) {
   const auto u =
       ok("mongodb://a/?w=majority&retryWrites=true&maxPoolSize=5&compressors=zstd&"

@@ -1,6 +1,7 @@
 // The catalog's own documents read into CollectionMetadata: an index specification (listIndexes,
-// createIndexes, a dump's metadata), a listCollections entry, and the options of a create or a
-// collMod command. The same fields arrive in each, so they are read in one place.
+// createIndexes, a dump's metadata), collection options (listCollections, a dump's metadata),
+// and the options of a create or a collMod command. The same fields arrive in each, so they are
+// read in one place (cluster_metadata.h reads whole replies with these).
 #pragma once
 
 #include <bson/bson.h>
@@ -15,13 +16,14 @@ namespace docguard::advisor {
 // A key's direction or type as text: "1", "-1", "text", "2dsphere", "hashed".
 std::string index_key_text(const bson_iter_t* value);
 
-// {key, name, unique, sparse, partialFilterExpression, expireAfterSeconds, collation}; false
-// when it is not a document with a key.
+// {key, name, unique, sparse, partialFilterExpression, expireAfterSeconds, collation}, iterating
+// the index document's fields (listIndexes, createIndexes, a dump's metadata "indexes").
+void read_index_document(bson_iter_t* index, IndexSpec* out);
+// The same from bytes; false when it is not a document with a key.
 bool read_index_spec(const uint8_t* data, uint32_t size, IndexSpec* out);
-
-// A listCollections entry {name, type, options: {...}}: sets collection, type, known and the
-// options' facts (a validator that is not there is a known absence).
-bool apply_collection_info(const uint8_t* data, uint32_t size, CollectionMetadata* out);
+// Collection options as listCollections and a dump's metadata give them (validator,
+// validationLevel, validationAction, capped, viewOn, timeseries), iterating the options.
+void read_collection_options(bson_iter_t* options, CollectionMetadata* out);
 
 // The options a `create` command gives (validator, validationLevel, validationAction, capped,
 // viewOn, timeseries): a collection created without a validator has none.

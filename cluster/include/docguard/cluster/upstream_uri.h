@@ -63,6 +63,9 @@ Expected<UpstreamUri> parse_upstream_uri(std::string_view uri);
 
 // The URI with any password replaced by "****"; safe to log even for an invalid URI.
 std::string redact_uri(std::string_view uri);
+// The URI without its user and password ("mongodb://u:p@h/db" -> "mongodb://h/db"): what a
+// report names as its source.
+std::string strip_credentials(std::string_view uri);
 
 // Calls mongoc_init() once per process (never mongoc_cleanup: other users may remain).
 void ensure_mongoc_initialized();

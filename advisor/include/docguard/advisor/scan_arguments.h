@@ -1,0 +1,47 @@
+// The `docguard scan` command line, for a dump and for a live cluster, parsed apart from running
+// it so that tests reach it:
+//   scan PATH|URI [--config FILE] [--format text|json|html] [--fail-on warn|block]
+//        [--sample N] [--db NAME] [--collection NAME] [--credentials-file FILE] [--quiet]
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "docguard/advisor/finding.h"
+
+namespace docguard::advisor {
+
+// mongodb:// or mongodb+srv://: a cluster to read rather than a dump.
+bool is_cluster_uri(std::string_view source);
+
+struct ScanArguments {
+  std::string source;  // the dump's path, or the cluster's URI
+  std::string format = "text";
+  std::string config_path;
+  std::optional<Severity> fail_on;
+  bool help = false;
+  // A cluster only:
+  uint64_t sample = 0;  // 0: every document
+  std::string db;
+  std::string collection;
+  std::string credentials_file;
+  bool quiet = false;  // no progress lines on stderr
+};
+
+// argv[0] is the subcommand's name. False with `error` set on a bad command line.
+bool parse_scan_arguments(int argc, char** argv, ScanArguments* out, std::string* error);
+
+struct Credentials {
+  std::optional<std::string> username;
+  std::optional<std::string> password;
+};
+
+// A credentials file: `user: NAME` and `password: SECRET` lines (blank lines and # comments
+// ignored), or one connection string line whose user and password are taken. False with `error`
+// set (never quoting the secret) when it is neither.
+bool parse_credentials(std::string_view text, Credentials* out, std::string* error);
+bool read_credentials_file(const std::string& path, Credentials* out, std::string* error);
+
+}  // namespace docguard::advisor

@@ -1,0 +1,137 @@
+// Collection metadata from BSON: the index documents and options shared with metadata.json, and
+// the cluster's listCollections, listIndexes, statistics and $indexStats replies.
+#include "docguard/advisor/cluster_metadata.h"
+
+#include <optional>
+#include <string_view>
+
+#include "docguard/advisor/catalog_documents.h"
+
+namespace docguard::advisor {
+namespace {
+
+std::string utf8_of(const bson_iter_t* it) {
+  uint32_t length = 0;
+  const char* text = bson_iter_utf8(it, &length);
+  return std::string(text, length);
+}
+
+uint64_t non_negative(const bson_iter_t* it) {
+  const int64_t value = bson_iter_as_int64(it);
+  return value > 0 ? static_cast<uint64_t>(value) : 0;
+}
+
+bool init_document(BsonBytes bytes, bson_t* doc, bson_iter_t* it, const char* what,
+                   std::string* error) {
+  if (!bson_init_static(doc, bytes.data(), bytes.size()) || !bson_iter_init(it, doc)) {
+    *error = std::string(what) + " is not a BSON document";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool apply_collection_entry(BsonBytes entry, CollectionMetadata* out, std::string* error) {
+  bson_t doc;
+  bson_iter_t it;
+  if (!init_document(entry, &doc, &it, "listCollections entry", error)) return false;
+  bool named = false;
+  while (bson_iter_next(&it)) {
+    const std::string_view key = bson_iter_key(&it);
+    bson_iter_t child;
+    if (key == "name" && BSON_ITER_HOLDS_UTF8(&it)) {
+      out->collection = utf8_of(&it);
+      named = true;
+    } else if (key == "type" && BSON_ITER_HOLDS_UTF8(&it)) {
+      out->type = utf8_of(&it);
+    } else if (key == "options" && BSON_ITER_HOLDS_DOCUMENT(&it) &&
+               bson_iter_recurse(&it, &child)) {
+      read_collection_options(&child, out);
+    }
+  }
+  if (!named) {
+    *error = "listCollections entry without a name";
+    return false;
+  }
+  if (out->type.empty()) out->type = "collection";  // servers before 3.4 send no type
+  out->known = true;
+  return true;
+}
+
+bool apply_index_documents(const std::vector<std::vector<uint8_t>>& indexes,
+                           CollectionMetadata* out, std::string* error) {
+  std::vector<IndexSpec> specs;
+  for (const auto& bytes : indexes) {
+    bson_t doc;
+    bson_iter_t it;
+    if (!init_document(bytes, &doc, &it, "listIndexes document", error)) return false;
+    IndexSpec spec;
+    read_index_document(&it, &spec);
+    specs.push_back(std::move(spec));
+  }
+  out->indexes = std::move(specs);
+  out->indexes_known = true;
+  return true;
+}
+
+bool apply_collection_stats(BsonBytes stats, CollectionMetadata* out, std::string* error) {
+  bson_t doc;
+  bson_iter_t it;
+  if (!init_document(stats, &doc, &it, "collection statistics", error)) return false;
+  CollectionStatsFacts facts;
+  bool counted = false;
+  while (bson_iter_next(&it)) {
+    const std::string_view key = bson_iter_key(&it);
+    if (!BSON_ITER_HOLDS_NUMBER(&it)) continue;
+    if (key == "count") {
+      facts.documents = non_negative(&it);
+      counted = true;
+    } else if (key == "size") {
+      facts.size_bytes = non_negative(&it);
+    } else if (key == "avgObjSize") {
+      facts.average_document_bytes = non_negative(&it);
+    } else if (key == "storageSize") {
+      facts.storage_bytes = non_negative(&it);
+    }
+  }
+  if (!counted) {
+    *error = "collection statistics without a count";
+    return false;
+  }
+  facts.known = true;
+  out->stats = facts;
+  return true;
+}
+
+bool apply_index_stats(const std::vector<std::vector<uint8_t>>& stats, CollectionMetadata* out,
+                       std::string* error) {
+  for (IndexSpec& index : out->indexes) index.accesses.reset();
+  for (const auto& bytes : stats) {
+    bson_t doc;
+    bson_iter_t it;
+    if (!init_document(bytes, &doc, &it, "$indexStats document", error)) return false;
+    std::string name;
+    std::optional<uint64_t> ops;
+    while (bson_iter_next(&it)) {
+      const std::string_view key = bson_iter_key(&it);
+      bson_iter_t accesses;
+      if (key == "name" && BSON_ITER_HOLDS_UTF8(&it)) {
+        name = utf8_of(&it);
+      } else if (key == "accesses" && BSON_ITER_HOLDS_DOCUMENT(&it) &&
+                 bson_iter_recurse(&it, &accesses) && bson_iter_find(&accesses, "ops") &&
+                 BSON_ITER_HOLDS_NUMBER(&accesses)) {
+        ops = non_negative(&accesses);
+      }
+    }
+    if (!ops) continue;
+    for (IndexSpec& index : out->indexes) {
+      // A sharded collection reports each index once per shard: the uses add up.
+      if (index.name == name) index.accesses = index.accesses.value_or(0) + *ops;
+    }
+  }
+  out->index_usage_known = true;
+  return true;
+}
+
+}  // namespace docguard::advisor

@@ -1,0 +1,228 @@
+#include "docguard/advisor/cluster_source.h"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "docguard/advisor/cluster_metadata.h"
+
+namespace docguard::advisor {
+namespace {
+
+using cluster::ClusterReader;
+using cluster::Error;
+
+bool is_system_database(const std::string& db) {
+  return db == "admin" || db == "local" || db == "config";
+}
+
+bool is_system_collection(const std::string& name) { return name.rfind("system.", 0) == 0; }
+
+// Failures that end the whole read rather than one fact of one collection.
+bool is_fatal(const Error& error) {
+  return error.code == cluster::kStopped || error.code == cluster::kUnreachable ||
+         error.code == cluster::kNetwork || error.code == cluster::kInvalidUri;
+}
+
+// "indexes: not authorized on shop to execute command ... (code 13)"
+std::string unknown_line(const char* fact, const Error& error) {
+  return std::string(fact) + ": " + error.message;
+}
+
+class Reading {
+ public:
+  Reading(ClusterReader& reader, const ClusterScope& scope, DumpVisitor& visitor,
+          const ClusterProgressCallback& progress)
+      : reader_(reader), scope_(scope), visitor_(visitor), progress_(progress) {}
+
+  std::optional<Error> run() {
+    std::vector<std::string> databases;
+    const std::string db = !scope_.db.empty() ? scope_.db : reader_.uri_database();
+    if (!db.empty()) {
+      databases.push_back(db);
+    } else if (!scope_.collection.empty()) {
+      return Error{"", "a collection needs its database (--db, or the URI's /database)"};
+    } else {
+      auto listed = reader_.list_databases();
+      if (!listed) return listed.error();
+      databases = std::move(listed.value());
+      std::sort(databases.begin(), databases.end());
+    }
+    const bool one_database = databases.size() == 1;
+    for (const std::string& name : databases) {
+      if (is_system_database(name)) {
+        note(name, "", "skipped: a system database");
+        continue;
+      }
+      auto entries = reader_.list_collections(name);
+      if (!entries) {
+        if (one_database || is_fatal(entries.error())) return entries.error();
+        note(name, "", "skipped: " + entries.error().message);
+        continue;
+      }
+      if (auto error = read_database(name, entries.value())) return error;
+      if (stopped_at_limit_) break;
+    }
+    return std::nullopt;
+  }
+
+ private:
+  std::optional<Error> read_database(const std::string& db,
+                                     const std::vector<ClusterReader::Document>& entries) {
+    std::vector<CollectionMetadata> collections;
+    for (const auto& entry : entries) {
+      CollectionMetadata metadata;
+      metadata.db = db;
+      metadata.source = "cluster";
+      std::string why;
+      if (!apply_collection_entry(entry, &metadata, &why)) {
+        note(db, "", "a listCollections entry skipped: " + why);
+        continue;
+      }
+      if (is_system_collection(metadata.collection)) continue;
+      if (!scope_.collection.empty() && metadata.collection != scope_.collection) continue;
+      collections.push_back(std::move(metadata));
+    }
+    if (!scope_.collection.empty() && collections.empty()) {
+      return Error{"", "no collection " + db + "." + scope_.collection};
+    }
+    std::sort(collections.begin(), collections.end(),
+              [](const auto& a, const auto& b) { return a.collection < b.collection; });
+    for (CollectionMetadata& metadata : collections) {
+      if (namespaces_ == scope_.max_namespaces) {
+        note(db, "",
+             "stopped after " + std::to_string(namespaces_) +
+                 " collections (the most one read takes)");
+        stopped_at_limit_ = true;
+        return std::nullopt;
+      }
+      ++namespaces_;
+      if (auto error = read_collection(metadata)) return error;
+    }
+    return std::nullopt;
+  }
+
+  std::optional<Error> read_collection(CollectionMetadata& m) {
+    if (m.is_view()) {
+      visitor_.on_collection(m);  // a view has no documents or indexes of its own
+      return std::nullopt;
+    }
+    if (auto error = read_facts(m)) return error;
+    m.sample_method = scope_.sample_size == 0 ? "all" : m.is_timeseries() ? "find" : "$sample";
+    visitor_.on_collection(m);
+
+    ClusterProgress p = event(ClusterProgress::Event::kCollectionStarted, m);
+    if (m.stats.known) p.expected_documents = m.stats.documents;
+    report(p);
+    std::string refused;
+    auto method = reader_.read_documents(
+        m.db, m.collection, scope_.sample_size,
+        [&](const uint8_t* data, uint32_t size) {
+          ++p.documents;
+          p.bytes += size;
+          if (!visitor_.on_document(m.db, m.collection, data, size, &refused)) return false;
+          if (p.documents % kProgressEvery == 0) {
+            p.event = ClusterProgress::Event::kDocuments;
+            report(p);
+          }
+          return true;
+        },
+        m.is_timeseries());
+    if (!refused.empty()) return Error{"", m.db + "." + m.collection + ": " + refused};
+    if (!method) {
+      if (is_fatal(method.error())) return method.error();
+      m.unknown.push_back(unknown_line("documents", method.error()));
+      visitor_.on_collection(m);
+      note(m.db, m.collection, m.unknown.back());
+      return std::nullopt;
+    }
+    if (cluster::read_method_name(*method) != m.sample_method) {
+      m.sample_method = cluster::read_method_name(*method);
+      visitor_.on_collection(m);
+    }
+    p.event = ClusterProgress::Event::kCollectionDone;
+    p.method = m.sample_method;
+    report(p);
+    return std::nullopt;
+  }
+
+  // Indexes, statistics and index usage; a fact that cannot be read is noted as unknown.
+  std::optional<Error> read_facts(CollectionMetadata& m) {
+    std::string why;
+    auto indexes = reader_.list_indexes(m.db, m.collection);
+    if (!indexes && is_fatal(indexes.error())) return indexes.error();
+    if (!indexes) {
+      m.indexes_known = false;
+      m.unknown.push_back(unknown_line("indexes", indexes.error()));
+    } else if (!apply_index_documents(indexes.value(), &m, &why)) {
+      m.indexes_known = false;
+      m.unknown.push_back("indexes: " + why);
+    }
+    if (scope_.read_statistics) {
+      auto stats = reader_.collection_stats(m.db, m.collection);
+      if (!stats && is_fatal(stats.error())) return stats.error();
+      if (!stats) {
+        m.unknown.push_back(unknown_line("statistics", stats.error()));
+      } else if (!apply_collection_stats(stats.value(), &m, &why)) {
+        m.unknown.push_back("statistics: " + why);
+      }
+    }
+    if (scope_.read_index_usage && m.indexes_known) {
+      auto usage = reader_.index_stats(m.db, m.collection);
+      if (!usage && is_fatal(usage.error())) return usage.error();
+      if (!usage) {
+        m.unknown.push_back(unknown_line("index usage", usage.error()));
+      } else if (!apply_index_stats(usage.value(), &m, &why)) {
+        m.unknown.push_back("index usage: " + why);
+      }
+    }
+    return std::nullopt;
+  }
+
+  ClusterProgress event(ClusterProgress::Event kind, const CollectionMetadata& m) const {
+    ClusterProgress p;
+    p.event = kind;
+    p.db = m.db;
+    p.collection = m.collection;
+    p.namespace_number = namespaces_;
+    p.method = m.sample_method;
+    return p;
+  }
+
+  void note(const std::string& db, const std::string& collection, std::string text) {
+    ClusterProgress p;
+    p.event = ClusterProgress::Event::kNote;
+    p.db = db;
+    p.collection = collection;
+    p.namespace_number = namespaces_;
+    p.note = std::move(text);
+    report(p);
+  }
+
+  void report(const ClusterProgress& p) const {
+    if (progress_) progress_(p);
+  }
+
+  ClusterReader& reader_;
+  const ClusterScope& scope_;
+  DumpVisitor& visitor_;
+  const ClusterProgressCallback& progress_;
+  size_t namespaces_ = 0;
+  bool stopped_at_limit_ = false;
+};
+
+}  // namespace
+
+std::optional<Error> read_cluster(ClusterReader& reader, const ClusterScope& scope,
+                                  DumpVisitor& visitor, const ClusterProgressCallback& progress) {
+  return Reading(reader, scope, visitor, progress).run();
+}
+
+std::optional<Error> read_cluster(const ClusterReadOptions& options, DumpVisitor& visitor,
+                                  const ClusterProgressCallback& progress) {
+  auto reader = ClusterReader::open(options.reader);
+  if (!reader) return reader.error();
+  return read_cluster(*reader.value(), options.scope, visitor, progress);
+}
+
+}  // namespace docguard::advisor

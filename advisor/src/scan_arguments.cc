@@ -1,0 +1,183 @@
+#include "docguard/advisor/scan_arguments.h"
+
+#include <charconv>
+#include <fstream>
+#include <sstream>
+
+namespace docguard::advisor {
+namespace {
+
+std::string_view trim(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r')) {
+    text.remove_suffix(1);
+  }
+  return text;
+}
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// A connection string's user and password are percent-encoded.
+bool percent_decode(std::string_view text, std::string* out) {
+  out->clear();
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '%') {
+      out->push_back(text[i]);
+      continue;
+    }
+    if (i + 2 >= text.size()) return false;
+    const int high = hex_value(text[i + 1]);
+    const int low = hex_value(text[i + 2]);
+    if (high < 0 || low < 0) return false;
+    out->push_back(static_cast<char>(high * 16 + low));
+    i += 2;
+  }
+  return true;
+}
+
+bool credentials_from_uri(std::string_view uri, Credentials* out, std::string* error) {
+  const auto start = uri.find("://") + 3;
+  const auto end = uri.find_first_of("/?", start);
+  const std::string_view authority =
+      uri.substr(start, end == std::string_view::npos ? end : end - start);
+  const auto at = authority.rfind('@');
+  if (at == std::string_view::npos) {
+    *error = "the connection string in the credentials file has no user";
+    return false;
+  }
+  const std::string_view userinfo = authority.substr(0, at);
+  const auto colon = userinfo.find(':');
+  std::string user, password;
+  if (!percent_decode(userinfo.substr(0, colon), &user) ||
+      (colon != std::string_view::npos && !percent_decode(userinfo.substr(colon + 1), &password))) {
+    *error = "the connection string in the credentials file has a bad %-escape";
+    return false;
+  }
+  out->username = user;
+  if (colon != std::string_view::npos) out->password = password;
+  return true;
+}
+
+}  // namespace
+
+bool is_cluster_uri(std::string_view source) {
+  return source.rfind("mongodb://", 0) == 0 || source.rfind("mongodb+srv://", 0) == 0;
+}
+
+bool parse_scan_arguments(int argc, char** argv, ScanArguments* out, std::string* error) {
+  bool cluster_only = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (arg == "--format" && has_value) {
+      out->format = argv[++i];
+      if (out->format != "text" && out->format != "json" && out->format != "html") {
+        *error = "--format takes text, json or html";
+        return false;
+      }
+    } else if (arg == "--fail-on" && has_value) {
+      Severity severity;
+      if (!parse_severity(argv[++i], &severity) || severity == Severity::kInfo) {
+        *error = "--fail-on takes warn or block";
+        return false;
+      }
+      out->fail_on = severity;
+    } else if (arg == "--config" && has_value) {
+      out->config_path = argv[++i];
+    } else if (arg == "--sample" && has_value) {
+      const std::string_view value = argv[++i];
+      const auto [end, ec] =
+          std::from_chars(value.data(), value.data() + value.size(), out->sample);
+      if (ec != std::errc() || end != value.data() + value.size() || out->sample == 0) {
+        *error = "--sample takes a number of documents per collection (1 or more)";
+        return false;
+      }
+      cluster_only = true;
+    } else if (arg == "--db" && has_value) {
+      out->db = argv[++i];
+      cluster_only = true;
+    } else if (arg == "--collection" && has_value) {
+      out->collection = argv[++i];
+      cluster_only = true;
+    } else if (arg == "--credentials-file" && has_value) {
+      out->credentials_file = argv[++i];
+      cluster_only = true;
+    } else if (arg == "--quiet" || arg == "-q") {
+      out->quiet = true;
+    } else if (arg == "-h" || arg == "--help") {
+      out->help = true;
+      return true;
+    } else if (out->source.empty() && !arg.empty() && arg[0] != '-') {
+      out->source = arg;
+    } else {
+      *error = "unexpected argument: " + arg;
+      return false;
+    }
+  }
+  if (out->source.empty()) {
+    *error = "a dump path or a mongodb:// URI is needed";
+    return false;
+  }
+  if (cluster_only && !is_cluster_uri(out->source)) {
+    *error = "--sample, --db, --collection and --credentials-file apply to a mongodb:// URI";
+    return false;
+  }
+  return true;
+}
+
+bool parse_credentials(std::string_view text, Credentials* out, std::string* error) {
+  Credentials found;
+  int line_number = 0;
+  while (!text.empty()) {
+    const auto newline = text.find('\n');
+    const std::string_view line = trim(text.substr(0, newline));
+    text.remove_prefix(newline == std::string_view::npos ? text.size() : newline + 1);
+    ++line_number;
+    if (line.empty() || line.front() == '#') continue;
+    if (is_cluster_uri(line)) {
+      if (found.username || found.password) {
+        *error = "the credentials file has both a connection string and user/password lines";
+        return false;
+      }
+      if (!credentials_from_uri(line, &found, error)) return false;
+      continue;
+    }
+    const auto colon = line.find(':');
+    const std::string_view key = trim(line.substr(0, colon));
+    if (colon == std::string_view::npos || (key != "user" && key != "password")) {
+      *error = "credentials file line " + std::to_string(line_number) +
+               ": expected `user: NAME`, `password: SECRET` or a connection string";
+      return false;
+    }
+    const std::string value(trim(line.substr(colon + 1)));
+    (key == "user" ? found.username : found.password) = value;
+  }
+  if (!found.username) {
+    *error = "the credentials file names no user";
+    return false;
+  }
+  *out = std::move(found);
+  return true;
+}
+
+bool read_credentials_file(const std::string& path, Credentials* out, std::string* error) {
+  std::ifstream file(path);
+  if (!file) {
+    *error = "cannot read the credentials file " + path;
+    return false;
+  }
+  std::ostringstream text;
+  text << file.rdbuf();
+  if (!parse_credentials(text.str(), out, error)) {
+    *error = path + ": " + *error;
+    return false;
+  }
+  return true;
+}
+
+}  // namespace docguard::advisor

@@ -1,0 +1,97 @@
+// How ClusterReader's failures are told apart: libmongoc's bson_error_t turned into an Error
+// with the server's code (or one of the reader's negative codes), and the predicates callers use
+// to decide between "unknown because not allowed", "unknown because not implemented" and a real
+// failure.
+#include "reader_errors.h"
+
+#include <mongoc/mongoc.h>
+
+#include <initializer_list>
+
+#include "docguard/cluster/cluster_reader.h"
+
+namespace docguard::cluster {
+namespace {
+
+bool code_in(int32_t code, std::initializer_list<int32_t> codes) {
+  for (int32_t c : codes) {
+    if (c == code) return true;
+  }
+  return false;
+}
+
+void replace_all(std::string& text, const std::string& what, const std::string& with) {
+  if (what.empty()) return;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at)) {
+    text.replace(at, what.size(), with);
+    at += with.size();
+  }
+}
+
+}  // namespace
+
+std::string Scrubber::operator()(std::string text) const {
+  // The whole URI first (it contains the password), then any stray copy of a secret.
+  replace_all(text, raw_uri, redacted_uri);
+  for (const std::string& secret : secrets) replace_all(text, secret, "****");
+  return text;
+}
+
+Error to_error(const bson_error_t& error, const std::string& what, const Scrubber& scrub) {
+  int32_t code = 0;
+  switch (error.domain) {
+    case MONGOC_ERROR_SERVER:  // error API 2: every error the server reported
+    case MONGOC_ERROR_QUERY:
+    case MONGOC_ERROR_WRITE_CONCERN:
+      code = static_cast<int32_t>(error.code);
+      break;
+    case MONGOC_ERROR_CLIENT:
+      // libmongoc reports the server's AuthenticationFailed (18) as its own client error.
+      code = error.code == MONGOC_ERROR_CLIENT_AUTHENTICATE ? 18 : 0;
+      break;
+    case MONGOC_ERROR_SERVER_SELECTION:
+      code = kUnreachable;
+      break;
+    case MONGOC_ERROR_STREAM:
+      code = error.code == MONGOC_ERROR_STREAM_NAME_RESOLUTION ? kUnreachable : kNetwork;
+      break;
+    case MONGOC_ERROR_CURSOR:
+    case MONGOC_ERROR_BSON:
+    case MONGOC_ERROR_PROTOCOL:
+      code = kBadReply;
+      break;
+    default:
+      break;
+  }
+  std::string message = what + ": " + scrub(error.message);
+  if (code > 0) message += " (code " + std::to_string(code) + ")";
+  return Error{"", std::move(message), code};
+}
+
+const char* read_method_name(ReadMethod method) {
+  switch (method) {
+    case ReadMethod::kSample:
+      return "$sample";
+    case ReadMethod::kFind:
+      return "find";
+    case ReadMethod::kAll:
+      return "all";
+  }
+  return "all";
+}
+
+bool is_unauthorized(const Error& error) { return code_in(error.code, {13, 18}); }
+
+bool is_not_supported(const Error& error) {
+  // 59 CommandNotFound, 115 CommandNotSupported, 238 NotImplemented (FerretDB),
+  // 40324 unrecognized pipeline stage, 40415 unknown field in a stage's specification.
+  return code_in(error.code, {59, 115, 238, 40324, 40415});
+}
+
+bool is_timeout(const Error& error) {
+  // 50 MaxTimeMSExpired, 89 NetworkTimeout, 202 NetworkInterfaceExceededTimeLimit,
+  // 262 ExceededTimeLimit; a socket timeout is one of libmongoc's stream errors.
+  return code_in(error.code, {50, 89, 202, 262}) || error.code == kNetwork;
+}
+
+}  // namespace docguard::cluster

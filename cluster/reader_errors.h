@@ -1,0 +1,25 @@
+// ClusterReader's private helpers for errors: libmongoc's bson_error_t to Error, and the scrub
+// that keeps credentials out of every message.
+#pragma once
+
+#include <bson/bson.h>
+
+#include <string>
+#include <vector>
+
+#include "docguard/cluster/expected.h"
+
+namespace docguard::cluster {
+
+// Replaces the URI as given by its redacted form, and any secret (a password) by "****".
+struct Scrubber {
+  std::string raw_uri;
+  std::string redacted_uri;
+  std::vector<std::string> secrets;
+  std::string operator()(std::string text) const;
+};
+
+// "WHAT: libmongoc's message (code N)", with Error::code the server's code or a reader code.
+Error to_error(const bson_error_t& error, const std::string& what, const Scrubber& scrub);
+
+}  // namespace docguard::cluster

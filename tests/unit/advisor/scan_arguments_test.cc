@@ -1,0 +1,146 @@
+// The scan's command line for a dump and for a cluster, credentials files, and the errors of a
+// live scan that cannot connect (no server needed: an unusable URI or a closed port).
+#include "docguard/advisor/scan_arguments.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "docguard/advisor/scan_command.h"
+
+namespace docguard::advisor {
+namespace {
+
+// Runs parse_scan_arguments on "scan ARGS...".
+bool parse(std::vector<std::string> args, ScanArguments* out, std::string* error) {
+  args.insert(args.begin(), "scan");
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  return parse_scan_arguments(static_cast<int>(argv.size()), argv.data(), out, error);
+}
+
+int run(const char* command, std::vector<std::string> args, std::string* out, std::string* err) {
+  args.insert(args.begin(), command);
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  std::ostringstream o, e;
+  const int code = std::string(command) == "scan"
+                       ? run_scan(static_cast<int>(argv.size()), argv.data(), o, e)
+                       : run_validator(static_cast<int>(argv.size()), argv.data(), o, e);
+  *out = o.str();
+  *err = e.str();
+  return code;
+}
+
+TEST(ScanArguments, ClusterUris) {
+  EXPECT_TRUE(is_cluster_uri("mongodb://h:1/db"));
+  EXPECT_TRUE(is_cluster_uri("mongodb+srv://cluster0.example.net"));
+  EXPECT_FALSE(is_cluster_uri("dump/shop"));
+  EXPECT_FALSE(is_cluster_uri("mongodb.archive"));
+}
+
+TEST(ScanArguments, EveryOptionOfALiveScan) {
+  ScanArguments a;
+  std::string error;
+  ASSERT_TRUE(
+      parse({"mongodb://h:1/shop", "--sample", "50", "--db", "shop", "--collection", "products",
+             "--credentials-file", "/c", "--format", "json", "--fail-on", "warn", "--quiet"},
+            &a, &error))
+      << error;
+  EXPECT_EQ(a.source, "mongodb://h:1/shop");
+  EXPECT_EQ(a.sample, 50u);
+  EXPECT_EQ(a.db, "shop");
+  EXPECT_EQ(a.collection, "products");
+  EXPECT_EQ(a.credentials_file, "/c");
+  EXPECT_EQ(a.format, "json");
+  ASSERT_TRUE(a.fail_on.has_value());
+  EXPECT_EQ(*a.fail_on, Severity::kWarn);
+  EXPECT_TRUE(a.quiet);
+}
+
+TEST(ScanArguments, Refusals) {
+  std::string error;
+  ScanArguments a;
+  EXPECT_FALSE(parse({"mongodb://h/", "--sample", "0"}, &a, &error));
+  EXPECT_NE(error.find("--sample"), std::string::npos);
+  ScanArguments b;
+  EXPECT_FALSE(parse({"mongodb://h/", "--sample", "12x"}, &b, &error));
+  ScanArguments c;
+  EXPECT_FALSE(parse({"dump/shop", "--collection", "products"}, &c, &error));
+  EXPECT_NE(error.find("mongodb:// URI"), std::string::npos);
+  ScanArguments d;
+  EXPECT_FALSE(parse({"--format", "json"}, &d, &error));
+  ScanArguments e;
+  EXPECT_FALSE(parse({"dump", "--format", "xml"}, &e, &error));
+  ScanArguments f;
+  EXPECT_FALSE(parse({"dump", "--fail-on", "info"}, &f, &error));
+  ScanArguments g;
+  EXPECT_FALSE(parse({"dump", "other"}, &g, &error));
+}
+
+TEST(Credentials, UserAndPasswordLines) {
+  Credentials c;
+  std::string error;
+  ASSERT_TRUE(parse_credentials("# scanner\nuser: reader\npassword:  p@ss: word \n", &c, &error))
+      << error;
+  EXPECT_EQ(c.username, "reader");
+  EXPECT_EQ(c.password, "p@ss: word");
+}
+
+TEST(Credentials, ConnectionStringLine) {
+  Credentials c;
+  std::string error;
+  ASSERT_TRUE(parse_credentials("mongodb://us%40er:s%3Acret@db1,db2/?replicaSet=rs\n", &c, &error))
+      << error;
+  EXPECT_EQ(c.username, "us@er");
+  EXPECT_EQ(c.password, "s:cret");
+}
+
+TEST(Credentials, ErrorsNeverQuoteTheSecret) {
+  Credentials c;
+  std::string error;
+  EXPECT_FALSE(parse_credentials("password: hunter2\n", &c, &error));
+  EXPECT_EQ(error.find("hunter2"), std::string::npos);
+  EXPECT_FALSE(parse_credentials("user reader\npasswd hunter2\n", &c, &error));
+  EXPECT_EQ(error.find("hunter2"), std::string::npos);
+  EXPECT_FALSE(parse_credentials("mongodb://u:s3kr1t%zz@h/\n", &c, &error));
+  EXPECT_EQ(error.find("s3kr1t"), std::string::npos);
+  EXPECT_FALSE(read_credentials_file("/nonexistent/credentials", &c, &error));
+}
+
+TEST(LiveScanCommand, InvalidUriIsExit2WithoutThePassword) {
+  std::string out, err;
+  EXPECT_EQ(run("scan", {"mongodb://reader:hunter2@h:99999/shop"}, &out, &err), 2);
+  EXPECT_NE(err.find("scan: "), std::string::npos) << err;
+  EXPECT_EQ(err.find("hunter2"), std::string::npos) << err;
+  EXPECT_TRUE(out.empty());
+}
+
+TEST(LiveScanCommand, UnreachableServerIsExit2WithoutThePassword) {
+  std::string out, err;
+  // Port 1 on loopback refuses at once; the selection gives up after 300 ms.
+  EXPECT_EQ(
+      run("scan",
+          {"mongodb://reader:hunter2@127.0.0.1:1/shop?serverSelectionTimeoutMS=300", "--quiet"},
+          &out, &err),
+      2);
+  EXPECT_NE(err.find("mongodb://reader:****@127.0.0.1:1/shop"), std::string::npos) << err;
+  EXPECT_EQ(err.find("hunter2"), std::string::npos) << err;
+  EXPECT_EQ(
+      run("validator", {"mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=300", "shop.products"},
+          &out, &err),
+      2);
+  EXPECT_NE(err.find("validator: "), std::string::npos) << err;
+}
+
+TEST(LiveScanCommand, ValidatorUsage) {
+  std::string out, err;
+  EXPECT_EQ(run("validator", {"mongodb://h/"}, &out, &err), 2);
+  EXPECT_NE(err.find("usage: validator"), std::string::npos);
+  EXPECT_EQ(run("validator", {"dump", "shop.products", "--sample", "5"}, &out, &err), 2);
+}
+
+}  // namespace
+}  // namespace docguard::advisor

@@ -14,6 +14,7 @@
 #include <boost/asio/write.hpp>
 #include <sstream>
 
+#include "docguard/proxy/introspector.h"
 #include "docguard/proxy/io_backend.h"
 #include "docguard/rules/structured_log.h"
 
@@ -122,6 +123,7 @@ awaitable<HttpResponse> route_admin(const std::string& method, const std::string
     rt.metrics.upstream_up.Set((plain_single ? co_await upstream_reachable(rt) : writable) ? 1 : 0);
     rt.metrics.update_array_gauges(rt.engine);
     rt.metrics.update_findings(rt.advisor.findings());
+    rt.introspection_metrics.update_collections(rt.advisor.collection_facts());
     co_return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", rt.metrics.serialize()};
   }
   if (path == "/readyz") {
@@ -147,6 +149,14 @@ awaitable<HttpResponse> route_admin(const std::string& method, const std::string
         log::Fields::escape_into(member, fallback);
         member += "\"";
       }
+      body.insert(1, body.size() > 2 ? member + "," : member);
+    }
+    if (!body.empty() && body.front() == '{') {
+      // What docguard knows of each collection from the cluster and catalog traffic, and how
+      // its own reads of the cluster go.
+      std::string member =
+          "\"collection_facts\":" + collection_facts_json(rt.advisor) + ",\"introspection\":" +
+          (rt.introspector ? rt.introspector->status_json() : std::string("{\"enabled\":false}"));
       body.insert(1, body.size() > 2 ? member + "," : member);
     }
     if (topology && !body.empty() && body.front() == '{') {

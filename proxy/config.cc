@@ -196,7 +196,7 @@ void apply_yaml(const YAML::Node& root, const std::string& file, ProxyConfig& co
     const auto key = kv.first.as<std::string>();
     static constexpr std::string_view kProxyKeys[] = {
         "listen", "upstream", "admin", "threads",      "log_format", "log_level",
-        "limits", "persona",  "tls",   "upstream_tls", "advisor"};
+        "limits", "persona",  "tls",   "upstream_tls", "advisor",    "introspection"};
     if (std::find(std::begin(kProxyKeys), std::end(kProxyKeys), key) == std::end(kProxyKeys) &&
         std::find(rules::kTopLevelKeys.begin(), rules::kTopLevelKeys.end(), key) ==
             rules::kTopLevelKeys.end()) {
@@ -295,6 +295,7 @@ void apply_yaml(const YAML::Node& root, const std::string& file, ProxyConfig& co
     }
   }
   if (auto n = root["advisor"]) apply_advisor_yaml(r, n, config.advisor);
+  if (auto n = root["introspection"]) apply_introspection_yaml(r, n, config.introspection);
   config.rules = rules::parse_rules(root, file);
 }
 

@@ -13,6 +13,7 @@
 #include "docguard/advisor/scan_command.h"
 #include "docguard/cluster/mongoc_log.h"
 #include "docguard/proxy/config.h"
+#include "docguard/proxy/introspector.h"
 #include "docguard/proxy/io_backend.h"
 #include "docguard/proxy/log_format.h"
 #include "docguard/proxy/server.h"
@@ -195,6 +196,8 @@ int main(int argc, char** argv) {
       throw ConfigError("--tls-cert and --tls-key go together");
     }
     (void)docguard::proxy::make_tls_contexts(config);  // certificates load, or say which not
+    // The introspection credentials file reads, or says why not (never quoting the secret).
+    if (config.introspection.enabled) (void)docguard::proxy::introspection_target(config);
   } catch (const std::exception& e) {
     std::cerr << "docguard: " << e.what() << "\n";
     return 1;

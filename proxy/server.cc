@@ -78,6 +78,17 @@ class Server {
       return 2;
     }
     if (!start_monitor(main)) return 2;
+    if (runtime_.config.introspection.enabled) {
+      try {
+        runtime_.introspector = std::make_unique<Introspector>(
+            runtime_.config.introspection, introspection_target(runtime_.config), runtime_.advisor,
+            runtime_.engine, runtime_.introspection_metrics);
+      } catch (const std::exception& e) {
+        spdlog::critical("cannot read the cluster: {}", e.what());
+        return 2;
+      }
+      runtime_.introspector->start();
+    }
     const std::string fallback = io_backend_fallback_reason();
     spdlog::info(
         "docguard {} listening on {}, upstream {}, admin http://{}/metrics, {} threads, io backend "
@@ -121,6 +132,7 @@ class Server {
       threads.emplace_back([ctx = contexts_[i].get()] { ctx->run(); });
     }
     main.run();
+    if (runtime_.introspector) runtime_.introspector->stop();
     // No topology callback may post into the io_contexts once they stop.
     runtime_.router->monitor()->unsubscribe(subscription_);
     runtime_.router.reset();
@@ -154,7 +166,8 @@ class Server {
             default:  // a line per failed heartbeat: trace only
               break;
           }
-          spdlog::log(lvl, "libmongoc {}: {}", domain, message);
+          // A URI quoted in a message (introspection's may hold a password) is redacted.
+          spdlog::log(lvl, "libmongoc {}: {}", domain, cluster::redact_uri(message));
         });
     const auto& uri = runtime_.config.upstream_cluster;
     for (const auto& option : uri.ignored_options) {

@@ -162,8 +162,12 @@ void Engine::inspect_update(Scope& s, const codec::BsonView& q, const codec::Bso
         // A push that alone passes the bound was reported above already.
         const double grows_to = g.has_slice ? g.slice_cap : g.elements;
         if (strict != nullptr && grown->length > strict->value && grows_to <= strict->value) {
-          s.add(RuleKind::kTrackedArrayLength, *strict, g.path, grown->length, index, id,
-                grown->read_from_store ? strict->action : weaker(strict->action, Action::kWarn));
+          const Action action =
+              grown->read_from_store ? strict->action : weaker(strict->action, Action::kWarn);
+          s.add(RuleKind::kTrackedArrayLength, *strict, g.path, grown->length, index, id, action);
+          // Refused: the push never happens, so the length goes back to what it was (no $slice
+          // here: a capped push cannot pass the bound).
+          if (action == Action::kBlock) tracker_.record(sc.key, g.path, grown->length - g.elements);
         }
       }
     }

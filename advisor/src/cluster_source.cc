@@ -37,7 +37,8 @@ class Reading {
 
   std::optional<Error> run() {
     std::vector<std::string> databases;
-    const std::string db = !scope_.db.empty() ? scope_.db : reader_.uri_database();
+    const std::string db =
+        !scope_.db.empty() || scope_.ignore_uri_database ? scope_.db : reader_.uri_database();
     if (!db.empty()) {
       databases.push_back(db);
     } else if (!scope_.collection.empty()) {

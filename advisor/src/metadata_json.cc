@@ -4,8 +4,8 @@
 // the index keys' {"$numberInt": "1"} arrive as plain numbers.
 #include <bson/bson.h>
 
-#include "docguard/advisor/dump_reader.h"
 #include "docguard/advisor/catalog_documents.h"
+#include "docguard/advisor/dump_reader.h"
 
 namespace docguard::advisor {
 

@@ -26,6 +26,9 @@ struct ClusterScope {
   size_t max_namespaces = 1000;  // collections read at most (views count)
   bool read_statistics = true;   // $collStats (or collStats)
   bool read_index_usage = true;  // $indexStats
+  // Every database even when the URI names one: a proxy's upstream URI names the database its
+  // users authenticate against, not the one to read.
+  bool ignore_uri_database = false;
 };
 
 struct ClusterReadOptions {

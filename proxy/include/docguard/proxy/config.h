@@ -13,6 +13,7 @@
 #include "docguard/advisor/settings.h"
 #include "docguard/cluster/upstream_uri.h"
 #include "docguard/conversation/handshake.h"
+#include "docguard/proxy/introspection_settings.h"
 #include "docguard/rules/config_reader.h"
 #include "docguard/rules/rule_set.h"
 
@@ -94,7 +95,8 @@ struct ProxyConfig {
   UpstreamTlsSettings upstream_tls;
   std::vector<std::string> upstream_tls_keys;
 
-  advisor::AdvisorSettings advisor;  // the design advisor's thresholds (`advisor:`)
+  advisor::AdvisorSettings advisor;     // the design advisor's thresholds (`advisor:`)
+  IntrospectionSettings introspection;  // docguard's own reads of the cluster (`introspection:`)
 
   std::string config_file;  // where the rules came from, for SIGHUP reloads
   std::shared_ptr<const rules::RuleSet> rules;

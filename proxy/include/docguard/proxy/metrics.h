@@ -73,6 +73,8 @@ class Metrics final : public rules::Observer {
   Metrics();
 
   std::string serialize() const;  // Prometheus text exposition format (folds the cells first)
+  // For metrics owned elsewhere (introspection's), registered beside these.
+  prometheus::Registry& registry() { return *registry_; }
   // Refreshes the gauges computed at scrape time from the engine's state.
   void update_array_gauges(const rules::Engine& engine);
   // docguard_findings{db,collection,kind,severity}: the advisor's findings, counted.

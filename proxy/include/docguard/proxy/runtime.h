@@ -7,6 +7,7 @@
 #include "docguard/advisor/live_advisor.h"
 #include "docguard/conversation/conversation.h"
 #include "docguard/proxy/config.h"
+#include "docguard/proxy/introspector.h"
 #include "docguard/proxy/metrics.h"
 #include "docguard/proxy/router.h"
 #include "docguard/proxy/tls.h"
@@ -52,6 +53,9 @@ class AdvisorTee final : public rules::Observer {
                          double elements) override {
     a_.on_unbounded_push(db, coll, field, elements);
   }
+  void on_catalog_reply(const codec::CommandView& request, const codec::BsonView& reply) override {
+    a_.on_catalog_reply(request, reply);
+  }
 
  private:
   Metrics& m_;
@@ -64,6 +68,7 @@ struct ProxyRuntime {
         advisor(config.advisor),
         observer(metrics, advisor),
         engine(config.rules, &observer),
+        introspection_metrics(metrics.registry()),
         tls(make_tls_contexts(config)) {
     auto& persona = conversation.persona;
     persona.persona = config.persona;
@@ -79,6 +84,10 @@ struct ProxyRuntime {
   advisor::LiveAdvisor advisor;  // live design advisor: GET /report, docguard_findings
   AdvisorTee observer;
   rules::Engine engine;
+  IntrospectionMetrics introspection_metrics;
+  // docguard's own reads of the cluster (null when introspection.enabled is false); started
+  // with the monitor, stopped before it.
+  std::unique_ptr<Introspector> introspector;
   conversation::ConversationSettings conversation;  // every session's per-message policy
   TlsContexts tls;
   // Set at startup, before any session: the topology monitor and server selection.

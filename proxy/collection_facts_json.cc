@@ -1,0 +1,84 @@
+// /status "collections": what docguard knows of each collection, from its own reads of the
+// cluster and from catalog commands seen in traffic.
+#include <ctime>
+
+#include "docguard/proxy/introspector.h"
+#include "docguard/rules/structured_log.h"
+
+namespace docguard::proxy {
+namespace {
+
+void append_string(std::string& out, std::string_view s) {
+  out += '"';
+  log::Fields::escape_into(out, s);
+  out += '"';
+}
+
+std::string iso_time(double unix_seconds) {
+  const auto t = static_cast<std::time_t>(unix_seconds);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+// "none", "error", "warn", "off", or "unknown" when the options were never read.
+std::string validator_state(const advisor::CollectionMetadata& m) {
+  if (!m.known) return "unknown";
+  if (!m.has_validator) return "none";
+  if (m.validation_level == "off") return "off";
+  return m.validation_action == "warn" ? "warn" : "error";
+}
+
+}  // namespace
+
+std::string collection_facts_json(const advisor::LiveAdvisor& advisor) {
+  std::string out = "{";
+  bool first = true;
+  for (const auto& f : advisor.collection_facts()) {
+    const advisor::CollectionMetadata& m = f.metadata;
+    if (!first) out += ',';
+    first = false;
+    append_string(out, m.db + "." + m.collection);
+    out += ":{\"type\":";
+    append_string(out, m.type.empty() ? "unknown" : m.type);
+    out += ",\"source\":";
+    append_string(out, f.cluster_facts ? "cluster" : "traffic");
+    if (m.stats.known) {
+      out += ",\"documents\":" + std::to_string(m.stats.documents) +
+             ",\"size_bytes\":" + std::to_string(m.stats.size_bytes) +
+             ",\"average_document_bytes\":" + std::to_string(m.stats.average_document_bytes);
+    }
+    out += ",\"indexes\":";
+    if (m.indexes_known) {
+      out += '[';
+      for (size_t i = 0; i < m.indexes.size(); ++i) {
+        if (i) out += ',';
+        append_string(out, m.indexes[i].name);
+      }
+      out += ']';
+    } else {
+      out += "null";
+    }
+    out += ",\"validator\":";
+    append_string(out, validator_state(m));
+    out += ",\"sample_method\":";
+    append_string(out, m.sample_method);
+    out += ",\"sampled_documents\":" + std::to_string(f.sampled_documents) + ",\"last_read\":";
+    if (f.read_at > 0) {
+      append_string(out, iso_time(f.read_at));
+    } else {
+      out += "null";
+    }
+    out += ",\"unknown\":[";
+    for (size_t i = 0; i < m.unknown.size(); ++i) {
+      if (i) out += ',';
+      append_string(out, m.unknown[i]);
+    }
+    out += "]}";
+  }
+  return out + "}";
+}
+
+}  // namespace docguard::proxy

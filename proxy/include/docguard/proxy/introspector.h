@@ -1,0 +1,123 @@
+// docguard reading the cluster it guards: at start and then every interval, on a thread and a
+// libmongoc pool of its own (never a client's connection, never the monitor's), one paced command
+// at a time from a secondary when there is one, it lists databases, collections, validators,
+// indexes and statistics and samples each collection's documents. What it learns goes to the
+// live advisor (catalog facts, a profile of the stored documents) and to the rules engine (the
+// array lengths of the sampled documents, so a $push onto a long stored array is judged).
+//
+// Client traffic never waits for it: it shares no lock with a session beyond the advisor's and
+// the engine's short ones, its memory is one collection's profile at a time plus what the
+// advisor keeps (bounded by its namespace bound), and a stop ends it within one command.
+#pragma once
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "docguard/advisor/live_advisor.h"
+#include "docguard/proxy/introspection_settings.h"
+#include "docguard/rules/engine.h"
+
+namespace docguard::proxy {
+
+// docguard_introspection_* and the per-collection gauges the advisor's facts give.
+class IntrospectionMetrics {
+ public:
+  explicit IntrospectionMetrics(prometheus::Registry& registry);
+  // docguard_introspection_runs_total{result}: "ok", "partial" (some facts unknown), "failed",
+  // "lease_held" (another instance of the fleet read this interval).
+  void count_run(const std::string& result);
+  void observe_seconds(double seconds) { seconds_.Observe(seconds); }
+  void add_commands(uint64_t n) { commands_.Increment(static_cast<double>(n)); }
+  void set_unknown_facts(size_t n) { unknown_facts_.Set(static_cast<double>(n)); }
+  // docguard_collection_documents / docguard_collection_size_bytes{db,collection}: the server's
+  // statistics of each collection docguard knows; series of collections gone are removed.
+  void update_collections(const std::vector<advisor::LiveAdvisor::CollectionFacts>& facts);
+
+ private:
+  prometheus::Family<prometheus::Counter>& runs_;
+  prometheus::Histogram& seconds_;
+  prometheus::Counter& commands_;
+  prometheus::Gauge& unknown_facts_;
+  prometheus::Family<prometheus::Gauge>& documents_;
+  prometheus::Family<prometheus::Gauge>& size_bytes_;
+  std::mutex mutex_;
+  std::map<std::string, prometheus::Counter*> run_series_;
+  std::map<std::string, std::pair<prometheus::Gauge*, prometheus::Gauge*>> collection_series_;
+};
+
+struct IntrospectorTarget {
+  std::string uri;           // with credentials and TLS options; never logged as is
+  std::string redacted_uri;  // for log lines and /status
+  std::optional<std::string> username, password;
+  uint32_t max_namespaces = 1000;
+  advisor::AdvisorSettings profile_settings;  // bounds of each sampled collection's profile
+};
+
+class Introspector {
+ public:
+  Introspector(const IntrospectionSettings& settings, IntrospectorTarget target,
+               advisor::LiveAdvisor& advisor, rules::Engine& engine, IntrospectionMetrics& metrics);
+  ~Introspector();  // stops and joins
+  Introspector(const Introspector&) = delete;
+  Introspector& operator=(const Introspector&) = delete;
+
+  void start();
+  void stop();
+
+  // {"enabled":true,"uri":...,"passes":N,"last_result":...,"last_started":...,"last_seconds":...,
+  //  "next_pass_in_seconds":...,"commands":N,"lease":...}
+  std::string status_json() const;
+
+ private:
+  void run();
+  void pass();
+  // Sleeps until the next pass is due (or stop); false when stopped.
+  bool wait(std::chrono::milliseconds delay);
+  double unit_random();  // [0, 1)
+  std::chrono::milliseconds jittered(std::chrono::milliseconds base);
+  void log_unknown_once(const std::string& line);
+
+  const IntrospectionSettings settings_;
+  const IntrospectorTarget target_;
+  advisor::LiveAdvisor& advisor_;
+  rules::Engine& engine_;
+  IntrospectionMetrics& metrics_;
+
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+  mutable std::mutex mutex_;  // guards the status below and wakes wait()
+  std::condition_variable wake_;
+  uint64_t passes_ = 0;
+  uint64_t commands_ = 0;
+  std::string last_result_ = "none";
+  std::string last_error_;
+  double last_started_ = 0;  // Unix seconds
+  double last_seconds_ = 0;
+  std::chrono::steady_clock::time_point next_pass_{};
+  std::set<std::string> logged_unknown_;  // bounded: each unknown fact is logged once
+  uint64_t random_state_;
+};
+
+// The introspection target from the proxy's settings: introspection.uri or the upstream's URI,
+// the upstream_tls settings as URI options, and the credentials file. Throws ConfigError with a
+// clear message when the credentials file cannot be read.
+struct ProxyConfig;
+IntrospectorTarget introspection_target(const ProxyConfig& config);
+
+// /status "collections": per collection, its kind, the server's count and size, index names,
+// validator state, how and when it was last read, and the facts that could not be read.
+std::string collection_facts_json(const advisor::LiveAdvisor& advisor);
+
+}  // namespace docguard::proxy

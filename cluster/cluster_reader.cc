@@ -249,6 +249,40 @@ void ClusterReader::before_command() {
   impl_->last_command = Clock::now();
 }
 
+Expected<ClusterReader::Document> ClusterReader::write_command(const std::string& db,
+                                                               const Document& command) {
+  const std::string what = "a write to " + db;
+  if (stopped(impl_->options.stop)) return stopped_error(what);
+  bson_t cmd;
+  if (!bson_init_static(&cmd, command.data(), command.size())) {
+    return Error{"", what + ": not a BSON document", kBadReply};
+  }
+  OwnedBson opts, reply;
+  impl_->append_max_time(opts.get());
+  bson_error_t error{};
+  if (!mongoc_client_write_command_with_opts(impl_->client, db.c_str(), &cmd, opts.get(),
+                                             reply.get(), &error)) {
+    return impl_->fail(error, what);
+  }
+  // libmongoc reports ok: 0 as a failure, but a write error inside an ok reply as success.
+  bson_iter_t it, errors, first;
+  if (bson_iter_init_find(&it, reply.get(), "writeErrors") && BSON_ITER_HOLDS_ARRAY(&it) &&
+      bson_iter_recurse(&it, &errors) && bson_iter_next(&errors) &&
+      BSON_ITER_HOLDS_DOCUMENT(&errors) && bson_iter_recurse(&errors, &first)) {
+    int32_t code = 0;
+    std::string message = "write error";
+    while (bson_iter_next(&first)) {
+      const std::string_view key = bson_iter_key(&first);
+      if (key == "code") code = static_cast<int32_t>(bson_iter_as_int64(&first));
+      if (key == "errmsg" && BSON_ITER_HOLDS_UTF8(&first)) {
+        message = bson_iter_utf8(&first, nullptr);
+      }
+    }
+    return Error{"", what + ": " + message, code};
+  }
+  return copy_of(reply.get());
+}
+
 Expected<std::vector<std::string>> ClusterReader::list_databases() {
   OwnedBson cmd;
   BSON_APPEND_INT32(cmd.get(), "listDatabases", 1);

@@ -8,6 +8,7 @@
 
 #include "docguard/advisor/cluster_source.h"
 #include "docguard/advisor/collection_profile.h"
+#include "docguard/advisor/detectors.h"
 #include "docguard/advisor/scan_arguments.h"
 #include "docguard/cluster/cluster_reader.h"
 #include "docguard/cluster/upstream_uri.h"
@@ -22,6 +23,10 @@ double unix_now() {
 }
 
 constexpr size_t kMaxLoggedUnknown = 1000;
+// How often, between passes, collections new to traffic are looked for, and how many are read
+// at a time (each read is paced like a pass's).
+constexpr auto kCatchUpEvery = std::chrono::seconds(5);
+constexpr size_t kCatchUpMaxCollections = 16;
 
 // Hands each collection to the advisor as soon as its documents are read (facts become known
 // collection by collection, not at the end of a long pass), and each sampled document's array
@@ -65,8 +70,22 @@ class IntrospectionVisitor final : public advisor::DumpVisitor {
     for (const std::string& line : current_->metadata().unknown) {
       unknown_.push_back(current_->ns() + ": " + line);
     }
-    advisor_.on_cluster_collection(std::move(current_), unix_now());
+    const double now = unix_now();
+    if (share_) {
+      advisor::SharedCollection facts;
+      facts.metadata = current_->metadata();
+      advisor::run_document_detectors(*current_, settings_, facts.findings);
+      for (advisor::Finding& f : facts.findings) f.source = "sample";
+      facts.sampled_documents = current_->documents();
+      facts.read_at = now;
+      shared_.push_back(std::move(facts));
+    }
+    advisor_.on_cluster_collection(std::move(current_), now);
   }
+
+  // Keep what each collection showed, for the rest of the fleet.
+  void share() { share_ = true; }
+  const std::vector<advisor::SharedCollection>& shared() const { return shared_; }
 
   const std::vector<std::string>& databases() const { return databases_; }
   const std::vector<std::string>& namespaces() const { return namespaces_; }
@@ -80,6 +99,8 @@ class IntrospectionVisitor final : public advisor::DumpVisitor {
   std::unique_ptr<advisor::CollectionProfile> current_;
   std::vector<std::string> databases_, namespaces_, unknown_;
   uint64_t documents_ = 0;
+  bool share_ = false;
+  std::vector<advisor::SharedCollection> shared_;
 };
 
 std::string json_string(std::string_view s) {
@@ -170,7 +191,11 @@ Introspector::Introspector(const IntrospectionSettings& settings, IntrospectorTa
       metrics_(metrics),
       random_state_(
           static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
-          reinterpret_cast<uintptr_t>(this)) {}
+          reinterpret_cast<uintptr_t>(this)) {
+  if (!settings_.lease_database.empty()) {
+    lease_ = std::make_unique<IntrospectionLease>(settings_.lease_database, fleet_instance_id());
+  }
+}
 
 Introspector::~Introspector() { stop(); }
 
@@ -203,14 +228,14 @@ std::chrono::milliseconds Introspector::jittered(std::chrono::milliseconds base)
       0, std::llround(static_cast<double>(base.count()) + (unit_random() * 2 - 1) * spread)));
 }
 
-bool Introspector::wait(std::chrono::milliseconds delay) {
+bool Introspector::wait_until(std::chrono::steady_clock::time_point deadline) {
   std::unique_lock lock(mutex_);
-  next_pass_ = std::chrono::steady_clock::now() + delay;
-  wake_.wait_until(lock, next_pass_, [this] { return stop_.load(); });
+  wake_.wait_until(lock, deadline, [this] { return stop_.load(); });
   return !stop_;
 }
 
 void Introspector::run() {
+  using std::chrono::steady_clock;
   // The first pass starts at once, give or take a little (a fleet started together spreads).
   const auto spread = std::min<std::chrono::milliseconds>(
       std::chrono::seconds(10),
@@ -218,11 +243,81 @@ void Introspector::run() {
           std::llround(settings_.jitter * static_cast<double>(settings_.interval.count()))));
   const auto first =
       std::chrono::milliseconds(std::llround(unit_random() * static_cast<double>(spread.count())));
-  if (!wait(first)) return;
+  if (!wait_until(steady_clock::now() + first)) return;
   while (!stop_) {
     pass();
-    if (!wait(jittered(settings_.interval))) return;
+    const auto due = steady_clock::now() + jittered(settings_.interval);
+    {
+      std::lock_guard lock(mutex_);
+      next_pass_ = due;
+    }
+    // Between passes, collections that traffic reaches for the first time are read soon
+    // rather than at the next pass, an interval away.
+    while (steady_clock::now() < due) {
+      if (!wait_until(std::min(due, steady_clock::now() + kCatchUpEvery))) return;
+      if (steady_clock::now() < due) catch_up();
+    }
   }
+}
+
+cluster::ClusterReader* Introspector::reader(std::string* error) {
+  if (reader_) return reader_.get();
+  cluster::ReaderOptions options;
+  options.uri = target_.uri;
+  options.username = target_.username;
+  options.password = target_.password;
+  options.max_time_ms = static_cast<int32_t>(settings_.max_time.count());
+  options.max_commands_per_second = settings_.max_commands_per_second;
+  options.stop = &stop_;
+  auto opened = cluster::ClusterReader::open(options);
+  if (!opened) {
+    *error = opened.error().message;
+    return nullptr;
+  }
+  reader_ = std::move(opened).value();
+  return reader_.get();
+}
+
+void Introspector::catch_up() {
+  const auto unread = advisor_.take_unread_namespaces(kCatchUpMaxCollections);
+  if (unread.empty()) return;
+  std::string error;
+  cluster::ClusterReader* r = reader(&error);
+  if (r == nullptr) return;
+  const uint64_t commands_before = r->commands_sent();
+  bool held;
+  {
+    std::lock_guard lock(mutex_);
+    held = lease_held_;
+  }
+  // A follower first looks at what the holder stored: it may know these already.
+  if (lease_ && !held) load_shared(*r, &error);
+  IntrospectionVisitor visitor(target_.profile_settings, advisor_, engine_);
+  if (lease_ && held) visitor.share();
+  for (const auto& [db, collection] : unread) {
+    if (stop_) return;
+    if (lease_ && !held && advisor_.has_cluster_facts(db, collection)) continue;
+    advisor::ClusterScope scope;
+    scope.db = db;
+    scope.collection = collection;
+    scope.sample_size = settings_.sample_size;
+    scope.max_namespaces = 1;
+    if (const auto failed = advisor::read_cluster(*r, scope, visitor)) {
+      if (failed->code == cluster::kStopped) return;
+      spdlog::debug("introspection: {}.{} not read: {}", db, collection, failed->message);
+    }
+    visitor.flush();
+  }
+  for (const std::string& line : visitor.unknown()) log_unknown_once(line);
+  if (lease_ && held && !visitor.shared().empty()) {
+    if (auto published = lease_->publish(*r, visitor.shared(), false)) {
+      spdlog::debug("introspection: facts not stored for the fleet: {}", published->message);
+    }
+  }
+  const uint64_t commands = r->commands_sent() - commands_before;
+  metrics_.add_commands(commands);
+  std::lock_guard lock(mutex_);
+  commands_ += commands;
 }
 
 void Introspector::log_unknown_once(const std::string& line) {
@@ -239,36 +334,51 @@ void Introspector::pass() {
     std::lock_guard lock(mutex_);
     last_started_ = unix_now();
   }
-  cluster::ReaderOptions options;
-  options.uri = target_.uri;
-  options.username = target_.username;
-  options.password = target_.password;
-  options.max_time_ms = static_cast<int32_t>(settings_.max_time.count());
-  options.max_commands_per_second = settings_.max_commands_per_second;
-  options.stop = &stop_;
   std::string result, error_text;
   uint64_t commands = 0;
   IntrospectionVisitor visitor(target_.profile_settings, advisor_, engine_);
-  if (auto reader = cluster::ClusterReader::open(options); !reader) {
+  if (cluster::ClusterReader* opened = reader(&error_text); opened == nullptr) {
     result = "failed";
-    error_text = reader.error().message;
   } else {
-    advisor::ClusterScope scope;
-    scope.sample_size = settings_.sample_size;
-    scope.max_namespaces = target_.max_namespaces;
-    scope.ignore_uri_database = true;
-    const auto error = advisor::read_cluster(*reader.value(), scope, visitor);
-    visitor.flush();
-    commands = reader.value()->commands_sent();
-    if (error && error->code == cluster::kStopped) return;
-    if (error) {
+    cluster::ClusterReader& r = *opened;
+    const uint64_t commands_before = r.commands_sent();
+    // A lease lasts two intervals: the holder renews it every pass, and when it is gone another
+    // instance takes over within two intervals.
+    cluster::Expected<bool> held = true;
+    if (lease_) held = lease_->acquire(r, settings_.interval * 2);
+    if (!held) {
       result = "failed";
-      error_text = error->message;
-      if (cluster::is_unauthorized(*error)) log_unknown_once("cannot list: " + error->message);
+      error_text = "the introspection lease in " + lease_->database() + ": " + held.error().message;
+    } else if (!held.value()) {
+      result = load_shared(r, &error_text);
     } else {
-      advisor_.on_cluster_pass(visitor.databases(), visitor.namespaces());
-      result = visitor.unknown().empty() ? "ok" : "partial";
+      if (lease_) visitor.share();
+      advisor::ClusterScope scope;
+      scope.sample_size = settings_.sample_size;
+      scope.max_namespaces = target_.max_namespaces;
+      scope.ignore_uri_database = true;
+      if (lease_) scope.skip_databases.push_back(lease_->database());
+      const auto error = advisor::read_cluster(r, scope, visitor);
+      visitor.flush();
+      if (error && error->code == cluster::kStopped) return;
+      if (error) {
+        result = "failed";
+        error_text = error->message;
+        if (cluster::is_unauthorized(*error)) log_unknown_once("cannot list: " + error->message);
+      } else {
+        advisor_.on_cluster_pass(visitor.databases(), visitor.namespaces());
+        result = visitor.unknown().empty() ? "ok" : "partial";
+        if (lease_) {
+          if (auto published = lease_->publish(r, visitor.shared(), true)) {
+            spdlog::warn("introspection: the facts could not be stored in {} for the fleet: {}",
+                         lease_->database(), published->message);
+          }
+        }
+      }
     }
+    commands = r.commands_sent() - commands_before;
+    std::lock_guard lock(mutex_);
+    lease_held_ = lease_ && held && held.value();
   }
   for (const std::string& line : visitor.unknown()) log_unknown_once(line);
   const double seconds =
@@ -296,6 +406,25 @@ void Introspector::pass() {
   last_seconds_ = seconds;
 }
 
+std::string Introspector::load_shared(cluster::ClusterReader& reader, std::string* error) {
+  auto loaded = lease_->load(reader);
+  if (!loaded) {
+    *error = "the fleet's facts in " + lease_->database() + ": " + loaded.error().message;
+    return "failed";
+  }
+  std::vector<std::string> databases, namespaces;
+  for (advisor::SharedCollection& shared : loaded.value()) {
+    const advisor::CollectionMetadata& m = shared.metadata;
+    if (std::find(databases.begin(), databases.end(), m.db) == databases.end()) {
+      databases.push_back(m.db);
+    }
+    namespaces.push_back(m.db + "." + m.collection);
+    advisor_.on_shared_collection(std::move(shared));
+  }
+  advisor_.on_cluster_pass(databases, namespaces);
+  return "shared";
+}
+
 std::string Introspector::status_json() const {
   std::lock_guard lock(mutex_);
   const double next =
@@ -310,7 +439,9 @@ std::string Introspector::status_json() const {
   return std::string("{\"enabled\":true,\"uri\":") + json_string(target_.redacted_uri) + "," +
          numbers + ",\"last_result\":" + json_string(last_result_) +
          ",\"last_error\":" + json_string(last_error_) +
-         ",\"lease_database\":" + json_string(settings_.lease_database) + "}";
+         ",\"lease_database\":" + json_string(settings_.lease_database) +
+         ",\"lease_holder\":" + json_string(lease_ ? lease_->holder() : "") +
+         ",\"lease_held\":" + (lease_held_ ? "true" : "false") + "}";
 }
 
 IntrospectorTarget introspection_target(const ProxyConfig& config) {

@@ -55,6 +55,11 @@ class Reading {
         note(name, "", "skipped: a system database");
         continue;
       }
+      if (std::find(scope_.skip_databases.begin(), scope_.skip_databases.end(), name) !=
+          scope_.skip_databases.end()) {
+        note(name, "", "skipped: docguard's own database");
+        continue;
+      }
       auto entries = reader_.list_collections(name);
       if (!entries) {
         if (one_database || is_fatal(entries.error())) return entries.error();

@@ -239,20 +239,25 @@ Finding new_finding(const CollectionProfile& p, const char* kind, Severity sever
   return f;
 }
 
+void run_document_detectors(const CollectionProfile& p, const AdvisorSettings& settings,
+                            std::vector<Finding>& out) {
+  detect_large_arrays(p, settings, out);
+  detect_outliers(p, settings, out);
+  detect_bucket_candidates(p, settings, out);
+  detect_bloated_documents(p, settings, out);
+  detect_attribute_candidates(p, settings, out);
+  detect_deep_nesting(p, settings, out);
+}
+
 std::vector<Finding> run_offline_detectors(const std::vector<const CollectionProfile*>& profiles,
                                            const AdvisorSettings& settings) {
   std::vector<Finding> out;
   for (const CollectionProfile* p : profiles) {
-    detect_large_arrays(*p, settings, out);
-    detect_outliers(*p, settings, out);
-    detect_bucket_candidates(*p, settings, out);
-    detect_bloated_documents(*p, settings, out);
-    detect_attribute_candidates(*p, settings, out);
+    run_document_detectors(*p, settings, out);
     detect_unindexed_references(*p, settings, out);
     detect_too_many_indexes(*p, settings, out);
     detect_redundant_indexes(p->db(), p->collection(), p->metadata(), out);
     detect_unused_indexes(p->db(), p->collection(), p->metadata(), out);
-    detect_deep_nesting(*p, settings, out);
     detect_missing_validator(*p, settings, out);
   }
   detect_too_many_collections(profiles, settings, out);

@@ -228,6 +228,20 @@ void LiveAdvisor::on_cluster_collection(std::unique_ptr<CollectionProfile> store
   ns->cluster_facts = true;
   ns->read_at = read_at;
   ns->stored = std::move(stored);
+  ns->shared_findings.clear();
+  ns->shared_sampled_documents = 0;
+}
+
+void LiveAdvisor::on_shared_collection(SharedCollection shared) {
+  std::lock_guard lock(mutex_);
+  Namespace* ns = state_for(shared.metadata.db, shared.metadata.collection);
+  if (ns == nullptr) return;
+  ns->metadata = std::move(shared.metadata);
+  ns->cluster_facts = true;
+  ns->read_at = shared.read_at;
+  ns->stored.reset();
+  ns->shared_findings = std::move(shared.findings);
+  ns->shared_sampled_documents = shared.sampled_documents;
 }
 
 void LiveAdvisor::on_cluster_pass(const std::vector<std::string>& databases_read,
@@ -243,6 +257,25 @@ void LiveAdvisor::on_cluster_pass(const std::vector<std::string>& databases_read
   });
 }
 
+std::vector<std::pair<std::string, std::string>> LiveAdvisor::take_unread_namespaces(size_t max) {
+  std::lock_guard lock(mutex_);
+  std::vector<std::pair<std::string, std::string>> out;
+  for (auto& [name, ns] : namespaces_) {
+    if (out.size() >= max) break;
+    const CollectionMetadata& m = ns->metadata;
+    if (ns->cluster_facts || ns->catch_up_asked || (m.known && m.indexes_known)) continue;
+    ns->catch_up_asked = true;
+    out.emplace_back(ns->profile.db(), ns->profile.collection());
+  }
+  return out;
+}
+
+bool LiveAdvisor::has_cluster_facts(std::string_view db, std::string_view coll) const {
+  std::lock_guard lock(mutex_);
+  auto it = namespaces_.find(std::string(db) + "." + std::string(coll));
+  return it != namespaces_.end() && it->second->cluster_facts;
+}
+
 std::vector<LiveAdvisor::CollectionFacts> LiveAdvisor::collection_facts() const {
   std::lock_guard lock(mutex_);
   std::vector<CollectionFacts> out;
@@ -251,7 +284,7 @@ std::vector<LiveAdvisor::CollectionFacts> LiveAdvisor::collection_facts() const 
     CollectionFacts facts;
     facts.metadata = ns->metadata;
     facts.cluster_facts = ns->cluster_facts;
-    facts.sampled_documents = ns->stored ? ns->stored->documents() : 0;
+    facts.sampled_documents = ns->stored ? ns->stored->documents() : ns->shared_sampled_documents;
     facts.read_at = ns->read_at;
     out.push_back(std::move(facts));
   }

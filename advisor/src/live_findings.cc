@@ -29,14 +29,10 @@ std::string joined(const std::set<std::string>& names) {
 void LiveAdvisor::detect_documents_locked(const Namespace& ns, std::vector<Finding>& out) const {
   const AdvisorSettings& s = settings_;
   auto documents = [&](const CollectionProfile& p, std::vector<Finding>& found) {
-    detect_large_arrays(p, s, found);
-    detect_outliers(p, s, found);
-    detect_bloated_documents(p, s, found);
-    detect_attribute_candidates(p, s, found);
-    detect_deep_nesting(p, s, found);
-    detect_bucket_candidates(p, s, found);
+    run_document_detectors(p, s, found);
   };
   const size_t first = out.size();
+  if (!ns.stored) out.insert(out.end(), ns.shared_findings.begin(), ns.shared_findings.end());
   if (ns.stored) {
     documents(*ns.stored, out);
     for (size_t i = first; i < out.size(); ++i) out[i].source = "sample";

@@ -53,6 +53,12 @@ struct LiveAdvisor::Namespace {
   // kept equal to `metadata`), and when they were read (Unix seconds).
   std::unique_ptr<CollectionProfile> stored;
   double read_at = 0;
+  // Without a sample of its own: what the instance holding the introspection lease found in
+  // its sample, and how many documents that was.
+  std::vector<Finding> shared_findings;
+  uint64_t shared_sampled_documents = 0;
+  // Handed to the introspection for a read of its own (traffic reached it between passes).
+  bool catch_up_asked = false;
 
   // After a change to `metadata`: the stored profile's detectors read the same facts.
   void metadata_changed() {

@@ -12,6 +12,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "docguard/advisor/dump_reader.h"
 #include "docguard/cluster/cluster_reader.h"
@@ -29,6 +30,8 @@ struct ClusterScope {
   // Every database even when the URI names one: a proxy's upstream URI names the database its
   // users authenticate against, not the one to read.
   bool ignore_uri_database = false;
+  // Databases never read, besides admin, local and config (the proxy's own lease database).
+  std::vector<std::string> skip_databases;
 };
 
 struct ClusterReadOptions {

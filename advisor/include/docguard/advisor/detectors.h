@@ -70,6 +70,11 @@ const char* metadata_finding_source(const CollectionMetadata& metadata);
 Finding new_finding(const CollectionProfile& p, const char* kind, Severity severity,
                     std::string field);
 
+// The detectors that read documents only (arrays, outliers, buckets, size, attributes,
+// nesting): what a sample of a collection shows.
+void run_document_detectors(const CollectionProfile& p, const AdvisorSettings& settings,
+                            std::vector<Finding>& out);
+
 // Every offline detector over every profile, sorted.
 std::vector<Finding> run_offline_detectors(const std::vector<const CollectionProfile*>& profiles,
                                            const AdvisorSettings& settings);

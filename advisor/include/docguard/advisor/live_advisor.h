@@ -20,6 +20,7 @@
 #include "docguard/advisor/finding.h"
 #include "docguard/advisor/report.h"
 #include "docguard/advisor/settings.h"
+#include "docguard/advisor/shared_facts.h"
 #include "docguard/codec/command_view.h"
 
 namespace docguard::advisor {
@@ -56,9 +57,17 @@ class LiveAdvisor {
   // statistics, and what could not be read) and the profile of its sampled documents. Replaces
   // what the last pass said of it. `read_at`: Unix seconds.
   void on_cluster_collection(std::unique_ptr<CollectionProfile> stored, double read_at);
+  // One collection as another instance of the fleet read it (the introspection lease): its
+  // metadata and the findings of its sample stand in for a sample of this instance's own.
+  void on_shared_collection(SharedCollection shared);
   // A full pass ended: collections of `databases_read` that it did not read no longer exist.
   void on_cluster_pass(const std::vector<std::string>& databases_read,
                        const std::vector<std::string>& namespaces_read);
+
+  // Collections traffic reached that no pass has read (created since, or past the last pass's
+  // bound), at most `max`: each is handed out once, for a read of its own between passes.
+  std::vector<std::pair<std::string, std::string>> take_unread_namespaces(size_t max);
+  bool has_cluster_facts(std::string_view db, std::string_view coll) const;
 
   // Per collection, for /status and gauges: what is known of it and when it was last read.
   struct CollectionFacts {

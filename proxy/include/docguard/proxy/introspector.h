@@ -26,6 +26,8 @@
 #include <thread>
 
 #include "docguard/advisor/live_advisor.h"
+#include "docguard/cluster/cluster_reader.h"
+#include "docguard/proxy/introspection_lease.h"
 #include "docguard/proxy/introspection_settings.h"
 #include "docguard/rules/engine.h"
 
@@ -36,7 +38,7 @@ class IntrospectionMetrics {
  public:
   explicit IntrospectionMetrics(prometheus::Registry& registry);
   // docguard_introspection_runs_total{result}: "ok", "partial" (some facts unknown), "failed",
-  // "lease_held" (another instance of the fleet read this interval).
+  // "shared" (another instance of the fleet holds the lease: its facts were loaded).
   void count_run(const std::string& result);
   void observe_seconds(double seconds) { seconds_.Observe(seconds); }
   void add_commands(uint64_t n) { commands_.Increment(static_cast<double>(n)); }
@@ -77,14 +79,21 @@ class Introspector {
   void stop();
 
   // {"enabled":true,"uri":...,"passes":N,"last_result":...,"last_started":...,"last_seconds":...,
-  //  "next_pass_in_seconds":...,"commands":N,"lease":...}
+  //  "next_pass_in_seconds":...,"commands":N,"lease_database":...,"lease_holder":...}
   std::string status_json() const;
 
  private:
   void run();
   void pass();
-  // Sleeps until the next pass is due (or stop); false when stopped.
-  bool wait(std::chrono::milliseconds delay);
+  // Between passes: reads the collections traffic reached that no pass read yet.
+  void catch_up();
+  // The reader, opened on first use and kept (its pool reconnects by itself); null and
+  // `error` set when the URI or credentials are refused.
+  cluster::ClusterReader* reader(std::string* error);
+  // With a lease held by another instance: its stored facts instead of a read. The result.
+  std::string load_shared(cluster::ClusterReader& reader, std::string* error);
+  // Sleeps until `deadline` (or stop); false when stopped.
+  bool wait_until(std::chrono::steady_clock::time_point deadline);
   double unit_random();  // [0, 1)
   std::chrono::milliseconds jittered(std::chrono::milliseconds base);
   void log_unknown_once(const std::string& line);
@@ -95,6 +104,8 @@ class Introspector {
   rules::Engine& engine_;
   IntrospectionMetrics& metrics_;
 
+  std::unique_ptr<IntrospectionLease> lease_;  // null: every instance reads for itself
+  std::unique_ptr<cluster::ClusterReader> reader_;
   std::atomic<bool> stop_{false};
   std::thread thread_;
   mutable std::mutex mutex_;  // guards the status below and wakes wait()
@@ -108,6 +119,7 @@ class Introspector {
   std::chrono::steady_clock::time_point next_pass_{};
   std::set<std::string> logged_unknown_;  // bounded: each unknown fact is logged once
   uint64_t random_state_;
+  bool lease_held_ = false;
 };
 
 // The introspection target from the proxy's settings: introspection.uri or the upstream's URI,

@@ -198,18 +198,28 @@ void detect_unused_indexes(const std::string& db, const std::string& collection,
   }
 }
 
-void detect_unindexed_queries(const std::string& db, const std::string& collection,
-                              const QueryShapeCounter& shapes, const CollectionMetadata& m,
-                              uint64_t min_count, std::vector<Finding>& out,
-                              uint32_t sample_every) {
-  if (!index_list_known(m)) return;
-  std::vector<Unserved> unserved;
+std::vector<const QueryShapeCounter::Entry*> unserved_query_shapes(const QueryShapeCounter& shapes,
+                                                                   const CollectionMetadata& m,
+                                                                   uint64_t min_count) {
+  std::vector<const QueryShapeCounter::Entry*> unserved;
+  if (!index_list_known(m)) return unserved;
   for (const auto& [key, entry] : shapes.shapes()) {
     if (entry.count < min_count || uses_its_own_index(entry.shape) ||
         supported_by(entry.shape, m.indexes)) {
       continue;
     }
-    unserved.push_back(Unserved{&entry, suggest_index(entry.shape), {}});
+    unserved.push_back(&entry);
+  }
+  return unserved;
+}
+
+void detect_unindexed_queries(const std::string& db, const std::string& collection,
+                              const QueryShapeCounter& shapes, const CollectionMetadata& m,
+                              uint64_t min_count, std::vector<Finding>& out,
+                              uint32_t sample_every) {
+  std::vector<Unserved> unserved;
+  for (const QueryShapeCounter::Entry* entry : unserved_query_shapes(shapes, m, min_count)) {
+    unserved.push_back(Unserved{entry, suggest_index(entry->shape), {}});
   }
   // Longest suggestion first, so that a shape whose index leads another's folds into it.
   std::stable_sort(unserved.begin(), unserved.end(), [](const Unserved& a, const Unserved& b) {

@@ -82,14 +82,16 @@ LiveAdvisor::Namespace* LiveAdvisor::state_for(std::string_view db, std::string_
 void LiveAdvisor::on_request(std::string_view db, std::string_view coll,
                              const codec::CommandView& cmd) {
   // Index and validator definitions arrive with their replies (on_catalog_reply).
-  if (cmd.kind != codec::CommandKind::kInsert && cmd.kind != codec::CommandKind::kUpdate &&
-      cmd.kind != codec::CommandKind::kDelete && cmd.kind != codec::CommandKind::kFindAndModify &&
-      cmd.kind != codec::CommandKind::kFind && cmd.kind != codec::CommandKind::kAggregate) {
-    return;
-  }
+  if (!cmd.is_write() && !cmd.is_read()) return;
+  if (cmd.kind == codec::CommandKind::kBulkWrite) return;  // on admin, across namespaces
   if (!sampled(sample_counter_)) return;
+  // Built before the lock: walking filters allocates, and other io threads wait on the lock.
+  const std::vector<QueryShape> shapes = command_query_shapes(cmd);
   std::lock_guard lock(mutex_);
-  if (Namespace* ns = state_for(db, coll)) observe_locked(*ns, cmd);
+  if (Namespace* ns = state_for(db, coll)) {
+    observe_locked(*ns, cmd);
+    for (const QueryShape& shape : shapes) ns->query_shapes.record(shape);
+  }
 }
 
 void LiveAdvisor::on_unbounded_push(std::string_view db, std::string_view coll,

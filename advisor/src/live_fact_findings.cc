@@ -1,7 +1,10 @@
-// The live advisor's findings that rest on catalog facts as well as traffic: queries and joins
-// on fields no index starts with, and collections whose writes no validator checks. Facts come
-// from the cluster (introspection) or from catalog commands seen in traffic; a fact that is not
-// known is never taken as absent.
+// The live advisor's findings that rest on catalog facts as well as traffic: query shapes, joins
+// and reference filters no index serves, redundant and unused indexes, and collections whose
+// writes no validator checks. Facts come from the cluster (introspection) or from catalog
+// commands seen in traffic; a fact that is not known is never taken as absent.
+#include <algorithm>
+#include <set>
+
 #include "docguard/advisor/detectors.h"
 #include "docguard/advisor/live_advisor.h"
 #include "docguard/advisor/text_format.h"
@@ -36,7 +39,66 @@ IndexVerdict index_verdict(const LiveAdvisor::Namespace* ns, const std::string& 
   return v;
 }
 
+// The metadata to judge a collection's query shapes against, by index_verdict's rule: its index
+// list when known; without cluster facts expected, the indexes createIndexes traffic showed,
+// taken as the whole list (`traffic_only` then says so); otherwise none (false).
+bool judged_metadata(const LiveAdvisor::Namespace& ns, bool expect_cluster_facts,
+                     CollectionMetadata* judged, bool* traffic_only) {
+  *judged = ns.metadata;
+  *traffic_only = !judged->indexes_known;
+  if (*traffic_only) {
+    if (expect_cluster_facts) return false;
+    judged->indexes_known = true;
+    // Every collection has the _id index, so traffic need not have created it: without it, each
+    // find by _id would look unindexed.
+    if (!judged->indexed_as_prefix("_id")) {
+      judged->indexes.push_back(IndexSpec{.name = "_id_", .keys = {{"_id", "1"}}});
+    }
+  }
+  // Index facts without collection facts (a listIndexes reply, no listCollections) still say
+  // which indexes exist; the detectors want both.
+  judged->known = true;
+  return true;
+}
+
 }  // namespace
+
+// Query shapes no index serves. Returns the equality fields of the shapes reported, so that the
+// reference filters they cover are not reported a second time.
+std::set<std::string> LiveAdvisor::detect_unindexed_queries_locked(
+    const Namespace& ns, std::vector<Finding>& out) const {
+  std::set<std::string> covered;
+  CollectionMetadata judged;
+  bool traffic_only = false;
+  if (!judged_metadata(ns, expect_cluster_facts_, &judged, &traffic_only)) return covered;
+  const size_t first = out.size();
+  detect_unindexed_queries(ns.profile.db(), ns.profile.collection(), ns.query_shapes, judged,
+                           settings_.unindexed_query_min, out,
+                           std::max<uint32_t>(settings_.live_sample_every, 1));
+  for (size_t i = first; i < out.size(); ++i) {
+    out[i].source = "traffic";
+    if (traffic_only) {
+      out[i].evidence +=
+          "; the indexes are the _id index and only those seen in createIndexes traffic "
+          "(docguard has not read the collection's index list)";
+    }
+  }
+  for (const QueryShapeCounter::Entry* entry :
+       unserved_query_shapes(ns.query_shapes, judged, settings_.unindexed_query_min)) {
+    covered.insert(entry->shape.equality.begin(), entry->shape.equality.end());
+  }
+  return covered;
+}
+
+// Redundant and unused indexes, once the cluster gave the collection's index list (and
+// $indexStats): indexes seen in traffic alone may be missing the ones that make others redundant.
+void LiveAdvisor::detect_index_list_locked(const Namespace& ns, std::vector<Finding>& out) const {
+  if (!ns.cluster_facts) return;
+  const size_t first = out.size();
+  detect_redundant_indexes(ns.profile.db(), ns.profile.collection(), ns.metadata, out);
+  detect_unused_indexes(ns.profile.db(), ns.profile.collection(), ns.metadata, out);
+  for (size_t i = first; i < out.size(); ++i) out[i].source = "metadata";
+}
 
 void LiveAdvisor::detect_unindexed_locked(const Namespace& ns, std::vector<Finding>& out) const {
   const AdvisorSettings& s = settings_;
@@ -63,9 +125,11 @@ void LiveAdvisor::detect_unindexed_locked(const Namespace& ns, std::vector<Findi
                    ".createIndex({" + info.foreign_field + ": 1}).";
     out.push_back(std::move(f));
   }
-  // Equality filters on references here.
+  // Equality filters on references here, unless a query shape with them is reported: its
+  // compound index serves these filters too and is the better advice.
+  const std::set<std::string> covered = detect_unindexed_queries_locked(ns, out);
   for (const auto& [field, count] : ns.reference_filters) {
-    if (count < s.reference_filter_min) continue;
+    if (count < s.reference_filter_min || covered.count(field) != 0) continue;
     const IndexVerdict v = index_verdict(&ns, field, expect_cluster_facts_);
     if (!v.judged || v.indexed) continue;
     Finding f = new_finding(p, kind::kUnindexedReference, Severity::kWarn, field);

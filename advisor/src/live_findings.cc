@@ -107,6 +107,7 @@ void LiveAdvisor::detect_locked(std::vector<Finding>& out) const {
     }
 
     detect_unindexed_locked(ns, out);
+    detect_index_list_locked(ns, out);
 
     for (const auto& [hash, group] : ns.groups) {
       if (group.first < s.computed_min_runs) continue;
@@ -176,7 +177,22 @@ void LiveAdvisor::detect_locked(std::vector<Finding>& out) const {
     }
     detect_validator_locked(ns, out);
   }
+  detect_collections_locked(out);
   sort_findings(out);
+}
+
+// Findings about a database's or the deployment's collections together, as the dump scan gives
+// them: on the collections read from the cluster, whose sampled documents show their shape.
+// Collections known only from traffic are left out: their inserts show only what the
+// application wrote lately, and many collections are never written through docguard.
+void LiveAdvisor::detect_collections_locked(std::vector<Finding>& out) const {
+  std::vector<const CollectionProfile*> stored;
+  for (const auto& [name, ns] : namespaces_) {
+    if (ns->stored) stored.push_back(ns->stored.get());
+  }
+  if (stored.empty()) return;
+  detect_too_many_collections(stored, settings_, out);
+  detect_same_shape_collections(stored, settings_, out);
 }
 
 std::vector<Finding> LiveAdvisor::findings() const {

@@ -5,9 +5,12 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "docguard/advisor/collection_profile.h"
 #include "docguard/advisor/live_advisor.h"
+#include "docguard/advisor/query_shape.h"
+#include "docguard/codec/command_view.h"
 
 namespace docguard::advisor {
 
@@ -25,7 +28,7 @@ struct LookupInfo {
 
 struct LiveAdvisor::Namespace {
   Namespace(std::string db, std::string coll, const AdvisorSettings& s)
-      : profile(db, coll, s) {
+      : profile(db, coll, s), query_shapes(s.query_shapes_per_collection) {
     metadata.db = std::move(db);
     metadata.collection = std::move(coll);
     metadata.indexes_known = false;
@@ -43,6 +46,8 @@ struct LiveAdvisor::Namespace {
   std::map<std::string, uint64_t, std::less<>> reference_filters;
   uint64_t projected_reads = 0;
   std::map<std::string, uint64_t, std::less<>> projected_fields;
+  // Queries counted by shape (filter and sort), for the unindexed-query detector.
+  QueryShapeCounter query_shapes;
   // What is known of the collection's kind, indexes, validator and statistics: from docguard's
   // own reads of the cluster, updated at once by catalog commands seen in traffic. With neither,
   // `known` and `indexes_known` are false and metadata.indexes holds what createIndexes traffic
@@ -65,5 +70,15 @@ struct LiveAdvisor::Namespace {
     if (stored) stored->set_metadata(metadata);
   }
 };
+
+// Statements of one update or delete batch whose query shapes are counted: a batch mostly
+// repeats one shape, and walking a thousand filters would hold up the client's io thread.
+inline constexpr size_t kMaxStatementShapes = 16;
+
+// The query shapes a command runs, one per query: a find's filter and sort, an aggregate's
+// leading $match and $sort, a count's or distinct's query, a findAndModify's query and sort, the
+// `q` (and `sort`) of each of the first kMaxStatementShapes update or delete statements. Empty
+// for other commands. Needs no lock: the caller builds them before taking the advisor's.
+std::vector<QueryShape> command_query_shapes(const codec::CommandView& cmd);
 
 }  // namespace docguard::advisor

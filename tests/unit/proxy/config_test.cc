@@ -146,9 +146,15 @@ TEST(Config, ErrorsNameFileLineAndKey) {
 TEST(Config, AdvisorKeyMapsOntoAdvisorSettings) {
   auto path = write_temp(
       "advisor:\n  array_length_warn: 50\n  lookup_ratio_warn: 0.25\n  live_sample_every: 1\n"
-      "  report_missing_validator: false\n");
+      "  report_missing_validator: false\n  unindexed_query_min: 3\n"
+      "  query_shapes_per_collection: 16\n  same_shape_min_collections: 4\n"
+      "  collections_cluster_warn: 500\n");
   const auto c = load_config_file(path);
   EXPECT_EQ(c.advisor.array_length_warn, 50u);
+  EXPECT_EQ(c.advisor.unindexed_query_min, 3u);
+  EXPECT_EQ(c.advisor.query_shapes_per_collection, 16u);
+  EXPECT_EQ(c.advisor.same_shape_min_collections, 4u);
+  EXPECT_EQ(c.advisor.collections_cluster_warn, 500u);
   EXPECT_DOUBLE_EQ(c.advisor.lookup_ratio_warn, 0.25);
   EXPECT_EQ(c.advisor.live_sample_every, 1u);
   EXPECT_FALSE(c.advisor.report_missing_validator);

@@ -61,6 +61,11 @@ void detect_unindexed_queries(const std::string& db, const std::string& collecti
                               const QueryShapeCounter& shapes, const CollectionMetadata& metadata,
                               uint64_t min_count, std::vector<Finding>& out,
                               uint32_t sample_every = 1);
+// The counted shapes detect_unindexed_queries reports, each in a finding of its own or folded
+// into another's: seen at least `min_count` times, served by no index, not $text or $near. Empty
+// unless the index list is known. The pointers are into `shapes`.
+std::vector<const QueryShapeCounter::Entry*> unserved_query_shapes(
+    const QueryShapeCounter& shapes, const CollectionMetadata& metadata, uint64_t min_count);
 
 // What a finding about indexes or collection counts rests on: "dump" for a dump's metadata.json,
 // "traffic" for indexes seen in createIndexes commands, "metadata" for the cluster's replies.

@@ -1,10 +1,13 @@
 // The live design advisor: per-collection data taken from the commands the proxy already
 // inspects (through rules::Observer), and the findings only traffic shows (unbounded $push,
-// $lookup ratio, unindexed references, repeated $group, case-insensitive $regex, subset reads,
-// bucket rate, writes without a validator) beside the document detectors of the offline scan.
+// $lookup ratio, unindexed references, query shapes no index serves, repeated $group,
+// case-insensitive $regex, subset reads, bucket rate, writes without a validator) beside the
+// document, index and collection detectors of the offline scan (on what docguard reads of the
+// cluster).
 //
 // Cost and memory: commands, reads and pushes are sampled (1 in `live_sample_every`, a counter
-// each) before any lock, so every count is in sampled units;
+// each) before any lock, so every count is in sampled units; a sampled command's query shapes
+// are built before the lock too, and counted up to `query_shapes_per_collection` per collection;
 // namespaces are bounded by `live_max_namespaces` (the rules engine already folds namespaces past
 // tracking.max_namespaces into "_other"), and every per-collection map by a small cap.
 #pragma once
@@ -13,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -95,6 +99,10 @@ class LiveAdvisor {
   void detect_locked(std::vector<Finding>& out) const;
   void detect_documents_locked(const Namespace& ns, std::vector<Finding>& out) const;
   void detect_unindexed_locked(const Namespace& ns, std::vector<Finding>& out) const;
+  std::set<std::string> detect_unindexed_queries_locked(const Namespace& ns,
+                                                        std::vector<Finding>& out) const;
+  void detect_index_list_locked(const Namespace& ns, std::vector<Finding>& out) const;
+  void detect_collections_locked(std::vector<Finding>& out) const;
   void detect_validator_locked(const Namespace& ns, std::vector<Finding>& out) const;
   std::vector<std::string> unknown_facts_locked() const;
   ReportInput report_locked() const;

@@ -322,10 +322,8 @@ void Introspector::catch_up() {
 
 void Introspector::log_unknown_once(const std::string& line) {
   if (logged_unknown_.size() >= kMaxLoggedUnknown || !logged_unknown_.insert(line).second) return;
-  spdlog::warn(
-      "introspection: {} (docguard leaves out what needs it; grant the rights or set "
-      "introspection.credentials_file)",
-      line);
+  // Once per fact: a server that lacks a stage, or rights not granted, say the same every pass.
+  spdlog::warn("introspection: {} (what needs it is left out of the advice; logged once)", line);
 }
 
 void Introspector::pass() {
@@ -387,7 +385,10 @@ void Introspector::pass() {
   metrics_.observe_seconds(seconds);
   metrics_.add_commands(commands);
   metrics_.set_unknown_facts(visitor.unknown().size());
-  if (result == "failed") {
+  if (result == "shared") {
+    spdlog::debug("introspection: another instance holds the lease; its facts were loaded from {}",
+                  settings_.lease_database);
+  } else if (result == "failed") {
     spdlog::warn("introspection of {} failed after {:.1f} s: {} (retried at the next pass)",
                  target_.redacted_uri, seconds, error_text);
   } else {

@@ -15,14 +15,16 @@ void append_index(bson_t* array, const char* key, const IndexSpec& index) {
   bson_t doc, keys;
   bson_append_document_begin(array, key, -1, &doc);
   append_text(&doc, "name", index.name);
+  // Key fields as documents, in order: not an array of pairs, which some servers (FerretDB
+  // 1.x) refuse to store, nor a document, whose field names may hold dots.
   bson_append_array_begin(&doc, "keys", -1, &keys);
   for (size_t i = 0; i < index.keys.size(); ++i) {
     const std::string n = std::to_string(i);
     bson_t pair;
-    bson_append_array_begin(&keys, n.c_str(), -1, &pair);
-    append_text(&pair, "0", index.keys[i].first);
-    append_text(&pair, "1", index.keys[i].second);
-    bson_append_array_end(&keys, &pair);
+    bson_append_document_begin(&keys, n.c_str(), -1, &pair);
+    append_text(&pair, "field", index.keys[i].first);
+    append_text(&pair, "type", index.keys[i].second);
+    bson_append_document_end(&keys, &pair);
   }
   bson_append_array_end(&doc, &keys);
   BSON_APPEND_BOOL(&doc, "unique", index.unique);
@@ -69,9 +71,13 @@ IndexSpec read_index(const bson_iter_t* it) {
     if (key == "name") index.name = text(field);
     if (key == "keys") {
       each_child(field, [&](const bson_iter_t* pair) {
-        std::vector<std::string> parts;
-        each_child(pair, [&](const bson_iter_t* part) { parts.push_back(text(part)); });
-        if (parts.size() == 2) index.keys.emplace_back(parts[0], parts[1]);
+        std::string name, type;
+        each_child(pair, [&](const bson_iter_t* part) {
+          const std::string_view part_key = bson_iter_key(part);
+          if (part_key == "field") name = text(part);
+          if (part_key == "type") type = text(part);
+        });
+        if (!name.empty()) index.keys.emplace_back(name, type);
       });
     }
     if (key == "unique") index.unique = bson_iter_as_bool(field);

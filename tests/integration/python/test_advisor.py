@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 import urllib.request
 import zlib
 from pathlib import Path
@@ -37,7 +38,10 @@ def advised(env, tmp_path_factory):
     cfg = tmp / "advisor.yaml"
     cfg.write_text(
         f"admin: {{ listen: 127.0.0.1:{harness.free_port()}, token: {TOKEN} }}\n"
-        "advisor: { live_sample_every: 1, bucket_min_documents: 300 }\n")
+        "advisor: { live_sample_every: 1, bucket_min_documents: 300 }\n"
+        # Collections the workload creates are read by introspection soon after traffic first
+        # reaches them (catch-up reads between passes); quick here so the test need not wait.
+        "introspection: { max_commands_per_second: 100 }\n")
     dg = harness.start_docguard(env.ferret_uri, tmp, config=cfg, extra_args=[])
     try:
         client = pymongo.MongoClient(f"mongodb://127.0.0.1:{dg.ports['listen']}",
@@ -84,20 +88,30 @@ def advised(env, tmp_path_factory):
 
 def test_report_json_has_each_traffic_finding(advised):
     base = f"http://127.0.0.1:{advised.ports['admin']}"
-    report = json.loads(_get(base + "/report.json"))
-    kinds = {(f["collection"], f["kind"]) for f in report["findings"]}
     expected = {
         ("posts", "unbounded_array"),
         ("orders", "join_heavy"),
-        ("customers", "unindexed_reference"),
-        ("orders", "unindexed_reference"),
+        ("customers", "unindexed_reference"),  # the $lookup's foreignField
+        ("orders", "unindexed_query"),  # equality filters on customerId
         ("orders", "computed"),
         ("customers", "case_insensitive_regex"),
         ("products", "subset"),
         ("readings", "bucket"),
         ("orders", "no_validator"),
     }
+    # Findings that need indexes and validators wait for introspection's read of the
+    # collections the workload created: never guessed from traffic while it runs.
+    deadline = time.monotonic() + 60
+    while True:
+        report = json.loads(_get(base + "/report.json"))
+        kinds = {(f["collection"], f["kind"]) for f in report["findings"]}
+        if expected <= kinds or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
     assert expected <= kinds, (sorted(expected - kinds), sorted(kinds))
+    sources = {(f["collection"], f["kind"]): f["source"] for f in report["findings"]}
+    assert sources[("orders", "no_validator")] == "metadata"
+    assert sources[("posts", "unbounded_array")] == "traffic"
     metrics = _get(base + "/metrics")
     assert 'docguard_findings{collection="posts",db="advisor_it",kind="unbounded_array"' in metrics
 

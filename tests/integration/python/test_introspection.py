@@ -220,3 +220,53 @@ def test_scram_with_a_credentials_file(tmp_path):
     finally:
         dg.stop()
         fdb.stop()
+
+
+def test_a_fleet_reads_once_per_interval_through_the_lease(tmp_path):
+    """Three instances with introspection.lease_database: one reads the cluster per interval,
+    the others load what it stored, and all three report the same facts."""
+    fdb = harness.start_ferretdb(tmp_path)
+    uri = f"mongodb://127.0.0.1:{fdb.ports['listen']}"
+    direct = pymongo.MongoClient(uri, directConnection=True)
+    _load(direct)
+    fleet = []
+    try:
+        for i in range(3):
+            fleet.append(harness.start_docguard(uri, tmp_path / f"dg{i}", config=_config(
+                tmp_path / f"fleet{i}.yaml", "  interval: 3s\n  lease_database: docguard_fleet\n")))
+        # Two intervals: every instance has had a turn at the lease.
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            statuses = [_status(dg) for dg in fleet]
+            if all(s["introspection"].get("passes", 0) >= 2 for s in statuses):
+                break
+            time.sleep(0.3)
+        statuses = [_status(dg) for dg in fleet]
+        results = sorted(s["introspection"]["last_result"] for s in statuses)
+        holders = [s for s in statuses if s["introspection"]["lease_held"]]
+        assert len(holders) == 1, [s["introspection"] for s in statuses]
+        assert results.count("shared") == 2, results
+        # Reads of the cluster (passes that did not load the fleet's facts) by one instance only.
+        reading = [dg for dg in fleet
+                   if harness.metric_sum(harness.fetch_metrics(f"127.0.0.1:{dg.ports['admin']}"),
+                                         "docguard_introspection_runs_total", result="ok")
+                   + harness.metric_sum(harness.fetch_metrics(f"127.0.0.1:{dg.ports['admin']}"),
+                                        "docguard_introspection_runs_total", result="partial") > 0]
+        assert len(reading) == 1
+        facts = [s["collection_facts"]["intro.orders"] for s in statuses]
+        for f in facts:
+            assert f["source"] == "cluster"
+            assert f["documents"] == 50 and "customerId_1" in f["indexes"], f
+        assert len({json.dumps({k: f[k] for k in ("documents", "indexes", "validator")},
+                               sort_keys=True) for f in facts}) == 1
+        for dg in fleet:
+            assert _findings(_report(dg), "products", "large_array"), dg.log_path
+        # The fleet's own database is not advised on.
+        assert not any(k.startswith("docguard_fleet.") for k in statuses[0]["collection_facts"])
+        lease = direct.docguard_fleet.docguard_lease.find_one({"_id": "introspection"})
+        assert lease and lease["holder"] == holders[0]["introspection"]["lease_holder"]
+    finally:
+        for dg in fleet:
+            dg.stop()
+        direct.close()
+        fdb.stop()

@@ -15,7 +15,7 @@ build=build-fuzz
 CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DDOCGUARD_FUZZ=ON -DDOCGUARD_WERROR=ON -DDOCGUARD_TESTS=OFF -DDOCGUARD_BENCH=OFF >/dev/null
 ninja -C "$build" -j "${DOCGUARD_JOBS:-2}" fuzz_inbound_buffer fuzz_op_msg fuzz_op_query \
-  fuzz_op_compressed fuzz_config fuzz_bson fuzz_dump_reader
+  fuzz_op_compressed fuzz_config fuzz_bson fuzz_dump_reader fuzz_catalog
 
 corpus="$build/corpus"
 rm -rf "$corpus"  # seeds only: every run starts from the same corpus
@@ -23,7 +23,7 @@ mkdir -p "$build/artifacts"
 python3 - "$corpus" <<'PY'
 import os, sys, glob, struct
 out = sys.argv[1]
-for t in ("fuzz_inbound_buffer", "fuzz_op_msg", "fuzz_op_query", "fuzz_op_compressed", "fuzz_config", "fuzz_bson", "fuzz_dump_reader"):
+for t in ("fuzz_inbound_buffer", "fuzz_op_msg", "fuzz_op_query", "fuzz_op_compressed", "fuzz_config", "fuzz_bson", "fuzz_dump_reader", "fuzz_catalog"):
     os.makedirs(os.path.join(out, t), exist_ok=True)
 for path in glob.glob("tests/fixtures/*.hex"):
     raw = bytes.fromhex(open(path).read().strip())
@@ -46,11 +46,29 @@ archive = gzip.open("tests/fixtures/dumps/shop/shop.archive.gz").read()
 open(os.path.join(out, "fuzz_dump_reader", "shop.archive"), "wb").write(archive[:200000])
 customers = gzip.open("tests/fixtures/dumps/shop/dir-gzip/shop/customers.bson.gz").read()
 open(os.path.join(out, "fuzz_dump_reader", "customers.bson"), "wb").write(customers)
+# The catalog target starts from a dump's index specs and options (metadata.json as BSON is
+# not at hand here, so a hand-made listIndexes-like document and a shared-facts document).
+import struct as st
+def cstr(s): return s.encode() + b"\0"
+def doc(fields):
+    body = b"".join(fields)
+    return st.pack("<i", len(body) + 5) + body + b"\0"
+def utf8(k, v): return b"\x02" + cstr(k) + st.pack("<i", len(v) + 1) + cstr(v)
+def sub(k, d, t=b"\x03"): return t + cstr(k) + d
+def i32(k, v): return b"\x10" + cstr(k) + st.pack("<i", v)
+index = doc([sub("key", doc([i32("customerId", 1)])), utf8("name", "customerId_1"),
+             b"\x08" + cstr("unique") + b"\x01", i32("expireAfterSeconds", 60)])
+for i, kind in enumerate([0, 5, 6]):
+    open(os.path.join(out, "fuzz_catalog", f"index{i}"), "wb").write(bytes([kind]) + index)
+meta = doc([utf8("db", "shop"), utf8("collection", "orders"),
+            sub("indexes", doc([sub("0", doc([utf8("name", "_id_"), sub("keys", doc([sub("0", doc([utf8("field", "_id"), utf8("type", "1")]))]), b"\x04")]))]), b"\x04")])
+shared = doc([utf8("_id", "shop.orders"), sub("metadata", meta)])
+open(os.path.join(out, "fuzz_catalog", "shared"), "wb").write(b"\x00" + shared)
 PY
 
 status=0
 for t in fuzz_inbound_buffer fuzz_op_msg fuzz_op_query fuzz_op_compressed fuzz_config fuzz_bson \
-    fuzz_dump_reader; do
+    fuzz_dump_reader fuzz_catalog; do
   if [ -n "${FUZZ_RUNS:-}" ]; then
     budget=(-runs="$FUZZ_RUNS" -seed=1)
     echo "== $t ($FUZZ_RUNS inputs, seed 1)"

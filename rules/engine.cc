@@ -99,8 +99,7 @@ std::shared_ptr<const NamespaceLimits> Engine::limits_for(CollectionStats* stats
   return limits;
 }
 
-uint32_t Engine::scope_of(const RequestContext& ctx, const RuleSet& rules) {
-  if (!rules.has_scoped_rules()) return 0;
+uint32_t Engine::find_scope(const RequestContext& ctx, const RuleSet& rules) {
   if (ctx.scope != nullptr) return ctx.scope->id(rules, ctx.app_name, ctx.user);
   const auto address = parse_peer_address(ctx.peer);
   return rules.scope_of(ClientIdentity{ctx.app_name, ctx.user, address ? &*address : nullptr});

@@ -559,8 +559,9 @@ TEST_F(EngineTest, ConcurrentInspectionKeepsExactCounts) {
 TEST(ExampleConfigTest, TheAnnotatedExampleParses) {
   const std::string path = std::string(DOCGUARD_SOURCE_DIR) + "/config/docguard.example.yaml";
   auto set = parse_rules(YAML::LoadFile(path), path);
-  EXPECT_EQ(set->rules().size(), 4u);
+  EXPECT_EQ(set->rules().size(), 6u);
   EXPECT_EQ(set->mode(), Action::kWarn);
+  EXPECT_TRUE(set->has_scoped_rules());
 }
 
 }  // namespace

@@ -147,7 +147,11 @@ class Engine {
   std::shared_ptr<const NamespaceLimits> limits_for(CollectionStats* stats, std::string_view db,
                                                     std::string_view coll, const RuleSet& rules,
                                                     uint32_t scope = 0);
-  static uint32_t scope_of(const RequestContext& ctx, const RuleSet& rules);
+  // The connection's scope id under `rules` (0 without scoped rules: no call on that path).
+  static uint32_t scope_of(const RequestContext& ctx, const RuleSet& rules) {
+    return rules.has_scoped_rules() ? find_scope(ctx, rules) : 0;
+  }
+  static uint32_t find_scope(const RequestContext& ctx, const RuleSet& rules);
   const std::string& app_label(std::string_view app, uint32_t max_apps);
   void inspect_insert(Scope& s, const codec::BsonView& doc, int32_t index);
   void inspect_update(Scope& s, const codec::BsonView& q, const codec::BsonView& u,

@@ -87,7 +87,7 @@ double seconds_since(std::chrono::steady_clock::time_point started) {
 
 Conversation::Conversation(rules::Engine& engine, const ConversationSettings& settings,
                            std::string peer, ConversationHost& host)
-    : engine_(engine), settings_(settings), host_(host), peer_(std::move(peer)) {}
+    : engine_(engine), settings_(settings), host_(host), peer_(std::move(peer)), scope_(peer_) {}
 
 void Conversation::release_request_buffer() { trim(request_scratch_); }
 void Conversation::release_reply_buffer() {
@@ -103,7 +103,14 @@ bool Conversation::upstream_accepts(codec::Compressor compressor) const {
 
 void Conversation::note_hello(const codec::BsonView& hello) {
   client_compressors_ = supported_compressors(hello);
-  if (app_name_.empty()) app_name_ = client_app_name(hello);
+  if (app_name_.empty()) {
+    app_name_ = client_app_name(hello);
+    scope_.forget();
+  }
+}
+
+void Conversation::note_auth_reply(AuthWatcher::Step step, const codec::BsonView& reply) {
+  if (auth_.on_reply(step, reply)) scope_.forget();
 }
 
 Conversation::RequestOutcome Conversation::on_request(codec::Bytes message) {
@@ -154,11 +161,16 @@ Conversation::RequestOutcome Conversation::on_op_msg(const codec::MsgHeader& hea
     forward = request_scratch_;
   }
   const codec::CommandView view = codec::describe(msg);
+  const AuthWatcher::Step auth = auth_.on_request(view);
   if (view.kind == codec::CommandKind::kHello) {
     pending_[header.request_id] = PendingReply::of(PendingReply::Kind::kHello);
+    pending_[header.request_id].auth = auth;
     note_hello(msg.body);
+  } else if (auth != AuthWatcher::Step::kNone && !view.more_to_come) {
+    pending_[header.request_id] = PendingReply::of(PendingReply::Kind::kAuth);
+    pending_[header.request_id].auth = auth;
   }
-  const rules::RequestContext context{app_name_, peer_};
+  const rules::RequestContext context{app_name_, peer_, auth_.user(), &scope_};
   const rules::Verdict verdict = engine_.inspect(view, context);
   if (verdict.any_block()) {
     RequestPlan plan = plan_request(msg, view, verdict, host_.new_request_id());
@@ -205,6 +217,8 @@ void Conversation::on_op_query(const codec::MsgHeader& header, codec::Bytes insp
   const codec::BsonView command = codec::unwrap_query(query.query);
   if (query.full_collection_name.ends_with(".$cmd") && codec::is_hello_command(command)) {
     pending_[header.request_id] = PendingReply::of(PendingReply::Kind::kLegacyHello);
+    const std::string_view ns = query.full_collection_name;
+    pending_[header.request_id].auth = auth_.on_legacy_hello(command, ns.substr(0, ns.find('.')));
     note_hello(command);
   }
 }
@@ -257,6 +271,7 @@ std::vector<uint8_t> Conversation::rewrite_reply(const PendingReply& pending,
       if (op != static_cast<int32_t>(codec::OpCode::kReply)) return {};
       const auto reply = codec::OpReply::parse(plain);
       if (reply.documents.empty()) return {};
+      note_auth_reply(pending.auth, reply.documents[0]);
       auto rewritten =
           rewrite_hello_reply(reply.documents[0], client_compressors_, settings_.persona);
       upstream_compressors_ = rewritten.upstream_compressors;
@@ -266,6 +281,7 @@ std::vector<uint8_t> Conversation::rewrite_reply(const PendingReply& pending,
     case PendingReply::Kind::kHello: {
       if (op != static_cast<int32_t>(codec::OpCode::kMsg)) return {};
       const auto reply = codec::OpMsg::parse(plain);
+      note_auth_reply(pending.auth, reply.body);
       auto rewritten = rewrite_hello_reply(reply.body, client_compressors_, settings_.persona);
       upstream_compressors_ = rewritten.upstream_compressors;
       return codec::OpMsgBuilder(header.request_id, header.response_to)
@@ -285,6 +301,12 @@ std::vector<uint8_t> Conversation::rewrite_reply(const PendingReply& pending,
         request.database = pending.db;
         request.collection = pending.collection;
         engine_.observe_reply(request, reply);
+      }
+      return {};
+    }
+    case PendingReply::Kind::kAuth: {
+      if (op == static_cast<int32_t>(codec::OpCode::kMsg)) {
+        note_auth_reply(pending.auth, codec::OpMsg::parse(plain).body);
       }
       return {};
     }

@@ -151,7 +151,7 @@ Metrics::Metrics()
               .Register(*registry_)),
       violations_(BuildCounter()
                       .Name("docguard_violations_total")
-                      .Help("Design-rule violations, by rule and action")
+                      .Help("Design-rule violations, by rule, action and client app")
                       .Register(*registry_)),
       array_length_max_(BuildGauge()
                             .Name("docguard_array_length_max")
@@ -357,15 +357,18 @@ void Metrics::on_lookup(std::string_view db, std::string_view coll, std::string_
 }
 
 void Metrics::on_violation(std::string_view db, std::string_view coll, std::string_view rule,
-                           rules::Action action) {
+                           rules::Action action, std::string_view app) {
   const char* a = action == rules::Action::kBlock  ? "block"
                   : action == rules::Action::kWarn ? "warn"
                                                    : "off";
-  cells_.increment(
-      cells_for(violations_index_, key_of('v', {db, coll, rule, a}), [&]() -> prometheus::Counter& {
-        return violations_.Add(
-            {{"db", s(db)}, {"collection", s(coll)}, {"rule", s(rule)}, {"action", a}});
-      }));
+  cells_.increment(cells_for(violations_index_, key_of('v', {db, coll, rule, a, app}),
+                             [&]() -> prometheus::Counter& {
+                               return violations_.Add({{"db", s(db)},
+                                                       {"collection", s(coll)},
+                                                       {"rule", s(rule)},
+                                                       {"action", a},
+                                                       {"app", s(app)}});
+                             }));
 }
 
 }  // namespace docguard::proxy

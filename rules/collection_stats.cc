@@ -100,6 +100,11 @@ void CollectionStats::count_offender(std::string_view app, uint32_t max_apps) {
   count_bounded(offenders, app.empty() ? std::string_view("(no app name)") : app, max_apps);
 }
 
+void CollectionStats::count_offending_user(std::string_view user, uint32_t max_users) {
+  count_bounded(offending_users, user.empty() ? std::string_view("(not authenticated)") : user,
+                max_users);
+}
+
 const std::string& CollectionStats::count_from(std::string_view from, uint32_t max_froms) {
   return count_bounded(lookup_from, from, max_froms);
 }

@@ -77,17 +77,47 @@ CollectionStats* Engine::stats_for(std::string_view db, std::string_view coll) {
 std::shared_ptr<const NamespaceLimits> Engine::limits_for(CollectionStats* stats,
                                                           std::string_view db,
                                                           std::string_view coll,
-                                                          const RuleSet& rules) {
+                                                          const RuleSet& rules, uint32_t scope) {
   if (stats == overflow_.get()) {
     // The overflow bucket is shared by many namespaces: resolve each time (rare by design).
-    return std::make_shared<const NamespaceLimits>(rules.resolve(db, coll));
+    return std::make_shared<const NamespaceLimits>(rules.resolve(db, coll, scope));
   }
   std::lock_guard lock(stats->mutex);
   if (stats->limits == nullptr || stats->limits_generation != rules.generation()) {
     stats->limits = std::make_shared<const NamespaceLimits>(rules.resolve(db, coll));
     stats->limits_generation = rules.generation();
+    stats->scoped_limits.clear();
   }
-  return stats->limits;
+  if (scope == 0) return stats->limits;
+  for (const auto& [id, limits] : stats->scoped_limits) {
+    if (id == scope) return limits;
+  }
+  auto limits = std::make_shared<const NamespaceLimits>(rules.resolve(db, coll, scope));
+  if (stats->scoped_limits.size() < CollectionStats::kMaxScopedLimits) {
+    stats->scoped_limits.emplace_back(scope, limits);
+  }
+  return limits;
+}
+
+uint32_t Engine::find_scope(const RequestContext& ctx, const RuleSet& rules) {
+  if (ctx.scope != nullptr) return ctx.scope->id(rules, ctx.app_name, ctx.user);
+  const auto address = parse_peer_address(ctx.peer);
+  return rules.scope_of(ClientIdentity{ctx.app_name, ctx.user, address ? &*address : nullptr});
+}
+
+const std::string& Engine::app_label(std::string_view app, uint32_t max_apps) {
+  static const std::string kNone;
+  static const std::string kOther(kOverflowLabel);
+  if (app.empty()) return kNone;
+  {
+    std::shared_lock lock(apps_mutex_);
+    if (auto it = known_apps_.find(app); it != known_apps_.end()) return *it;
+    if (known_apps_.size() >= max_apps) return kOther;
+  }
+  std::unique_lock lock(apps_mutex_);
+  if (auto it = known_apps_.find(app); it != known_apps_.end()) return *it;
+  if (known_apps_.size() >= max_apps) return kOther;
+  return *known_apps_.emplace(app).first;
 }
 
 Verdict Engine::inspect(const codec::CommandView& cmd, const RequestContext& ctx) {
@@ -126,9 +156,14 @@ Verdict Engine::inspect(const codec::CommandView& cmd, const RequestContext& ctx
       default:
         return verdict;
     }
-    Scope s{cmd,          ctx,           *rules,
-            verdict,      stats,         limits_for(stats, cmd.database, cmd.collection, *rules),
-            cmd.database, cmd.collection};
+    Scope s{cmd,
+            ctx,
+            *rules,
+            verdict,
+            stats,
+            limits_for(stats, cmd.database, cmd.collection, *rules, scope_of(ctx, *rules)),
+            cmd.database,
+            cmd.collection};
     switch (cmd.kind) {
       case CommandKind::kInsert:
         for (size_t i = 0; i < cmd.statements.size() && !s.batch_stopped(); ++i) {
@@ -201,6 +236,7 @@ void Engine::report(Scope& s, size_t first) {
       const auto kind = static_cast<size_t>(sc.kinds[i]);
       ++s.stats->violations[kind][static_cast<size_t>(violations[i].action)];
       s.stats->count_offender(s.ctx.app_name, kMaxOffenders);
+      s.stats->count_offending_user(s.ctx.user, kMaxOffenders);
       auto& last = s.stats->last_log[kind];
       if (last == Clock::time_point{} || t - last >= CollectionStats::kLogInterval) {
         decisions.push_back({true, s.stats->suppressed[kind]});
@@ -212,9 +248,15 @@ void Engine::report(Scope& s, size_t first) {
       }
     }
   }
+  const std::string_view app =
+      observer_ != nullptr
+          ? std::string_view(app_label(s.ctx.app_name, s.rules.tracking().max_apps))
+          : std::string_view();
   for (size_t i = first; i < violations.size(); ++i) {
     const Violation& v = violations[i];
-    if (observer_ != nullptr) observer_->on_violation(s.stats->db, s.stats->coll, v.rule, v.action);
+    if (observer_ != nullptr) {
+      observer_->on_violation(s.stats->db, s.stats->coll, v.rule, v.action, app);
+    }
     const auto& d = decisions[i - first];
     if (!d.log) continue;
     // Names and numbers only: document values never reach the log.
@@ -230,6 +272,7 @@ void Engine::report(Scope& s, size_t first) {
         .add("command", s.cmd.name)
         .add("statement", static_cast<int64_t>(v.statement_index))
         .add("app", s.ctx.app_name)
+        .add("user", s.ctx.user)
         .add("peer", s.ctx.peer)
         .add("suppressed_since_last", static_cast<int64_t>(d.suppressed));
     spdlog::warn("{}", fields.message("docguard design rule violated"));

@@ -169,9 +169,7 @@ struct Engine::Scope {
     }
   }
 
-  bool tracks_arrays() const {
-    return !limits->array_length_any.empty() || !limits->array_length_by_path.empty();
-  }
+  bool tracks_arrays() const { return limits->tracks_arrays; }
 
   // Whether statement `index` (-1: the command) is refused. The tracker learns only from
   // writes that reach the upstream, or it would count growth that never happened.

@@ -123,7 +123,7 @@ void Engine::observe_reply(const codec::CommandView& request, const codec::OpMsg
   const std::shared_ptr<const RuleSet> rules = rules_.load();
   CollectionStats* stats = stats_for(db, coll);
   auto limits = limits_for(stats, db, coll, *rules);
-  const bool track = !limits->array_length_any.empty() || !limits->array_length_by_path.empty();
+  const bool track = limits->tracks_arrays;
   Scratch& sc = scratch();
   std::string ns = std::string(db) + "." + std::string(coll);
   bson_iter_t doc;
@@ -150,7 +150,7 @@ void Engine::learn_stored_document(std::string_view db, std::string_view coll,
   auto limits = limits_for(stats, db, coll, *rules);
   // Only namespaces with array bounds use the tracker: remembering the documents of every
   // collection read would push the ones traffic needs out of its bounded memory.
-  if (limits->array_length_any.empty() && limits->array_length_by_path.empty()) return;
+  if (!limits->tracks_arrays) return;
   Scratch& sc = scratch();
   DocumentShape& shape = sc.shape;
   shape.measure(document);

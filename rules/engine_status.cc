@@ -33,6 +33,29 @@ std::vector<Engine::ArrayFieldState> Engine::array_fields() const {
   return out;
 }
 
+namespace {
+
+// ,"NAME":[{"KEY":"...","violations":N}, ...] for the five names with the most violations.
+void top_five(
+    std::string& out, const char* name, const char* key,
+    const std::unordered_map<std::string, uint64_t, codec::StringHash, std::equal_to<>>& counts) {
+  std::vector<std::pair<uint64_t, const std::string*>> top;
+  for (const auto& [label, n] : counts) top.emplace_back(n, &label);
+  std::sort(top.begin(), top.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : *a.second < *b.second;
+  });
+  fmt::format_to(std::back_inserter(out), ",\"{}\":[", name);
+  for (size_t i = 0; i < top.size() && i < 5; ++i) {
+    if (i > 0) out.push_back(',');
+    fmt::format_to(std::back_inserter(out), "{{\"{}\":", key);
+    append_json_string(out, *top[i].second);
+    fmt::format_to(std::back_inserter(out), ",\"violations\":{}}}", top[i].first);
+  }
+  out += "]";
+}
+
+}  // namespace
+
 std::string Engine::status_json() const {
   const auto t = now();
   std::vector<const CollectionStats*> all;
@@ -103,19 +126,10 @@ std::string Engine::status_json() const {
       fmt::format_to(o, "\"{}\":{{\"warn\":{},\"block\":{}}}", rule_name(static_cast<RuleKind>(k)),
                      by_action[1], by_action[2]);
     }
-    out += "},\"top_offenders\":[";
-    std::vector<std::pair<uint64_t, const std::string*>> apps;
-    for (const auto& [app, n] : stats->offenders) apps.emplace_back(n, &app);
-    std::sort(apps.begin(), apps.end(), [](const auto& a, const auto& b) {
-      return a.first != b.first ? a.first > b.first : *a.second < *b.second;
-    });
-    for (size_t i = 0; i < apps.size() && i < 5; ++i) {
-      if (i > 0) out.push_back(',');
-      out += "{\"app\":";
-      append_json_string(out, *apps[i].second);
-      fmt::format_to(o, ",\"violations\":{}}}", apps[i].first);
-    }
-    out += "]}";
+    out += "}";
+    top_five(out, "top_offenders", "app", stats->offenders);
+    top_five(out, "top_users", "user", stats->offending_users);
+    out += "}";
   }
   out += "]}";
   return out;

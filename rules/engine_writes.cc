@@ -178,6 +178,7 @@ void Engine::inspect_bulk_write(const codec::CommandView& cmd, const RequestCont
                                 const RuleSet& rules, Verdict& verdict) {
   // Per op: {insert: nsIdx, document} | {update: nsIdx, filter, updateMods, upsert, multi} |
   // {delete: nsIdx, filter}; the namespace is nsInfo[nsIdx].ns.
+  const uint32_t scope = scope_of(ctx, rules);
   for (size_t i = 0; i < cmd.statements.size(); ++i) {
     // An ordered bulkWrite stops at its first refused op: later ones never run.
     if (cmd.ordered && !verdict.blocked_statements.empty()) break;
@@ -200,7 +201,8 @@ void Engine::inspect_bulk_write(const codec::CommandView& cmd, const RequestCont
     CollectionStats* stats = stats_for(db, coll);
     // Per op, like insert/update/delete batches: the proxy forwards the allowed ops and merges
     // the per-op results of the reply's cursor.
-    Scope s{cmd, ctx, rules, verdict, stats, limits_for(stats, db, coll, rules), db, coll, false};
+    Scope s{cmd, ctx,  rules, verdict, stats, limits_for(stats, db, coll, rules, scope),
+            db,  coll, false};
     codec::BsonView document, filter, mods;
     bool mods_pipeline = false;
     while (bson_iter_next(&iter)) {

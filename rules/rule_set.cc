@@ -46,16 +46,50 @@ std::atomic<uint64_t> g_generation{0};
 }
 
 RuleSet::RuleSet(Action mode, std::vector<Rule> rules, TrackingLimits tracking)
-    : mode_(mode), rules_(std::move(rules)), tracking_(tracking), generation_(++g_generation) {}
+    : mode_(mode), rules_(std::move(rules)), tracking_(tracking), generation_(++g_generation) {
+  for (uint32_t i = 0; i < rules_.size(); ++i) {
+    if (!rules_[i].scope.empty() && rules_[i].action != Action::kOff) scoped_.push_back(i);
+  }
+  std::vector<uint64_t> none((scoped_.size() + 63) / 64, 0);
+  scope_ids_.emplace(none, 0);
+  scope_bits_.push_back(std::move(none));
+}
 
-NamespaceLimits RuleSet::resolve(std::string_view db, std::string_view coll) const {
+uint32_t RuleSet::scope_of(const ClientIdentity& who) const {
+  if (scoped_.empty()) return 0;
+  std::vector<uint64_t> bits((scoped_.size() + 63) / 64, 0);
+  for (size_t i = 0; i < scoped_.size(); ++i) {
+    if (scope_matches(rules_[scoped_[i]].scope, who)) bits[i / 64] |= uint64_t{1} << (i % 64);
+  }
+  std::lock_guard lock(scopes_mutex_);
+  auto [it, added] = scope_ids_.try_emplace(bits, static_cast<uint32_t>(scope_bits_.size()));
+  if (added) scope_bits_.push_back(std::move(bits));
+  return it->second;
+}
+
+NamespaceLimits RuleSet::resolve(std::string_view db, std::string_view coll, uint32_t scope) const {
   NamespaceLimits out;
   std::string ns;
   ns.reserve(db.size() + coll.size() + 1);
   ns.append(db).append(".").append(coll);
+  std::vector<uint64_t> bits;
+  if (!scoped_.empty()) {
+    std::lock_guard lock(scopes_mutex_);
+    bits = scope_bits_.at(scope < scope_bits_.size() ? scope : 0);
+  }
   bool window_set = false;
-  for (const Rule& r : rules_) {
-    if (r.action == Action::kOff || !glob_match(r.match, ns)) continue;
+  size_t scoped_index = 0;  // position of the next scoped rule in scoped_
+  for (uint32_t i = 0; i < rules_.size(); ++i) {
+    const Rule& r = rules_[i];
+    if (r.action == Action::kOff) continue;
+    bool applies = true;
+    if (scoped_index < scoped_.size() && scoped_[scoped_index] == i) {
+      applies = (bits[scoped_index / 64] >> (scoped_index % 64)) & 1;
+      ++scoped_index;
+    }
+    if (!glob_match(r.match, ns)) continue;
+    out.tracks_arrays = out.tracks_arrays || r.has_array_bounds();
+    if (!applies) continue;
     if (r.max_document_bytes) out.document_bytes.add(*r.max_document_bytes, r.action, r);
     if (r.max_array_length) out.array_length_any.add(*r.max_array_length, r.action, r);
     for (const auto& [path, bound] : r.array_length) {
@@ -184,15 +218,58 @@ class Parser : public ConfigReader {
         r.lookup_window = std::chrono::duration_cast<std::chrono::seconds>(d);
       } else if (name == "lookup_min_reads") {
         r.lookup_min_reads = static_cast<uint64_t>(count(v, key));
+      } else if (name == "apps") {
+        r.scope.apps = globs(v, key, false);
+      } else if (name == "users") {
+        r.scope.users = globs(v, key, true);
+      } else if (name == "clients") {
+        for (const auto& [item, item_key] : list(v, key)) {
+          std::string why;
+          auto cidr = parse_cidr(scalar(item, item_key), &why);
+          if (!cidr)
+            fail(item, item_key, why + " (expected an address or a range like 10.0.0.0/8)");
+          r.scope.clients.push_back(*cidr);
+        }
       } else {
         fail(kv.first, key,
              "unknown key (known: match, action, max_document_bytes, max_array_length, "
              "array_length, require_push_slice, max_nesting_depth, max_lookup_ratio, "
-             "lookup_window, lookup_min_reads)");
+             "lookup_window, lookup_min_reads, apps, users, clients)");
       }
     }
     if (!has_match) fail(node, prefix + ".match", "missing; every rule needs a namespace glob");
     return r;
+  }
+
+  // A scope key's entries: a list, or one scalar for a list of one. Each comes with its key.
+  std::vector<std::pair<YAML::Node, std::string>> list(const YAML::Node& node,
+                                                       const std::string& key) {
+    std::vector<std::pair<YAML::Node, std::string>> out;
+    if (node.IsScalar()) {
+      out.emplace_back(node, key);
+    } else if (node.IsSequence()) {
+      for (size_t i = 0; i < node.size(); ++i) {
+        out.emplace_back(node[i], key + "[" + std::to_string(i) + "]");
+      }
+    }
+    if (out.empty()) {
+      fail(node, key, "expected a list with at least one entry (leave the key out for everyone)");
+    }
+    return out;
+  }
+
+  std::vector<std::string> globs(const YAML::Node& node, const std::string& key, bool users) {
+    std::vector<std::string> out;
+    for (const auto& [item, item_key] : list(node, key)) {
+      std::string glob = scalar(item, item_key);
+      if (glob.empty()) fail(item, item_key, "must not be empty (use \"*\" for any)");
+      if (users && (glob.front() == '@' || glob.back() == '@')) {
+        fail(item, item_key,
+             "expected a user name glob, written 'name' or 'name@db', got '" + glob + "'");
+      }
+      out.push_back(std::move(glob));
+    }
+    return out;
   }
 
   TrackingLimits tracking(const YAML::Node& node) {
@@ -217,10 +294,12 @@ class Parser : public ConfigReader {
         t.max_tracked_fields_per_document = positive(1'000);
       } else if (name == "read_sample_rate") {
         t.read_sample_rate = ratio(v, key);
+      } else if (name == "max_apps") {
+        t.max_apps = positive(10'000);
       } else {
         fail(kv.first, key,
              "unknown key (known: max_namespaces, max_field_paths, max_tracked_documents, "
-             "max_tracked_fields_per_document, read_sample_rate)");
+             "max_tracked_fields_per_document, read_sample_rate, max_apps)");
       }
     }
     return t;

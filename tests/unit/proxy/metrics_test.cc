@@ -95,7 +95,7 @@ TEST(MetricsTest, ScrapeShowsThePerMessageMetrics) {
     metrics.on_array_push("shop", "items", "tags", 2);
     metrics.on_read("shop", "items", true);
     metrics.on_lookup("shop", "items", "users");
-    metrics.on_violation("shop", "items", "max_array_length", rules::Action::kWarn);
+    metrics.on_violation("shop", "items", "max_array_length", rules::Action::kWarn, "shop-api");
     metrics.add_client_bytes(100);
     metrics.add_upstream_bytes(40);
     metrics.observe_inspection(3e-6);
@@ -127,7 +127,7 @@ TEST(MetricsTest, ScrapeShowsThePerMessageMetrics) {
       has_line(text, R"(docguard_lookup_total{collection="items",db="shop",from="users"} 1)"));
   EXPECT_TRUE(has_line(
       text,
-      R"(docguard_violations_total{action="warn",collection="items",db="shop",rule="max_array_length"} 1)"));
+      R"(docguard_violations_total{action="warn",app="shop-api",collection="items",db="shop",rule="max_array_length"} 1)"));
   EXPECT_TRUE(has_line(text, R"(docguard_inspection_seconds_bucket{le="5e-06"} 1)"));
   EXPECT_TRUE(has_line(text, R"(docguard_inspection_seconds_count 1)"));
   // A second scrape adds nothing that was already folded.

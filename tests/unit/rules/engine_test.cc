@@ -50,13 +50,14 @@ class RecordingObserver : public Observer {
     ++lookups[std::string(from)];
   }
   void on_violation(std::string_view db, std::string_view coll, std::string_view rule,
-                    Action action) override {
+                    Action action, std::string_view app) override {
     std::lock_guard lock(mutex);
     ++violations[std::string(db) + "." + std::string(coll) + ":" + std::string(rule) + ":" +
                  action_name(action)];
+    ++violations_by_app[std::string(app)];
   }
   std::mutex mutex;
-  std::map<std::string, int> commands, reads, lookups, violations;
+  std::map<std::string, int> commands, reads, lookups, violations, violations_by_app;
   std::vector<std::pair<std::string, double>> sizes;
   std::map<std::string, double> arrays, pushes;
 };
@@ -558,8 +559,9 @@ TEST_F(EngineTest, ConcurrentInspectionKeepsExactCounts) {
 TEST(ExampleConfigTest, TheAnnotatedExampleParses) {
   const std::string path = std::string(DOCGUARD_SOURCE_DIR) + "/config/docguard.example.yaml";
   auto set = parse_rules(YAML::LoadFile(path), path);
-  EXPECT_EQ(set->rules().size(), 4u);
+  EXPECT_EQ(set->rules().size(), 6u);
   EXPECT_EQ(set->mode(), Action::kWarn);
+  EXPECT_TRUE(set->has_scoped_rules());
 }
 
 }  // namespace

@@ -3,7 +3,7 @@
 // It owns what a connection remembers between messages: replies to rewrite (hello persona,
 // merged write results, sampled reads), the requests that expect a reply (so that a reply to
 // an unacknowledged, moreToCome request never reaches the client), the compressors each side
-// agreed to, and the client's app name.
+// agreed to, the client's app name and the user it authenticated as (auth_watcher.h).
 #pragma once
 
 #include <cstdint>
@@ -15,6 +15,7 @@
 #include "docguard/codec/command_view.h"
 #include "docguard/codec/message.h"
 #include "docguard/codec/op_compressed.h"
+#include "docguard/conversation/auth_watcher.h"
 #include "docguard/conversation/handshake.h"
 #include "docguard/conversation/request_plan.h"
 #include "docguard/rules/engine.h"
@@ -68,6 +69,8 @@ class Conversation {
   // exhaust stream included); more is a client pipelining without bound, and on_request throws
   // ProtocolError("too_many_in_flight") rather than remember without limit.
   static constexpr size_t kMaxAwaitingReplies = 1024;
+  // "name@db" once the client authenticated, else empty.
+  const std::string& user() const { return auth_.user(); }
   // Releases the buffers used for the last message, so an idle connection holds none.
   void release_request_buffer();
   void release_reply_buffer();
@@ -75,8 +78,9 @@ class Conversation {
  private:
   // What to do with the reply to one request; most requests need nothing and get no entry.
   struct PendingReply {
-    enum class Kind { kHello, kLegacyHello, kMerge, kSample, kCatalog } kind = Kind::kHello;
+    enum class Kind { kHello, kLegacyHello, kMerge, kSample, kCatalog, kAuth } kind = Kind::kHello;
     std::shared_ptr<PendingMerge> merge;
+    AuthWatcher::Step auth = AuthWatcher::Step::kNone;  // kAuth, and a hello that authenticates
     std::string db, collection;  // kSample: the request's namespace; kCatalog: its database
     codec::CommandKind command = codec::CommandKind::kOther;
     std::vector<uint8_t> request_body;  // kCatalog: the command, read again with its reply
@@ -95,6 +99,7 @@ class Conversation {
   std::vector<uint8_t> rewrite_reply(const PendingReply& pending, codec::Bytes message);
   bool upstream_accepts(codec::Compressor compressor) const;
   void note_hello(const codec::BsonView& hello);
+  void note_auth_reply(AuthWatcher::Step step, const codec::BsonView& reply);
   void await_reply(int32_t request_id);
 
   rules::Engine& engine_;
@@ -102,6 +107,8 @@ class Conversation {
   ConversationHost& host_;
   std::string peer_;
   std::string app_name_;
+  AuthWatcher auth_;
+  rules::ConnectionScope scope_;  // which scoped rules apply, found again when app or user change
   std::vector<uint8_t> request_scratch_;
   std::vector<uint8_t> reply_scratch_;
   std::unordered_map<int32_t, PendingReply> pending_;

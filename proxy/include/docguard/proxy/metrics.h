@@ -119,7 +119,7 @@ class Metrics final : public rules::Observer {
   void on_read(std::string_view db, std::string_view coll, bool with_lookup) override;
   void on_lookup(std::string_view db, std::string_view coll, std::string_view from) override;
   void on_violation(std::string_view db, std::string_view coll, std::string_view rule,
-                    rules::Action action) override;
+                    rules::Action action, std::string_view app) override;
 
  private:
   // The cells of a labeled series, found in this thread's index (no lock); the shared index

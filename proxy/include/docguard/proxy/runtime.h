@@ -42,8 +42,8 @@ class AdvisorTee final : public rules::Observer {
     m_.on_lookup(db, coll, from);
   }
   void on_violation(std::string_view db, std::string_view coll, std::string_view rule,
-                    rules::Action action) override {
-    m_.on_violation(db, coll, rule, action);
+                    rules::Action action, std::string_view app) override {
+    m_.on_violation(db, coll, rule, action, app);
   }
   void on_request(std::string_view db, std::string_view coll,
                   const codec::CommandView& cmd) override {

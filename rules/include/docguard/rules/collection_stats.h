@@ -99,6 +99,7 @@ struct CollectionStats {
   // max_fields paths are known, "_other" afterwards.
   const std::string& field_label(std::string_view path, uint32_t max_fields);
   void count_offender(std::string_view app, uint32_t max_apps);
+  void count_offending_user(std::string_view user, uint32_t max_users);
   // Counts a join from this namespace; returns the bounded label for `from`.
   const std::string& count_from(std::string_view from, uint32_t max_froms);
 
@@ -106,9 +107,13 @@ struct CollectionStats {
   const std::string db;
   const std::string coll;
 
-  // Rules resolved for this namespace, rebuilt when the rule set generation changes.
+  // Rules resolved for this namespace, rebuilt when the rule set generation changes: `limits`
+  // for connections no scoped rule applies to, `scoped_limits` by scope id for the others (at
+  // most kMaxScopedLimits; more scopes are resolved for each command).
   std::shared_ptr<const NamespaceLimits> limits;
   uint64_t limits_generation = 0;
+  static constexpr size_t kMaxScopedLimits = 64;
+  std::vector<std::pair<uint32_t, std::shared_ptr<const NamespaceLimits>>> scoped_limits;
 
   uint64_t commands = 0;
   Histogram document_bytes;
@@ -126,6 +131,7 @@ struct CollectionStats {
   std::unordered_map<std::string, uint64_t, StringHash, std::equal_to<>> lookup_from;
   std::array<std::array<uint64_t, 3>, static_cast<size_t>(RuleKind::kCount)> violations{};
   std::unordered_map<std::string, uint64_t, StringHash, std::equal_to<>> offenders;  // by app
+  std::unordered_map<std::string, uint64_t, StringHash, std::equal_to<>> offending_users;
 
   // Warn-log rate limiting per rule: at most one line per kLogInterval, with a skipped count.
   static constexpr std::chrono::seconds kLogInterval{10};

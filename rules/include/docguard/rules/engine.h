@@ -19,6 +19,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "docguard/codec/command_view.h"
@@ -45,6 +46,9 @@ struct Violation {
 struct RequestContext {
   std::string_view app_name;
   std::string_view peer;
+  std::string_view user = {};  // "name@db" once the connection authenticated, else empty
+  // The connection's remembered scope; without one (tools, tests) it is found for each command.
+  ConnectionScope* scope = nullptr;
 };
 
 struct Verdict {
@@ -75,8 +79,10 @@ class Observer {
   virtual void on_read(std::string_view /*db*/, std::string_view /*coll*/, bool /*with_lookup*/) {}
   virtual void on_lookup(std::string_view /*db*/, std::string_view /*coll*/,
                          std::string_view /*from*/) {}
+  // app: the client's app name, bounded by tracking.max_apps ("_other" past it, "" for none).
   virtual void on_violation(std::string_view /*db*/, std::string_view /*coll*/,
-                            std::string_view /*rule*/, Action /*action*/) {}
+                            std::string_view /*rule*/, Action /*action*/,
+                            std::string_view /*app*/) {}
   // For the design advisor: every command with a namespace (after on_command), to read what
   // the measurements above do not carry (filters, projections, pipelines, index and validator
   // definitions). Called on the hot path: an implementation samples and stays cheap.
@@ -119,7 +125,7 @@ class Engine {
   // when it succeeded.
   void observe_catalog_reply(const codec::CommandView& request, const codec::OpMsg& reply);
   // Per collection: document size p50/p99/max, array max/p99 per field, $lookup ratio,
-  // violations by rule and action, top offending client apps.
+  // violations by rule and action, top offending client apps and users.
   std::string status_json() const;
 
   // The longest array seen per field path and the bound in force for it (0: none), for
@@ -139,7 +145,14 @@ class Engine {
   struct Scope;
   CollectionStats* stats_for(std::string_view db, std::string_view coll);
   std::shared_ptr<const NamespaceLimits> limits_for(CollectionStats* stats, std::string_view db,
-                                                    std::string_view coll, const RuleSet& rules);
+                                                    std::string_view coll, const RuleSet& rules,
+                                                    uint32_t scope = 0);
+  // The connection's scope id under `rules` (0 without scoped rules: no call on that path).
+  static uint32_t scope_of(const RequestContext& ctx, const RuleSet& rules) {
+    return rules.has_scoped_rules() ? find_scope(ctx, rules) : 0;
+  }
+  static uint32_t find_scope(const RequestContext& ctx, const RuleSet& rules);
+  const std::string& app_label(std::string_view app, uint32_t max_apps);
   void inspect_insert(Scope& s, const codec::BsonView& doc, int32_t index);
   void inspect_update(Scope& s, const codec::BsonView& q, const codec::BsonView& u,
                       bool u_is_pipeline, int32_t index);
@@ -166,6 +179,11 @@ class Engine {
   mutable std::mutex views_mutex_;
   std::unordered_map<std::string, std::vector<std::string>, StringHash, std::equal_to<>> views_;
   std::atomic<bool> have_views_{false};
+
+  // App names with their own label on violation counters (tracking.max_apps), for the
+  // process's life: a label once given stays, so a series is never renamed.
+  std::shared_mutex apps_mutex_;
+  std::unordered_set<std::string, StringHash, std::equal_to<>> known_apps_;
 
   DocumentTracker tracker_;
   std::function<Clock::time_point()> clock_;

@@ -13,6 +13,10 @@
 //     both are checked and each reports its own violation.
 //   * `$lookup` ratio rules only block reads when the rule says `action: block` itself; a global
 //     `mode: block` makes them warn (reads are never blocked by default).
+//   * A rule may also name who it applies to: `apps`, `users`, `clients` (client_scope.h). It
+//     applies to a connection when its namespace matches and each of those keys matches; one
+//     with none applies to everyone. Scoped and unscoped rules combine as above: the strongest
+//     action, then the smallest bound, over every rule that applies to the connection.
 //   * If the file has no `rules` key at all, one built-in rule for "*" applies, with the
 //     thresholds MongoDB's own Atlas advisor uses (kDefault* below). `rules: []` means no rules.
 #pragma once
@@ -23,7 +27,9 @@
 #include <chrono>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -32,6 +38,7 @@
 #include <vector>
 
 #include "docguard/codec/enum_names.h"
+#include "docguard/rules/client_scope.h"
 #include "docguard/rules/config_reader.h"
 
 namespace docguard::rules {
@@ -68,6 +75,9 @@ struct TrackingLimits {
   uint32_t max_tracked_fields_per_document = 8;
   // Share of read replies (cursor batches) whose documents are measured.
   double read_sample_rate = 0.01;
+  // Client app names with their own `app` label on violation counters (per process; the label
+  // set only grows, and apps past the bound count as "_other").
+  uint32_t max_apps = 64;
 };
 
 // One `rules:` entry as written. Unset limits are std::nullopt.
@@ -83,7 +93,10 @@ struct Rule {
   std::optional<double> max_lookup_ratio;
   std::chrono::seconds lookup_window = kDefaultLookupWindow;
   uint64_t lookup_min_reads = kDefaultLookupMinReads;
-  int line = 0;  // 1-based line in the file, for messages
+  RuleScope scope;  // who the rule applies to; empty: everyone
+  int line = 0;     // 1-based line in the file, for messages
+
+  bool has_array_bounds() const { return max_array_length || !array_length.empty(); }
 };
 
 // One rule's contribution to one limit.
@@ -122,6 +135,9 @@ struct NamespaceLimits {
   int push_slice_line = 0;
   std::chrono::seconds lookup_window = kDefaultLookupWindow;
   uint64_t lookup_min_reads = kDefaultLookupMinReads;
+  // Some rule for this namespace bounds arrays, for these connections or for others: the
+  // document tracker must follow the namespace's arrays whoever writes them.
+  bool tracks_arrays = false;
 
   const Limit* array_limit_for(std::string_view path) const;
 };
@@ -136,14 +152,49 @@ class RuleSet {
   // Changes on every RuleSet built, so cached NamespaceLimits know when they are stale.
   uint64_t generation() const { return generation_; }
 
-  // Combines every rule matching "db.coll" (see the file comment).
-  NamespaceLimits resolve(std::string_view db, std::string_view coll) const;
+  // Which rules with scope keys apply to a connection, as an id shared by every connection they
+  // equally apply to: 0 when none does (always, without scoped rules). An id means the same for
+  // this RuleSet's life. Computed once per connection (ConnectionScope), not per command.
+  bool has_scoped_rules() const { return !scoped_.empty(); }
+  uint32_t scope_of(const ClientIdentity& who) const;
+
+  // Combines every rule matching "db.coll" that applies to connections of `scope` (see the file
+  // comment): the unscoped ones, and the scoped ones scope_of() found.
+  NamespaceLimits resolve(std::string_view db, std::string_view coll, uint32_t scope = 0) const;
 
  private:
   Action mode_;
   std::vector<Rule> rules_;
   TrackingLimits tracking_;
   uint64_t generation_;
+  // Indices in rules_ of the rules with scope keys; a scope is a bit set over this list.
+  std::vector<uint32_t> scoped_;
+  // Scope ids, interned as connections arrive. Their number is bounded by the distinct sets of
+  // scoped rules that can match together, not by connections or names.
+  mutable std::mutex scopes_mutex_;
+  mutable std::vector<std::vector<uint64_t>> scope_bits_;  // by id; [0] is the empty set
+  mutable std::map<std::vector<uint64_t>, uint32_t> scope_ids_;
+};
+
+// One connection's scope id, remembered between its commands: found again only when the rule
+// set changes or the connection's identity does (forget()). Used by one thread at a time.
+class ConnectionScope {
+ public:
+  explicit ConnectionScope(std::string_view peer) : address_(parse_peer_address(peer)) {}
+  // The app name or the user changed.
+  void forget() { generation_ = 0; }
+  uint32_t id(const RuleSet& rules, std::string_view app, std::string_view user) {
+    if (generation_ != rules.generation()) {
+      id_ = rules.scope_of(ClientIdentity{app, user, address_ ? &*address_ : nullptr});
+      generation_ = rules.generation();
+    }
+    return id_;
+  }
+
+ private:
+  std::optional<IpAddress> address_;
+  uint64_t generation_ = 0;
+  uint32_t id_ = 0;
 };
 
 // Parses the rules part of a configuration document. Keys not in kTopLevelKeys are left to the

@@ -138,7 +138,12 @@ def test_introspection_uses_its_own_connections_paced_and_secondary_preferred(
     dg = introspecting(interval="1h")  # one pass only: its commands can be counted exactly
     status = _wait_for_pass(dg)
     assert status["introspection"]["last_result"] == "ok", status["introspection"]
-    intro = rsd.commands(app_name=INTRO)
+    time.sleep(0.5)  # the pass's pool is closed after /status counts it
+    everything = rsd.commands(app_name=INTRO)
+    # libmongoc may end the pool's implicit sessions when it closes (endSessions, no read
+    # preference, not counted by docguard): at most one per pass.
+    intro = [r for r in everything if r["command"] != "endSessions"]
+    assert len(everything) - len(intro) <= 1, _brief(everything)
     # Every command docguard counted arrived on introspection's own connections (and no more).
     assert len(intro) == status["introspection"]["commands"], _brief(intro)
     assert {"listDatabases", "listCollections", "listIndexes", "aggregate", "find"} <= {
@@ -166,7 +171,7 @@ def test_introspection_uses_its_own_connections_paced_and_secondary_preferred(
     mine = rsd.commands(app_name="rsintro-client")
     assert {(r["member"], r["command"]) for r in mine} >= {(0, "find"), (0, "insert")}, _brief(mine)
     assert all(r["member"] == 0 for r in mine), _brief(mine)
-    assert len(rsd.commands(app_name=INTRO)) == len(intro)
+    assert len(rsd.commands(app_name=INTRO)) == len(everything)
 
 
 @pytest.mark.xfail(strict=True, reason=(

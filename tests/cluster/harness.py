@@ -241,6 +241,9 @@ class DoubleProcess:
     def no_primary(self) -> None:
         self.command("noprimary")
 
+    def delay_hello(self, member, seconds: float) -> None:
+        self.command(f"hellodelay {member} {seconds}")
+
     def kill(self, member) -> None:
         self.command(f"kill {member}")
 

@@ -117,6 +117,9 @@ class Member:
         self.refused = 0    # commands answered NotWritablePrimary / NotPrimaryNoSecondaryOk
         # Every command received but hellos, oldest first: see ReplicaSetDouble.commands().
         self.commands: collections.deque[dict] = collections.deque(maxlen=COMMAND_RECORD)
+        # Seconds each hello/isMaster reply is held back (a slow or distant member): a driver then
+        # learns this member's state after the others'.
+        self.hello_delay = 0.0
 
 
 class ReplicaSetDouble:
@@ -197,6 +200,14 @@ class ReplicaSetDouble:
     def no_primary(self) -> None:
         self.primary = None
         self._event("no primary")
+
+    def delay_hello(self, ref, seconds: float) -> None:
+        """Hold back this member's hello/isMaster replies by `seconds` (0: none), heartbeats and
+        handshakes alike: clients discover it after the other members."""
+        seconds = float(seconds)
+        if not 0 <= seconds <= 60:
+            raise ValueError("a hello delay is 0 to 60 seconds")
+        self.member(ref).hello_delay = seconds
 
     async def kill(self, ref) -> None:
         """Stop listening on the member's port and drop its connections (a crashed process)."""
@@ -455,6 +466,8 @@ class ReplicaSetDouble:
                     msg = self._rewrite_hello(m, msg, opcode, key)
                 except (ValueError, IndexError, struct.error, bson.errors.BSONError):
                     pass
+                if m.hello_delay:
+                    await asyncio.sleep(m.hello_delay)
             cwriter.write(msg)
             await cwriter.drain()
 
@@ -503,11 +516,12 @@ class Control:
       validator NS JSON [LEVEL [ACTION]]   JSON: the validator document, or null to remove it
       indexstats NS JSON [M]               JSON: {"index name": ops, ...}, or null to remove
       sample on|off
+      hellodelay M SECONDS   hold back member M's hello replies (0: none)
     """
     COMMANDS = ("status", "elect M", "stepdown [M]", "noprimary", "kill M", "revive M",
                 "killprimary", "commands [M] [FIELD=VALUE...]", "clearcommands [M]",
                 "validator NS JSON [LEVEL [ACTION]]", "indexstats NS JSON [M]", "sample on|off",
-                "quit")
+                "hellodelay M SECONDS", "quit")
 
     def __init__(self, double: ReplicaSetDouble, on_quit=None):
         self.d, self.on_quit = double, on_quit
@@ -547,6 +561,8 @@ class Control:
                 self.d.step_down(args[0] if args else None)
             elif cmd == "noprimary" and not args:
                 self.d.no_primary()
+            elif cmd == "hellodelay" and len(args) == 2:
+                self.d.delay_hello(args[0], args[1])
             elif cmd in ("kill", "revive") and len(args) == 1:
                 await getattr(self.d, cmd)(args[0])
             elif cmd == "killprimary" and not args:
@@ -615,6 +631,9 @@ class RunningDouble:
 
     def no_primary(self) -> None:
         self._call(self._sync(self.double.no_primary))
+
+    def delay_hello(self, member, seconds: float) -> None:
+        self._call(self._sync(self.double.delay_hello, member, seconds))
 
     def kill(self, member) -> None:
         self._call(self.double.kill(member))

@@ -288,3 +288,22 @@ def test_control_port(double_process):
             d.command("indexstats db.c {not json")
     finally:
         c.close()
+
+
+def test_hello_delay_holds_back_one_member(double):
+    import time
+    hello = {"hello": 1, "$db": "admin"}
+    double.delay_hello(1, 0.4)
+    t0 = time.monotonic()
+    reply = _raw_command(double.addresses[1], hello)
+    assert time.monotonic() - t0 >= 0.4
+    assert reply["me"] == double.addresses[1] and reply["secondary"] is True
+    t0 = time.monotonic()
+    _raw_command(double.addresses[0], hello)
+    assert time.monotonic() - t0 < 0.4  # the others answer at once
+    double.delay_hello(1, 0)
+    t0 = time.monotonic()
+    _raw_command(double.addresses[1], hello)
+    assert time.monotonic() - t0 < 0.4
+    with pytest.raises(ValueError):
+        double.delay_hello(1, -1)

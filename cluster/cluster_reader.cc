@@ -8,6 +8,7 @@
 #include <string_view>
 #include <thread>
 
+#include "discovery_wait.h"
 #include "docguard/cluster/upstream_uri.h"
 #include "reader_errors.h"
 
@@ -53,6 +54,7 @@ struct ClusterReader::Impl {
   mongoc_client_t* client = nullptr;  // popped once: the reader runs one command at a time
   mongoc_read_prefs_t* read_prefs = nullptr;
   Clock::time_point last_command{};
+  bool discovery_awaited = false;
 
   ~Impl() {
     if (client) mongoc_client_pool_push(pool, client);
@@ -68,6 +70,12 @@ struct ClusterReader::Impl {
     self->owner->before_command();
   }
 
+  void await_discovery() {
+    if (discovery_awaited) return;
+    discovery_awaited = true;
+    await_first_discovery(client, options.stop);
+  }
+
   void append_max_time(bson_t* doc) const {
     if (options.max_time_ms > 0) BSON_APPEND_INT32(doc, "maxTimeMS", options.max_time_ms);
   }
@@ -79,6 +87,7 @@ struct ClusterReader::Impl {
   // A command that answers with one document (listDatabases, collStats).
   Expected<Document> command(const std::string& db, const bson_t* cmd, const std::string& what) {
     if (stopped(options.stop)) return stopped_error(what);
+    await_discovery();
     OwnedBson reply;
     bson_error_t error{};
     if (!mongoc_client_read_command_with_opts(client, db.c_str(), cmd, read_prefs, nullptr,
@@ -115,6 +124,7 @@ struct ClusterReader::Impl {
   Expected<std::vector<Document>> cursor_command(const std::string& db, const bson_t* cmd,
                                                  const std::string& what) {
     if (stopped(options.stop)) return stopped_error(what);
+    await_discovery();
     bson_error_t error{};
     mongoc_server_description_t* server =
         mongoc_client_select_server(client, false, read_prefs, &error);
@@ -148,6 +158,7 @@ struct ClusterReader::Impl {
                                const bson_t* pipeline, const DocumentCallback& callback,
                                const std::string& what) {
     if (stopped(options.stop)) return stopped_error(what);
+    await_discovery();
     mongoc_collection_t* collection =
         mongoc_client_get_collection(client, db.c_str(), coll.c_str());
     OwnedBson opts;
@@ -162,6 +173,7 @@ struct ClusterReader::Impl {
   Expected<uint64_t> find(const std::string& db, const std::string& coll, uint64_t limit,
                           const DocumentCallback& callback, const std::string& what) {
     if (stopped(options.stop)) return stopped_error(what);
+    await_discovery();
     mongoc_collection_t* collection =
         mongoc_client_get_collection(client, db.c_str(), coll.c_str());
     OwnedBson filter, opts;

@@ -100,7 +100,7 @@ void read_index_document(bson_iter_t* index, IndexSpec* out) {
 
 bool read_index_spec(const uint8_t* data, uint32_t size, IndexSpec* out) {
   bson_iter_t it;
-  if (!bson_iter_init_from_data(&it, data, size)) return false;
+  if (data == nullptr || !bson_iter_init_from_data(&it, data, size)) return false;
   read_index_document(&it, out);
   return !out->keys.empty();
 }
@@ -112,13 +112,13 @@ void read_collection_options(bson_iter_t* options, CollectionMetadata* out) {
 void apply_create_options(const uint8_t* data, uint32_t size, CollectionMetadata* out) {
   bson_iter_t it;
   clear_options(out);
-  if (!bson_iter_init_from_data(&it, data, size)) return;
+  if (data == nullptr || !bson_iter_init_from_data(&it, data, size)) return;
   while (bson_iter_next(&it)) apply_option(&it, out);
 }
 
 void apply_collmod(const uint8_t* data, uint32_t size, CollectionMetadata* out) {
   bson_iter_t it;
-  if (!bson_iter_init_from_data(&it, data, size)) return;
+  if (data == nullptr || !bson_iter_init_from_data(&it, data, size)) return;
   while (bson_iter_next(&it)) {
     const std::string_view key = bson_iter_key(&it);
     if (key == "validator" || key == "validationLevel" || key == "validationAction") {

@@ -23,7 +23,8 @@ uint64_t non_negative(const bson_iter_t* it) {
 
 bool init_document(BsonBytes bytes, bson_t* doc, bson_iter_t* it, const char* what,
                    std::string* error) {
-  if (!bson_init_static(doc, bytes.data(), bytes.size()) || !bson_iter_init(it, doc)) {
+  if (bytes.empty() || !bson_init_static(doc, bytes.data(), bytes.size()) ||
+      !bson_iter_init(it, doc)) {
     *error = std::string(what) + " is not a BSON document";
     return false;
   }

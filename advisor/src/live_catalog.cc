@@ -106,6 +106,7 @@ void add_index(const IndexSpec& spec, CollectionMetadata& m) {
 void LiveAdvisor::on_catalog_reply(const codec::CommandView& request,
                                    const codec::BsonView& reply) {
   const std::string_view name = request.name, db = request.database;
+  if (request.body.empty() || reply.empty()) return;
   std::lock_guard lock(mutex_);
   if (name == "dropDatabase") {
     std::erase_if(namespaces_, [&](const auto& entry) { return entry.second->profile.db() == db; });

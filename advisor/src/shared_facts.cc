@@ -206,7 +206,7 @@ std::vector<uint8_t> shared_collection_bson(const SharedCollection& shared) {
 bool read_shared_collection(const uint8_t* data, uint32_t size, SharedCollection* out,
                             std::string* error) {
   bson_iter_t it;
-  if (!bson_iter_init_from_data(&it, data, size)) {
+  if (data == nullptr || !bson_iter_init_from_data(&it, data, size)) {
     *error = "not a BSON document";
     return false;
   }

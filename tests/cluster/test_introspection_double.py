@@ -174,12 +174,6 @@ def test_introspection_uses_its_own_connections_paced_and_secondary_preferred(
     assert len(rsd.commands(app_name=INTRO)) == len(everything)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known bug: ClusterReader opens a new libmongoc pool for each pass (and each scan) and sends "
-    "its first commands as soon as the primary is known; the secondaries are still Unknown then, "
-    "so secondaryPreferred selects the primary. Without the hello delay this hits 15 of 40 "
-    "`docguard scan` runs against the double; introspection's listDatabases the same way. "
-    "Fixed when the reader waits for the first full discovery (or keeps its pool across passes)"))
 @pytest.mark.parametrize("reader", ["introspection", "scan"])
 def test_no_read_on_the_primary_while_a_secondary_exists(rsd, seeded, introspecting, reader):
     # The secondaries answer hello 0.5 s after the primary: a client discovers them last, as
@@ -292,10 +286,6 @@ def test_index_stats_read_by_introspection(rsd, seeded, introspecting):
         _brief(answered))
 
 
-@pytest.mark.xfail(strict=False, reason=(
-    "the live advisor does not run the unused-index detector yet (detect_unused_indexes runs in "
-    "`docguard scan` only; wiring it into /report.json is under way on another branch): "
-    "make this a plain test once it lands"))
 def test_live_report_has_unused_index(rsd, seeded, introspecting):
     rsd.set_index_stats(f"{seeded}.orders", {"_id_": 30, "customerId_1": 0, "total_1": 12})
     dg = introspecting(interval="1h")

@@ -109,77 +109,7 @@ std::string json_string(std::string_view s) {
   return out + "\"";
 }
 
-std::string with_option(std::string uri, const std::string& option) {
-  const size_t slash = uri.find('/', uri.find("://") + 3);
-  if (slash == std::string::npos) uri += "/";
-  uri += uri.find('?') == std::string::npos ? "?" : "&";
-  return uri + option;
-}
-
 }  // namespace
-
-IntrospectionMetrics::IntrospectionMetrics(prometheus::Registry& registry)
-    : runs_(prometheus::BuildCounter()
-                .Name("docguard_introspection_runs_total")
-                .Help("Introspection passes (docguard's own reads of the cluster), by result")
-                .Register(registry)),
-      seconds_(prometheus::BuildHistogram()
-                   .Name("docguard_introspection_seconds")
-                   .Help("Duration of introspection passes")
-                   .Register(registry)
-                   .Add({}, prometheus::Histogram::BucketBoundaries{1, 5, 15, 60, 300, 900, 3600})),
-      commands_(prometheus::BuildCounter()
-                    .Name("docguard_introspection_commands_total")
-                    .Help("Commands docguard sent to read the cluster")
-                    .Register(registry)
-                    .Add({})),
-      unknown_facts_(prometheus::BuildGauge()
-                         .Name("docguard_introspection_unknown_facts")
-                         .Help("Facts the last pass could not read (rights, server support)")
-                         .Register(registry)
-                         .Add({})),
-      documents_(prometheus::BuildGauge()
-                     .Name("docguard_collection_documents")
-                     .Help("Documents in the collection, from the server's statistics")
-                     .Register(registry)),
-      size_bytes_(prometheus::BuildGauge()
-                      .Name("docguard_collection_size_bytes")
-                      .Help("Uncompressed data size of the collection, from the server")
-                      .Register(registry)) {}
-
-void IntrospectionMetrics::count_run(const std::string& result) {
-  std::lock_guard lock(mutex_);
-  auto [it, inserted] = run_series_.try_emplace(result, nullptr);
-  if (inserted) it->second = &runs_.Add({{"result", result}});
-  it->second->Increment();
-}
-
-void IntrospectionMetrics::update_collections(
-    const std::vector<advisor::LiveAdvisor::CollectionFacts>& facts) {
-  std::lock_guard lock(mutex_);
-  std::set<std::string> present;
-  for (const auto& f : facts) {
-    if (!f.metadata.stats.known) continue;
-    const std::string ns = f.metadata.db + "." + f.metadata.collection;
-    present.insert(ns);
-    auto [it, inserted] = collection_series_.try_emplace(ns);
-    if (inserted) {
-      const prometheus::Labels labels{{"db", f.metadata.db}, {"collection", f.metadata.collection}};
-      it->second = {&documents_.Add(labels), &size_bytes_.Add(labels)};
-    }
-    it->second.first->Set(static_cast<double>(f.metadata.stats.documents));
-    it->second.second->Set(static_cast<double>(f.metadata.stats.size_bytes));
-  }
-  for (auto it = collection_series_.begin(); it != collection_series_.end();) {
-    if (present.count(it->first)) {
-      ++it;
-      continue;
-    }
-    documents_.Remove(it->second.first);
-    size_bytes_.Remove(it->second.second);
-    it = collection_series_.erase(it);
-  }
-}
 
 Introspector::Introspector(const IntrospectionSettings& settings, IntrospectorTarget target,
                            advisor::LiveAdvisor& advisor, rules::Engine& engine,
@@ -443,45 +373,6 @@ std::string Introspector::status_json() const {
          ",\"lease_database\":" + json_string(settings_.lease_database) +
          ",\"lease_holder\":" + json_string(lease_ ? lease_->holder() : "") +
          ",\"lease_held\":" + (lease_held_ ? "true" : "false") + "}";
-}
-
-IntrospectorTarget introspection_target(const ProxyConfig& config) {
-  const IntrospectionSettings& s = config.introspection;
-  IntrospectorTarget target;
-  target.uri = s.uri.empty() ? config.upstream_uri : s.uri;
-  if (s.uri.empty()) {
-    // docguard's own TLS settings towards the upstream, as URI options libmongoc reads (a client
-    // certificate here is how x.509 authentication reaches introspection).
-    const UpstreamTlsSettings tls = effective_upstream_tls(config);
-    if (tls.enabled && target.uri.find("tls=") == std::string::npos &&
-        target.uri.find("ssl=") == std::string::npos) {
-      target.uri = with_option(target.uri, "tls=true");
-      if (!tls.ca_file.empty()) target.uri = with_option(target.uri, "tlsCAFile=" + tls.ca_file);
-      if (!tls.cert_file.empty() && (tls.key_file.empty() || tls.key_file == tls.cert_file)) {
-        target.uri = with_option(target.uri, "tlsCertificateKeyFile=" + tls.cert_file);
-      }
-      if (tls.allow_invalid_certificates) {
-        target.uri = with_option(target.uri, "tlsAllowInvalidCertificates=true");
-      }
-      if (tls.allow_invalid_hostnames) {
-        target.uri = with_option(target.uri, "tlsAllowInvalidHostnames=true");
-      }
-    }
-  }
-  target.redacted_uri = cluster::redact_uri(target.uri);
-  if (!s.credentials_file.empty()) {
-    advisor::Credentials credentials;
-    std::string why;
-    if (!advisor::read_credentials_file(s.credentials_file, &credentials, &why)) {
-      throw ConfigError("introspection.credentials_file: " + why);
-    }
-    target.username = credentials.username;
-    target.password = credentials.password;
-  }
-  target.profile_settings = config.advisor;
-  target.max_namespaces =
-      std::min(config.rules->tracking().max_namespaces, config.advisor.live_max_namespaces);
-  return target;
 }
 
 }  // namespace docguard::proxy

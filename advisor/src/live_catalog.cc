@@ -21,22 +21,36 @@ std::string_view text_of(const bson_iter_t& it) {
   return {text, length};
 }
 
-// Calls `each` with every document of an array or document field named `key` of `doc`.
+// Calls `each` with every document held in `container` (an array or a document).
 template <typename Each>
-void for_each_document(const codec::BsonView& doc, const char* key, const Each& each) {
-  bson_iter_t it, child;
-  if (doc.empty() || !bson_iter_init_from_data(&it, doc.data, doc.size) ||
-      !bson_iter_find(&it, key) || !(BSON_ITER_HOLDS_ARRAY(&it) || BSON_ITER_HOLDS_DOCUMENT(&it)) ||
-      !bson_iter_recurse(&it, &child)) {
-    return;
-  }
-  while (bson_iter_next(&child)) {
-    if (!BSON_ITER_HOLDS_DOCUMENT(&child)) continue;
+void for_each_in(const codec::BsonView& container, const Each& each) {
+  bson_iter_t it;
+  if (container.empty() || !bson_iter_init_from_data(&it, container.data, container.size)) return;
+  while (bson_iter_next(&it)) {
+    if (!BSON_ITER_HOLDS_DOCUMENT(&it)) continue;
     uint32_t length = 0;
     const uint8_t* data = nullptr;
-    bson_iter_document(&child, &length, &data);
+    bson_iter_document(&it, &length, &data);
     each(codec::BsonView{data, length});
   }
+}
+
+// The same for the array or document field named `key` of `doc`.
+template <typename Each>
+void for_each_document(const codec::BsonView& doc, const char* key, const Each& each) {
+  bson_iter_t it;
+  if (doc.empty() || !bson_iter_init_from_data(&it, doc.data, doc.size) ||
+      !bson_iter_find(&it, key) || !(BSON_ITER_HOLDS_ARRAY(&it) || BSON_ITER_HOLDS_DOCUMENT(&it))) {
+    return;
+  }
+  uint32_t length = 0;
+  const uint8_t* data = nullptr;
+  if (BSON_ITER_HOLDS_ARRAY(&it)) {
+    bson_iter_array(&it, &length, &data);
+  } else {
+    bson_iter_document(&it, &length, &data);
+  }
+  for_each_in(codec::BsonView{data, length}, each);
 }
 
 // The reply's cursor.firstBatch when the cursor is already exhausted (id 0): then the batch is
@@ -90,6 +104,17 @@ void drop_indexes(const codec::BsonView& body, CollectionMetadata& m) {
   }
 }
 
+// The collection's kind and validator as `from` says them: known from now on.
+void take_options(CollectionMetadata& to, const CollectionMetadata& from) {
+  to.known = true;
+  to.type = from.type;
+  to.capped = from.capped;
+  to.has_validator = from.has_validator;
+  to.validator_json = from.validator_json;
+  to.validation_level = from.validation_level;
+  to.validation_action = from.validation_action;
+}
+
 void add_index(const IndexSpec& spec, CollectionMetadata& m) {
   for (IndexSpec& existing : m.indexes) {
     if (existing.name == spec.name) {
@@ -139,27 +164,15 @@ void LiveAdvisor::on_catalog_reply(const codec::CommandView& request,
   if (name == "listCollections") {
     codec::BsonView batch;
     if (!complete_first_batch(reply, &batch)) return;
-    bson_iter_t it;
-    if (!bson_iter_init_from_data(&it, batch.data, batch.size)) return;
-    while (bson_iter_next(&it)) {
-      if (!BSON_ITER_HOLDS_DOCUMENT(&it)) continue;
-      uint32_t length = 0;
-      const uint8_t* data = nullptr;
-      bson_iter_document(&it, &length, &data);
+    for_each_in(batch, [&](const codec::BsonView& entry) {
       CollectionMetadata listed;
       std::string why;
-      if (!apply_collection_entry(BsonBytes{data, length}, &listed, &why)) continue;
+      if (!apply_collection_entry(BsonBytes{entry.data, entry.size}, &listed, &why)) return;
       if (Namespace* ns = state_for(db, listed.collection)) {
-        ns->metadata.known = true;
-        ns->metadata.type = listed.type;
-        ns->metadata.capped = listed.capped;
-        ns->metadata.has_validator = listed.has_validator;
-        ns->metadata.validator_json = listed.validator_json;
-        ns->metadata.validation_level = listed.validation_level;
-        ns->metadata.validation_action = listed.validation_action;
+        take_options(ns->metadata, listed);
         ns->metadata_changed();
       }
-    }
+    });
     return;
   }
   const std::string_view coll = request.collection;
@@ -182,29 +195,17 @@ void LiveAdvisor::on_catalog_reply(const codec::CommandView& request,
     codec::BsonView batch;
     if (!complete_first_batch(reply, &batch)) return;
     std::vector<IndexSpec> listed;
-    bson_iter_t it;
-    if (!bson_iter_init_from_data(&it, batch.data, batch.size)) return;
-    while (bson_iter_next(&it)) {
-      if (!BSON_ITER_HOLDS_DOCUMENT(&it)) continue;
-      uint32_t length = 0;
-      const uint8_t* data = nullptr;
-      bson_iter_document(&it, &length, &data);
+    for_each_in(batch, [&](const codec::BsonView& index) {
       IndexSpec spec;
-      if (read_index_spec(data, length, &spec)) listed.push_back(std::move(spec));
-    }
+      if (read_index_spec(index.data, index.size, &spec)) listed.push_back(std::move(spec));
+    });
     m.indexes = std::move(listed);
     m.indexes_known = true;
   } else if (name == "create") {
     // A new collection: its options are all there is, and its only index is _id's.
     CollectionMetadata created;
     apply_create_options(request.body.data, request.body.size, &created);
-    m.known = true;
-    m.type = created.type;
-    m.capped = created.capped;
-    m.has_validator = created.has_validator;
-    m.validator_json = created.validator_json;
-    m.validation_level = created.validation_level;
-    m.validation_action = created.validation_action;
+    take_options(m, created);
     m.indexes.clear();
     if (!created.is_view()) m.indexes.push_back(IndexSpec{.name = "_id_", .keys = {{"_id", "1"}}});
     m.indexes_known = true;

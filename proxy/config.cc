@@ -208,7 +208,7 @@ void apply_yaml(const YAML::Node& root, const std::string& file, ProxyConfig& co
     }
   }
 
-  if (auto n = root["listen"]) config.listen = host_port(r, n, "listen");
+  if (auto n = root["listen"]) apply_listen_yaml(r, n, config);
   if (auto n = root["upstream"]) {
     try {
       set_upstream(config, r.scalar(n, "upstream"));

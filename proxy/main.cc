@@ -36,7 +36,8 @@ reads it, and prints the design advisor's findings (and, with --config, the file
 applied to every document); `validator` prints a collMod $jsonSchema.
 
 options:
-  --listen HOST:PORT        where clients connect (default 127.0.0.1:27018)
+  --listen HOST:PORT        where clients connect (default 127.0.0.1:27018); unix:PATH.sock for a
+                            Unix domain socket (mode 0660); repeat for several, e.g. TCP and a socket
   --upstream URI            the cluster: any connection string a driver accepts, e.g. mongodb://HOST:PORT,
                             mongodb://a,b,c/?replicaSet=rs0, mongodb+srv://NAME (default
                             mongodb://127.0.0.1:27017); ?tls=true&tlsCAFile=FILE for TLS
@@ -64,6 +65,7 @@ void setup_logging(const ProxyConfig& config) {
 
 struct Flags {
   std::map<std::string, std::string> values;
+  std::vector<std::string> listen;  // every --listen, in order: they replace the file's
   bool check_config = false;
   bool version = false;
   bool help = false;
@@ -100,7 +102,11 @@ Flags parse_flags(int argc, char** argv) {
         if (i + 1 >= argc) throw ConfigError("--" + name + " needs a value");
         value = argv[++i];
       }
-      flags.values[name] = value;
+      if (name == "listen") {
+        flags.listen.push_back(value);
+      } else {
+        flags.values[name] = value;
+      }
     } else {
       throw ConfigError("unknown option --" + name + " (see --help)");
     }
@@ -115,10 +121,15 @@ ProxyConfig build_config(const Flags& flags) {
   } else {
     config.rules = docguard::rules::parse_rules(YAML::Node(), "<defaults>");
   }
+  if (!flags.listen.empty()) {
+    config.listen.clear();
+    config.listen_unix.clear();
+    for (const auto& value : flags.listen) {
+      docguard::proxy::add_listen_address(config, value, "--listen");
+    }
+  }
   for (const auto& [name, value] : flags.values) {
-    if (name == "listen") {
-      config.listen = docguard::proxy::parse_host_port(value, "--listen");
-    } else if (name == "upstream") {
+    if (name == "upstream") {
       docguard::proxy::set_upstream(config, value);
     } else if (name == "admin") {
       config.admin = docguard::proxy::parse_host_port(value, "--admin");

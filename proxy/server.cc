@@ -16,6 +16,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <list>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "docguard/cluster/mongoc_log.h"
@@ -23,6 +24,7 @@
 #include "docguard/codec/inbound_buffer.h"
 #include "docguard/proxy/admin_server.h"
 #include "docguard/proxy/io_backend.h"
+#include "docguard/proxy/listeners.h"
 #include "docguard/proxy/runtime.h"
 #include "docguard/proxy/session.h"
 
@@ -36,20 +38,6 @@ namespace {
 
 constexpr auto kUseTuple = asio::as_tuple(asio::use_awaitable);
 
-tcp::endpoint resolve_listen(asio::io_context& ioc, const HostPort& hp) {
-  tcp::resolver resolver(ioc);
-  auto results = resolver.resolve(hp.host, std::to_string(hp.port),
-                                  tcp::resolver::passive | tcp::resolver::numeric_service);
-  return results.begin()->endpoint();
-}
-
-void open_listener(tcp::acceptor& acceptor, const tcp::endpoint& endpoint) {
-  acceptor.open(endpoint.protocol());
-  acceptor.set_option(tcp::acceptor::reuse_address(true));
-  acceptor.bind(endpoint);
-  acceptor.listen(asio::socket_base::max_listen_connections);
-}
-
 // Owns the io_contexts (one per thread: a connection lives on one thread, so a session needs
 // no locks) and the set of live sessions, for draining on shutdown.
 class Server {
@@ -58,7 +46,7 @@ class Server {
     unsigned n = runtime_.config.threads;
     if (n == 0) n = std::max(1u, std::thread::hardware_concurrency());
     // One thread per context, and a socket is registered, used and closed only on its own
-    // context's thread (accept_loop hands over bare descriptors): the reactor's per-socket lock
+    // context's thread (the listeners hand over bare descriptors): the reactor's per-socket lock
     // guards nothing, so it is left out. Posting between contexts stays locked.
     for (unsigned i = 0; i < n; ++i) {
       contexts_.push_back(
@@ -68,11 +56,11 @@ class Server {
 
   int run() {
     auto& main = *contexts_[0];
-    tcp::acceptor acceptor(main);
+    std::optional<ClientListeners> listeners;
     tcp::acceptor admin(main);
     try {
-      open_listener(acceptor, resolve_listen(main, runtime_.config.listen));
-      open_listener(admin, resolve_listen(main, runtime_.config.admin));
+      listeners.emplace(main, runtime_.config);
+      open_tcp_listener(admin, runtime_.config.admin);
     } catch (const std::exception& e) {
       spdlog::critical("cannot listen: {}", e.what());
       return 2;
@@ -93,11 +81,11 @@ class Server {
     spdlog::info(
         "docguard {} listening on {}, upstream {}, admin http://{}/metrics, {} threads, io backend "
         "{}{}",
-        DOCGUARD_VERSION, runtime_.config.listen.to_string(), runtime_.router->uri().redacted,
+        DOCGUARD_VERSION, listeners->describe(), runtime_.router->uri().redacted,
         runtime_.config.admin.to_string(), contexts_.size(), io_backend_name(),
         fallback.empty() ? "" : " (fallback from io_uring: " + fallback + ")");
 
-    asio::co_spawn(main, accept_loop(acceptor), asio::detached);
+    listeners->start([this](AcceptedClient client) { admit(client); });
     asio::co_spawn(main, serve_admin(admin, runtime_), asio::detached);
 
     asio::signal_set signals(main, SIGINT, SIGTERM, SIGHUP);
@@ -112,7 +100,7 @@ class Server {
           spdlog::info("signal {}: draining connections (up to {} ms)", signo,
                        runtime_.config.shutdown_timeout.count());
           boost::system::error_code ignored;
-          acceptor.close(ignored);
+          listeners->close();  // removes the socket files too
           admin.close(ignored);
           begin_drain();
           asio::co_spawn(main, wait_for_drain(), asio::detached);
@@ -226,65 +214,44 @@ class Server {
     }
   }
 
-  awaitable<void> accept_loop(tcp::acceptor& acceptor) {
-    // Accepts bare descriptors: a socket accepted into another thread's context would be
-    // registered with that context's reactor from this thread, which its unlocked per-socket
-    // state (BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO) does not allow.
-    acceptor.non_blocking(true);
-    const auto protocol = acceptor.local_endpoint().protocol();
-    size_t next = 0;
-    while (acceptor.is_open()) {
-      auto [wait_ec] = co_await acceptor.async_wait(tcp::acceptor::wait_read, kUseTuple);
-      if (wait_ec) {
-        if (wait_ec == asio::error::operation_aborted || !acceptor.is_open()) co_return;
-        spdlog::error("accept failed: {}", wait_ec.message());
-        co_await pause(acceptor);
-        continue;
-      }
-      while (acceptor.is_open()) {  // everything queued, then wait again
-        const int fd = ::accept4(acceptor.native_handle(), nullptr, nullptr, SOCK_CLOEXEC);
-        if (fd < 0) {
-          const int err = errno;
-          if (err == EAGAIN || err == EWOULDBLOCK) break;
-          if (err == EINTR || err == ECONNABORTED || err == EPROTO) continue;
-          // Out of descriptors and similar: back off instead of spinning.
-          spdlog::error("accept failed: {}", std::system_category().message(err));
-          co_await pause(acceptor);
-          break;
-        }
-        if (runtime_.active_sessions.load() + handing_over_.load() >=
-            runtime_.config.max_connections) {
-          runtime_.metrics.connections_rejected.Increment();
-          spdlog::warn("refusing connection: max_connections ({}) reached",
-                       runtime_.config.max_connections);
-          ::close(fd);
-          continue;
-        }
-        // Counted until its session exists, so a burst cannot pass max_connections.
-        handing_over_.fetch_add(1);
-        auto& ctx = *contexts_[next++ % contexts_.size()];
-        asio::post(ctx, [this, &ctx, protocol, fd] { start_session(ctx, protocol, fd); });
-      }
+  // On the main thread, for each accepted descriptor: counted against max_connections (every
+  // listener together), then handed to an io thread round-robin.
+  void admit(AcceptedClient client) {
+    if (runtime_.active_sessions.load() + handing_over_.load() >= runtime_.config.max_connections) {
+      runtime_.metrics.connections_rejected.Increment();
+      spdlog::warn("refusing connection: max_connections ({}) reached",
+                   runtime_.config.max_connections);
+      ::close(client.fd);
+      return;
     }
-  }
-
-  static awaitable<void> pause(tcp::acceptor& acceptor) {
-    asio::steady_timer timer(acceptor.get_executor(), std::chrono::milliseconds(100));
-    co_await timer.async_wait(kUseTuple);
+    // Counted until its session exists, so a burst cannot pass max_connections.
+    handing_over_.fetch_add(1);
+    auto& ctx = *contexts_[next_context_++ % contexts_.size()];
+    asio::post(ctx, [this, &ctx, client] { start_session(ctx, client); });
   }
 
   // On `ctx`'s own thread: the socket is registered with the reactor that serves it.
-  void start_session(asio::io_context& ctx, tcp protocol, int fd) {
+  void start_session(asio::io_context& ctx, const AcceptedClient& client) {
+    // A Unix socket's descriptor goes into a tcp::socket as well: the session only receives,
+    // sends, waits and closes through it, which are the same calls for both families, and it
+    // leaves out what is TCP's alone (the peer's address, TCP_NODELAY, TLS). TCP sessions keep
+    // their one socket type and code path.
     boost::system::error_code ec;
     tcp::socket socket(ctx);
-    socket.assign(protocol, fd, ec);
+    socket.assign(client.protocol, client.fd, ec);
     if (ec) {
       handing_over_.fetch_sub(1);
-      ::close(fd);
+      ::close(client.fd);
       spdlog::error("accept failed: {}", ec.message());
       return;
     }
-    auto session = std::make_shared<Session>(std::move(socket), runtime_);
+    std::optional<UnixSocketClient> unix_client;
+    if (client.unix_socket) {
+      const size_t i = *client.unix_socket;
+      unix_client = UnixSocketClient{unix_peer_name(client.fd, runtime_.config.listen_unix[i].path),
+                                     &runtime_.unix_conversations[i]};
+    }
+    auto session = std::make_shared<Session>(std::move(socket), runtime_, std::move(unix_client));
     handing_over_.fetch_sub(1);  // the session counts itself in active_sessions now
     track(session);
     // run(session) holds the session and logs what ends it: no wrapper coroutine, whose frame
@@ -356,6 +323,7 @@ class Server {
   std::shared_ptr<const cluster::Topology> last_topology_;  // main thread only
   uint64_t primary_changes_seen_ = 0;
   std::atomic<int64_t> handing_over_{0};  // accepted descriptors not yet in a session
+  size_t next_context_ = 0;               // main thread only: the next io thread to serve
   std::mutex sessions_mutex_;
   std::list<std::weak_ptr<Session>> sessions_;
   size_t tracked_since_sweep_ = 0;

@@ -53,16 +53,19 @@ std::vector<uint8_t> error_reply(int32_t request_op, int32_t request_id, int32_t
 
 }  // namespace
 
-Session::Session(tcp::socket client, ProxyRuntime& runtime)
+Session::Session(tcp::socket client, ProxyRuntime& runtime,
+                 std::optional<UnixSocketClient> unix_client)
     : client_(std::move(client)),
       upstream_(tcp::socket(client_.get_executor())),
       rt_(runtime),
-      peer_(endpoint_text(client_.socket())),
+      unix_socket_(unix_client.has_value()),
+      peer_(unix_client ? std::move(unix_client->peer) : endpoint_text(client_.socket())),
       client_in_(runtime.config.max_message_bytes),
       // Replies may be as large as the server allows, whatever docguard's request limit.
       upstream_in_(std::max(runtime.config.max_message_bytes, codec::kDefaultMaxMessageBytes)),
       host_(runtime),
-      conversation_(runtime.engine, runtime.conversation, peer_, host_) {
+      conversation_(runtime.engine, unix_client ? *unix_client->conversation : runtime.conversation,
+                    peer_, host_) {
   rt_.active_sessions.fetch_add(1);
   rt_.metrics.connections_total.Increment();
   rt_.metrics.connections_active.Increment();
@@ -96,10 +99,12 @@ awaitable<void> Session::run(std::shared_ptr<Session> self) {
 }
 
 awaitable<bool> Session::open() {
-  boost::system::error_code ec;
-  client_.socket().set_option(tcp::no_delay(true), ec);
+  if (!unix_socket_) {
+    boost::system::error_code ec;
+    client_.socket().set_option(tcp::no_delay(true), ec);
+  }
 
-  if (rt_.tls.client_facing) {
+  if (rt_.tls.client_facing && !unix_socket_) {
     asio::steady_timer timer(client_.get_executor(), rt_.config.connect_timeout);
     auto result =
         co_await (client_.start_tls(*rt_.tls.client_facing, asio::ssl::stream_base::server, "") ||

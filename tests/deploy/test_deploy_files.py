@@ -378,7 +378,21 @@ def test_kubernetes(help_flags, tmp_path):
             admin_port = port_of(flags["--admin"])
             ports = {pt["name"]: pt["containerPort"] for pt in c.get("ports", [])}
             assert admin_port in ports.values(), f"{p}: admin port {admin_port} not a containerPort"
-            if host_of(flags["--listen"]) == "0.0.0.0":
+            if flags["--listen"].startswith("unix:"):
+                # A socket in a volume the pod's other containers mount, owned by the pod's
+                # fsGroup (docguard gives it mode 0660 by default): the application can connect.
+                sock = flags["--listen"][len("unix:"):]
+                assert sock.endswith(".sock"), f"{p}: drivers need a socket path ending in .sock"
+                mount = next((m for m in c["volumeMounts"]
+                              if sock.startswith(m["mountPath"].rstrip("/") + "/")), None)
+                assert mount and not mount.get("readOnly"), f"{p}: {sock} not in a writable volume"
+                assert "emptyDir" in volumes[mount["name"]], f"{p}: share the socket in an emptyDir"
+                others = [o for o in containers if o is not c and any(
+                    m["name"] == mount["name"] for m in o.get("volumeMounts", []))]
+                assert others, f"{p}: no other container mounts {mount['name']}"
+                assert pod["spec"].get("securityContext", {}).get("fsGroup"), \
+                    f"{p}: set the pod's fsGroup so the application's user may use the socket"
+            elif host_of(flags["--listen"]) == "0.0.0.0":
                 assert port_of(flags["--listen"]) in ports.values()
             else:
                 assert host_of(flags["--listen"]) == "127.0.0.1" and len(containers) > 1

@@ -112,7 +112,8 @@ persona: { type: replica_set, replica_set_name: rs9 }
 mode: warn
 )");
   auto c = load_config_file(path);
-  EXPECT_EQ(c.listen.port, 3000);
+  ASSERT_EQ(c.listen.size(), 1u);
+  EXPECT_EQ(c.listen[0].port, 3000);
   EXPECT_EQ(c.upstream.port, 4000);
   EXPECT_EQ(c.admin.port, 5000);
   EXPECT_EQ(c.admin_token, "secret");
@@ -124,6 +125,76 @@ mode: warn
   EXPECT_EQ(c.replica_set_name, "rs9");
   EXPECT_NE(c.rules, nullptr);
   std::remove(path.c_str());
+}
+
+TEST(Config, ListenTakesTcpAddressesAndUnixSockets) {
+  auto only_socket = write_temp("listen: unix:/run/docguard/docguard.sock\n");
+  auto c = load_config_file(only_socket);
+  EXPECT_TRUE(c.listen.empty());
+  ASSERT_EQ(c.listen_unix.size(), 1u);
+  EXPECT_EQ(c.listen_unix[0].path, "/run/docguard/docguard.sock");
+  EXPECT_EQ(c.listen_unix[0].mode, 0660u);
+  EXPECT_FALSE(c.listen_unix[0].uid || c.listen_unix[0].gid);
+  std::remove(only_socket.c_str());
+
+  auto both = write_temp(R"(listen:
+  - 127.0.0.1:3000
+  - unix: /run/docguard/docguard.sock
+    mode: "0600"
+    owner: root
+    group: "0"
+)");
+  c = load_config_file(both);
+  ASSERT_EQ(c.listen.size(), 1u);
+  EXPECT_EQ(c.listen[0].port, 3000);
+  ASSERT_EQ(c.listen_unix.size(), 1u);
+  EXPECT_EQ(c.listen_unix[0].mode, 0600u);
+  EXPECT_EQ(c.listen_unix[0].uid, 0u);
+  EXPECT_EQ(c.listen_unix[0].gid, 0u);
+  std::remove(both.c_str());
+
+  ProxyConfig flags;
+  flags.listen.clear();
+  add_listen_address(flags, "unix:/tmp/dg.sock", "--listen");
+  add_listen_address(flags, "[::1]:27018", "--listen");
+  ASSERT_EQ(flags.listen_unix.size(), 1u);
+  EXPECT_EQ(flags.listen_unix[0].to_string(), "unix:/tmp/dg.sock");
+  EXPECT_EQ(flags.listen.at(0).host, "::1");
+}
+
+TEST(Config, BadUnixSocketSettingsNameTheLine) {
+  struct Case {
+    const char* yaml;
+    const char* where;
+    const char* says;
+  };
+  const Case cases[] = {
+      {"listen:\n  - :1\n  - {unix: /tmp/a.sock, mode: \"0980\"}\n", ":3:", "listen[1].mode"},
+      {"listen:\n  - {unix: /tmp/a.sock, mode: \"0460\"}\n", ":2:", "does not let the owner"},
+      {"listen:\n  - {unix: /tmp/a.sock, owner: no-such-user-dg}\n",
+       ":2:", "no user 'no-such-user-dg'"},
+      {"listen:\n  - {unix: /tmp/a.sock, group: no-such-group-dg}\n",
+       ":2:", "no group 'no-such-group-dg'"},
+      {"listen: unix:relative.sock\n", ":1:", "absolute"},
+      {"listen: unix:/tmp/docguard\n", ":1:", ".sock"},
+      {"listen:\n  - {unix: /tmp/a.sock, mod: \"0600\"}\n", ":2:", "listen[0].mod"},
+      {"listen:\n  - {mode: \"0600\"}\n", ":2:", "unix: PATH"},
+      {"listen: []\n", ":1:", "at least one"},
+      {"listen:\n  - unix:/tmp/a.sock\n  - unix:/tmp/a.sock\n", ":2:", "listed twice"},
+  };
+  for (const auto& c : cases) {
+    auto path = write_temp(c.yaml);
+    try {
+      load_config_file(path);
+      ADD_FAILURE() << "accepted: " << c.yaml;
+    } catch (const ConfigError& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find(path + c.where), std::string::npos) << msg;
+      EXPECT_NE(msg.find(c.says), std::string::npos) << msg;
+    }
+    std::remove(path.c_str());
+  }
+  EXPECT_THROW(check_unix_socket_path("/" + std::string(120, 'a') + ".sock", "x"), ConfigError);
 }
 
 TEST(Config, ErrorsNameFileLineAndKey) {
@@ -175,7 +246,9 @@ TEST(Config, EmptyFileGivesDefaultsAndRules) {
   auto path = write_temp("# nothing here\n");
   auto c = load_config_file(path);
   EXPECT_NE(c.rules, nullptr);
-  EXPECT_EQ(c.listen.port, 27018);
+  ASSERT_EQ(c.listen.size(), 1u);
+  EXPECT_EQ(c.listen[0].port, 27018);
+  EXPECT_TRUE(c.listen_unix.empty());
   std::remove(path.c_str());
 }
 

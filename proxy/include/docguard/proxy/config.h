@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -27,6 +28,17 @@ struct HostPort {
 
 // "HOST:PORT", "[v6]:PORT" or ":PORT" (all interfaces); throws ConfigError.
 HostPort parse_host_port(const std::string& text, const std::string& what);
+
+// A Unix domain socket clients connect to: docguard as a sidecar, next to its application on
+// one host or in one pod. Only processes that may write the socket file can connect, so its
+// mode, owner and group are the access control.
+struct UnixSocketSettings {
+  std::string path;  // absolute, ending in ".sock": how drivers tell a socket from a host name
+  uint32_t mode = 0660;
+  std::optional<uint32_t> uid;  // `owner`, resolved when the file is read; unset: unchanged
+  std::optional<uint32_t> gid;  // `group`
+  std::string to_string() const { return "unix:" + path; }
+};
 // Any connection string a driver accepts (several hosts, replicaSet=, mongodb+srv://, TLS
 // options), checked by cluster::parse_upstream_uri; throws ConfigError naming the option.
 cluster::UpstreamUri check_upstream_uri(const std::string& uri);
@@ -61,7 +73,10 @@ struct UpstreamTlsSettings {
 enum class LogFormat { kText, kJson };
 
 struct ProxyConfig {
-  HostPort listen{"127.0.0.1", 27018};
+  // Where clients connect (`listen:`, --listen): TCP addresses and Unix domain sockets, any
+  // mix, at least one.
+  std::vector<HostPort> listen{{"127.0.0.1", 27018}};
+  std::vector<UnixSocketSettings> listen_unix;
   HostPort upstream{"127.0.0.1", 27017};  // the first seed (see upstream_cluster)
   std::string upstream_uri = "mongodb://127.0.0.1:27017";
   cluster::UpstreamUri upstream_cluster = check_upstream_uri(upstream_uri);
@@ -87,7 +102,9 @@ struct ProxyConfig {
   // replica_set: what applications see stays closest to the upstream (no `msg: isdbgrid`).
   Persona persona = Persona::kReplicaSet;
   std::string replica_set_name = "docguard";
-  std::string advertised_address;  // host:port drivers should use; default: the listen address
+  // host:port drivers should use; default: the first TCP listen address. Clients of a Unix
+  // socket are always told its path.
+  std::string advertised_address;
 
   ClientTlsSettings tls;
   // The `upstream_tls` block as written, and which of its keys were given: they win over the
@@ -110,6 +127,22 @@ void set_upstream(ProxyConfig& config, const std::string& uri);
 // overridden key by key by the keys the `upstream_tls` block gives; the block alone (without
 // `enabled: false`) turns TLS on.
 UpstreamTlsSettings effective_upstream_tls(const ProxyConfig& config);
+
+// One listen address as written in `listen:` or --listen: "HOST:PORT" or "unix:PATH" (mode
+// 0660, owner and group unchanged); appended to `config`. Throws ConfigError naming `what`.
+void add_listen_address(ProxyConfig& config, const std::string& text, const std::string& what);
+// A Unix socket's settings checked: an absolute path ending in ".sock" that fits a socket
+// address. Throws ConfigError naming `what`.
+void check_unix_socket_path(const std::string& path, const std::string& what);
+// "0660" or "660" (octal, at most 0777); throws ConfigError naming `what`.
+uint32_t parse_socket_mode(const std::string& text, const std::string& what);
+// A user or group by name or number, as this host knows it; throws ConfigError naming `what`.
+uint32_t resolve_user(const std::string& name, const std::string& what);
+uint32_t resolve_group(const std::string& name, const std::string& what);
+// `listen:` as the file gives it: one address, or a list whose entries are addresses or
+// mappings {unix: PATH, mode, owner, group}. Replaces the default listen address.
+void apply_listen_yaml(const rules::ConfigReader& reader, const YAML::Node& node,
+                       ProxyConfig& config);
 
 // Reads a YAML file (proxy settings + rules). Errors name the file, line and key.
 ProxyConfig load_config_file(const std::string& path);

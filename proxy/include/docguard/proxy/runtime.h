@@ -73,10 +73,19 @@ struct ProxyRuntime {
     auto& persona = conversation.persona;
     persona.persona = config.persona;
     persona.replica_set_name = config.replica_set_name;
-    persona.advertised_address =
-        config.advertised_address.empty() ? config.listen.to_string() : config.advertised_address;
+    persona.advertised_address = config.advertised_address;
+    if (persona.advertised_address.empty() && !config.listen.empty()) {
+      persona.advertised_address = config.listen.front().to_string();
+    }
     persona.max_message_bytes = config.max_message_bytes;
     conversation.max_message_bytes = config.max_message_bytes;
+    // A driver that reached docguard through a socket is told that socket's path as the
+    // member's address (hello's hosts, primary, me): told a TCP address instead, a driver
+    // following the replica set would leave the socket for it.
+    for (const auto& unix_socket : config.listen_unix) {
+      unix_conversations.push_back(conversation);
+      unix_conversations.back().persona.advertised_address = unix_socket.path;
+    }
   }
 
   const ProxyConfig config;  // settings fixed for the process's life; rules reload in `engine`
@@ -89,6 +98,9 @@ struct ProxyRuntime {
   // with the monitor, stopped before it.
   std::unique_ptr<Introspector> introspector;
   conversation::ConversationSettings conversation;  // every session's per-message policy
+  // The same for the clients of each Unix socket (config.listen_unix, in order); never resized
+  // after construction, so sessions may keep references.
+  std::vector<conversation::ConversationSettings> unix_conversations;
   TlsContexts tls;
   // Set at startup, before any session: the topology monitor and server selection.
   std::unique_ptr<Router> router;

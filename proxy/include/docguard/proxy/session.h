@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -37,9 +38,19 @@ class SessionHost : public conversation::ConversationHost {
   ProxyRuntime& rt_;
 };
 
+// A client that came through a Unix socket listener.
+struct UnixSocketClient {
+  std::string peer;  // its name in logs (unix_peer_name)
+  // The persona its socket presents (the socket's path as the member's address).
+  const conversation::ConversationSettings* conversation = nullptr;
+};
+
 class Session final : public std::enable_shared_from_this<Session>, private SweepItem {
  public:
-  Session(boost::asio::ip::tcp::socket client, ProxyRuntime& runtime);
+  // `client` is a TCP connection, or with `unix_client` a Unix socket's descriptor in a
+  // tcp::socket (see server.cc): then nothing TCP-specific is done with it.
+  Session(boost::asio::ip::tcp::socket client, ProxyRuntime& runtime,
+          std::optional<UnixSocketClient> unix_client = std::nullopt);
   ~Session();
 
   // Connects upstream and relays until either side closes. `self` (this session) keeps it
@@ -98,6 +109,7 @@ class Session final : public std::enable_shared_from_this<Session>, private Swee
   Stream client_;
   Stream upstream_;
   ProxyRuntime& rt_;
+  const bool unix_socket_;  // no TCP_NODELAY, no TLS: the socket file's mode guards it
   std::string peer_;
   codec::InboundBuffer client_in_;
   codec::InboundBuffer upstream_in_;

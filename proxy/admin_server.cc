@@ -168,10 +168,15 @@ awaitable<HttpResponse> route_admin(const std::string& method, const std::string
     co_return HttpResponse{200, "application/json", body};
   }
   if (path == "/report") {
-    co_return HttpResponse{200, "text/html; charset=utf-8", rt.advisor.render("html")};
+    co_return HttpResponse{
+        200, "text/html; charset=utf-8",
+        with_candidate_verdicts_html(rt.advisor.render("html"), rt.engine.candidate_verdicts())};
   }
-  if (path == "/report.json")
-    co_return HttpResponse{200, "application/json", rt.advisor.render("json")};
+  if (path == "/report.json") {
+    co_return HttpResponse{
+        200, "application/json",
+        with_candidate_verdicts_json(rt.advisor.render("json"), rt.engine.candidate_verdicts())};
+  }
   co_return HttpResponse{
       404, "text/plain",
       "not found: try /metrics, /healthz, /readyz, /status, /report, /report.json\n"};

@@ -153,6 +153,12 @@ Metrics::Metrics()
                       .Name("docguard_violations_total")
                       .Help("Design-rule violations, by rule, action and client app")
                       .Register(*registry_)),
+      candidate_violations_(BuildCounter()
+                                .Name("docguard_candidate_violations_total")
+                                .Help("Writes and reads a candidate rule (candidate_rules) would "
+                                      "have warned about or blocked, by rule, action and client "
+                                      "app; nothing was changed")
+                                .Register(*registry_)),
       array_length_max_(BuildGauge()
                             .Name("docguard_array_length_max")
                             .Help("Longest array seen per field path since start")
@@ -358,9 +364,7 @@ void Metrics::on_lookup(std::string_view db, std::string_view coll, std::string_
 
 void Metrics::on_violation(std::string_view db, std::string_view coll, std::string_view rule,
                            rules::Action action, std::string_view app) {
-  const char* a = action == rules::Action::kBlock  ? "block"
-                  : action == rules::Action::kWarn ? "warn"
-                                                   : "off";
+  const char* a = rules::action_name(action);
   cells_.increment(cells_for(violations_index_, key_of('v', {db, coll, rule, a, app}),
                              [&]() -> prometheus::Counter& {
                                return violations_.Add({{"db", s(db)},
@@ -368,6 +372,20 @@ void Metrics::on_violation(std::string_view db, std::string_view coll, std::stri
                                                        {"rule", s(rule)},
                                                        {"action", a},
                                                        {"app", s(app)}});
+                             }));
+}
+
+void Metrics::on_candidate_violation(std::string_view db, std::string_view coll,
+                                     std::string_view rule, rules::Action would,
+                                     std::string_view app) {
+  const char* a = rules::action_name(would);
+  cells_.increment(cells_for(candidate_violations_index_, key_of('w', {db, coll, rule, a, app}),
+                             [&]() -> prometheus::Counter& {
+                               return candidate_violations_.Add({{"db", s(db)},
+                                                                 {"collection", s(coll)},
+                                                                 {"rule", s(rule)},
+                                                                 {"action", a},
+                                                                 {"app", s(app)}});
                              }));
 }
 

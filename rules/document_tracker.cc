@@ -230,6 +230,26 @@ std::optional<DocumentTracker::Grown> DocumentTracker::grow(std::string_view key
   return std::nullopt;
 }
 
+std::optional<DocumentTracker::Grown> DocumentTracker::would_grow(
+    std::string_view key, std::string_view path, uint32_t elements,
+    std::optional<uint32_t> cap) const {
+  const uint64_t hash = hash_of(key);
+  const Shard& s = shards_[hash % kShards];
+  std::lock_guard lock(s.mutex);
+  const uint32_t index = find(s, hash, key, nullptr);
+  if (index == kNone) return std::nullopt;
+  const Entry& e = s.entries[index];
+  for (size_t i = 0; i < e.used_lengths; ++i) {
+    const auto& [p, l] = e.lengths[i];
+    if (p == path) {
+      uint64_t grown = static_cast<uint64_t>(l) + elements;
+      if (cap) grown = std::min<uint64_t>(grown, *cap);
+      return Grown{static_cast<uint32_t>(std::min<uint64_t>(grown, UINT32_MAX)), e.read_from_store};
+    }
+  }
+  return std::nullopt;
+}
+
 void DocumentTracker::forget(std::string_view key) {
   const uint64_t hash = hash_of(key);
   Shard& s = shard_for(hash);

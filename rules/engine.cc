@@ -18,6 +18,14 @@ namespace {
 std::atomic<uint64_t> g_next_engine_id{1};
 }  // namespace
 
+namespace engine_detail {
+int64_t wall_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+}  // namespace engine_detail
+
 Engine::Engine(std::shared_ptr<const RuleSet> rules, Observer* observer)
     : observer_(observer),
       id_(g_next_engine_id.fetch_add(1)),
@@ -25,15 +33,30 @@ Engine::Engine(std::shared_ptr<const RuleSet> rules, Observer* observer)
                                                   std::string(kOverflowLabel))),
       tracker_(rules->tracking().max_tracked_documents,
                rules->tracking().max_tracked_fields_per_document) {
-  rules_.store(std::move(rules));
+  judged_.store(judge_with(std::move(rules), nullptr));
 }
 
 Engine::~Engine() = default;
 
+std::shared_ptr<const Engine::Judged> Engine::judge_with(std::shared_ptr<const RuleSet> rules,
+                                                         const Judged* previous) {
+  auto judged = std::make_shared<Judged>();
+  judged->hits =
+      std::make_shared<const RuleHitsTable>(*rules, previous ? previous->hits.get() : nullptr);
+  judged->candidates = rules->candidates();
+  if (judged->candidates != nullptr) {
+    judged->candidate_hits = std::make_shared<const RuleHitsTable>(
+        *judged->candidates, previous ? previous->candidate_hits.get() : nullptr);
+  }
+  judged->rules = std::move(rules);
+  return judged;
+}
+
 void Engine::reload(std::shared_ptr<const RuleSet> rules) {
+  std::lock_guard lock(reload_mutex_);
   tracker_.set_limits(rules->tracking().max_tracked_documents,
                       rules->tracking().max_tracked_fields_per_document);
-  rules_.store(std::move(rules));
+  judged_.store(judge_with(std::move(rules), judged_.load().get()));
 }
 
 void Engine::set_clock_for_testing(std::function<Clock::time_point()> clock) {
@@ -59,7 +82,7 @@ CollectionStats* Engine::stats_for(std::string_view db, std::string_view coll) {
     std::unique_lock lock(namespaces_mutex_);
     if (auto it = namespaces_.find(key); it != namespaces_.end()) {
       found = it->second.get();
-    } else if (namespaces_.size() >= rules_.load()->tracking().max_namespaces) {
+    } else if (namespaces_.size() >= judged_.load()->rules->tracking().max_namespaces) {
       // Reload may lower the bound: namespaces already known keep their statistics.
       return overflow_.get();
     } else {
@@ -77,30 +100,31 @@ CollectionStats* Engine::stats_for(std::string_view db, std::string_view coll) {
 std::shared_ptr<const NamespaceLimits> Engine::limits_for(CollectionStats* stats,
                                                           std::string_view db,
                                                           std::string_view coll,
-                                                          const RuleSet& rules, uint32_t scope) {
+                                                          const RuleSet& rules, uint32_t scope,
+                                                          bool candidate) {
   if (stats == overflow_.get()) {
     // The overflow bucket is shared by many namespaces: resolve each time (rare by design).
     return std::make_shared<const NamespaceLimits>(rules.resolve(db, coll, scope));
   }
   std::lock_guard lock(stats->mutex);
-  if (stats->limits == nullptr || stats->limits_generation != rules.generation()) {
-    stats->limits = std::make_shared<const NamespaceLimits>(rules.resolve(db, coll));
-    stats->limits_generation = rules.generation();
-    stats->scoped_limits.clear();
+  CollectionStats::ResolvedLimits& cache = candidate ? stats->candidate : stats->active;
+  if (cache.limits == nullptr || cache.generation != rules.generation()) {
+    cache.limits = std::make_shared<const NamespaceLimits>(rules.resolve(db, coll));
+    cache.generation = rules.generation();
+    cache.scoped.clear();
   }
-  if (scope == 0) return stats->limits;
-  for (const auto& [id, limits] : stats->scoped_limits) {
+  if (scope == 0) return cache.limits;
+  for (const auto& [id, limits] : cache.scoped) {
     if (id == scope) return limits;
   }
   auto limits = std::make_shared<const NamespaceLimits>(rules.resolve(db, coll, scope));
-  if (stats->scoped_limits.size() < CollectionStats::kMaxScopedLimits) {
-    stats->scoped_limits.emplace_back(scope, limits);
-  }
+  if (cache.scoped.size() < CollectionStats::kMaxScopedLimits)
+    cache.scoped.emplace_back(scope, limits);
   return limits;
 }
 
-uint32_t Engine::find_scope(const RequestContext& ctx, const RuleSet& rules) {
-  if (ctx.scope != nullptr) return ctx.scope->id(rules, ctx.app_name, ctx.user);
+uint32_t Engine::find_scope(const RequestContext& ctx, const RuleSet& rules, bool candidate) {
+  if (ctx.scope != nullptr) return ctx.scope->id(rules, ctx.app_name, ctx.user, candidate);
   const auto address = parse_peer_address(ctx.peer);
   return rules.scope_of(ClientIdentity{ctx.app_name, ctx.user, address ? &*address : nullptr});
 }
@@ -122,22 +146,40 @@ const std::string& Engine::app_label(std::string_view app, uint32_t max_apps) {
 
 Verdict Engine::inspect(const codec::CommandView& cmd, const RequestContext& ctx) {
   Verdict verdict;
+  const std::shared_ptr<const Judged> judged = judged_.load();
+  if (judged->candidates != nullptr) {
+    // First, so that tracked array lengths are read before the real pass grows them.
+    Verdict dry;
+    scratch().kinds.clear();
+    judge(cmd, ctx, *judged, true, dry);
+  }
   scratch().kinds.clear();
-  const std::shared_ptr<const RuleSet> rules = rules_.load();
+  judge(cmd, ctx, *judged, false, verdict);
+  auto& blocked = verdict.blocked_statements;
+  std::sort(blocked.begin(), blocked.end());
+  blocked.erase(std::unique(blocked.begin(), blocked.end()), blocked.end());
+  return verdict;
+}
+
+void Engine::judge(const codec::CommandView& cmd, const RequestContext& ctx, const Judged& judged,
+                   bool dry_run, Verdict& verdict) {
+  const RuleSet* rules = dry_run ? judged.candidates.get() : judged.rules.get();
   if (cmd.kind == CommandKind::kBulkWrite) {
-    inspect_bulk_write(cmd, ctx, *rules, verdict);
+    inspect_bulk_write(cmd, ctx, judged, dry_run, verdict);
   } else {
     if (cmd.collection.empty() || cmd.database.empty() || cmd.kind == CommandKind::kHello) {
-      return verdict;
+      return;
     }
     CollectionStats* stats = stats_for(cmd.database, cmd.collection);
-    {
-      std::lock_guard lock(stats->mutex);
-      ++stats->commands;
-    }
-    if (observer_ != nullptr) {
-      observer_->on_command(stats->db, stats->coll, cmd.name);
-      observer_->on_request(stats->db, stats->coll, cmd);
+    if (!dry_run) {
+      {
+        std::lock_guard lock(stats->mutex);
+        ++stats->commands;
+      }
+      if (observer_ != nullptr) {
+        observer_->on_command(stats->db, stats->coll, cmd.name);
+        observer_->on_request(stats->db, stats->coll, cmd);
+      }
     }
     switch (cmd.kind) {
       case CommandKind::kInsert:
@@ -151,19 +193,22 @@ Verdict Engine::inspect(const codec::CommandView& cmd, const RequestContext& ctx
       case CommandKind::kExplain:
         break;
       case CommandKind::kCreate:
-        remember_view(cmd, *rules);
-        return verdict;
+        if (!dry_run) remember_view(cmd, *rules);
+        return;
       default:
-        return verdict;
+        return;
     }
     Scope s{cmd,
             ctx,
             *rules,
             verdict,
             stats,
-            limits_for(stats, cmd.database, cmd.collection, *rules, scope_of(ctx, *rules)),
+            limits_for(stats, cmd.database, cmd.collection, *rules, scope_of(ctx, *rules, dry_run),
+                       dry_run),
             cmd.database,
             cmd.collection};
+    s.hits = dry_run ? judged.candidate_hits.get() : judged.hits.get();
+    s.dry_run = dry_run;
     switch (cmd.kind) {
       case CommandKind::kInsert:
         for (size_t i = 0; i < cmd.statements.size() && !s.batch_stopped(); ++i) {
@@ -217,15 +262,15 @@ Verdict Engine::inspect(const codec::CommandView& cmd, const RequestContext& ctx
     }
     report(s, 0);
   }
-  auto& blocked = verdict.blocked_statements;
-  std::sort(blocked.begin(), blocked.end());
-  blocked.erase(std::unique(blocked.begin(), blocked.end()), blocked.end());
-  return verdict;
 }
 
 void Engine::report(Scope& s, size_t first) {
   auto& violations = s.verdict.violations;
   if (violations.size() <= first) return;
+  if (s.dry_run) {
+    report_candidates(s, first);
+    return;
+  }
   Scratch& sc = scratch();
   auto& decisions = sc.log_decisions;
   decisions.clear();
@@ -252,8 +297,10 @@ void Engine::report(Scope& s, size_t first) {
       observer_ != nullptr
           ? std::string_view(app_label(s.ctx.app_name, s.rules.tracking().max_apps))
           : std::string_view();
+  const int64_t unix_ms = wall_ms();
   for (size_t i = first; i < violations.size(); ++i) {
     const Violation& v = violations[i];
+    if (v.hits != nullptr) v.hits->count(v.action, unix_ms);
     if (observer_ != nullptr) {
       observer_->on_violation(s.stats->db, s.stats->coll, v.rule, v.action, app);
     }

@@ -87,6 +87,9 @@ inline void append_json_string(std::string& out, std::string_view s) {
   out.push_back('"');
 }
 
+// Now, for a rule's "last hit" (wall clock, milliseconds since the epoch).
+int64_t wall_ms();
+
 // Records a measured shape in the statistics and tells the observer (engine_writes.cc).
 void record_shape(CollectionStats* stats, Observer* observer, const DocumentShape& shape,
                   const char* source, bool whole_document, uint32_t max_fields);
@@ -104,7 +107,11 @@ struct Engine::Scope {
   std::shared_ptr<const NamespaceLimits> limits;
   std::string_view db;
   std::string_view coll;
-  bool whole_command = false;  // a blocking violation refuses the whole command
+  bool whole_command = false;           // a blocking violation refuses the whole command
+  const RuleHitsTable* hits = nullptr;  // the counters of `rules`' rules
+  // Judging candidate rules: measure and judge only. Nothing is recorded (statistics, tracker,
+  // observer), so the pass leaves no trace but its own counters.
+  bool dry_run = false;
 
   void add(RuleKind kind, const Bound& bound, std::string_view path, double measured, int32_t index,
            const bson_iter_t* id, Action action) {
@@ -113,6 +120,8 @@ struct Engine::Scope {
     v.rule = rule_name(kind);
     v.rule_match = bound.match;
     v.rule_line = bound.line;
+    v.rule_index = bound.rule;
+    if (hits != nullptr) v.hits = hits->at(bound.rule);
     v.field_path = std::string(path);
     v.measured = measured;
     v.bound = bound.value;
@@ -178,8 +187,11 @@ struct Engine::Scope {
     return index >= 0 && !verdict.blocked_statements.empty() &&
            verdict.blocked_statements.back() == index;
   }
-  // An ordered batch stops at its first refused statement: later ones never run.
-  bool batch_stopped() const { return cmd.ordered && !verdict.blocked_statements.empty(); }
+  // An ordered batch stops at its first refused statement: later ones never run. A dry run
+  // judges every statement: none was refused, so each one that breaks a candidate counts.
+  bool batch_stopped() const {
+    return !dry_run && cmd.ordered && !verdict.blocked_statements.empty();
+  }
 };
 
 }  // namespace docguard::rules

@@ -27,6 +27,22 @@ void Engine::inspect_read(Scope& s, const codec::CommandView& cmd) {
     if (it != views_.end()) view_joins = it->second;
   }
   const bool with_lookup = !joins.empty() || !view_joins.empty();
+  if (s.dry_run) {
+    // Judged as if this read were already in the window (the real pass adds it afterwards).
+    if (!with_lookup || s.limits->lookup_ratio.empty()) return;
+    LookupWindow::Totals totals;
+    {
+      std::lock_guard lock(s.stats->mutex);
+      totals = s.stats->lookups.totals(now());
+    }
+    ++totals.reads;
+    ++totals.lookups;
+    if (totals.reads < s.limits->lookup_min_reads) return;
+    if (const Bound* b = s.limits->lookup_ratio.exceeded(totals.ratio())) {
+      s.add(RuleKind::kMaxLookupRatio, *b, "", totals.ratio(), -1, nullptr);
+    }
+    return;
+  }
   auto& labels = sc.labels;
   labels.clear();
   LookupWindow::Totals totals;
@@ -81,7 +97,7 @@ bool Engine::wants_reply_sample(const codec::CommandView& cmd) {
       cmd.kind != CommandKind::kGetMore) {
     return false;
   }
-  const double rate = rules_.load()->tracking().read_sample_rate;
+  const double rate = judged_.load()->rules->tracking().read_sample_rate;
   if (rate <= 0) return false;
   if (rate >= 1) return true;
   // splitmix64 per thread: cheap and good enough for sampling.
@@ -120,7 +136,7 @@ void Engine::observe_reply(const codec::CommandView& request, const codec::OpMsg
     }
   }
   if (batch.empty() || db.empty() || coll.empty()) return;
-  const std::shared_ptr<const RuleSet> rules = rules_.load();
+  const std::shared_ptr<const RuleSet> rules = judged_.load()->rules;
   CollectionStats* stats = stats_for(db, coll);
   auto limits = limits_for(stats, db, coll, *rules);
   const bool track = limits->tracks_arrays;
@@ -145,7 +161,7 @@ void Engine::observe_reply(const codec::CommandView& request, const codec::OpMsg
 void Engine::learn_stored_document(std::string_view db, std::string_view coll,
                                    const codec::BsonView& document) {
   if (document.empty()) return;
-  const std::shared_ptr<const RuleSet> rules = rules_.load();
+  const std::shared_ptr<const RuleSet> rules = judged_.load()->rules;
   CollectionStats* stats = stats_for(db, coll);
   auto limits = limits_for(stats, db, coll, *rules);
   // Only namespaces with array bounds use the tracker: remembering the documents of every

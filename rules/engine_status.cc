@@ -22,9 +22,9 @@ std::vector<Engine::ArrayFieldState> Engine::array_fields() const {
     std::lock_guard lock(stats->mutex);
     for (const auto& [field, fs] : stats->fields) {
       ArrayFieldState state{stats->db, stats->coll, field, fs.lengths.max(), 0};
-      if (stats->limits != nullptr) {
-        const Limit* limit = stats->limits->array_limit_for(field);
-        if (limit == nullptr || limit->empty()) limit = &stats->limits->array_length_any;
+      if (const auto& limits = stats->active.limits; limits != nullptr) {
+        const Limit* limit = limits->array_limit_for(field);
+        if (limit == nullptr || limit->empty()) limit = &limits->array_length_any;
         if (!limit->empty()) state.bound = limit->min;
       }
       out.push_back(std::move(state));
@@ -67,11 +67,18 @@ std::string Engine::status_json() const {
   std::sort(all.begin(), all.end(), [](const CollectionStats* a, const CollectionStats* b) {
     return std::tie(a->db, a->coll) < std::tie(b->db, b->coll);
   });
-  const auto rules = rules_.load();
+  const auto judged = judged_.load();
   std::string out;
   auto o = std::back_inserter(out);
-  fmt::format_to(o, "{{\"mode\":\"{}\",\"rules\":{},\"tracked_documents\":{},\"collections\":[",
-                 action_name(rules->mode()), rules->rules().size(), tracker_.size());
+  fmt::format_to(o, "{{\"mode\":\"{}\",\"rules\":", action_name(judged->rules->mode()));
+  append_rule_hits_json(out, *judged->hits);
+  out += ",\"candidate_rules\":";
+  if (judged->candidate_hits != nullptr) {
+    append_rule_hits_json(out, *judged->candidate_hits);
+  } else {
+    out += "[]";
+  }
+  fmt::format_to(o, ",\"tracked_documents\":{},\"collections\":[", tracker_.size());
   bool first_ns = true;
   for (const CollectionStats* cs : all) {
     auto* stats = const_cast<CollectionStats*>(cs);

@@ -46,6 +46,7 @@ void Engine::inspect_insert(Scope& s, const codec::BsonView& doc, int32_t index)
   DocumentShape& shape = sc.shape;
   shape.measure(doc);
   s.check_shape(shape, true, index, shape.has_id() ? &shape.id() : nullptr);
+  if (s.dry_run) return;
   record_shape(s.stats, observer_, shape, "insert", true, s.rules.tracking().max_field_paths);
   if (shape.has_id() && shape.array_count() > 0 && s.tracks_arrays() && !s.blocked(index)) {
     DocumentTracker::make_key(sc.ns_of(s.db, s.coll), shape.id(), &sc.key);
@@ -57,7 +58,7 @@ void Engine::inspect_insert(Scope& s, const codec::BsonView& doc, int32_t index)
 
 void Engine::inspect_delete(Scope& s, const codec::BsonView& q) {
   bson_iter_t id;
-  if (!s.tracks_arrays() || !id_equality(q, &id)) return;
+  if (s.dry_run || !s.tracks_arrays() || !id_equality(q, &id)) return;
   Scratch& sc = scratch();
   DocumentTracker::make_key(sc.ns_of(s.db, s.coll), id, &sc.key);
   tracker_.forget(sc.key);
@@ -78,6 +79,7 @@ void Engine::inspect_update(Scope& s, const codec::BsonView& q, const codec::Bso
     shape.measure(u);
     const bson_iter_t* id = has_q_id ? &q_id : (shape.has_id() ? &shape.id() : nullptr);
     s.check_shape(shape, true, index, id);
+    if (s.dry_run) return;
     record_shape(s.stats, observer_, shape, "replace", true, max_fields);
     if (track && id != nullptr && !s.blocked(index)) {
       DocumentTracker::make_key(sc.ns_of(s.db, s.coll), *id, &sc.key);
@@ -101,7 +103,7 @@ void Engine::inspect_update(Scope& s, const codec::BsonView& q, const codec::Bso
     // What $set writes is a lower bound on the resulting document (an upsert creates it).
     s.add(RuleKind::kMaxDocumentBytes, *b, "", update.set_bytes(), index, id);
   }
-  if (set_values.array_count() > 0) {
+  if (set_values.array_count() > 0 && !s.dry_run) {
     record_shape(s.stats, observer_, set_values, "update", false, max_fields);
     if (track && id != nullptr && !s.blocked(index)) {
       for (const ArrayMeasure* a = set_values.arrays_begin(); a != set_values.arrays_end(); ++a) {
@@ -114,7 +116,7 @@ void Engine::inspect_update(Scope& s, const codec::BsonView& q, const codec::Bso
   for (size_t i = 0; i < update.growth_count(); ++i) {
     const ArrayGrowth& g = update.growth()[i];
     const std::string* label = nullptr;
-    {
+    if (!s.dry_run) {
       std::lock_guard lock(s.stats->mutex);
       const std::string& lbl = s.stats->field_label(g.path, max_fields);
       auto& field = s.stats->fields.find(lbl)->second;
@@ -122,14 +124,14 @@ void Engine::inspect_update(Scope& s, const codec::BsonView& q, const codec::Bso
       field.pushed_elements += g.elements;
       label = &lbl;
     }
-    if (observer_ != nullptr) {
+    if (observer_ != nullptr && label != nullptr) {
       observer_->on_array_push(s.stats->db, s.stats->coll, *label, g.elements);
       if (!g.has_slice)
         observer_->on_unbounded_push(s.stats->db, s.stats->coll, *label, g.elements);
     }
 
     if (!g.has_slice && l.push_slice_action != Action::kOff) {
-      Bound b{0, l.push_slice_action, l.push_slice_match, l.push_slice_line};
+      Bound b{0, l.push_slice_action, l.push_slice_match, l.push_slice_line, l.push_slice_rule};
       s.add(RuleKind::kRequirePushSlice, b, g.path, g.elements, index, id);
     }
     // With $slice the array ends at most |N| long: a cap above the bound lets it pass the bound.
@@ -150,7 +152,10 @@ void Engine::inspect_update(Scope& s, const codec::BsonView& q, const codec::Bso
     const Limit* by_path = l.array_length_by_path.empty() ? nullptr : l.array_limit_for(g.path);
     {
       auto cap = g.has_slice ? std::optional<uint32_t>(g.slice_cap) : std::nullopt;
-      if (auto grown = tracker_.grow(sc.key, g.path, g.elements, cap)) {
+      // A dry run reads what the push would make of the length and leaves it as it is.
+      auto grown = s.dry_run ? tracker_.would_grow(sc.key, g.path, g.elements, cap)
+                             : tracker_.grow(sc.key, g.path, g.elements, cap);
+      if (grown) {
         const Bound* strict = l.array_length_any.strictest();
         if (by_path != nullptr) {
           const Bound* p = by_path->strictest();
@@ -167,7 +172,8 @@ void Engine::inspect_update(Scope& s, const codec::BsonView& q, const codec::Bso
           s.add(RuleKind::kTrackedArrayLength, *strict, g.path, grown->length, index, id, action);
           // Refused: the push never happens, so the length goes back to what it was (no $slice
           // here: a capped push cannot pass the bound).
-          if (action == Action::kBlock) tracker_.record(sc.key, g.path, grown->length - g.elements);
+          if (action == Action::kBlock && !s.dry_run)
+            tracker_.record(sc.key, g.path, grown->length - g.elements);
         }
       }
     }
@@ -175,13 +181,14 @@ void Engine::inspect_update(Scope& s, const codec::BsonView& q, const codec::Bso
 }
 
 void Engine::inspect_bulk_write(const codec::CommandView& cmd, const RequestContext& ctx,
-                                const RuleSet& rules, Verdict& verdict) {
+                                const Judged& judged, bool dry_run, Verdict& verdict) {
   // Per op: {insert: nsIdx, document} | {update: nsIdx, filter, updateMods, upsert, multi} |
   // {delete: nsIdx, filter}; the namespace is nsInfo[nsIdx].ns.
-  const uint32_t scope = scope_of(ctx, rules);
+  const RuleSet& rules = dry_run ? *judged.candidates : *judged.rules;
+  const uint32_t scope = scope_of(ctx, rules, dry_run);
   for (size_t i = 0; i < cmd.statements.size(); ++i) {
     // An ordered bulkWrite stops at its first refused op: later ones never run.
-    if (cmd.ordered && !verdict.blocked_statements.empty()) break;
+    if (!dry_run && cmd.ordered && !verdict.blocked_statements.empty()) break;
     const codec::BsonView& op = cmd.statements[i];
     bson_iter_t iter;
     if (op.empty() || !bson_iter_init_from_data(&iter, op.data, op.size) ||
@@ -201,8 +208,10 @@ void Engine::inspect_bulk_write(const codec::CommandView& cmd, const RequestCont
     CollectionStats* stats = stats_for(db, coll);
     // Per op, like insert/update/delete batches: the proxy forwards the allowed ops and merges
     // the per-op results of the reply's cursor.
-    Scope s{cmd, ctx,  rules, verdict, stats, limits_for(stats, db, coll, rules, scope),
+    Scope s{cmd, ctx,  rules, verdict, stats, limits_for(stats, db, coll, rules, scope, dry_run),
             db,  coll, false};
+    s.hits = dry_run ? judged.candidate_hits.get() : judged.hits.get();
+    s.dry_run = dry_run;
     codec::BsonView document, filter, mods;
     bool mods_pipeline = false;
     while (bson_iter_next(&iter)) {

@@ -10,7 +10,7 @@ namespace docguard::rules {
 
 void Limit::add(double value, Action action, const Rule& rule) {
   if (action == Action::kOff) return;
-  bounds.push_back(Bound{value, action, rule.match, rule.line});
+  bounds.push_back(Bound{value, action, rule.match, rule.line, rule.index});
   min = std::min(min, value);
 }
 
@@ -45,9 +45,15 @@ namespace {
 std::atomic<uint64_t> g_generation{0};
 }
 
-RuleSet::RuleSet(Action mode, std::vector<Rule> rules, TrackingLimits tracking)
-    : mode_(mode), rules_(std::move(rules)), tracking_(tracking), generation_(++g_generation) {
+RuleSet::RuleSet(Action mode, std::vector<Rule> rules, TrackingLimits tracking,
+                 std::shared_ptr<const RuleSet> candidates)
+    : mode_(mode),
+      rules_(std::move(rules)),
+      tracking_(tracking),
+      candidates_(std::move(candidates)),
+      generation_(++g_generation) {
   for (uint32_t i = 0; i < rules_.size(); ++i) {
+    rules_[i].index = i;
     if (!rules_[i].scope.empty() && rules_[i].action != Action::kOff) scoped_.push_back(i);
   }
   std::vector<uint64_t> none((scoped_.size() + 63) / 64, 0);
@@ -104,6 +110,7 @@ NamespaceLimits RuleSet::resolve(std::string_view db, std::string_view coll, uin
       out.push_slice_action = r.action;
       out.push_slice_match = r.match;
       out.push_slice_line = r.line;
+      out.push_slice_rule = r.index;
     }
     if (r.max_nesting_depth) out.nesting_depth.add(*r.max_nesting_depth, r.action, r);
     if (r.max_lookup_ratio) {
@@ -117,6 +124,13 @@ NamespaceLimits RuleSet::resolve(std::string_view db, std::string_view coll, uin
       }
       window_set = true;
     }
+  }
+  // The tracker follows the arrays candidate rules bound too, or their tracked lengths would
+  // never be known.
+  for (size_t i = 0; candidates_ != nullptr && !out.tracks_arrays && i < candidates_->rules_.size();
+       ++i) {
+    const Rule& r = candidates_->rules_[i];
+    out.tracks_arrays = r.action != Action::kOff && r.has_array_bounds() && glob_match(r.match, ns);
   }
   return out;
 }
@@ -185,7 +199,10 @@ class Parser : public ConfigReader {
       const std::string name = kv.first.as<std::string>();
       const std::string key = prefix + "." + name;
       const YAML::Node& v = kv.second;
-      if (name == "match") {
+      if (name == "id") {
+        r.id = scalar(v, key);
+        if (r.id.empty()) fail(v, key, "must not be empty (leave the key out for none)");
+      } else if (name == "match") {
         r.match = scalar(v, key);
         if (r.match.empty()) fail(v, key, "must not be empty (use \"*\" for every namespace)");
         has_match = true;
@@ -232,7 +249,7 @@ class Parser : public ConfigReader {
         }
       } else {
         fail(kv.first, key,
-             "unknown key (known: match, action, max_document_bytes, max_array_length, "
+             "unknown key (known: id, match, action, max_document_bytes, max_array_length, "
              "array_length, require_push_slice, max_nesting_depth, max_lookup_ratio, "
              "lookup_window, lookup_min_reads, apps, users, clients)");
       }
@@ -268,6 +285,29 @@ class Parser : public ConfigReader {
              "expected a user name glob, written 'name' or 'name@db', got '" + glob + "'");
       }
       out.push_back(std::move(glob));
+    }
+    return out;
+  }
+
+  // A `rules` or `candidate_rules` list; ids must be unique within it.
+  std::vector<Rule> rule_list(const YAML::Node& list, const std::string& name, Action mode) {
+    if (!list.IsSequence() && !list.IsNull()) fail(list, name, "expected a list of rules");
+    std::vector<Rule> out;
+    std::map<std::string, int> id_lines;
+    for (size_t i = 0; list.IsSequence() && i < list.size(); ++i) {
+      const std::string prefix = name + "[" + std::to_string(i) + "]";
+      Rule r = rule(list[i], prefix, mode);
+      if (!r.id.empty()) {
+        auto [it, added] = id_lines.emplace(r.id, r.line);
+        if (!added) {
+          fail(list[i]["id"], prefix + ".id",
+               "duplicate id '" + r.id + "' (first used by the rule on line " +
+                   std::to_string(it->second) +
+                   "); ids name a rule's hit counters and must be "
+                   "unique");
+        }
+      }
+      out.push_back(std::move(r));
     }
     return out;
   }
@@ -329,19 +369,22 @@ std::shared_ptr<const RuleSet> parse_rules(const YAML::Node& root, const std::st
     if (const YAML::Node m = root["mode"]) mode = p.action(m, "mode");
     if (const YAML::Node t = root["tracking"]) tracking = p.tracking(t);
     if (const YAML::Node list = root["rules"]) {
-      if (!list.IsSequence() && !list.IsNull()) {
-        p.fail(list, "rules", "expected a list of rules");
-      }
-      for (size_t i = 0; list.IsSequence() && i < list.size(); ++i) {
-        rules.push_back(p.rule(list[i], "rules[" + std::to_string(i) + "]", mode));
-      }
+      rules = p.rule_list(list, "rules", mode);
     } else {
       rules.push_back(default_rule(mode));
     }
   } else {
     rules.push_back(default_rule(mode));
   }
-  return std::make_shared<const RuleSet>(mode, std::move(rules), tracking);
+  std::shared_ptr<const RuleSet> candidates;
+  if (root && root.IsMap()) {
+    if (const YAML::Node list = root["candidate_rules"]) {
+      std::vector<Rule> dry = p.rule_list(list, "candidate_rules", mode);
+      if (!dry.empty())
+        candidates = std::make_shared<const RuleSet>(mode, std::move(dry), tracking);
+    }
+  }
+  return std::make_shared<const RuleSet>(mode, std::move(rules), tracking, std::move(candidates));
 }
 
 }  // namespace docguard::rules

@@ -5,7 +5,8 @@ This module starts its own FerretDB + docguard (with a rules config written here
 (/usr/bin/prometheus, Debian package `prometheus`) on free 127.0.0.1 ports, scraping docguard's
 admin listener every second and loading deploy/prometheus/alerts.yml. A background thread keeps a
 workload going (inserts, replaces, $push growth, reads, $lookup aggregates, writes that break warn
-and block rules, malformed frames), so every counter keeps moving and rate() always has two
+and block rules, also from a client app named "checkout", writes a candidate rule would block,
+malformed frames), so every counter keeps moving and rate() always has two
 samples. Then:
 
   * every PromQL expression of deploy/grafana/dashboards/docguard.json (template variables
@@ -80,6 +81,12 @@ rules:
   - match: "{DB}.events"
     action: warn
     max_document_bytes: 2KiB
+candidate_rules:                 # dry run: the 45-review inserts would be blocked
+  - id: fewer-reviews
+    match: "{DB}.products"
+    action: block
+    array_length:
+      reviews: 40
 tracking:
   read_sample_rate: 1.0
 """
@@ -153,7 +160,8 @@ class Workload(threading.Thread):
         self.blocked = 0
         self.errors: list[str] = []
 
-    def one_round(self, client: pymongo.MongoClient, i: int) -> None:
+    def one_round(self, client: pymongo.MongoClient, checkout: pymongo.MongoClient,
+                  i: int) -> None:
         db = client[DB]
         # writes: reviews near the bound (45 of 50), a replace, a capped $push
         db.products.insert_one({"_id": f"r{i}", "name": "x" * 40, "tags": ["a", "b", "c"],
@@ -165,6 +173,11 @@ class Workload(threading.Thread):
         # a write past the block bound: refused by docguard (code 121)
         try:
             db.products.insert_one({"_id": f"big{i}", "reviews": list(range(60))})
+        except PyMongoError:
+            self.blocked += 1
+        # the same from the "checkout" app (the app-scoped alert's example)
+        try:
+            checkout[DB].products.insert_one({"_id": f"co{i}", "reviews": list(range(60))})
         except PyMongoError:
             self.blocked += 1
         # a warn violation: forwarded, counted
@@ -182,28 +195,33 @@ class Workload(threading.Thread):
         # malformed frame on a raw socket
         _bad_frame(self.port)
 
+    def _client(self, appname: str) -> pymongo.MongoClient:
+        return pymongo.MongoClient(self.uri, serverSelectionTimeoutMS=2000, connectTimeoutMS=2000,
+                                   socketTimeoutMS=5000, appname=appname)
+
     def run(self) -> None:
-        client = None
+        client = checkout = None
         i = 0
         while not self.stop_event.is_set():
             try:
                 if client is None:
-                    client = pymongo.MongoClient(self.uri, serverSelectionTimeoutMS=2000,
-                                                 connectTimeoutMS=2000, socketTimeoutMS=5000,
-                                                 appname="prom-workload")
-                self.one_round(client, i)
+                    client = self._client("prom-workload")
+                    checkout = self._client("checkout")
+                self.one_round(client, checkout, i)
                 self.rounds += 1
             except PyMongoError as e:  # outage phases: keep trying with fresh connections
                 self.errors.append(repr(e)[:200])
-                try:
-                    client.close()
-                except Exception:
-                    pass
-                client = None
+                for c in (client, checkout):
+                    try:
+                        c.close()
+                    except Exception:
+                        pass
+                client = checkout = None
             i += 1
             self.stop_event.wait(0.25)
-        if client is not None:
-            client.close()
+        for c in (client, checkout):
+            if c is not None:
+                c.close()
 
     def stop(self) -> None:
         self.stop_event.set()

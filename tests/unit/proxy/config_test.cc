@@ -258,5 +258,24 @@ TEST(Config, ExampleFileIsValid) {
   EXPECT_NO_THROW(load_config_file(example));
 }
 
+TEST(Config, RolloutExampleIsValid) {
+  // config/rollout.example.yaml: checkout blocked, the batch jobs warned, reporting untouched,
+  // and one candidate rule.
+  const auto c =
+      load_config_file(std::string(DOCGUARD_SOURCE_DIR) + "/config/rollout.example.yaml");
+  ASSERT_EQ(c.rules->rules().size(), 2u);
+  EXPECT_EQ(c.rules->rules()[0].id, "checkout-orders");
+  EXPECT_EQ(c.rules->rules()[0].action, rules::Action::kBlock);
+  EXPECT_EQ(c.rules->rules()[0].scope.apps, std::vector<std::string>{"checkout"});
+  EXPECT_EQ(c.rules->rules()[1].action, rules::Action::kWarn);
+  ASSERT_NE(c.rules->candidates(), nullptr);
+  ASSERT_EQ(c.rules->candidates()->rules().size(), 1u);
+  EXPECT_EQ(c.rules->candidates()->rules()[0].id, "checkout-orders-items-50");
+  EXPECT_EQ(c.rules->candidates()->rules()[0].action, rules::Action::kBlock);
+  // No rule applies to the reporting tool.
+  const rules::ClientIdentity reporting{"reporting", "", nullptr};
+  for (const auto& r : c.rules->rules()) EXPECT_FALSE(rules::scope_matches(r.scope, reporting));
+}
+
 }  // namespace
 }  // namespace docguard::proxy

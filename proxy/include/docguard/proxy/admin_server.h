@@ -18,6 +18,15 @@ struct HttpResponse {
 boost::asio::awaitable<void> serve_admin(boost::asio::ip::tcp::acceptor& acceptor,
                                          ProxyRuntime& runtime);
 
+// The live report's candidate-rule verdicts (Engine::candidate_verdicts): as the
+// `candidate_verdicts` member of /report.json, and as a table inserted into /report's HTML
+// before </body>.
+std::string candidate_verdicts_json(const std::vector<rules::CandidateVerdicts>& verdicts);
+std::string with_candidate_verdicts_json(std::string report,
+                                         const std::vector<rules::CandidateVerdicts>& verdicts);
+std::string with_candidate_verdicts_html(std::string report,
+                                         const std::vector<rules::CandidateVerdicts>& verdicts);
+
 // Routes one request (method, target, Authorization header value). Exposed for tests.
 boost::asio::awaitable<HttpResponse> route_admin(const std::string& method,
                                                  const std::string& target,

@@ -120,6 +120,10 @@ class Metrics final : public rules::Observer {
   void on_lookup(std::string_view db, std::string_view coll, std::string_view from) override;
   void on_violation(std::string_view db, std::string_view coll, std::string_view rule,
                     rules::Action action, std::string_view app) override;
+  // docguard_candidate_violations_total{db,collection,rule,action,app}: action is what the
+  // candidate rule would have done.
+  void on_candidate_violation(std::string_view db, std::string_view coll, std::string_view rule,
+                              rules::Action would, std::string_view app) override;
 
  private:
   // The cells of a labeled series, found in this thread's index (no lock); the shared index
@@ -140,6 +144,7 @@ class Metrics final : public rules::Observer {
   prometheus::Family<prometheus::Counter>& reads_with_lookup_;
   prometheus::Family<prometheus::Counter>& lookups_;
   prometheus::Family<prometheus::Counter>& violations_;
+  prometheus::Family<prometheus::Counter>& candidate_violations_;
   prometheus::Family<prometheus::Gauge>& array_length_max_;
   prometheus::Family<prometheus::Gauge>& array_length_bound_;
   prometheus::Family<prometheus::Gauge>& topology_type_;
@@ -151,7 +156,7 @@ class Metrics final : public rules::Observer {
   std::map<prometheus::Labels, prometheus::Gauge*> findings_series_;
 
   MetricIndex<prometheus::Counter> commands_index_, array_push_index_, reads_index_,
-      reads_with_lookup_index_, lookups_index_, violations_index_;
+      reads_with_lookup_index_, lookups_index_, violations_index_, candidate_violations_index_;
   MetricIndex<prometheus::Histogram> document_size_index_, array_length_index_;
 };
 

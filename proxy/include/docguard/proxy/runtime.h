@@ -45,6 +45,10 @@ class AdvisorTee final : public rules::Observer {
                     rules::Action action, std::string_view app) override {
     m_.on_violation(db, coll, rule, action, app);
   }
+  void on_candidate_violation(std::string_view db, std::string_view coll, std::string_view rule,
+                              rules::Action would, std::string_view app) override {
+    m_.on_candidate_violation(db, coll, rule, would, app);
+  }
   void on_request(std::string_view db, std::string_view coll,
                   const codec::CommandView& cmd) override {
     a_.on_request(db, coll, cmd);

@@ -108,12 +108,16 @@ struct CollectionStats {
   const std::string coll;
 
   // Rules resolved for this namespace, rebuilt when the rule set generation changes: `limits`
-  // for connections no scoped rule applies to, `scoped_limits` by scope id for the others (at
-  // most kMaxScopedLimits; more scopes are resolved for each command).
-  std::shared_ptr<const NamespaceLimits> limits;
-  uint64_t limits_generation = 0;
+  // for connections no scoped rule applies to, `scoped` by scope id for the others (at most
+  // kMaxScopedLimits; more scopes are resolved for each command).
+  struct ResolvedLimits {
+    std::shared_ptr<const NamespaceLimits> limits;
+    uint64_t generation = 0;
+    std::vector<std::pair<uint32_t, std::shared_ptr<const NamespaceLimits>>> scoped;
+  };
   static constexpr size_t kMaxScopedLimits = 64;
-  std::vector<std::pair<uint32_t, std::shared_ptr<const NamespaceLimits>>> scoped_limits;
+  ResolvedLimits active;     // the rules in force
+  ResolvedLimits candidate;  // candidate_rules, judged in a dry run
 
   uint64_t commands = 0;
   Histogram document_bytes;

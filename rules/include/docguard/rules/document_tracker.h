@@ -43,6 +43,10 @@ class DocumentTracker {
   // and returns the new length, or nullopt when the document or path is not known.
   std::optional<Grown> grow(std::string_view key, std::string_view path, uint32_t elements,
                             std::optional<uint32_t> cap);
+  // What grow() would return, changing nothing (not even the LRU order): for judging candidate
+  // rules on a write the real rules judge too.
+  std::optional<Grown> would_grow(std::string_view key, std::string_view path, uint32_t elements,
+                                  std::optional<uint32_t> cap) const;
   // Forgets a document (deleted, or replaced without the array).
   void forget(std::string_view key);
   size_t size() const;

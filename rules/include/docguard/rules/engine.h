@@ -26,16 +26,19 @@
 #include "docguard/codec/op_msg.h"
 #include "docguard/rules/collection_stats.h"
 #include "docguard/rules/document_tracker.h"
+#include "docguard/rules/rule_hits.h"
 #include "docguard/rules/rule_set.h"
 
 namespace docguard::rules {
 
 struct Violation {
   RuleKind kind = RuleKind::kMaxDocumentBytes;
-  std::string rule;        // rule_name(kind): what logs, metrics and errInfo call it
-  std::string rule_match;  // the deciding rule's `match` glob
-  int rule_line = 0;       // and its line in the config file (0: the built-in default)
-  std::string field_path;  // "" when not about a field
+  std::string rule;                // rule_name(kind): what logs, metrics and errInfo call it
+  std::string rule_match;          // the deciding rule's `match` glob
+  int rule_line = 0;               // and its line in the config file (0: the built-in default)
+  uint32_t rule_index = 0;         // and its index in its rule set
+  std::shared_ptr<RuleHits> hits;  // and its hit counters (the engine counts the violation)
+  std::string field_path;          // "" when not about a field
   double measured = 0;
   double bound = 0;
   Action action = Action::kWarn;
@@ -83,6 +86,11 @@ class Observer {
   virtual void on_violation(std::string_view /*db*/, std::string_view /*coll*/,
                             std::string_view /*rule*/, Action /*action*/,
                             std::string_view /*app*/) {}
+  // A candidate rule (candidate_rules) would have warned or blocked: nothing was changed.
+  // Labels are bounded as for on_violation.
+  virtual void on_candidate_violation(std::string_view /*db*/, std::string_view /*coll*/,
+                                      std::string_view /*rule*/, Action /*would*/,
+                                      std::string_view /*app*/) {}
   // For the design advisor: every command with a namespace (after on_command), to read what
   // the measurements above do not carry (filters, projections, pipelines, index and validator
   // definitions). Called on the hot path: an implementation samples and stays cheap.
@@ -107,9 +115,10 @@ class Engine {
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
-  // Atomic swap; statistics, counters and tracked documents survive.
+  // Atomic swap; statistics, counters and tracked documents survive, and so do the hit
+  // counters of each rule whose id (or key) is unchanged.
   void reload(std::shared_ptr<const RuleSet> rules);
-  std::shared_ptr<const RuleSet> rules() const { return rules_.load(); }
+  std::shared_ptr<const RuleSet> rules() const { return judged_.load()->rules; }
 
   // Hot path: one call per client command.
   Verdict inspect(const codec::CommandView& cmd, const RequestContext& ctx);
@@ -126,7 +135,11 @@ class Engine {
   void observe_catalog_reply(const codec::CommandView& request, const codec::OpMsg& reply);
   // Per collection: document size p50/p99/max, array max/p99 per field, $lookup ratio,
   // violations by rule and action, top offending client apps and users.
+  // Also the hit counters of every rule and candidate rule (top-level `rules` and
+  // `candidate_rules`).
   std::string status_json() const;
+  // What each candidate rule would have done, per client app (the live report's table).
+  std::vector<CandidateVerdicts> candidate_verdicts() const;
 
   // The longest array seen per field path and the bound in force for it (0: none), for
   // gauges computed when metrics are scraped rather than on the hot path.
@@ -143,28 +156,45 @@ class Engine {
 
  private:
   struct Scope;
+  // The rules in force with their hit counters, and the candidate rules with theirs: swapped
+  // together by reload(), read once per command.
+  struct Judged {
+    std::shared_ptr<const RuleSet> rules;
+    std::shared_ptr<const RuleHitsTable> hits;
+    std::shared_ptr<const RuleSet> candidates;  // null without candidate_rules
+    std::shared_ptr<const RuleHitsTable> candidate_hits;
+  };
+  static std::shared_ptr<const Judged> judge_with(std::shared_ptr<const RuleSet> rules,
+                                                  const Judged* previous);
+  // One pass over a command: with the rules in force (the verdict), or with the candidate
+  // rules as a dry run (nothing recorded, only the candidate counters move).
+  void judge(const codec::CommandView& cmd, const RequestContext& ctx, const Judged& judged,
+             bool dry_run, Verdict& verdict);
   CollectionStats* stats_for(std::string_view db, std::string_view coll);
   std::shared_ptr<const NamespaceLimits> limits_for(CollectionStats* stats, std::string_view db,
                                                     std::string_view coll, const RuleSet& rules,
-                                                    uint32_t scope = 0);
+                                                    uint32_t scope = 0, bool candidate = false);
   // The connection's scope id under `rules` (0 without scoped rules: no call on that path).
-  static uint32_t scope_of(const RequestContext& ctx, const RuleSet& rules) {
-    return rules.has_scoped_rules() ? find_scope(ctx, rules) : 0;
+  static uint32_t scope_of(const RequestContext& ctx, const RuleSet& rules,
+                           bool candidate = false) {
+    return rules.has_scoped_rules() ? find_scope(ctx, rules, candidate) : 0;
   }
-  static uint32_t find_scope(const RequestContext& ctx, const RuleSet& rules);
+  static uint32_t find_scope(const RequestContext& ctx, const RuleSet& rules, bool candidate);
   const std::string& app_label(std::string_view app, uint32_t max_apps);
   void inspect_insert(Scope& s, const codec::BsonView& doc, int32_t index);
   void inspect_update(Scope& s, const codec::BsonView& q, const codec::BsonView& u,
                       bool u_is_pipeline, int32_t index);
   void inspect_delete(Scope& s, const codec::BsonView& q);
   void inspect_bulk_write(const codec::CommandView& cmd, const RequestContext& ctx,
-                          const RuleSet& rules, Verdict& verdict);
+                          const Judged& judged, bool dry_run, Verdict& verdict);
   void inspect_read(Scope& s, const codec::CommandView& cmd);
   void remember_view(const codec::CommandView& cmd, const RuleSet& rules);
   void report(Scope& s, size_t first_violation);
+  void report_candidates(Scope& s, size_t first_violation);
   Clock::time_point now() const;
 
-  std::atomic<std::shared_ptr<const RuleSet>> rules_;
+  std::atomic<std::shared_ptr<const Judged>> judged_;
+  std::mutex reload_mutex_;  // one reload at a time: each carries over from the one before
   Observer* observer_;
   // Tells this engine's entries in a thread's stats_for cache from another engine's.
   const uint64_t id_;

@@ -17,6 +17,11 @@
 //     applies to a connection when its namespace matches and each of those keys matches; one
 //     with none applies to everyone. Scoped and unscoped rules combine as above: the strongest
 //     action, then the smallest bound, over every rule that applies to the connection.
+//   * A rule may have an `id` (unique within its list), the name its hit counters keep across
+//     reloads (rule_hits.h); without one it is known by its match and scope keys.
+//   * `candidate_rules` has the syntax of `rules`. They are judged on the same traffic as a
+//     rule set of their own, in a dry run: never blocking, never changing a byte, counted apart
+//     (Observer::on_candidate_violation), so a change is seen before it is applied.
 //   * If the file has no `rules` key at all, one built-in rule for "*" applies, with the
 //     thresholds MongoDB's own Atlas advisor uses (kDefault* below). `rules: []` means no rules.
 #pragma once
@@ -50,7 +55,8 @@ inline const char* action_name(Action action) { return kActionNames.name(action)
 
 // Top-level configuration keys parsed here; the proxy's own config rejects keys that are in
 // neither its set nor this one.
-inline constexpr std::array<std::string_view, 3> kTopLevelKeys = {"mode", "rules", "tracking"};
+inline constexpr std::array<std::string_view, 4> kTopLevelKeys = {"mode", "rules", "tracking",
+                                                                  "candidate_rules"};
 
 // Defaults from mongodb-facts.md section 8 (Atlas advisor thresholds: what MongoDB itself flags
 // in production; Compass's stricter hints, 250 elements, are mentioned in the example config).
@@ -82,6 +88,7 @@ struct TrackingLimits {
 
 // One `rules:` entry as written. Unset limits are std::nullopt.
 struct Rule {
+  std::string id;     // "" when not written
   std::string match;  // glob over "db.coll": '*' any run of characters, '?' one character
   Action action = Action::kWarn;
   bool action_explicit = false;  // written in the rule rather than inherited from `mode`
@@ -93,8 +100,9 @@ struct Rule {
   std::optional<double> max_lookup_ratio;
   std::chrono::seconds lookup_window = kDefaultLookupWindow;
   uint64_t lookup_min_reads = kDefaultLookupMinReads;
-  RuleScope scope;  // who the rule applies to; empty: everyone
-  int line = 0;     // 1-based line in the file, for messages
+  RuleScope scope;     // who the rule applies to; empty: everyone
+  int line = 0;        // 1-based line in the file, for messages
+  uint32_t index = 0;  // position in its RuleSet's rules(), set by the RuleSet
 
   bool has_array_bounds() const { return max_array_length || !array_length.empty(); }
 };
@@ -104,7 +112,8 @@ struct Bound {
   double value = 0;
   Action action = Action::kWarn;
   std::string match;
-  int line = 0;  // the deciding rule's line in the config file (0: the built-in default)
+  int line = 0;       // the deciding rule's line in the config file (0: the built-in default)
+  uint32_t rule = 0;  // and its index in the RuleSet (its hit counters: RuleHitsTable::at)
 };
 
 // All contributions to one limit; `min` lets the hot path skip the list when nothing exceeds.
@@ -133,6 +142,7 @@ struct NamespaceLimits {
   Action push_slice_action = Action::kOff;
   std::string push_slice_match;
   int push_slice_line = 0;
+  uint32_t push_slice_rule = 0;
   std::chrono::seconds lookup_window = kDefaultLookupWindow;
   uint64_t lookup_min_reads = kDefaultLookupMinReads;
   // Some rule for this namespace bounds arrays, for these connections or for others: the
@@ -144,11 +154,14 @@ struct NamespaceLimits {
 
 class RuleSet {
  public:
-  RuleSet(Action mode, std::vector<Rule> rules, TrackingLimits tracking);
+  // `candidates`: the file's candidate_rules (null when it has none), judged in a dry run.
+  RuleSet(Action mode, std::vector<Rule> rules, TrackingLimits tracking,
+          std::shared_ptr<const RuleSet> candidates = nullptr);
 
   Action mode() const { return mode_; }
   const std::vector<Rule>& rules() const { return rules_; }
   const TrackingLimits& tracking() const { return tracking_; }
+  const std::shared_ptr<const RuleSet>& candidates() const { return candidates_; }
   // Changes on every RuleSet built, so cached NamespaceLimits know when they are stale.
   uint64_t generation() const { return generation_; }
 
@@ -166,6 +179,7 @@ class RuleSet {
   Action mode_;
   std::vector<Rule> rules_;
   TrackingLimits tracking_;
+  std::shared_ptr<const RuleSet> candidates_;
   uint64_t generation_;
   // Indices in rules_ of the rules with scope keys; a scope is a bit set over this list.
   std::vector<uint32_t> scoped_;
@@ -177,24 +191,30 @@ class RuleSet {
 };
 
 // One connection's scope id, remembered between its commands: found again only when the rule
-// set changes or the connection's identity does (forget()). Used by one thread at a time.
+// set changes or the connection's identity does (forget()). Used by one thread at a time. The
+// candidate rules have a slot of their own, so judging both sets does not thrash one slot.
 class ConnectionScope {
  public:
   explicit ConnectionScope(std::string_view peer) : address_(parse_peer_address(peer)) {}
   // The app name or the user changed.
-  void forget() { generation_ = 0; }
-  uint32_t id(const RuleSet& rules, std::string_view app, std::string_view user) {
-    if (generation_ != rules.generation()) {
-      id_ = rules.scope_of(ClientIdentity{app, user, address_ ? &*address_ : nullptr});
-      generation_ = rules.generation();
+  void forget() { active_ = candidate_ = Slot{}; }
+  uint32_t id(const RuleSet& rules, std::string_view app, std::string_view user,
+              bool candidate = false) {
+    Slot& slot = candidate ? candidate_ : active_;
+    if (slot.generation != rules.generation()) {
+      slot.id = rules.scope_of(ClientIdentity{app, user, address_ ? &*address_ : nullptr});
+      slot.generation = rules.generation();
     }
-    return id_;
+    return slot.id;
   }
 
  private:
+  struct Slot {
+    uint64_t generation = 0;
+    uint32_t id = 0;
+  };
   std::optional<IpAddress> address_;
-  uint64_t generation_ = 0;
-  uint32_t id_ = 0;
+  Slot active_, candidate_;
 };
 
 // Parses the rules part of a configuration document. Keys not in kTopLevelKeys are left to the

@@ -1,0 +1,156 @@
+#include "docguard/rules/rule_hits.h"
+
+#include <arpa/inet.h>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <netinet/in.h>
+
+#include <algorithm>
+#include <ctime>
+#include <unordered_map>
+
+#include "docguard/rules/structured_log.h"
+
+namespace docguard::rules {
+
+void RuleHits::count_app(std::string_view app, Action action) {
+  std::lock_guard lock(apps_mutex_);
+  auto it = by_app_.find(app);
+  if (it == by_app_.end()) it = by_app_.emplace(std::string(app), std::array<uint64_t, 2>{}).first;
+  ++it->second[action == Action::kBlock ? 1 : 0];
+}
+
+bool RuleHits::should_log(std::chrono::steady_clock::time_point now, std::chrono::seconds interval,
+                          uint64_t* suppressed) {
+  const int64_t t =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
+  int64_t last = last_log_ns_.load(std::memory_order_relaxed);
+  const int64_t gap = std::chrono::duration_cast<std::chrono::nanoseconds>(interval).count();
+  // One thread wins the exchange; the others count themselves as suppressed.
+  if ((last == 0 || t - last >= gap) &&
+      last_log_ns_.compare_exchange_strong(last, t == 0 ? 1 : t, std::memory_order_relaxed)) {
+    *suppressed = suppressed_.exchange(0, std::memory_order_relaxed);
+    return true;
+  }
+  suppressed_.fetch_add(1, std::memory_order_relaxed);
+  return false;
+}
+
+std::vector<RuleHits::AppCounts> RuleHits::by_app() const {
+  std::lock_guard lock(apps_mutex_);
+  std::vector<AppCounts> out;
+  for (const auto& [app, counts] : by_app_) out.push_back({app, counts[0], counts[1]});
+  return out;
+}
+
+std::string cidr_text(const Cidr& cidr) {
+  char text[INET6_ADDRSTRLEN] = {};
+  const auto& b = cidr.network.bytes;
+  const bool v4 = cidr.prefix >= 96 &&
+                  std::all_of(b.begin(), b.begin() + 10, [](uint8_t x) { return x == 0; }) &&
+                  b[10] == 0xff && b[11] == 0xff;
+  if (v4) {
+    inet_ntop(AF_INET, b.data() + 12, text, sizeof text);
+    return fmt::format("{}/{}", text, cidr.prefix - 96);
+  }
+  inet_ntop(AF_INET6, b.data(), text, sizeof text);
+  return fmt::format("{}/{}", text, cidr.prefix);
+}
+
+std::string rule_key(const Rule& rule) {
+  std::string key = "match=" + rule.match;
+  auto list = [&](const char* name, const std::vector<std::string>& items) {
+    if (items.empty()) return;
+    fmt::format_to(std::back_inserter(key), " {}={}", name, fmt::join(items, ","));
+  };
+  list("apps", rule.scope.apps);
+  list("users", rule.scope.users);
+  std::vector<std::string> clients;
+  for (const Cidr& c : rule.scope.clients) clients.push_back(cidr_text(c));
+  list("clients", clients);
+  return key;
+}
+
+RuleHitsTable::RuleHitsTable(const RuleSet& rules, const RuleHitsTable* previous) {
+  std::unordered_map<std::string, std::shared_ptr<RuleHits>> carried;
+  if (previous != nullptr) {
+    for (size_t i = 0; i < previous->hits_.size(); ++i) {
+      carried.emplace(previous->identities_[i], previous->hits_[i]);
+    }
+  }
+  std::unordered_map<std::string, int> seen_keys;
+  for (const Rule& rule : rules.rules()) {
+    std::string key = rule_key(rule);
+    std::string identity;
+    if (!rule.id.empty()) {
+      identity = "id:" + rule.id;
+    } else {
+      const int n = ++seen_keys[key];
+      if (n > 1) key += fmt::format(" #{}", n);
+      identity = "key:" + key;
+    }
+    auto it = carried.find(identity);
+    hits_.push_back(it != carried.end() ? it->second : std::make_shared<RuleHits>());
+    ids_.push_back(rule.id);
+    keys_.push_back(std::move(key));
+    identities_.push_back(std::move(identity));
+    lines_.push_back(rule.line);
+  }
+}
+
+namespace {
+
+void append_json_string(std::string& out, std::string_view s) {
+  out.push_back('"');
+  log::Fields::escape_into(out, s);
+  out.push_back('"');
+}
+
+void append_time(std::string& out, int64_t unix_ms) {
+  if (unix_ms == 0) {
+    out += "null";
+    return;
+  }
+  const std::time_t seconds = static_cast<std::time_t>(unix_ms / 1000);
+  std::tm tm{};
+  gmtime_r(&seconds, &tm);
+  fmt::format_to(std::back_inserter(out), "\"{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z\"",
+                 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                 unix_ms % 1000);
+}
+
+}  // namespace
+
+void append_rule_hits_json(std::string& out, const RuleHitsTable& table) {
+  out.push_back('[');
+  for (uint32_t i = 0; i < table.size(); ++i) {
+    if (i > 0) out.push_back(',');
+    out += "{\"id\":";
+    if (table.id(i).empty()) {
+      out += "null";
+    } else {
+      append_json_string(out, table.id(i));
+    }
+    out += ",\"key\":";
+    append_json_string(out, table.key(i));
+    const RuleHits& hits = *table.at(i);
+    fmt::format_to(std::back_inserter(out),
+                   ",\"line\":{},\"hits\":{{\"warn\":{},\"block\":{}}},\"last_hit\":",
+                   table.line(i), hits.warn(), hits.block());
+    append_time(out, hits.last_hit_ms());
+    out.push_back('}');
+  }
+  out.push_back(']');
+}
+
+std::vector<CandidateVerdicts> candidate_verdicts(const RuleHitsTable& table) {
+  std::vector<CandidateVerdicts> out;
+  for (uint32_t i = 0; i < table.size(); ++i) {
+    CandidateVerdicts v{table.id(i), table.key(i), table.line(i), {}};
+    for (const auto& a : table.at(i)->by_app()) v.apps.push_back({a.app, a.block, a.warn});
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+}  // namespace docguard::rules

@@ -282,6 +282,11 @@ def start_docguard(upstream_uri: str, workdir: Path, config_text: str = "", *,
     cfg = workdir / f"docguard-{time.monotonic_ns()}.yaml"
     # a key is always present: a comment-only/empty file crashes docguard (see
     # test_faults.py::test_comment_only_config_file_starts)
+    # Introspection (docguard's own reads of the cluster) opens connections of its own and sends
+    # commands the stub answers with nonsense: off here, where descriptors, connections and
+    # upstream errors of the data path are counted, unless a test turns it on.
+    if "introspection:" not in config_text:
+        config_text = "introspection: {enabled: false}\n" + config_text
     cfg.write_text("# written by tests/faults\nlog_format: json\n" + config_text)
     proc = harness.start_docguard(upstream_uri, workdir, config=cfg, threads=threads,
                                   wait_upstream=wait_upstream)

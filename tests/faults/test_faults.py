@@ -690,3 +690,28 @@ def test_comment_only_config_file_starts(workdir, content):
     except harness.StartError as e:
         pytest.fail(str(e))
     assert proc.stop() == 0
+
+
+def test_introspection_of_a_server_that_answers_nonsense(docguards, stub):
+    """docguard's own reads of the cluster against an upstream that answers every command with
+    {ok: 1, echo: ...} (no databases array, no cursors): each pass fails cleanly, is counted and
+    retried, and client traffic is untouched."""
+    import json
+
+    dg = docguards(stub.uri, "introspection:\n  max_commands_per_second: 100\n"
+                             "  interval: 1s\n  jitter: 0\n")
+    rss0 = dg.rss_kb()
+    by = F.Bystander(dg)
+
+    def passes() -> int:
+        code, body = harness.http_get(f"http://{dg.admin}/status")
+        return json.loads(body)["introspection"].get("passes", 0) if code == 200 else 0
+
+    F.wait_until(lambda: passes() >= 2, 20, what="two introspection passes")
+    code, body = harness.http_get(f"http://{dg.admin}/status")
+    intro = json.loads(body)["introspection"]
+    assert intro["last_result"] == "failed", intro
+    assert "listDatabases" in intro["last_error"], intro
+    assert dg.metric("docguard_introspection_runs_total", result="failed") >= 2
+    F.assert_survived(dg, by, rss0)
+    by.close()

@@ -343,7 +343,8 @@ void Metrics::on_array_push(std::string_view db, std::string_view coll, std::str
       elements);
 }
 
-void Metrics::on_read(std::string_view db, std::string_view coll, bool with_lookup) {
+void Metrics::on_read(std::string_view db, std::string_view coll, bool with_lookup,
+                      std::string_view /*app*/) {
   cells_.increment(cells_for(reads_index_, key_of('r', {db, coll}), [&]() -> prometheus::Counter& {
     return reads_.Add({{"db", s(db)}, {"collection", s(coll)}});
   }));

@@ -133,15 +133,31 @@ const std::string& Engine::app_label(std::string_view app, uint32_t max_apps) {
   static const std::string kNone;
   static const std::string kOther(kOverflowLabel);
   if (app.empty()) return kNone;
+  // Every command is labelled for the advisor: a connection's commands mostly repeat one app,
+  // and the thread's last answer spares them the shared lock.
+  Scratch& sc = scratch();
+  if (sc.last_app_label != nullptr && sc.last_app_engine == id_ && sc.last_app_max == max_apps &&
+      sc.last_app == app) {
+    return *sc.last_app_label;
+  }
+  const std::string* label = &kOther;
   {
     std::shared_lock lock(apps_mutex_);
-    if (auto it = known_apps_.find(app); it != known_apps_.end()) return *it;
-    if (known_apps_.size() >= max_apps) return kOther;
+    if (auto it = known_apps_.find(app); it != known_apps_.end()) label = &*it;
   }
-  std::unique_lock lock(apps_mutex_);
-  if (auto it = known_apps_.find(app); it != known_apps_.end()) return *it;
-  if (known_apps_.size() >= max_apps) return kOther;
-  return *known_apps_.emplace(app).first;
+  if (label == &kOther) {
+    std::unique_lock lock(apps_mutex_);
+    if (auto it = known_apps_.find(app); it != known_apps_.end()) {
+      label = &*it;
+    } else if (known_apps_.size() < max_apps) {
+      label = &*known_apps_.emplace(app).first;
+    }
+  }
+  sc.last_app_engine = id_;
+  sc.last_app_max = max_apps;
+  sc.last_app.assign(app);
+  sc.last_app_label = label;
+  return *label;
 }
 
 Verdict Engine::inspect(const codec::CommandView& cmd, const RequestContext& ctx) {
@@ -171,14 +187,16 @@ void Engine::judge(const codec::CommandView& cmd, const RequestContext& ctx, con
       return;
     }
     CollectionStats* stats = stats_for(cmd.database, cmd.collection);
+    std::string_view app;
     if (!dry_run) {
       {
         std::lock_guard lock(stats->mutex);
         ++stats->commands;
       }
       if (observer_ != nullptr) {
+        app = app_label(ctx.app_name, rules->tracking().max_apps);
         observer_->on_command(stats->db, stats->coll, cmd.name);
-        observer_->on_request(stats->db, stats->coll, cmd);
+        observer_->on_request(stats->db, stats->coll, cmd, app);
       }
     }
     switch (cmd.kind) {
@@ -209,6 +227,7 @@ void Engine::judge(const codec::CommandView& cmd, const RequestContext& ctx, con
             cmd.collection};
     s.hits = dry_run ? judged.candidate_hits.get() : judged.hits.get();
     s.dry_run = dry_run;
+    s.app = app;
     switch (cmd.kind) {
       case CommandKind::kInsert:
         for (size_t i = 0; i < cmd.statements.size() && !s.batch_stopped(); ++i) {

@@ -71,6 +71,12 @@ struct Scratch {
   uint64_t last_engine = 0;
   std::string last_ns;
   CollectionStats* last_stats = nullptr;
+  // The app this thread labelled last (labels are never removed, and a full set stays full
+  // under the same max_apps, so the label stays right for the engine's life).
+  uint64_t last_app_engine = 0;
+  uint32_t last_app_max = 0;
+  std::string last_app;
+  const std::string* last_app_label = nullptr;
   const std::string& ns_of(std::string_view db, std::string_view coll) {
     ns_buffer.assign(db).append(".").append(coll);
     return ns_buffer;
@@ -112,6 +118,9 @@ struct Engine::Scope {
   // Judging candidate rules: measure and judge only. Nothing is recorded (statistics, tracker,
   // observer), so the pass leaves no trace but its own counters.
   bool dry_run = false;
+  // The client's app as the observer labels it (tracking.max_apps); set only when recording
+  // with an observer.
+  std::string_view app = {};
 
   void add(RuleKind kind, const Bound& bound, std::string_view path, double measured, int32_t index,
            const bson_iter_t* id, Action action) {

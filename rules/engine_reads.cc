@@ -62,7 +62,7 @@ void Engine::inspect_read(Scope& s, const codec::CommandView& cmd) {
     }
   }
   if (observer_ != nullptr) {
-    observer_->on_read(s.stats->db, s.stats->coll, with_lookup);
+    observer_->on_read(s.stats->db, s.stats->coll, with_lookup, s.app);
     for (const auto& [from, unused] : labels) {
       observer_->on_lookup(s.stats->db, s.stats->coll, *from);
     }

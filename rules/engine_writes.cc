@@ -127,7 +127,7 @@ void Engine::inspect_update(Scope& s, const codec::BsonView& q, const codec::Bso
     if (observer_ != nullptr && label != nullptr) {
       observer_->on_array_push(s.stats->db, s.stats->coll, *label, g.elements);
       if (!g.has_slice)
-        observer_->on_unbounded_push(s.stats->db, s.stats->coll, *label, g.elements);
+        observer_->on_unbounded_push(s.stats->db, s.stats->coll, *label, g.elements, s.app);
     }
 
     if (!g.has_slice && l.push_slice_action != Action::kOff) {
@@ -186,6 +186,10 @@ void Engine::inspect_bulk_write(const codec::CommandView& cmd, const RequestCont
   // {delete: nsIdx, filter}; the namespace is nsInfo[nsIdx].ns.
   const RuleSet& rules = dry_run ? *judged.candidates : *judged.rules;
   const uint32_t scope = scope_of(ctx, rules, dry_run);
+  const std::string_view app =
+      !dry_run && observer_ != nullptr
+          ? std::string_view(app_label(ctx.app_name, rules.tracking().max_apps))
+          : std::string_view();
   for (size_t i = 0; i < cmd.statements.size(); ++i) {
     // An ordered bulkWrite stops at its first refused op: later ones never run.
     if (!dry_run && cmd.ordered && !verdict.blocked_statements.empty()) break;
@@ -212,6 +216,7 @@ void Engine::inspect_bulk_write(const codec::CommandView& cmd, const RequestCont
             db,  coll, false};
     s.hits = dry_run ? judged.candidate_hits.get() : judged.hits.get();
     s.dry_run = dry_run;
+    s.app = app;
     codec::BsonView document, filter, mods;
     bool mods_pipeline = false;
     while (bson_iter_next(&iter)) {

@@ -80,7 +80,7 @@ LiveAdvisor::Namespace* LiveAdvisor::state_for(std::string_view db, std::string_
 }
 
 void LiveAdvisor::on_request(std::string_view db, std::string_view coll,
-                             const codec::CommandView& cmd) {
+                             const codec::CommandView& cmd, std::string_view app) {
   // Index and validator definitions arrive with their replies (on_catalog_reply).
   if (!cmd.is_write() && !cmd.is_read()) return;
   if (cmd.kind == codec::CommandKind::kBulkWrite) return;  // on admin, across namespaces
@@ -90,25 +90,30 @@ void LiveAdvisor::on_request(std::string_view db, std::string_view coll,
   std::lock_guard lock(mutex_);
   if (Namespace* ns = state_for(db, coll)) {
     observe_locked(*ns, cmd);
+    // Reads are counted by on_read, which sees every read (this sees those with a namespace).
+    if (cmd.is_write()) ns->write_apps.count(app);
     for (const QueryShape& shape : shapes) ns->query_shapes.record(shape);
   }
 }
 
 void LiveAdvisor::on_unbounded_push(std::string_view db, std::string_view coll,
-                                    std::string_view field, double) {
+                                    std::string_view field, double, std::string_view app) {
   if (!sampled(push_counter_)) return;
   std::lock_guard lock(mutex_);
   if (Namespace* ns = state_for(db, coll)) {
     if (uint64_t* n = bounded(ns->unbounded_pushes, field)) ++*n;
+    ns->push_apps.count(app);
   }
 }
 
-void LiveAdvisor::on_read(std::string_view db, std::string_view coll, bool with_lookup) {
+void LiveAdvisor::on_read(std::string_view db, std::string_view coll, bool with_lookup,
+                          std::string_view app) {
   if (!sampled(read_counter_)) return;
   std::lock_guard lock(mutex_);
   if (Namespace* ns = state_for(db, coll)) {
     ++ns->reads;
     if (with_lookup) ++ns->reads_with_lookup;
+    ns->read_apps.count(app);
   }
 }
 

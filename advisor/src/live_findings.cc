@@ -22,6 +22,16 @@ std::string joined(const std::set<std::string>& names) {
   return out;
 }
 
+// The kinds traffic findings that reads show (their filters, pipelines, projections); the
+// others rest on writes.
+bool shown_by_reads(std::string_view kind) {
+  return kind == kind::kJoinHeavy || kind == kind::kUnindexedReference ||
+         kind == kind::kUnindexedQuery || kind == kind::kComputed ||
+         kind == kind::kCaseInsensitiveRegex || kind == kind::kSubset;
+}
+
+constexpr size_t kAppsPerFinding = 5;
+
 }  // namespace
 
 // The document detectors: on the documents sampled from the cluster when there are some (what
@@ -65,6 +75,7 @@ void LiveAdvisor::detect_locked(std::vector<Finding>& out) const {
   for (const auto& [name, ns_ptr] : namespaces_) {
     const Namespace& ns = *ns_ptr;
     const CollectionProfile& p = ns.profile;
+    const size_t namespace_first = out.size();
     detect_documents_locked(ns, out);
     const size_t traffic_first = out.size();
 
@@ -176,9 +187,24 @@ void LiveAdvisor::detect_locked(std::vector<Finding>& out) const {
       if (out[i].source == "dump") out[i].source = "traffic";
     }
     detect_validator_locked(ns, out);
+    name_apps_locked(ns, out, namespace_first);
   }
   detect_collections_locked(out);
   sort_findings(out);
+}
+
+// Attributed per namespace and kind of traffic, not per finding: what it costs is three small
+// maps per namespace, and the apps writing or reading a collection are the ones to talk to.
+void LiveAdvisor::name_apps_locked(const Namespace& ns, std::vector<Finding>& out,
+                                   size_t first) const {
+  for (size_t i = first; i < out.size(); ++i) {
+    Finding& f = out[i];
+    if (f.source != "traffic") continue;
+    const AppCounts& apps = f.kind == kind::kUnboundedArray ? ns.push_apps
+                            : shown_by_reads(f.kind)        ? ns.read_apps
+                                                            : ns.write_apps;
+    f.apps = apps.top(kAppsPerFinding);
+  }
 }
 
 // Findings about a database's or the deployment's collections together, as the dump scan gives

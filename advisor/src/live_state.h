@@ -2,9 +2,11 @@
 // live_findings.cc (what the detectors read). Private to the advisor library.
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "docguard/advisor/collection_profile.h"
@@ -17,6 +19,38 @@ namespace docguard::advisor {
 inline constexpr size_t kMaxKeys = 32;  // per map of one namespace (fields, pipelines, joins)
 inline constexpr uint32_t kLargeDocumentBytes = 64 * 1024;
 inline constexpr uint64_t kLargeDocumentSampling = 64;
+
+// Which client apps sent one kind of a namespace's sampled traffic, and how much: at most
+// kMaxAppsPerNamespace by name, the rest under "_other" (the engine has already folded apps past
+// tracking.max_apps into "_other" process-wide).
+class AppCounts {
+ public:
+  static constexpr size_t kMaxAppsPerNamespace = 8;
+  void count(std::string_view app) {
+    if (app.empty()) return;  // a driver that sent no appName
+    auto it = counts_.find(app);
+    if (it == counts_.end()) {
+      const std::string_view key = counts_.size() < kMaxAppsPerNamespace ? app : kOtherApp;
+      it = counts_.try_emplace(std::string(key), 0).first;
+    }
+    ++it->second;
+  }
+  // The `max` apps that sent the most, most first (ties by name).
+  std::vector<std::string> top(size_t max) const {
+    std::vector<std::pair<uint64_t, std::string_view>> ranked;
+    for (const auto& [app, n] : counts_) ranked.emplace_back(n, app);
+    std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first > b.first : a.second < b.second;
+    });
+    std::vector<std::string> names;
+    for (size_t i = 0; i < ranked.size() && i < max; ++i) names.emplace_back(ranked[i].second);
+    return names;
+  }
+
+ private:
+  static constexpr std::string_view kOtherApp = "_other";
+  std::map<std::string, uint64_t, std::less<>> counts_;
+};
 
 struct LookupInfo {
   uint64_t count = 0;
@@ -48,6 +82,9 @@ struct LiveAdvisor::Namespace {
   std::map<std::string, uint64_t, std::less<>> projected_fields;
   // Queries counted by shape (filter and sort), for the unindexed-query detector.
   QueryShapeCounter query_shapes;
+  // The apps behind the sampled traffic: writes (inserts, updates, deletes), reads, and
+  // $push/$addToSet without $slice.
+  AppCounts write_apps, read_apps, push_apps;
   // What is known of the collection's kind, indexes, validator and statistics: from docguard's
   // own reads of the cluster, updated at once by catalog commands seen in traffic. With neither,
   // `known` and `indexes_known` are false and metadata.indexes holds what createIndexes traffic

@@ -138,6 +138,14 @@ std::string lookup_graph_svg(const std::vector<LookupEdge>& edges) {
   return svg + "</svg>";
 }
 
+// The apps behind a traffic finding, under its evidence.
+std::string apps_line(const std::vector<std::string>& apps) {
+  if (apps.empty()) return "";
+  std::string out = "<br><small>apps: ";
+  for (size_t i = 0; i < apps.size(); ++i) out += (i ? ", " : "") + html_escape(apps[i]);
+  return out + "</small>";
+}
+
 std::string findings_table(const std::vector<Finding>& findings) {
   std::string out =
       "<table><tr><th>severity</th><th>namespace</th><th>kind</th><th>field</th>"
@@ -147,8 +155,8 @@ std::string findings_table(const std::vector<Finding>& findings) {
     out += std::string("<tr><td class='sev ") + severity + "'>" + severity + "</td><td>" +
            html_escape(f.db + (f.collection.empty() ? "" : "." + f.collection)) + "</td><td>" +
            f.kind + "</td><td><code>" + html_escape(f.field) + "</code></td><td>" +
-           html_escape(f.evidence) + "</td><td>" + f.source + "</td><td>" + html_escape(f.pattern) +
-           "</td><td>" + html_escape(f.suggestion) + "</td></tr>";
+           html_escape(f.evidence) + apps_line(f.apps) + "</td><td>" + f.source + "</td><td>" +
+           html_escape(f.pattern) + "</td><td>" + html_escape(f.suggestion) + "</td></tr>";
   }
   return out + "</table>";
 }

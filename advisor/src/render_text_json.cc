@@ -19,6 +19,11 @@ std::string findings_of(const ReportInput& input, const std::string& db,
     out += "  " + upper(severity_name(f.severity)) + "  " + f.kind +
            (f.field.empty() ? "" : "  `" + f.field + "`") + "\n";
     out += "        evidence:   " + f.evidence + " [" + f.source + "]\n";
+    if (!f.apps.empty()) {
+      out += "        apps:       ";
+      for (size_t i = 0; i < f.apps.size(); ++i) out += (i ? ", " : "") + f.apps[i];
+      out += "\n";
+    }
     out += "        pattern:    " + f.pattern + "\n";
     out += "        suggestion: " + f.suggestion + "\n";
   }
@@ -141,7 +146,11 @@ std::string render_json(const ReportInput& input) {
            "\", \"severity\": \"" + severity_name(f.severity) + "\", \"field\": \"" +
            json_escape(f.field) + "\", \"evidence\": \"" + json_escape(f.evidence) +
            "\", \"pattern\": \"" + json_escape(f.pattern) + "\", \"suggestion\": \"" +
-           json_escape(f.suggestion) + "\", \"source\": \"" + f.source + "\"}";
+           json_escape(f.suggestion) + "\", \"source\": \"" + f.source + "\", \"apps\": [";
+    for (size_t k = 0; k < f.apps.size(); ++k) {
+      out += std::string(k ? ", " : "") + "\"" + json_escape(f.apps[k]) + "\"";
+    }
+    out += "]}";
   }
   out += "],\n \"lookups\": [";
   for (size_t i = 0; i < input.lookups.size(); ++i) {

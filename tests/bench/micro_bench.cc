@@ -131,16 +131,17 @@ void BM_Inspect(benchmark::State& state, std::string name, size_t config) {
 class AdvisorObserver final : public rules::Observer {
  public:
   explicit AdvisorObserver(advisor::LiveAdvisor& a) : a_(a) {}
-  void on_read(std::string_view db, std::string_view coll, bool with_lookup) override {
-    a_.on_read(db, coll, with_lookup);
+  void on_read(std::string_view db, std::string_view coll, bool with_lookup,
+               std::string_view app) override {
+    a_.on_read(db, coll, with_lookup, app);
   }
-  void on_request(std::string_view db, std::string_view coll,
-                  const codec::CommandView& cmd) override {
-    a_.on_request(db, coll, cmd);
+  void on_request(std::string_view db, std::string_view coll, const codec::CommandView& cmd,
+                  std::string_view app) override {
+    a_.on_request(db, coll, cmd, app);
   }
   void on_unbounded_push(std::string_view db, std::string_view coll, std::string_view field,
-                         double elements) override {
-    a_.on_unbounded_push(db, coll, field, elements);
+                         double elements, std::string_view app) override {
+    a_.on_unbounded_push(db, coll, field, elements, app);
   }
 
  private:

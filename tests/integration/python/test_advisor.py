@@ -45,7 +45,7 @@ def advised(env, tmp_path_factory):
     dg = harness.start_docguard(env.ferret_uri, tmp, config=cfg, extra_args=[])
     try:
         client = pymongo.MongoClient(f"mongodb://127.0.0.1:{dg.ports['listen']}",
-                                     directConnection=True)
+                                     directConnection=True, appname="advisor-it")
         db = client["advisor_it"]
         for name in db.list_collection_names():
             db.drop_collection(name)
@@ -112,6 +112,12 @@ def test_report_json_has_each_traffic_finding(advised):
     sources = {(f["collection"], f["kind"]): f["source"] for f in report["findings"]}
     assert sources[("orders", "no_validator")] == "metadata"
     assert sources[("posts", "unbounded_array")] == "traffic"
+    # Traffic findings name the client apps (the driver's appName) that showed them; what
+    # docguard read of the cluster names none.
+    apps = {(f["collection"], f["kind"]): f["apps"] for f in report["findings"]}
+    assert apps[("posts", "unbounded_array")] == ["advisor-it"]
+    assert apps[("orders", "join_heavy")] == ["advisor-it"]
+    assert apps[("orders", "no_validator")] == []
     metrics = _get(base + "/metrics")
     assert 'docguard_findings{collection="posts",db="advisor_it",kind="unbounded_array"' in metrics
 

@@ -20,16 +20,17 @@ using testing::request;
 class Forward final : public rules::Observer {
  public:
   explicit Forward(LiveAdvisor& a) : a_(a) {}
-  void on_read(std::string_view db, std::string_view coll, bool with_lookup) override {
-    a_.on_read(db, coll, with_lookup);
+  void on_read(std::string_view db, std::string_view coll, bool with_lookup,
+               std::string_view app) override {
+    a_.on_read(db, coll, with_lookup, app);
   }
-  void on_request(std::string_view db, std::string_view coll,
-                  const codec::CommandView& cmd) override {
-    a_.on_request(db, coll, cmd);
+  void on_request(std::string_view db, std::string_view coll, const codec::CommandView& cmd,
+                  std::string_view app) override {
+    a_.on_request(db, coll, cmd, app);
   }
   void on_unbounded_push(std::string_view db, std::string_view coll, std::string_view field,
-                         double elements) override {
-    a_.on_unbounded_push(db, coll, field, elements);
+                         double elements, std::string_view app) override {
+    a_.on_unbounded_push(db, coll, field, elements, app);
   }
   void on_catalog_reply(const codec::CommandView& request, const codec::BsonView& reply) override {
     a_.on_catalog_reply(request, reply);
@@ -230,8 +231,8 @@ TEST(LiveAdvisorBounds, NamespacesPastTheCapAreNotTracked) {
   AdvisorSettings s = every_command();
   s.live_max_namespaces = 2;
   LiveAdvisor advisor(s);
-  for (int i = 0; i < 5; ++i) advisor.on_unbounded_push("app", "c" + std::to_string(i), "a", 1);
-  for (int i = 0; i < 20; ++i) advisor.on_unbounded_push("app", "c4", "a", 1);
+  for (int i = 0; i < 5; ++i) advisor.on_unbounded_push("app", "c" + std::to_string(i), "a", 1, "");
+  for (int i = 0; i < 20; ++i) advisor.on_unbounded_push("app", "c4", "a", 1, "");
   EXPECT_TRUE(advisor.findings().empty());
 }
 

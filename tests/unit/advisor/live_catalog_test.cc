@@ -90,7 +90,7 @@ TEST(LiveCatalogTest, AValidatorThatOnlyWarnsIsAFinding) {
   EXPECT_FALSE(has_finding(live, "validator_not_enforced"));
   catalog(live, R"({"collMod": "events", "$db": "app", "validator": {}})");
   auto insert = request(R"({"insert": "events", "$db": "app", "documents": [{"_id": 1}]})");
-  live.on_request("app", "events", insert->cmd);
+  live.on_request("app", "events", insert->cmd, "");
   EXPECT_TRUE(has_finding(live, "no_validator"));
 }
 
@@ -123,7 +123,7 @@ TEST(LiveCatalogTest, UnknownFactsAreNamedNotGuessedAndReadOnce) {
   LiveAdvisor live(every_command());
   live.expect_cluster_facts(true);
   auto insert = request(R"({"insert": "orders", "$db": "app", "documents": [{"_id": 1}]})");
-  live.on_request("app", "orders", insert->cmd);
+  live.on_request("app", "orders", insert->cmd, "");
   EXPECT_FALSE(has_finding(live, "no_validator"));
   EXPECT_NE(live.render("json").find("not read from the cluster yet"), std::string::npos);
   const auto unread = live.take_unread_namespaces(10);

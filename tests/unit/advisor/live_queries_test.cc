@@ -71,7 +71,7 @@ class LiveQueriesTest : public ::testing::Test {
   void send(const std::string& coll, const std::string& body, int times = 1) {
     for (int i = 0; i < times; ++i) {
       auto m = request(body);
-      advisor.on_request("app", coll, m->cmd);
+      advisor.on_request("app", coll, m->cmd, "");
     }
   }
   // A catalog command with the upstream's reply to it (`reply_json`, {ok: 1} by default).

@@ -93,7 +93,7 @@ TEST(MetricsTest, ScrapeShowsThePerMessageMetrics) {
     metrics.on_document_size("shop", "items", "insert", 300);
     metrics.on_array_length("shop", "items", "tags", 3);
     metrics.on_array_push("shop", "items", "tags", 2);
-    metrics.on_read("shop", "items", true);
+    metrics.on_read("shop", "items", true, "");
     metrics.on_lookup("shop", "items", "users");
     metrics.on_violation("shop", "items", "max_array_length", rules::Action::kWarn, "shop-api");
     metrics.add_client_bytes(100);

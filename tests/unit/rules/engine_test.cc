@@ -41,7 +41,8 @@ class RecordingObserver : public Observer {
     std::lock_guard lock(mutex);
     pushes[std::string(field)] += elements;
   }
-  void on_read(std::string_view db, std::string_view coll, bool /*with_lookup*/) override {
+  void on_read(std::string_view db, std::string_view coll, bool /*with_lookup*/,
+               std::string_view /*app*/) override {
     std::lock_guard lock(mutex);
     ++reads[std::string(db) + "." + std::string(coll)];
   }

@@ -43,6 +43,9 @@ struct Finding {
   // What the finding rests on: "dump" (a mongodump), "sample" (documents docguard read from the
   // cluster), "metadata" (the cluster's indexes, options and statistics) or "traffic".
   std::string source = "dump";
+  // For traffic findings: the client apps (their appName, as the proxy's counters label them)
+  // whose sampled commands on the collection showed it, most first. Empty for other sources.
+  std::vector<std::string> apps;
 };
 
 // Database, collection, kind, field: a stable order whatever order the dump was read in.

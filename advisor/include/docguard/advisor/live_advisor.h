@@ -43,11 +43,13 @@ class LiveAdvisor {
   explicit LiveAdvisor(const AdvisorSettings& settings);
   ~LiveAdvisor();
 
-  // rules::Observer hooks, forwarded by the proxy. Thread-safe.
-  void on_request(std::string_view db, std::string_view coll, const codec::CommandView& cmd);
+  // rules::Observer hooks, forwarded by the proxy. Thread-safe. `app`: the client's app as the
+  // engine labels it ("" for none), counted per namespace so traffic findings name their apps.
+  void on_request(std::string_view db, std::string_view coll, const codec::CommandView& cmd,
+                  std::string_view app);
   void on_unbounded_push(std::string_view db, std::string_view coll, std::string_view field,
-                         double elements);
-  void on_read(std::string_view db, std::string_view coll, bool with_lookup);
+                         double elements, std::string_view app);
+  void on_read(std::string_view db, std::string_view coll, bool with_lookup, std::string_view app);
 
   // A catalog command's successful reply (rules::Observer::on_catalog_reply): indexes,
   // validators and collections follow at once.
@@ -104,6 +106,7 @@ class LiveAdvisor {
   void detect_index_list_locked(const Namespace& ns, std::vector<Finding>& out) const;
   void detect_collections_locked(std::vector<Finding>& out) const;
   void detect_validator_locked(const Namespace& ns, std::vector<Finding>& out) const;
+  void name_apps_locked(const Namespace& ns, std::vector<Finding>& out, size_t first) const;
   std::vector<std::string> unknown_facts_locked() const;
   ReportInput report_locked() const;
 

@@ -116,7 +116,8 @@ class Metrics final : public rules::Observer {
                        double length) override;
   void on_array_push(std::string_view db, std::string_view coll, std::string_view field,
                      double elements) override;
-  void on_read(std::string_view db, std::string_view coll, bool with_lookup) override;
+  void on_read(std::string_view db, std::string_view coll, bool with_lookup,
+               std::string_view app) override;
   void on_lookup(std::string_view db, std::string_view coll, std::string_view from) override;
   void on_violation(std::string_view db, std::string_view coll, std::string_view rule,
                     rules::Action action, std::string_view app) override;

@@ -34,9 +34,10 @@ class AdvisorTee final : public rules::Observer {
                      double elements) override {
     m_.on_array_push(db, coll, field, elements);
   }
-  void on_read(std::string_view db, std::string_view coll, bool with_lookup) override {
-    m_.on_read(db, coll, with_lookup);
-    a_.on_read(db, coll, with_lookup);
+  void on_read(std::string_view db, std::string_view coll, bool with_lookup,
+               std::string_view app) override {
+    m_.on_read(db, coll, with_lookup, app);
+    a_.on_read(db, coll, with_lookup, app);
   }
   void on_lookup(std::string_view db, std::string_view coll, std::string_view from) override {
     m_.on_lookup(db, coll, from);
@@ -49,13 +50,13 @@ class AdvisorTee final : public rules::Observer {
                               rules::Action would, std::string_view app) override {
     m_.on_candidate_violation(db, coll, rule, would, app);
   }
-  void on_request(std::string_view db, std::string_view coll,
-                  const codec::CommandView& cmd) override {
-    a_.on_request(db, coll, cmd);
+  void on_request(std::string_view db, std::string_view coll, const codec::CommandView& cmd,
+                  std::string_view app) override {
+    a_.on_request(db, coll, cmd, app);
   }
   void on_unbounded_push(std::string_view db, std::string_view coll, std::string_view field,
-                         double elements) override {
-    a_.on_unbounded_push(db, coll, field, elements);
+                         double elements, std::string_view app) override {
+    a_.on_unbounded_push(db, coll, field, elements, app);
   }
   void on_catalog_reply(const codec::CommandView& request, const codec::BsonView& reply) override {
     a_.on_catalog_reply(request, reply);

@@ -79,7 +79,9 @@ class Observer {
   virtual void on_array_push(std::string_view /*db*/, std::string_view /*coll*/,
                              std::string_view /*field*/, double /*elements*/) {}
   // with_lookup: the read joins ($lookup/$graphLookup anywhere in it), counted once per read.
-  virtual void on_read(std::string_view /*db*/, std::string_view /*coll*/, bool /*with_lookup*/) {}
+  // app: as for on_violation.
+  virtual void on_read(std::string_view /*db*/, std::string_view /*coll*/, bool /*with_lookup*/,
+                       std::string_view /*app*/) {}
   virtual void on_lookup(std::string_view /*db*/, std::string_view /*coll*/,
                          std::string_view /*from*/) {}
   // app: the client's app name, bounded by tracking.max_apps ("_other" past it, "" for none).
@@ -94,11 +96,13 @@ class Observer {
   // For the design advisor: every command with a namespace (after on_command), to read what
   // the measurements above do not carry (filters, projections, pipelines, index and validator
   // definitions). Called on the hot path: an implementation samples and stays cheap.
+  // app: as for on_violation, so the advisor names the same apps the counters do.
   virtual void on_request(std::string_view /*db*/, std::string_view /*coll*/,
-                          const codec::CommandView& /*cmd*/) {}
-  // A $push/$addToSet without $slice: the array grows with every such update.
+                          const codec::CommandView& /*cmd*/, std::string_view /*app*/) {}
+  // A $push/$addToSet without $slice: the array grows with every such update. app: as above.
   virtual void on_unbounded_push(std::string_view /*db*/, std::string_view /*coll*/,
-                                 std::string_view /*field*/, double /*elements*/) {}
+                                 std::string_view /*field*/, double /*elements*/,
+                                 std::string_view /*app*/) {}
   // A command that reads or changes the catalog (createIndexes, dropIndexes, collMod, create,
   // drop, dropDatabase, renameCollection, listIndexes, listCollections) and the upstream's
   // successful reply to it, so what is known of indexes and validators follows at once.

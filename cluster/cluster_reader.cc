@@ -277,21 +277,7 @@ Expected<ClusterReader::Document> ClusterReader::write_command(const std::string
     return impl_->fail(error, what);
   }
   // libmongoc reports ok: 0 as a failure, but a write error inside an ok reply as success.
-  bson_iter_t it, errors, first;
-  if (bson_iter_init_find(&it, reply.get(), "writeErrors") && BSON_ITER_HOLDS_ARRAY(&it) &&
-      bson_iter_recurse(&it, &errors) && bson_iter_next(&errors) &&
-      BSON_ITER_HOLDS_DOCUMENT(&errors) && bson_iter_recurse(&errors, &first)) {
-    int32_t code = 0;
-    std::string message = "write error";
-    while (bson_iter_next(&first)) {
-      const std::string_view key = bson_iter_key(&first);
-      if (key == "code") code = static_cast<int32_t>(bson_iter_as_int64(&first));
-      if (key == "errmsg" && BSON_ITER_HOLDS_UTF8(&first)) {
-        message = bson_iter_utf8(&first, nullptr);
-      }
-    }
-    return Error{"", what + ": " + message, code};
-  }
+  if (auto failed = first_write_error(reply.get(), what)) return *failed;
   return copy_of(reply.get());
 }
 

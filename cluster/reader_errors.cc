@@ -94,4 +94,21 @@ bool is_timeout(const Error& error) {
   return code_in(error.code, {50, 89, 202, 262}) || error.code == kNetwork;
 }
 
+std::optional<Error> first_write_error(const bson_t* reply, const std::string& what) {
+  bson_iter_t it, errors, first;
+  if (!bson_iter_init_find(&it, reply, "writeErrors") || !BSON_ITER_HOLDS_ARRAY(&it) ||
+      !bson_iter_recurse(&it, &errors) || !bson_iter_next(&errors) ||
+      !BSON_ITER_HOLDS_DOCUMENT(&errors) || !bson_iter_recurse(&errors, &first)) {
+    return std::nullopt;
+  }
+  int32_t code = 0;
+  std::string message = "write error";
+  while (bson_iter_next(&first)) {
+    const std::string_view key = bson_iter_key(&first);
+    if (key == "code") code = static_cast<int32_t>(bson_iter_as_int64(&first));
+    if (key == "errmsg" && BSON_ITER_HOLDS_UTF8(&first)) message = bson_iter_utf8(&first, nullptr);
+  }
+  return Error{"", what + ": " + message, code};
+}
+
 }  // namespace docguard::cluster

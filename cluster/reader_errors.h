@@ -4,6 +4,7 @@
 
 #include <bson/bson.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,5 +22,7 @@ struct Scrubber {
 
 // "WHAT: libmongoc's message (code N)", with Error::code the server's code or a reader code.
 Error to_error(const bson_error_t& error, const std::string& what, const Scrubber& scrub);
+// The first of an ok reply's writeErrors, as "WHAT: errmsg" with its code; nullopt when none.
+std::optional<Error> first_write_error(const bson_t* reply, const std::string& what);
 
 }  // namespace docguard::cluster

@@ -1,4 +1,4 @@
-// Session: choosing and connecting the upstream server, and leaving it on failover (issue 9).
+// Session: choosing and connecting the upstream server, and leaving it on failover.
 // The relay itself is in session.cc.
 #include <spdlog/spdlog.h>
 

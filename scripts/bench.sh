@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# docguard benchmark suite (issue 5): one command, side by side on loopback.
+# docguard benchmark suite: one command, side by side on loopback.
 #
 #   scripts/bench.sh            # full run, about 15 minutes on a 2-core machine
 #   scripts/bench.sh --quick    # about 3-4 minutes: 1 round, shorter runs, fewer scenarios

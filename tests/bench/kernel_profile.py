@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Where a proxy's CPU goes, by kind of work, from `perf script` output of a cpu-clock recording
-with call graphs (issue 12's "profile first"). Reads the samples on stdin, prints one line:
+with call graphs, profiling before optimising. Reads the samples on stdin, prints one line:
 
     profile=TARGET samples=N user=..% wake_peer=..% switch=..% tcp=..% syscall_other=..%
 

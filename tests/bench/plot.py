@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Charts of a benchmark run (issue 12): reads the results.csv that scripts/bench.sh writes and
+"""Charts of a benchmark run: reads the results.csv that scripts/bench.sh writes and
 writes PNG and SVG files into OUT_DIR:
 
   throughput_vs_connections   ops/s of the small-op mix at 16, 64, 256 and 1,000 connections

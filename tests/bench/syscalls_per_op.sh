@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Load-independent cost per operation of each proxy (issue 12): system calls, context switches
+# Load-independent cost per operation of each proxy: system calls, context switches
 # and (with --callgrind) user-space instructions per operation, for a fixed number of operations
 # of the README's small-op mix (50% ~200-byte insert / 50% find by _id) through the stub upstream.
 # Counts, not times: they hardly move when other work shares the machine.

@@ -1,4 +1,4 @@
-"""Fixtures for the cluster suite (issue 9): FerretDB, the replica-set double, the client target.
+"""Fixtures for the cluster suite: FerretDB, the replica-set double, the client target.
 
 Environment:
   DOCGUARD_CLUSTER_VIA=double (default) | docguard   clients talk to the double directly, or to

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Cluster suite (issue 9): real drivers against the replica-set / several-mongos test double
+# Cluster suite: real drivers against the replica-set / several-mongos test double
 # (tests/cluster/rs_double.py) in front of FerretDB, SCRAM, and mongodb+srv:// through a private DNS.
 #
 #   tests/cluster/run.sh [pytest args...]          e.g. tests/cluster/run.sh -k stepdown

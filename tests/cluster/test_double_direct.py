@@ -1,4 +1,4 @@
-"""Real drivers accept and follow the replica-set double (issue 9, item 6).
+"""Real drivers accept and follow the replica-set double.
 
 With DOCGUARD_CLUSTER_VIA unset every test talks to the double DIRECTLY (no proxy): this proves the
 double is a faithful cluster. With DOCGUARD_CLUSTER_VIA=docguard the same tests run through

@@ -1,4 +1,4 @@
-"""docguard-only behaviour in front of the replica-set double (issue 9): no primary means an error
+"""docguard-only behaviour in front of the replica-set double: no primary means an error
 reply within serverSelectionTimeoutMS instead of a hang; /readyz, /status, the cluster metrics and
 the log line per change follow the topology. Skipped unless DOCGUARD_CLUSTER_VIA=docguard."""
 

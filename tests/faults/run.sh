@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fault-injection and "nothing lost" suites (issue 6, sections 3 and 4), loopback only.
+# Fault-injection and "nothing lost" suites, loopback only.
 #
 #   tests/faults/run.sh [pytest args...]        e.g. tests/faults/run.sh -k slowloris
 #

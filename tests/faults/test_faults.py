@@ -1,4 +1,4 @@
-"""Fault injection against docguard (issue 6, section 3).
+"""Fault injection against docguard.
 
 Each test starts its own docguard (so limits and peak memory are per test) in front of either the
 session's FerretDB or a scripted stub upstream (faultlib.StubUpstream), injects one fault and then

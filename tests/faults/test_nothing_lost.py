@@ -1,4 +1,4 @@
-"""Nothing lost (issue 6, section 4).
+"""Nothing lost.
 
 A randomized concurrent PyMongo workload through docguard against FerretDB, with FerretDB killed
 (SIGKILL) and restarted on the same port and data directory in the middle:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The io_uring build's fallback to epoll (issue 12): when the kernel refuses io_uring_setup
+# The io_uring build's fallback to epoll: when the kernel refuses io_uring_setup
 # (here a seccomp filter, as container runtimes install, via deny_io_uring) or the operator sets
 # DOCGUARD_IO_BACKEND=epoll, docguard re-executes the docguard-epoll built beside it, and the
 # start-up log line and /status say so and why; without docguard-epoll it exits with a message.

@@ -1,4 +1,4 @@
-// Scan throughput (issue 10: >= 300 MB/s of uncompressed BSON on one core).
+// Scan throughput.
 //   advisor_scan_bench [FILE [MEGABYTES]]
 // Writes FILE (default /tmp/docguard-advisor-bench.bson, ~1 GB) of order-like documents unless it
 // already has the size asked for, then scans it as `docguard scan` does (read, frame, profile,

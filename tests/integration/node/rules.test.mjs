@@ -1,4 +1,4 @@
-// Design rules in block mode with the Node.js driver (issue 3, Tests -> Integration).
+// Design rules in block mode with the Node.js driver.
 //
 // Starts a docguard of its own (block config written to a temp dir) in front of the suite's
 // FerretDB, so the shared docguard's config is left alone. Environment (run.sh sets them):

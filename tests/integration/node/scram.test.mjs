@@ -1,4 +1,4 @@
-// SCRAM through docguard with the Node.js driver (issue 9, item 5): docguard in front of a FerretDB
+// SCRAM through docguard with the Node.js driver: docguard in front of a FerretDB
 // with SCRAM users. Environment (tests/integration/run.sh's harness sets them):
 //   DOCGUARD_AUTH_URI       mongodb://127.0.0.1:PORT of that docguard (or the FerretDB, direct)
 //   DOCGUARD_AUTH_USER / DOCGUARD_AUTH_PASSWORD   a user in admin with SCRAM-SHA-1 and -256

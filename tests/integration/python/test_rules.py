@@ -1,4 +1,4 @@
-"""Design rules through docguard with PyMongo against FerretDB (issue 3, Tests -> Integration).
+"""Design rules through docguard with PyMongo against FerretDB.
 
 These tests start docguard instances of their own (rules_harness.RulesProxy) in front of the
 suite's FerretDB: one in warn mode, one in block mode (module scope), and fresh ones for the

@@ -1,4 +1,4 @@
-"""SCRAM through docguard to a FerretDB with SCRAM users (issue 9, item 5): docguard passes the
+"""SCRAM through docguard to a FerretDB with SCRAM users: docguard passes the
 conversation through untouched (clients authenticate themselves), including speculative
 authentication inside the hello docguard rewrites. DOCGUARD_DIRECT=1 runs it against that FerretDB
 itself."""

@@ -1,4 +1,4 @@
-"""TLS on both sides of docguard, with certificates this test makes (issue 6, section 5).
+"""TLS on both sides of docguard, with certificates this test makes.
 
 * client side: docguard serves TLS (--tls-cert/--tls-key); PyMongo with tls=True and the test CA
   works, plain TCP and an untrusted CA do not; with --tls-ca, a client certificate is required.

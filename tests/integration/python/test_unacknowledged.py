@@ -1,4 +1,4 @@
-"""Unacknowledged (w:0, moreToCome) writes on one pooled connection (issue 9, defect).
+"""Unacknowledged (w:0, moreToCome) writes on one pooled connection.
 
 A server must not answer a moreToCome request, but FerretDB 1.x does. docguard drops those replies;
 it used to remember only the last 64 unacknowledged request ids, so a client that put more than

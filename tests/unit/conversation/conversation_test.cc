@@ -126,7 +126,7 @@ TEST_F(Replay, ReplyToAnUnacknowledgedRequestNeverReachesTheClient) {
 }
 
 // Replies to w:0 writes (FerretDB answers them) must never reach the client, however many the
-// client sends before its next acknowledged request (issue 9: 200 broke a 64-id window).
+// client sends before its next acknowledged request.
 TEST_F(Replay, RepliesToAnyNumberOfUnacknowledgedRequestsAreDropped) {
   constexpr int kWrites = 500;
   for (int i = 0; i < kWrites; ++i) {

@@ -26,7 +26,7 @@ TEST(Config, ParsesHostPortAndUpstreamUri) {
   EXPECT_EQ(up.host, "db.local");
   EXPECT_EQ(up.port, 27017);
   EXPECT_THROW(parse_upstream_uri("http://x:1"), ConfigError);
-  // Any string a driver accepts (issue 9): several hosts, the first is the seed shown.
+  // Any string a driver accepts: several hosts, the first is the seed shown.
   EXPECT_EQ(parse_upstream_uri("mongodb://a:1,b:2/?replicaSet=rs0").host, "a");
   EXPECT_EQ(parse_upstream_uri("mongodb+srv://cluster0.example.net/").host, "cluster0.example.net");
 }

@@ -1,4 +1,4 @@
-// The routing decisions of a session in front of a cluster (issue 9): which replies mean the
+// The routing decisions of a session in front of a cluster: which replies mean the
 // pinned server lost its role, when a pinned session leaves, where a new connection goes, and the
 // reply to a request when no writable server can be selected.
 #include "docguard/proxy/failover.h"

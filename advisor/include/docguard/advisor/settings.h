@@ -1,6 +1,6 @@
 // Thresholds of the design advisor, in one plain struct so that the proxy's config reader can map
 // an `advisor:` YAML key onto it field by field. Defaults come from MongoDB's own tools
-// (mongodb-facts.md section 8) unless a comment says otherwise.
+// unless a comment says otherwise.
 #pragma once
 
 #include <cstddef>

@@ -24,7 +24,7 @@ enum class OpCode : int32_t {
 };
 
 constexpr size_t kHeaderSize = 16;
-// Server defaults (mongodb-facts.md section 1).
+// Server defaults.
 constexpr uint32_t kDefaultMaxMessageBytes = 48'000'000;
 constexpr uint32_t kMaxBsonObjectSize = 16 * 1024 * 1024;
 

@@ -1,5 +1,5 @@
 // The handshake persona: rewriting upstream hello/isMaster replies so drivers keep talking
-// only through docguard (mongodb-facts.md section 4).
+// only through docguard.
 #pragma once
 
 #include <string>

@@ -1,4 +1,4 @@
-// Which kernel interface the io threads use for sockets and timers (issue 12). Asio picks its
+// Which kernel interface the io threads use for sockets and timers. Asio picks its
 // reactor at compile time (BOOST_ASIO_DISABLE_EPOLL + BOOST_ASIO_HAS_IO_URING select io_uring),
 // so one binary has one backend; the choice at start is between binaries: an io_uring build
 // whose kernel refuses io_uring re-executes an epoll build installed next to it.

@@ -97,7 +97,7 @@ class Metrics final : public rules::Observer {
   LabeledCounter config_reloads;       // {result}
   prometheus::Gauge& upstream_up;      // 1 when the upstream accepted the last connection attempt
 
-  // The upstream cluster (issue 9).
+  // The upstream cluster.
   prometheus::Counter& primary_changes;           // docguard_cluster_primary_changes_total
   prometheus::Counter& selection_waits;           // docguard_server_selection_waits_total
   prometheus::Counter& selection_failures;        // docguard_server_selection_failures_total

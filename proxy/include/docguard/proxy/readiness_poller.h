@@ -1,4 +1,4 @@
-// Waits for plain TCP sockets to become readable without a wasted receive (issue 12).
+// Waits for plain TCP sockets to become readable without a wasted receive.
 //
 // Asio's epoll reactor tries a speculative receive before it waits for a socket, and in a
 // request/response relay that receive nearly always fails with EAGAIN: after a request is

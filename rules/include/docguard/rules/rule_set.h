@@ -58,7 +58,7 @@ inline const char* action_name(Action action) { return kActionNames.name(action)
 inline constexpr std::array<std::string_view, 4> kTopLevelKeys = {"mode", "rules", "tracking",
                                                                   "candidate_rules"};
 
-// Defaults from mongodb-facts.md section 8 (Atlas advisor thresholds: what MongoDB itself flags
+// Defaults: Atlas advisor thresholds (what MongoDB itself flags
 // in production; Compass's stricter hints, 250 elements, are mentioned in the example config).
 inline constexpr double kDefaultMaxDocumentBytes = 2'000'000;  // Atlas: > 2 MB
 inline constexpr double kDefaultMaxArrayLength = 10'000;       // Atlas: > 10,000 elements

@@ -18,6 +18,8 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "docguard/proxy/listen_errors.h"
+
 namespace docguard::proxy {
 
 namespace asio = boost::asio;
@@ -31,19 +33,22 @@ constexpr auto kUseTuple = asio::as_tuple(asio::use_awaitable);
 
 std::string errno_text(int err) { return std::system_category().message(err); }
 
+boost::system::error_code errno_code(int err) { return {err, boost::system::system_category()}; }
+
 // Refuses to take the path over from a process that accepts on it; removes a socket file that
 // nothing accepts on (left by a run that did not stop cleanly).
 void clear_stale_socket(const std::string& path) {
   struct stat st {};
   if (::lstat(path.c_str(), &st) != 0) {
     if (errno == ENOENT) return;
-    throw std::runtime_error("unix:" + path + ": " + errno_text(errno));
+    throw_listen_error("unix:" + path, "lstat", errno_code(errno), true);
   }
   if (!S_ISSOCK(st.st_mode)) {
-    throw std::runtime_error("unix:" + path + ": the path exists and is not a socket");
+    throw ListenError("cannot listen on unix:" + path +
+                      ": the path exists and is not a socket; remove it or choose another path");
   }
   const int probe = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (probe < 0) throw std::runtime_error("unix:" + path + ": " + errno_text(errno));
+  if (probe < 0) throw_listen_error("unix:" + path, "socket", errno_code(errno), true);
   sockaddr_un address{};
   address.sun_family = AF_UNIX;
   std::memcpy(address.sun_path, path.data(), path.size());
@@ -52,15 +57,15 @@ void clear_stale_socket(const std::string& path) {
   ::close(probe);
   // EAGAIN: a listener whose backlog is full, which is live too.
   if (rc == 0 || err == EAGAIN || err == EINPROGRESS) {
-    throw std::runtime_error("unix:" + path + ": another process listens on this socket");
+    throw ListenError("cannot listen on unix:" + path +
+                      ": another process listens on this socket; stop it or choose another path");
   }
   if (err != ECONNREFUSED) {
-    throw std::runtime_error("unix:" + path +
-                             ": cannot tell whether the socket is in use: " + errno_text(err));
+    throw_listen_error("unix:" + path, "probing whether the socket is in use", errno_code(err),
+                       true);
   }
   if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
-    throw std::runtime_error("unix:" + path +
-                             ": cannot remove the stale socket: " + errno_text(errno));
+    throw_listen_error("unix:" + path, "removing the stale socket", errno_code(errno), true);
   }
   spdlog::info("removed the stale socket unix:{} (nothing accepted on it)", path);
 }
@@ -106,14 +111,21 @@ awaitable<void> accept_loop(Acceptor& acceptor, AcceptedClient prototype,
 }  // namespace
 
 void open_tcp_listener(tcp::acceptor& acceptor, const HostPort& address) {
+  const std::string name = address.to_string();
+  boost::system::error_code ec;
   tcp::resolver resolver(acceptor.get_executor());
   auto results = resolver.resolve(address.host, std::to_string(address.port),
-                                  tcp::resolver::passive | tcp::resolver::numeric_service);
+                                  tcp::resolver::passive | tcp::resolver::numeric_service, ec);
+  if (ec) throw_listen_error(name, "resolve", ec);
   const tcp::endpoint endpoint = results.begin()->endpoint();
-  acceptor.open(endpoint.protocol());
-  acceptor.set_option(tcp::acceptor::reuse_address(true));
-  acceptor.bind(endpoint);
-  acceptor.listen(asio::socket_base::max_listen_connections);
+  acceptor.open(endpoint.protocol(), ec);
+  if (ec) throw_listen_error(name, "socket", ec);
+  acceptor.set_option(tcp::acceptor::reuse_address(true), ec);
+  if (ec) throw_listen_error(name, "SO_REUSEADDR", ec);
+  acceptor.bind(endpoint, ec);
+  if (ec) throw_listen_error(name, "bind", ec);
+  acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) throw_listen_error(name, "listen", ec);
 }
 
 UnixSocketFile::UnixSocketFile(stream_protocol::acceptor& acceptor,
@@ -121,17 +133,18 @@ UnixSocketFile::UnixSocketFile(stream_protocol::acceptor& acceptor,
     : path_(settings.path) {
   const std::string name = settings.to_string();
   clear_stale_socket(path_);
-  acceptor.open(stream_protocol());
+  boost::system::error_code ec;
+  acceptor.open(stream_protocol(), ec);
+  if (ec) throw_listen_error(name, "socket", ec, true);
   // bind() creates the file with the umask's permissions: owner-only until the mode below is
   // applied, so no one else can connect in between. umask is per process; the caller runs
   // before any other thread exists.
-  boost::system::error_code ec;
   const mode_t previous = ::umask(0177);
   acceptor.bind(stream_protocol::endpoint(path_), ec);
   ::umask(previous);
-  if (ec) throw std::runtime_error(name + ": " + ec.message());
+  if (ec) throw_listen_error(name, "bind", ec, true);
   struct stat st {};
-  if (::lstat(path_.c_str(), &st) != 0) throw std::runtime_error(name + ": " + errno_text(errno));
+  if (::lstat(path_.c_str(), &st) != 0) throw_listen_error(name, "lstat", errno_code(errno), true);
   device_ = st.st_dev;
   inode_ = st.st_ino;
   if (settings.uid || settings.gid) {
@@ -140,19 +153,19 @@ UnixSocketFile::UnixSocketFile(stream_protocol::acceptor& acceptor,
     if (::chown(path_.c_str(), uid, gid) != 0) {
       const int err = errno;
       remove();
-      throw std::runtime_error(name + ": cannot set the owner or group: " + errno_text(err));
+      throw_listen_error(name, "setting the owner or group", errno_code(err), true);
     }
   }
   // After chown, which may clear set-id bits; a socket has none, but the mode is the last word.
   if (::chmod(path_.c_str(), static_cast<mode_t>(settings.mode)) != 0) {
     const int err = errno;
     remove();
-    throw std::runtime_error(name + ": cannot set the mode: " + errno_text(err));
+    throw_listen_error(name, "setting the mode", errno_code(err), true);
   }
   acceptor.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) {
     remove();
-    throw std::runtime_error(name + ": " + ec.message());
+    throw_listen_error(name, "listen", ec, true);
   }
 }
 
@@ -169,11 +182,7 @@ void UnixSocketFile::remove() {
 ClientListeners::ClientListeners(asio::io_context& ioc, const ProxyConfig& config) {
   for (const auto& hp : config.listen) {
     auto acceptor = std::make_unique<tcp::acceptor>(ioc);
-    try {
-      open_tcp_listener(*acceptor, hp);
-    } catch (const std::exception& e) {
-      throw std::runtime_error(hp.to_string() + ": " + e.what());
-    }
+    open_tcp_listener(*acceptor, hp);
     tcp_.push_back(std::move(acceptor));
     description_ += (description_.empty() ? "" : ", ") + hp.to_string();
   }
@@ -186,11 +195,7 @@ ClientListeners::ClientListeners(asio::io_context& ioc, const ProxyConfig& confi
           settings.to_string());
     }
     auto listener = std::make_unique<UnixListener>(ioc);
-    try {
-      listener->file.emplace(listener->acceptor, settings);
-    } catch (const boost::system::system_error& e) {
-      throw std::runtime_error(settings.to_string() + ": " + e.what());
-    }
+    listener->file.emplace(listener->acceptor, settings);
     unix_.push_back(std::move(listener));
     char mode[16];
     std::snprintf(mode, sizeof(mode), "%04o", settings.mode);

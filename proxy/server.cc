@@ -60,9 +60,14 @@ class Server {
     tcp::acceptor admin(main);
     try {
       listeners.emplace(main, runtime_.config);
+    } catch (const std::exception& e) {
+      spdlog::critical("{}", e.what());
+      return 2;
+    }
+    try {
       open_tcp_listener(admin, runtime_.config.admin);
     } catch (const std::exception& e) {
-      spdlog::critical("cannot listen: {}", e.what());
+      spdlog::critical("admin endpoint: {}", e.what());
       return 2;
     }
     if (!start_monitor(main)) return 2;

@@ -25,6 +25,13 @@ ReadError make_error(const std::string& file, uint64_t offset, std::string messa
   return ReadError{file, offset, false, std::move(message)};
 }
 
+// An error about the file itself (missing, unreadable), not about a byte in it.
+ReadError file_error(const std::string& file, std::string message) {
+  ReadError error = make_error(file, 0, std::move(message));
+  error.whole_file = true;
+  return error;
+}
+
 ReadError stream_error(const ByteStream& in, uint64_t offset, std::string message) {
   ReadError error = make_error(in.name(), offset, std::move(message));
   error.inflated = in.inflated();
@@ -157,7 +164,7 @@ std::optional<ReadError> read_metadata_file(const std::string& path, const std::
                                             const ReaderLimits& limits) {
   std::string error;
   auto in = open_file_stream(path, &error);
-  if (!in) return make_error(path, 0, error);
+  if (!in) return file_error(path, error);
   std::string json;
   std::vector<uint8_t> chunk(64 * 1024);
   for (;;) {
@@ -200,7 +207,7 @@ std::optional<ReadError> read_file(const fs::path& path, DumpVisitor& visitor,
   }
   std::string error;
   auto in = open_file_stream(path.string(), &error);
-  if (!in) return make_error(path.string(), 0, error);
+  if (!in) return file_error(path.string(), error);
   return read_stream(*in, db, collection, have_metadata ? &metadata : nullptr, visitor, limits);
 }
 
@@ -237,7 +244,7 @@ std::optional<ReadError> read_database_directory(const fs::path& dir, DumpVisito
     }
     std::string error;
     auto in = open_file_stream(data->second.string(), &error);
-    if (!in) return make_error(data->second.string(), 0, error);
+    if (!in) return file_error(data->second.string(), error);
     BsonFramer framer(*in, limits.max_document_bytes, limits.read_chunk_bytes);
     visitor.on_collection(metadata);
     if (auto failure = read_bson_documents(*in, framer, db, collection, visitor)) return failure;
@@ -264,7 +271,11 @@ std::optional<ReadError> read_dump(const std::string& path, DumpVisitor& visitor
   std::error_code ec;
   const fs::path root(path);
   if (fs::is_regular_file(root, ec)) return read_file(root, visitor, limits);
-  if (!fs::is_directory(root, ec)) return make_error(path, 0, "no such file or directory");
+  if (!fs::is_directory(root, ec))
+    return file_error(path,
+                      "no such file or directory; give a mongodump --out "
+                      "folder, one database's folder, a .bson file or an "
+                      "--archive file");
   try {
     if (holds_dump_files(root)) return read_database_directory(root, visitor, limits);
     // The top of an --out directory: one subdirectory per database, in name order.
@@ -272,12 +283,12 @@ std::optional<ReadError> read_dump(const std::string& path, DumpVisitor& visitor
     for (const auto& entry : fs::directory_iterator(root)) {
       if (entry.is_directory() && holds_dump_files(entry.path())) databases.insert(entry.path());
     }
-    if (databases.empty()) return make_error(path, 0, "no .bson or .metadata.json files found");
+    if (databases.empty()) return file_error(path, "no .bson or .metadata.json files found");
     for (const fs::path& db : databases) {
       if (auto error = read_database_directory(db, visitor, limits)) return error;
     }
   } catch (const fs::filesystem_error& e) {
-    return make_error(e.path1().string(), 0, e.code().message());
+    return file_error(e.path1().string(), e.code().message());
   }
   return std::nullopt;
 }

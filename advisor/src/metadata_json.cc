@@ -52,6 +52,7 @@ bool CollectionMetadata::indexed_as_prefix(std::string_view path) const {
 }
 
 std::string ReadError::to_string() const {
+  if (whole_file) return file + ": " + message;
   return file + ": at byte offset " + std::to_string(offset) +
          (inflated ? " of the inflated stream" : "") + ": " + message;
 }

@@ -15,6 +15,8 @@
 #include <fstream>
 #include <string>
 
+#include "docguard/proxy/listen_errors.h"
+
 namespace docguard::proxy {
 namespace {
 
@@ -152,6 +154,55 @@ TEST_F(UnixListenerTest, TcpAndUnixTogether) {
   ClientListeners listeners(ioc, config);
   EXPECT_EQ(listeners.describe(), "127.0.0.1:0, unix:" + path + " (mode 0640)");
   EXPECT_TRUE(exists());
+}
+
+// A listener that cannot start says what docguard was doing, with which address, what went wrong
+// in words, and what to do; never Asio's source location.
+void expect_actionable(const std::string& text, const std::string& address,
+                       const std::string& advice) {
+  EXPECT_NE(text.find("cannot listen on " + address + ": "), std::string::npos) << text;
+  EXPECT_NE(text.find(advice), std::string::npos) << text;
+  EXPECT_EQ(text.find(".hpp"), std::string::npos) << text;
+  EXPECT_EQ(text.find("asio"), std::string::npos) << text;
+}
+
+std::string listen_failure(ProxyConfig config, asio::io_context& ioc) {
+  try {
+    ClientListeners listeners(ioc, config);
+  } catch (const ListenError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST_F(UnixListenerTest, AnAddressInUseIsExplained) {
+  asio::ip::tcp::acceptor taken(ioc);
+  open_tcp_listener(taken, HostPort{"127.0.0.1", 0});
+  const uint16_t port = taken.local_endpoint().port();
+  config.listen_unix.clear();
+  config.listen.push_back(HostPort{"127.0.0.1", port});
+  expect_actionable(listen_failure(config, ioc), "127.0.0.1:" + std::to_string(port),
+                    "bind: Address already in use; another process");
+}
+
+TEST_F(UnixListenerTest, AHostThatDoesNotResolveIsExplained) {
+  config.listen_unix.clear();
+  config.listen.push_back(HostPort{"no-such-host.invalid", 27018});
+  expect_actionable(listen_failure(config, ioc), "no-such-host.invalid:27018",
+                    "the host name does not resolve here");
+}
+
+TEST_F(UnixListenerTest, AnAddressOfAnotherMachineIsExplained) {
+  config.listen_unix.clear();
+  config.listen.push_back(HostPort{"192.0.2.1", 27018});  // TEST-NET-1: never local
+  expect_actionable(listen_failure(config, ioc), "192.0.2.1:27018",
+                    "this machine has no such address");
+}
+
+TEST_F(UnixListenerTest, AMissingSocketFolderIsExplained) {
+  config.listen_unix.front().path = dir + "/missing/docguard.sock";
+  expect_actionable(listen_failure(config, ioc), "unix:" + dir + "/missing/docguard.sock",
+                    "the socket's folder does not exist");
 }
 
 }  // namespace

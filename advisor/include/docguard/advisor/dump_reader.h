@@ -41,6 +41,7 @@ struct ReadError {
   uint64_t offset = 0;
   bool inflated = false;  // the offset counts bytes of the inflated (gunzipped) stream
   std::string message;
+  bool whole_file = false;  // about the file itself (missing, unreadable): no offset to give
   std::string to_string() const;
 };
 

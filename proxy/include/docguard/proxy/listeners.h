@@ -26,7 +26,8 @@ struct AcceptedClient {
   std::optional<size_t> unix_socket;  // index into ProxyConfig::listen_unix; unset: TCP
 };
 
-// Resolves `address` and listens on it (SO_REUSEADDR); throws what Asio throws.
+// Resolves `address` and listens on it (SO_REUSEADDR); throws ListenError naming the address,
+// the failing step and what to do.
 void open_tcp_listener(boost::asio::ip::tcp::acceptor& acceptor, const HostPort& address);
 
 // A Unix socket's file: created owner-only, then given its mode, owner and group; removed when
@@ -34,7 +35,7 @@ void open_tcp_listener(boost::asio::ip::tcp::acceptor& acceptor, const HostPort&
 class UnixSocketFile {
  public:
   // Clears a stale file (nothing accepts on it) from a previous run, binds `acceptor` and
-  // applies the settings. Throws std::runtime_error naming the path when another process
+  // applies the settings. Throws ListenError naming the path when another process
   // listens there, the path is not a socket, or a step fails.
   UnixSocketFile(boost::asio::local::stream_protocol::acceptor& acceptor,
                  const UnixSocketSettings& settings);
@@ -53,7 +54,7 @@ class UnixSocketFile {
 class ClientListeners {
  public:
   // Opens every listen address of `config` on `ioc` (TCP first, then the sockets in order);
-  // throws std::runtime_error naming the address that failed. Call before any other thread
+  // throws ListenError naming the address that failed. Call before any other thread
   // starts: binding a socket narrows the process's umask for a moment.
   ClientListeners(boost::asio::io_context& ioc, const ProxyConfig& config);
   ~ClientListeners();

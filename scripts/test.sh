@@ -124,7 +124,7 @@ fi
 
 if ((build_ok)); then step faults bash tests/faults/run.sh; else record faults FAIL; fi
 
-# Issue 9: real drivers (PyMongo, Node, libmongoc) against the replica-set / mongos test double,
+# Real drivers (PyMongo, Node, libmongoc) against the replica-set / mongos test double,
 # first directly (the double is a faithful cluster), then through docguard.
 step cluster-double bash tests/cluster/run.sh
 if ((build_ok)); then

@@ -5,8 +5,8 @@
 #   scripts/bench.sh --quick    # about 3-4 minutes: 1 round, shorter runs, fewer scenarios
 #
 # Options: --rounds N  --secs S  --no-ferretdb  --no-idle  --no-micro  --idle-conns K
-#          --charts DIR (where the PNG/SVG charts go; default build-bench/charts; the README's
-#          images: --charts docs/bench)  --io-uring (also build docguard with -DDOCGUARD_IO_URING=ON
+#          --charts DIR (where the PNG/SVG charts go; default build-bench/charts; the images
+#          of docs/performance.md: --charts docs/bench)  --io-uring (also build docguard with -DDOCGUARD_IO_URING=ON
 #          in build-bench-uring and run it as target dg-uring)
 # Environment: MONGOBETWEEN_BIN (default .tools/bin/mongobetween; build it with
 #          scripts/build-mongobetween.sh): mongobetween runs side by side when it is executable.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Load-independent cost per operation of each proxy: system calls, context switches
 # and (with --callgrind) user-space instructions per operation, for a fixed number of operations
-# of the README's small-op mix (50% ~200-byte insert / 50% find by _id) through the stub upstream.
+# of the benchmark's small-op mix (50% ~200-byte insert / 50% find by _id; docs/performance.md)
+# through the stub upstream.
 # Counts, not times: they hardly move when other work shares the machine.
 #
 #   tests/bench/syscalls_per_op.sh [BUILD_DIR] [-n OPS] [-c CONNS] [--strace] [--callgrind] [--profile]

@@ -109,7 +109,7 @@ def test_discovers_set_and_writes_go_to_primary(double, rs):
         else:
             # docguard pins every connection to the primary and presents itself as the primary
             # of a one-member set: secondaryPreferred is served by the primary (mode secondary
-            # has no member to select; README, "Read preferences").
+            # has no member to select; docs/cluster.md, "Read preferences").
             before = double.status()["members"][0]["forwarded"].get("aggregate", 0)
             coll = db.get_collection("c", read_preference=SecondaryPreferred())
             assert coll.count_documents({}) == 15

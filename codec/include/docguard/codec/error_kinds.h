@@ -1,7 +1,7 @@
 // Every kind of error docguard counts, declared once: the codec throws ProtocolError with these
 // kinds, the proxy counts them in docguard_protocol_errors_total{kind} and
 // docguard_upstream_errors_total{kind} and pre-creates every label from the lists below, and the
-// README's metrics table names them. A new kind is one line here and one in its list.
+// metrics table in docs/metrics.md names them. A new kind is one line here and one in its list.
 #pragma once
 
 #include <array>

@@ -188,6 +188,36 @@ UpstreamTlsSettings effective_upstream_tls(const ProxyConfig& config) {
   return out;
 }
 
+namespace {
+
+std::string with_uri_option(std::string uri, const std::string& option) {
+  const size_t slash = uri.find('/', uri.find("://") + 3);
+  if (slash == std::string::npos) uri += "/";
+  uri += uri.find('?') == std::string::npos ? "?" : "&";
+  return uri + option;
+}
+
+}  // namespace
+
+std::string libmongoc_upstream_uri(const ProxyConfig& config) {
+  std::string uri = config.upstream_uri;
+  const UpstreamTlsSettings tls = effective_upstream_tls(config);
+  if (!tls.enabled || uri.find("tls=") != std::string::npos ||
+      uri.find("ssl=") != std::string::npos) {
+    return uri;
+  }
+  uri = with_uri_option(uri, "tls=true");
+  if (!tls.ca_file.empty()) uri = with_uri_option(uri, "tlsCAFile=" + tls.ca_file);
+  // libmongoc takes the certificate and its key from one file.
+  if (!tls.cert_file.empty() && (tls.key_file.empty() || tls.key_file == tls.cert_file)) {
+    uri = with_uri_option(uri, "tlsCertificateKeyFile=" + tls.cert_file);
+  }
+  if (tls.allow_invalid_certificates)
+    uri = with_uri_option(uri, "tlsAllowInvalidCertificates=true");
+  if (tls.allow_invalid_hostnames) uri = with_uri_option(uri, "tlsAllowInvalidHostnames=true");
+  return uri;
+}
+
 void apply_yaml(const YAML::Node& root, const std::string& file, ProxyConfig& config) {
   if (!root || root.IsNull()) {
     // An empty (or comment-only) file: every default, including the default rules.

@@ -7,40 +7,13 @@
 #include "docguard/proxy/introspector.h"
 
 namespace docguard::proxy {
-namespace {
-
-std::string with_option(std::string uri, const std::string& option) {
-  const size_t slash = uri.find('/', uri.find("://") + 3);
-  if (slash == std::string::npos) uri += "/";
-  uri += uri.find('?') == std::string::npos ? "?" : "&";
-  return uri + option;
-}
-
-}  // namespace
 
 IntrospectorTarget introspection_target(const ProxyConfig& config) {
   const IntrospectionSettings& s = config.introspection;
   IntrospectorTarget target;
-  target.uri = s.uri.empty() ? config.upstream_uri : s.uri;
-  if (s.uri.empty()) {
-    // docguard's own TLS settings towards the upstream, as URI options libmongoc reads (a client
-    // certificate here is how x.509 authentication reaches introspection).
-    const UpstreamTlsSettings tls = effective_upstream_tls(config);
-    if (tls.enabled && target.uri.find("tls=") == std::string::npos &&
-        target.uri.find("ssl=") == std::string::npos) {
-      target.uri = with_option(target.uri, "tls=true");
-      if (!tls.ca_file.empty()) target.uri = with_option(target.uri, "tlsCAFile=" + tls.ca_file);
-      if (!tls.cert_file.empty() && (tls.key_file.empty() || tls.key_file == tls.cert_file)) {
-        target.uri = with_option(target.uri, "tlsCertificateKeyFile=" + tls.cert_file);
-      }
-      if (tls.allow_invalid_certificates) {
-        target.uri = with_option(target.uri, "tlsAllowInvalidCertificates=true");
-      }
-      if (tls.allow_invalid_hostnames) {
-        target.uri = with_option(target.uri, "tlsAllowInvalidHostnames=true");
-      }
-    }
-  }
+  // docguard's own TLS settings towards the upstream (a client certificate there is how x.509
+  // authentication reaches introspection); an introspection URI of its own is taken as given.
+  target.uri = s.uri.empty() ? libmongoc_upstream_uri(config) : s.uri;
   target.redacted_uri = cluster::redact_uri(target.uri);
   if (!s.credentials_file.empty()) {
     advisor::Credentials credentials;

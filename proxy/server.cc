@@ -162,7 +162,8 @@ class Server {
           // A URI quoted in a message (introspection's may hold a password) is redacted.
           spdlog::log(lvl, "libmongoc {}: {}", domain, cluster::redact_uri(message));
         });
-    const auto& uri = runtime_.config.upstream_cluster;
+    cluster::UpstreamUri uri = runtime_.config.upstream_cluster;
+    uri.uri = libmongoc_upstream_uri(runtime_.config);
     for (const auto& option : uri.ignored_options) {
       spdlog::warn(
           "upstream URI option {} has no effect through docguard: set it in the "

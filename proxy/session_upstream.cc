@@ -45,8 +45,10 @@ awaitable<std::string> Session::select_and_connect(bool* no_writable) {
         if (waited) rt_.metrics.selection_wait_seconds.Observe(waited_seconds());
         co_return std::string();
       }
-      // A plain single upstream fails at once, as before docguard followed topologies.
-      if (choice.seed_fallback) co_return failure;
+      // A plain single upstream fails at once, as before docguard followed topologies; so does
+      // a lone server the monitor reaches and this connection cannot (its TLS settings differ,
+      // say): with nothing else to select, trying again would spin until the deadline.
+      if (choice.seed_fallback || !router.in_cluster()) co_return failure;
       spdlog::info("client {}: upstream server {} failed ({}); selecting again", peer_,
                    choice.server, failure);
       router.suspect(choice.server);

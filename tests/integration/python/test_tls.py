@@ -154,3 +154,26 @@ def test_upstream_tls_verifies_certificate_and_name(tls_ferret, certs, tmp_path)
             _crud(f"mongodb://127.0.0.1:{dg.ports['listen']}", serverSelectionTimeoutMS=2000)
     finally:
         dg.stop()
+
+
+def test_upstream_tls_block_reaches_the_topology_monitor(tls_ferret, certs, tmp_path):
+    """TLS set only in the `upstream_tls` block (not in the URI) reaches docguard's own libmongoc
+    connections too: the monitor's heartbeats find the server, so /readyz turns ready."""
+    import time
+    port = tls_ferret.ports["tls"]
+    cfg = tmp_path / "upstream-tls.yaml"
+    cfg.write_text(f"upstream_tls: {{ ca_file: {certs / 'ca.pem'} }}\n")
+    dg = _docguard(tmp_path, f"mongodb://localhost:{port}", "--config", str(cfg))
+    try:
+        admin = f"http://127.0.0.1:{dg.ports['admin']}"
+        deadline = time.monotonic() + 15
+        status = 0
+        while time.monotonic() < deadline:
+            status, _ = harness.http_get(admin + "/readyz")
+            if status == 200:
+                break
+            time.sleep(0.2)
+        assert status == 200, "the topology monitor never reached the TLS-only upstream"
+        _crud(f"mongodb://127.0.0.1:{dg.ports['listen']}")
+    finally:
+        dg.stop()

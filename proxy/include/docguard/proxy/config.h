@@ -127,6 +127,11 @@ void set_upstream(ProxyConfig& config, const std::string& uri);
 // overridden key by key by the keys the `upstream_tls` block gives; the block alone (without
 // `enabled: false`) turns TLS on.
 UpstreamTlsSettings effective_upstream_tls(const ProxyConfig& config);
+// The upstream URI for docguard's own libmongoc clients (the topology monitor, introspection):
+// when `upstream_tls` turns TLS on and the URI names no tls or ssl option, the effective
+// settings written in as the URI options libmongoc reads, so heartbeats reach servers that
+// require TLS. libmongoc has no server-name override: `server_name` applies to the data path.
+std::string libmongoc_upstream_uri(const ProxyConfig& config);
 
 // One listen address as written in `listen:` or --listen: "HOST:PORT" or "unix:PATH" (mode
 // 0660, owner and group unchanged); appended to `config`. Throws ConfigError naming `what`.

@@ -118,7 +118,7 @@ std::vector<std::string> option_keys(std::string_view uri) {
   return keys;
 }
 
-Error option_error(std::string option, std::string why) {
+Error option_error(std::string option, const std::string& why) {
   std::string message = "upstream URI option " + option + ": " + why;
   return Error{std::move(option), std::move(message)};
 }

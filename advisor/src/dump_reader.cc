@@ -57,10 +57,14 @@ bool read_header(const uint8_t* data, uint32_t size, HeaderFields* out) {
       uint32_t length = 0;
       const char* text = bson_iter_utf8(&it, &length);
       std::string value(text, length);
-      if (key == "db") out->db = std::move(value);
-      if (key == "collection") out->collection = std::move(value);
-      if (key == "metadata") out->metadata = std::move(value);
-      if (key == "type") out->type = std::move(value);
+      if (key == "db")
+        out->db = std::move(value);
+      else if (key == "collection")
+        out->collection = std::move(value);
+      else if (key == "metadata")
+        out->metadata = std::move(value);
+      else if (key == "type")
+        out->type = std::move(value);
     } else if (key == "EOF" && BSON_ITER_HOLDS_BOOL(&it)) {
       out->eof = bson_iter_bool(&it);
     }
@@ -166,7 +170,7 @@ std::optional<ReadError> read_metadata_file(const std::string& path, const std::
   auto in = open_file_stream(path, &error);
   if (!in) return file_error(path, error);
   std::string json;
-  std::vector<uint8_t> chunk(64 * 1024);
+  std::vector<uint8_t> chunk(size_t{64} * 1024);
   for (;;) {
     const long n = in->read(chunk.data(), chunk.size());
     if (n < 0) return make_error(path, json.size(), "read error: " + in->error());

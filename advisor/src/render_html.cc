@@ -92,6 +92,7 @@ std::string lookup_graph_svg(const std::vector<LookupEdge>& edges) {
     return nodes.size() - 1;
   };
   std::vector<std::pair<size_t, size_t>> links;
+  links.reserve(edges.size());
   for (const LookupEdge& e : edges) links.emplace_back(index_of(e.from_ns), index_of(e.to_ns));
   const bool row = nodes.size() <= 2;
   const double width = 720, height = row ? 110 : 380, cx = width / 2, cy = height / 2, r = 140;

@@ -20,7 +20,7 @@ std::string with_commas(uint64_t value) {
 std::string human_bytes(uint64_t bytes) {
   char text[32];
   if (bytes < 1000) return std::to_string(bytes) + " B";
-  if (bytes < 1000 * 1000) {
+  if (bytes < 1000ull * 1000) {
     std::snprintf(text, sizeof text, "%.1f kB", bytes / 1e3);
   } else if (bytes < 1000ull * 1000 * 1000) {
     std::snprintf(text, sizeof text, "%.1f MB", bytes / 1e6);

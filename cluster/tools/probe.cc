@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   // Printing on the monitor thread is fine for a tool; the proxy posts to its executor instead.
-  monitor.value()->subscribe([&](std::shared_ptr<const Topology> t) {
+  monitor.value()->subscribe([&](const std::shared_ptr<const Topology>& t) {
     print_line("{\"t_ms\":" + std::to_string(since_start()) + ",\"topology\":" + to_json(*t) + "}");
   });
   // Events before subscribe() are not replayed: show where things stand (may repeat a line).

@@ -21,7 +21,7 @@ struct AdvisorSettings {
   // server refuses more than 16 MiB.
   uint64_t document_bytes_warn = 2'000'000;
   uint64_t document_bytes_block = 10'000'000;
-  uint64_t document_bytes_limit = 16 * 1024 * 1024;
+  uint64_t document_bytes_limit = 16ULL * 1024 * 1024;
 
   // Nesting depth. The server documents 100 levels; docguard's example config bounds a designed
   // collection at 20, and anything past that is hard to query, so the advisor warns from there.

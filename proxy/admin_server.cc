@@ -15,7 +15,6 @@
 #include <sstream>
 
 #include "docguard/proxy/introspector.h"
-#include "docguard/proxy/io_backend.h"
 #include "docguard/rules/structured_log.h"
 
 namespace docguard::proxy {
@@ -140,17 +139,6 @@ awaitable<HttpResponse> route_admin(const std::string& method, const std::string
   if (path == "/status") {
     // The engine's statistics with the upstream topology as one more member.
     std::string body = rt.engine.status_json();
-    if (!body.empty() && body.front() == '{') {
-      // Which io backend serves the sockets (epoll or io_uring).
-      std::string member = std::string("\"io_backend\":\"") + io_backend_name() + "\"";
-      if (const std::string fallback = io_backend_fallback_reason(); !fallback.empty()) {
-        // An io_uring build re-executed this epoll one: say why.
-        member += ",\"io_backend_fallback\":\"";
-        log::Fields::escape_into(member, fallback);
-        member += "\"";
-      }
-      body.insert(1, body.size() > 2 ? member + "," : member);
-    }
     if (!body.empty() && body.front() == '{') {
       // What docguard knows of each collection from the cluster and catalog traffic, and how
       // its own reads of the cluster go.

@@ -14,7 +14,6 @@
 #include "docguard/cluster/mongoc_log.h"
 #include "docguard/proxy/config.h"
 #include "docguard/proxy/introspector.h"
-#include "docguard/proxy/io_backend.h"
 #include "docguard/proxy/log_format.h"
 #include "docguard/proxy/server.h"
 #include "docguard/proxy/tls.h"
@@ -219,7 +218,6 @@ int main(int argc, char** argv) {
               << " is valid\n";
     return 0;
   }
-  if (!docguard::proxy::ensure_io_backend(argv)) return 1;
   setup_logging(config);
   return docguard::proxy::run_server(std::move(config));
 }

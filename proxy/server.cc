@@ -23,7 +23,6 @@
 #include "docguard/cluster/topology_monitor.h"
 #include "docguard/codec/inbound_buffer.h"
 #include "docguard/proxy/admin_server.h"
-#include "docguard/proxy/io_backend.h"
 #include "docguard/proxy/listeners.h"
 #include "docguard/proxy/runtime.h"
 #include "docguard/proxy/session.h"
@@ -82,13 +81,9 @@ class Server {
       }
       runtime_.introspector->start();
     }
-    const std::string fallback = io_backend_fallback_reason();
-    spdlog::info(
-        "docguard {} listening on {}, upstream {}, admin http://{}/metrics, {} threads, io backend "
-        "{}{}",
-        DOCGUARD_VERSION, listeners->describe(), runtime_.router->uri().redacted,
-        runtime_.config.admin.to_string(), contexts_.size(), io_backend_name(),
-        fallback.empty() ? "" : " (fallback from io_uring: " + fallback + ")");
+    spdlog::info("docguard {} listening on {}, upstream {}, admin http://{}/metrics, {} threads",
+                 DOCGUARD_VERSION, listeners->describe(), runtime_.router->uri().redacted,
+                 runtime_.config.admin.to_string(), contexts_.size());
 
     listeners->start([this](AcceptedClient client) { admit(client); });
     asio::co_spawn(main, serve_admin(admin, runtime_), asio::detached);

@@ -30,14 +30,10 @@ asio::awaitable<std::tuple<Stream::error_code, size_t>> Stream::read_plain(asio:
 }
 
 asio::awaitable<std::tuple<Stream::error_code>> Stream::wait_readable() {
-#ifdef DOCGUARD_IO_URING
-  return plain_.async_wait(tcp::socket::wait_read, kUseTuple);  // one ring entry
-#else
   if (!watch_) watch_ = std::make_unique<ReadWatch>(ReadinessPoller::of(plain_.get_executor()));
   return watch_->poller->async_wait(
       *watch_, plain_.native_handle(),
       asio::bind_allocator(asio::recycling_allocator<void>(), kUseTuple));
-#endif
 }
 
 size_t Stream::read_ready(asio::mutable_buffer b, error_code& ec) {
@@ -66,10 +62,6 @@ size_t Stream::read_ready(asio::mutable_buffer b, error_code& ec) {
 
 size_t Stream::write_ready(asio::const_buffer b, error_code& ec) {
   ec = {};
-#ifdef DOCGUARD_IO_URING
-  (void)b;
-  return 0;
-#else
   if (tls_) return 0;
   while (true) {
     const ssize_t n =
@@ -83,7 +75,6 @@ size_t Stream::write_ready(asio::const_buffer b, error_code& ec) {
     }
     return 0;
   }
-#endif
 }
 
 }  // namespace docguard::proxy

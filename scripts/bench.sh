@@ -6,8 +6,7 @@
 #
 # Options: --rounds N  --secs S  --no-ferretdb  --no-idle  --no-micro  --idle-conns K
 #          --charts DIR (where the PNG/SVG charts go; default build-bench/charts; the images
-#          of docs/performance.md: --charts docs/bench)  --io-uring (also build docguard with -DDOCGUARD_IO_URING=ON
-#          in build-bench-uring and run it as target dg-uring)
+#          of docs/performance.md: --charts docs/bench)
 # Environment: MONGOBETWEEN_BIN (default .tools/bin/mongobetween; build it with
 #          scripts/build-mongobetween.sh): mongobetween runs side by side when it is executable.
 #
@@ -34,7 +33,7 @@ cd "$here"
 build=build-bench
 bin=$build/bin
 
-rounds=3 secs=6 quick=0 ferret=1 idle=1 micro=1 idle_conns=10000 charts= uring=0
+rounds=3 secs=6 quick=0 ferret=1 idle=1 micro=1 idle_conns=10000 charts=
 while (($#)); do
   case "$1" in
     --quick) quick=1 ;;
@@ -45,7 +44,6 @@ while (($#)); do
     --no-micro) micro=0 ;;
     --idle-conns) idle_conns=$2; shift ;;
     --charts) charts=$2; shift ;;
-    --io-uring) uring=1 ;;
     -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
     *) echo "bench.sh: unknown option $1" >&2; exit 2 ;;
   esac
@@ -63,11 +61,6 @@ micro_targets=()
 ((micro)) && micro_targets=(docguard_micro_bench bench_one_insert)
 ninja -C $build -j"${DOCGUARD_JOBS:-2}" docguard stub_upstream docguard_load "${micro_targets[@]}" >/dev/null
 charts=${charts:-$build/charts}
-if ((uring)); then
-  cmake -S . -B $build-uring -G Ninja -DCMAKE_BUILD_TYPE=Release -DDOCGUARD_TESTS=OFF -DDOCGUARD_BENCH=OFF \
-    -DDOCGUARD_IO_URING=ON >/dev/null
-  ninja -C $build-uring -j"${DOCGUARD_JOBS:-2}" docguard >/dev/null
-fi
 mb_bin=${MONGOBETWEEN_BIN:-.tools/bin/mongobetween}
 
 # File descriptors: docguard needs two per client connection (client + upstream).
@@ -132,10 +125,10 @@ rules:
     max_lookup_ratio: 0.5
 EOF
 }
-start_docguard() {  # $1 = name, $2 = warn|block, $3 = upstream port, [$4 = binary]
+start_docguard() {  # $1 = name, $2 = warn|block, $3 = upstream port
   local port admin; port=$(free_port); admin=$(free_port)
   rules_yaml "$2" >"$run/$1.yaml"
-  ${4:-$bin/docguard} --listen "127.0.0.1:$port" --upstream "mongodb://127.0.0.1:$3" \
+  $bin/docguard --listen "127.0.0.1:$port" --upstream "mongodb://127.0.0.1:$3" \
     --admin "127.0.0.1:$admin" --config "$run/$1.yaml" >"$run/$1.log" 2>&1 &
   pids+=($!); PID[$1]=$!; PORT[$1]=$port
   wait_port "$port"
@@ -200,10 +193,6 @@ targets=(direct haproxy dg-warn dg-block)
 start_haproxy stub-haproxy "${PORT[stub]}"
 start_docguard stub-dg-warn warn "${PORT[stub]}"
 start_docguard stub-dg-block block "${PORT[stub]}"
-if ((uring)); then
-  start_docguard stub-dg-uring warn "${PORT[stub]}" $build-uring/bin/docguard
-  targets+=(dg-uring)
-fi
 mongobetween_status="not run: no executable at $mb_bin (set MONGOBETWEEN_BIN or run scripts/build-mongobetween.sh; the Go module proxy refuses the module itself)"
 if [ -x "$mb_bin" ]; then
   start_mongobetween stub-mongobetween "${PORT[stub]}"
@@ -305,7 +294,7 @@ out.append(f"Machine: {os.cpu_count()} cores, {os.sysconf('SC_PAGE_SIZE') * os.s
            f"mongobetween: $mongobetween_status. docguard commit: $commit.\n")
 out.append('| upstream | scenario | target | ops/s | vs HAProxy | p50 µs | p99 µs | p99 vs HAProxy | proxy CPU µs/op | CPU vs HAProxy | of it kernel µs/op | proxy RSS MiB | RSS vs HAProxy | errors |')
 out.append('|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
-order = ['direct', 'haproxy', 'dg-warn', 'dg-block', 'dg-uring', 'mongobetween']
+order = ['direct', 'haproxy', 'dg-warn', 'dg-block', 'mongobetween']
 scen_order = ['small-16', 'small-64', 'small-256', 'conns-1000', 'insert-4KiB', 'insert-64KiB', 'insert-1MiB']
 keys = sorted(rows, key=lambda k: (k[0] != 'stub', scen_order.index(k[1]) if k[1] in scen_order else 9, order.index(k[2]) if k[2] in order else 9))
 for series, scen, target in keys:

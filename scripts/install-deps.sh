@@ -11,8 +11,9 @@ apt_pkgs=(cmake ninja-build g++ pkg-config libboost1.81-dev libbson-dev libmongo
   libsnappy-dev libzstd-dev zlib1g-dev libssl-dev clang libclang-rt-14-dev clang-format clang-tidy
   python3-venv prometheus curl haproxy chromium
   dnsmasq-base iproute2  # private DNS for tests/cluster (mongodb+srv); ip: loopback in a user netns
-  # Only for scripts/bench.sh: its charts (matplotlib) and the -DDOCGUARD_IO_URING=ON build.
-  python3-matplotlib liburing-dev)
+  valgrind  # ctest instruction_counts (tests/instructions) counts instructions per message
+  # Only for scripts/bench.sh: its charts (matplotlib).
+  python3-matplotlib)
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

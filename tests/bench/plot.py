@@ -29,7 +29,6 @@ TARGETS = [  # csv name, label, colour, marker
     ("mongobetween", "mongobetween", "#2ca02c", "^"),
     ("dg-warn", "docguard (all rules, warn)", "#d62728", "D"),
     ("dg-block", "docguard (all rules, block)", "#ff9896", "d"),
-    ("dg-uring", "docguard io_uring (warn)", "#9467bd", "v"),
 ]
 
 

@@ -17,7 +17,7 @@
 # - --callgrind: docguard under callgrind, instrumentation switched on only for the
 #   load run (OPS/8 operations): user-space instructions per operation (kernel work is not
 #   counted: see the syscalls). This machine's VM has no hardware counters for `perf stat -e
-#   instructions`; valgrind 3.19 cannot run an io_uring build (it never sees completions).
+#   instructions`.
 # - --profile: `perf record -e cpu-clock -g` over a third run, classified by kernel_profile.py into
 #   user space, waking the peer, being switched out, TCP/IP and the rest of the kernel (shares of
 #   the samples; the split is what the profile shows, the machine's load moves it a little).
@@ -164,10 +164,7 @@ for t in $targets; do
     line+=" ${prof#profile=$t }"
   fi
   kill "$tpid" 2>/dev/null; wait "$tpid" 2>/dev/null || true
-  if ((use_cg)) && [ "$t" = docguard ] && ldd "$bin/docguard" | grep -q liburing; then
-    # valgrind 3.19 does not follow io_uring's shared rings: docguard never gets a completion.
-    line+=" ir_per_op=n/a(io_uring build: valgrind cannot run it)"
-  elif ((use_cg)) && [ "$t" = docguard ]; then
+  if ((use_cg)) && [ "$t" = docguard ]; then
     start_target "$t" valgrind --tool=callgrind --instr-atstart=no \
       --callgrind-out-file="$run/cg.out"
     load "$tport" 200 >/dev/null

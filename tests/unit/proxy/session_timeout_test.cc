@@ -92,8 +92,8 @@ struct Harness : SessionOnLoopback {
   Harness(uint16_t upstream_port, ProxyConfig config)
       : SessionOnLoopback(upstream_port, std::move(config), std::chrono::seconds(5)) {}
   // Seconds until the proxy closes the client connection (eof or reset), or -1 if it did not
-  // within the receive timeout. EINTR is not an end: in an io_uring tree the ring's task work
-  // interrupts this thread's blocking receive, and Asio's synchronous read reports it.
+  // within the receive timeout. EINTR is not an end: a signal may interrupt the blocking
+  // receive, and Asio's synchronous read reports it.
   double seconds_until_closed() {
     const auto started = std::chrono::steady_clock::now();
     std::vector<uint8_t> buf(64);

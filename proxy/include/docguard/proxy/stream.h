@@ -46,12 +46,7 @@ class Stream {
   // Not coroutines themselves: they hand back the operation's awaitable, so a read or write
   // costs no extra coroutine frame.
   boost::asio::awaitable<std::tuple<error_code, size_t>> read_some(boost::asio::mutable_buffer b) {
-#ifdef DOCGUARD_IO_URING
-    // A receive is a ring entry there, with no speculative attempt to save.
-    return tls_ ? tls_->async_read_some(b, kUseTuple) : plain_.async_read_some(b, kUseTuple);
-#else
     return tls_ ? tls_->async_read_some(b, kUseTuple) : read_plain(b);
-#endif
   }
   // Plain TCP: waits until the socket has bytes (or end of stream) without lending it a buffer,
   // then reads what is there without waiting (would_block when nothing). A connection waiting
@@ -61,12 +56,11 @@ class Stream {
   // layer may hold decrypted bytes the socket no longer shows.
   boost::asio::awaitable<std::tuple<error_code>> wait_readable();
   size_t read_ready(boost::asio::mutable_buffer b, error_code& ec);
-  // Plain TCP with epoll: sends what the socket takes now without waiting and returns how much
+  // Plain TCP: sends what the socket takes now without waiting and returns how much
   // that was (0 with ec = would_block when its buffer is full). A small message nearly always
   // goes whole, so the session pays one send() instead of Asio's write operation around it
-  // (about 1,300 instructions a message); write_all sends the rest, if any. TLS and io_uring
-  // streams send nothing here (0, no error): a TLS record is the TLS layer's to write, and with
-  // io_uring a send is a ring entry submitted with the others.
+  // (about 1,300 instructions a message); write_all sends the rest, if any. TLS streams send
+  // nothing here (0, no error): a TLS record is the TLS layer's to write.
   size_t write_ready(boost::asio::const_buffer b, error_code& ec);
   boost::asio::awaitable<std::tuple<error_code, size_t>> write_all(boost::asio::const_buffer b) {
     return tls_ ? boost::asio::async_write(*tls_, b, WholeBuffer{}, kUseTuple)

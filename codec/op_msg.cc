@@ -149,8 +149,7 @@ void recompute_checksum(std::vector<uint8_t>& message) {
 
 OpMsgBuilder::OpMsgBuilder(int32_t request_id, int32_t response_to, uint32_t flags) {
   out_.resize(kHeaderSize + 4);
-  write_header(out_.data(),
-               MsgHeader{0, request_id, response_to, static_cast<int32_t>(OpCode::kMsg)});
+  write_header(out_.data(), MsgHeader{0, request_id, response_to, OpCode::kMsg});
   store_le32(out_.data() + kHeaderSize,
              static_cast<int32_t>(flags & ~op_msg_flags::kChecksumPresent));
 }

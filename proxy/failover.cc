@@ -122,14 +122,14 @@ ReplySignals read_reply_signals(codec::Bytes reply, uint32_t max_message_bytes) 
   try {
     if (reply.size() < codec::kHeaderSize) return {};
     std::vector<uint8_t> plain;
-    int32_t op = codec::read_header(reply.data()).op_code;
-    if (op == static_cast<int32_t>(codec::OpCode::kCompressed)) {
+    codec::OpCode op = codec::read_header(reply.data()).op_code;
+    if (op == codec::OpCode::kCompressed) {
       plain = codec::decompress_message(reply, max_message_bytes);
       reply = plain;
       op = codec::read_header(reply.data()).op_code;
     }
-    if (op == static_cast<int32_t>(codec::OpCode::kMsg)) return signals_in(op_msg_body(reply));
-    if (op == static_cast<int32_t>(codec::OpCode::kReply)) {
+    if (op == codec::OpCode::kMsg) return signals_in(op_msg_body(reply));
+    if (op == codec::OpCode::kReply) {
       const auto legacy = codec::OpReply::parse(reply);
       if (!legacy.documents.empty()) return signals_in(legacy.documents.front());
     }
@@ -177,12 +177,11 @@ std::vector<uint8_t> no_writable_server_reply(codec::Bytes request, int32_t repl
                                               const std::string& errmsg) {
   if (request.size() < codec::kHeaderSize) return {};
   const auto header = codec::read_header(request.data());
-  int32_t op = header.op_code;
+  codec::OpCode op = header.op_code;
   uint32_t flags = 0;
-  if (op == static_cast<int32_t>(codec::OpCode::kCompressed)) {
-    op = static_cast<int32_t>(codec::OpCode::kMsg);
-  } else if (op == static_cast<int32_t>(codec::OpCode::kMsg) &&
-             request.size() >= codec::kHeaderSize + 4) {
+  if (op == codec::OpCode::kCompressed) {
+    op = codec::OpCode::kMsg;
+  } else if (op == codec::OpCode::kMsg && request.size() >= codec::kHeaderSize + 4) {
     flags = static_cast<uint32_t>(codec::load_le32(request.data() + codec::kHeaderSize));
   }
   if ((flags & codec::op_msg_flags::kMoreToCome) != 0) return {};
@@ -191,7 +190,7 @@ std::vector<uint8_t> no_writable_server_reply(codec::Bytes request, int32_t repl
   BSON_APPEND_UTF8(doc.get(), "errmsg", errmsg.c_str());
   BSON_APPEND_INT32(doc.get(), "code", 133);
   BSON_APPEND_UTF8(doc.get(), "codeName", "FailedToSatisfyReadPreference");
-  if (op == static_cast<int32_t>(codec::OpCode::kQuery)) {
+  if (op == codec::OpCode::kQuery) {
     return codec::build_op_reply(reply_id, header.request_id, doc.view().bytes());
   }
   return codec::OpMsgBuilder(reply_id, header.request_id).body(doc.get()).finish();

@@ -38,14 +38,14 @@ std::string endpoint_text(tcp::socket& s) {
 }
 
 // An error document in the reply family of the request (OP_REPLY for OP_QUERY, else OP_MSG).
-std::vector<uint8_t> error_reply(int32_t request_op, int32_t request_id, int32_t reply_id,
+std::vector<uint8_t> error_reply(codec::OpCode request_op, int32_t request_id, int32_t reply_id,
                                  const std::string& errmsg, int32_t code, const char* code_name) {
   codec::OwnedBson doc;
   BSON_APPEND_DOUBLE(doc.get(), "ok", 0.0);
   BSON_APPEND_UTF8(doc.get(), "errmsg", errmsg.c_str());
   BSON_APPEND_INT32(doc.get(), "code", code);
   BSON_APPEND_UTF8(doc.get(), "codeName", code_name);
-  if (request_op == static_cast<int32_t>(codec::OpCode::kQuery)) {
+  if (request_op == codec::OpCode::kQuery) {
     return codec::build_op_reply(reply_id, request_id, doc.view().bytes());
   }
   return codec::OpMsgBuilder(reply_id, request_id).body(doc.get()).finish();
@@ -163,9 +163,8 @@ awaitable<void> Session::refuse_first_request(const std::string& reason) {
       co_await (next_message(client_, client_in_, started) || timer.async_wait(kUseTuple));
   if (result.index() != 0 || std::get<0>(result).first) co_return;
   const auto header = codec::read_header(std::get<0>(result).second.data());
-  int32_t op = header.op_code;
-  if (op == static_cast<int32_t>(codec::OpCode::kCompressed))
-    op = static_cast<int32_t>(codec::OpCode::kMsg);
+  codec::OpCode op = header.op_code;
+  if (op == codec::OpCode::kCompressed) op = codec::OpCode::kMsg;
   auto reply = error_reply(
       op, header.request_id, rt_.new_request_id(),
       "docguard: upstream " + rt_.router->uri().redacted + " is unreachable (" + reason + ")", 6,

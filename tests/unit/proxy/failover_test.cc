@@ -174,7 +174,7 @@ TEST(Failover, NoWritableServerReplyInTheRequestsFamily) {
   const auto msg = codec::OpMsgBuilder(42, 0).body(hello.get()).finish();
   const auto reply = no_writable_server_reply(msg, -3, "docguard: no writable server");
   const auto header = codec::read_header(reply.data());
-  EXPECT_EQ(header.op_code, static_cast<int32_t>(codec::OpCode::kMsg));
+  EXPECT_EQ(header.op_code, codec::OpCode::kMsg);
   EXPECT_EQ(header.response_to, 42);
   EXPECT_EQ(header.request_id, -3);
   const auto parsed = codec::OpMsg::parse(reply);
@@ -207,7 +207,7 @@ TEST(Failover, NoWritableServerReplyInTheRequestsFamily) {
       query[f * 4 + i] = static_cast<uint8_t>(header_fields[f] >> (8 * i));
   }
   const auto legacy = no_writable_server_reply(query, -4, "x");
-  EXPECT_EQ(codec::read_header(legacy.data()).op_code, static_cast<int32_t>(codec::OpCode::kReply));
+  EXPECT_EQ(codec::read_header(legacy.data()).op_code, codec::OpCode::kReply);
   EXPECT_EQ(codec::read_header(legacy.data()).response_to, 9);
   EXPECT_EQ(codec::OpReply::parse(legacy).documents.size(), 1u);
 

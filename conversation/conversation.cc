@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "docguard/codec/op_msg.h"
 #include "docguard/codec/op_query.h"
 #include "docguard/conversation/reply_merge.h"
+#include "error_documents.h"
 
 namespace docguard::conversation {
 
@@ -88,6 +90,7 @@ Conversation::Conversation(rules::Engine& engine, const ConversationSettings& se
 
 void Conversation::release_request_buffer() { trim(request_scratch_); }
 void Conversation::release_reply_buffer() {
+  trim(reply_plain_);
   trim(reply_scratch_);
   // The bucket array stays after the last entry is erased: drop it, most requests add none.
   if (pending_.empty() && pending_.bucket_count() > 1) decltype(pending_)().swap(pending_);
@@ -220,8 +223,33 @@ void Conversation::on_op_query(const codec::MsgHeader& header, codec::Bytes insp
   }
 }
 
+Conversation::RequestOutcome Conversation::refuse(codec::Bytes message, codec::ServerError code,
+                                                  const std::string& errmsg) {
+  request_scratch_ = detail::error_reply(message, host_.new_request_id(), code, errmsg);
+  if (request_scratch_.empty()) return {RequestOutcome::Action::kNothing, {}};
+  host_.on_blocked();
+  return {RequestOutcome::Action::kReply, request_scratch_};
+}
+
 Conversation::ReplyOutcome Conversation::on_reply(codec::Bytes message) {
   const auto header = codec::read_header(message.data());
+  // The reply is decompressed once, for the signals and any rewrite. One that will not
+  // decompress is still relayed as it came (the driver reports it) unless it must be rewritten.
+  codec::Bytes plain = message;
+  std::optional<codec::ProtocolError> unreadable;
+  if (header.op_code == codec::OpCode::kCompressed) {
+    try {
+      // Replies may be as large as the server allows, whatever docguard's request limit.
+      reply_plain_ = codec::decompress_message(
+          message, std::max(settings_.max_message_bytes, codec::kDefaultMaxMessageBytes));
+      plain = reply_plain_;
+    } catch (const codec::ProtocolError& e) {
+      unreadable = e;
+      plain = {};
+    }
+  }
+  // Read from every reply, dropped or not: a state change is news wherever it comes from.
+  const ReplySignals signals = read_reply_signals(plain);
   // An exhaust stream's follow-up answers the previous reply, not a request: while the last
   // reply said moreToCome, or when responseTo names that reply, it belongs to the client.
   const bool follow_up =
@@ -233,7 +261,7 @@ Conversation::ReplyOutcome Conversation::on_reply(codec::Bytes message) {
     // Nobody waits for it: the answer to an unacknowledged request. (Legacy OP_REPLY is passed
     // on: its exhaust follow-ups repeat the request's id, and moreToCome is OP_MSG only.)
     host_.on_unacknowledged_reply_dropped(header.response_to);
-    return {true, {}};
+    return {true, {}, signals};
   }
   upstream_streaming_ = is_reply_more_to_come(message);
   last_reply_id_ = header.request_id;
@@ -242,26 +270,20 @@ Conversation::ReplyOutcome Conversation::on_reply(codec::Bytes message) {
     if (auto it = pending_.find(header.response_to); it != pending_.end()) {
       const PendingReply pending = std::move(it->second);
       pending_.erase(it);
-      std::vector<uint8_t> rewritten = rewrite_reply(pending, message);
+      if (unreadable) throw *unreadable;
+      std::vector<uint8_t> rewritten = rewrite_reply(pending, header, plain);
       if (!rewritten.empty()) {
         reply_scratch_ = std::move(rewritten);
-        return {false, reply_scratch_};
+        return {false, reply_scratch_, signals};
       }
     }
   }
-  return {false, message};
+  return {false, message, signals};
 }
 
 std::vector<uint8_t> Conversation::rewrite_reply(const PendingReply& pending,
-                                                 codec::Bytes message) {
-  const auto header = codec::read_header(message.data());
-  codec::Bytes plain = message;
-  if (header.op_code == codec::OpCode::kCompressed) {
-    // Replies may be as large as the server allows, whatever docguard's request limit.
-    reply_scratch_ = codec::decompress_message(
-        message, std::max(settings_.max_message_bytes, codec::kDefaultMaxMessageBytes));
-    plain = reply_scratch_;
-  }
+                                                 const codec::MsgHeader& header,
+                                                 codec::Bytes plain) {
   const codec::OpCode op = codec::read_header(plain.data()).op_code;
   switch (pending.kind) {
     case PendingReply::Kind::kLegacyHello: {

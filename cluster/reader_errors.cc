@@ -9,13 +9,16 @@
 #include <initializer_list>
 
 #include "docguard/cluster/cluster_reader.h"
+#include "docguard/codec/server_errors.h"
 
 namespace docguard::cluster {
 namespace {
 
-bool code_in(int32_t code, std::initializer_list<int32_t> codes) {
-  for (int32_t c : codes) {
-    if (c == code) return true;
+using codec::ServerError;
+
+bool code_in(int32_t code, std::initializer_list<ServerError> codes) {
+  for (ServerError c : codes) {
+    if (codec::is(code, c)) return true;
   }
   return false;
 }
@@ -46,8 +49,10 @@ Error to_error(const bson_error_t& error, const std::string& what, const Scrubbe
       code = static_cast<int32_t>(error.code);
       break;
     case MONGOC_ERROR_CLIENT:
-      // libmongoc reports the server's AuthenticationFailed (18) as its own client error.
-      code = error.code == MONGOC_ERROR_CLIENT_AUTHENTICATE ? 18 : 0;
+      // libmongoc reports the server's AuthenticationFailed as its own client error.
+      code = error.code == MONGOC_ERROR_CLIENT_AUTHENTICATE
+                 ? codec::code_of(ServerError::kAuthenticationFailed)
+                 : 0;
       break;
     case MONGOC_ERROR_SERVER_SELECTION:
       code = kUnreachable;
@@ -80,18 +85,23 @@ const char* read_method_name(ReadMethod method) {
   return "all";
 }
 
-bool is_unauthorized(const Error& error) { return code_in(error.code, {13, 18}); }
+bool is_unauthorized(const Error& error) {
+  return code_in(error.code, {ServerError::kUnauthorized, ServerError::kAuthenticationFailed});
+}
 
 bool is_not_supported(const Error& error) {
-  // 59 CommandNotFound, 115 CommandNotSupported, 238 NotImplemented (FerretDB),
-  // 40324 unrecognized pipeline stage, 40415 unknown field in a stage's specification.
-  return code_in(error.code, {59, 115, 238, 40324, 40415});
+  // NotImplemented is FerretDB's answer to what it lacks.
+  return code_in(error.code, {ServerError::kCommandNotFound, ServerError::kCommandNotSupported,
+                              ServerError::kNotImplemented, ServerError::kUnrecognizedPipelineStage,
+                              ServerError::kUnknownStageField});
 }
 
 bool is_timeout(const Error& error) {
-  // 50 MaxTimeMSExpired, 89 NetworkTimeout, 202 NetworkInterfaceExceededTimeLimit,
-  // 262 ExceededTimeLimit; a socket timeout is one of libmongoc's stream errors.
-  return code_in(error.code, {50, 89, 202, 262}) || error.code == kNetwork;
+  // A socket timeout is one of libmongoc's stream errors.
+  return code_in(error.code, {ServerError::kMaxTimeMSExpired, ServerError::kNetworkTimeout,
+                              ServerError::kNetworkInterfaceExceededTimeLimit,
+                              ServerError::kExceededTimeLimit}) ||
+         error.code == kNetwork;
 }
 
 std::optional<Error> first_write_error(const bson_t* reply, const std::string& what) {

@@ -7,14 +7,15 @@
 namespace docguard::codec {
 
 MsgHeader read_header(const uint8_t* data) {
-  return MsgHeader{load_le32(data), load_le32(data + 4), load_le32(data + 8), load_le32(data + 12)};
+  return MsgHeader{load_le32(data), load_le32(data + 4), load_le32(data + 8),
+                   static_cast<OpCode>(load_le32(data + 12))};
 }
 
 void write_header(uint8_t* data, const MsgHeader& header) {
   store_le32(data, header.message_length);
   store_le32(data + 4, header.request_id);
   store_le32(data + 8, header.response_to);
-  store_le32(data + 12, header.op_code);
+  store_le32(data + 12, static_cast<int32_t>(header.op_code));
 }
 
 void check_message_length(const MsgHeader& header, uint32_t max_message_bytes) {
@@ -46,8 +47,6 @@ constexpr auto kOpCodeNames = enum_names<OpCode>({{OpCode::kReply, "OP_REPLY"},
 
 }  // namespace
 
-const char* op_code_name(int32_t op_code) {
-  return kOpCodeNames.name(static_cast<OpCode>(op_code));
-}
+const char* op_code_name(OpCode op_code) { return kOpCodeNames.name(op_code); }
 
 }  // namespace docguard::codec

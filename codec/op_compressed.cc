@@ -18,11 +18,11 @@ OpCompressed OpCompressed::parse(Bytes message) {
     throw ProtocolError(errors::kBadOpCompressed, "OP_COMPRESSED too short");
   OpCompressed c;
   c.header = read_header(message.data());
-  c.original_op_code = load_le32(message.data() + kHeaderSize);
+  c.original_op_code = static_cast<OpCode>(load_le32(message.data() + kHeaderSize));
   c.uncompressed_size = load_le32(message.data() + kHeaderSize + 4);
   c.compressor_id = message[kHeaderSize + 8];
   c.payload = message.subspan(kFixed);
-  if (c.original_op_code == static_cast<int32_t>(OpCode::kCompressed)) {
+  if (c.original_op_code == OpCode::kCompressed) {
     throw ProtocolError(errors::kBadOpCompressed, "OP_COMPRESSED wraps another OP_COMPRESSED");
   }
   return c;
@@ -143,10 +143,9 @@ std::vector<uint8_t> compress_message(Bytes message, Compressor compressor) {
     }
   }
   std::vector<uint8_t> out(kHeaderSize + 9);
-  write_header(out.data(),
-               MsgHeader{static_cast<int32_t>(out.size() + payload.size()), h.request_id,
-                         h.response_to, static_cast<int32_t>(OpCode::kCompressed)});
-  store_le32(out.data() + kHeaderSize, h.op_code);
+  write_header(out.data(), MsgHeader{static_cast<int32_t>(out.size() + payload.size()),
+                                     h.request_id, h.response_to, OpCode::kCompressed});
+  store_le32(out.data() + kHeaderSize, static_cast<int32_t>(h.op_code));
   store_le32(out.data() + kHeaderSize + 4, static_cast<int32_t>(body.size()));
   out[kHeaderSize + 8] = static_cast<uint8_t>(compressor);
   out.insert(out.end(), payload.begin(), payload.end());

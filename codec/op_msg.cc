@@ -18,7 +18,71 @@ void validate_structure(const BsonView& doc) {
   }
 }
 
+// What parse() and op_msg_body() check before the sections: where they end and which flags
+// the message has.
+struct Frame {
+  MsgHeader header;
+  uint32_t flags = 0;
+  size_t sections_end = 0;  // before the checksum, if any
+};
+
+Frame check_frame(Bytes message) {
+  if (message.size() < kHeaderSize + 4) {
+    throw ProtocolError(errors::kBadOpMsg, "OP_MSG shorter than header and flagBits");
+  }
+  Frame f;
+  f.header = read_header(message.data());
+  if (f.header.message_length != static_cast<int32_t>(message.size())) {
+    throw ProtocolError(errors::kBadLength, "OP_MSG messageLength does not match the frame");
+  }
+  f.flags = static_cast<uint32_t>(load_le32(message.data() + kHeaderSize));
+  const uint32_t unknown_required =
+      f.flags & op_msg_flags::kRequiredMask & ~op_msg_flags::kKnownMask;
+  if (unknown_required != 0) {
+    throw ProtocolError(errors::kUnknownRequiredFlag, "OP_MSG has unknown required flag bits " +
+                                                          std::to_string(unknown_required));
+  }
+  f.sections_end = message.size();
+  if ((f.flags & op_msg_flags::kChecksumPresent) != 0) {
+    if (f.sections_end < kHeaderSize + 4 + 4)
+      throw ProtocolError(errors::kBadOpMsg, "OP_MSG too short for checksum");
+    f.sections_end -= 4;
+  }
+  return f;
+}
+
+// The size of the kind 1 section whose size field is at `pos`, checked against `end`.
+size_t sequence_size(Bytes message, size_t pos, size_t end) {
+  if (end - pos < 4) throw ProtocolError(errors::kBadOpMsg, "kind 1 section truncated");
+  const int32_t size = load_le32(message.data() + pos);
+  if (size < 5 || static_cast<size_t>(size) > end - pos) {
+    throw ProtocolError(errors::kBadOpMsg,
+                        "kind 1 section size " + std::to_string(size) + " overruns the message");
+  }
+  return static_cast<size_t>(size);
+}
+
 }  // namespace
+
+BsonView op_msg_body(Bytes message) {
+  const Frame f = check_frame(message);
+  BsonView body;
+  size_t pos = kHeaderSize + 4;
+  while (pos < f.sections_end) {
+    const uint8_t kind = message[pos++];
+    if (kind == 0 && body.empty()) {
+      body = checked_bson(message.subspan(pos, f.sections_end - pos));
+      pos += body.size;
+    } else if (kind == 1) {
+      pos += sequence_size(message, pos, f.sections_end);
+    } else {
+      throw ProtocolError(errors::kBadOpMsg,
+                          kind == 0 ? "OP_MSG has multiple kind 0 sections"
+                                    : "OP_MSG has unknown section kind " + std::to_string(kind));
+    }
+  }
+  return body;
+}
 
 const DocumentSequence* OpMsg::sequence(std::string_view identifier) const {
   for (const auto& s : sequences) {
@@ -28,33 +92,17 @@ const DocumentSequence* OpMsg::sequence(std::string_view identifier) const {
 }
 
 OpMsg OpMsg::parse(Bytes message, bool verify_checksum) {
-  if (message.size() < kHeaderSize + 4) {
-    throw ProtocolError(errors::kBadOpMsg, "OP_MSG shorter than header and flagBits");
-  }
+  const Frame frame = check_frame(message);
   OpMsg msg;
-  msg.header = read_header(message.data());
-  if (msg.header.message_length != static_cast<int32_t>(message.size())) {
-    throw ProtocolError(errors::kBadLength, "OP_MSG messageLength does not match the frame");
-  }
-  msg.flags = static_cast<uint32_t>(load_le32(message.data() + kHeaderSize));
-  const uint32_t unknown_required =
-      msg.flags & op_msg_flags::kRequiredMask & ~op_msg_flags::kKnownMask;
-  if (unknown_required != 0) {
-    throw ProtocolError(errors::kUnknownRequiredFlag, "OP_MSG has unknown required flag bits " +
-                                                          std::to_string(unknown_required));
-  }
+  msg.header = frame.header;
+  msg.flags = frame.flags;
   msg.checksum_present = (msg.flags & op_msg_flags::kChecksumPresent) != 0;
-  size_t end = message.size();
-  if (msg.checksum_present) {
-    if (end < kHeaderSize + 4 + 4)
-      throw ProtocolError(errors::kBadOpMsg, "OP_MSG too short for checksum");
-    end -= 4;
-    if (verify_checksum) {
-      const auto expected = static_cast<uint32_t>(load_le32(message.data() + end));
-      const uint32_t actual = crc32c(message.first(end));
-      if (expected != actual)
-        throw ProtocolError(errors::kChecksum, "OP_MSG CRC-32C checksum mismatch");
-    }
+  const size_t end = frame.sections_end;
+  if (msg.checksum_present && verify_checksum) {
+    const auto expected = static_cast<uint32_t>(load_le32(message.data() + end));
+    const uint32_t actual = crc32c(message.first(end));
+    if (expected != actual)
+      throw ProtocolError(errors::kChecksum, "OP_MSG CRC-32C checksum mismatch");
   }
 
   size_t pos = kHeaderSize + 4;
@@ -69,13 +117,7 @@ OpMsg OpMsg::parse(Bytes message, bool verify_checksum) {
       pos += msg.body.size;
       have_body = true;
     } else if (kind == 1) {
-      if (end - pos < 4) throw ProtocolError(errors::kBadOpMsg, "kind 1 section truncated");
-      const int32_t size = load_le32(message.data() + pos);
-      if (size < 5 || static_cast<size_t>(size) > end - pos) {
-        throw ProtocolError(
-            "bad_op_msg", "kind 1 section size " + std::to_string(size) + " overruns the message");
-      }
-      const size_t section_end = pos + static_cast<size_t>(size);
+      const size_t section_end = pos + sequence_size(message, pos, end);
       size_t p = pos + 4;
       size_t name_end = p;
       while (name_end < section_end && message[name_end] != 0) ++name_end;
@@ -149,8 +191,7 @@ void recompute_checksum(std::vector<uint8_t>& message) {
 
 OpMsgBuilder::OpMsgBuilder(int32_t request_id, int32_t response_to, uint32_t flags) {
   out_.resize(kHeaderSize + 4);
-  write_header(out_.data(),
-               MsgHeader{0, request_id, response_to, static_cast<int32_t>(OpCode::kMsg)});
+  write_header(out_.data(), MsgHeader{0, request_id, response_to, OpCode::kMsg});
   store_le32(out_.data() + kHeaderSize,
              static_cast<int32_t>(flags & ~op_msg_flags::kChecksumPresent));
 }

@@ -59,8 +59,7 @@ std::vector<uint8_t> build_op_reply(int32_t request_id, int32_t response_to, Byt
                                     int32_t response_flags) {
   std::vector<uint8_t> out(kHeaderSize + 20);
   const auto total = static_cast<int32_t>(out.size() + document.size());
-  write_header(out.data(),
-               MsgHeader{total, request_id, response_to, static_cast<int32_t>(OpCode::kReply)});
+  write_header(out.data(), MsgHeader{total, request_id, response_to, OpCode::kReply});
   store_le32(out.data() + kHeaderSize, response_flags);
   store_le32(out.data() + 20, 0);  // cursorID low
   store_le32(out.data() + 24, 0);  // cursorID high

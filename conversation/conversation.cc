@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "docguard/codec/op_msg.h"
 #include "docguard/codec/op_query.h"
 #include "docguard/conversation/reply_merge.h"
+#include "error_documents.h"
 
 namespace docguard::conversation {
 
@@ -21,7 +23,7 @@ void trim(std::vector<uint8_t>& buffer) {
 
 bool is_reply_more_to_come(codec::Bytes message) {
   if (message.size() < codec::kHeaderSize + 4) return false;
-  if (codec::read_header(message.data()).op_code != static_cast<int32_t>(codec::OpCode::kMsg)) {
+  if (codec::read_header(message.data()).op_code != codec::OpCode::kMsg) {
     return false;
   }
   return (static_cast<uint32_t>(codec::load_le32(message.data() + codec::kHeaderSize)) &
@@ -29,21 +31,18 @@ bool is_reply_more_to_come(codec::Bytes message) {
 }
 
 // The opcode a reply carries, looking inside OP_COMPRESSED (its originalOpcode).
-int32_t reply_op_code(codec::Bytes message) {
-  const int32_t op = codec::read_header(message.data()).op_code;
-  if (op == static_cast<int32_t>(codec::OpCode::kCompressed) &&
-      message.size() >= codec::kHeaderSize + 4) {
-    return codec::load_le32(message.data() + codec::kHeaderSize);
+codec::OpCode reply_op_code(codec::Bytes message) {
+  const codec::OpCode op = codec::read_header(message.data()).op_code;
+  if (op == codec::OpCode::kCompressed && message.size() >= codec::kHeaderSize + 4) {
+    return static_cast<codec::OpCode>(codec::load_le32(message.data() + codec::kHeaderSize));
   }
   return op;
 }
 
 // Legacy requests a server never answers.
-bool legacy_without_reply(int32_t op) {
-  return op == static_cast<int32_t>(codec::OpCode::kInsert) ||
-         op == static_cast<int32_t>(codec::OpCode::kUpdate) ||
-         op == static_cast<int32_t>(codec::OpCode::kDelete) ||
-         op == static_cast<int32_t>(codec::OpCode::kKillCursors);
+bool legacy_without_reply(codec::OpCode op) {
+  return op == codec::OpCode::kInsert || op == codec::OpCode::kUpdate ||
+         op == codec::OpCode::kDelete || op == codec::OpCode::kKillCursors;
 }
 
 // Commands whose success changes (or lists) indexes, validators or collections: the rules
@@ -91,6 +90,7 @@ Conversation::Conversation(rules::Engine& engine, const ConversationSettings& se
 
 void Conversation::release_request_buffer() { trim(request_scratch_); }
 void Conversation::release_reply_buffer() {
+  trim(reply_plain_);
   trim(reply_scratch_);
   // The bucket array stays after the last entry is erased: drop it, most requests add none.
   if (pending_.empty() && pending_.bucket_count() > 1) decltype(pending_)().swap(pending_);
@@ -117,9 +117,9 @@ Conversation::RequestOutcome Conversation::on_request(codec::Bytes message) {
   const auto header = codec::read_header(message.data());
   codec::Bytes forward = message;
   codec::Bytes inspect = message;
-  int32_t op = header.op_code;
+  codec::OpCode op = header.op_code;
 
-  if (op == static_cast<int32_t>(codec::OpCode::kCompressed)) {
+  if (op == codec::OpCode::kCompressed) {
     const auto compressor = static_cast<codec::Compressor>(message[codec::kHeaderSize + 8]);
     request_scratch_ = codec::decompress_message(message, settings_.max_message_bytes);
     host_.on_compressed_request(compressor);
@@ -130,8 +130,8 @@ Conversation::RequestOutcome Conversation::on_request(codec::Bytes message) {
     if (!upstream_accepts(compressor)) forward = request_scratch_;
   }
 
-  if (op == static_cast<int32_t>(codec::OpCode::kMsg)) return on_op_msg(header, inspect, forward);
-  if (op == static_cast<int32_t>(codec::OpCode::kQuery)) on_op_query(header, inspect);
+  if (op == codec::OpCode::kMsg) return on_op_msg(header, inspect, forward);
+  if (op == codec::OpCode::kQuery) on_op_query(header, inspect);
   // Other legacy opcodes pass through untouched; servers since 5.1 refuse them themselves.
   if (!legacy_without_reply(op)) await_reply(header.request_id);
   return {RequestOutcome::Action::kForward, forward};
@@ -223,8 +223,33 @@ void Conversation::on_op_query(const codec::MsgHeader& header, codec::Bytes insp
   }
 }
 
+Conversation::RequestOutcome Conversation::refuse(codec::Bytes message, codec::ServerError code,
+                                                  const std::string& errmsg) {
+  request_scratch_ = detail::error_reply(message, host_.new_request_id(), code, errmsg);
+  if (request_scratch_.empty()) return {RequestOutcome::Action::kNothing, {}};
+  host_.on_blocked();
+  return {RequestOutcome::Action::kReply, request_scratch_};
+}
+
 Conversation::ReplyOutcome Conversation::on_reply(codec::Bytes message) {
   const auto header = codec::read_header(message.data());
+  // The reply is decompressed once, for the signals and any rewrite. One that will not
+  // decompress is still relayed as it came (the driver reports it) unless it must be rewritten.
+  codec::Bytes plain = message;
+  std::optional<codec::ProtocolError> unreadable;
+  if (header.op_code == codec::OpCode::kCompressed) {
+    try {
+      // Replies may be as large as the server allows, whatever docguard's request limit.
+      reply_plain_ = codec::decompress_message(
+          message, std::max(settings_.max_message_bytes, codec::kDefaultMaxMessageBytes));
+      plain = reply_plain_;
+    } catch (const codec::ProtocolError& e) {
+      unreadable = e;
+      plain = {};
+    }
+  }
+  // Read from every reply, dropped or not: a state change is news wherever it comes from.
+  const ReplySignals signals = read_reply_signals(plain);
   // An exhaust stream's follow-up answers the previous reply, not a request: while the last
   // reply said moreToCome, or when responseTo names that reply, it belongs to the client.
   const bool follow_up =
@@ -232,11 +257,11 @@ Conversation::ReplyOutcome Conversation::on_reply(codec::Bytes message) {
   auto awaited = std::find(awaiting_.begin(), awaiting_.end(), header.response_to);
   if (awaited != awaiting_.end()) {
     awaiting_.erase(awaited);
-  } else if (!follow_up && reply_op_code(message) == static_cast<int32_t>(codec::OpCode::kMsg)) {
+  } else if (!follow_up && reply_op_code(message) == codec::OpCode::kMsg) {
     // Nobody waits for it: the answer to an unacknowledged request. (Legacy OP_REPLY is passed
     // on: its exhaust follow-ups repeat the request's id, and moreToCome is OP_MSG only.)
     host_.on_unacknowledged_reply_dropped(header.response_to);
-    return {true, {}};
+    return {true, {}, signals};
   }
   upstream_streaming_ = is_reply_more_to_come(message);
   last_reply_id_ = header.request_id;
@@ -245,30 +270,24 @@ Conversation::ReplyOutcome Conversation::on_reply(codec::Bytes message) {
     if (auto it = pending_.find(header.response_to); it != pending_.end()) {
       const PendingReply pending = std::move(it->second);
       pending_.erase(it);
-      std::vector<uint8_t> rewritten = rewrite_reply(pending, message);
+      if (unreadable) throw *unreadable;
+      std::vector<uint8_t> rewritten = rewrite_reply(pending, header, plain);
       if (!rewritten.empty()) {
         reply_scratch_ = std::move(rewritten);
-        return {false, reply_scratch_};
+        return {false, reply_scratch_, signals};
       }
     }
   }
-  return {false, message};
+  return {false, message, signals};
 }
 
 std::vector<uint8_t> Conversation::rewrite_reply(const PendingReply& pending,
-                                                 codec::Bytes message) {
-  const auto header = codec::read_header(message.data());
-  codec::Bytes plain = message;
-  if (header.op_code == static_cast<int32_t>(codec::OpCode::kCompressed)) {
-    // Replies may be as large as the server allows, whatever docguard's request limit.
-    reply_scratch_ = codec::decompress_message(
-        message, std::max(settings_.max_message_bytes, codec::kDefaultMaxMessageBytes));
-    plain = reply_scratch_;
-  }
-  const int32_t op = codec::read_header(plain.data()).op_code;
+                                                 const codec::MsgHeader& header,
+                                                 codec::Bytes plain) {
+  const codec::OpCode op = codec::read_header(plain.data()).op_code;
   switch (pending.kind) {
     case PendingReply::Kind::kLegacyHello: {
-      if (op != static_cast<int32_t>(codec::OpCode::kReply)) return {};
+      if (op != codec::OpCode::kReply) return {};
       const auto reply = codec::OpReply::parse(plain);
       if (reply.documents.empty()) return {};
       note_auth_reply(pending.auth, reply.documents[0]);
@@ -279,7 +298,7 @@ std::vector<uint8_t> Conversation::rewrite_reply(const PendingReply& pending,
                                    rewritten.reply.view().bytes(), reply.response_flags);
     }
     case PendingReply::Kind::kHello: {
-      if (op != static_cast<int32_t>(codec::OpCode::kMsg)) return {};
+      if (op != codec::OpCode::kMsg) return {};
       const auto reply = codec::OpMsg::parse(plain);
       note_auth_reply(pending.auth, reply.body);
       auto rewritten = rewrite_hello_reply(reply.body, client_compressors_, settings_.persona);
@@ -289,12 +308,12 @@ std::vector<uint8_t> Conversation::rewrite_reply(const PendingReply& pending,
           .finish();
     }
     case PendingReply::Kind::kMerge: {
-      if (op != static_cast<int32_t>(codec::OpCode::kMsg)) return {};
+      if (op != codec::OpCode::kMsg) return {};
       const auto reply = codec::OpMsg::parse(plain);
       return merge_reply(*pending.merge, reply, header.response_to);
     }
     case PendingReply::Kind::kSample: {
-      if (op == static_cast<int32_t>(codec::OpCode::kMsg)) {
+      if (op == codec::OpCode::kMsg) {
         const auto reply = codec::OpMsg::parse(plain);
         codec::CommandView request;
         request.kind = pending.command;
@@ -305,13 +324,13 @@ std::vector<uint8_t> Conversation::rewrite_reply(const PendingReply& pending,
       return {};
     }
     case PendingReply::Kind::kAuth: {
-      if (op == static_cast<int32_t>(codec::OpCode::kMsg)) {
+      if (op == codec::OpCode::kMsg) {
         note_auth_reply(pending.auth, codec::OpMsg::parse(plain).body);
       }
       return {};
     }
     case PendingReply::Kind::kCatalog: {
-      if (op == static_cast<int32_t>(codec::OpCode::kMsg)) {
+      if (op == codec::OpCode::kMsg) {
         engine_.observe_catalog_reply(catalog_view(pending.request_body, pending.db),
                                       codec::OpMsg::parse(plain));
       }

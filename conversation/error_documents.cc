@@ -1,4 +1,5 @@
-// The code-121 documents docguard answers with, and the message of each violation.
+// The error documents docguard answers with: code 121 for a refused write, and the errors a
+// session answers with when it has no upstream to forward to; and the message of each violation.
 #include "error_documents.h"
 
 #include <bson/bson.h>
@@ -7,9 +8,13 @@
 #include <cmath>
 #include <string>
 
+#include "docguard/codec/op_query.h"
+#include "docguard/codec/server_errors.h"
+
 namespace docguard::conversation {
 
 using codec::OwnedBson;
+using codec::ServerError;
 using rules::Action;
 using rules::RuleKind;
 using rules::Violation;
@@ -52,6 +57,12 @@ namespace detail {
 
 namespace {
 
+// code and codeName, from the one table of server errors.
+void append_code(bson_t* doc, ServerError code) {
+  BSON_APPEND_INT32(doc, "code", codec::code_of(code));
+  BSON_APPEND_UTF8(doc, "codeName", codec::code_name(code));
+}
+
 void append_number(bson_t* doc, const char* key, double value) {
   if (std::isfinite(value) && value == std::floor(value) && std::fabs(value) < 9e15) {
     BSON_APPEND_INT64(doc, key, static_cast<int64_t>(value));
@@ -83,8 +94,7 @@ void append_err_info(bson_t* parent, const Violation& v) {
 
 // code, codeName, errmsg and errInfo: what server-side validation reports for a document.
 void append_validation_failure(bson_t* doc, const Violation& v) {
-  BSON_APPEND_INT32(doc, "code", kDocumentValidationFailure);
-  BSON_APPEND_UTF8(doc, "codeName", "DocumentValidationFailure");
+  append_code(doc, ServerError::kDocumentValidationFailure);
   BSON_APPEND_UTF8(doc, "errmsg", violation_message(v).c_str());
   append_err_info(doc, v);
 }
@@ -137,12 +147,32 @@ std::vector<uint8_t> command_error(const codec::OpMsg& request, const rules::Ver
   BSON_APPEND_UTF8(
       body.get(), "errmsg",
       v != nullptr ? violation_message(*v).c_str() : "docguard: blocked by a design rule");
-  BSON_APPEND_INT32(body.get(), "code", kDocumentValidationFailure);
-  BSON_APPEND_UTF8(body.get(), "codeName", "DocumentValidationFailure");
+  append_code(body.get(), ServerError::kDocumentValidationFailure);
   if (v != nullptr) append_err_info(body.get(), *v);
   return codec::OpMsgBuilder(reply_request_id, request.header.request_id)
       .body(body.bytes())
       .finish();
+}
+
+std::vector<uint8_t> error_reply(codec::Bytes request, int32_t reply_request_id, ServerError code,
+                                 const std::string& errmsg) {
+  if (request.size() < codec::kHeaderSize) return {};
+  const auto header = codec::read_header(request.data());
+  // A compressed request is answered as an OP_MSG without being decompressed for its flags:
+  // drivers compress OP_MSG only, and a request refused needs no more reading than that.
+  if (header.op_code == codec::OpCode::kMsg && request.size() >= codec::kHeaderSize + 4 &&
+      (static_cast<uint32_t>(codec::load_le32(request.data() + codec::kHeaderSize)) &
+       codec::op_msg_flags::kMoreToCome) != 0) {
+    return {};
+  }
+  OwnedBson doc;
+  BSON_APPEND_DOUBLE(doc.get(), "ok", 0.0);
+  BSON_APPEND_UTF8(doc.get(), "errmsg", errmsg.c_str());
+  append_code(doc.get(), code);
+  if (header.op_code == codec::OpCode::kQuery) {
+    return codec::build_op_reply(reply_request_id, header.request_id, doc.view().bytes());
+  }
+  return codec::OpMsgBuilder(reply_request_id, header.request_id).body(doc.get()).finish();
 }
 
 }  // namespace detail

@@ -1,14 +1,17 @@
 // Private to the conversation library: the documents docguard answers with when it refuses a
 // write (code 121 DocumentValidationFailure, as server-side validation reports it), shared by the
-// request plan (request_plan.cc) and the reply merges (reply_merge.cc).
+// request plan (request_plan.cc) and the reply merges (reply_merge.cc), and the error a request
+// gets when the session has no upstream to forward it to (Conversation::refuse).
 #pragma once
 
 #include <bson/bson.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "docguard/codec/op_msg.h"
+#include "docguard/codec/server_errors.h"
 #include "docguard/conversation/request_plan.h"
 
 namespace docguard::conversation::detail {
@@ -22,6 +25,10 @@ const rules::Violation* blocking_violation(const rules::Verdict& verdict, int32_
 // The whole command refused: {ok: 0, errmsg, code: 121, codeName, errInfo}.
 std::vector<uint8_t> command_error(const codec::OpMsg& request, const rules::Verdict& verdict,
                                    int32_t reply_request_id);
+// {ok: 0, errmsg, code, codeName} answering `request`, in its reply family (OP_REPLY for
+// OP_QUERY, OP_MSG otherwise). Empty for a request that expects no reply (OP_MSG moreToCome).
+std::vector<uint8_t> error_reply(codec::Bytes request, int32_t reply_request_id,
+                                 codec::ServerError code, const std::string& errmsg);
 // Appends `docs` (each one BSON document) as the array `key`.
 void append_documents(bson_t* parent, const char* key,
                       const std::vector<std::vector<uint8_t>>& docs);

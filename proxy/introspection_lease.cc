@@ -6,6 +6,8 @@
 
 #include <random>
 
+#include "docguard/codec/server_errors.h"
+
 namespace docguard::proxy {
 namespace {
 
@@ -13,7 +15,6 @@ constexpr const char* kLeaseCollection = "docguard_lease";
 constexpr const char* kFactsCollection = "docguard_facts";
 constexpr const char* kLeaseId = "introspection";
 constexpr size_t kFactsPerCommand = 100;  // keeps each write well under the message limit
-constexpr int32_t kDuplicateKey = 11000;
 
 // A bson_t built here and handed to the reader as bytes.
 class Command {
@@ -119,7 +120,7 @@ cluster::Expected<bool> IntrospectionLease::acquire(cluster::ClusterReader& read
   bson_append_array_end(insert.get(), &documents);
   auto inserted = reader.write_command(database_, insert.bytes());
   if (!inserted) {
-    if (inserted.error().code == kDuplicateKey) return false;
+    if (codec::is(inserted.error().code, codec::ServerError::kDuplicateKey)) return false;
     return inserted.error();
   }
   return affected(inserted.value()) > 0;

@@ -15,9 +15,7 @@
 #include <tuple>
 
 #include "docguard/codec/error_kinds.h"
-#include "docguard/codec/op_msg.h"
-#include "docguard/codec/op_query.h"
-#include "docguard/proxy/failover.h"
+#include "docguard/codec/server_errors.h"
 
 namespace docguard::proxy {
 
@@ -35,20 +33,6 @@ std::string endpoint_text(tcp::socket& s) {
   auto ep = s.remote_endpoint(ec);
   if (ec) return "unknown";
   return ep.address().to_string() + ":" + std::to_string(ep.port());
-}
-
-// An error document in the reply family of the request (OP_REPLY for OP_QUERY, else OP_MSG).
-std::vector<uint8_t> error_reply(int32_t request_op, int32_t request_id, int32_t reply_id,
-                                 const std::string& errmsg, int32_t code, const char* code_name) {
-  codec::OwnedBson doc;
-  BSON_APPEND_DOUBLE(doc.get(), "ok", 0.0);
-  BSON_APPEND_UTF8(doc.get(), "errmsg", errmsg.c_str());
-  BSON_APPEND_INT32(doc.get(), "code", code);
-  BSON_APPEND_UTF8(doc.get(), "codeName", code_name);
-  if (request_op == static_cast<int32_t>(codec::OpCode::kQuery)) {
-    return codec::build_op_reply(reply_id, request_id, doc.view().bytes());
-  }
-  return codec::OpMsgBuilder(reply_id, request_id).body(doc.get()).finish();
 }
 
 }  // namespace
@@ -162,16 +146,12 @@ awaitable<void> Session::refuse_first_request(const std::string& reason) {
   auto result =
       co_await (next_message(client_, client_in_, started) || timer.async_wait(kUseTuple));
   if (result.index() != 0 || std::get<0>(result).first) co_return;
-  const auto header = codec::read_header(std::get<0>(result).second.data());
-  int32_t op = header.op_code;
-  if (op == static_cast<int32_t>(codec::OpCode::kCompressed))
-    op = static_cast<int32_t>(codec::OpCode::kMsg);
-  auto reply = error_reply(
-      op, header.request_id, rt_.new_request_id(),
-      "docguard: upstream " + rt_.router->uri().redacted + " is unreachable (" + reason + ")", 6,
-      "HostUnreachable");
-  rt_.metrics.messages_blocked.Increment();
-  co_await client_.write_all(asio::buffer(reply));
+  const auto refusal = conversation_.refuse(
+      std::get<0>(result).second, codec::ServerError::kHostUnreachable,
+      "docguard: upstream " + rt_.router->uri().redacted + " is unreachable (" + reason + ")");
+  if (refusal.action == conversation::Conversation::RequestOutcome::Action::kReply) {
+    co_await client_.write_all(asio::buffer(refusal.bytes.data(), refusal.bytes.size()));
+  }
 }
 
 awaitable<std::pair<boost::system::error_code, codec::Bytes>> Session::next_message(
@@ -352,17 +332,17 @@ awaitable<void> Session::upstream_to_client(std::shared_ptr<Session> self) {
       }
       last_upstream_activity_ = std::chrono::steady_clock::now();
       rt_.metrics.add_upstream_bytes(message.size());
-      // Read before on_reply: `message` stays valid, and the driver gets the reply either way.
-      const ReplySignals signals = read_reply_signals(
-          message, std::max(rt_.config.max_message_bytes, codec::kDefaultMaxMessageBytes));
       const auto outcome = conversation_.on_reply(message);
+      const conversation::ReplySignals signals = outcome.signals;
       if (!outcome.drop) co_await write_client(outcome.bytes);
       conversation_.release_reply_buffer();
-      if (signals.state_change_code != 0) {
+      if (signals.state_change) {
         // The driver retries on a new connection, which goes to the server the monitor finds
         // writable; this server is avoided until the monitor has re-checked it.
         rt_.router->suspect(server_);
-        leave_server(signals.state_change_code == 91 ? "is shutting down" : "is no longer primary");
+        leave_server(*signals.state_change == codec::ServerError::kShutdownInProgress
+                         ? "is shutting down"
+                         : "is no longer primary");
       } else if (signals.hello_not_writable && rt_.router->in_cluster()) {
         // A demoted primary answering a driver's heartbeat: the driver hears it, and its next
         // check goes through a new connection to the new primary instead of this one again.

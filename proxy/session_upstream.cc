@@ -10,6 +10,7 @@
 #include <chrono>
 
 #include "docguard/codec/error_kinds.h"
+#include "docguard/codec/server_errors.h"
 #include "docguard/proxy/failover.h"
 #include "docguard/proxy/session.h"
 
@@ -157,11 +158,11 @@ awaitable<void> Session::refuse_requests(const std::string& reason) {
     auto result =
         co_await (next_message(client_, client_in_, started) || timer.async_wait(kUseTuple));
     if (result.index() != 0 || std::get<0>(result).first) co_return;
-    const auto reply =
-        no_writable_server_reply(std::get<0>(result).second, rt_.new_request_id(), errmsg);
-    if (reply.empty()) continue;  // moreToCome: no reply expected
-    rt_.metrics.messages_blocked.Increment();
-    auto [ec, n] = co_await client_.write_all(asio::buffer(reply));
+    const auto refusal = conversation_.refuse(
+        std::get<0>(result).second, codec::ServerError::kFailedToSatisfyReadPreference, errmsg);
+    if (refusal.action != conversation::Conversation::RequestOutcome::Action::kReply) continue;
+    auto [ec, n] =
+        co_await client_.write_all(asio::buffer(refusal.bytes.data(), refusal.bytes.size()));
     if (ec) co_return;
   }
 }

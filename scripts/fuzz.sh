@@ -15,7 +15,7 @@ build=build-fuzz
 CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DDOCGUARD_FUZZ=ON -DDOCGUARD_WERROR=ON -DDOCGUARD_TESTS=OFF -DDOCGUARD_BENCH=OFF >/dev/null
 ninja -C "$build" -j "${DOCGUARD_JOBS:-2}" fuzz_inbound_buffer fuzz_op_msg fuzz_op_query \
-  fuzz_op_compressed fuzz_config fuzz_bson fuzz_dump_reader fuzz_catalog
+  fuzz_op_compressed fuzz_config fuzz_bson fuzz_dump_reader fuzz_catalog fuzz_reply
 
 corpus="$build/corpus"
 rm -rf "$corpus"  # seeds only: every run starts from the same corpus
@@ -23,7 +23,7 @@ mkdir -p "$build/artifacts"
 python3 - "$corpus" <<'PY'
 import os, sys, glob, struct
 out = sys.argv[1]
-for t in ("fuzz_inbound_buffer", "fuzz_op_msg", "fuzz_op_query", "fuzz_op_compressed", "fuzz_config", "fuzz_bson", "fuzz_dump_reader", "fuzz_catalog"):
+for t in ("fuzz_inbound_buffer", "fuzz_op_msg", "fuzz_op_query", "fuzz_op_compressed", "fuzz_config", "fuzz_bson", "fuzz_dump_reader", "fuzz_catalog", "fuzz_reply"):
     os.makedirs(os.path.join(out, t), exist_ok=True)
 for path in glob.glob("tests/fixtures/*.hex"):
     raw = bytes.fromhex(open(path).read().strip())
@@ -34,6 +34,12 @@ for path in glob.glob("tests/fixtures/*.hex"):
     target = {2013: "fuzz_op_msg", 2004: "fuzz_op_query", 1: "fuzz_op_query", 2012: "fuzz_op_compressed"}.get(opcode)
     if target:
         open(os.path.join(out, target, name), "wb").write(raw[16:])
+    # fuzz_reply's first byte picks the opcode (0 OP_MSG, 1 OP_REPLY, 2 OP_COMPRESSED) and, with
+    # 4 (and 8 for the legacy one), a hello awaiting the reply.
+    family = {2013: 0, 1: 1, 2012: 2}.get(opcode)
+    if family is not None:
+        for awaited in (0, 4, 12):
+            open(os.path.join(out, "fuzz_reply", f"{name}-{awaited}"), "wb").write(bytes([family | awaited]) + raw[16:])
 # Inputs that once crashed a target stay in its corpus (tests/fuzz/regressions/TARGET/).
 for path in glob.glob("tests/fuzz/regressions/*/*"):
     target = os.path.basename(os.path.dirname(path))
@@ -68,7 +74,7 @@ PY
 
 status=0
 for t in fuzz_inbound_buffer fuzz_op_msg fuzz_op_query fuzz_op_compressed fuzz_config fuzz_bson \
-    fuzz_dump_reader fuzz_catalog; do
+    fuzz_dump_reader fuzz_catalog fuzz_reply; do
   if [ -n "${FUZZ_RUNS:-}" ]; then
     budget=(-runs="$FUZZ_RUNS" -seed=1)
     echo "== $t ($FUZZ_RUNS inputs, seed 1)"

@@ -40,7 +40,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<uint8_t> message(codec::kHeaderSize);
   message.insert(message.end(), data, data + size);
   codec::write_header(message.data(), codec::MsgHeader{static_cast<int32_t>(message.size()), 7, 0,
-                                                       static_cast<int32_t>(codec::OpCode::kMsg)});
+                                                       codec::OpCode::kMsg});
   try {
     const codec::OpMsg msg = codec::OpMsg::parse(message, /*verify_checksum=*/size % 2 == 0);
     const codec::CommandView view = codec::describe(msg);

@@ -11,9 +11,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace docguard;
   std::vector<uint8_t> message(codec::kHeaderSize);
   message.insert(message.end(), data, data + size);
-  codec::write_header(message.data(),
-                      codec::MsgHeader{static_cast<int32_t>(message.size()), 1, 0,
-                                       static_cast<int32_t>(codec::OpCode::kQuery)});
+  codec::write_header(message.data(), codec::MsgHeader{static_cast<int32_t>(message.size()), 1, 0,
+                                                       codec::OpCode::kQuery});
   conversation::PersonaSettings persona{conversation::Persona::kReplicaSet, "rs", "127.0.0.1:1",
                                         1 << 20};
   try {

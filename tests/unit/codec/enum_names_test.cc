@@ -27,9 +27,9 @@ TEST(EnumNames, ListsTheChoicesForErrors) {
 }
 
 TEST(EnumNames, CodecTables) {
-  EXPECT_STREQ(op_code_name(2013), "OP_MSG");
-  EXPECT_STREQ(op_code_name(2012), "OP_COMPRESSED");
-  EXPECT_STREQ(op_code_name(42), "unknown");
+  EXPECT_STREQ(op_code_name(OpCode::kMsg), "OP_MSG");
+  EXPECT_STREQ(op_code_name(OpCode::kCompressed), "OP_COMPRESSED");
+  EXPECT_STREQ(op_code_name(static_cast<OpCode>(42)), "unknown");
   EXPECT_STREQ(compressor_name(static_cast<Compressor>(9)), "unknown");
 }
 

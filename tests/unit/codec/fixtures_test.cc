@@ -40,11 +40,11 @@ TEST(Fixtures, EveryRecordedMessageParses) {
     ASSERT_GE(bytes.size(), kHeaderSize);
     auto header = read_header(bytes.data());
     EXPECT_EQ(static_cast<size_t>(header.message_length), bytes.size());
-    if (header.op_code == static_cast<int32_t>(OpCode::kCompressed)) {
+    if (header.op_code == OpCode::kCompressed) {
       bytes = decompress_message(bytes, kDefaultMaxMessageBytes);
       header = read_header(bytes.data());
     }
-    switch (static_cast<OpCode>(header.op_code)) {
+    switch (header.op_code) {
       case OpCode::kMsg: {
         const OpMsg msg = OpMsg::parse(bytes);
         EXPECT_TRUE(bson_is_valid(msg.body));
@@ -59,7 +59,7 @@ TEST(Fixtures, EveryRecordedMessageParses) {
         EXPECT_EQ(OpReply::parse(bytes).documents.size(), 1u);
         break;
       default:
-        ADD_FAILURE() << "unexpected opcode " << header.op_code;
+        ADD_FAILURE() << "unexpected opcode " << static_cast<int32_t>(header.op_code);
     }
     ++count;
   }

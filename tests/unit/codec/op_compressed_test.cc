@@ -14,7 +14,7 @@ TEST_P(CompressedRoundTrip, DecompressesToTheOriginalMessage) {
       R"({"insert": "c", "$db": "t", "documents": [{"x": "aaaaaaaaaaaaaaaaaaaaaaaaaaaa"}]})", 9);
   auto compressed = compress_message(original, GetParam());
   const auto c = OpCompressed::parse(compressed);
-  EXPECT_EQ(c.original_op_code, static_cast<int32_t>(OpCode::kMsg));
+  EXPECT_EQ(c.original_op_code, OpCode::kMsg);
   EXPECT_EQ(c.header.request_id, 9);
   EXPECT_EQ(decompress_message(compressed, kDefaultMaxMessageBytes), original);
 }
@@ -42,7 +42,7 @@ TEST(OpCompressed, RejectsDeclaredSizeOverLimitBeforeAllocating) {
 TEST(OpCompressed, RejectsBombThatLiesAboutItsSize) {
   // 10 MB of zeros compresses to a few KB; declare only 100 bytes.
   std::vector<uint8_t> big(kHeaderSize + 10'000'000, 0);
-  write_header(big.data(), MsgHeader{static_cast<int32_t>(big.size()), 1, 0, 2013});
+  write_header(big.data(), MsgHeader{static_cast<int32_t>(big.size()), 1, 0, OpCode::kMsg});
   for (auto c : {Compressor::kSnappy, Compressor::kZlib, Compressor::kZstd}) {
     auto compressed = compress_message(big, c);
     store_le32(compressed.data() + kHeaderSize + 4, 100);

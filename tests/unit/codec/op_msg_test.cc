@@ -33,7 +33,7 @@ TEST(OpMsg, RoundTripsBodyAndSequence) {
       OpMsgBuilder(42, 0).body(body.get()).sequence("documents", {view(d1), view(d2)}).finish();
   const OpMsg msg = OpMsg::parse(bytes);
   EXPECT_EQ(msg.header.request_id, 42);
-  EXPECT_EQ(msg.header.op_code, static_cast<int32_t>(OpCode::kMsg));
+  EXPECT_EQ(msg.header.op_code, OpCode::kMsg);
   EXPECT_EQ(msg.body.size, body->len);
   ASSERT_EQ(msg.sequences.size(), 1u);
   EXPECT_EQ(msg.sequences[0].identifier, "documents");

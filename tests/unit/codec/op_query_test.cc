@@ -15,7 +15,7 @@ std::vector<uint8_t> legacy_hello(const char* ns) {
   uint8_t skip_return[8] = {0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff};
   m.insert(m.end(), skip_return, skip_return + 8);
   m.insert(m.end(), bson_get_data(q.get()), bson_get_data(q.get()) + q->len);
-  write_header(m.data(), MsgHeader{static_cast<int32_t>(m.size()), 3, 0, 2004});
+  write_header(m.data(), MsgHeader{static_cast<int32_t>(m.size()), 3, 0, OpCode::kQuery});
   return m;
 }
 
@@ -30,7 +30,7 @@ TEST(OpQuery, ParsesLegacyHello) {
 
 TEST(OpQuery, RejectsUnterminatedName) {
   std::vector<uint8_t> m(kHeaderSize + 4 + 20, 'a');
-  write_header(m.data(), MsgHeader{static_cast<int32_t>(m.size()), 3, 0, 2004});
+  write_header(m.data(), MsgHeader{static_cast<int32_t>(m.size()), 3, 0, OpCode::kQuery});
   EXPECT_THROW(OpQuery::parse(m), ProtocolError);
 }
 

@@ -87,7 +87,7 @@ std::vector<uint8_t> op_query(const std::string& json, const std::string& db, in
   const auto body = doc.view();
   out.insert(out.end(), body.data, body.data + body.size);
   const auto length = static_cast<int32_t>(out.size());
-  const int32_t op = static_cast<int32_t>(codec::OpCode::kQuery);
+  const auto op = static_cast<int32_t>(codec::OpCode::kQuery);
   std::memcpy(out.data(), &length, 4);
   std::memcpy(out.data() + 4, &id, 4);
   std::memcpy(out.data() + 12, &op, 4);

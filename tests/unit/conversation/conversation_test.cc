@@ -83,8 +83,7 @@ TEST_F(Replay, CompressedRequestGoesUpstreamDecompressedWhenTheUpstreamDidNotAgr
   const auto insert = fixture("pymongo_insert_many_zstd.hex");
   const auto out = conv.on_request(insert);
   ASSERT_EQ(out.action, Action::kForward);
-  EXPECT_EQ(codec::read_header(out.bytes.data()).op_code,
-            static_cast<int32_t>(codec::OpCode::kMsg));
+  EXPECT_EQ(codec::read_header(out.bytes.data()).op_code, codec::OpCode::kMsg);
 }
 
 TEST_F(Replay, RecordedWritesAndReadsPassUntouchedInWarnMode) {

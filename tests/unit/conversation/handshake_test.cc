@@ -102,9 +102,8 @@ TEST(Handshake, FuzzRegressionsGiveValidRepliesOrErrors) {
     std::ifstream in(entry.path(), std::ios::binary);
     std::vector<uint8_t> message(codec::kHeaderSize);
     message.insert(message.end(), std::istreambuf_iterator<char>(in), {});
-    codec::write_header(message.data(),
-                        codec::MsgHeader{static_cast<int32_t>(message.size()), 1, 0,
-                                         static_cast<int32_t>(codec::OpCode::kReply)});
+    codec::write_header(message.data(), codec::MsgHeader{static_cast<int32_t>(message.size()), 1, 0,
+                                                         codec::OpCode::kReply});
     ++files;
     try {
       for (const auto& doc : codec::OpReply::parse(message).documents) {

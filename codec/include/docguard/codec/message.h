@@ -11,6 +11,8 @@ namespace docguard::codec {
 
 using Bytes = std::span<const uint8_t>;
 
+// The header's opCode. The enum holds any int32_t the wire carries: a value it does not name
+// (an opcode docguard does not know) reads and writes back unchanged.
 enum class OpCode : int32_t {
   kReply = 1,
   kUpdate = 2001,
@@ -32,7 +34,7 @@ struct MsgHeader {
   int32_t message_length = 0;
   int32_t request_id = 0;
   int32_t response_to = 0;
-  int32_t op_code = 0;
+  OpCode op_code{};
 };
 
 // A malformed or unsupported message. `kind` is a short stable label used for metrics
@@ -67,6 +69,6 @@ void write_header(uint8_t* data, const MsgHeader& header);
 // Validates a header's declared length against [16, max_message_bytes]; throws ProtocolError.
 void check_message_length(const MsgHeader& header, uint32_t max_message_bytes);
 
-const char* op_code_name(int32_t op_code);
+const char* op_code_name(OpCode op_code);
 
 }  // namespace docguard::codec

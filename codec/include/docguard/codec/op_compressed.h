@@ -26,7 +26,7 @@ inline const char* compressor_name(Compressor c) { return kCompressorNames.name(
 
 struct OpCompressed {
   MsgHeader header;
-  int32_t original_op_code = 0;
+  OpCode original_op_code{};
   int32_t uncompressed_size = 0;  // excludes the header
   uint8_t compressor_id = 0;
   Bytes payload;

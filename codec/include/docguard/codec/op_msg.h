@@ -49,6 +49,13 @@ struct OpMsg {
   static OpMsg parse(Bytes message, bool verify_checksum = true);
 };
 
+// The body (kind 0 section) of an OP_MSG after the framing checks of OpMsg::parse alone: the
+// length, the required flag bits, the sections' kinds and sizes. Neither the checksum nor the
+// documents' elements are checked, so reading a few fields of every reply costs no walk of
+// the whole reply; read the result with bounds-checked iterators only. Empty when there is no
+// kind 0 section; throws ProtocolError when the framing is wrong.
+BsonView op_msg_body(Bytes message);
+
 // Clears unknown optional flag bits (16-31) in place, as proxies must before forwarding.
 // Returns true if the message changed. If a checksum is present the bytes no longer match it,
 // so the caller must also call recompute_checksum.

@@ -1,5 +1,7 @@
 // One client connection's per-message policy, without sockets: the proxy hands it each request
-// and each reply as bytes and gets back what to forward, what to answer, and what to drop.
+// and each reply as bytes and gets back what to forward, what to answer, and what to drop, and
+// what a reply says about the server's role (for failover). Every message docguard reads or
+// writes is decoded and built here; the proxy moves bytes and picks servers.
 // It owns what a connection remembers between messages: replies to rewrite (hello persona,
 // merged write results, sampled reads), the requests that expect a reply (so that a reply to
 // an unacknowledged, moreToCome request never reaches the client), the compressors each side
@@ -15,8 +17,10 @@
 #include "docguard/codec/command_view.h"
 #include "docguard/codec/message.h"
 #include "docguard/codec/op_compressed.h"
+#include "docguard/codec/server_errors.h"
 #include "docguard/conversation/auth_watcher.h"
 #include "docguard/conversation/handshake.h"
+#include "docguard/conversation/reply_signals.h"
 #include "docguard/conversation/request_plan.h"
 #include "docguard/rules/engine.h"
 
@@ -51,13 +55,20 @@ class Conversation {
   };
   // Throws codec::ProtocolError on a malformed request.
   RequestOutcome on_request(codec::Bytes message);
+  // The answer to a request the session cannot forward (no upstream): {ok: 0, code, codeName,
+  // errmsg} in the request's reply family (kReply), or kNothing when the request expects no
+  // reply (OP_MSG moreToCome). Counted as blocked.
+  RequestOutcome refuse(codec::Bytes message, codec::ServerError code, const std::string& errmsg);
 
   // What to send the client for one upstream reply: `message` itself, a rewrite of it (valid
-  // until the next on_reply), or nothing (`drop`: a reply to an unacknowledged request).
+  // until the next on_reply), or nothing (`drop`: a reply to an unacknowledged request); and
+  // what the reply says about the server's role, read from every reply, dropped or not.
   struct ReplyOutcome {
     bool drop = false;
     codec::Bytes bytes;
+    ReplySignals signals;
   };
+  // The reply is decoded once (OP_COMPRESSED decompressed) for the signals and any rewrite.
   // Throws codec::ProtocolError on a malformed reply that docguard had to read.
   ReplyOutcome on_reply(codec::Bytes message);
 
@@ -96,7 +107,9 @@ class Conversation {
   RequestOutcome on_op_msg(const codec::MsgHeader& header, codec::Bytes inspect,
                            codec::Bytes forward);
   void on_op_query(const codec::MsgHeader& header, codec::Bytes inspect);
-  std::vector<uint8_t> rewrite_reply(const PendingReply& pending, codec::Bytes message);
+  // `plain` is the reply decompressed; `header` the one the upstream sent.
+  std::vector<uint8_t> rewrite_reply(const PendingReply& pending, const codec::MsgHeader& header,
+                                     codec::Bytes plain);
   bool upstream_accepts(codec::Compressor compressor) const;
   void note_hello(const codec::BsonView& hello);
   void note_auth_reply(AuthWatcher::Step step, const codec::BsonView& reply);
@@ -110,6 +123,7 @@ class Conversation {
   AuthWatcher auth_;
   rules::ConnectionScope scope_;  // which scoped rules apply, found again when app or user change
   std::vector<uint8_t> request_scratch_;
+  std::vector<uint8_t> reply_plain_;  // the last reply, decompressed
   std::vector<uint8_t> reply_scratch_;
   std::unordered_map<int32_t, PendingReply> pending_;
   // requestIDs of forwarded requests that expect a reply, oldest first. A server must not answer

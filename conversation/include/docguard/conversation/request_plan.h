@@ -24,8 +24,6 @@
 
 namespace docguard::conversation {
 
-inline constexpr int32_t kDocumentValidationFailure = 121;
-
 // What merge_reply needs to know about a rewritten request.
 struct PendingMerge {
   codec::CommandKind kind = codec::CommandKind::kInsert;

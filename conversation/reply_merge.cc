@@ -110,6 +110,7 @@ std::vector<uint8_t> merge_bulk_write_reply(const PendingMerge& merge,
   std::stable_sort(results.begin(), results.end(),
                    [](const Result& a, const Result& b) { return a.idx < b.idx; });
   std::vector<std::vector<uint8_t>> docs;
+  docs.reserve(results.size());
   for (auto& r : results) docs.push_back(std::move(r.document));
 
   OwnedBson body;

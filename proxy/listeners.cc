@@ -206,7 +206,7 @@ ClientListeners::ClientListeners(asio::io_context& ioc, const ProxyConfig& confi
 
 ClientListeners::~ClientListeners() { close(); }
 
-void ClientListeners::start(std::function<void(AcceptedClient)> accepted) {
+void ClientListeners::start(const std::function<void(AcceptedClient)>& accepted) {
   for (auto& acceptor : tcp_) {
     AcceptedClient prototype;
     prototype.protocol = acceptor->local_endpoint().protocol();

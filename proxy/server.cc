@@ -172,7 +172,7 @@ class Server {
     }
     runtime_.router = std::make_unique<Router>(uri, std::move(monitor).value());
     subscription_ = runtime_.router->monitor()->subscribe(
-        [this, &main](std::shared_ptr<const cluster::Topology> topology) {
+        [this, &main](const std::shared_ptr<const cluster::Topology>& topology) {
           asio::post(main, [this, topology] { on_topology(topology); });
         });
     on_topology(runtime_.router->snapshot());  // events before subscribe() are not replayed
@@ -187,7 +187,7 @@ class Server {
   }
 
   // On the main io thread, in the order libmongoc raised them.
-  void on_topology(std::shared_ptr<const cluster::Topology> topology) {
+  void on_topology(const std::shared_ptr<const cluster::Topology>& topology) {
     if (last_topology_ && topology->updated_at < last_topology_->updated_at) return;
     runtime_.metrics.set_topology_type(cluster::to_string(topology->type));
     const auto* monitor = runtime_.router ? runtime_.router->monitor() : nullptr;

@@ -82,7 +82,7 @@ awaitable<std::string> Session::select_and_connect(bool* no_writable) {
   }
 }
 
-void Session::on_topology(std::shared_ptr<const cluster::Topology> topology) {
+void Session::on_topology(const std::shared_ptr<const cluster::Topology>& topology) {
   if (wake_ != nullptr) {
     wake_->cancel();
     return;

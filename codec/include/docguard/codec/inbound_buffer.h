@@ -60,7 +60,7 @@ class InboundBuffer {
 
   // Blocks kept as a spare: above kMinSpareBytes (smaller ones are cheap to allocate) and up
   // to kMaxSpareBytes (bigger ones are freed at once).
-  static constexpr size_t kMinSpareBytes = 64 * 1024;
+  static constexpr size_t kMinSpareBytes = size_t{64} * 1024;
   static constexpr size_t kMaxSpareBytes = 16 * 1024 * 1024 + 16 * 1024;
 
  private:

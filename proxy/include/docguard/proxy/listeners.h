@@ -63,7 +63,7 @@ class ClientListeners {
 
   // One accept loop per listener on `ioc`; `accepted` runs on its thread for every descriptor
   // and owns it from then on.
-  void start(std::function<void(AcceptedClient)> accepted);
+  void start(const std::function<void(AcceptedClient)>& accepted);
   // Stops accepting and removes the socket files.
   void close();
   // "127.0.0.1:27018, unix:/run/docguard/docguard.sock", for the startup line.

@@ -63,7 +63,7 @@ class Session final : public std::enable_shared_from_this<Session>, private Swee
   // A new topology snapshot (posted by the server on the session's executor): wakes a session
   // waiting for a writable server; a session pinned to a server that is no longer writable
   // finishes its reply in flight and closes, so the driver retries on a new connection.
-  void on_topology(std::shared_ptr<const cluster::Topology> topology);
+  void on_topology(const std::shared_ptr<const cluster::Topology>& topology);
 
  private:
   using TimePoint = std::chrono::steady_clock::time_point;

@@ -23,7 +23,7 @@ class Stream {
 
   explicit Stream(tcp::socket socket) : plain_(std::move(socket)) {}
   Stream(Stream&&) = default;
-  Stream& operator=(Stream&& other) {
+  Stream& operator=(Stream&& other) noexcept {
     forget_watch();  // before the socket it names is closed by the assignment
     plain_ = std::move(other.plain_);
     tls_ = std::move(other.tls_);
@@ -84,7 +84,7 @@ class Stream {
   // Receives without TLS: waits for readiness first when the last receive found the socket
   // empty, then takes what the socket has (see readiness_poller.h). A buffer of at least
   // kStreamingReadBytes (the rest of a large message) goes through Asio's receive instead.
-  static constexpr size_t kStreamingReadBytes = 64 * 1024;
+  static constexpr size_t kStreamingReadBytes = size_t{64} * 1024;
   boost::asio::awaitable<std::tuple<error_code, size_t>> read_plain(boost::asio::mutable_buffer b);
   void forget_watch() {
     if (watch_) watch_->poller->forget(*watch_);

@@ -4,10 +4,14 @@
 #include <cmath>
 #include <cstring>
 
+#include "bson_elements.h"
 #include "docguard/rules/collection_stats.h"
 #include "docguard/rules/rule_set.h"
 
 namespace docguard::rules {
+
+using detail::Elements;
+using detail::is_container;
 
 using codec::key_of;
 
@@ -95,65 +99,62 @@ void DocumentShape::measure(const codec::BsonView& doc, std::string_view prefix,
       has_id_ = true;
     }
   }
-  walk(&iter, base_depth + 1);
+  walk_container(doc.data, doc.size, base_depth + 1, false);
 }
 
 void DocumentShape::measure_value(const bson_iter_t& value, std::string_view path,
                                   uint32_t base_depth) {
   const bool is_array = BSON_ITER_HOLDS_ARRAY(&value);
   if (!is_array && !BSON_ITER_HOLDS_DOCUMENT(&value)) return;
-  bson_iter_t child;
-  if (!recurse(&value, &child)) return;
+  const codec::BsonView container = codec::view_of(value);
+  if (container.size < 5) return;
   path_.assign(path);
   uint32_t depth = base_depth + 1;
   if (is_array) {
-    // walk() records arrays it finds as elements; the top array is recorded here.
+    // walk_container records arrays it finds as elements; the top array is recorded here.
     depth_ = std::max(depth_, depth);
     uint32_t n = 0;
-    while (bson_iter_next(&child)) {
+    Elements child(container.data, container.size);
+    while (child.next()) {
       ++n;
-      if ((BSON_ITER_HOLDS_DOCUMENT(&child) || BSON_ITER_HOLDS_ARRAY(&child)) &&
-          depth < kMaxWalkDepth) {
-        bson_iter_t grandchild;
-        if (recurse(&child, &grandchild)) {
-          uint32_t len = walk_container(&grandchild, depth + 1, BSON_ITER_HOLDS_ARRAY(&child));
-          if (BSON_ITER_HOLDS_ARRAY(&child)) record_array(path_, len);
-        }
+      if (is_container(child.type) && depth < kMaxWalkDepth) {
+        uint32_t len =
+            walk_container(child.value, child.value_size, depth + 1, child.type == BSON_TYPE_ARRAY);
+        if (child.type == BSON_TYPE_ARRAY) record_array(path_, len);
       }
     }
     record_array(path, n);
   } else {
-    walk_container(&child, depth, false);
+    walk_container(container.data, container.size, depth, false);
   }
 }
 
-uint32_t DocumentShape::walk_container(bson_iter_t* iter, uint32_t depth, bool is_array) {
+uint32_t DocumentShape::walk_container(const uint8_t* data, uint32_t size, uint32_t depth,
+                                       bool is_array) {
   depth_ = std::max(depth_, depth);
   uint32_t n = 0;
-  while (bson_iter_next(iter)) {
+  Elements element(data, size);
+  while (element.next()) {
     ++n;
-    const bson_type_t type = bson_iter_type(iter);
-    if (type != BSON_TYPE_DOCUMENT && type != BSON_TYPE_ARRAY) continue;
+    if (!is_container(element.type)) continue;
     const size_t saved = path_.size();
     if (!is_array) {
       if (!path_.empty()) path_.push_back('.');
-      path_.append(key_of(iter));
+      path_.append(element.key);
     }
     if (depth < kMaxWalkDepth) {
-      bson_iter_t child;
-      if (recurse(iter, &child)) {
-        uint32_t len = walk_container(&child, depth + 1, type == BSON_TYPE_ARRAY);
-        if (type == BSON_TYPE_ARRAY) record_array(path_, len);
-      }
-    } else if (type == BSON_TYPE_ARRAY) {
-      record_array(path_, array_length(*iter));
+      const uint32_t len = walk_container(element.value, element.value_size, depth + 1,
+                                          element.type == BSON_TYPE_ARRAY);
+      if (element.type == BSON_TYPE_ARRAY) record_array(path_, len);
+    } else if (element.type == BSON_TYPE_ARRAY) {
+      uint32_t len = 0;
+      for (Elements e(element.value, element.value_size); e.next();) ++len;
+      record_array(path_, len);
     }
     path_.resize(saved);
   }
   return n;
 }
-
-void DocumentShape::walk(bson_iter_t* iter, uint32_t depth) { walk_container(iter, depth, false); }
 
 void DocumentShape::record_array(std::string_view path, uint32_t length) {
   for (size_t i = 0; i < array_count_; ++i) {

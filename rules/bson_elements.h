@@ -4,6 +4,7 @@
 
 #include <bson/bson.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <string_view>
@@ -29,8 +30,32 @@ class Elements {
 
   uint8_t type = 0;
   std::string_view key;
-  const uint8_t* value = nullptr;  // for documents and arrays: their bytes
+  const uint8_t* value = nullptr;  // the value's bytes (documents and arrays: length included)
   uint32_t value_size = 0;
+
+  // The value as an integer, for a number that is one (int32, int64, a finite double).
+  bool as_int(int64_t* out) const {
+    switch (type) {
+      case BSON_TYPE_INT32: {
+        int32_t v;
+        std::memcpy(&v, value, 4);
+        *out = v;
+        return true;
+      }
+      case BSON_TYPE_INT64:
+        std::memcpy(out, value, 8);
+        return true;
+      case BSON_TYPE_DOUBLE: {
+        double d;
+        std::memcpy(&d, value, 8);
+        if (!std::isfinite(d) || std::fabs(d) > 9e18) return false;
+        *out = static_cast<int64_t>(d);
+        return true;
+      }
+      default:
+        return false;
+    }
+  }
 
   bool next() {
     if (p_ >= end_) return false;

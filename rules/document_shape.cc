@@ -106,7 +106,11 @@ void DocumentShape::measure_value(const bson_iter_t& value, std::string_view pat
                                   uint32_t base_depth) {
   const bool is_array = BSON_ITER_HOLDS_ARRAY(&value);
   if (!is_array && !BSON_ITER_HOLDS_DOCUMENT(&value)) return;
-  const codec::BsonView container = codec::view_of(value);
+  measure_container(is_array, codec::view_of(value), path, base_depth);
+}
+
+void DocumentShape::measure_container(bool is_array, const codec::BsonView& container,
+                                      std::string_view path, uint32_t base_depth) {
   if (container.size < 5) return;
   path_.assign(path);
   uint32_t depth = base_depth + 1;
@@ -189,13 +193,13 @@ void UpdateShape::clear() {
 void UpdateShape::measure(const codec::BsonView& update, bool is_pipeline) {
   clear();
   if (update.empty()) return;
+  if (!is_pipeline) {
+    operator_document(update);
+    return;
+  }
   bson_iter_t iter;
   if (!bson_iter_init_from_data(&iter, update.data, update.size)) return;
-  if (is_pipeline) {
-    pipeline(&iter);
-  } else {
-    operator_document(&iter);
-  }
+  pipeline(&iter);
 }
 
 void UpdateShape::add_growth(std::string_view path, const char* op, uint32_t elements,
@@ -209,50 +213,49 @@ void UpdateShape::add_growth(std::string_view path, const char* op, uint32_t ele
   g.slice_cap = slice_cap;
 }
 
-void UpdateShape::operator_document(bson_iter_t* iter) {
-  while (bson_iter_next(iter)) {
-    const std::string_view op = key_of(iter);
+void UpdateShape::operator_document(const codec::BsonView& update) {
+  // Stepped through like whole documents (bson_elements.h): every statement of an update
+  // command comes here.
+  Elements op_element(update.data, update.size);
+  while (op_element.next()) {
+    const std::string_view op = op_element.key;
     const bool push = op == "$push";
     const bool add_to_set = op == "$addToSet";
     const bool set = op == "$set" || op == "$setOnInsert";
-    if (!(push || add_to_set || set) || !BSON_ITER_HOLDS_DOCUMENT(iter)) continue;
-    if (set) {
-      uint32_t len = 0;
-      const uint8_t* data = nullptr;
-      bson_iter_document(iter, &len, &data);
-      set_bytes_ += len;
-    }
-    bson_iter_t field;
-    if (!recurse(iter, &field)) continue;
-    while (bson_iter_next(&field)) {
-      const std::string_view path = key_of(&field);
+    if (!(push || add_to_set || set) || op_element.type != BSON_TYPE_DOCUMENT) continue;
+    if (set) set_bytes_ += op_element.value_size;
+    Elements field(op_element.value, op_element.value_size);
+    while (field.next()) {
+      const std::string_view path = field.key;
       if (set) {
-        if (BSON_ITER_HOLDS_ARRAY(&field) || BSON_ITER_HOLDS_DOCUMENT(&field)) {
+        if (is_container(field.type)) {
           scratch_ = normalize_field_path(path);
-          set_values_.measure_value(field, scratch_, count_components(path));
+          set_values_.measure_container(field.type == BSON_TYPE_ARRAY,
+                                        codec::BsonView{field.value, field.value_size}, scratch_,
+                                        count_components(path));
         }
         continue;
       }
       uint32_t elements = 1;
       bool has_slice = false;
       uint32_t cap = 0;
-      if (BSON_ITER_HOLDS_DOCUMENT(&field)) {
+      if (field.type == BSON_TYPE_DOCUMENT) {
         // {$each: [...], $slice: N, ...} modifiers; a plain document is one element.
-        bson_iter_t mod;
         bool has_each = false;
         uint32_t each = 0;
-        if (recurse(&field, &mod)) {
-          while (bson_iter_next(&mod)) {
-            const std::string_view m = key_of(&mod);
-            if (m == "$each") {
-              has_each = true;
-              each = array_length(mod);
-            } else if (m == "$slice" && push) {
-              int64_t n = 0;
-              if (as_int(&mod, &n)) {
-                has_slice = true;
-                cap = clamp_u32(n);
-              }
+        Elements mod(field.value, field.value_size);
+        while (mod.next()) {
+          if (mod.key == "$each") {
+            has_each = true;
+            each = 0;
+            if (mod.type == BSON_TYPE_ARRAY) {
+              for (Elements e(mod.value, mod.value_size); e.next();) ++each;
+            }
+          } else if (mod.key == "$slice" && push) {
+            int64_t n = 0;
+            if (mod.as_int(&n)) {
+              has_slice = true;
+              cap = clamp_u32(n);
             }
           }
         }

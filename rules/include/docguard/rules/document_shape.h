@@ -33,6 +33,9 @@ class DocumentShape {
   void measure(const codec::BsonView& doc, std::string_view prefix = {}, uint32_t base_depth = 0);
   // Measures a value the iterator points at (an array or document found inside an update).
   void measure_value(const bson_iter_t& value, std::string_view path, uint32_t base_depth);
+  // The same for a document or array given as its bytes.
+  void measure_container(bool is_array, const codec::BsonView& container, std::string_view path,
+                         uint32_t base_depth);
   void clear();
 
   uint32_t bytes() const { return bytes_; }
@@ -88,7 +91,7 @@ class UpdateShape {
   uint32_t set_bytes() const { return set_bytes_; }
 
  private:
-  void operator_document(bson_iter_t* iter);
+  void operator_document(const codec::BsonView& update);
   void pipeline(bson_iter_t* iter);
   void add_growth(std::string_view path, const char* op, uint32_t elements, bool has_slice,
                   uint32_t slice_cap);

@@ -4,10 +4,14 @@
 #include <cmath>
 #include <cstring>
 
+#include "bson_elements.h"
 #include "docguard/rules/collection_stats.h"
 #include "docguard/rules/rule_set.h"
 
 namespace docguard::rules {
+
+using detail::Elements;
+using detail::is_container;
 
 using codec::key_of;
 
@@ -95,65 +99,66 @@ void DocumentShape::measure(const codec::BsonView& doc, std::string_view prefix,
       has_id_ = true;
     }
   }
-  walk(&iter, base_depth + 1);
+  walk_container(doc.data, doc.size, base_depth + 1, false);
 }
 
 void DocumentShape::measure_value(const bson_iter_t& value, std::string_view path,
                                   uint32_t base_depth) {
   const bool is_array = BSON_ITER_HOLDS_ARRAY(&value);
   if (!is_array && !BSON_ITER_HOLDS_DOCUMENT(&value)) return;
-  bson_iter_t child;
-  if (!recurse(&value, &child)) return;
+  measure_container(is_array, codec::view_of(value), path, base_depth);
+}
+
+void DocumentShape::measure_container(bool is_array, const codec::BsonView& container,
+                                      std::string_view path, uint32_t base_depth) {
+  if (container.size < 5) return;
   path_.assign(path);
   uint32_t depth = base_depth + 1;
   if (is_array) {
-    // walk() records arrays it finds as elements; the top array is recorded here.
+    // walk_container records arrays it finds as elements; the top array is recorded here.
     depth_ = std::max(depth_, depth);
     uint32_t n = 0;
-    while (bson_iter_next(&child)) {
+    Elements child(container.data, container.size);
+    while (child.next()) {
       ++n;
-      if ((BSON_ITER_HOLDS_DOCUMENT(&child) || BSON_ITER_HOLDS_ARRAY(&child)) &&
-          depth < kMaxWalkDepth) {
-        bson_iter_t grandchild;
-        if (recurse(&child, &grandchild)) {
-          uint32_t len = walk_container(&grandchild, depth + 1, BSON_ITER_HOLDS_ARRAY(&child));
-          if (BSON_ITER_HOLDS_ARRAY(&child)) record_array(path_, len);
-        }
+      if (is_container(child.type) && depth < kMaxWalkDepth) {
+        uint32_t len =
+            walk_container(child.value, child.value_size, depth + 1, child.type == BSON_TYPE_ARRAY);
+        if (child.type == BSON_TYPE_ARRAY) record_array(path_, len);
       }
     }
     record_array(path, n);
   } else {
-    walk_container(&child, depth, false);
+    walk_container(container.data, container.size, depth, false);
   }
 }
 
-uint32_t DocumentShape::walk_container(bson_iter_t* iter, uint32_t depth, bool is_array) {
+uint32_t DocumentShape::walk_container(const uint8_t* data, uint32_t size, uint32_t depth,
+                                       bool is_array) {
   depth_ = std::max(depth_, depth);
   uint32_t n = 0;
-  while (bson_iter_next(iter)) {
+  Elements element(data, size);
+  while (element.next()) {
     ++n;
-    const bson_type_t type = bson_iter_type(iter);
-    if (type != BSON_TYPE_DOCUMENT && type != BSON_TYPE_ARRAY) continue;
+    if (!is_container(element.type)) continue;
     const size_t saved = path_.size();
     if (!is_array) {
       if (!path_.empty()) path_.push_back('.');
-      path_.append(key_of(iter));
+      path_.append(element.key);
     }
     if (depth < kMaxWalkDepth) {
-      bson_iter_t child;
-      if (recurse(iter, &child)) {
-        uint32_t len = walk_container(&child, depth + 1, type == BSON_TYPE_ARRAY);
-        if (type == BSON_TYPE_ARRAY) record_array(path_, len);
-      }
-    } else if (type == BSON_TYPE_ARRAY) {
-      record_array(path_, array_length(*iter));
+      const uint32_t len = walk_container(element.value, element.value_size, depth + 1,
+                                          element.type == BSON_TYPE_ARRAY);
+      if (element.type == BSON_TYPE_ARRAY) record_array(path_, len);
+    } else if (element.type == BSON_TYPE_ARRAY) {
+      uint32_t len = 0;
+      for (Elements e(element.value, element.value_size); e.next();) ++len;
+      record_array(path_, len);
     }
     path_.resize(saved);
   }
   return n;
 }
-
-void DocumentShape::walk(bson_iter_t* iter, uint32_t depth) { walk_container(iter, depth, false); }
 
 void DocumentShape::record_array(std::string_view path, uint32_t length) {
   for (size_t i = 0; i < array_count_; ++i) {
@@ -188,13 +193,13 @@ void UpdateShape::clear() {
 void UpdateShape::measure(const codec::BsonView& update, bool is_pipeline) {
   clear();
   if (update.empty()) return;
+  if (!is_pipeline) {
+    operator_document(update);
+    return;
+  }
   bson_iter_t iter;
   if (!bson_iter_init_from_data(&iter, update.data, update.size)) return;
-  if (is_pipeline) {
-    pipeline(&iter);
-  } else {
-    operator_document(&iter);
-  }
+  pipeline(&iter);
 }
 
 void UpdateShape::add_growth(std::string_view path, const char* op, uint32_t elements,
@@ -208,50 +213,49 @@ void UpdateShape::add_growth(std::string_view path, const char* op, uint32_t ele
   g.slice_cap = slice_cap;
 }
 
-void UpdateShape::operator_document(bson_iter_t* iter) {
-  while (bson_iter_next(iter)) {
-    const std::string_view op = key_of(iter);
+void UpdateShape::operator_document(const codec::BsonView& update) {
+  // Stepped through like whole documents (bson_elements.h): every statement of an update
+  // command comes here.
+  Elements op_element(update.data, update.size);
+  while (op_element.next()) {
+    const std::string_view op = op_element.key;
     const bool push = op == "$push";
     const bool add_to_set = op == "$addToSet";
     const bool set = op == "$set" || op == "$setOnInsert";
-    if (!(push || add_to_set || set) || !BSON_ITER_HOLDS_DOCUMENT(iter)) continue;
-    if (set) {
-      uint32_t len = 0;
-      const uint8_t* data = nullptr;
-      bson_iter_document(iter, &len, &data);
-      set_bytes_ += len;
-    }
-    bson_iter_t field;
-    if (!recurse(iter, &field)) continue;
-    while (bson_iter_next(&field)) {
-      const std::string_view path = key_of(&field);
+    if (!(push || add_to_set || set) || op_element.type != BSON_TYPE_DOCUMENT) continue;
+    if (set) set_bytes_ += op_element.value_size;
+    Elements field(op_element.value, op_element.value_size);
+    while (field.next()) {
+      const std::string_view path = field.key;
       if (set) {
-        if (BSON_ITER_HOLDS_ARRAY(&field) || BSON_ITER_HOLDS_DOCUMENT(&field)) {
+        if (is_container(field.type)) {
           scratch_ = normalize_field_path(path);
-          set_values_.measure_value(field, scratch_, count_components(path));
+          set_values_.measure_container(field.type == BSON_TYPE_ARRAY,
+                                        codec::BsonView{field.value, field.value_size}, scratch_,
+                                        count_components(path));
         }
         continue;
       }
       uint32_t elements = 1;
       bool has_slice = false;
       uint32_t cap = 0;
-      if (BSON_ITER_HOLDS_DOCUMENT(&field)) {
+      if (field.type == BSON_TYPE_DOCUMENT) {
         // {$each: [...], $slice: N, ...} modifiers; a plain document is one element.
-        bson_iter_t mod;
         bool has_each = false;
         uint32_t each = 0;
-        if (recurse(&field, &mod)) {
-          while (bson_iter_next(&mod)) {
-            const std::string_view m = key_of(&mod);
-            if (m == "$each") {
-              has_each = true;
-              each = array_length(mod);
-            } else if (m == "$slice" && push) {
-              int64_t n = 0;
-              if (as_int(&mod, &n)) {
-                has_slice = true;
-                cap = clamp_u32(n);
-              }
+        Elements mod(field.value, field.value_size);
+        while (mod.next()) {
+          if (mod.key == "$each") {
+            has_each = true;
+            each = 0;
+            if (mod.type == BSON_TYPE_ARRAY) {
+              for (Elements e(mod.value, mod.value_size); e.next();) ++each;
+            }
+          } else if (mod.key == "$slice" && push) {
+            int64_t n = 0;
+            if (mod.as_int(&n)) {
+              has_slice = true;
+              cap = clamp_u32(n);
             }
           }
         }

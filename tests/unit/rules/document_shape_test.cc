@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
+#include <vector>
 
 #include "test_messages.h"
 
@@ -37,6 +39,39 @@ TEST(DocumentShapeTest, MeasuresSizeDepthAndArraysPerPath) {
   EXPECT_EQ(arrays.size(), 5u);
   ASSERT_TRUE(shape.has_id());
   EXPECT_EQ(bson_iter_int32(&shape.id()), 7);
+}
+
+// The walk steps over every value type by its size: an array after one of each counts right.
+TEST(DocumentShapeTest, StepsOverEveryValueType) {
+  Bson doc(R"json({"d": 1.5, "s": "text", "o": {"$oid": "0123456789abcdef01234567"},
+    "b": true, "t": {"$date": 1}, "n": null,
+    "r": {"$regularExpression": {"pattern": "a.c", "options": "i"}}, "i": 1,
+    "ts": {"$timestamp": {"t": 1, "i": 2}}, "l": {"$numberLong": "5"},
+    "m": {"$numberDecimal": "1.5"}, "bin": {"$binary": {"base64": "AAEC", "subType": "00"}},
+    "mn": {"$minKey": 1}, "mx": {"$maxKey": 1}, "code": {"$code": "f()"}, "last": [1, 2, 3]})json");
+  DocumentShape shape;
+  shape.measure(doc.view());
+  auto arrays = arrays_of(shape);
+  EXPECT_EQ(arrays["last"], 3u);
+  EXPECT_EQ(arrays.size(), 1u);
+}
+
+// Bytes the walk is handed need not have been validated: an element whose length runs past
+// its container ends the walk there, without reading beyond the bytes.
+TEST(DocumentShapeTest, AMalformedElementEndsTheWalk) {
+  Bson doc(R"({"a": [1, 2], "s": "text", "z": [1]})");
+  std::vector<uint8_t> bytes(doc.view().data, doc.view().data + doc.view().size);
+  // The string's length prefix: after "a"'s array, type byte 0x02, key "s\0".
+  const auto at =
+      std::search(bytes.begin(), bytes.end(), std::begin("\x02s"), std::end("\x02s") - 1);
+  ASSERT_NE(at, bytes.end());
+  const size_t length_at = static_cast<size_t>(at - bytes.begin()) + 3;
+  bytes[length_at] = 0xff;  // 255 bytes of string in a document far shorter
+  DocumentShape shape;
+  shape.measure(codec::BsonView{bytes.data(), static_cast<uint32_t>(bytes.size())});
+  auto arrays = arrays_of(shape);
+  EXPECT_EQ(arrays["a"], 2u);
+  EXPECT_EQ(arrays.count("z"), 0u);
 }
 
 TEST(DocumentShapeTest, FlatDocumentHasDepthOneAndNoArrays) {

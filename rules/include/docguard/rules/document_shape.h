@@ -1,6 +1,7 @@
 // Measuring what a write does to a document's shape: size, nesting depth and array lengths of
 // whole documents (DocumentShape), and array growth by update operators (UpdateShape).
-// Both read libbson iterators over the message buffer and never copy a document; their vectors
+// Both read the message buffer in place (libbson iterators, and for whole documents a walk that
+// steps over values without decoding them) and never copy a document; their vectors
 // are reused between messages, so a thread can keep one of each and measure without allocating.
 #pragma once
 
@@ -32,6 +33,9 @@ class DocumentShape {
   void measure(const codec::BsonView& doc, std::string_view prefix = {}, uint32_t base_depth = 0);
   // Measures a value the iterator points at (an array or document found inside an update).
   void measure_value(const bson_iter_t& value, std::string_view path, uint32_t base_depth);
+  // The same for a document or array given as its bytes.
+  void measure_container(bool is_array, const codec::BsonView& container, std::string_view path,
+                         uint32_t base_depth);
   void clear();
 
   uint32_t bytes() const { return bytes_; }
@@ -46,9 +50,9 @@ class DocumentShape {
   const bson_iter_t& id() const { return id_; }
 
  private:
-  void walk(bson_iter_t* iter, uint32_t depth);
-  // Walks one document or array; returns its element count.
-  uint32_t walk_container(bson_iter_t* iter, uint32_t depth, bool is_array);
+  // Walks one document or array (`data`: its bytes, length prefix included); returns its
+  // element count.
+  uint32_t walk_container(const uint8_t* data, uint32_t size, uint32_t depth, bool is_array);
   void record_array(std::string_view path, uint32_t length);
 
   uint32_t bytes_ = 0;
@@ -87,7 +91,7 @@ class UpdateShape {
   uint32_t set_bytes() const { return set_bytes_; }
 
  private:
-  void operator_document(bson_iter_t* iter);
+  void operator_document(const codec::BsonView& update);
   void pipeline(bson_iter_t* iter);
   void add_growth(std::string_view path, const char* op, uint32_t elements, bool has_slice,
                   uint32_t slice_cap);

@@ -118,7 +118,10 @@ AuthWatcher::Step AuthWatcher::start(const codec::BsonView& doc, std::string_vie
     }
     return Step::kSaslStart;
   }
-  if (f.mechanism == "MONGODB-X509") attempt_.name = std::string(f.user);
+  if (f.mechanism == "MONGODB-X509") {
+    attempt_.name = std::string(f.user);
+    attempt_.x509 = true;
+  }
   return Step::kAuthenticate;
 }
 
@@ -144,13 +147,31 @@ AuthWatcher::Step AuthWatcher::on_legacy_hello(const codec::BsonView& hello, std
   return Step::kHello;
 }
 
+void AuthWatcher::set_certificate_user(std::string_view subject) {
+  certificate_user_.clear();
+  if (!subject.empty() && subject.size() <= kMaxUserBytes) {
+    certificate_user_.append(subject).append("@$external");
+  }
+  attempt_ = Attempt{};
+  user_ = certificate_user_;
+}
+
 bool AuthWatcher::confirm(std::string_view name, std::string_view db) {
+  // `name` and `db` may point into attempt_: read before it is reset.
+  const bool named = !name.empty() && name.size() <= kMaxUserBytes;
   std::string user;
-  if (!name.empty() && name.size() <= kMaxUserBytes) {
+  if (named) {
     user.reserve(name.size() + 1 + db.size());
     user.append(name).append("@").append(db);
   }
+  // With a verified certificate an X.509 success names nobody else, and a mechanism that names
+  // no user leaves the certificate's.
+  if (!certificate_user_.empty() && (attempt_.x509 || !named)) user = certificate_user_;
   attempt_ = Attempt{};
+  return become(std::move(user));
+}
+
+bool AuthWatcher::become(std::string user) {
   if (user == user_) return false;
   user_ = std::move(user);
   return true;
@@ -164,9 +185,7 @@ bool AuthWatcher::on_reply(Step step, const codec::BsonView& reply) {
     case Step::kLogout:
       if (f.ok != 1) return false;
       attempt_ = Attempt{};
-      if (user_.empty()) return false;
-      user_.clear();
-      return true;
+      return become(certificate_user_);
     case Step::kHello: {
       // Without speculativeAuthenticate in the reply the server did not take the attempt up,
       // and the driver starts over with saslStart or authenticate.

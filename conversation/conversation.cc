@@ -109,6 +109,11 @@ void Conversation::note_hello(const codec::BsonView& hello) {
   }
 }
 
+void Conversation::set_certificate_user(std::string_view subject) {
+  auth_.set_certificate_user(subject);
+  scope_.forget();
+}
+
 void Conversation::note_auth_reply(AuthWatcher::Step step, const codec::BsonView& reply) {
   if (auth_.on_reply(step, reply)) scope_.forget();
 }

@@ -121,7 +121,7 @@ Metrics::Metrics()
                                  .Add({}, kSelectionBuckets)),
       commands_(BuildCounter()
                     .Name("docguard_commands_total")
-                    .Help("Commands seen, per collection")
+                    .Help("Commands seen, per collection and client app")
                     .Register(*registry_)),
       document_size_(BuildHistogram()
                          .Name("docguard_document_size_bytes")
@@ -299,10 +299,13 @@ ThreadCells::Handle Metrics::cells_for(MetricIndex<Metric>& index, std::string_v
   });
 }
 
-void Metrics::on_command(std::string_view db, std::string_view coll, std::string_view command) {
-  cells_.increment(
-      cells_for(commands_index_, key_of('c', {db, coll, command}), [&]() -> prometheus::Counter& {
-        return commands_.Add({{"db", s(db)}, {"collection", s(coll)}, {"command", s(command)}});
+void Metrics::on_command(std::string_view db, std::string_view coll, std::string_view command,
+                         std::string_view app) {
+  // The app is one more part of the key this thread's index already hashes: no lookup of its own.
+  cells_.increment(cells_for(
+      commands_index_, key_of('c', {db, coll, command, app}), [&]() -> prometheus::Counter& {
+        return commands_.Add(
+            {{"db", s(db)}, {"collection", s(coll)}, {"command", s(command)}, {"app", s(app)}});
       }));
 }
 

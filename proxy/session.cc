@@ -100,6 +100,11 @@ awaitable<bool> Session::open() {
       client_.close();
       co_return false;
     }
+    // With tls.ca_file the client's certificate was required and verified: its subject is the
+    // connection's user (auth_watcher.h).
+    if (std::string subject = client_.verified_peer_subject(); !subject.empty()) {
+      conversation_.set_certificate_user(subject);
+    }
   }
 
   bool no_writable = false;

@@ -20,7 +20,59 @@ void load(const std::string& what, const std::string& file, const auto& action) 
   }
 }
 
+// One attribute value as RFC 2253 (section 2.4) writes it, and as MongoDB does, so the name is
+// the one its users are created with: ',', '+', '"', '\\', '<', '>' and ';' after a backslash, a
+// leading space or '#' and a trailing space too, and each byte of a multi-byte UTF-8 character as
+// \XX (MongoDB's choice: its names stay ASCII). Control characters stay: logs escape them.
+void append_rfc2253_value(std::string& out, std::string_view value) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  static constexpr std::string_view kSpecials = ",+\"\\<>;";
+  for (size_t i = 0; i < value.size(); ++i) {
+    const auto c = static_cast<unsigned char>(value[i]);
+    if (c >= 0x80) {
+      out.push_back('\\');
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 0xf]);
+      continue;
+    }
+    const bool edge = (i == 0 && (c == ' ' || c == '#')) || (i + 1 == value.size() && c == ' ');
+    if (edge || kSpecials.find(static_cast<char>(c)) != std::string_view::npos) {
+      out.push_back('\\');
+    }
+    out.push_back(static_cast<char>(c));
+  }
+}
+
 }  // namespace
+
+std::string x509_user_name(const X509_NAME* subject) {
+  std::string out;
+  const int count = X509_NAME_entry_count(subject);
+  int previous_rdn = -1;
+  for (int i = count - 1; i >= 0; --i) {
+    const X509_NAME_ENTRY* entry = X509_NAME_get_entry(subject, i);
+    const int rdn = X509_NAME_ENTRY_set(entry);
+    if (i != count - 1) out.push_back(rdn == previous_rdn ? '+' : ',');
+    previous_rdn = rdn;
+    const ASN1_OBJECT* type = X509_NAME_ENTRY_get_object(entry);
+    const int nid = OBJ_obj2nid(type);
+    if (const char* short_name = nid == NID_undef ? nullptr : OBJ_nid2sn(nid)) {
+      out.append(short_name);
+    } else {
+      char dotted[128];
+      const int n = OBJ_obj2txt(dotted, sizeof dotted, type, 1);
+      if (n <= 0 || n >= static_cast<int>(sizeof dotted)) return {};
+      out.append(dotted, static_cast<size_t>(n));
+    }
+    out.push_back('=');
+    unsigned char* utf8 = nullptr;
+    const int length = ASN1_STRING_to_UTF8(&utf8, X509_NAME_ENTRY_get_data(entry));
+    if (length < 0) return {};
+    append_rfc2253_value(out, {reinterpret_cast<const char*>(utf8), static_cast<size_t>(length)});
+    OPENSSL_free(utf8);
+  }
+  return out;
+}
 
 TlsContexts make_tls_contexts(const ProxyConfig& config) {
   TlsContexts out;
@@ -79,6 +131,19 @@ asio::awaitable<Stream::error_code> Stream::start_tls(ssl::context& context,
   }
   auto [ec] = co_await tls_->async_handshake(type, asio::as_tuple(asio::use_awaitable));
   co_return ec;
+}
+
+std::string Stream::verified_peer_subject() {
+  if (!tls_) return {};
+  SSL* ssl = tls_->native_handle();
+  // X509_V_OK is also the result when no certificate was asked for or sent.
+  if ((SSL_get_verify_mode(ssl) & SSL_VERIFY_PEER) == 0 ||
+      SSL_get_verify_result(ssl) != X509_V_OK) {
+    return {};
+  }
+  const X509* certificate = SSL_get0_peer_certificate(ssl);
+  if (certificate == nullptr) return {};
+  return x509_user_name(X509_get_subject_name(certificate));
 }
 
 }  // namespace docguard::proxy

@@ -195,7 +195,7 @@ void Engine::judge(const codec::CommandView& cmd, const RequestContext& ctx, con
       }
       if (observer_ != nullptr) {
         app = app_label(ctx.app_name, rules->tracking().max_apps);
-        observer_->on_command(stats->db, stats->coll, cmd.name);
+        observer_->on_command(stats->db, stats->coll, cmd.name, app);
         observer_->on_request(stats->db, stats->coll, cmd, app);
       }
     }

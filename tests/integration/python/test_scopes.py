@@ -2,8 +2,8 @@
 
 Apps: clients with different appNames against rules scoped by `apps:` — one app is blocked
 (code 121, nothing written), one warned (written, logged, counted with its app label), one
-untouched (no violation counted for it); many appNames give at most tracking.max_apps + 1 label
-values. Users: a FerretDB with SCRAM users, a `users:` rule that blocks one user and not another,
+untouched (no violation counted for it); commands are counted per app; many appNames give at most
+tracking.max_apps + 1 label values, on violations and on commands alike. Users: a FerretDB with SCRAM users, a `users:` rule that blocks one user and not another,
 over SCRAM-SHA-256 and SCRAM-SHA-1, and still after the driver authenticates a new connection.
 """
 
@@ -130,6 +130,32 @@ def test_one_app_blocked_one_warned_one_untouched(apps_dg, upstream):
             upstream.drop_database(name)
 
 
+def test_commands_are_counted_per_app(apps_dg, upstream):
+    name = "it_scopes_" + uuid.uuid4().hex[:8]
+    try:
+        a = apps_dg.client(appname="counter-a")
+        b = apps_dg.client(appname="counter-b")
+        for i in range(3):
+            a[name].plain.insert_one({"_id": f"a{i}"})
+        for _ in range(2):
+            a[name].plain.find_one({"_id": "a0"})
+        for i in range(5):
+            b[name].plain.insert_one({"_id": f"b{i}"})
+
+        def count(app: str, command: str) -> float:
+            return apps_dg.metric("docguard_commands_total", db=name, app=app, command=command)
+
+        assert apps_dg.wait_metric(3, "docguard_commands_total", db=name, app="counter-a",
+                                   command="insert") == 3
+        assert apps_dg.wait_metric(5, "docguard_commands_total", db=name, app="counter-b",
+                                   command="insert") == 5
+        assert count("counter-a", "find") == 2
+        assert count("counter-b", "find") == 0
+        assert apps_dg.metric("docguard_commands_total", db=name) == 10
+    finally:
+        upstream.drop_database(name)
+
+
 def test_app_labels_are_bounded(apps_dg, upstream):
     name = "it_scopes_" + uuid.uuid4().hex[:8]
     try:
@@ -150,6 +176,12 @@ def test_app_labels_are_bounded(apps_dg, upstream):
         assert len(apps) <= MAX_APPS + 1, sorted(apps)
         assert "_other" in apps, sorted(apps)
         assert apps_dg.metric("docguard_violations_total", db=name, app="_other") >= 150 - MAX_APPS
+        # The same label set on commands: one insert per connection, every one counted.
+        assert apps_dg.metric("docguard_commands_total", db=name, command="insert") == 150
+        apps = _label_values(apps_dg, "docguard_commands_total", "app")
+        assert len(apps) <= MAX_APPS + 1, sorted(apps)
+        assert "_other" in apps, sorted(apps)
+        assert apps_dg.metric("docguard_commands_total", db=name, app="_other") >= 150 - MAX_APPS
     finally:
         upstream.drop_database(name)
 

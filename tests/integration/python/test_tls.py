@@ -1,21 +1,26 @@
 """TLS on both sides of docguard, with certificates this test makes.
 
 * client side: docguard serves TLS (--tls-cert/--tls-key); PyMongo with tls=True and the test CA
-  works, plain TCP and an untrusted CA do not; with --tls-ca, a client certificate is required.
+  works, plain TCP and an untrusted CA do not; with --tls-ca, a client certificate is required,
+  and its subject is the connection's user (`users:` rules, violation logs, /status top_users).
 * upstream side: FerretDB listens with TLS; docguard verifies its certificate against the CA and
   its name (SNI + hostname check); a wrong expected name is refused with a clear error.
 """
 
 from __future__ import annotations
 
+import json
 import subprocess
+import time
+import uuid
 from pathlib import Path
 
 import pymongo
 import pytest
-from pymongo.errors import PyMongoError
+from pymongo.errors import OperationFailure, PyMongoError, WriteError
 
 import harness
+import rules_harness
 
 pytestmark = pytest.mark.skipif(harness.docguard_bin() is None, reason="no docguard binary")
 
@@ -24,9 +29,10 @@ def _openssl(*args: str, cwd: Path) -> None:
     subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True, timeout=60)
 
 
-def _issue(cwd: Path, name: str, ca: str, *, san: str, client: bool = False) -> None:
+def _issue(cwd: Path, name: str, ca: str, *, san: str, client: bool = False,
+           subject: str | None = None) -> None:
     _openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key", "-subj",
-             f"/CN={name}", "-out", f"{name}.csr", cwd=cwd)
+             subject or f"/CN={name}", "-out", f"{name}.csr", cwd=cwd)
     ext = cwd / f"{name}.ext"
     usage = "clientAuth" if client else "serverAuth"
     ext.write_text(f"subjectAltName={san}\nextendedKeyUsage={usage}\n")
@@ -46,6 +52,12 @@ def certs(tmp_path_factory) -> Path:
                  "-subj", f"/CN=docguard test {ca}", "-days", "2", "-out", f"{ca}.pem", cwd=d)
     _issue(d, "server", "ca", san="DNS:localhost,IP:127.0.0.1")
     _issue(d, "client", "ca", san="DNS:app.local", client=True)
+    # Subjects as openssl writes them (first RDN first); MongoDB names the user in RFC 2253
+    # order (last RDN first), with ',' and the other specials escaped.
+    _issue(d, "blocked", "ca", san="DNS:blocked.local", client=True,
+           subject="/O=Example/OU=billing/CN=blocked-loader")
+    _issue(d, "allowed", "ca", san="DNS:allowed.local", client=True,
+           subject="/O=Example, Inc./OU=billing/CN=allowed-loader")
     return d
 
 
@@ -101,6 +113,89 @@ def test_client_certificate_required_with_tls_ca(ferret, certs, tmp_path):
         with pytest.raises(PyMongoError):
             _crud(uri, tls=True, tlsCAFile=str(certs / "ca.pem"), serverSelectionTimeoutMS=1500)
     finally:
+        dg.stop()
+
+
+X509_RULES = """\
+mode: warn
+tracking:
+  read_sample_rate: 0
+rules:
+  - match: "*.scoped"
+    users: ["CN=blocked*"]
+    action: block
+    max_array_length: 3
+  - match: "*.scoped"
+    action: warn
+    max_array_length: 3
+"""
+BLOCKED_USER = "CN=blocked-loader,OU=billing,O=Example@$external"
+ALLOWED_USER = "CN=allowed-loader,OU=billing,O=Example\\, Inc.@$external"
+
+
+def test_client_certificate_subject_is_the_user(ferret, certs, tmp_path):
+    """With --tls-ca, docguard verifies the client's certificate itself: its subject is the
+    connection's user from the handshake on, without any authentication command (FerretDB has no
+    x.509 authentication, so the drivers here send none)."""
+    cfg = tmp_path / "x509-rules.yaml"
+    cfg.write_text(X509_RULES)
+    ferret_uri = f"mongodb://127.0.0.1:{ferret.ports['listen']}"
+    dg = harness.start_docguard(ferret_uri, tmp_path, config=cfg, wait_upstream=False, extra_args=[
+        "--tls-cert", str(certs / "server.pem"), "--tls-key", str(certs / "server.key"),
+        "--tls-ca", str(certs / "ca.pem")])
+    upstream = pymongo.MongoClient(ferret_uri, serverSelectionTimeoutMS=4000)
+    # One database per certificate: violation logs are rate-limited per namespace and rule.
+    dbs = {cert: f"it_x509_{cert}_{uuid.uuid4().hex[:6]}" for cert in ("blocked", "allowed")}
+    clients = []
+
+    def client(cert: str, **kw) -> pymongo.MongoClient:
+        c = pymongo.MongoClient(f"mongodb://localhost:{dg.ports['listen']}", tls=True,
+                                tlsCAFile=str(certs / "ca.pem"),
+                                tlsCertificateKeyFile=str(certs / f"{cert}-combined.pem"),
+                                serverSelectionTimeoutMS=4000, **kw)
+        clients.append(c)
+        return c
+
+    try:
+        long = {"tags": [1, 2, 3, 4, 5]}
+        with pytest.raises(WriteError) as e:
+            client("blocked")[dbs["blocked"]].scoped.insert_one(dict(long, _id=1))
+        assert e.value.code == 121, e.value.details
+        assert upstream[dbs["blocked"]].scoped.find_one({"_id": 1}) is None
+        client("allowed")[dbs["allowed"]].scoped.insert_one(dict(long, _id=2))  # warned: written
+        assert upstream[dbs["allowed"]].scoped.find_one({"_id": 2}) is not None
+
+        deadline = time.monotonic() + 5
+        seen = []
+        while len(seen) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+            seen = [v for v in map(rules_harness.parse_violation,
+                                   harness.parse_json_lines(harness.read_log_lines(dg.log_path)))
+                    if v is not None]
+        by_action = {v["action"]: v for v in seen}
+        assert by_action["block"]["user"] == BLOCKED_USER, seen
+        assert by_action["warn"]["user"] == ALLOWED_USER, seen
+
+        status, body = harness.http_get(f"http://127.0.0.1:{dg.ports['admin']}/status")
+        assert status == 200
+        collections = {c["namespace"]: c for c in json.loads(body)["collections"]}
+        for cert, user in (("blocked", BLOCKED_USER), ("allowed", ALLOWED_USER)):
+            top = collections[f"{dbs[cert]}.scoped"]["top_users"]
+            assert top == [{"user": user, "violations": 1}], top
+
+        # A driver told authMechanism=MONGODB-X509 sends `authenticate`, which docguard passes
+        # on: FerretDB 1.x has no such command (59), so the driver fails as it would without
+        # docguard. Hence the clients above send none.
+        with pytest.raises(OperationFailure) as e:
+            client("blocked", authMechanism="MONGODB-X509")[dbs["blocked"]].scoped.find_one()
+        assert e.value.code == 59, e.value.details
+        assert dg.alive()
+    finally:
+        for c in clients:
+            c.close()
+        for db in dbs.values():
+            upstream.drop_database(db)
+        upstream.close()
         dg.stop()
 
 

@@ -1,6 +1,7 @@
 // The user a connection authenticated as, read from hand-built authentication conversations
 // passing through a Conversation: SCRAM (with and without speculativeAuthenticate), PLAIN,
-// X.509, failures, re-authentication and logout, and the `users` rules that follow.
+// X.509, failures, re-authentication and logout, a client certificate docguard verified, and the
+// `users` rules that follow.
 #include "docguard/conversation/auth_watcher.h"
 
 #include <gtest/gtest.h>
@@ -103,13 +104,14 @@ struct Host : ConversationHost {
   int32_t next = -1;
 };
 
-// A conversation whose engine blocks long arrays for the user "loader" only.
+// A conversation whose engine blocks long arrays for the user "loader" (and X.509 users whose
+// common name starts with "loader") only.
 struct AuthConversation : ::testing::Test {
   AuthConversation()
       : engine(rules::parse_rules(YAML::Load(R"(
 mode: warn
 rules:
-  - {match: 'shop.*', users: [loader], action: block, max_array_length: 3}
+  - {match: 'shop.*', users: [loader, 'CN=loader*'], action: block, max_array_length: 3}
 )"),
                                   "test.yaml"),
                nullptr) {
@@ -277,6 +279,64 @@ TEST_F(AuthConversation, MechanismsWithoutAReadableUserLeaveNone) {
            R"({"conversationId": 1, "done": true, "ok": 1})");
   EXPECT_EQ(conv.user(), "");
   EXPECT_FALSE(insert_blocked());
+}
+
+TEST_F(AuthConversation, AVerifiedCertificateNamesTheUserFromTheHandshake) {
+  EXPECT_FALSE(insert_blocked());
+  conv.set_certificate_user("CN=loader-7,OU=etl,O=Example");
+  EXPECT_EQ(conv.user(), "CN=loader-7,OU=etl,O=Example@$external");
+  EXPECT_TRUE(insert_blocked()) << "the scope is found again for the new user";
+  // The server checks an X.509 authenticate against docguard's own certificate, not the
+  // client's: its success confirms the certificate's user, whatever name it gives or returns.
+  exchange(R"({"authenticate": 1, "mechanism": "MONGODB-X509", "user": "CN=reader,O=Example",
+               "$db": "$external"})",
+           R"({"dbname": "$external", "user": "CN=reader,O=Example", "ok": 1})");
+  EXPECT_EQ(conv.user(), "CN=loader-7,OU=etl,O=Example@$external");
+  exchange(R"({"authenticate": 1, "mechanism": "MONGODB-X509", "$db": "$external"})",
+           R"({"dbname": "$external", "user": "CN=docguard,O=Proxy", "ok": 1})");
+  EXPECT_EQ(conv.user(), "CN=loader-7,OU=etl,O=Example@$external");
+  EXPECT_TRUE(insert_blocked());
+}
+
+TEST_F(AuthConversation, ASpeculativeX509HelloKeepsTheCertificateUser) {
+  conv.set_certificate_user("CN=loader,O=Example");
+  exchange(R"({"hello": 1, "$db": "admin", "speculativeAuthenticate": {"authenticate": 1,
+               "mechanism": "MONGODB-X509", "db": "$external"}})",
+           std::string("{") + kHelloReplyFields +
+               R"(, "speculativeAuthenticate": {"dbname": "$external",
+                    "user": "CN=docguard,O=Proxy"}, "ok": 1})");
+  EXPECT_EQ(conv.user(), "CN=loader,O=Example@$external");
+}
+
+TEST_F(AuthConversation, APasswordUserReplacesTheCertificateUserUntilLogout) {
+  conv.set_certificate_user("CN=loader,O=Example");
+  remember_user();
+  scram("SCRAM-SHA-256", "reader", "admin");
+  EXPECT_EQ(conv.user(), "reader@admin");
+  EXPECT_FALSE(insert_blocked());
+  // Back to the only identity TLS still proves.
+  exchange(R"({"logout": 1, "$db": "admin"})", R"({"ok": 1})");
+  EXPECT_EQ(conv.user(), "CN=loader,O=Example@$external");
+  EXPECT_TRUE(insert_blocked());
+  // A mechanism that names no user leaves the certificate's too.
+  exchange(sasl_start("GSSAPI", "opaque-token", "$external"),
+           R"({"conversationId": 1, "done": true, "ok": 1})");
+  EXPECT_EQ(conv.user(), "CN=loader,O=Example@$external");
+  // An X.509 authenticate after a password user goes back to the certificate's user.
+  scram("SCRAM-SHA-1", "reader", "admin");
+  exchange(R"({"authenticate": 1, "mechanism": "MONGODB-X509", "$db": "$external"})",
+           R"({"dbname": "$external", "user": "CN=docguard,O=Proxy", "ok": 1})");
+  EXPECT_EQ(conv.user(), "CN=loader,O=Example@$external");
+}
+
+TEST_F(AuthConversation, WithoutACertificateX509StillNamesItsUser) {
+  conv.set_certificate_user("");
+  EXPECT_EQ(conv.user(), "");
+  exchange(R"({"authenticate": 1, "mechanism": "MONGODB-X509", "$db": "$external"})",
+           R"({"dbname": "$external", "user": "CN=loader,O=Example", "ok": 1})");
+  EXPECT_EQ(conv.user(), "CN=loader,O=Example@$external");
+  exchange(R"({"logout": 1, "$db": "$external"})", R"({"ok": 1})");
+  EXPECT_EQ(conv.user(), "");
 }
 
 }  // namespace

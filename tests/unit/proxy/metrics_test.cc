@@ -89,7 +89,7 @@ TEST(ThreadCellsTest, ManySeriesAcrossChunks) {
 TEST(MetricsTest, ScrapeShowsThePerMessageMetrics) {
   Metrics metrics;
   std::thread io([&] {
-    metrics.on_command("shop", "items", "insert");
+    metrics.on_command("shop", "items", "insert", "shop-api");
     metrics.on_document_size("shop", "items", "insert", 300);
     metrics.on_array_length("shop", "items", "tags", 3);
     metrics.on_array_push("shop", "items", "tags", 2);
@@ -101,11 +101,16 @@ TEST(MetricsTest, ScrapeShowsThePerMessageMetrics) {
     metrics.observe_inspection(3e-6);
   });
   io.join();
-  metrics.on_command("shop", "items", "insert");
+  metrics.on_command("shop", "items", "insert", "shop-api");
+  metrics.on_command("shop", "items", "insert", "");
   metrics.add_client_bytes(1);
   const std::string text = metrics.serialize();
-  EXPECT_TRUE(
-      has_line(text, R"(docguard_commands_total{collection="items",command="insert",db="shop"} 2)"))
+  EXPECT_TRUE(has_line(
+      text,
+      R"(docguard_commands_total{app="shop-api",collection="items",command="insert",db="shop"} 2)"))
+      << text;
+  EXPECT_TRUE(has_line(
+      text, R"(docguard_commands_total{app="",collection="items",command="insert",db="shop"} 1)"))
       << text;
   EXPECT_TRUE(
       has_line(text, R"(docguard_message_bytes_total{direction="client_to_upstream"} 101)"));
@@ -131,9 +136,9 @@ TEST(MetricsTest, ScrapeShowsThePerMessageMetrics) {
   EXPECT_TRUE(has_line(text, R"(docguard_inspection_seconds_bucket{le="5e-06"} 1)"));
   EXPECT_TRUE(has_line(text, R"(docguard_inspection_seconds_count 1)"));
   // A second scrape adds nothing that was already folded.
-  EXPECT_TRUE(
-      has_line(metrics.serialize(),
-               R"(docguard_commands_total{collection="items",command="insert",db="shop"} 2)"));
+  EXPECT_TRUE(has_line(
+      metrics.serialize(),
+      R"(docguard_commands_total{app="shop-api",collection="items",command="insert",db="shop"} 2)"));
 }
 
 }  // namespace

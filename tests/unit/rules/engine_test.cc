@@ -22,7 +22,8 @@ using testing::request;
 // Thread-safe, like the proxy's Prometheus observer: the engine calls it from every io thread.
 class RecordingObserver : public Observer {
  public:
-  void on_command(std::string_view db, std::string_view coll, std::string_view command) override {
+  void on_command(std::string_view db, std::string_view coll, std::string_view command,
+                  std::string_view /*app*/) override {
     std::lock_guard lock(mutex);
     ++commands[std::string(db) + "." + std::string(coll) + ":" + std::string(command)];
   }

@@ -241,6 +241,11 @@ rules:
 
 class AppRecorder : public Observer {
  public:
+  void on_command(std::string_view, std::string_view, std::string_view command,
+                  std::string_view app) override {
+    std::lock_guard lock(mutex);
+    ++commands_by_app[std::string(app) + ":" + std::string(command)];
+  }
   void on_violation(std::string_view, std::string_view, std::string_view, Action action,
                     std::string_view app) override {
     std::lock_guard lock(mutex);
@@ -248,6 +253,7 @@ class AppRecorder : public Observer {
   }
   std::mutex mutex;
   std::map<std::string, int> by_app;
+  std::map<std::string, int> commands_by_app;
 };
 
 constexpr const char* kScopedRules = R"(
@@ -335,6 +341,11 @@ TEST(ScopedEngineTest, AppLabelsAreBoundedPerProcess) {
   EXPECT_EQ(observer.by_app["app-2:warn"], 1);
   EXPECT_EQ(observer.by_app["_other:warn"], 7);
   EXPECT_EQ(observer.by_app[":warn"], 1);
+  // Commands carry the same labels.
+  EXPECT_EQ(observer.commands_by_app.size(), 5u);
+  EXPECT_EQ(observer.commands_by_app["app-1:insert"], 2);
+  EXPECT_EQ(observer.commands_by_app["_other:insert"], 7);
+  EXPECT_EQ(observer.commands_by_app[":insert"], 1);
 }
 
 }  // namespace

@@ -15,6 +15,16 @@
 // Other mechanisms (GSSAPI, MONGODB-AWS, MONGODB-OIDC) name no user docguard can read: after one
 // succeeds the connection has no user. A failed attempt leaves the previous user in place, as the
 // server does. Payloads are read in place; nothing but the user name is copied or kept.
+//
+// A client certificate docguard verified itself (it terminates the client's TLS, with
+// tls.ca_file) names a user from the handshake on: its subject as MongoDB names X.509 users,
+// "CN=app1,OU=billing,O=Example" with database "$external". TLS proved it, so no command has to.
+// The server never sees that certificate (docguard's upstream connection presents its own, if
+// any), so a MONGODB-X509 `authenticate` cannot prove another name: one that succeeds leaves the
+// certificate's user, whatever name it gives or its reply returns. A mechanism that names a user
+// (SCRAM, PLAIN) still replaces it once the server confirms, as without a certificate; where the
+// connection would otherwise have no user (logout, a mechanism naming none) it has the
+// certificate's.
 #pragma once
 
 #include <cstdint>
@@ -40,6 +50,9 @@ class AuthWatcher {
 
   // "name@db" once authenticated, else empty.
   const std::string& user() const { return user_; }
+  // The subject of the client certificate docguard verified (tls.ca_file), in the form
+  // x509_user_name gives: the connection's user from now on, as described above.
+  void set_certificate_user(std::string_view subject);
 
   // Exposed for tests: the user a mechanism's first payload names ("" when it names none).
   static std::string scram_user(std::string_view payload);
@@ -49,13 +62,16 @@ class AuthWatcher {
   // A first message (saslStart or authenticate) and the database it authenticates against.
   Step start(const codec::BsonView& doc, std::string_view command, std::string_view db);
   bool confirm(std::string_view name, std::string_view db);
+  bool become(std::string user);
 
   struct Attempt {
     bool active = false;
     std::string name;  // "" when the mechanism names no user docguard can read
     std::string db;
+    bool x509 = false;
   } attempt_;
   std::string user_;
+  std::string certificate_user_;  // "subject@$external", or empty without a verified certificate
 };
 
 }  // namespace docguard::conversation

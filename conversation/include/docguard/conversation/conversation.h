@@ -82,6 +82,9 @@ class Conversation {
   static constexpr size_t kMaxAwaitingReplies = 1024;
   // "name@db" once the client authenticated, else empty.
   const std::string& user() const { return auth_.user(); }
+  // The subject of the client certificate docguard verified in the TLS handshake: the
+  // connection's user from the handshake on (auth_watcher.h).
+  void set_certificate_user(std::string_view subject);
   // Releases the buffers used for the last message, so an idle connection holds none.
   void release_request_buffer();
   void release_reply_buffer();

@@ -109,7 +109,8 @@ class Metrics final : public rules::Observer {
   prometheus::Gauge& upstream_connections(std::string_view server);
 
   // rules::Observer: labels arrive already bounded by the rules engine.
-  void on_command(std::string_view db, std::string_view coll, std::string_view command) override;
+  void on_command(std::string_view db, std::string_view coll, std::string_view command,
+                  std::string_view app) override;
   void on_document_size(std::string_view db, std::string_view coll, std::string_view source,
                         double bytes) override;
   void on_array_length(std::string_view db, std::string_view coll, std::string_view field,

@@ -19,8 +19,9 @@ namespace docguard::proxy {
 class AdvisorTee final : public rules::Observer {
  public:
   AdvisorTee(Metrics& metrics, advisor::LiveAdvisor& advisor) : m_(metrics), a_(advisor) {}
-  void on_command(std::string_view db, std::string_view coll, std::string_view command) override {
-    m_.on_command(db, coll, command);
+  void on_command(std::string_view db, std::string_view coll, std::string_view command,
+                  std::string_view app) override {
+    m_.on_command(db, coll, command, app);
   }
   void on_document_size(std::string_view db, std::string_view coll, std::string_view source,
                         double bytes) override {

@@ -41,6 +41,10 @@ class Stream {
 
   tcp::socket& socket() { return tls_ ? tls_->next_layer() : plain_; }
   bool is_tls() const { return tls_ != nullptr; }
+  // After a server handshake that required and verified the peer's certificate (tls.ca_file):
+  // its subject as x509_user_name writes it; otherwise "" (a certificate nobody verified proves
+  // nothing).
+  std::string verified_peer_subject();
   boost::asio::any_io_executor get_executor() { return plain_.get_executor(); }
 
   // Not coroutines themselves: they hand back the operation's awaitable, so a read or write

@@ -69,8 +69,9 @@ struct Verdict {
 class Observer {
  public:
   virtual ~Observer() = default;
+  // app: as for on_violation.
   virtual void on_command(std::string_view /*db*/, std::string_view /*coll*/,
-                          std::string_view /*command*/) {}
+                          std::string_view /*command*/, std::string_view /*app*/) {}
   // source: "insert", "replace" (replacement updates, upserts, findAndModify) or "read_sample"
   virtual void on_document_size(std::string_view /*db*/, std::string_view /*coll*/,
                                 std::string_view /*source*/, double /*bytes*/) {}

@@ -153,9 +153,8 @@ int main(int argc, char** argv) {
     runtime.metrics.add_client_bytes(outcome.bytes.size());
     conv.release_request_buffer();
     runtime.metrics.add_upstream_bytes(answer.size());
-    const auto signals = proxy::read_reply_signals(answer, config.max_message_bytes);
-    const auto back = conv.on_reply(answer);
-    if (back.drop || signals.state_change_code != 0) return 1;
+    const auto back = conv.on_reply(answer);  // decodes once: the forward decision and signals
+    if (back.drop || back.signals.state_change) return 1;
     conv.release_reply_buffer();
   }
   std::printf("message=%s bytes=%zu n=%ld forwarded=%ld\n", argv[1], request.size(), n, forwarded);

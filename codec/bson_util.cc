@@ -7,15 +7,16 @@
 namespace docguard::codec {
 
 BsonView checked_bson(Bytes data) {
-  if (data.size() < 5) throw ProtocolError(errors::kBadBson, "BSON document shorter than 5 bytes");
+  if (data.size() < 5)
+    throw ProtocolError(ErrorKind::kBadBson, "BSON document shorter than 5 bytes");
   const int32_t declared = load_le32(data.data());
   if (declared < 5 || static_cast<size_t>(declared) > data.size()) {
-    throw ProtocolError(errors::kBadBson, "BSON document length " + std::to_string(declared) +
-                                              " does not fit in the " +
-                                              std::to_string(data.size()) + " bytes left");
+    throw ProtocolError(ErrorKind::kBadBson, "BSON document length " + std::to_string(declared) +
+                                                 " does not fit in the " +
+                                                 std::to_string(data.size()) + " bytes left");
   }
   if (data[static_cast<size_t>(declared) - 1] != 0) {
-    throw ProtocolError(errors::kBadBson, "BSON document does not end with a NUL byte");
+    throw ProtocolError(ErrorKind::kBadBson, "BSON document does not end with a NUL byte");
   }
   return BsonView{data.data(), static_cast<uint32_t>(declared)};
 }

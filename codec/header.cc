@@ -20,15 +20,15 @@ void write_header(uint8_t* data, const MsgHeader& header) {
 
 void check_message_length(const MsgHeader& header, uint32_t max_message_bytes) {
   if (header.message_length < static_cast<int32_t>(kHeaderSize)) {
-    throw ProtocolError(errors::kBadLength, "messageLength " +
-                                                std::to_string(header.message_length) +
-                                                " is smaller than the 16-byte header");
+    throw ProtocolError(ErrorKind::kBadLength, "messageLength " +
+                                                   std::to_string(header.message_length) +
+                                                   " is smaller than the 16-byte header");
   }
   if (static_cast<uint32_t>(header.message_length) > max_message_bytes) {
-    throw ProtocolError(errors::kTooLarge, "messageLength " +
-                                               std::to_string(header.message_length) +
-                                               " exceeds the limit of " +
-                                               std::to_string(max_message_bytes) + " bytes");
+    throw ProtocolError(ErrorKind::kTooLarge, "messageLength " +
+                                                  std::to_string(header.message_length) +
+                                                  " exceeds the limit of " +
+                                                  std::to_string(max_message_bytes) + " bytes");
   }
 }
 

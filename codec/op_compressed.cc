@@ -15,7 +15,7 @@ namespace docguard::codec {
 OpCompressed OpCompressed::parse(Bytes message) {
   constexpr size_t kFixed = kHeaderSize + 9;
   if (message.size() < kFixed)
-    throw ProtocolError(errors::kBadOpCompressed, "OP_COMPRESSED too short");
+    throw ProtocolError(ErrorKind::kBadOpCompressed, "OP_COMPRESSED too short");
   OpCompressed c;
   c.header = read_header(message.data());
   c.original_op_code = static_cast<OpCode>(load_le32(message.data() + kHeaderSize));
@@ -23,7 +23,7 @@ OpCompressed OpCompressed::parse(Bytes message) {
   c.compressor_id = message[kHeaderSize + 8];
   c.payload = message.subspan(kFixed);
   if (c.original_op_code == OpCode::kCompressed) {
-    throw ProtocolError(errors::kBadOpCompressed, "OP_COMPRESSED wraps another OP_COMPRESSED");
+    throw ProtocolError(ErrorKind::kBadOpCompressed, "OP_COMPRESSED wraps another OP_COMPRESSED");
   }
   return c;
 }
@@ -34,7 +34,7 @@ std::vector<uint8_t> decompress_message(Bytes message, uint32_t max_message_byte
   // or lies; both are caught (here, and by the exact-size check below).
   if (c.uncompressed_size < 0 ||
       static_cast<uint64_t>(c.uncompressed_size) + kHeaderSize > max_message_bytes) {
-    throw ProtocolError(errors::kDecompressionLimit,
+    throw ProtocolError(ErrorKind::kDecompressionLimit,
                         "OP_COMPRESSED declares " + std::to_string(c.uncompressed_size) +
                             " uncompressed bytes, over the message limit");
   }
@@ -52,7 +52,7 @@ std::vector<uint8_t> decompress_message(Bytes message, uint32_t max_message_byte
       size_t len = 0;
       if (snappy_uncompressed_length(reinterpret_cast<const char*>(c.payload.data()),
                                      c.payload.size(), &len) != SNAPPY_OK) {
-        throw ProtocolError(errors::kBadCompressedData, "corrupt snappy data");
+        throw ProtocolError(ErrorKind::kBadCompressedData, "corrupt snappy data");
       }
       if (len != expected) {
         produced = len;
@@ -60,7 +60,7 @@ std::vector<uint8_t> decompress_message(Bytes message, uint32_t max_message_byte
       }
       if (snappy_uncompress(reinterpret_cast<const char*>(c.payload.data()), c.payload.size(),
                             reinterpret_cast<char*>(dst), &len) != SNAPPY_OK) {
-        throw ProtocolError(errors::kBadCompressedData, "corrupt snappy data");
+        throw ProtocolError(ErrorKind::kBadCompressedData, "corrupt snappy data");
       }
       produced = len;
       break;
@@ -68,7 +68,7 @@ std::vector<uint8_t> decompress_message(Bytes message, uint32_t max_message_byte
     case Compressor::kZlib: {
       z_stream zs{};
       if (inflateInit(&zs) != Z_OK)
-        throw ProtocolError(errors::kBadCompressedData, "zlib init failed");
+        throw ProtocolError(ErrorKind::kBadCompressedData, "zlib init failed");
       zs.next_in = const_cast<Bytef*>(c.payload.data());
       zs.avail_in = static_cast<uInt>(c.payload.size());
       zs.next_out = dst;
@@ -82,7 +82,8 @@ std::vector<uint8_t> decompress_message(Bytes message, uint32_t max_message_byte
         produced = expected + 1;
         break;
       }
-      if (rc != Z_STREAM_END) throw ProtocolError(errors::kBadCompressedData, "corrupt zlib data");
+      if (rc != Z_STREAM_END)
+        throw ProtocolError(ErrorKind::kBadCompressedData, "corrupt zlib data");
       break;
     }
     case Compressor::kZstd: {
@@ -92,18 +93,18 @@ std::vector<uint8_t> decompress_message(Bytes message, uint32_t max_message_byte
           produced = expected + 1;
           break;
         }
-        throw ProtocolError(errors::kBadCompressedData,
+        throw ProtocolError(ErrorKind::kBadCompressedData,
                             std::string("corrupt zstd data: ") + ZSTD_getErrorName(rc));
       }
       produced = rc;
       break;
     }
     default:
-      throw ProtocolError(errors::kBadOpCompressed,
+      throw ProtocolError(ErrorKind::kBadOpCompressed,
                           "unknown compressorId " + std::to_string(c.compressor_id));
   }
   if (produced != expected) {
-    throw ProtocolError(errors::kDecompressionSize,
+    throw ProtocolError(ErrorKind::kDecompressionSize,
                         "OP_COMPRESSED payload does not decompress to its declared size");
   }
   write_header(out.data(), MsgHeader{static_cast<int32_t>(out.size()), c.header.request_id,

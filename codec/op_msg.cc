@@ -12,9 +12,9 @@ namespace {
 void validate_structure(const BsonView& doc) {
   size_t offset = 0;
   if (!bson_structure_valid(doc, &offset)) {
-    throw ProtocolError(errors::kBadBson, "malformed BSON element at offset " +
-                                              std::to_string(offset) + " of a " +
-                                              std::to_string(doc.size) + "-byte document");
+    throw ProtocolError(ErrorKind::kBadBson, "malformed BSON element at offset " +
+                                                 std::to_string(offset) + " of a " +
+                                                 std::to_string(doc.size) + "-byte document");
   }
 }
 
@@ -28,24 +28,24 @@ struct Frame {
 
 Frame check_frame(Bytes message) {
   if (message.size() < kHeaderSize + 4) {
-    throw ProtocolError(errors::kBadOpMsg, "OP_MSG shorter than header and flagBits");
+    throw ProtocolError(ErrorKind::kBadOpMsg, "OP_MSG shorter than header and flagBits");
   }
   Frame f;
   f.header = read_header(message.data());
   if (f.header.message_length != static_cast<int32_t>(message.size())) {
-    throw ProtocolError(errors::kBadLength, "OP_MSG messageLength does not match the frame");
+    throw ProtocolError(ErrorKind::kBadLength, "OP_MSG messageLength does not match the frame");
   }
   f.flags = static_cast<uint32_t>(load_le32(message.data() + kHeaderSize));
   const uint32_t unknown_required =
       f.flags & op_msg_flags::kRequiredMask & ~op_msg_flags::kKnownMask;
   if (unknown_required != 0) {
-    throw ProtocolError(errors::kUnknownRequiredFlag, "OP_MSG has unknown required flag bits " +
-                                                          std::to_string(unknown_required));
+    throw ProtocolError(ErrorKind::kUnknownRequiredFlag, "OP_MSG has unknown required flag bits " +
+                                                             std::to_string(unknown_required));
   }
   f.sections_end = message.size();
   if ((f.flags & op_msg_flags::kChecksumPresent) != 0) {
     if (f.sections_end < kHeaderSize + 4 + 4)
-      throw ProtocolError(errors::kBadOpMsg, "OP_MSG too short for checksum");
+      throw ProtocolError(ErrorKind::kBadOpMsg, "OP_MSG too short for checksum");
     f.sections_end -= 4;
   }
   return f;
@@ -53,10 +53,10 @@ Frame check_frame(Bytes message) {
 
 // The size of the kind 1 section whose size field is at `pos`, checked against `end`.
 size_t sequence_size(Bytes message, size_t pos, size_t end) {
-  if (end - pos < 4) throw ProtocolError(errors::kBadOpMsg, "kind 1 section truncated");
+  if (end - pos < 4) throw ProtocolError(ErrorKind::kBadOpMsg, "kind 1 section truncated");
   const int32_t size = load_le32(message.data() + pos);
   if (size < 5 || static_cast<size_t>(size) > end - pos) {
-    throw ProtocolError(errors::kBadOpMsg,
+    throw ProtocolError(ErrorKind::kBadOpMsg,
                         "kind 1 section size " + std::to_string(size) + " overruns the message");
   }
   return static_cast<size_t>(size);
@@ -76,7 +76,7 @@ BsonView op_msg_body(Bytes message) {
     } else if (kind == 1) {
       pos += sequence_size(message, pos, f.sections_end);
     } else {
-      throw ProtocolError(errors::kBadOpMsg,
+      throw ProtocolError(ErrorKind::kBadOpMsg,
                           kind == 0 ? "OP_MSG has multiple kind 0 sections"
                                     : "OP_MSG has unknown section kind " + std::to_string(kind));
     }
@@ -102,7 +102,7 @@ OpMsg OpMsg::parse(Bytes message, bool verify_checksum) {
     const auto expected = static_cast<uint32_t>(load_le32(message.data() + end));
     const uint32_t actual = crc32c(message.first(end));
     if (expected != actual)
-      throw ProtocolError(errors::kChecksum, "OP_MSG CRC-32C checksum mismatch");
+      throw ProtocolError(ErrorKind::kChecksum, "OP_MSG CRC-32C checksum mismatch");
   }
 
   size_t pos = kHeaderSize + 4;
@@ -112,7 +112,8 @@ OpMsg OpMsg::parse(Bytes message, bool verify_checksum) {
     const size_t section_start = pos;
     ++pos;
     if (kind == 0) {
-      if (have_body) throw ProtocolError(errors::kBadOpMsg, "OP_MSG has multiple kind 0 sections");
+      if (have_body)
+        throw ProtocolError(ErrorKind::kBadOpMsg, "OP_MSG has multiple kind 0 sections");
       msg.body = checked_bson(message.subspan(pos, end - pos));
       pos += msg.body.size;
       have_body = true;
@@ -122,16 +123,17 @@ OpMsg OpMsg::parse(Bytes message, bool verify_checksum) {
       size_t name_end = p;
       while (name_end < section_end && message[name_end] != 0) ++name_end;
       if (name_end >= section_end) {
-        throw ProtocolError(errors::kBadOpMsg, "kind 1 section identifier is not NUL-terminated");
+        throw ProtocolError(ErrorKind::kBadOpMsg,
+                            "kind 1 section identifier is not NUL-terminated");
       }
       DocumentSequence seq;
       seq.identifier =
           std::string_view(reinterpret_cast<const char*>(message.data() + p), name_end - p);
       if (seq.identifier.empty()) {
-        throw ProtocolError(errors::kBadOpMsg, "kind 1 section has no identifier");
+        throw ProtocolError(ErrorKind::kBadOpMsg, "kind 1 section has no identifier");
       }
       if (msg.sequence(seq.identifier) != nullptr) {
-        throw ProtocolError(errors::kBadOpMsg,
+        throw ProtocolError(ErrorKind::kBadOpMsg,
                             "duplicate kind 1 identifier '" + std::string(seq.identifier) + "'");
       }
       p = name_end + 1;
@@ -145,11 +147,11 @@ OpMsg OpMsg::parse(Bytes message, bool verify_checksum) {
       msg.sequences.push_back(std::move(seq));
       pos = section_end;
     } else {
-      throw ProtocolError(errors::kBadOpMsg,
+      throw ProtocolError(ErrorKind::kBadOpMsg,
                           "OP_MSG has unknown section kind " + std::to_string(kind));
     }
   }
-  if (!have_body) throw ProtocolError(errors::kBadOpMsg, "OP_MSG has no kind 0 section");
+  if (!have_body) throw ProtocolError(ErrorKind::kBadOpMsg, "OP_MSG has no kind 0 section");
   // Every element of every document, recursively: the rules walk them with iterators that
   // trust embedded lengths, and corrupt BSON must not be measured (or relayed) as if valid.
   validate_structure(msg.body);
@@ -165,8 +167,9 @@ OpMsg OpMsg::parse(Bytes message, bool verify_checksum) {
       while (bson_iter_next(&it)) {
         const std::string_view key = key_of(it);
         if (msg.sequence(key) != nullptr) {
-          throw ProtocolError(errors::kBadOpMsg, "identifier '" + std::string(key) +
-                                                     "' appears in both the body and a sequence");
+          throw ProtocolError(
+              ErrorKind::kBadOpMsg,
+              "identifier '" + std::string(key) + "' appears in both the body and a sequence");
         }
       }
     }

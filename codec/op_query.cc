@@ -7,7 +7,7 @@ namespace docguard::codec {
 OpQuery OpQuery::parse(Bytes message) {
   OpQuery q;
   if (message.size() < kHeaderSize + 4 + 1 + 8 + 5) {
-    throw ProtocolError(errors::kBadOpQuery, "OP_QUERY too short");
+    throw ProtocolError(ErrorKind::kBadOpQuery, "OP_QUERY too short");
   }
   q.header = read_header(message.data());
   size_t pos = kHeaderSize;
@@ -16,12 +16,13 @@ OpQuery OpQuery::parse(Bytes message) {
   size_t name_end = pos;
   while (name_end < message.size() && message[name_end] != 0) ++name_end;
   if (name_end >= message.size()) {
-    throw ProtocolError(errors::kBadOpQuery, "OP_QUERY fullCollectionName is not NUL-terminated");
+    throw ProtocolError(ErrorKind::kBadOpQuery,
+                        "OP_QUERY fullCollectionName is not NUL-terminated");
   }
   q.full_collection_name =
       std::string_view(reinterpret_cast<const char*>(message.data() + pos), name_end - pos);
   pos = name_end + 1;
-  if (message.size() - pos < 8) throw ProtocolError(errors::kBadOpQuery, "OP_QUERY truncated");
+  if (message.size() - pos < 8) throw ProtocolError(ErrorKind::kBadOpQuery, "OP_QUERY truncated");
   q.number_to_skip = load_le32(message.data() + pos);
   q.number_to_return = load_le32(message.data() + pos + 4);
   pos += 8;
@@ -32,14 +33,14 @@ OpQuery OpQuery::parse(Bytes message) {
     pos += q.return_fields_selector.size;
   }
   if (pos != message.size())
-    throw ProtocolError(errors::kBadOpQuery, "OP_QUERY has trailing bytes");
+    throw ProtocolError(ErrorKind::kBadOpQuery, "OP_QUERY has trailing bytes");
   return q;
 }
 
 OpReply OpReply::parse(Bytes message) {
   OpReply r;
   constexpr size_t kFixed = kHeaderSize + 4 + 8 + 4 + 4;
-  if (message.size() < kFixed) throw ProtocolError(errors::kBadOpReply, "OP_REPLY too short");
+  if (message.size() < kFixed) throw ProtocolError(ErrorKind::kBadOpReply, "OP_REPLY too short");
   r.header = read_header(message.data());
   r.response_flags = load_le32(message.data() + kHeaderSize);
   r.cursor_id = static_cast<int64_t>(static_cast<uint32_t>(load_le32(message.data() + 20))) |

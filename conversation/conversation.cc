@@ -144,7 +144,7 @@ Conversation::RequestOutcome Conversation::on_request(codec::Bytes message) {
 
 void Conversation::await_reply(int32_t request_id) {
   if (awaiting_.size() >= kMaxAwaitingReplies) {
-    throw codec::ProtocolError("too_many_in_flight",
+    throw codec::ProtocolError(codec::ErrorKind::kTooManyInFlight,
                                "more than " + std::to_string(kMaxAwaitingReplies) +
                                    " requests awaiting a reply on one connection");
   }

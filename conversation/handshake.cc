@@ -52,7 +52,7 @@ HelloRewrite rewrite_hello_reply(const codec::BsonView& upstream_reply,
   // document must not pass through (found by fuzz_op_query). docguard's own structural check,
   // not libbson's: libbson's misses corrupt content in a document's last element.
   if (!codec::bson_structure_valid(upstream_reply, nullptr)) {
-    throw codec::ProtocolError(codec::errors::upstream::kBadReply,
+    throw codec::ProtocolError(codec::ErrorKind::kBadReply,
                                "upstream hello reply is not valid BSON");
   }
   HelloRewrite result;

@@ -202,8 +202,8 @@ Metrics::Metrics()
       .Add({{"version", DOCGUARD_VERSION}})
       .Set(1);
   // Pre-create the fixed label values so dashboards and alerts see zeros, not absences.
-  for (const char* kind : codec::errors::kUpstreamErrorKinds) upstream_errors.get(kind);
-  for (const char* kind : codec::errors::kProtocolErrorKinds) protocol_errors.get(kind);
+  for (const auto& error : codec::kUpstreamErrors) upstream_errors.get(codec::metric_label(error));
+  for (const auto kind : codec::kProtocolErrorKinds) protocol_errors.get(codec::name(kind));
   for (const char* c : {"snappy", "zlib", "zstd"}) compressed_messages.get(c);
   for (const char* r : {"success", "failure"}) config_reloads.get(r);
 }

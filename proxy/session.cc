@@ -12,6 +12,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <chrono>
+#include <optional>
 #include <tuple>
 
 #include "docguard/codec/error_kinds.h"
@@ -95,7 +96,7 @@ awaitable<bool> Session::open() {
                   timer.async_wait(kUseTuple));
     if (result.index() == 1 || std::get<0>(result)) {
       const std::string why = result.index() == 1 ? "timed out" : std::get<0>(result).message();
-      rt_.metrics.protocol_errors.get(codec::errors::kTlsHandshake).Increment();
+      count({codec::ErrorKind::kTlsHandshake, codec::ErrorSource::kClient});
       spdlog::warn("closing connection from {}: TLS handshake failed: {}", peer_, why);
       client_.close();
       co_return false;
@@ -204,26 +205,24 @@ awaitable<std::pair<boost::system::error_code, codec::Bytes>> Session::next_mess
 
 void Session::check_timeouts(TimePoint now) {
   const auto& c = rt_.config;
-  const char* reason = nullptr;
+  using codec::ErrorKind;
+  using codec::ErrorSource;
+  std::optional<codec::Error> error;
   if (client_frame_started_ != TimePoint{} && now - client_frame_started_ > c.frame_timeout) {
-    reason = codec::errors::kClientFrameTimeout;
+    error = {ErrorKind::kFrameTimeout, ErrorSource::kClient};
   } else if (upstream_frame_started_ != TimePoint{} &&
              now - upstream_frame_started_ > c.frame_timeout) {
-    reason = "upstream_frame_timeout";
+    error = {ErrorKind::kFrameTimeout, ErrorSource::kUpstream};
   } else if (c.idle_timeout.count() > 0 && conversation_.outstanding() == 0 &&
              client_frame_started_ == TimePoint{} && now - last_client_activity_ > c.idle_timeout) {
-    reason = codec::errors::kIdleTimeout;
+    error = {ErrorKind::kIdleTimeout, ErrorSource::kClient};
   } else if (c.upstream_timeout.count() > 0 && conversation_.outstanding() > 0 &&
              now - std::max(last_upstream_activity_, last_client_activity_) > c.upstream_timeout) {
-    reason = "upstream_timeout";
+    error = {ErrorKind::kSilent, ErrorSource::kUpstream};
   }
-  if (reason == nullptr) return;
-  if (std::string_view(reason).starts_with("upstream")) {
-    rt_.metrics.upstream_errors.get(codec::errors::upstream::kTimeout).Increment();
-  } else {
-    rt_.metrics.protocol_errors.get(reason).Increment();
-  }
-  spdlog::warn("closing connection from {}: {}", peer_, reason);
+  if (!error) return;
+  count(*error);
+  spdlog::warn("closing connection from {}: {}", peer_, codec::log_name(*error));
   stop();
 }
 
@@ -263,9 +262,24 @@ awaitable<void> Session::write_upstream(codec::Bytes bytes) {
   rt_.metrics.add_client_bytes(bytes.size());
 }
 
+void Session::count(const codec::Error& error) {
+  // Each source has its family; docguard's own failures are logged only.
+  switch (error.source) {
+    case codec::ErrorSource::kClient:
+      rt_.metrics.protocol_errors.get(codec::metric_label(error)).Increment();
+      break;
+    case codec::ErrorSource::kUpstream:
+      rt_.metrics.upstream_errors.get(codec::metric_label(error)).Increment();
+      break;
+    case codec::ErrorSource::kDocguard:
+      break;
+  }
+}
+
 void Session::protocol_error(const char* where, const codec::ProtocolError& e) {
-  rt_.metrics.protocol_errors.get(e.kind()).Increment();
-  spdlog::warn("closing connection from {} ({}): {}: {}", peer_, where, e.kind(), e.what());
+  count({e.kind(), codec::ErrorSource::kClient});
+  spdlog::warn("closing connection from {} ({}): {}: {}", peer_, where, codec::name(e.kind()),
+               e.what());
 }
 
 void SessionHost::on_compressed_request(codec::Compressor compressor) {
@@ -289,7 +303,7 @@ awaitable<void> Session::client_to_upstream() {
         // After stop() (a timeout, the upstream side ending) the client did not leave.
         if (client_in_.pending() > 0 && !closed_) {
           // Gone in the middle of a message: nothing of it was forwarded.
-          rt_.metrics.protocol_errors.get(codec::errors::kTruncatedFrame).Increment();
+          count({codec::ErrorKind::kTruncatedFrame, codec::ErrorSource::kClient});
           spdlog::info("client {} disconnected in the middle of a message", peer_);
         }
         co_return;
@@ -328,7 +342,7 @@ awaitable<void> Session::upstream_to_client(std::shared_ptr<Session> self) {
       if (ec) {
         // Closed means the client side ended first (or a timeout): the upstream did not close.
         if (!closed_ && ec != asio::error::operation_aborted) {
-          rt_.metrics.upstream_errors.get(codec::errors::upstream::kClosed).Increment();
+          count({codec::ErrorKind::kClosed, codec::ErrorSource::kUpstream});
           spdlog::info("upstream closed the connection of client {} (server {})", peer_, server_);
           // A server that closes connections may be going away: the monitor checks now.
           rt_.router->suspect(server_);
@@ -360,9 +374,9 @@ awaitable<void> Session::upstream_to_client(std::shared_ptr<Session> self) {
       }
     }
   } catch (const codec::ProtocolError& e) {
-    rt_.metrics.upstream_errors.get(codec::errors::upstream::kBadReply).Increment();
+    count({e.kind(), codec::ErrorSource::kUpstream});
     spdlog::error("closing connection of client {}: malformed upstream reply: {}: {}", peer_,
-                  e.kind(), e.what());
+                  codec::name(e.kind()), e.what());
   } catch (const boost::system::system_error& e) {
     spdlog::debug("client {}: {}", peer_, e.what());
   } catch (const std::exception& e) {

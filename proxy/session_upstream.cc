@@ -115,18 +115,18 @@ awaitable<std::string> Session::connect_upstream(const std::string& server) {
   auto [rec, endpoints] =
       co_await resolver.async_resolve(target.host, std::to_string(target.port), kUseTuple);
   if (rec) {
-    rt_.metrics.upstream_errors.get(codec::errors::upstream::kConnect).Increment();
+    count({codec::ErrorKind::kConnect, codec::ErrorSource::kUpstream});
     co_return "cannot resolve " + target.host + ": " + rec.message();
   }
   asio::steady_timer timer(client_.get_executor(), c.connect_timeout);
   auto result = co_await (asio::async_connect(upstream_.socket(), endpoints, kUseTuple) ||
                           timer.async_wait(kUseTuple));
   if (result.index() == 1) {
-    rt_.metrics.upstream_errors.get(codec::errors::upstream::kConnect).Increment();
+    count({codec::ErrorKind::kConnect, codec::ErrorSource::kUpstream});
     co_return "timed out connecting to " + server;
   }
   if (auto [cec, ep] = std::get<0>(result); cec) {
-    rt_.metrics.upstream_errors.get(codec::errors::upstream::kConnect).Increment();
+    count({codec::ErrorKind::kConnect, codec::ErrorSource::kUpstream});
     co_return "cannot connect to " + server + ": " + cec.message();
   }
   boost::system::error_code ec;
@@ -139,7 +139,7 @@ awaitable<std::string> Session::connect_upstream(const std::string& server) {
                                             !t.allow_invalid_hostnames) ||
                         timer.async_wait(kUseTuple));
     if (hs.index() == 1 || std::get<0>(hs)) {
-      rt_.metrics.upstream_errors.get(codec::errors::upstream::kTls).Increment();
+      count({codec::ErrorKind::kTlsHandshake, codec::ErrorSource::kUpstream});
       co_return "TLS handshake with " + server +
           " failed: " + (hs.index() == 1 ? std::string("timed out") : std::get<0>(hs).message());
     }

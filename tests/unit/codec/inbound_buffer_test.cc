@@ -160,7 +160,7 @@ std::string error_kind(InboundBuffer& in) {
   try {
     in.next_message();
   } catch (const ProtocolError& e) {
-    return std::string(e.kind());
+    return std::string(name(e.kind()));
   }
   return "no error";
 }

@@ -27,7 +27,7 @@ std::string error_kind(const std::vector<uint8_t>& m, uint32_t limit) {
   try {
     decompress_message(m, limit);
   } catch (const ProtocolError& e) {
-    return e.kind();
+    return name(e.kind());
   }
   return "ok";
 }

@@ -15,7 +15,7 @@ std::string kind_of(const std::vector<uint8_t>& m) {
   try {
     OpMsg::parse(m);
   } catch (const ProtocolError& e) {
-    return e.kind();
+    return name(e.kind());
   }
   return "ok";
 }

@@ -58,7 +58,7 @@ class OwnedBson {
 };
 
 // Checks the framing of a BSON document at `data` (length prefix, bounds, trailing NUL) and
-// returns a view of it; throws ProtocolError(errors::kBadBson) otherwise. Does not walk the
+// returns a view of it; throws ProtocolError(ErrorKind::kBadBson) otherwise. Does not walk the
 // elements.
 BsonView checked_bson(Bytes data);
 

@@ -1,51 +1,80 @@
-// Every kind of error docguard counts, declared once: the codec throws ProtocolError with these
-// kinds, the proxy counts them in docguard_protocol_errors_total{kind} and
-// docguard_upstream_errors_total{kind} and pre-creates every label from the lists below, and the
-// metrics table in docs/metrics.md names them. A new kind is one line here and one in its list.
+// Every error docguard counts, declared once: what went wrong (ErrorKind) and where it came from
+// (ErrorSource), so the proxy routes each to its metric family by its source rather than by
+// spelling. The codec throws ProtocolError with a kind; the proxy, which knows the direction,
+// makes it an Error. Errors from the client are counted in docguard_protocol_errors_total{kind},
+// from the upstream in docguard_upstream_errors_total{kind}; both families pre-create every
+// label below, and the metrics table in docs/metrics.md names them. The labels are what dashboards and
+// alerts match: a kind's label never changes.
 #pragma once
 
 #include <array>
+#include <cstdint>
 
-namespace docguard::codec::errors {
+namespace docguard::codec {
 
-// What a client (or, for bad_op_reply, an upstream) sent that docguard could not accept.
-inline constexpr const char* kBadLength = "bad_length";
-inline constexpr const char* kTooLarge = "too_large";
-inline constexpr const char* kBadOpMsg = "bad_op_msg";
-inline constexpr const char* kBadBson = "bad_bson";
-inline constexpr const char* kChecksum = "checksum";
-inline constexpr const char* kUnknownRequiredFlag = "unknown_required_flag";
-inline constexpr const char* kBadOpQuery = "bad_op_query";
-inline constexpr const char* kBadOpReply = "bad_op_reply";
-inline constexpr const char* kBadOpCompressed = "bad_op_compressed";
-inline constexpr const char* kBadCompressedData = "bad_compressed_data";
-inline constexpr const char* kDecompressionLimit = "decompression_limit";
-inline constexpr const char* kDecompressionSize = "decompression_size";
-inline constexpr const char* kTruncatedFrame = "truncated_frame";
-inline constexpr const char* kClientFrameTimeout = "client_frame_timeout";
-inline constexpr const char* kIdleTimeout = "idle_timeout";
-inline constexpr const char* kTlsHandshake = "tls_handshake";
+enum class ErrorKind : uint8_t {
+  // A message docguard could not accept (from the client; from the upstream: a bad reply).
+  kBadLength,
+  kTooLarge,
+  kBadOpMsg,
+  kBadBson,
+  kChecksum,
+  kUnknownRequiredFlag,
+  kBadOpQuery,
+  kBadOpReply,
+  kBadOpCompressed,
+  kBadCompressedData,
+  kDecompressionLimit,
+  kDecompressionSize,
+  kTooManyInFlight,  // a client pipelining past Conversation::kMaxAwaitingReplies
+  kBadReply,         // a reply docguard rewrites is not valid BSON throughout (the hello's)
+  // A connection's life.
+  kTruncatedFrame,
+  kFrameTimeout,  // a message stalled in the middle
+  kIdleTimeout,   // the client sent nothing for idle_timeout
+  kSilent,        // requests in flight and the upstream silent for upstream_timeout
+  kTlsHandshake,
+  kConnect,
+  kClosed,
+};
 
-// What went wrong with the upstream.
-namespace upstream {
-inline constexpr const char* kConnect = "connect";
-inline constexpr const char* kClosed = "closed";
-inline constexpr const char* kBadReply = "bad_reply";
-inline constexpr const char* kTimeout = "timeout";
-inline constexpr const char* kTls = "tls";
-}  // namespace upstream
+// Who the error came from. docguard's own failures (an unexpected exception) are logged, not
+// counted.
+enum class ErrorSource : uint8_t { kClient, kUpstream, kDocguard };
 
-// Counted as protocol errors (kBadOpReply is a malformed upstream reply: counted as
-// upstream::kBadReply).
-inline constexpr std::array kProtocolErrorKinds = {kBadLength,          kTooLarge,
-                                                   kBadOpMsg,           kBadBson,
-                                                   kChecksum,           kUnknownRequiredFlag,
-                                                   kBadOpQuery,         kBadOpCompressed,
-                                                   kBadCompressedData,  kDecompressionLimit,
-                                                   kDecompressionSize,  kTruncatedFrame,
-                                                   kClientFrameTimeout, kIdleTimeout,
-                                                   kTlsHandshake};
-inline constexpr std::array kUpstreamErrorKinds = {
-    upstream::kConnect, upstream::kClosed, upstream::kBadReply, upstream::kTimeout, upstream::kTls};
+struct Error {
+  ErrorKind kind;
+  ErrorSource source;
+  friend constexpr bool operator==(const Error&, const Error&) = default;
+};
 
-}  // namespace docguard::codec::errors
+// The kind's name, as a client error's label: "bad_length", "client_frame_timeout", ...
+const char* name(ErrorKind kind);
+const char* name(ErrorSource source);
+// The label of `error` in its source's metric family. Every upstream message error counts as
+// "bad_reply", and both upstream timeouts as "timeout".
+const char* metric_label(const Error& error);
+// The error in a log line: the label, except for the upstream timeouts, which say which one
+// ("upstream_frame_timeout", "upstream_timeout").
+const char* log_name(const Error& error);
+
+// Counted as protocol errors and pre-created as labels (too_many_in_flight is counted when it
+// happens, not pre-created).
+inline constexpr std::array<ErrorKind, 15> kProtocolErrorKinds = {
+    ErrorKind::kBadLength,         ErrorKind::kTooLarge,
+    ErrorKind::kBadOpMsg,          ErrorKind::kBadBson,
+    ErrorKind::kChecksum,          ErrorKind::kUnknownRequiredFlag,
+    ErrorKind::kBadOpQuery,        ErrorKind::kBadOpCompressed,
+    ErrorKind::kBadCompressedData, ErrorKind::kDecompressionLimit,
+    ErrorKind::kDecompressionSize, ErrorKind::kTruncatedFrame,
+    ErrorKind::kFrameTimeout,      ErrorKind::kIdleTimeout,
+    ErrorKind::kTlsHandshake};
+// The upstream family's labels, one Error for each.
+inline constexpr std::array<Error, 5> kUpstreamErrors = {
+    Error{ErrorKind::kConnect, ErrorSource::kUpstream},
+    Error{ErrorKind::kClosed, ErrorSource::kUpstream},
+    Error{ErrorKind::kBadReply, ErrorSource::kUpstream},
+    Error{ErrorKind::kSilent, ErrorSource::kUpstream},
+    Error{ErrorKind::kTlsHandshake, ErrorSource::kUpstream}};
+
+}  // namespace docguard::codec

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "docguard/codec/error_kinds.h"
+
 namespace docguard::codec {
 
 using Bytes = std::span<const uint8_t>;
@@ -37,16 +39,17 @@ struct MsgHeader {
   OpCode op_code{};
 };
 
-// A malformed or unsupported message. `kind` is a short stable label used for metrics
-// (e.g. "bad_length", "bad_bson", "checksum"); what() is a human-readable explanation.
+// A malformed or unsupported message: what was wrong with it (its metric label is
+// name(kind()), see error_kinds.h); what() explains it to a human. Where it came from is the
+// catcher's to say: the codec does not know which side sent the bytes.
 class ProtocolError : public std::runtime_error {
  public:
-  ProtocolError(std::string kind, const std::string& message)
-      : std::runtime_error(message), kind_(std::move(kind)) {}
-  const std::string& kind() const noexcept { return kind_; }
+  ProtocolError(ErrorKind kind, const std::string& message)
+      : std::runtime_error(message), kind_(kind) {}
+  ErrorKind kind() const noexcept { return kind_; }
 
  private:
-  std::string kind_;
+  ErrorKind kind_;
 };
 
 inline int32_t load_le32(const uint8_t* p) {

@@ -78,7 +78,7 @@ class Conversation {
   }
   // How many forwarded requests may await a reply at once. A driver has one per connection (an
   // exhaust stream included); more is a client pipelining without bound, and on_request throws
-  // ProtocolError("too_many_in_flight") rather than remember without limit.
+  // ProtocolError(kTooManyInFlight) rather than remember without limit.
   static constexpr size_t kMaxAwaitingReplies = 1024;
   // "name@db" once the client authenticated, else empty.
   const std::string& user() const { return auth_.user(); }

@@ -34,8 +34,7 @@ std::vector<codec::Compressor> supported_compressors(const codec::BsonView& hell
 // `compression` lists what the client asked for and docguard can decompress; everything else
 // (wire versions, logicalSessionTimeoutMinutes, connectionId, limits, SASL fields) is kept.
 // `topologyVersion` is dropped because docguard does not implement streaming hello.
-// Throws codec::ProtocolError(codec::errors::upstream::kBadReply) if the reply is not valid BSON
-// throughout.
+// Throws codec::ProtocolError(kBadReply) if the reply is not valid BSON throughout.
 HelloRewrite rewrite_hello_reply(const codec::BsonView& upstream_reply,
                                  const std::vector<codec::Compressor>& client_compressors,
                                  const PersonaSettings& settings);

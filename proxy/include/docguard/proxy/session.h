@@ -105,6 +105,8 @@ class Session final : public std::enable_shared_from_this<Session>, private Swee
   // Passes one request through the conversation and does what it says.
   boost::asio::awaitable<void> handle_request(codec::Bytes message);
   void protocol_error(const char* where, const codec::ProtocolError& e);
+  // Counts `error` in its source's metric family.
+  void count(const codec::Error& error);
 
   Stream client_;
   Stream upstream_;

@@ -14,9 +14,9 @@
 #include <boost/asio/write.hpp>
 #include <sstream>
 
+#include "docguard/base/json_string.h"
 #include "docguard/proxy/introspector.h"
 #include "docguard/proxy/io_backend.h"
-#include "docguard/rules/structured_log.h"
 
 namespace docguard::proxy {
 
@@ -146,7 +146,7 @@ awaitable<HttpResponse> route_admin(const std::string& method, const std::string
       if (const std::string fallback = io_backend_fallback_reason(); !fallback.empty()) {
         // An io_uring build re-executed this epoll one: say why.
         member += ",\"io_backend_fallback\":\"";
-        log::Fields::escape_into(member, fallback);
+        json::append_escaped(member, fallback);
         member += "\"";
       }
       body.insert(1, body.size() > 2 ? member + "," : member);
@@ -161,7 +161,7 @@ awaitable<HttpResponse> route_admin(const std::string& method, const std::string
     }
     if (topology && !body.empty() && body.front() == '{') {
       std::string member = "\"upstream\":{\"uri\":\"";
-      log::Fields::escape_into(member, rt.config.upstream_cluster.redacted);
+      json::append_escaped(member, rt.config.upstream_cluster.redacted);
       member += "\",\"topology\":" + cluster::to_json(*topology) + "}";
       body.insert(1, body.size() > 2 ? member + "," : member);
     }

@@ -68,6 +68,15 @@ inline std::string_view key_of(const bson_iter_t& iter) {
 }
 inline std::string_view key_of(const bson_iter_t* iter) { return key_of(*iter); }
 
+// The text of the element the iterator points at; "" when it holds another type than a string.
+inline std::string_view utf8_of(const bson_iter_t& iter) {
+  if (!BSON_ITER_HOLDS_UTF8(&iter)) return {};
+  uint32_t length = 0;
+  const char* text = bson_iter_utf8(&iter, &length);
+  return {text, length};
+}
+inline std::string_view utf8_of(const bson_iter_t* iter) { return utf8_of(*iter); }
+
 // A fast non-cryptographic hash of a short key (namespace, label values, _id bytes): eight
 // bytes per multiply, where std::hash (MurmurHash2) costs about three times as many
 // instructions on the per-message lookups. Not collision-resistant: for hash tables only.

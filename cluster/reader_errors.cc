@@ -88,12 +88,6 @@ bool is_not_supported(const Error& error) {
   return code_in(error.code, {59, 115, 238, 40324, 40415});
 }
 
-bool is_timeout(const Error& error) {
-  // 50 MaxTimeMSExpired, 89 NetworkTimeout, 202 NetworkInterfaceExceededTimeLimit,
-  // 262 ExceededTimeLimit; a socket timeout is one of libmongoc's stream errors.
-  return code_in(error.code, {50, 89, 202, 262}) || error.code == kNetwork;
-}
-
 std::optional<Error> first_write_error(const bson_t* reply, const std::string& what) {
   bson_iter_t it, errors, first;
   if (!bson_iter_init_find(&it, reply, "writeErrors") || !BSON_ITER_HOLDS_ARRAY(&it) ||

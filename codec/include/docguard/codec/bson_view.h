@@ -116,9 +116,6 @@ void append_document_array(bson_t* parent, const char* key, std::span<const Bson
 // String value of `key` in `doc` if present and a UTF-8 string; empty otherwise.
 std::string_view find_string(const BsonView& doc, const char* key);
 
-// Full validation with libbson (every element, recursively, UTF-8 included). For tests.
-bool bson_is_valid(const BsonView& doc);
-
 // Structural validation on the hot path: every element's type, key and length fit, recursively
 // (at most kMaxBsonDepth levels), strings are NUL-terminated; UTF-8 is not checked (the server
 // does). Much cheaper than libbson's validation. On failure returns false and sets

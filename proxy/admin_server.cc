@@ -170,12 +170,14 @@ awaitable<HttpResponse> route_admin(const std::string& method, const std::string
   if (path == "/report") {
     co_return HttpResponse{
         200, "text/html; charset=utf-8",
-        with_candidate_verdicts_html(rt.advisor.render("html"), rt.engine.candidate_verdicts())};
+        with_candidate_verdicts_html(rt.advisor.render(advisor::ReportFormat::kHtml),
+                                     rt.engine.candidate_verdicts())};
   }
   if (path == "/report.json") {
     co_return HttpResponse{
         200, "application/json",
-        with_candidate_verdicts_json(rt.advisor.render("json"), rt.engine.candidate_verdicts())};
+        with_candidate_verdicts_json(rt.advisor.render(advisor::ReportFormat::kJson),
+                                     rt.engine.candidate_verdicts())};
   }
   co_return HttpResponse{
       404, "text/plain",

@@ -219,21 +219,22 @@ awaitable<std::pair<boost::system::error_code, codec::Bytes>> Session::next_mess
 
 void Session::check_timeouts(TimePoint now) {
   const auto& c = rt_.config;
-  const char* reason = nullptr;
+  Timeout timeout = Timeout::kNone;
   if (client_frame_started_ != TimePoint{} && now - client_frame_started_ > c.frame_timeout) {
-    reason = codec::errors::kClientFrameTimeout;
+    timeout = Timeout::kClientFrame;
   } else if (upstream_frame_started_ != TimePoint{} &&
              now - upstream_frame_started_ > c.frame_timeout) {
-    reason = "upstream_frame_timeout";
+    timeout = Timeout::kUpstreamFrame;
   } else if (c.idle_timeout.count() > 0 && conversation_.outstanding() == 0 &&
              client_frame_started_ == TimePoint{} && now - last_client_activity_ > c.idle_timeout) {
-    reason = codec::errors::kIdleTimeout;
+    timeout = Timeout::kIdle;
   } else if (c.upstream_timeout.count() > 0 && conversation_.outstanding() > 0 &&
              now - std::max(last_upstream_activity_, last_client_activity_) > c.upstream_timeout) {
-    reason = "upstream_timeout";
+    timeout = Timeout::kUpstream;
   }
-  if (reason == nullptr) return;
-  if (std::string_view(reason).starts_with("upstream")) {
+  if (timeout == Timeout::kNone) return;
+  const char* reason = kTimeoutNames.name(timeout);
+  if (is_upstream(timeout)) {
     rt_.metrics.upstream_errors.get(codec::errors::upstream::kTimeout).Increment();
   } else {
     rt_.metrics.protocol_errors.get(reason).Increment();

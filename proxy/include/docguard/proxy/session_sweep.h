@@ -10,7 +10,23 @@
 #include <chrono>
 #include <optional>
 
+#include "docguard/base/enum_names.h"
+#include "docguard/codec/error_kinds.h"
+
 namespace docguard::proxy {
+
+// The timeouts that close a connection. The client's count as protocol errors under their own
+// name; the upstream's as the upstream error "timeout" (the name is only logged).
+enum class Timeout { kNone, kClientFrame, kUpstreamFrame, kIdle, kUpstream };
+inline constexpr auto kTimeoutNames =
+    base::enum_names<Timeout>({{Timeout::kClientFrame, codec::errors::kClientFrameTimeout},
+                               {Timeout::kUpstreamFrame, "upstream_frame_timeout"},
+                               {Timeout::kIdle, codec::errors::kIdleTimeout},
+                               {Timeout::kUpstream, "upstream_timeout"}},
+                              "none");
+inline bool is_upstream(Timeout timeout) {
+  return timeout == Timeout::kUpstreamFrame || timeout == Timeout::kUpstream;
+}
 
 // Links a session into its io_context's sweep. Unlinks itself when destroyed, but a session
 // leaves explicitly (SessionSweep::remove) on its own thread when it ends.

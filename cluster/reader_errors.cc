@@ -96,14 +96,6 @@ bool is_not_supported(const Error& error) {
                               ServerError::kUnknownStageField});
 }
 
-bool is_timeout(const Error& error) {
-  // A socket timeout is one of libmongoc's stream errors.
-  return code_in(error.code, {ServerError::kMaxTimeMSExpired, ServerError::kNetworkTimeout,
-                              ServerError::kNetworkInterfaceExceededTimeLimit,
-                              ServerError::kExceededTimeLimit}) ||
-         error.code == kNetwork;
-}
-
 std::optional<Error> first_write_error(const bson_t* reply, const std::string& what) {
   bson_iter_t it, errors, first;
   if (!bson_iter_init_find(&it, reply, "writeErrors") || !BSON_ITER_HOLDS_ARRAY(&it) ||

@@ -1,51 +1,18 @@
 #include "docguard/cluster/topology.h"
 
 #include <algorithm>
-#include <array>
-#include <cstdio>
 #include <utility>
+
+#include "docguard/base/json_string.h"
 
 namespace docguard::cluster {
 namespace {
-
-// SDAM names, in enum order, as libmongoc spells them.
-constexpr std::array<std::string_view, 6> kTopologyNames{
-    "Unknown", "Single", "ReplicaSetNoPrimary", "ReplicaSetWithPrimary", "Sharded", "LoadBalanced"};
-constexpr std::array<std::string_view, 10> kServerNames{
-    "Unknown",     "Standalone", "Mongos",  "PossiblePrimary", "RSPrimary",
-    "RSSecondary", "RSArbiter",  "RSOther", "RSGhost",         "LoadBalancer"};
-
-void append_json_string(std::string& out, std::string_view s) {
-  out += '"';
-  for (const char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  out += '"';
-}
 
 void append_strings(std::string& out, const std::vector<std::string>& v) {
   out += '[';
   for (size_t i = 0; i < v.size(); ++i) {
     if (i) out += ',';
-    append_json_string(out, v[i]);
+    json::append_string(out, v[i]);
   }
   out += ']';
 }
@@ -53,27 +20,21 @@ void append_strings(std::string& out, const std::vector<std::string>& v) {
 void append_optional(std::string& out, std::string_view key, const std::optional<int32_t>& v) {
   if (!v) return;
   out += ',';
-  append_json_string(out, key);
+  json::append_string(out, key);
   out += ':' + std::to_string(*v);
 }
 
 }  // namespace
 
-std::string_view to_string(TopologyType type) { return kTopologyNames[static_cast<size_t>(type)]; }
-std::string_view to_string(ServerType type) { return kServerNames[static_cast<size_t>(type)]; }
+std::string_view to_string(TopologyType type) { return kTopologyTypeNames.name(type); }
+std::string_view to_string(ServerType type) { return kServerTypeNames.name(type); }
 
 TopologyType topology_type_from_string(std::string_view name) {
-  for (size_t i = 0; i < kTopologyNames.size(); ++i) {
-    if (kTopologyNames[i] == name) return static_cast<TopologyType>(i);
-  }
-  return TopologyType::kUnknown;
+  return kTopologyTypeNames.value(name).value_or(TopologyType::kUnknown);
 }
 
 ServerType server_type_from_string(std::string_view name) {
-  for (size_t i = 0; i < kServerNames.size(); ++i) {
-    if (kServerNames[i] == name) return static_cast<ServerType>(i);
-  }
-  return ServerType::kUnknown;
+  return kServerTypeNames.value(name).value_or(ServerType::kUnknown);
 }
 
 bool Topology::is_writable(std::string_view address) const {
@@ -134,9 +95,9 @@ void derive_writable(Topology& t, std::chrono::milliseconds local_threshold) {
 
 std::string to_json(const Topology& t) {
   std::string out = "{\"type\":";
-  append_json_string(out, to_string(t.type));
+  json::append_string(out, to_string(t.type));
   out += ",\"primary\":";
-  append_json_string(out, t.primary);
+  json::append_string(out, t.primary);
   out += ",\"primary_generation\":" + std::to_string(t.primary_generation);
   out += ",\"writable\":";
   append_strings(out, t.writable);
@@ -147,16 +108,16 @@ std::string to_json(const Topology& t) {
     const auto& s = t.servers[i];
     if (i) out += ',';
     out += "{\"address\":";
-    append_json_string(out, s.address);
+    json::append_string(out, s.address);
     out += ",\"type\":";
-    append_json_string(out, to_string(s.type));
+    json::append_string(out, to_string(s.type));
     out += ",\"rtt_ms\":" + std::to_string(s.round_trip_ms) + '}';
   }
   out += ']';
   if (t.persona) {
     const Persona& p = *t.persona;
     out += ",\"persona\":{\"address\":";
-    append_json_string(out, p.address);
+    json::append_string(out, p.address);
     append_optional(out, "minWireVersion", p.min_wire_version);
     append_optional(out, "maxWireVersion", p.max_wire_version);
     append_optional(out, "logicalSessionTimeoutMinutes", p.logical_session_timeout_minutes);
@@ -165,7 +126,7 @@ std::string to_json(const Topology& t) {
     append_optional(out, "maxWriteBatchSize", p.max_write_batch_size);
     if (!p.set_name.empty()) {
       out += ",\"setName\":";
-      append_json_string(out, p.set_name);
+      json::append_string(out, p.set_name);
     }
     out += std::string(",\"isdbgrid\":") + (p.is_mongos ? "true" : "false") + '}';
   }

@@ -59,14 +59,6 @@ std::string_view find_string(const BsonView& doc, const char* key) {
   return {};
 }
 
-bool bson_is_valid(const BsonView& doc) {
-  if (doc.empty()) return false;
-  bson_t b;
-  if (!bson_init_static(&b, doc.data, doc.size)) return false;
-  size_t offset = 0;
-  return bson_validate(&b, BSON_VALIDATE_NONE, &offset);
-}
-
 namespace {
 
 // Checks a document at data[0, size): its length prefix matches `size`, its elements fit, and

@@ -5,13 +5,6 @@
 namespace docguard::codec {
 namespace {
 
-std::string_view utf8_of(const bson_iter_t& it) {
-  if (!BSON_ITER_HOLDS_UTF8(&it)) return {};
-  uint32_t len = 0;
-  const char* s = bson_iter_utf8(&it, &len);
-  return {s, len};
-}
-
 bool truthy(const bson_iter_t& it) { return bson_iter_as_bool(&it); }
 
 // Appends the embedded documents of an array value; non-document elements are skipped (the

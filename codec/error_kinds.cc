@@ -1,12 +1,12 @@
 #include "docguard/codec/error_kinds.h"
 
-#include "docguard/codec/enum_names.h"
+#include "docguard/base/enum_names.h"
 
 namespace docguard::codec {
 namespace {
 
 constexpr auto kKindNames =
-    enum_names<ErrorKind>({{ErrorKind::kBadLength, "bad_length"},
+    base::enum_names<ErrorKind>({{ErrorKind::kBadLength, "bad_length"},
                            {ErrorKind::kTooLarge, "too_large"},
                            {ErrorKind::kBadOpMsg, "bad_op_msg"},
                            {ErrorKind::kBadBson, "bad_bson"},
@@ -29,7 +29,7 @@ constexpr auto kKindNames =
                            {ErrorKind::kClosed, "closed"}},
                           "unknown");
 
-constexpr auto kSourceNames = enum_names<ErrorSource>({{ErrorSource::kClient, "client"},
+constexpr auto kSourceNames = base::enum_names<ErrorSource>({{ErrorSource::kClient, "client"},
                                                        {ErrorSource::kUpstream, "upstream"},
                                                        {ErrorSource::kDocguard, "docguard"}},
                                                       "unknown");

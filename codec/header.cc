@@ -1,6 +1,6 @@
 #include <string>
 
-#include "docguard/codec/enum_names.h"
+#include "docguard/base/enum_names.h"
 #include "docguard/codec/error_kinds.h"
 #include "docguard/codec/message.h"
 
@@ -34,16 +34,16 @@ void check_message_length(const MsgHeader& header, uint32_t max_message_bytes) {
 
 namespace {
 
-constexpr auto kOpCodeNames = enum_names<OpCode>({{OpCode::kReply, "OP_REPLY"},
-                                                  {OpCode::kUpdate, "OP_UPDATE"},
-                                                  {OpCode::kInsert, "OP_INSERT"},
-                                                  {OpCode::kQuery, "OP_QUERY"},
-                                                  {OpCode::kGetMore, "OP_GET_MORE"},
-                                                  {OpCode::kDelete, "OP_DELETE"},
-                                                  {OpCode::kKillCursors, "OP_KILL_CURSORS"},
-                                                  {OpCode::kCompressed, "OP_COMPRESSED"},
-                                                  {OpCode::kMsg, "OP_MSG"}},
-                                                 "unknown");
+constexpr auto kOpCodeNames = base::enum_names<OpCode>({{OpCode::kReply, "OP_REPLY"},
+                                                        {OpCode::kUpdate, "OP_UPDATE"},
+                                                        {OpCode::kInsert, "OP_INSERT"},
+                                                        {OpCode::kQuery, "OP_QUERY"},
+                                                        {OpCode::kGetMore, "OP_GET_MORE"},
+                                                        {OpCode::kDelete, "OP_DELETE"},
+                                                        {OpCode::kKillCursors, "OP_KILL_CURSORS"},
+                                                        {OpCode::kCompressed, "OP_COMPRESSED"},
+                                                        {OpCode::kMsg, "OP_MSG"}},
+                                                       "unknown");
 
 }  // namespace
 

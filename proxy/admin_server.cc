@@ -14,8 +14,9 @@
 #include <boost/asio/write.hpp>
 #include <sstream>
 
+#include "docguard/base/json_string.h"
 #include "docguard/proxy/introspector.h"
-#include "docguard/rules/structured_log.h"
+#include "docguard/base/structured_log.h"
 
 namespace docguard::proxy {
 
@@ -149,7 +150,7 @@ awaitable<HttpResponse> route_admin(const std::string& method, const std::string
     }
     if (topology && !body.empty() && body.front() == '{') {
       std::string member = "\"upstream\":{\"uri\":\"";
-      log::Fields::escape_into(member, rt.config.upstream_cluster.redacted);
+      json::append_escaped(member, rt.config.upstream_cluster.redacted);
       member += "\",\"topology\":" + cluster::to_json(*topology) + "}";
       body.insert(1, body.size() > 2 ? member + "," : member);
     }
@@ -158,12 +159,14 @@ awaitable<HttpResponse> route_admin(const std::string& method, const std::string
   if (path == "/report") {
     co_return HttpResponse{
         200, "text/html; charset=utf-8",
-        with_candidate_verdicts_html(rt.advisor.render("html"), rt.engine.candidate_verdicts())};
+        with_candidate_verdicts_html(rt.advisor.render(advisor::ReportFormat::kHtml),
+                                     rt.engine.candidate_verdicts())};
   }
   if (path == "/report.json") {
     co_return HttpResponse{
         200, "application/json",
-        with_candidate_verdicts_json(rt.advisor.render("json"), rt.engine.candidate_verdicts())};
+        with_candidate_verdicts_json(rt.advisor.render(advisor::ReportFormat::kJson),
+                                     rt.engine.candidate_verdicts())};
   }
   co_return HttpResponse{
       404, "text/plain",

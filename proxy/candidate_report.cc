@@ -4,18 +4,12 @@
 #include <fmt/format.h>
 
 #include "docguard/advisor/text_format.h"
+#include "docguard/base/json_string.h"
 #include "docguard/proxy/admin_server.h"
-#include "docguard/rules/structured_log.h"
 
 namespace docguard::proxy {
 
 namespace {
-
-void append_json_string(std::string& out, std::string_view s) {
-  out.push_back('"');
-  log::Fields::escape_into(out, s);
-  out.push_back('"');
-}
 
 const std::string& name_of(const rules::CandidateVerdicts& v) {
   return v.id.empty() ? v.key : v.id;
@@ -30,20 +24,20 @@ std::string candidate_verdicts_json(const std::vector<rules::CandidateVerdicts>&
     const auto& v = verdicts[i];
     if (i > 0) out.push_back(',');
     out += "{\"rule\":";
-    append_json_string(out, name_of(v));
+    json::append_string(out, name_of(v));
     out += ",\"id\":";
     if (v.id.empty()) {
       out += "null";
     } else {
-      append_json_string(out, v.id);
+      json::append_string(out, v.id);
     }
     out += ",\"key\":";
-    append_json_string(out, v.key);
+    json::append_string(out, v.key);
     fmt::format_to(std::back_inserter(out), ",\"line\":{},\"apps\":[", v.line);
     for (size_t j = 0; j < v.apps.size(); ++j) {
       if (j > 0) out.push_back(',');
       out += "{\"app\":";
-      append_json_string(out, v.apps[j].app);
+      json::append_string(out, v.apps[j].app);
       fmt::format_to(std::back_inserter(out), ",\"would_block\":{},\"would_warn\":{}}}",
                      v.apps[j].would_block, v.apps[j].would_warn);
     }

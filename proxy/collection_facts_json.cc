@@ -2,17 +2,11 @@
 // cluster and from catalog commands seen in traffic.
 #include <ctime>
 
+#include "docguard/base/json_string.h"
 #include "docguard/proxy/introspector.h"
-#include "docguard/rules/structured_log.h"
 
 namespace docguard::proxy {
 namespace {
-
-void append_string(std::string& out, std::string_view s) {
-  out += '"';
-  log::Fields::escape_into(out, s);
-  out += '"';
-}
 
 std::string iso_time(double unix_seconds) {
   const auto t = static_cast<std::time_t>(unix_seconds);
@@ -40,11 +34,11 @@ std::string collection_facts_json(const advisor::LiveAdvisor& advisor) {
     const advisor::CollectionMetadata& m = f.metadata;
     if (!first) out += ',';
     first = false;
-    append_string(out, m.db + "." + m.collection);
+    json::append_string(out, m.db + "." + m.collection);
     out += ":{\"type\":";
-    append_string(out, m.type.empty() ? "unknown" : m.type);
+    json::append_string(out, m.type.empty() ? "unknown" : m.type);
     out += ",\"source\":";
-    append_string(out, f.cluster_facts ? "cluster" : "traffic");
+    json::append_string(out, f.cluster_facts ? "cluster" : "traffic");
     if (m.stats.known) {
       out += ",\"documents\":" + std::to_string(m.stats.documents) +
              ",\"size_bytes\":" + std::to_string(m.stats.size_bytes) +
@@ -55,26 +49,26 @@ std::string collection_facts_json(const advisor::LiveAdvisor& advisor) {
       out += '[';
       for (size_t i = 0; i < m.indexes.size(); ++i) {
         if (i) out += ',';
-        append_string(out, m.indexes[i].name);
+        json::append_string(out, m.indexes[i].name);
       }
       out += ']';
     } else {
       out += "null";
     }
     out += ",\"validator\":";
-    append_string(out, validator_state(m));
+    json::append_string(out, validator_state(m));
     out += ",\"sample_method\":";
-    append_string(out, m.sample_method);
+    json::append_string(out, m.sample_method);
     out += ",\"sampled_documents\":" + std::to_string(f.sampled_documents) + ",\"last_read\":";
     if (f.read_at > 0) {
-      append_string(out, iso_time(f.read_at));
+      json::append_string(out, iso_time(f.read_at));
     } else {
       out += "null";
     }
     out += ",\"unknown\":[";
     for (size_t i = 0; i < m.unknown.size(); ++i) {
       if (i) out += ',';
-      append_string(out, m.unknown[i]);
+      json::append_string(out, m.unknown[i]);
     }
     out += "]}";
   }

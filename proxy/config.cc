@@ -1,7 +1,6 @@
 #include "docguard/proxy/config.h"
 
 #include <algorithm>
-#include <array>
 #include <charconv>
 #include <cstdint>
 #include <fstream>
@@ -20,18 +19,9 @@ HostPort host_port(const rules::ConfigReader& r, const YAML::Node& node, const s
   }
 }
 
-// One of `names`, as the matching enumerator of `values`.
-template <typename T, size_t N>
-T choice(const rules::ConfigReader& r, const YAML::Node& node, const std::string& key,
-         const std::array<std::pair<std::string_view, T>, N>& values) {
-  const std::string s = r.scalar(node, key);
-  std::string names;
-  for (const auto& [name, value] : values) {
-    if (s == name) return value;
-    names += (names.empty() ? "" : " or ") + std::string(name);
-  }
-  r.fail(node, key, "expected " + names + ", got '" + s + "'");
-}
+// The names `persona.type` accepts.
+constexpr auto kPersonaNames = base::enum_names<Persona>(
+    {{Persona::kMongos, "mongos"}, {Persona::kReplicaSet, "replica_set"}}, "replica_set");
 
 // `advisor:` maps onto AdvisorSettings field by field, under the same names.
 void apply_advisor_yaml(const rules::ConfigReader& r, const YAML::Node& n,
@@ -257,8 +247,7 @@ void apply_yaml(const YAML::Node& root, const std::string& file, ProxyConfig& co
   }
   if (auto n = root["threads"]) config.threads = static_cast<unsigned>(r.count(n, "threads", 256));
   if (auto n = root["log_format"]) {
-    config.log_format = choice<LogFormat, 2>(
-        r, n, "log_format", {{{"text", LogFormat::kText}, {"json", LogFormat::kJson}}});
+    config.log_format = r.choice(n, "log_format", kLogFormatNames);
   }
   if (auto n = root["log_level"]) config.log_level = r.scalar(n, "log_level");
   if (auto n = root["limits"]) {
@@ -292,9 +281,7 @@ void apply_yaml(const YAML::Node& root, const std::string& file, ProxyConfig& co
   if (auto n = root["persona"]) {
     r.check_keys(n, {"type", "replica_set_name", "advertised_address"}, "persona");
     if (auto v = n["type"]) {
-      config.persona = choice<Persona, 2>(
-          r, v, "persona.type",
-          {{{"mongos", Persona::kMongos}, {"replica_set", Persona::kReplicaSet}}});
+      config.persona = r.choice(v, "persona.type", kPersonaNames);
     }
     if (auto v = n["replica_set_name"])
       config.replica_set_name = r.scalar(v, "persona.replica_set_name");

@@ -10,10 +10,10 @@
 #include "docguard/advisor/collection_profile.h"
 #include "docguard/advisor/detectors.h"
 #include "docguard/advisor/scan_arguments.h"
+#include "docguard/base/json_string.h"
 #include "docguard/cluster/cluster_reader.h"
 #include "docguard/cluster/upstream_uri.h"
 #include "docguard/proxy/config.h"
-#include "docguard/rules/structured_log.h"
 
 namespace docguard::proxy {
 namespace {
@@ -102,12 +102,6 @@ class IntrospectionVisitor final : public advisor::DumpVisitor {
   bool share_ = false;
   std::vector<advisor::SharedCollection> shared_;
 };
-
-std::string json_string(std::string_view s) {
-  std::string out = "\"";
-  log::Fields::escape_into(out, s);
-  return out + "\"";
-}
 
 }  // namespace
 
@@ -367,11 +361,11 @@ std::string Introspector::status_json() const {
                 static_cast<unsigned long long>(passes_),
                 static_cast<unsigned long long>(commands_), last_started_, last_seconds_,
                 std::max(0.0, next));
-  return std::string("{\"enabled\":true,\"uri\":") + json_string(target_.redacted_uri) + "," +
-         numbers + ",\"last_result\":" + json_string(last_result_) +
-         ",\"last_error\":" + json_string(last_error_) +
-         ",\"lease_database\":" + json_string(settings_.lease_database) +
-         ",\"lease_holder\":" + json_string(lease_ ? lease_->holder() : "") +
+  return std::string("{\"enabled\":true,\"uri\":") + json::quoted(target_.redacted_uri) + "," +
+         numbers + ",\"last_result\":" + json::quoted(last_result_) +
+         ",\"last_error\":" + json::quoted(last_error_) +
+         ",\"lease_database\":" + json::quoted(settings_.lease_database) +
+         ",\"lease_holder\":" + json::quoted(lease_ ? lease_->holder() : "") +
          ",\"lease_held\":" + (lease_held_ ? "true" : "false") + "}";
 }
 

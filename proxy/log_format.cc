@@ -5,13 +5,13 @@
 #include <string>
 #include <string_view>
 
-#include "docguard/rules/log_escape.h"
-#include "docguard/rules/structured_log.h"
+#include "docguard/base/log_escape.h"
+#include "docguard/base/structured_log.h"
 
 namespace docguard::proxy {
 namespace {
 
-// Log payloads may carry fields (docguard/rules/structured_log.h): RS "text" RS json-members RS
+// Log payloads may carry fields (docguard/base/structured_log.h): RS "text" RS json-members RS
 // key=value-pairs. These two formatters render a payload as JSON members or as text. Log calls
 // format client text (names, app names, error texts) into their messages, so the message is
 // escaped here; field values were escaped when they were added.

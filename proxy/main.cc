@@ -142,12 +142,13 @@ ProxyConfig build_config(const Flags& flags) {
         throw ConfigError("--threads: expected a number from 0 to 256, got '" + value + "'");
       }
     } else if (name == "log-format") {
-      if (value == "text")
-        config.log_format = docguard::proxy::LogFormat::kText;
-      else if (value == "json")
-        config.log_format = docguard::proxy::LogFormat::kJson;
-      else
-        throw ConfigError("--log-format: expected text or json, got '" + value + "'");
+      using docguard::proxy::kLogFormatNames;
+      const auto format = kLogFormatNames.value(value);
+      if (!format) {
+        throw ConfigError("--log-format: expected " + kLogFormatNames.choices() + ", got '" +
+                          value + "'");
+      }
+      config.log_format = *format;
     } else if (name == "tls-cert") {
       config.tls.cert_file = value;
     } else if (name == "tls-key") {

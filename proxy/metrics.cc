@@ -191,10 +191,7 @@ Metrics::Metrics()
                      .Register(*registry_)
                      .Add({}, kInspectionBuckets),
                  kInspectionBuckets);
-  for (const char* type : {"Unknown", "Single", "ReplicaSetNoPrimary", "ReplicaSetWithPrimary",
-                           "Sharded", "LoadBalanced"}) {
-    topology_type_.Add({{"type", type}}).Set(std::string_view(type) == "Unknown" ? 1 : 0);
-  }
+  set_topology_type(cluster::TopologyType::kUnknown);
   BuildGauge()
       .Name("docguard_build_info")
       .Help("docguard build information")
@@ -215,11 +212,10 @@ std::string Metrics::serialize() const {
   return out.str();
 }
 
-void Metrics::set_topology_type(std::string_view type) {
+void Metrics::set_topology_type(cluster::TopologyType type) {
   std::lock_guard lock(topology_type_mutex_);
-  for (const char* t : {"Unknown", "Single", "ReplicaSetNoPrimary", "ReplicaSetWithPrimary",
-                        "Sharded", "LoadBalanced"}) {
-    topology_type_.Add({{"type", t}}).Set(type == t ? 1 : 0);
+  for (const auto& [value, name] : cluster::kTopologyTypeNames.entries()) {
+    topology_type_.Add({{"type", name}}).Set(value == type ? 1 : 0);
   }
 }
 
@@ -237,7 +233,7 @@ void Metrics::update_findings(const std::vector<advisor::Finding>& findings) {
   for (const auto& f : findings) {
     prometheus::Labels labels{{"db", f.db},
                               {"collection", f.collection},
-                              {"kind", f.kind},
+                              {"kind", advisor::kind_name(f.kind)},
                               {"severity", advisor::severity_name(f.severity)}};
     if (counts.size() < kMaxFindingSeries || counts.count(labels)) counts[labels] += 1;
   }

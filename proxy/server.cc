@@ -189,7 +189,7 @@ class Server {
   // On the main io thread, in the order libmongoc raised them.
   void on_topology(const std::shared_ptr<const cluster::Topology>& topology) {
     if (last_topology_ && topology->updated_at < last_topology_->updated_at) return;
-    runtime_.metrics.set_topology_type(cluster::to_string(topology->type));
+    runtime_.metrics.set_topology_type(topology->type);
     const auto* monitor = runtime_.router ? runtime_.router->monitor() : nullptr;
     if (monitor != nullptr) {
       const auto counters = monitor->counters();

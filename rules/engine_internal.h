@@ -10,10 +10,11 @@
 #include <string_view>
 #include <vector>
 
+#include "docguard/base/json_string.h"
+#include "docguard/base/structured_log.h"
 #include "docguard/rules/document_shape.h"
 #include "docguard/rules/engine.h"
 #include "docguard/rules/lookup_walker.h"
-#include "docguard/rules/structured_log.h"
 
 namespace docguard::rules {
 
@@ -85,12 +86,6 @@ struct Scratch {
 inline Scratch& scratch() {
   thread_local Scratch s;
   return s;
-}
-
-inline void append_json_string(std::string& out, std::string_view s) {
-  out.push_back('"');
-  log::Fields::escape_into(out, s);
-  out.push_back('"');
 }
 
 // Now, for a rule's "last hit" (wall clock, milliseconds since the epoch).

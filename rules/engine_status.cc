@@ -48,7 +48,7 @@ void top_five(
   for (size_t i = 0; i < top.size() && i < 5; ++i) {
     if (i > 0) out.push_back(',');
     fmt::format_to(std::back_inserter(out), "{{\"{}\":", key);
-    append_json_string(out, *top[i].second);
+    json::append_string(out, *top[i].second);
     fmt::format_to(std::back_inserter(out), ",\"violations\":{}}}", top[i].first);
   }
   out += "]";
@@ -90,7 +90,7 @@ std::string Engine::status_json() const {
     if (!first_ns) out.push_back(',');
     first_ns = false;
     out += "{\"namespace\":";
-    append_json_string(out, stats->db + "." + stats->coll);
+    json::append_string(out, stats->db + "." + stats->coll);
     auto histogram = [&](const char* name, const Histogram& h) {
       fmt::format_to(o, ",\"{}\":{{\"count\":{},\"p50\":{},\"p99\":{},\"max\":{}}}", name,
                      h.count(), h.quantile(0.5), h.quantile(0.99), h.max());
@@ -103,7 +103,7 @@ std::string Engine::status_json() const {
     for (const auto& [path, field] : stats->fields) {
       if (!first) out.push_back(',');
       first = false;
-      append_json_string(out, path);
+      json::append_string(out, path);
       fmt::format_to(o,
                      ":{{\"count\":{},\"p99\":{},\"max\":{},\"pushes\":{},\"pushed_elements\":{}}}",
                      field.lengths.count(), field.lengths.quantile(0.99), field.lengths.max(),
@@ -120,7 +120,7 @@ std::string Engine::status_json() const {
     for (const auto& [from, n] : stats->lookup_from) {
       if (!first) out.push_back(',');
       first = false;
-      append_json_string(out, from);
+      json::append_string(out, from);
       fmt::format_to(o, ":{}", n);
     }
     out += "}},\"violations\":{";

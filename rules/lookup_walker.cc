@@ -6,15 +6,9 @@
 namespace docguard::rules {
 
 using codec::key_of;
+using codec::utf8_of;
 
 namespace {
-
-std::string_view utf8_of(const bson_iter_t* iter) {
-  if (!BSON_ITER_HOLDS_UTF8(iter)) return {};
-  uint32_t len = 0;
-  const char* s = bson_iter_utf8(iter, &len);
-  return {s, len};
-}
 
 bool contains(const codec::BsonView& doc, std::string_view needle) {
   const auto* begin = reinterpret_cast<const char*>(doc.data);

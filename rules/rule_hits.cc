@@ -9,7 +9,7 @@
 #include <ctime>
 #include <unordered_map>
 
-#include "docguard/rules/structured_log.h"
+#include "docguard/base/json_string.h"
 
 namespace docguard::rules {
 
@@ -100,12 +100,6 @@ RuleHitsTable::RuleHitsTable(const RuleSet& rules, const RuleHitsTable* previous
 
 namespace {
 
-void append_json_string(std::string& out, std::string_view s) {
-  out.push_back('"');
-  log::Fields::escape_into(out, s);
-  out.push_back('"');
-}
-
 void append_time(std::string& out, int64_t unix_ms) {
   if (unix_ms == 0) {
     out += "null";
@@ -129,10 +123,10 @@ void append_rule_hits_json(std::string& out, const RuleHitsTable& table) {
     if (table.id(i).empty()) {
       out += "null";
     } else {
-      append_json_string(out, table.id(i));
+      json::append_string(out, table.id(i));
     }
     out += ",\"key\":";
-    append_json_string(out, table.key(i));
+    json::append_string(out, table.key(i));
     const RuleHits& hits = *table.at(i);
     fmt::format_to(std::back_inserter(out),
                    ",\"line\":{},\"hits\":{{\"warn\":{},\"block\":{}}},\"last_hit\":",

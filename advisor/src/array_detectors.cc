@@ -39,7 +39,7 @@ void detect_large_arrays(const CollectionProfile& p, const AdvisorSettings& s,
     const uint64_t max = array.lengths.max();
     if (max < s.array_length_warn) continue;
     const Severity severity = max > s.array_length_block ? Severity::kBlock : Severity::kWarn;
-    Finding f = new_finding(p, kind::kLargeArray, severity, field.path);
+    Finding f = new_finding(p, Finding::Kind::kLargeArray, severity, field.path);
     f.evidence = "longest `" + field.path + "` has " + with_commas(max) + " elements (p50 " +
                  with_commas(array.lengths.quantile(0.5)) + ", p99 " +
                  with_commas(array.lengths.quantile(0.99)) + " over " +
@@ -81,7 +81,7 @@ void detect_outliers(const CollectionProfile& p, const AdvisorSettings& s,
         outliers += array.lengths.bucket_count(b);
       }
     }
-    Finding f = new_finding(p, kind::kOutlier, Severity::kWarn, field.path);
+    Finding f = new_finding(p, Finding::Kind::kOutlier, Severity::kWarn, field.path);
     char ratio[32];
     std::snprintf(ratio, sizeof ratio, "%.0fx",
                   static_cast<double>(max) / std::max<uint64_t>(p99, 1));
@@ -114,8 +114,8 @@ void detect_bloated_documents(const CollectionProfile& p, const AdvisorSettings&
   if (sizes.count() == 0 || sizes.max() <= s.document_bytes_warn) return;
   const uint64_t p90 = sizes.quantile(0.9);
   const bool block = sizes.max() >= s.document_bytes_limit * 9 / 10 || p90 > s.document_bytes_block;
-  Finding f =
-      new_finding(p, kind::kBloatedDocuments, block ? Severity::kBlock : Severity::kWarn, "");
+  Finding f = new_finding(p, Finding::Kind::kBloatedDocuments,
+                          block ? Severity::kBlock : Severity::kWarn, "");
   f.evidence = "document size p50 " + human_bytes(sizes.quantile(0.5)) + ", p90 " +
                human_bytes(p90) + ", p99 " + human_bytes(sizes.quantile(0.99)) + ", max " +
                human_bytes(sizes.max()) + " (Atlas flags > " + human_bytes(s.document_bytes_warn) +
@@ -160,7 +160,7 @@ void detect_deep_nesting(const CollectionProfile& p, const AdvisorSettings& s,
   }
   std::string path = deepest ? deepest->path : "";
   if (path.size() > 60) path = path.substr(0, 28) + "..." + path.substr(path.size() - 28);
-  Finding f = new_finding(p, kind::kDeepNesting, severity,
+  Finding f = new_finding(p, Finding::Kind::kDeepNesting, severity,
                           deepest ? deepest->path.substr(0, deepest->path.find('.')) : "");
   f.evidence = "nesting depth " + std::to_string(p.max_depth()) + " in _id " + p.deepest().id +
                " (warn > " + std::to_string(s.nesting_depth_warn) + ", server limit " +

@@ -2,15 +2,10 @@
 
 #include <string_view>
 
+#include "docguard/codec/bson_view.h"
+
 namespace docguard::advisor {
 namespace {
-
-std::string text_of(const bson_iter_t* it) {
-  if (!BSON_ITER_HOLDS_UTF8(it)) return {};
-  uint32_t length = 0;
-  const char* text = bson_iter_utf8(it, &length);
-  return std::string(text, length);
-}
 
 // One option field of a create command, a collMod or a listCollections entry's options.
 // Returns false for fields that are not about the collection's kind or validator.
@@ -32,9 +27,9 @@ bool apply_option(const bson_iter_t* it, CollectionMetadata* out) {
       }
     }
   } else if (key == "validationLevel") {
-    out->validation_level = text_of(it);
+    out->validation_level = codec::utf8_of(it);
   } else if (key == "validationAction") {
-    out->validation_action = text_of(it);
+    out->validation_action = codec::utf8_of(it);
   } else if (key == "capped") {
     out->capped = bson_iter_as_bool(it);
   } else if (key == "viewOn") {
@@ -67,7 +62,7 @@ std::string index_key_text(const bson_iter_t* value) {
     case BSON_TYPE_DOUBLE:
       return std::to_string(static_cast<long long>(bson_iter_double(value)));
     case BSON_TYPE_UTF8:
-      return text_of(value);
+      return std::string(codec::utf8_of(value));
     default:
       return "?";
   }
@@ -77,7 +72,7 @@ void read_index_document(bson_iter_t* index, IndexSpec* out) {
   while (bson_iter_next(index)) {
     const std::string_view key = bson_iter_key(index);
     if (key == "name") {
-      out->name = text_of(index);
+      out->name = codec::utf8_of(index);
     } else if (key == "key" && BSON_ITER_HOLDS_DOCUMENT(index)) {
       bson_iter_t fields;
       if (!bson_iter_recurse(index, &fields)) continue;

@@ -6,15 +6,10 @@
 #include <string_view>
 
 #include "docguard/advisor/catalog_documents.h"
+#include "docguard/codec/bson_view.h"
 
 namespace docguard::advisor {
 namespace {
-
-std::string utf8_of(const bson_iter_t* it) {
-  uint32_t length = 0;
-  const char* text = bson_iter_utf8(it, &length);
-  return std::string(text, length);
-}
 
 uint64_t non_negative(const bson_iter_t* it) {
   const int64_t value = bson_iter_as_int64(it);
@@ -42,10 +37,10 @@ bool apply_collection_entry(BsonBytes entry, CollectionMetadata* out, std::strin
     const std::string_view key = bson_iter_key(&it);
     bson_iter_t child;
     if (key == "name" && BSON_ITER_HOLDS_UTF8(&it)) {
-      out->collection = utf8_of(&it);
+      out->collection = codec::utf8_of(&it);
       named = true;
     } else if (key == "type" && BSON_ITER_HOLDS_UTF8(&it)) {
-      out->type = utf8_of(&it);
+      out->type = codec::utf8_of(&it);
     } else if (key == "options" && BSON_ITER_HOLDS_DOCUMENT(&it) &&
                bson_iter_recurse(&it, &child)) {
       read_collection_options(&child, out);
@@ -118,7 +113,7 @@ bool apply_index_stats(const std::vector<std::vector<uint8_t>>& stats, Collectio
       const std::string_view key = bson_iter_key(&it);
       bson_iter_t accesses;
       if (key == "name" && BSON_ITER_HOLDS_UTF8(&it)) {
-        name = utf8_of(&it);
+        name = codec::utf8_of(&it);
       } else if (key == "accesses" && BSON_ITER_HOLDS_DOCUMENT(&it) &&
                  bson_iter_recurse(&it, &accesses) && bson_iter_find(&accesses, "ops") &&
                  BSON_ITER_HOLDS_NUMBER(&accesses)) {

@@ -82,7 +82,7 @@ void detect_same_shape_collections(const std::vector<const CollectionProfile*>& 
     if (stems.size() == 1 && stems.begin()->second == members.size()) stem = stems.begin()->first;
     Finding f;
     f.db = db;
-    f.kind = kind::kSameShapeCollections;
+    f.kind = Finding::Kind::kSameShapeCollections;
     f.severity = Severity::kWarn;
     f.source = metadata_finding_source(members.front()->metadata());
     f.evidence = with_commas(members.size()) + " collections in `" + db +

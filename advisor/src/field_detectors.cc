@@ -59,7 +59,7 @@ void detect_bucket_candidates(const CollectionProfile& p, const AdvisorSettings&
       values += (values.empty() ? "" : ", ") + field.path;
     }
   }
-  Finding f = new_finding(p, kind::kBucket, Severity::kWarn, key->path);
+  Finding f = new_finding(p, Finding::Kind::kBucket, Severity::kWarn, key->path);
   f.evidence = with_commas(docs) + " documents, p90 size " + human_bytes(p.sizes().quantile(0.9)) +
                " (tiny: <= " + human_bytes(s.bucket_max_p90_bytes) + "); " + with_commas(keys) +
                " distinct `" + key->path + "` (~" + with_commas(static_cast<uint64_t>(per_key)) +
@@ -107,7 +107,8 @@ void detect_attribute_candidates(const CollectionProfile& p, const AdvisorSettin
   std::string examples;
   for (size_t i = 0; i < sparse.size() && i < 3; ++i)
     examples += (i ? ", `" : "`") + sparse[i]->path + "`";
-  Finding f = new_finding(p, kind::kAttribute, Severity::kWarn, prefix.empty() ? "" : prefix + "*");
+  Finding f = new_finding(p, Finding::Kind::kAttribute, Severity::kWarn,
+                          prefix.empty() ? "" : prefix + "*");
   uint64_t presence_sum = 0;
   for (const FieldStats* field : sparse) presence_sum += field->documents;
   f.evidence = with_commas(sparse.size()) + " top-level field names each in <= " +
@@ -135,7 +136,7 @@ void detect_unindexed_references(const CollectionProfile& p, const AdvisorSettin
     // arrays (orders.items.productId) are usually read through their parent.
     if (!field.reference || field.depth != 1 || field.inside_array) continue;
     if (p.metadata().indexed_as_prefix(field.path)) continue;
-    Finding f = new_finding(p, kind::kUnindexedReference, Severity::kWarn, field.path);
+    Finding f = new_finding(p, Finding::Kind::kUnindexedReference, Severity::kWarn, field.path);
     f.evidence = "reference field `" + field.path + "` (" + bson_type_list(field.types) + ") in " +
                  with_commas(field.documents) + " of " + with_commas(p.documents()) +
                  " documents; no index has it as its first key (" +
@@ -155,7 +156,7 @@ void detect_too_many_indexes(const CollectionProfile& p, const AdvisorSettings& 
   if (!p.metadata().known || !p.metadata().indexes_known) return;
   const size_t count = p.metadata().indexes.size();
   if (!p.metadata().indexes_known || count <= s.indexes_warn) return;
-  Finding f = new_finding(p, kind::kTooManyIndexes,
+  Finding f = new_finding(p, Finding::Kind::kTooManyIndexes,
                           count > s.indexes_block ? Severity::kBlock : Severity::kWarn, "");
   f.source = metadata_finding_source(p.metadata());
   f.evidence = std::to_string(count) + " indexes (Compass flags > " +
@@ -174,7 +175,7 @@ void detect_missing_validator(const CollectionProfile& p, const AdvisorSettings&
                               std::vector<Finding>& out) {
   const CollectionMetadata& m = p.metadata();
   if (!s.report_missing_validator || !m.known || m.has_validator || m.type == "view") return;
-  Finding f = new_finding(p, kind::kNoValidator, Severity::kInfo, "");
+  Finding f = new_finding(p, Finding::Kind::kNoValidator, Severity::kInfo, "");
   f.evidence = "no validator in the collection's options";
   if (m.source == "cluster") f.source = "metadata";
   f.pattern = "schema validation";
@@ -194,7 +195,7 @@ void detect_too_many_collections(const std::vector<const CollectionProfile*>& pr
   }
   if (profiles.size() > s.collections_cluster_warn) {
     Finding f;
-    f.kind = kind::kTooManyCollections;
+    f.kind = Finding::Kind::kTooManyCollections;
     f.severity = Severity::kWarn;
     f.source = metadata_finding_source(profiles.front()->metadata());
     f.evidence = with_commas(profiles.size()) + " collections in " + with_commas(per_db.size()) +
@@ -212,7 +213,7 @@ void detect_too_many_collections(const std::vector<const CollectionProfile*>& pr
     if (count <= s.collections_warn) continue;
     Finding f;
     f.db = db;
-    f.kind = kind::kTooManyCollections;
+    f.kind = Finding::Kind::kTooManyCollections;
     f.severity = Severity::kWarn;
     f.source = source_of_db[db];
     f.evidence = std::to_string(count) + " collections in `" + db + "` (Atlas flags > " +
@@ -226,7 +227,7 @@ void detect_too_many_collections(const std::vector<const CollectionProfile*>& pr
   }
 }
 
-Finding new_finding(const CollectionProfile& p, const char* kind, Severity severity,
+Finding new_finding(const CollectionProfile& p, Finding::Kind kind, Severity severity,
                     std::string field) {
   Finding f;
   f.db = p.db();

@@ -31,10 +31,33 @@ bool parse_severity(std::string_view text, Severity* out) {
   return true;
 }
 
+Finding::Kind rule_finding_kind(rules::RuleKind rule) {
+  switch (rule) {
+    case rules::RuleKind::kMaxDocumentBytes:
+      return Finding::Kind::kRuleMaxDocumentBytes;
+    case rules::RuleKind::kMaxArrayLength:
+      return Finding::Kind::kRuleMaxArrayLength;
+    case rules::RuleKind::kArrayLength:
+      return Finding::Kind::kRuleArrayLength;
+    case rules::RuleKind::kRequirePushSlice:
+      return Finding::Kind::kRuleRequirePushSlice;
+    case rules::RuleKind::kMaxNestingDepth:
+      return Finding::Kind::kRuleMaxNestingDepth;
+    case rules::RuleKind::kMaxLookupRatio:
+      return Finding::Kind::kRuleMaxLookupRatio;
+    case rules::RuleKind::kTrackedArrayLength:
+      return Finding::Kind::kRuleTrackedArrayLength;
+    case rules::RuleKind::kCount:  // the number of kinds, never a violation's
+      break;
+  }
+  return Finding::Kind::kRuleTrackedArrayLength;
+}
+
 void sort_findings(std::vector<Finding>& findings) {
+  // By the kind's name, not its value: reports list findings in the order they always had.
   std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
-    return std::tie(a.db, a.collection, a.kind, a.field) <
-           std::tie(b.db, b.collection, b.kind, b.field);
+    return std::forward_as_tuple(a.db, a.collection, std::string_view(kind_name(a.kind)), a.field) <
+           std::forward_as_tuple(b.db, b.collection, std::string_view(kind_name(b.kind)), b.field);
   });
 }
 

@@ -73,7 +73,7 @@ std::string shell_collection(const std::string& collection) {
 }
 
 Finding index_finding(const std::string& db, const std::string& collection,
-                      const CollectionMetadata& m, const char* kind, Severity severity,
+                      const CollectionMetadata& m, Finding::Kind kind, Severity severity,
                       std::string field) {
   Finding f;
   f.db = db;
@@ -153,7 +153,7 @@ void detect_redundant_indexes(const std::string& db, const std::string& collecti
              l.collation == shorter.collation && leads(shorter, l);
     });
     if (longer == m.indexes.end()) continue;
-    Finding f = index_finding(db, collection, m, kind::kRedundantIndex, Severity::kInfo,
+    Finding f = index_finding(db, collection, m, Finding::Kind::kRedundantIndex, Severity::kInfo,
                               shorter.keys.front().first);
     f.evidence = "index " + describe(shorter) + " is the leading part of " + describe(*longer) +
                  ": every query it serves, that index serves too";
@@ -181,7 +181,7 @@ void detect_unused_indexes(const std::string& db, const std::string& collection,
     // $indexStats does not count as accesses.
     if (is_id_index(index) || index.unique || index.expire_after_seconds) continue;
     if (!index.accesses || *index.accesses != 0) continue;
-    Finding f = index_finding(db, collection, m, kind::kUnusedIndex, Severity::kInfo,
+    Finding f = index_finding(db, collection, m, Finding::Kind::kUnusedIndex, Severity::kInfo,
                               index.keys.empty() ? "" : index.keys.front().first);
     f.evidence = "index " + describe(index) +
                  " has 0 accesses in $indexStats, which counts since the server last started "
@@ -237,7 +237,7 @@ void detect_unindexed_queries(const std::string& db, const std::string& collecti
   }
   for (const Unserved* u : kept) {
     const QueryShape& shape = u->entry->shape;
-    Finding f = index_finding(db, collection, m, kind::kUnindexedQuery, Severity::kWarn,
+    Finding f = index_finding(db, collection, m, Finding::Kind::kUnindexedQuery, Severity::kWarn,
                               shape.first_field());
     f.source = "traffic";
     f.evidence = "query shape `" + shape.key() + "` ran " +

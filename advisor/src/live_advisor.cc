@@ -9,6 +9,7 @@
 
 #include "docguard/advisor/detectors.h"
 #include "docguard/advisor/text_format.h"
+#include "docguard/codec/bson_view.h"
 #include "live_state.h"
 
 namespace docguard::advisor {
@@ -42,19 +43,6 @@ bool iter_child(const bson_iter_t& it, bson_iter_t* child) {
   bson_iter_t copy = it;
   return (BSON_ITER_HOLDS_DOCUMENT(&copy) || BSON_ITER_HOLDS_ARRAY(&copy)) &&
          bson_iter_recurse(&copy, child);
-}
-
-std::string_view utf8(const bson_iter_t& it) {
-  if (!BSON_ITER_HOLDS_UTF8(&it)) return {};
-  uint32_t len = 0;
-  const char* s = bson_iter_utf8(&it, &len);
-  return {s, len};
-}
-
-uint64_t fnv1a(const uint8_t* data, size_t size) {
-  uint64_t h = 1469598103934665603ULL;
-  for (size_t i = 0; i < size; ++i) h = (h ^ data[i]) * 1099511628211ULL;
-  return h;
 }
 
 }  // namespace
@@ -148,7 +136,7 @@ void walk_filter(const bson_iter_t& start, std::vector<std::string>& equalities,
       while (bson_iter_next(&op)) {
         const std::string_view name = key_of(op);
         if (!name.empty() && name[0] == '$') has_operator = true;
-        if (name == "$options" && utf8(op).find('i') != std::string_view::npos) {
+        if (name == "$options" && codec::utf8_of(op).find('i') != std::string_view::npos) {
           *regex_field = std::string(key);
         }
         if (name == "$regex" && BSON_ITER_HOLDS_REGEX(&op)) {
@@ -188,7 +176,7 @@ void collect_used_fields(const bson_iter_t& start, std::set<std::string>& out, i
     if (!key.empty() && key[0] != '$' && (key[0] < '0' || key[0] > '9')) {
       out.emplace(key.substr(0, key.find('.')));
     }
-    const std::string_view s = utf8(it);
+    const std::string_view s = codec::utf8_of(it);
     if (s.size() > 1 && s[0] == '$' && s[1] != '$') out.emplace(s.substr(1, s.find('.') - 1));
     bson_iter_t child;
     if (iter_child(it, &child)) collect_used_fields(child, out, depth + 1);
@@ -246,7 +234,8 @@ void LiveAdvisor::observe_locked(Namespace& ns, const codec::CommandView& cmd) {
         if (name == "$match" && iter_child(stage, &op)) {
           walk_filter(op, equalities, &regex_field, 0);
         } else if (name == "$group") {
-          const uint64_t hash = fnv1a(cmd.pipeline.data, cmd.pipeline.size);
+          const uint64_t hash = codec::hash_bytes(std::string_view(
+              reinterpret_cast<const char*>(cmd.pipeline.data), cmd.pipeline.size));
           auto found = ns.groups.find(hash);
           if (found == ns.groups.end() && ns.groups.size() < kMaxKeys) {
             std::string keys;
@@ -264,10 +253,10 @@ void LiveAdvisor::observe_locked(Namespace& ns, const codec::CommandView& cmd) {
           std::set<std::string> used;
           while (bson_iter_next(&op)) {
             const std::string_view k = key_of(op);
-            if (k == "from") from = utf8(op);
-            if (k == "localField") local = utf8(op);
-            if (k == "foreignField") foreign = utf8(op);
-            if (k == "as") as = utf8(op);
+            if (k == "from") from = codec::utf8_of(op);
+            if (k == "localField") local = codec::utf8_of(op);
+            if (k == "foreignField") foreign = codec::utf8_of(op);
+            if (k == "as") as = codec::utf8_of(op);
             bson_iter_t sub;
             if ((k == "pipeline" || k == "let") && iter_child(op, &sub)) {
               collect_used_fields(sub, used, 0);

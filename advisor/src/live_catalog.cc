@@ -9,17 +9,11 @@
 #include "docguard/advisor/catalog_documents.h"
 #include "docguard/advisor/cluster_metadata.h"
 #include "docguard/advisor/live_advisor.h"
+#include "docguard/codec/bson_view.h"
 #include "live_state.h"
 
 namespace docguard::advisor {
 namespace {
-
-std::string_view text_of(const bson_iter_t& it) {
-  if (!BSON_ITER_HOLDS_UTF8(&it)) return {};
-  uint32_t length = 0;
-  const char* text = bson_iter_utf8(&it, &length);
-  return {text, length};
-}
 
 // Calls `each` with every document held in `container` (an array or a document).
 template <typename Each>
@@ -81,16 +75,16 @@ void drop_indexes(const codec::BsonView& body, CollectionMetadata& m) {
   auto erase_if = [&](auto&& pred) {
     m.indexes.erase(std::remove_if(m.indexes.begin(), m.indexes.end(), pred), m.indexes.end());
   };
-  if (text_of(it) == "*") {
+  if (codec::utf8_of(it) == "*") {
     erase_if([](const IndexSpec& i) { return i.name != "_id_"; });
   } else if (BSON_ITER_HOLDS_UTF8(&it)) {
-    const std::string name(text_of(it));
+    const std::string name(codec::utf8_of(it));
     erase_if([&](const IndexSpec& i) { return i.name == name; });
   } else if (BSON_ITER_HOLDS_ARRAY(&it)) {
     bson_iter_t names;
     if (!bson_iter_recurse(&it, &names)) return;
     while (bson_iter_next(&names)) {
-      const std::string name(text_of(names));
+      const std::string name(codec::utf8_of(names));
       erase_if([&](const IndexSpec& i) { return i.name == name; });
     }
   } else if (BSON_ITER_HOLDS_DOCUMENT(&it)) {
@@ -145,8 +139,8 @@ void LiveAdvisor::on_catalog_reply(const codec::CommandView& request,
     if (!bson_iter_init_from_data(&it, request.body.data, request.body.size)) return;
     while (bson_iter_next(&it)) {
       const std::string_view key = bson_iter_key(&it);
-      if (key == "renameCollection") from = text_of(it);
-      if (key == "to") to = text_of(it);
+      if (key == "renameCollection") from = codec::utf8_of(it);
+      if (key == "to") to = codec::utf8_of(it);
     }
     auto old = namespaces_.find(from);
     const size_t dot = to.find('.');

@@ -114,7 +114,7 @@ void LiveAdvisor::detect_unindexed_locked(const Namespace& ns, std::vector<Findi
     Finding f;
     f.db = p.db();
     f.collection = from;
-    f.kind = kind::kUnindexedReference;
+    f.kind = Finding::Kind::kUnindexedReference;
     f.severity = Severity::kWarn;
     f.field = info.foreign_field;
     f.source = "traffic";
@@ -132,7 +132,7 @@ void LiveAdvisor::detect_unindexed_locked(const Namespace& ns, std::vector<Findi
     if (count < s.reference_filter_min || covered.count(field) != 0) continue;
     const IndexVerdict v = index_verdict(&ns, field, expect_cluster_facts_);
     if (!v.judged || v.indexed) continue;
-    Finding f = new_finding(p, kind::kUnindexedReference, Severity::kWarn, field);
+    Finding f = new_finding(p, Finding::Kind::kUnindexedReference, Severity::kWarn, field);
     f.source = "traffic";
     f.evidence = with_commas(count) + " equality filters on reference `" + field +
                  "` (sampled, threshold " + with_commas(s.reference_filter_min) + "); " + v.why;
@@ -153,7 +153,7 @@ void LiveAdvisor::detect_validator_locked(const Namespace& ns, std::vector<Findi
     if (m.is_view()) return;
     if (!m.has_validator) {
       if (!ns.cluster_facts && ns.writes == 0) return;
-      Finding f = new_finding(p, kind::kNoValidator, Severity::kInfo, "");
+      Finding f = new_finding(p, Finding::Kind::kNoValidator, Severity::kInfo, "");
       f.source = source;
       f.evidence = std::string("no validator in the collection's options (") +
                    (ns.cluster_facts ? "listCollections" : "its create command") + ")" +
@@ -168,7 +168,7 @@ void LiveAdvisor::detect_validator_locked(const Namespace& ns, std::vector<Findi
     const bool warn_only = m.validation_action == "warn";
     const bool off = m.validation_level == "off";
     if (!warn_only && !off) return;
-    Finding f = new_finding(p, kind::kValidatorNotEnforced, Severity::kInfo, "");
+    Finding f = new_finding(p, Finding::Kind::kValidatorNotEnforced, Severity::kInfo, "");
     f.source = source;
     f.evidence = off ? "the validator exists but validationLevel is off: nothing is checked"
                      : "the validator only warns (validationAction: warn): documents that fail "
@@ -182,7 +182,7 @@ void LiveAdvisor::detect_validator_locked(const Namespace& ns, std::vector<Findi
   }
   // Nothing known of the options: judged from traffic alone only without introspection.
   if (expect_cluster_facts_ || ns.writes == 0) return;
-  Finding f = new_finding(p, kind::kNoValidator, Severity::kInfo, "");
+  Finding f = new_finding(p, Finding::Kind::kNoValidator, Severity::kInfo, "");
   f.source = "traffic";
   f.evidence = with_commas(ns.writes) + (ns.writes == 1 ? " write" : " writes") +
                " (sampled); no validator seen in create/collMod traffic";

@@ -24,10 +24,10 @@ std::string joined(const std::set<std::string>& names) {
 
 // The kinds traffic findings that reads show (their filters, pipelines, projections); the
 // others rest on writes.
-bool shown_by_reads(std::string_view kind) {
-  return kind == kind::kJoinHeavy || kind == kind::kUnindexedReference ||
-         kind == kind::kUnindexedQuery || kind == kind::kComputed ||
-         kind == kind::kCaseInsensitiveRegex || kind == kind::kSubset;
+bool shown_by_reads(Finding::Kind kind) {
+  return kind == Finding::Kind::kJoinHeavy || kind == Finding::Kind::kUnindexedReference ||
+         kind == Finding::Kind::kUnindexedQuery || kind == Finding::Kind::kComputed ||
+         kind == Finding::Kind::kCaseInsensitiveRegex || kind == Finding::Kind::kSubset;
 }
 
 constexpr size_t kAppsPerFinding = 5;
@@ -60,7 +60,7 @@ void LiveAdvisor::detect_documents_locked(const Namespace& ns, std::vector<Findi
                     [&](const Finding& g) { return g.kind == f.kind && g.field == f.field; });
     if (shown) continue;
     f.source = "traffic";
-    if (f.kind == kind::kBucket && ns.last_insert > ns.first_insert) {
+    if (f.kind == Finding::Kind::kBucket && ns.last_insert > ns.first_insert) {
       const double rate = static_cast<double>(ns.inserts) / (ns.last_insert - ns.first_insert);
       char text[96];
       std::snprintf(text, sizeof text, "; observed %.0f inserts/s (sampled)", rate);
@@ -81,7 +81,7 @@ void LiveAdvisor::detect_locked(std::vector<Finding>& out) const {
 
     for (const auto& [field, pushes] : ns.unbounded_pushes) {
       if (pushes < s.live_min_pushes) continue;
-      Finding f = new_finding(p, kind::kUnboundedArray, Severity::kWarn, field);
+      Finding f = new_finding(p, Finding::Kind::kUnboundedArray, Severity::kWarn, field);
       f.evidence = with_commas(pushes) + " $push/$addToSet updates of `" + field +
                    "` without $slice (threshold " + with_commas(s.live_min_pushes) + ")";
       f.pattern = "reference (one-to-many unbounded) or bucket";
@@ -97,7 +97,7 @@ void LiveAdvisor::detect_locked(std::vector<Finding>& out) const {
           static_cast<double>(ns.reads_with_lookup) / static_cast<double>(ns.reads);
       if (ratio >= s.lookup_ratio_warn) {
         for (const auto& [from, info] : ns.lookups) {
-          Finding f = new_finding(p, kind::kJoinHeavy, Severity::kWarn, info.local_field);
+          Finding f = new_finding(p, Finding::Kind::kJoinHeavy, Severity::kWarn, info.local_field);
           f.evidence = with_commas(ns.reads_with_lookup) + " of " + with_commas(ns.reads) +
                        " reads join (" + percent(ratio) + ", threshold " +
                        percent(s.lookup_ratio_warn) + "); $lookup from `" + from + "`" +
@@ -122,7 +122,7 @@ void LiveAdvisor::detect_locked(std::vector<Finding>& out) const {
 
     for (const auto& [hash, group] : ns.groups) {
       if (group.first < s.computed_min_runs) continue;
-      Finding f = new_finding(p, kind::kComputed, Severity::kInfo, "");
+      Finding f = new_finding(p, Finding::Kind::kComputed, Severity::kInfo, "");
       f.evidence = "the same $group pipeline (by " + group.second + ") ran " +
                    with_commas(group.first) + " times (sampled, threshold " +
                    with_commas(s.computed_min_runs) + ")";
@@ -134,7 +134,8 @@ void LiveAdvisor::detect_locked(std::vector<Finding>& out) const {
     }
 
     if (ns.regex_i > 0) {
-      Finding f = new_finding(p, kind::kCaseInsensitiveRegex, Severity::kWarn, ns.regex_field);
+      Finding f =
+          new_finding(p, Finding::Kind::kCaseInsensitiveRegex, Severity::kWarn, ns.regex_field);
       f.evidence = with_commas(ns.regex_i) + (ns.regex_i == 1 ? " query" : " queries") +
                    " with a case-insensitive $regex on `" + ns.regex_field +
                    "` (sampled); such a regex cannot use an index efficiently";
@@ -171,7 +172,8 @@ void LiveAdvisor::detect_locked(std::vector<Finding>& out) const {
         for (size_t i = 0; i < rarely_read.size() && i < 5; ++i) {
           names += (i ? ", " : "") + rarely_read[i].second;
         }
-        Finding f = new_finding(p, kind::kSubset, Severity::kInfo, rarely_read.front().second);
+        Finding f =
+            new_finding(p, Finding::Kind::kSubset, Severity::kInfo, rarely_read.front().second);
         f.evidence = with_commas(ns.projected_reads) + " reads project " + percent(share) +
                      " of documents averaging " + human_bytes(static_cast<uint64_t>(mean_bytes)) +
                      " (threshold " + percent(s.subset_max_projected_share) + ")";
@@ -200,9 +202,9 @@ void LiveAdvisor::name_apps_locked(const Namespace& ns, std::vector<Finding>& ou
   for (size_t i = first; i < out.size(); ++i) {
     Finding& f = out[i];
     if (f.source != "traffic") continue;
-    const AppCounts& apps = f.kind == kind::kUnboundedArray ? ns.push_apps
-                            : shown_by_reads(f.kind)        ? ns.read_apps
-                                                            : ns.write_apps;
+    const AppCounts& apps = f.kind == Finding::Kind::kUnboundedArray ? ns.push_apps
+                            : shown_by_reads(f.kind)                 ? ns.read_apps
+                                                                     : ns.write_apps;
     f.apps = apps.top(kAppsPerFinding);
   }
 }
@@ -254,12 +256,9 @@ ReportInput LiveAdvisor::report_locked() const {
   return input;
 }
 
-std::string LiveAdvisor::render(const std::string& format) const {
+std::string LiveAdvisor::render(ReportFormat format) const {
   std::lock_guard lock(mutex_);
-  const ReportInput input = report_locked();
-  if (format == "json") return render_json(input);
-  if (format == "text") return render_text(input);
-  return render_html(input);
+  return advisor::render(report_locked(), format);
 }
 
 }  // namespace docguard::advisor

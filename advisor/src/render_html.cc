@@ -155,7 +155,7 @@ std::string findings_table(const std::vector<Finding>& findings) {
     const char* severity = severity_name(f.severity);
     out += std::string("<tr><td class='sev ") + severity + "'>" + severity + "</td><td>" +
            html_escape(f.db + (f.collection.empty() ? "" : "." + f.collection)) + "</td><td>" +
-           f.kind + "</td><td><code>" + html_escape(f.field) + "</code></td><td>" +
+           kind_name(f.kind) + "</td><td><code>" + html_escape(f.field) + "</code></td><td>" +
            html_escape(f.evidence) + apps_line(f.apps) + "</td><td>" + f.source + "</td><td>" +
            html_escape(f.pattern) + "</td><td>" + html_escape(f.suggestion) + "</td></tr>";
   }

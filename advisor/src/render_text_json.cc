@@ -16,7 +16,7 @@ std::string findings_of(const ReportInput& input, const std::string& db,
   std::string out;
   for (const Finding& f : input.findings) {
     if (f.db != db || f.collection != collection) continue;
-    out += "  " + upper(severity_name(f.severity)) + "  " + f.kind +
+    out += "  " + upper(severity_name(f.severity)) + "  " + kind_name(f.kind) +
            (f.field.empty() ? "" : "  `" + f.field + "`") + "\n";
     out += "        evidence:   " + f.evidence + " [" + f.source + "]\n";
     if (!f.apps.empty()) {
@@ -62,6 +62,18 @@ std::string cluster_facts_json(const CollectionMetadata& m) {
 }
 
 }  // namespace
+
+std::string render(const ReportInput& input, ReportFormat format) {
+  switch (format) {
+    case ReportFormat::kJson:
+      return render_json(input);
+    case ReportFormat::kHtml:
+      return render_html(input);
+    case ReportFormat::kText:
+      break;
+  }
+  return render_text(input);
+}
 
 std::string render_text(const ReportInput& input) {
   uint64_t documents = 0, bytes = 0;
@@ -142,11 +154,12 @@ std::string render_json(const ReportInput& input) {
   for (size_t i = 0; i < input.findings.size(); ++i) {
     const Finding& f = input.findings[i];
     out += std::string(i ? "," : "") + "\n  {\"db\": \"" + json_escape(f.db) +
-           "\", \"collection\": \"" + json_escape(f.collection) + "\", \"kind\": \"" + f.kind +
-           "\", \"severity\": \"" + severity_name(f.severity) + "\", \"field\": \"" +
-           json_escape(f.field) + "\", \"evidence\": \"" + json_escape(f.evidence) +
-           "\", \"pattern\": \"" + json_escape(f.pattern) + "\", \"suggestion\": \"" +
-           json_escape(f.suggestion) + "\", \"source\": \"" + f.source + "\", \"apps\": [";
+           "\", \"collection\": \"" + json_escape(f.collection) + "\", \"kind\": \"" +
+           kind_name(f.kind) + "\", \"severity\": \"" + severity_name(f.severity) +
+           "\", \"field\": \"" + json_escape(f.field) + "\", \"evidence\": \"" +
+           json_escape(f.evidence) + "\", \"pattern\": \"" + json_escape(f.pattern) +
+           "\", \"suggestion\": \"" + json_escape(f.suggestion) + "\", \"source\": \"" + f.source +
+           "\", \"apps\": [";
     for (size_t k = 0; k < f.apps.size(); ++k) {
       out += std::string(k ? ", " : "") + "\"" + json_escape(f.apps[k]) + "\"";
     }

@@ -29,7 +29,7 @@ bool RuleCheckingVisitor::on_document(std::string_view db, std::string_view coll
       engine_.inspect(insert, rules::RequestContext{"docguard scan", ""});
   for (const rules::Violation& v : verdict.violations) {
     if (v.action == rules::Action::kOff) continue;
-    Tally& t = tallies_[{std::string(db), std::string(collection), v.rule, v.field_path,
+    Tally& t = tallies_[{std::string(db), std::string(collection), v.kind, v.field_path,
                          static_cast<int>(v.action)}];
     if (t.documents++ == 0) {
       t.first_id = document_id_text(data, size);
@@ -48,7 +48,7 @@ void RuleCheckingVisitor::append_findings(std::vector<Finding>& out) const {
     Finding f;
     f.db = db;
     f.collection = collection;
-    f.kind = "rule:" + rule;
+    f.kind = rule_finding_kind(rule);
     f.severity =
         action == static_cast<int>(rules::Action::kBlock) ? Severity::kBlock : Severity::kWarn;
     f.field = field;
@@ -62,7 +62,8 @@ void RuleCheckingVisitor::append_findings(std::vector<Finding>& out) const {
     f.pattern = "docguard rule";
     f.suggestion = std::string("Inserted through docguard these documents would be ") +
                    (f.severity == Severity::kBlock ? "refused" : "logged as violations") +
-                   " by the " + rule + " rule" + (field.empty() ? "" : " on " + field) +
+                   " by the " + rules::rule_name(rule) + " rule" +
+                   (field.empty() ? "" : " on " + field) +
                    ": fix the data (or the design that lets it grow) before deploying the rule.";
     out.push_back(std::move(f));
   }

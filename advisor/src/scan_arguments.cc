@@ -75,11 +75,12 @@ bool parse_scan_arguments(int argc, char** argv, ScanArguments* out, std::string
     const std::string arg = argv[i];
     const bool has_value = i + 1 < argc;
     if (arg == "--format" && has_value) {
-      out->format = argv[++i];
-      if (out->format != "text" && out->format != "json" && out->format != "html") {
-        *error = "--format takes text, json or html";
+      const auto format = kReportFormatNames.value(argv[++i]);
+      if (!format) {
+        *error = "--format takes " + kReportFormatNames.choices();
         return false;
       }
+      out->format = *format;
     } else if (arg == "--fail-on" && has_value) {
       Severity severity;
       if (!parse_severity(argv[++i], &severity) || severity == Severity::kInfo) {

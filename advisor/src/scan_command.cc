@@ -81,13 +81,7 @@ int run_scan(int argc, char** argv, std::ostream& out, std::ostream& err,
     sort_findings(report.findings);
   }
   report.settings = settings;
-  if (args.format == "json") {
-    out << render_json(report);
-  } else if (args.format == "html") {
-    out << render_html(report);
-  } else {
-    out << render_text(report);
-  }
+  out << render(report, args.format);
   if (args.fail_on) {
     for (const Finding& f : report.findings) {
       if (f.severity >= *args.fail_on) return 1;

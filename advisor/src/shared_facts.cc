@@ -2,12 +2,15 @@
 
 #include <bson/bson.h>
 
+#include <optional>
 #include <string_view>
+
+#include "docguard/codec/bson_view.h"
 
 namespace docguard::advisor {
 namespace {
 
-void append_text(bson_t* doc, const char* key, const std::string& value) {
+void append_text(bson_t* doc, const char* key, std::string_view value) {
   bson_append_utf8(doc, key, -1, value.data(), static_cast<int>(value.size()));
 }
 
@@ -46,13 +49,6 @@ void append_strings(bson_t* doc, const char* key, const std::vector<std::string>
   bson_append_array_end(doc, &array);
 }
 
-std::string text(const bson_iter_t* it) {
-  if (!BSON_ITER_HOLDS_UTF8(it)) return {};
-  uint32_t length = 0;
-  const char* s = bson_iter_utf8(it, &length);
-  return std::string(s, length);
-}
-
 // Calls `each` with an iterator over each element of the array or document `it` holds.
 template <typename Each>
 void each_child(const bson_iter_t* it, const Each& each) {
@@ -68,14 +64,14 @@ IndexSpec read_index(const bson_iter_t* it) {
   IndexSpec index;
   each_child(it, [&](const bson_iter_t* field) {
     const std::string_view key = bson_iter_key(field);
-    if (key == "name") index.name = text(field);
+    if (key == "name") index.name = codec::utf8_of(field);
     if (key == "keys") {
       each_child(field, [&](const bson_iter_t* pair) {
         std::string name, type;
         each_child(pair, [&](const bson_iter_t* part) {
           const std::string_view part_key = bson_iter_key(part);
-          if (part_key == "field") name = text(part);
-          if (part_key == "type") type = text(part);
+          if (part_key == "field") name = codec::utf8_of(part);
+          if (part_key == "type") type = codec::utf8_of(part);
         });
         if (!name.empty()) index.keys.emplace_back(name, type);
       });
@@ -93,24 +89,25 @@ IndexSpec read_index(const bson_iter_t* it) {
 void read_metadata(const bson_iter_t* it, CollectionMetadata* m) {
   each_child(it, [&](const bson_iter_t* field) {
     const std::string_view key = bson_iter_key(field);
-    if (key == "db") m->db = text(field);
-    if (key == "collection") m->collection = text(field);
+    if (key == "db") m->db = codec::utf8_of(field);
+    if (key == "collection") m->collection = codec::utf8_of(field);
     if (key == "known") m->known = bson_iter_as_bool(field);
-    if (key == "type") m->type = text(field);
+    if (key == "type") m->type = codec::utf8_of(field);
     if (key == "capped") m->capped = bson_iter_as_bool(field);
     if (key == "indexes_known") m->indexes_known = bson_iter_as_bool(field);
     if (key == "index_usage_known") m->index_usage_known = bson_iter_as_bool(field);
     if (key == "has_validator") m->has_validator = bson_iter_as_bool(field);
-    if (key == "validator_json") m->validator_json = text(field);
-    if (key == "validation_level") m->validation_level = text(field);
-    if (key == "validation_action") m->validation_action = text(field);
-    if (key == "source") m->source = text(field);
-    if (key == "sample_method") m->sample_method = text(field);
+    if (key == "validator_json") m->validator_json = codec::utf8_of(field);
+    if (key == "validation_level") m->validation_level = codec::utf8_of(field);
+    if (key == "validation_action") m->validation_action = codec::utf8_of(field);
+    if (key == "source") m->source = codec::utf8_of(field);
+    if (key == "sample_method") m->sample_method = codec::utf8_of(field);
     if (key == "indexes") {
       each_child(field, [&](const bson_iter_t* index) { m->indexes.push_back(read_index(index)); });
     }
     if (key == "unknown") {
-      each_child(field, [&](const bson_iter_t* line) { m->unknown.push_back(text(line)); });
+      each_child(field,
+                 [&](const bson_iter_t* line) { m->unknown.emplace_back(codec::utf8_of(line)); });
     }
     if (key == "stats") {
       each_child(field, [&](const bson_iter_t* stat) {
@@ -126,20 +123,27 @@ void read_metadata(const bson_iter_t* it, CollectionMetadata* m) {
   });
 }
 
-Finding read_finding(const bson_iter_t* it) {
+// nullopt for a kind this build does not know: another instance may run a newer one.
+std::optional<Finding> read_finding(const bson_iter_t* it) {
   Finding f;
+  bool known_kind = false;
   each_child(it, [&](const bson_iter_t* field) {
     const std::string_view key = bson_iter_key(field);
-    if (key == "db") f.db = text(field);
-    if (key == "collection") f.collection = text(field);
-    if (key == "kind") f.kind = text(field);
-    if (key == "severity") parse_severity(text(field), &f.severity);
-    if (key == "field") f.field = text(field);
-    if (key == "evidence") f.evidence = text(field);
-    if (key == "pattern") f.pattern = text(field);
-    if (key == "suggestion") f.suggestion = text(field);
-    if (key == "source") f.source = text(field);
+    if (key == "db") f.db = codec::utf8_of(field);
+    if (key == "collection") f.collection = codec::utf8_of(field);
+    if (key == "kind") {
+      const auto kind = kFindingKindNames.value(codec::utf8_of(field));
+      if (kind) f.kind = *kind;
+      known_kind = kind.has_value();
+    }
+    if (key == "severity") parse_severity(codec::utf8_of(field), &f.severity);
+    if (key == "field") f.field = codec::utf8_of(field);
+    if (key == "evidence") f.evidence = codec::utf8_of(field);
+    if (key == "pattern") f.pattern = codec::utf8_of(field);
+    if (key == "suggestion") f.suggestion = codec::utf8_of(field);
+    if (key == "source") f.source = codec::utf8_of(field);
   });
+  if (!known_kind) return std::nullopt;
   return f;
 }
 
@@ -185,7 +189,7 @@ std::vector<uint8_t> shared_collection_bson(const SharedCollection& shared) {
     bson_append_document_begin(&array, std::to_string(i).c_str(), -1, &finding);
     append_text(&finding, "db", f.db);
     append_text(&finding, "collection", f.collection);
-    append_text(&finding, "kind", f.kind);
+    append_text(&finding, "kind", kind_name(f.kind));
     append_text(&finding, "severity", severity_name(f.severity));
     append_text(&finding, "field", f.field);
     append_text(&finding, "evidence", f.evidence);
@@ -217,7 +221,9 @@ bool read_shared_collection(const uint8_t* data, uint32_t size, SharedCollection
       read_metadata(&it, &out->metadata);
       has_metadata = true;
     } else if (key == "findings") {
-      each_child(&it, [&](const bson_iter_t* f) { out->findings.push_back(read_finding(f)); });
+      each_child(&it, [&](const bson_iter_t* f) {
+        if (auto finding = read_finding(f)) out->findings.push_back(std::move(*finding));
+      });
     } else if (key == "sampled_documents") {
       out->sampled_documents = static_cast<uint64_t>(bson_iter_as_int64(&it));
     } else if (key == "read_at" && BSON_ITER_HOLDS_NUMBER(&it)) {

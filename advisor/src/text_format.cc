@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "docguard/rules/structured_log.h"
+#include "docguard/base/json_string.h"
 
 namespace docguard::advisor {
 
@@ -48,10 +48,10 @@ std::string human_duration_ms(int64_t ms) {
 }
 
 std::string json_escape(std::string_view text) {
-  // One JSON string escaper for the project: the structured log's.
+  // One JSON string escaper for the project (docguard/base/json_string.h).
   std::string out;
   out.reserve(text.size() + 8);
-  log::Fields::escape_into(out, text);
+  json::append_escaped(out, text);
   return out;
 }
 

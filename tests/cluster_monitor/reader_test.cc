@@ -196,9 +196,6 @@ TEST(ReaderErrors, Classification) {
   EXPECT_TRUE(is_not_supported(Error{"", "", 40324}));
   EXPECT_TRUE(is_not_supported(Error{"", "", 115}));
   EXPECT_FALSE(is_not_supported(Error{"", "", 13}));
-  EXPECT_TRUE(is_timeout(Error{"", "", 50}));
-  EXPECT_TRUE(is_timeout(Error{"", "", kNetwork}));
-  EXPECT_FALSE(is_timeout(Error{"", "", kUnreachable}));
   EXPECT_STREQ(read_method_name(ReadMethod::kSample), "$sample");
   EXPECT_STREQ(read_method_name(ReadMethod::kFind), "find");
   EXPECT_STREQ(read_method_name(ReadMethod::kAll), "all");

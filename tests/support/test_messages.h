@@ -19,6 +19,16 @@
 
 namespace docguard::testing {
 
+// Full validation with libbson (every element, recursively, UTF-8 included): what the codec's
+// own structural check (codec::bson_structure_valid) is compared against.
+inline bool bson_is_valid(const codec::BsonView& doc) {
+  if (doc.empty()) return false;
+  bson_t b;
+  if (!bson_init_static(&b, doc.data, doc.size)) return false;
+  size_t offset = 0;
+  return bson_validate(&b, BSON_VALIDATE_NONE, &offset);
+}
+
 // An owned BSON document parsed from (relaxed) Extended JSON.
 class Bson {
  public:

@@ -24,9 +24,10 @@ TEST(LargeArrayDetector, FiresOnAnArrayPastTheCompassBound) {
   for (int i = 0; i < 50; ++i) feed(p, document_with_array(i, "comments", 5));
   feed(p, document_with_array(99, "comments", 300));
   const auto findings = detect(p);
-  ASSERT_EQ(count_kind(findings, kind::kLargeArray, "comments"), 1);
-  const Finding& f = *std::find_if(findings.begin(), findings.end(),
-                                   [](const Finding& f) { return f.kind == kind::kLargeArray; });
+  ASSERT_EQ(count_kind(findings, Finding::Kind::kLargeArray, "comments"), 1);
+  const Finding& f = *std::find_if(findings.begin(), findings.end(), [](const Finding& f) {
+    return f.kind == Finding::Kind::kLargeArray;
+  });
   EXPECT_EQ(f.severity, Severity::kWarn);
   EXPECT_NE(f.evidence.find("300 elements"), std::string::npos) << f.evidence;
   EXPECT_NE(f.evidence.find("_id 99"), std::string::npos) << f.evidence;
@@ -36,7 +37,7 @@ TEST(LargeArrayDetector, FiresOnAnArrayPastTheCompassBound) {
 TEST(LargeArrayDetector, QuietOnABoundedArray) {
   CollectionProfile p("shop", "posts", kSettings);
   for (int i = 0; i < 100; ++i) feed(p, document_with_array(i, "comments", i % 50));
-  EXPECT_EQ(count_kind(detect(p), kind::kLargeArray), 0);
+  EXPECT_EQ(count_kind(detect(p), Finding::Kind::kLargeArray), 0);
 }
 
 TEST(OutlierDetector, FiresWhenAFewArraysAreFarLongerThanTheP99) {
@@ -44,9 +45,9 @@ TEST(OutlierDetector, FiresWhenAFewArraysAreFarLongerThanTheP99) {
   for (int i = 0; i < 200; ++i) feed(p, document_with_array(i, "reviews", i % 21));
   feed(p, document_with_array(500, "reviews", 3000));
   const auto findings = detect(p);
-  ASSERT_EQ(count_kind(findings, kind::kOutlier, "reviews"), 1);
+  ASSERT_EQ(count_kind(findings, Finding::Kind::kOutlier, "reviews"), 1);
   for (const Finding& f : findings) {
-    if (f.kind != kind::kOutlier) continue;
+    if (f.kind != Finding::Kind::kOutlier) continue;
     EXPECT_NE(f.suggestion.find("has_overflow"), std::string::npos);
     EXPECT_NE(f.evidence.find("500 (3,000)"), std::string::npos) << f.evidence;
   }
@@ -55,7 +56,7 @@ TEST(OutlierDetector, FiresWhenAFewArraysAreFarLongerThanTheP99) {
 TEST(OutlierDetector, QuietWhenLengthsAreEvenlySpread) {
   CollectionProfile p("shop", "products", kSettings);
   for (int i = 0; i < 200; ++i) feed(p, document_with_array(i, "reviews", 100 + i % 100));
-  EXPECT_EQ(count_kind(detect(p), kind::kOutlier), 0);
+  EXPECT_EQ(count_kind(detect(p), Finding::Kind::kOutlier), 0);
 }
 
 bson_t* reading(int id, int sensor, int64_t millis) {
@@ -71,9 +72,9 @@ TEST(BucketDetector, FiresOnManyTinyReadingsOfAFewKeys) {
   CollectionProfile p("iot", "events", kSettings);
   for (int i = 0; i < 3000; ++i) feed(p, reading(i, i % 10, 1700000000000 + i * 6000LL));
   const auto findings = detect(p);
-  ASSERT_EQ(count_kind(findings, kind::kBucket, "sensorId"), 1);
+  ASSERT_EQ(count_kind(findings, Finding::Kind::kBucket, "sensorId"), 1);
   for (const Finding& f : findings) {
-    if (f.kind != kind::kBucket) continue;
+    if (f.kind != Finding::Kind::kBucket) continue;
     EXPECT_NE(f.suggestion.find("`ts`"), std::string::npos) << f.suggestion;
     EXPECT_NE(f.evidence.find("10 distinct `sensorId`"), std::string::npos) << f.evidence;
   }
@@ -87,7 +88,7 @@ TEST(BucketDetector, QuietOnABucketedSeries) {
     BSON_APPEND_DATE_TIME(doc, "start", 1700000000000 + b * 3600000LL);
     feed(p, doc);
   }
-  EXPECT_EQ(count_kind(detect(p), kind::kBucket), 0);
+  EXPECT_EQ(count_kind(detect(p), Finding::Kind::kBucket), 0);
 }
 
 TEST(BloatedDocumentDetector, FiresPastTwoMegabytesAndNamesTheHeavyField) {
@@ -98,13 +99,13 @@ TEST(BloatedDocumentDetector, FiresPastTwoMegabytesAndNamesTheHeavyField) {
   BSON_APPEND_UTF8(big, "html", html.c_str());
   feed(p, big);
   const auto findings = detect(p);
-  ASSERT_EQ(count_kind(findings, kind::kBloatedDocuments, "html"), 1);
+  ASSERT_EQ(count_kind(findings, Finding::Kind::kBloatedDocuments, "html"), 1);
 }
 
 TEST(BloatedDocumentDetector, QuietOnSmallDocuments) {
   CollectionProfile p("cms", "pages", kSettings);
   for (int i = 0; i < 10; ++i) feed(p, document_with_array(i, "blocks", 20));
-  EXPECT_EQ(count_kind(detect(p), kind::kBloatedDocuments), 0);
+  EXPECT_EQ(count_kind(detect(p), Finding::Kind::kBloatedDocuments), 0);
 }
 
 TEST(AttributeDetector, FiresOnManySparseFieldNames) {
@@ -116,13 +117,13 @@ TEST(AttributeDetector, FiresOnManySparseFieldNames) {
       BSON_APPEND_INT32(doc, ("attr_" + std::to_string((i * 5 + k) % 60)).c_str(), k);
     feed(p, doc);
   }
-  ASSERT_EQ(count_kind(detect(p), kind::kAttribute, "attr_*"), 1);
+  ASSERT_EQ(count_kind(detect(p), Finding::Kind::kAttribute, "attr_*"), 1);
 }
 
 TEST(AttributeDetector, QuietOnTheAttributePatternItself) {
   CollectionProfile p("shop", "catalog", kSettings);
   for (int i = 0; i < 200; ++i) feed(p, document_with_array(i, "attributes", 5));
-  EXPECT_EQ(count_kind(detect(p), kind::kAttribute), 0);
+  EXPECT_EQ(count_kind(detect(p), Finding::Kind::kAttribute), 0);
 }
 
 bson_t* review(int id, int product) {
@@ -137,7 +138,7 @@ TEST(UnindexedReferenceDetector, FiresWithoutAnIndexOnTheReference) {
   CollectionProfile p("shop", "reviews", kSettings);
   p.set_metadata(metadata_with_indexes("shop", "reviews", {}));
   for (int i = 0; i < 10; ++i) feed(p, review(i, i % 3));
-  ASSERT_EQ(count_kind(detect(p), kind::kUnindexedReference, "productId"), 1);
+  ASSERT_EQ(count_kind(detect(p), Finding::Kind::kUnindexedReference, "productId"), 1);
 }
 
 TEST(UnindexedReferenceDetector, QuietWhenAnIndexStartsWithTheReference) {
@@ -146,14 +147,14 @@ TEST(UnindexedReferenceDetector, QuietWhenAnIndexStartsWithTheReference) {
     CollectionProfile p("shop", "reviews", kSettings);
     p.set_metadata(metadata_with_indexes("shop", "reviews", {keys}));
     for (int i = 0; i < 10; ++i) feed(p, review(i, i % 3));
-    EXPECT_EQ(count_kind(detect(p), kind::kUnindexedReference), 0);
+    EXPECT_EQ(count_kind(detect(p), Finding::Kind::kUnindexedReference), 0);
   }
 }
 
 TEST(UnindexedReferenceDetector, QuietWhenTheIndexesAreUnknown) {
   CollectionProfile p("shop", "reviews", kSettings);
   for (int i = 0; i < 10; ++i) feed(p, review(i, i % 3));
-  EXPECT_EQ(count_kind(detect(p), kind::kUnindexedReference), 0);
+  EXPECT_EQ(count_kind(detect(p), Finding::Kind::kUnindexedReference), 0);
 }
 
 TEST(TooManyIndexesDetector, FiresPastTenAndBlocksPastThirty) {
@@ -162,18 +163,18 @@ TEST(TooManyIndexesDetector, FiresPastTenAndBlocksPastThirty) {
   CollectionProfile p("shop", "wide", kSettings);
   p.set_metadata(metadata_with_indexes("shop", "wide", keys));
   auto findings = detect(p);
-  ASSERT_EQ(count_kind(findings, kind::kTooManyIndexes), 1);
+  ASSERT_EQ(count_kind(findings, Finding::Kind::kTooManyIndexes), 1);
   for (int i = 11; i < 40; ++i) keys.push_back({"f" + std::to_string(i)});
   p.set_metadata(metadata_with_indexes("shop", "wide", keys));
   findings = detect(p);
   for (const Finding& f : findings) {
-    if (f.kind == kind::kTooManyIndexes) {
+    if (f.kind == Finding::Kind::kTooManyIndexes) {
       EXPECT_EQ(f.severity, Severity::kBlock);
     }
   }
   CollectionProfile few("shop", "narrow", kSettings);
   few.set_metadata(metadata_with_indexes("shop", "narrow", {{"a"}, {"b"}}));
-  EXPECT_EQ(count_kind(detect(few), kind::kTooManyIndexes), 0);
+  EXPECT_EQ(count_kind(detect(few), Finding::Kind::kTooManyIndexes), 0);
 }
 
 TEST(TooManyCollectionsDetector, FiresPastAHundredInOneDatabase) {
@@ -184,9 +185,13 @@ TEST(TooManyCollectionsDetector, FiresPastAHundredInOneDatabase) {
         std::make_unique<CollectionProfile>("tenants", "c" + std::to_string(i), kSettings));
     profiles.push_back(owned.back().get());
   }
-  EXPECT_EQ(count_kind(run_offline_detectors(profiles, kSettings), kind::kTooManyCollections), 1);
+  EXPECT_EQ(
+      count_kind(run_offline_detectors(profiles, kSettings), Finding::Kind::kTooManyCollections),
+      1);
   profiles.resize(5);
-  EXPECT_EQ(count_kind(run_offline_detectors(profiles, kSettings), kind::kTooManyCollections), 0);
+  EXPECT_EQ(
+      count_kind(run_offline_detectors(profiles, kSettings), Finding::Kind::kTooManyCollections),
+      0);
 }
 
 // {n: {n: ... {leaf: 1}}} with `levels` documents below the top one.
@@ -212,13 +217,13 @@ TEST(DeepNestingDetector, FiresPastTheBound) {
   CollectionProfile p("cms", "trees", kSettings);
   feed(p, nested(25));
   EXPECT_EQ(p.max_depth(), 25u);
-  EXPECT_EQ(count_kind(detect(p), kind::kDeepNesting, "n"), 1);
+  EXPECT_EQ(count_kind(detect(p), Finding::Kind::kDeepNesting, "n"), 1);
 }
 
 TEST(DeepNestingDetector, QuietOnShallowDocuments) {
   CollectionProfile p("cms", "trees", kSettings);
   feed(p, nested(5));
-  EXPECT_EQ(count_kind(detect(p), kind::kDeepNesting), 0);
+  EXPECT_EQ(count_kind(detect(p), Finding::Kind::kDeepNesting), 0);
 }
 
 TEST(MissingValidatorDetector, InfoWithoutValidatorQuietWithOne) {
@@ -226,11 +231,11 @@ TEST(MissingValidatorDetector, InfoWithoutValidatorQuietWithOne) {
   CollectionMetadata m = metadata_with_indexes("shop", "orders", {});
   p.set_metadata(m);
   auto findings = detect(p);
-  ASSERT_EQ(count_kind(findings, kind::kNoValidator), 1);
+  ASSERT_EQ(count_kind(findings, Finding::Kind::kNoValidator), 1);
   EXPECT_EQ(findings.front().severity, Severity::kInfo);
   m.has_validator = true;
   p.set_metadata(m);
-  EXPECT_EQ(count_kind(detect(p), kind::kNoValidator), 0);
+  EXPECT_EQ(count_kind(detect(p), Finding::Kind::kNoValidator), 0);
 }
 
 }  // namespace

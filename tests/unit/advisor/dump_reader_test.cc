@@ -61,8 +61,8 @@ std::vector<Finding> scan(const fs::path& path) {
 std::string render(const std::vector<Finding>& findings) {
   std::string out;
   for (const Finding& f : findings) {
-    out += f.db + "." + f.collection + " " + f.kind + " " + severity_name(f.severity) + " " +
-           f.field + " | " + f.evidence + " | " + f.suggestion + "\n";
+    out += f.db + "." + f.collection + " " + kind_name(f.kind) + " " + severity_name(f.severity) +
+           " " + f.field + " | " + f.evidence + " | " + f.suggestion + "\n";
   }
   return out;
 }
@@ -77,31 +77,32 @@ TEST_F(ShopDump, EveryLayoutGivesTheSameFindings) {
 
 TEST_F(ShopDump, FindsWhatTheDumpWasShapedToShow) {
   const auto findings = scan(kShop / "shop.archive.gz");
-  std::set<std::tuple<std::string, std::string, std::string>> got;
+  std::set<std::tuple<std::string, Finding::Kind, std::string>> got;
   for (const Finding& f : findings) got.emplace(f.collection, f.kind, f.field);
-  for (const auto& expected : std::vector<std::tuple<std::string, std::string, std::string>>{
-           {"products", kind::kOutlier, "reviews"},
-           {"products", kind::kLargeArray, "reviews"},
-           {"reviews", kind::kUnindexedReference, "productId"},
-           {"events", kind::kBucket, "sensorId"},
-           {"catalog", kind::kAttribute, "attr_*"},
-           {"pages", kind::kBloatedDocuments, "html"},
-           {"pages", kind::kDeepNesting, "tree"}}) {
-    EXPECT_TRUE(got.count(expected)) << std::get<0>(expected) << " " << std::get<1>(expected);
+  for (const auto& expected : std::vector<std::tuple<std::string, Finding::Kind, std::string>>{
+           {"products", Finding::Kind::kOutlier, "reviews"},
+           {"products", Finding::Kind::kLargeArray, "reviews"},
+           {"reviews", Finding::Kind::kUnindexedReference, "productId"},
+           {"events", Finding::Kind::kBucket, "sensorId"},
+           {"catalog", Finding::Kind::kAttribute, "attr_*"},
+           {"pages", Finding::Kind::kBloatedDocuments, "html"},
+           {"pages", Finding::Kind::kDeepNesting, "tree"}}) {
+    EXPECT_TRUE(got.count(expected))
+        << std::get<0>(expected) << " " << kind_name(std::get<1>(expected));
   }
   for (const Finding& f : findings) {
     if (f.collection == "customers") {
-      EXPECT_EQ(f.kind, kind::kNoValidator) << f.evidence;
+      EXPECT_EQ(f.kind, Finding::Kind::kNoValidator) << f.evidence;
     }
     if (f.collection == "orders") {
-      EXPECT_NE(f.kind, kind::kUnindexedReference) << f.evidence;
+      EXPECT_NE(f.kind, Finding::Kind::kUnindexedReference) << f.evidence;
     }
   }
 }
 
 TEST_F(ShopDump, ASingleBsonFileIsACollection) {
   const auto findings = scan(root_ / "dir" / "shop" / "products.bson");
-  EXPECT_EQ(testing::count_kind(findings, kind::kOutlier, "reviews"), 1);
+  EXPECT_EQ(testing::count_kind(findings, Finding::Kind::kOutlier, "reviews"), 1);
 }
 
 struct Recorder final : DumpVisitor {

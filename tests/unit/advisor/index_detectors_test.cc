@@ -59,7 +59,7 @@ TEST(UnindexedQueryDetector, SuggestsTheIndexInEqualitySortRangeOrder) {
   auto findings = unindexed(shapes, m);
   ASSERT_EQ(findings.size(), 1u);
   const Finding& f = findings.front();
-  EXPECT_EQ(f.kind, kind::kUnindexedQuery);
+  EXPECT_EQ(f.kind, Finding::Kind::kUnindexedQuery);
   EXPECT_EQ(f.severity, Severity::kWarn);
   EXPECT_EQ(f.field, "a");
   EXPECT_EQ(f.source, "traffic");
@@ -79,7 +79,7 @@ TEST(UnindexedQueryDetector, QuietWhenAnIndexLeadsWithAnEqualityFieldOrTheShapeI
   shapes.record(shape_of(R"({"rare": 1})", R"({})"), 9);
   EXPECT_TRUE(unindexed(shapes, metadata_with_indexes("shop", "orders", {{"a", "z"}})).empty());
   EXPECT_EQ(count_kind(unindexed(shapes, metadata_with_indexes("shop", "orders", {})),
-                       kind::kUnindexedQuery, "rare"),
+                       Finding::Kind::kUnindexedQuery, "rare"),
             0);
 }
 
@@ -115,7 +115,7 @@ TEST(UnindexedQueryDetector, AShapeWhoseIndexLeadsAnotherFoldsIntoIt) {
   shapes.record(shape_of(R"({"q": 1})", R"({})"), 10);
   const auto findings = unindexed(shapes, metadata_with_indexes("shop", "orders", {}));
   ASSERT_EQ(findings.size(), 2u);
-  ASSERT_EQ(count_kind(findings, kind::kUnindexedQuery, "a"), 1);
+  ASSERT_EQ(count_kind(findings, Finding::Kind::kUnindexedQuery, "a"), 1);
   const Finding& f = findings.front().field == "a" ? findings.front() : findings.back();
   EXPECT_NE(f.suggestion.find("createIndex({a: 1, b: 1})"), std::string::npos) << f.suggestion;
   EXPECT_NE(f.evidence.find("serves `eq: a` (15)"), std::string::npos) << f.evidence;
@@ -125,7 +125,7 @@ TEST(RedundantIndexDetector, FlagsAnIndexThatLeadsAnother) {
   CollectionMetadata m = metadata_with_indexes("shop", "orders", {{"a"}, {"a", "b"}});
   auto findings = redundant(m);
   ASSERT_EQ(findings.size(), 1u);
-  EXPECT_EQ(findings.front().kind, kind::kRedundantIndex);
+  EXPECT_EQ(findings.front().kind, Finding::Kind::kRedundantIndex);
   EXPECT_EQ(findings.front().field, "a");
   EXPECT_NE(findings.front().evidence.find("`a_1` {a: 1}"), std::string::npos);
   EXPECT_NE(findings.front().suggestion.find("db.orders.dropIndex(\"a_1\")"), std::string::npos);
@@ -183,7 +183,7 @@ TEST(UnusedIndexDetector, FlagsZeroAccessesOnlyWhenUsageIsKnown) {
   add_index(m, {{"unread", "1"}});  // no $indexStats row: unknown, not 0
   auto findings = unused(m);
   ASSERT_EQ(findings.size(), 1u);
-  EXPECT_EQ(findings.front().kind, kind::kUnusedIndex);
+  EXPECT_EQ(findings.front().kind, Finding::Kind::kUnusedIndex);
   EXPECT_EQ(findings.front().field, "status");
   EXPECT_EQ(findings.front().source, "metadata");
   EXPECT_NE(findings.front().evidence.find("since the server last started"), std::string::npos);
@@ -198,14 +198,14 @@ TEST(TooManyIndexesDetector, NothingWhileTheIndexListIsUnknown) {
   m.indexes_known = false;
   CollectionProfile p("shop", "wide", kSettings);
   p.set_metadata(m);
-  EXPECT_EQ(count_kind(run_offline_detectors({&p}, kSettings), kind::kTooManyIndexes), 0);
+  EXPECT_EQ(count_kind(run_offline_detectors({&p}, kSettings), Finding::Kind::kTooManyIndexes), 0);
   m.indexes_known = true;
   m.source = "cluster";
   p.set_metadata(m);
   const auto findings = run_offline_detectors({&p}, kSettings);
-  ASSERT_EQ(count_kind(findings, kind::kTooManyIndexes), 1);
+  ASSERT_EQ(count_kind(findings, Finding::Kind::kTooManyIndexes), 1);
   for (const Finding& f : findings) {
-    if (f.kind == kind::kTooManyIndexes) {
+    if (f.kind == Finding::Kind::kTooManyIndexes) {
       EXPECT_EQ(f.source, "metadata");
     }
   }
@@ -230,10 +230,10 @@ TEST(OfflineIndexDetectors, ReadIndexOptionsFromADumpsMetadata) {
   CollectionProfile p("shop", "users", kSettings);
   p.set_metadata(m);
   const auto findings = run_offline_detectors({&p}, kSettings);
-  ASSERT_EQ(count_kind(findings, kind::kRedundantIndex), 1);
-  EXPECT_EQ(count_kind(findings, kind::kRedundantIndex, "k"), 1);
+  ASSERT_EQ(count_kind(findings, Finding::Kind::kRedundantIndex), 1);
+  EXPECT_EQ(count_kind(findings, Finding::Kind::kRedundantIndex, "k"), 1);
   for (const Finding& f : findings) {
-    if (f.kind == kind::kRedundantIndex) {
+    if (f.kind == Finding::Kind::kRedundantIndex) {
       EXPECT_EQ(f.source, "dump");
     }
   }
@@ -265,9 +265,9 @@ TEST(SameShapeCollectionsDetector, FlagsTwelveCollectionsWithOneShape) {
   }
   c.add("logs", "other", 3, true);
   const auto findings = run_offline_detectors(c.profiles, kSettings);
-  ASSERT_EQ(count_kind(findings, kind::kSameShapeCollections), 1);
+  ASSERT_EQ(count_kind(findings, Finding::Kind::kSameShapeCollections), 1);
   for (const Finding& f : findings) {
-    if (f.kind != kind::kSameShapeCollections) continue;
+    if (f.kind != Finding::Kind::kSameShapeCollections) continue;
     EXPECT_EQ(f.db, "logs");
     EXPECT_TRUE(f.collection.empty());
     EXPECT_NE(f.evidence.find("12 collections in `logs`"), std::string::npos) << f.evidence;
@@ -282,7 +282,8 @@ TEST(SameShapeCollectionsDetector, QuietBelowTheThresholdAcrossDatabasesAndWhenE
   for (int i = 0; i < 9; ++i) c.add("a", "t" + std::to_string(i), 2);
   for (int i = 0; i < 9; ++i) c.add("b", "t" + std::to_string(i), 2);
   for (int i = 0; i < 12; ++i) c.add("e", "empty" + std::to_string(i), 0);
-  EXPECT_EQ(count_kind(run_offline_detectors(c.profiles, kSettings), kind::kSameShapeCollections),
+  EXPECT_EQ(count_kind(run_offline_detectors(c.profiles, kSettings),
+                       Finding::Kind::kSameShapeCollections),
             0);
 }
 
@@ -295,12 +296,14 @@ TEST(TooManyCollectionsDetector, CountsTheWholeDeploymentToo) {
     for (int i = 0; i < 2; ++i) c.add("db" + std::to_string(db), "c" + std::to_string(i), 0);
   }
   auto findings = run_offline_detectors(c.profiles, settings);
-  ASSERT_EQ(count_kind(findings, kind::kTooManyCollections), 1);
+  ASSERT_EQ(count_kind(findings, Finding::Kind::kTooManyCollections), 1);
   EXPECT_TRUE(findings.front().db.empty());
   EXPECT_NE(findings.front().evidence.find("6 collections in 3 databases"), std::string::npos)
       << findings.front().evidence;
   c.profiles.pop_back();
-  EXPECT_EQ(count_kind(run_offline_detectors(c.profiles, settings), kind::kTooManyCollections), 0);
+  EXPECT_EQ(
+      count_kind(run_offline_detectors(c.profiles, settings), Finding::Kind::kTooManyCollections),
+      0);
 }
 
 }  // namespace

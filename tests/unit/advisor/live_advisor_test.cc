@@ -70,7 +70,7 @@ class LiveAdvisorTest : public ::testing::Test {
     auto m = request(R"({"insert": ")" + coll + R"(", "$db": "app"})", "documents", docs);
     engine.inspect(m->cmd, rules::RequestContext{});
   }
-  bool has(const std::string& coll, const std::string& kind, const std::string& field = "") {
+  bool has(const std::string& coll, Finding::Kind kind, const std::string& field = "") {
     const auto f = advisor.findings();
     return std::any_of(f.begin(), f.end(), [&](const Finding& x) {
       return x.collection == coll && x.kind == kind && (field.empty() || x.field == field);
@@ -89,8 +89,8 @@ TEST_F(LiveAdvisorTest, UnboundedPushFiresAndSlicedPushDoesNot) {
   send(R"({"update": "feeds", "$db": "app", "updates": [{"q": {"_id": 1},
            "u": {"$push": {"latest": {"$each": [1], "$slice": -50}}}}]})",
        12);
-  EXPECT_TRUE(has("posts", kind::kUnboundedArray, "comments"));
-  EXPECT_FALSE(has("feeds", kind::kUnboundedArray));
+  EXPECT_TRUE(has("posts", Finding::Kind::kUnboundedArray, "comments"));
+  EXPECT_FALSE(has("feeds", Finding::Kind::kUnboundedArray));
 }
 
 TEST_F(LiveAdvisorTest, LookupRatioNamesTheJoinFieldsAndTheUnindexedForeignField) {
@@ -99,20 +99,20 @@ TEST_F(LiveAdvisorTest, LookupRatioNamesTheJoinFieldsAndTheUnindexedForeignField
                    "as": "c"}}, {"$project": {"total": 1, "c.name": 1}}]})";
   send(lookup, 12);
   send(R"({"find": "orders", "$db": "app", "filter": {"total": 3}})", 2);
-  EXPECT_TRUE(has("orders", kind::kJoinHeavy, "customerId"));
+  EXPECT_TRUE(has("orders", Finding::Kind::kJoinHeavy, "customerId"));
   const auto f = advisor.findings();
-  const auto join =
-      std::find_if(f.begin(), f.end(), [](const Finding& x) { return x.kind == kind::kJoinHeavy; });
+  const auto join = std::find_if(
+      f.begin(), f.end(), [](const Finding& x) { return x.kind == Finding::Kind::kJoinHeavy; });
   ASSERT_NE(join, f.end());
   EXPECT_NE(join->suggestion.find("(name)"), std::string::npos) << join->suggestion;
-  EXPECT_TRUE(has("customers", kind::kUnindexedReference, "custKey"));
+  EXPECT_TRUE(has("customers", Finding::Kind::kUnindexedReference, "custKey"));
 
   // Indexed, the foreignField is quiet; with most reads plain, the ratio is too.
   catalog(R"({"createIndexes": "customers", "$db": "app",
            "indexes": [{"key": {"custKey": 1}, "name": "custKey_1"}]})");
   send(R"({"find": "orders", "$db": "app", "filter": {"total": 3}})", 20);
-  EXPECT_FALSE(has("customers", kind::kUnindexedReference));
-  EXPECT_FALSE(has("orders", kind::kJoinHeavy));
+  EXPECT_FALSE(has("customers", Finding::Kind::kUnindexedReference));
+  EXPECT_FALSE(has("orders", Finding::Kind::kJoinHeavy));
 }
 
 TEST_F(LiveAdvisorTest, EqualityFiltersOnAnUnindexedReference) {
@@ -123,10 +123,10 @@ TEST_F(LiveAdvisorTest, EqualityFiltersOnAnUnindexedReference) {
   catalog(R"({"createIndexes": "lines", "$db": "app",
            "indexes": [{"key": {"orderId": 1, "n": 1}, "name": "o"}]})");
   send(R"({"find": "notes", "$db": "app", "filter": {"title": "x"}})", 12);  // not a reference
-  EXPECT_TRUE(has("items", kind::kUnindexedReference, "orderId"));
-  EXPECT_FALSE(has("items", kind::kUnindexedQuery));
-  EXPECT_FALSE(has("lines", kind::kUnindexedReference));
-  EXPECT_FALSE(has("notes", kind::kUnindexedReference));
+  EXPECT_TRUE(has("items", Finding::Kind::kUnindexedReference, "orderId"));
+  EXPECT_FALSE(has("items", Finding::Kind::kUnindexedQuery));
+  EXPECT_FALSE(has("lines", Finding::Kind::kUnindexedReference));
+  EXPECT_FALSE(has("notes", Finding::Kind::kUnindexedReference));
 }
 
 TEST_F(LiveAdvisorTest, RepeatedGroupIsComputedVariedOnesAreNot) {
@@ -139,8 +139,8 @@ TEST_F(LiveAdvisorTest, RepeatedGroupIsComputedVariedOnesAreNot) {
          std::to_string(i) + R"(}},
              {"$group": {"_id": "$page", "n": {"$sum": 1}}}]})");
   }
-  EXPECT_TRUE(has("sales", kind::kComputed));
-  EXPECT_FALSE(has("visits", kind::kComputed));
+  EXPECT_TRUE(has("sales", Finding::Kind::kComputed));
+  EXPECT_FALSE(has("visits", Finding::Kind::kComputed));
 }
 
 TEST_F(LiveAdvisorTest, CaseInsensitiveRegexInEitherForm) {
@@ -149,9 +149,9 @@ TEST_F(LiveAdvisorTest, CaseInsensitiveRegexInEitherForm) {
   send(R"({"find": "people", "$db": "app", "filter": {"name": {"$regularExpression":
            {"pattern": "^b", "options": "i"}}}})");
   send(R"({"find": "tags", "$db": "app", "filter": {"name": {"$regex": "^c"}}})");
-  EXPECT_TRUE(has("users", kind::kCaseInsensitiveRegex, "email"));
-  EXPECT_TRUE(has("people", kind::kCaseInsensitiveRegex, "name"));
-  EXPECT_FALSE(has("tags", kind::kCaseInsensitiveRegex));
+  EXPECT_TRUE(has("users", Finding::Kind::kCaseInsensitiveRegex, "email"));
+  EXPECT_TRUE(has("people", Finding::Kind::kCaseInsensitiveRegex, "name"));
+  EXPECT_FALSE(has("tags", Finding::Kind::kCaseInsensitiveRegex));
 }
 
 TEST_F(LiveAdvisorTest, SubsetNamesTheRarelyReadFields) {
@@ -168,8 +168,8 @@ TEST_F(LiveAdvisorTest, SubsetNamesTheRarelyReadFields) {
   send(R"({"find": "articles", "$db": "app", "filter": {}, "projection": {"name": 1,
            "manual": 1}})",
        12);
-  EXPECT_TRUE(has("products", kind::kSubset, "manual"));
-  EXPECT_FALSE(has("articles", kind::kSubset));
+  EXPECT_TRUE(has("products", Finding::Kind::kSubset, "manual"));
+  EXPECT_FALSE(has("articles", Finding::Kind::kSubset));
 }
 
 class LiveBucketTest : public LiveAdvisorTest {
@@ -192,8 +192,8 @@ TEST_F(LiveBucketTest, TinyKeyedTimedInsertsAreABucketCandidate) {
   }
   insert("readings", readings);
   insert("orders", orders);
-  EXPECT_TRUE(has("readings", kind::kBucket, "sensorId"));
-  EXPECT_FALSE(has("orders", kind::kBucket));
+  EXPECT_TRUE(has("readings", Finding::Kind::kBucket, "sensorId"));
+  EXPECT_FALSE(has("orders", Finding::Kind::kBucket));
 }
 
 class LiveValidatorTest : public LiveAdvisorTest {
@@ -210,8 +210,8 @@ TEST_F(LiveValidatorTest, WritesWithoutAKnownValidator) {
   catalog(R"({"create": "checked", "$db": "app", "validator": {"$jsonSchema": {}}})");
   insert("checked", {R"({"a": 1})"});
   insert("loose", {R"({"a": 1})"});
-  EXPECT_TRUE(has("loose", kind::kNoValidator));
-  EXPECT_FALSE(has("checked", kind::kNoValidator));
+  EXPECT_TRUE(has("loose", Finding::Kind::kNoValidator));
+  EXPECT_FALSE(has("checked", Finding::Kind::kNoValidator));
 }
 
 TEST_F(LiveAdvisorTest, ReportRendersFindingsAndTheLookupGraph) {
@@ -219,11 +219,11 @@ TEST_F(LiveAdvisorTest, ReportRendersFindingsAndTheLookupGraph) {
       {"$lookup": {"from": "customers", "localField": "cid", "foreignField": "_id",
                    "as": "c"}}]})",
        12);
-  const std::string html = advisor.render("html");
+  const std::string html = advisor.render(ReportFormat::kHtml);
   EXPECT_NE(html.find("join_heavy"), std::string::npos);
   EXPECT_NE(html.find("$lookup graph"), std::string::npos);
   EXPECT_NE(html.find("app.customers"), std::string::npos);
-  const std::string json = advisor.render("json");
+  const std::string json = advisor.render(ReportFormat::kJson);
   EXPECT_NE(json.find("\"kind\": \"join_heavy\""), std::string::npos);
 }
 

@@ -69,7 +69,7 @@ class LiveAppsTest : public ::testing::Test {
          times);
   }
   const Finding* find(const std::vector<Finding>& all, const std::string& coll,
-                      const std::string& kind) {
+                      Finding::Kind kind) {
     const auto it = std::find_if(all.begin(), all.end(), [&](const Finding& f) {
       return f.collection == coll && f.kind == kind;
     });
@@ -92,21 +92,23 @@ TEST_F(LiveAppsTest, TwoAppsOnOneCollectionAreNamedMostActiveFirst) {
   regex_find("search", "notes", 2);  // a collection only one app touches
 
   const auto all = advisor.findings();
-  const Finding* unbounded = find(all, "posts", kind::kUnboundedArray);
+  const Finding* unbounded = find(all, "posts", Finding::Kind::kUnboundedArray);
   ASSERT_NE(unbounded, nullptr);
   EXPECT_EQ(unbounded->apps, (Apps{"comments-service", "cms"}));
   // Reads and writes are told apart: the searches showed the regex, not the growing array.
-  const Finding* regex = find(all, "posts", kind::kCaseInsensitiveRegex);
+  const Finding* regex = find(all, "posts", Finding::Kind::kCaseInsensitiveRegex);
   ASSERT_NE(regex, nullptr);
   EXPECT_EQ(regex->apps, Apps{"search"});
-  const Finding* notes = find(all, "notes", kind::kCaseInsensitiveRegex);
+  const Finding* notes = find(all, "notes", Finding::Kind::kCaseInsensitiveRegex);
   ASSERT_NE(notes, nullptr);
   EXPECT_EQ(notes->apps, Apps{"search"});
 
-  const std::string json = advisor.render("json");
+  const std::string json = advisor.render(ReportFormat::kJson);
   EXPECT_NE(json.find(R"("apps": ["comments-service", "cms"])"), std::string::npos) << json;
-  EXPECT_NE(advisor.render("text").find("apps:       comments-service, cms"), std::string::npos);
-  EXPECT_NE(advisor.render("html").find("apps: comments-service, cms"), std::string::npos);
+  EXPECT_NE(advisor.render(ReportFormat::kText).find("apps:       comments-service, cms"),
+            std::string::npos);
+  EXPECT_NE(advisor.render(ReportFormat::kHtml).find("apps: comments-service, cms"),
+            std::string::npos);
 }
 
 TEST_F(LiveAppsTest, AppsPastTheBoundOfANamespaceAreCountedTogether) {
@@ -114,7 +116,7 @@ TEST_F(LiveAppsTest, AppsPastTheBoundOfANamespaceAreCountedTogether) {
   push("late-a", "posts", 5);
   push("late-b", "posts", 5);
   const auto all = advisor.findings();
-  const Finding* unbounded = find(all, "posts", kind::kUnboundedArray);
+  const Finding* unbounded = find(all, "posts", Finding::Kind::kUnboundedArray);
   ASSERT_NE(unbounded, nullptr);
   EXPECT_EQ(unbounded->apps, (Apps{"_other", "app0", "app1", "app2", "app3"}));
 }
@@ -134,18 +136,19 @@ TEST_F(LiveAppsTest, FindingsFromClusterFactsNameNoApps) {
   advisor.on_cluster_collection(std::move(stored), 1.0e9);
 
   const auto all = advisor.findings();
-  const Finding* no_validator = find(all, "orders", kind::kNoValidator);
+  const Finding* no_validator = find(all, "orders", Finding::Kind::kNoValidator);
   ASSERT_NE(no_validator, nullptr);
   EXPECT_EQ(no_validator->source, "metadata");
   EXPECT_TRUE(no_validator->apps.empty());
-  EXPECT_NE(advisor.render("json").find(R"("source": "metadata", "apps": [])"), std::string::npos);
+  EXPECT_NE(advisor.render(ReportFormat::kJson).find(R"("source": "metadata", "apps": [])"),
+            std::string::npos);
 }
 
 TEST_F(LiveAppsTest, WritesWithoutAValidatorNameTheirApps) {
   send("billing", R"({"insert": "orders", "$db": "app", "documents": [{"_id": 1}]})", 3);
   send("audit", R"({"find": "orders", "$db": "app", "filter": {"_id": 1}})", 5);
   const auto all = advisor.findings();
-  const Finding* no_validator = find(all, "orders", kind::kNoValidator);
+  const Finding* no_validator = find(all, "orders", Finding::Kind::kNoValidator);
   ASSERT_NE(no_validator, nullptr);
   EXPECT_EQ(no_validator->source, "traffic");
   EXPECT_EQ(no_validator->apps, Apps{"billing"});

@@ -49,7 +49,7 @@ std::vector<std::string> index_names(const LiveAdvisor& live, const std::string&
   return names;
 }
 
-bool has_finding(const LiveAdvisor& live, const std::string& kind) {
+bool has_finding(const LiveAdvisor& live, Finding::Kind kind) {
   const auto found = live.findings();
   return std::any_of(found.begin(), found.end(), [&](const Finding& f) { return f.kind == kind; });
 }
@@ -84,14 +84,14 @@ TEST(LiveCatalogTest, AValidatorThatOnlyWarnsIsAFinding) {
   LiveAdvisor live(every_command());
   catalog(live, R"({"create": "events", "$db": "app", "validator": {"a": {"$exists": true}},
                     "validationAction": "warn"})");
-  EXPECT_TRUE(has_finding(live, "validator_not_enforced"));
-  EXPECT_FALSE(has_finding(live, "no_validator"));
+  EXPECT_TRUE(has_finding(live, Finding::Kind::kValidatorNotEnforced));
+  EXPECT_FALSE(has_finding(live, Finding::Kind::kNoValidator));
   catalog(live, R"({"collMod": "events", "$db": "app", "validationAction": "error"})");
-  EXPECT_FALSE(has_finding(live, "validator_not_enforced"));
+  EXPECT_FALSE(has_finding(live, Finding::Kind::kValidatorNotEnforced));
   catalog(live, R"({"collMod": "events", "$db": "app", "validator": {}})");
   auto insert = request(R"({"insert": "events", "$db": "app", "documents": [{"_id": 1}]})");
   live.on_request("app", "events", insert->cmd, "");
-  EXPECT_TRUE(has_finding(live, "no_validator"));
+  EXPECT_TRUE(has_finding(live, Finding::Kind::kNoValidator));
 }
 
 TEST(LiveCatalogTest, ListCollectionsRepliesGiveEachCollectionsOptions) {
@@ -106,7 +106,7 @@ TEST(LiveCatalogTest, ListCollectionsRepliesGiveEachCollectionsOptions) {
   EXPECT_TRUE(facts_of(all, "app.a")->metadata.has_validator);
   EXPECT_EQ(facts_of(all, "app.a")->metadata.validation_level, "off");
   EXPECT_EQ(facts_of(all, "app.v")->metadata.type, "view");
-  EXPECT_TRUE(has_finding(live, "validator_not_enforced"));
+  EXPECT_TRUE(has_finding(live, Finding::Kind::kValidatorNotEnforced));
 }
 
 TEST(LiveCatalogTest, RenameMovesTheFacts) {
@@ -124,8 +124,9 @@ TEST(LiveCatalogTest, UnknownFactsAreNamedNotGuessedAndReadOnce) {
   live.expect_cluster_facts(true);
   auto insert = request(R"({"insert": "orders", "$db": "app", "documents": [{"_id": 1}]})");
   live.on_request("app", "orders", insert->cmd, "");
-  EXPECT_FALSE(has_finding(live, "no_validator"));
-  EXPECT_NE(live.render("json").find("not read from the cluster yet"), std::string::npos);
+  EXPECT_FALSE(has_finding(live, Finding::Kind::kNoValidator));
+  EXPECT_NE(live.render(ReportFormat::kJson).find("not read from the cluster yet"),
+            std::string::npos);
   const auto unread = live.take_unread_namespaces(10);
   ASSERT_EQ(unread.size(), 1u);
   EXPECT_EQ(unread[0].first, "app");
@@ -144,9 +145,10 @@ TEST(LiveCatalogTest, UnknownFactsAreNamedNotGuessedAndReadOnce) {
   stored->set_metadata(m);
   live.on_cluster_collection(std::move(stored), 1.0e9);
   EXPECT_TRUE(live.has_cluster_facts("app", "orders"));
-  EXPECT_TRUE(has_finding(live, "no_validator"));
-  EXPECT_NE(live.render("json").find("app.orders: index usage: not authorized (code 13)"),
-            std::string::npos);
+  EXPECT_TRUE(has_finding(live, Finding::Kind::kNoValidator));
+  EXPECT_NE(
+      live.render(ReportFormat::kJson).find("app.orders: index usage: not authorized (code 13)"),
+      std::string::npos);
   // A later pass that no longer finds it: the collection is gone.
   live.on_cluster_pass({"app"}, {});
   EXPECT_EQ(facts_of(live.collection_facts(), "app.orders"), nullptr);
@@ -175,7 +177,7 @@ TEST(SharedFactsTest, WhatIsWrittenReadsBack) {
   Finding f;
   f.db = "shop";
   f.collection = "orders";
-  f.kind = "large_array";
+  f.kind = Finding::Kind::kLargeArray;
   f.severity = Severity::kWarn;
   f.field = "items";
   f.evidence = "300 elements";
@@ -199,7 +201,7 @@ TEST(SharedFactsTest, WhatIsWrittenReadsBack) {
   EXPECT_EQ(back.metadata.stats.documents, 2000u);
   EXPECT_EQ(back.metadata.unknown, shared.metadata.unknown);
   ASSERT_EQ(back.findings.size(), 1u);
-  EXPECT_EQ(back.findings[0].kind, "large_array");
+  EXPECT_EQ(back.findings[0].kind, Finding::Kind::kLargeArray);
   EXPECT_EQ(back.findings[0].severity, Severity::kWarn);
   EXPECT_EQ(back.sampled_documents, 1000u);
   EXPECT_EQ(back.read_at, 1.5e9);

@@ -89,7 +89,7 @@ class LiveQueriesTest : public ::testing::Test {
     catalog(R"({"createIndexes": ")" + coll + R"(", "$db": "app", "indexes": [{"key": )" +
             keys_json + R"(, "name": "i"}]})");
   }
-  std::vector<Finding> of(const std::string& coll, const std::string& kind) const {
+  std::vector<Finding> of(const std::string& coll, Finding::Kind kind) const {
     std::vector<Finding> out;
     for (Finding& f : advisor.findings()) {
       if (f.collection == coll && f.kind == kind) out.push_back(std::move(f));
@@ -106,7 +106,7 @@ TEST_F(LiveQueriesTest, FrequentShapeOnAnUnindexedCollectionGetsItsIndexInEsrOrd
   list_indexes("carts", std::string("[") + kIdIndex + "]");
   send("orders", kFrequentQuery, 12);
   send("carts", R"({"find": "carts", "$db": "app", "filter": {"status": "a"}})", 9);
-  const auto found = of("orders", kind::kUnindexedQuery);
+  const auto found = of("orders", Finding::Kind::kUnindexedQuery);
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0].field, "status");
   EXPECT_EQ(found[0].source, "traffic");
@@ -115,30 +115,30 @@ TEST_F(LiveQueriesTest, FrequentShapeOnAnUnindexedCollectionGetsItsIndexInEsrOrd
       << found[0].suggestion;
   EXPECT_NE(found[0].evidence.find("ran 12 times"), std::string::npos) << found[0].evidence;
   EXPECT_EQ(found[0].evidence.find("createIndexes traffic"), std::string::npos);
-  EXPECT_TRUE(of("carts", kind::kUnindexedQuery).empty());  // below unindexed_query_min
+  EXPECT_TRUE(of("carts", Finding::Kind::kUnindexedQuery).empty());  // below unindexed_query_min
 }
 
 TEST_F(LiveQueriesTest, AnIndexOnTheEqualityFieldServesTheShape) {
   list_indexes("orders", std::string("[") + kIdIndex +
                              R"(, {"v": 2, "key": {"status": 1}, "name": "status_1"}])");
   send("orders", kFrequentQuery, 12);
-  EXPECT_TRUE(of("orders", kind::kUnindexedQuery).empty());
+  EXPECT_TRUE(of("orders", Finding::Kind::kUnindexedQuery).empty());
 
   // An index created through docguard counts at once.
   list_indexes("carts", std::string("[") + kIdIndex + "]");
   send("carts", R"({"find": "carts", "$db": "app", "filter": {"owner": 1}})", 12);
-  EXPECT_EQ(of("carts", kind::kUnindexedQuery).size(), 1u);
+  EXPECT_EQ(of("carts", Finding::Kind::kUnindexedQuery).size(), 1u);
   create_index("carts", R"({"owner": 1, "at": -1})");
-  EXPECT_TRUE(of("carts", kind::kUnindexedQuery).empty());
+  EXPECT_TRUE(of("carts", Finding::Kind::kUnindexedQuery).empty());
 }
 
 TEST_F(LiveQueriesTest, WithClusterFactsExpectedNothingIsJudgedUntilTheyCome) {
   advisor.expect_cluster_facts(true);
   send("orders", kFrequentQuery, 12);
-  EXPECT_TRUE(of("orders", kind::kUnindexedQuery).empty());
+  EXPECT_TRUE(of("orders", Finding::Kind::kUnindexedQuery).empty());
   advisor.on_cluster_collection(
       cluster_collection("app", "orders", {index_on("_id_", {{"_id", "1"}})}, {}, settings), 1);
-  const auto found = of("orders", kind::kUnindexedQuery);
+  const auto found = of("orders", Finding::Kind::kUnindexedQuery);
   ASSERT_EQ(found.size(), 1u);
   EXPECT_NE(found[0].evidence.find("(1 index)"), std::string::npos) << found[0].evidence;
 }
@@ -146,13 +146,13 @@ TEST_F(LiveQueriesTest, WithClusterFactsExpectedNothingIsJudgedUntilTheyCome) {
 TEST_F(LiveQueriesTest, WithoutClusterFactsTheIndexesSeenInTrafficAreTheList) {
   send("orders", kFrequentQuery, 12);
   send("orders", R"({"find": "orders", "$db": "app", "filter": {"_id": 7}})", 12);
-  const auto found = of("orders", kind::kUnindexedQuery);
+  const auto found = of("orders", Finding::Kind::kUnindexedQuery);
   ASSERT_EQ(found.size(), 1u);  // not the finds by _id: every collection has that index
   EXPECT_EQ(found[0].field, "status");
   EXPECT_NE(found[0].evidence.find("only those seen in createIndexes traffic"), std::string::npos)
       << found[0].evidence;
   create_index("orders", R"({"status": 1})");
-  EXPECT_TRUE(of("orders", kind::kUnindexedQuery).empty());
+  EXPECT_TRUE(of("orders", Finding::Kind::kUnindexedQuery).empty());
 }
 
 TEST_F(LiveQueriesTest, EveryQueryCommandCountsItsShape) {
@@ -178,7 +178,7 @@ TEST_F(LiveQueriesTest, EveryQueryCommandCountsItsShape) {
                                                           {"accounts", "{owner: 1}"},
                                                           {"sessions", "{expiresAt: 1}"}};
   for (const auto& [coll, keys] : expected) {
-    const auto found = of(coll, kind::kUnindexedQuery);
+    const auto found = of(coll, Finding::Kind::kUnindexedQuery);
     ASSERT_EQ(found.size(), 1u) << coll;
     EXPECT_NE(found[0].suggestion.find(std::string("createIndex(") + keys + ")"), std::string::npos)
         << found[0].suggestion;
@@ -202,13 +202,13 @@ TEST_F(LiveQueryBoundsTest, ABatchCountsItsFirstStatementsAndShapesPastTheBoundA
     updates += std::string(i ? ", " : "") + R"({"q": {"owner": 1}, "u": {"$set": {"x": 1}}})";
   }
   send("accounts", R"({"update": "accounts", "$db": "app", "updates": [)" + updates + "]}");
-  const auto found = of("accounts", kind::kUnindexedQuery);
+  const auto found = of("accounts", Finding::Kind::kUnindexedQuery);
   ASSERT_EQ(found.size(), 1u);
   EXPECT_NE(found[0].evidence.find("ran 16 times"), std::string::npos) << found[0].evidence;
 
   // The collection's one shape slot is taken: a second shape is not counted at all.
   send("accounts", R"({"find": "accounts", "$db": "app", "filter": {"region": "eu"}})", 20);
-  EXPECT_EQ(of("accounts", kind::kUnindexedQuery).size(), 1u);
+  EXPECT_EQ(of("accounts", Finding::Kind::kUnindexedQuery).size(), 1u);
 }
 
 class LiveSampledQueriesTest : public LiveQueriesTest {
@@ -223,7 +223,7 @@ class LiveSampledQueriesTest : public LiveQueriesTest {
 
 TEST_F(LiveSampledQueriesTest, EvidenceSaysHowManyQueriesThatIsInAll) {
   send("orders", kFrequentQuery, 48);
-  const auto found = of("orders", kind::kUnindexedQuery);
+  const auto found = of("orders", Finding::Kind::kUnindexedQuery);
   ASSERT_EQ(found.size(), 1u);
   EXPECT_NE(found[0].evidence.find("1 in 4, so about 48"), std::string::npos) << found[0].evidence;
 }
@@ -236,11 +236,11 @@ TEST_F(LiveQueriesTest, AFrequentShapeReplacesTheReferenceFindingOnItsFields) {
            {"$lookup": {"from": "orders", "localField": "_id", "foreignField": "invoiceId",
                         "as": "o"}}]})",
        12);
-  const auto queries = of("orders", kind::kUnindexedQuery);
+  const auto queries = of("orders", Finding::Kind::kUnindexedQuery);
   ASSERT_EQ(queries.size(), 2u);
   EXPECT_EQ(queries[0].field, "customerId");
   EXPECT_EQ(queries[1].field, "invoiceId");
-  const auto references = of("orders", kind::kUnindexedReference);
+  const auto references = of("orders", Finding::Kind::kUnindexedReference);
   ASSERT_EQ(references.size(), 1u);
   EXPECT_EQ(references[0].field, "invoiceId");
   EXPECT_EQ(references[0].evidence.rfind("$lookup from `invoices`", 0), 0u)
@@ -258,11 +258,11 @@ TEST_F(LiveQueriesTest, RedundantAndUnusedIndexesFromTheClusterIndexList) {
   m.index_usage_known = true;
   stored->set_metadata(m);
   advisor.on_cluster_collection(std::move(stored), 1);
-  const auto redundant = of("orders", kind::kRedundantIndex);
+  const auto redundant = of("orders", Finding::Kind::kRedundantIndex);
   ASSERT_EQ(redundant.size(), 1u);
   EXPECT_EQ(redundant[0].field, "status");
   EXPECT_EQ(redundant[0].source, "metadata");
-  const auto unused = of("orders", kind::kUnusedIndex);
+  const auto unused = of("orders", Finding::Kind::kUnusedIndex);
   ASSERT_EQ(unused.size(), 1u);
   EXPECT_EQ(unused[0].field, "legacy");
   EXPECT_EQ(unused[0].source, "metadata");
@@ -270,7 +270,7 @@ TEST_F(LiveQueriesTest, RedundantAndUnusedIndexesFromTheClusterIndexList) {
   // Indexes seen in traffic alone may not be the whole list: no redundancy is judged on them.
   create_index("carts", R"({"owner": 1})");
   create_index("carts", R"({"owner": 1, "at": 1})");
-  EXPECT_TRUE(of("carts", kind::kRedundantIndex).empty());
+  EXPECT_TRUE(of("carts", Finding::Kind::kRedundantIndex).empty());
 }
 
 class LiveCollectionsTest : public LiveQueriesTest {
@@ -300,15 +300,15 @@ TEST_F(LiveCollectionsTest, CollectionsOfOneShapeAmongTheOnesReadFromTheCluster)
     send(coll, R"({"insert": ")" + coll + R"(", "$db": "app", "documents": [{"a": 1}]})");
   }
   const auto findings = advisor.findings();
-  auto count = [&](const std::string& db, const char* kind) {
+  auto count = [&](const std::string& db, Finding::Kind kind) {
     return std::count_if(findings.begin(), findings.end(), [&](const Finding& f) {
       return f.db == db && f.collection.empty() && f.kind == kind && f.source == "metadata";
     });
   };
-  EXPECT_EQ(count("tenants", kind::kSameShapeCollections), 1);
-  EXPECT_EQ(count("tenants", kind::kTooManyCollections), 1);
-  EXPECT_EQ(count("", kind::kTooManyCollections), 1);  // the deployment: 4 > 3
-  EXPECT_EQ(count("app", kind::kTooManyCollections), 0);
+  EXPECT_EQ(count("tenants", Finding::Kind::kSameShapeCollections), 1);
+  EXPECT_EQ(count("tenants", Finding::Kind::kTooManyCollections), 1);
+  EXPECT_EQ(count("", Finding::Kind::kTooManyCollections), 1);  // the deployment: 4 > 3
+  EXPECT_EQ(count("app", Finding::Kind::kTooManyCollections), 0);
 }
 
 }  // namespace

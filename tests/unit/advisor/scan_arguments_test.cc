@@ -54,7 +54,7 @@ TEST(ScanArguments, EveryOptionOfALiveScan) {
   EXPECT_EQ(a.db, "shop");
   EXPECT_EQ(a.collection, "products");
   EXPECT_EQ(a.credentials_file, "/c");
-  EXPECT_EQ(a.format, "json");
+  EXPECT_EQ(a.format, ReportFormat::kJson);
   ASSERT_TRUE(a.fail_on.has_value());
   EXPECT_EQ(*a.fail_on, Severity::kWarn);
   EXPECT_TRUE(a.quiet);

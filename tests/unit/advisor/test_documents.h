@@ -63,7 +63,7 @@ inline CollectionMetadata metadata_with_indexes(
   return m;
 }
 
-inline int count_kind(const std::vector<Finding>& findings, const std::string& kind,
+inline int count_kind(const std::vector<Finding>& findings, Finding::Kind kind,
                       const std::string& field = "") {
   return static_cast<int>(std::count_if(findings.begin(), findings.end(), [&](const Finding& f) {
     return f.kind == kind && (field.empty() || f.field == field);

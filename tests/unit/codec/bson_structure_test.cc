@@ -6,6 +6,7 @@
 namespace docguard::codec {
 namespace {
 
+using testing::bson_is_valid;
 using testing::json;
 using testing::view;
 

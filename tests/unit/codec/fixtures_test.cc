@@ -14,6 +14,7 @@
 namespace docguard::codec {
 namespace {
 
+using testing::bson_is_valid;
 using testing::read_hex;
 
 std::vector<uint8_t> fixture(const std::string& name) {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "docguard/rules/structured_log.h"
+#include "docguard/base/structured_log.h"
 
 namespace docguard::proxy {
 namespace {

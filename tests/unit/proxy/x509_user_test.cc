@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "docguard/proxy/tls.h"
-#include "docguard/rules/structured_log.h"
+#include "docguard/base/structured_log.h"
 
 namespace docguard::proxy {
 namespace {

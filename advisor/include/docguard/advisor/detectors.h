@@ -72,7 +72,7 @@ std::vector<const QueryShapeCounter::Entry*> unserved_query_shapes(
 const char* metadata_finding_source(const CollectionMetadata& metadata);
 
 // A finding about collection `p`, its evidence and advice still to be filled in by the detector.
-Finding new_finding(const CollectionProfile& p, const char* kind, Severity severity,
+Finding new_finding(const CollectionProfile& p, Finding::Kind kind, Severity severity,
                     std::string field);
 
 // The detectors that read documents only (arrays, outliers, buckets, size, attributes,

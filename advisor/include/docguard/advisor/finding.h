@@ -3,7 +3,11 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include "docguard/base/enum_names.h"
+#include "docguard/rules/collection_stats.h"
 
 namespace docguard::advisor {
 
@@ -11,30 +15,47 @@ enum class Severity { kInfo, kWarn, kBlock };
 const char* severity_name(Severity severity);  // "info", "warn", "block"
 bool parse_severity(std::string_view text, Severity* out);
 
-// Kinds, as stable strings (they become metric labels and JSON values).
-namespace kind {
-inline constexpr const char* kLargeArray = "large_array";
-inline constexpr const char* kOutlier = "outlier";
-inline constexpr const char* kBucket = "bucket";
-inline constexpr const char* kBloatedDocuments = "bloated_documents";
-inline constexpr const char* kAttribute = "attribute";
-inline constexpr const char* kUnindexedReference = "unindexed_reference";
-inline constexpr const char* kTooManyIndexes = "too_many_indexes";
-inline constexpr const char* kTooManyCollections = "too_many_collections";
-inline constexpr const char* kDeepNesting = "deep_nesting";
-inline constexpr const char* kNoValidator = "no_validator";
-inline constexpr const char* kUnindexedQuery = "unindexed_query";
-inline constexpr const char* kRedundantIndex = "redundant_index";
-inline constexpr const char* kUnusedIndex = "unused_index";
-inline constexpr const char* kSameShapeCollections = "same_shape_collections";
-}  // namespace kind
-
 struct Finding {
+  // What the finding is about. Its name (kind_name) is what reports, metric labels and the facts
+  // shared with other instances show, so a name never changes once released.
+  enum class Kind {
+    // From profiles: a dump, a sample or the cluster's metadata.
+    kLargeArray,
+    kOutlier,
+    kBucket,
+    kBloatedDocuments,
+    kAttribute,
+    kUnindexedReference,
+    kTooManyIndexes,
+    kTooManyCollections,
+    kDeepNesting,
+    kNoValidator,
+    kUnindexedQuery,
+    kRedundantIndex,
+    kUnusedIndex,
+    kSameShapeCollections,
+    // From traffic (the live advisor).
+    kUnboundedArray,
+    kJoinHeavy,
+    kComputed,
+    kCaseInsensitiveRegex,
+    kSubset,
+    kValidatorNotEnforced,
+    // A rule of the proxy's that a scanned dump breaks (rule_findings.h).
+    kRuleMaxDocumentBytes,
+    kRuleMaxArrayLength,
+    kRuleArrayLength,
+    kRuleRequirePushSlice,
+    kRuleMaxNestingDepth,
+    kRuleMaxLookupRatio,
+    kRuleTrackedArrayLength,
+  };
+
   std::string db;
   // Empty for database-wide findings (too many collections, collections of one shape); db is
   // empty too for a deployment-wide one (too many collections in all databases).
   std::string collection;
-  std::string kind;
+  Kind kind = Kind::kLargeArray;
   Severity severity = Severity::kInfo;
   std::string field;       // the field path concerned, when there is one
   std::string evidence;    // measured numbers and the threshold crossed
@@ -47,6 +68,40 @@ struct Finding {
   // whose sampled commands on the collection showed it, most first. Empty for other sources.
   std::vector<std::string> apps;
 };
+
+inline constexpr auto kFindingKindNames = base::enum_names<Finding::Kind>(
+    {{Finding::Kind::kLargeArray, "large_array"},
+     {Finding::Kind::kOutlier, "outlier"},
+     {Finding::Kind::kBucket, "bucket"},
+     {Finding::Kind::kBloatedDocuments, "bloated_documents"},
+     {Finding::Kind::kAttribute, "attribute"},
+     {Finding::Kind::kUnindexedReference, "unindexed_reference"},
+     {Finding::Kind::kTooManyIndexes, "too_many_indexes"},
+     {Finding::Kind::kTooManyCollections, "too_many_collections"},
+     {Finding::Kind::kDeepNesting, "deep_nesting"},
+     {Finding::Kind::kNoValidator, "no_validator"},
+     {Finding::Kind::kUnindexedQuery, "unindexed_query"},
+     {Finding::Kind::kRedundantIndex, "redundant_index"},
+     {Finding::Kind::kUnusedIndex, "unused_index"},
+     {Finding::Kind::kSameShapeCollections, "same_shape_collections"},
+     {Finding::Kind::kUnboundedArray, "unbounded_array"},
+     {Finding::Kind::kJoinHeavy, "join_heavy"},
+     {Finding::Kind::kComputed, "computed"},
+     {Finding::Kind::kCaseInsensitiveRegex, "case_insensitive_regex"},
+     {Finding::Kind::kSubset, "subset"},
+     {Finding::Kind::kValidatorNotEnforced, "validator_not_enforced"},
+     {Finding::Kind::kRuleMaxDocumentBytes, "rule:max_document_bytes"},
+     {Finding::Kind::kRuleMaxArrayLength, "rule:max_array_length"},
+     {Finding::Kind::kRuleArrayLength, "rule:array_length"},
+     {Finding::Kind::kRuleRequirePushSlice, "rule:require_push_slice"},
+     {Finding::Kind::kRuleMaxNestingDepth, "rule:max_nesting_depth"},
+     {Finding::Kind::kRuleMaxLookupRatio, "rule:max_lookup_ratio"},
+     {Finding::Kind::kRuleTrackedArrayLength, "rule:tracked_array_length"}},
+    "?");
+inline const char* kind_name(Finding::Kind kind) { return kFindingKindNames.name(kind); }
+
+// The kind of a finding about a broken rule: "rule:" and the rule's name.
+Finding::Kind rule_finding_kind(rules::RuleKind rule);
 
 // Database, collection, kind, field: a stable order whatever order the dump was read in.
 void sort_findings(std::vector<Finding>& findings);

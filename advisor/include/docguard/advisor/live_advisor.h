@@ -29,15 +29,6 @@
 
 namespace docguard::advisor {
 
-namespace kind {
-inline constexpr const char* kUnboundedArray = "unbounded_array";
-inline constexpr const char* kJoinHeavy = "join_heavy";
-inline constexpr const char* kComputed = "computed";
-inline constexpr const char* kCaseInsensitiveRegex = "case_insensitive_regex";
-inline constexpr const char* kSubset = "subset";
-inline constexpr const char* kValidatorNotEnforced = "validator_not_enforced";
-}  // namespace kind
-
 class LiveAdvisor {
  public:
   explicit LiveAdvisor(const AdvisorSettings& settings);
@@ -85,8 +76,7 @@ class LiveAdvisor {
   std::vector<CollectionFacts> collection_facts() const;
 
   std::vector<Finding> findings() const;
-  // format: "html" or "json".
-  std::string render(const std::string& format) const;
+  std::string render(ReportFormat format) const;
 
   // For tests: time in seconds used for insert rates (default: steady clock).
   void set_clock_for_testing(double (*clock)());

@@ -10,6 +10,7 @@
 #include "docguard/advisor/collection_profile.h"
 #include "docguard/advisor/finding.h"
 #include "docguard/advisor/settings.h"
+#include "docguard/base/enum_names.h"
 
 namespace docguard::advisor {
 
@@ -38,5 +39,12 @@ std::string metadata_summary(const CollectionMetadata& metadata);
 std::string render_text(const ReportInput& input);
 std::string render_json(const ReportInput& input);
 std::string render_html(const ReportInput& input);
+
+enum class ReportFormat { kText, kJson, kHtml };
+// The names `scan --format` accepts.
+inline constexpr auto kReportFormatNames = base::enum_names<ReportFormat>(
+    {{ReportFormat::kText, "text"}, {ReportFormat::kJson, "json"}, {ReportFormat::kHtml, "html"}},
+    "text");
+std::string render(const ReportInput& input, ReportFormat format);
 
 }  // namespace docguard::advisor

@@ -36,7 +36,7 @@ class RuleCheckingVisitor final : public DumpVisitor {
   DumpVisitor& inner_;
   rules::Engine engine_;
   // (db, collection, rule, field, action) -> tally
-  std::map<std::tuple<std::string, std::string, std::string, std::string, int>, Tally> tallies_;
+  std::map<std::tuple<std::string, std::string, rules::RuleKind, std::string, int>, Tally> tallies_;
 };
 
 }  // namespace docguard::advisor

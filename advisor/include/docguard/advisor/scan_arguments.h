@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "docguard/advisor/finding.h"
+#include "docguard/advisor/report.h"
 
 namespace docguard::advisor {
 
@@ -18,7 +19,7 @@ bool is_cluster_uri(std::string_view source);
 
 struct ScanArguments {
   std::string source;  // the dump's path, or the cluster's URI
-  std::string format = "text";
+  ReportFormat format = ReportFormat::kText;
   std::string config_path;
   std::optional<Severity> fail_on;
   bool help = false;

@@ -53,7 +53,6 @@ inline constexpr int32_t kInvalidUri = -5;   // the URI (or a credential) was re
 
 bool is_unauthorized(const Error& error);   // 13 Unauthorized, 18 AuthenticationFailed
 bool is_not_supported(const Error& error);  // the server lacks the command or stage
-bool is_timeout(const Error& error);        // maxTimeMS expired, or a network timeout
 
 class ClusterReader {
  public:

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "docguard/base/enum_names.h"
+
 namespace docguard::cluster {
 
 // The SDAM topology types (mongoc_topology_description_type).
@@ -35,6 +37,28 @@ enum class ServerType {
   kRSGhost,
   kLoadBalancer,
 };
+
+// The SDAM names, as libmongoc spells them (and /status and the topology metric show them).
+inline constexpr auto kTopologyTypeNames =
+    base::enum_names<TopologyType>({{TopologyType::kUnknown, "Unknown"},
+                                    {TopologyType::kSingle, "Single"},
+                                    {TopologyType::kReplicaSetNoPrimary, "ReplicaSetNoPrimary"},
+                                    {TopologyType::kReplicaSetWithPrimary, "ReplicaSetWithPrimary"},
+                                    {TopologyType::kSharded, "Sharded"},
+                                    {TopologyType::kLoadBalanced, "LoadBalanced"}},
+                                   "Unknown");
+inline constexpr auto kServerTypeNames =
+    base::enum_names<ServerType>({{ServerType::kUnknown, "Unknown"},
+                                  {ServerType::kStandalone, "Standalone"},
+                                  {ServerType::kMongos, "Mongos"},
+                                  {ServerType::kPossiblePrimary, "PossiblePrimary"},
+                                  {ServerType::kRSPrimary, "RSPrimary"},
+                                  {ServerType::kRSSecondary, "RSSecondary"},
+                                  {ServerType::kRSArbiter, "RSArbiter"},
+                                  {ServerType::kRSOther, "RSOther"},
+                                  {ServerType::kRSGhost, "RSGhost"},
+                                  {ServerType::kLoadBalancer, "LoadBalancer"}},
+                                 "Unknown");
 
 std::string_view to_string(TopologyType type);
 std::string_view to_string(ServerType type);

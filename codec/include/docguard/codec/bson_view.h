@@ -68,6 +68,15 @@ inline std::string_view key_of(const bson_iter_t& iter) {
 }
 inline std::string_view key_of(const bson_iter_t* iter) { return key_of(*iter); }
 
+// The text of the element the iterator points at; "" when it holds another type than a string.
+inline std::string_view utf8_of(const bson_iter_t& iter) {
+  if (!BSON_ITER_HOLDS_UTF8(&iter)) return {};
+  uint32_t length = 0;
+  const char* text = bson_iter_utf8(&iter, &length);
+  return {text, length};
+}
+inline std::string_view utf8_of(const bson_iter_t* iter) { return utf8_of(*iter); }
+
 // A fast non-cryptographic hash of a short key (namespace, label values, _id bytes): eight
 // bytes per multiply, where std::hash (MurmurHash2) costs about three times as many
 // instructions on the per-message lookups. Not collision-resistant: for hash tables only.
@@ -106,9 +115,6 @@ void append_document_array(bson_t* parent, const char* key, std::span<const Bson
 
 // String value of `key` in `doc` if present and a UTF-8 string; empty otherwise.
 std::string_view find_string(const BsonView& doc, const char* key);
-
-// Full validation with libbson (every element, recursively, UTF-8 included). For tests.
-bool bson_is_valid(const BsonView& doc);
 
 // Structural validation on the hot path: every element's type, key and length fit, recursively
 // (at most kMaxBsonDepth levels), strings are NUL-terminated; UTF-8 is not checked (the server

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "docguard/codec/enum_names.h"
+#include "docguard/base/enum_names.h"
 #include "docguard/codec/message.h"
 
 namespace docguard::codec {
@@ -14,11 +14,12 @@ namespace docguard::codec {
 enum class Compressor : uint8_t { kNoop = 0, kSnappy = 1, kZlib = 2, kZstd = 3 };
 
 // The names drivers use in hello's `compression` list (and docguard in metric labels).
-inline constexpr auto kCompressorNames = enum_names<Compressor>({{Compressor::kNoop, "noop"},
-                                                                 {Compressor::kSnappy, "snappy"},
-                                                                 {Compressor::kZlib, "zlib"},
-                                                                 {Compressor::kZstd, "zstd"}},
-                                                                "unknown");
+inline constexpr auto kCompressorNames =
+    base::enum_names<Compressor>({{Compressor::kNoop, "noop"},
+                                  {Compressor::kSnappy, "snappy"},
+                                  {Compressor::kZlib, "zlib"},
+                                  {Compressor::kZstd, "zstd"}},
+                                 "unknown");
 inline std::optional<Compressor> compressor_from_name(std::string_view name) {
   return kCompressorNames.value(name);
 }

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "docguard/codec/enum_names.h"
+#include "docguard/base/enum_names.h"
 
 namespace docguard::codec {
 
@@ -37,7 +37,7 @@ enum class ServerError : int32_t {
 };
 
 // The codeName of each code, as the server spells it in error documents.
-inline constexpr auto kServerErrorNames = enum_names<ServerError>(
+inline constexpr auto kServerErrorNames = base::enum_names<ServerError>(
     {{ServerError::kHostUnreachable, "HostUnreachable"},
      {ServerError::kUnauthorized, "Unauthorized"},
      {ServerError::kAuthenticationFailed, "AuthenticationFailed"},

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "docguard/advisor/settings.h"
+#include "docguard/base/enum_names.h"
 #include "docguard/cluster/upstream_uri.h"
 #include "docguard/conversation/handshake.h"
 #include "docguard/proxy/introspection_settings.h"
@@ -71,6 +72,9 @@ struct UpstreamTlsSettings {
   bool allow_invalid_hostnames = false;     // the certificate's name is not checked
 };
 enum class LogFormat { kText, kJson };
+// The names `log_format:` and --log-format accept.
+inline constexpr auto kLogFormatNames =
+    base::enum_names<LogFormat>({{LogFormat::kText, "text"}, {LogFormat::kJson, "json"}}, "text");
 
 struct ProxyConfig {
   // Where clients connect (`listen:`, --listen): TCP addresses and Unix domain sockets, any

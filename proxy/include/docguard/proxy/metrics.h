@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "docguard/advisor/finding.h"
+#include "docguard/cluster/topology.h"
 #include "docguard/proxy/thread_cells.h"
 #include "docguard/rules/engine.h"
 
@@ -103,7 +104,7 @@ class Metrics final : public rules::Observer {
   prometheus::Counter& selection_failures;        // docguard_server_selection_failures_total
   prometheus::Histogram& selection_wait_seconds;  // docguard_server_selection_wait_seconds
   // docguard_cluster_topology_type{type}: 1 for the current SDAM type, 0 for the others.
-  void set_topology_type(std::string_view type);
+  void set_topology_type(cluster::TopologyType type);
   // docguard_upstream_connections{server}: upstream connections open per server (bounded by
   // the cluster's size).
   prometheus::Gauge& upstream_connections(std::string_view server);

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <optional>
 
+
 namespace docguard::proxy {
 
 // Links a session into its io_context's sweep. Unlinks itself when destroyed, but a session

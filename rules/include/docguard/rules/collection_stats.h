@@ -12,8 +12,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "docguard/base/enum_names.h"
 #include "docguard/codec/bson_view.h"
-#include "docguard/codec/enum_names.h"
 #include "docguard/rules/rule_set.h"
 
 namespace docguard::rules {
@@ -79,14 +79,14 @@ enum class RuleKind : uint8_t {
   kCount
 };
 inline constexpr auto kRuleNames =
-    codec::enum_names<RuleKind>({{RuleKind::kMaxDocumentBytes, "max_document_bytes"},
-                                 {RuleKind::kMaxArrayLength, "max_array_length"},
-                                 {RuleKind::kArrayLength, "array_length"},
-                                 {RuleKind::kRequirePushSlice, "require_push_slice"},
-                                 {RuleKind::kMaxNestingDepth, "max_nesting_depth"},
-                                 {RuleKind::kMaxLookupRatio, "max_lookup_ratio"},
-                                 {RuleKind::kTrackedArrayLength, "tracked_array_length"}},
-                                "?");
+    base::enum_names<RuleKind>({{RuleKind::kMaxDocumentBytes, "max_document_bytes"},
+                                {RuleKind::kMaxArrayLength, "max_array_length"},
+                                {RuleKind::kArrayLength, "array_length"},
+                                {RuleKind::kRequirePushSlice, "require_push_slice"},
+                                {RuleKind::kMaxNestingDepth, "max_nesting_depth"},
+                                {RuleKind::kMaxLookupRatio, "max_lookup_ratio"},
+                                {RuleKind::kTrackedArrayLength, "tracked_array_length"}},
+                               "?");
 inline const char* rule_name(RuleKind kind) { return kRuleNames.name(kind); }
 
 // Everything known about one namespace (or the "_other" overflow namespace). Not thread-safe

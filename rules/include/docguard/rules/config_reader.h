@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "docguard/codec/enum_names.h"
+#include "docguard/base/enum_names.h"
 
 namespace docguard::rules {
 
@@ -48,10 +48,10 @@ class ConfigReader {
   double ratio(const YAML::Node& node, const std::string& key) const;
   bool boolean(const YAML::Node& node, const std::string& key) const;
   std::chrono::milliseconds duration(const YAML::Node& node, const std::string& key) const;
-  // One of the names in `names` (codec/enum_names.h), as its value; the error lists them all.
+  // One of the names in `names` (base/enum_names.h), as its value; the error lists them all.
   template <typename E, size_t N>
   E choice(const YAML::Node& node, const std::string& key,
-           const codec::EnumNames<E, N>& names) const {
+           const base::EnumNames<E, N>& names) const {
     const std::string s = scalar(node, key);
     if (auto v = names.value(s)) return *v;
     fail(node, key, "expected " + names.choices() + ", got '" + s + "'");

@@ -42,14 +42,14 @@
 #include <utility>
 #include <vector>
 
-#include "docguard/codec/enum_names.h"
+#include "docguard/base/enum_names.h"
 #include "docguard/rules/client_scope.h"
 #include "docguard/rules/config_reader.h"
 
 namespace docguard::rules {
 
 enum class Action { kOff, kWarn, kBlock };
-inline constexpr auto kActionNames = codec::enum_names<Action>(
+inline constexpr auto kActionNames = base::enum_names<Action>(
     {{Action::kOff, "off"}, {Action::kWarn, "warn"}, {Action::kBlock, "block"}}, "?");
 inline const char* action_name(Action action) { return kActionNames.name(action); }
 

@@ -1,4 +1,4 @@
-#include "docguard/rules/log_escape.h"
+#include "docguard/base/log_escape.h"
 
 #include <cstdint>
 

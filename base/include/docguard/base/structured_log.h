@@ -1,7 +1,7 @@
 // Log lines with fields: the producer (e.g. the rules engine) attaches key/value pairs to a
 // message, and the process's log formatter renders them as JSON members (--log-format json) or
 // as key=value pairs (text). Producers stay independent of the output format. Values are
-// escaped here (docguard/rules/log_escape.h): they may come from clients.
+// escaped here (docguard/base/log_escape.h): they may come from clients.
 #pragma once
 
 #include <cmath>
@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "docguard/rules/log_escape.h"
+#include "docguard/base/log_escape.h"
 
 namespace docguard::log {
 
@@ -23,7 +23,7 @@ class Fields {
   Fields& add(std::string_view key, std::string_view value) {
     begin(key);
     json_.push_back('"');
-    escape_into(json_, value);
+    append_escaped(json_, value, Escaping::kJson);
     json_.push_back('"');
     if (value.empty()) {
       text_.push_back('-');
@@ -65,11 +65,6 @@ class Fields {
     out.push_back(kFieldsSeparator);
     out += text_;
     return out;
-  }
-
-  // Appends s escaped for the inside of a JSON string.
-  static void escape_into(std::string& out, std::string_view s) {
-    append_escaped(out, s, Escaping::kJson);
   }
 
  private:

@@ -1,11 +1,11 @@
-#include "docguard/rules/log_escape.h"
+#include "docguard/base/log_escape.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <string>
 
-#include "docguard/rules/structured_log.h"
+#include "docguard/base/structured_log.h"
 
 namespace docguard::log {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace docguard::codec {
+namespace docguard::base {
 
 template <typename E>
 struct EnumName {
@@ -61,4 +61,4 @@ constexpr EnumNames<E, N> enum_names(const EnumName<E> (&entries)[N], const char
   return EnumNames<E, N>(a, unknown);
 }
 
-}  // namespace docguard::codec
+}  // namespace docguard::base

@@ -91,10 +91,9 @@ void DocumentShape::measure(const codec::BsonView& doc, std::string_view prefix,
   if (prefix.empty()) {
     // Only a top-level document's _id identifies it; find it cheaply before the walk.
     bson_iter_t id = iter;
-    if (bson_iter_next(&id) && std::strcmp(bson_iter_key(&id), "_id") == 0) {
-      id_ = id;
-      has_id_ = true;
-    } else if (bson_iter_init_from_data(&id, doc.data, doc.size) && bson_iter_find(&id, "_id")) {
+    // Usually the first field; otherwise searched from the start again.
+    if ((bson_iter_next(&id) && std::strcmp(bson_iter_key(&id), "_id") == 0) ||
+        (bson_iter_init_from_data(&id, doc.data, doc.size) && bson_iter_find(&id, "_id"))) {
       id_ = id;
       has_id_ = true;
     }

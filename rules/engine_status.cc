@@ -40,6 +40,7 @@ void top_five(
     std::string& out, const char* name, const char* key,
     const std::unordered_map<std::string, uint64_t, codec::StringHash, std::equal_to<>>& counts) {
   std::vector<std::pair<uint64_t, const std::string*>> top;
+  top.reserve(counts.size());
   for (const auto& [label, n] : counts) top.emplace_back(n, &label);
   std::sort(top.begin(), top.end(), [](const auto& a, const auto& b) {
     return a.first != b.first ? a.first > b.first : *a.second < *b.second;

@@ -11,7 +11,7 @@
   * every path compose mounts and the Dockerfile copies exists; the configs they give docguard pass
     `docguard --check-config`;
   * Grafana provisioning points at the dashboard; metric names used by the dashboard and alerts
-    exist in proxy/metrics.cc (or are listed as pending); promtool checks the Prometheus config.
+    exist in proxy/admin/metrics.cc (or are listed as pending); promtool checks the Prometheus config.
 
 Run: .tools/venv/bin/python -m pytest -q tests/deploy
 """
@@ -109,7 +109,7 @@ def check_config(path_or_text, tmp_path: Path, extra: list[str] | None = None) -
 
 
 def defined_metrics() -> set[str]:
-    src = (REPO / "proxy" / "metrics.cc").read_text()
+    src = (REPO / "proxy" / "admin" / "metrics.cc").read_text()
     return set(re.findall(r'\.Name\("(docguard_[a-z_]+)"\)', src))
 
 

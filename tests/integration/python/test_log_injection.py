@@ -28,7 +28,7 @@ rules:
     max_array_length: 2
 """
 
-# docguard's own line starts (proxy/log_format.cc).
+# docguard's own line starts (proxy/app/log_format.cc).
 TEXT_LINE_START = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3} [a-z]+ ")
 
 

@@ -1,5 +1,5 @@
 // The one reader of docguard's YAML configuration: every section (rules here, the proxy's
-// settings in proxy/config.cc) reads its scalars with these parsers, so a duration, a size or a
+// settings in proxy/app/config.cc) reads its scalars with these parsers, so a duration, a size or a
 // boolean means the same everywhere, and every error reads "FILE:LINE:COL: key 'K': what".
 #pragma once
 

@@ -15,8 +15,8 @@
 #include <sstream>
 
 #include "docguard/base/json_string.h"
-#include "docguard/proxy/introspector.h"
 #include "docguard/base/structured_log.h"
+#include "docguard/proxy/introspector.h"
 
 namespace docguard::proxy {
 

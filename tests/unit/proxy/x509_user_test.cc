@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "docguard/proxy/tls.h"
 #include "docguard/base/structured_log.h"
+#include "docguard/proxy/tls.h"
 
 namespace docguard::proxy {
 namespace {

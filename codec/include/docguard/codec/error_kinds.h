@@ -3,8 +3,8 @@
 // spelling. The codec throws ProtocolError with a kind; the proxy, which knows the direction,
 // makes it an Error. Errors from the client are counted in docguard_protocol_errors_total{kind},
 // from the upstream in docguard_upstream_errors_total{kind}; both families pre-create every
-// label below, and the metrics table in docs/metrics.md names them. The labels are what dashboards and
-// alerts match: a kind's label never changes.
+// label below, and the metrics table in docs/metrics.md names them. The labels are what dashboards
+// and alerts match: a kind's label never changes.
 #pragma once
 
 #include <array>

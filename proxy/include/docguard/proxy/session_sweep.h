@@ -10,7 +10,6 @@
 #include <chrono>
 #include <optional>
 
-
 namespace docguard::proxy {
 
 // Links a session into its io_context's sweep. Unlinks itself when destroyed, but a session

@@ -1,6 +1,5 @@
 #include "docguard/proxy/server.h"
 
-#include <malloc.h>
 #include <spdlog/spdlog.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -14,18 +13,16 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <list>
-#include <mutex>
 #include <optional>
 #include <thread>
 
-#include "docguard/cluster/mongoc_log.h"
 #include "docguard/cluster/topology_monitor.h"
-#include "docguard/codec/inbound_buffer.h"
 #include "docguard/proxy/admin_server.h"
 #include "docguard/proxy/listeners.h"
+#include "docguard/proxy/process_chores.h"
 #include "docguard/proxy/runtime.h"
 #include "docguard/proxy/session.h"
+#include "docguard/proxy/session_registry.h"
 
 namespace docguard::proxy {
 
@@ -38,7 +35,9 @@ namespace {
 constexpr auto kUseTuple = asio::as_tuple(asio::use_awaitable);
 
 // Owns the io_contexts (one per thread: a connection lives on one thread, so a session needs
-// no locks) and the set of live sessions, for draining on shutdown.
+// no locks), starts the listeners, the monitor and introspection, hands accepted connections to
+// io threads, and stops on a signal after draining. What else the process does on the side is in
+// process_chores.h; the live sessions are in a SessionRegistry.
 class Server {
  public:
   explicit Server(ProxyConfig config) : runtime_(std::move(config)) {
@@ -93,7 +92,7 @@ class Server {
         [&](const boost::system::error_code& ec, int signo) {
           if (ec) return;
           if (signo == SIGHUP) {
-            reload();
+            reload_rules(runtime_);
             signals.async_wait(on_signal);
             return;
           }
@@ -102,7 +101,7 @@ class Server {
           boost::system::error_code ignored;
           listeners->close();  // removes the socket files too
           admin.close(ignored);
-          begin_drain();
+          sessions_.drain_all();
           asio::co_spawn(main, wait_for_drain(), asio::detached);
         };
     signals.async_wait(on_signal);
@@ -110,7 +109,7 @@ class Server {
     // Each io thread frees the spare large receive block it keeps, once unused for a while;
     // the first also hands free heap memory back to the system.
     for (size_t i = 0; i < contexts_.size(); ++i) {
-      asio::co_spawn(*contexts_[i], release_spares(i == 0), asio::detached);
+      asio::co_spawn(*contexts_[i], release_spare_memory(i == 0), asio::detached);
     }
 
     std::vector<std::thread> threads;
@@ -136,27 +135,7 @@ class Server {
   // mongodb+srv:// lookup blocks. Its notices are posted to `main`, never handled on
   // libmongoc's threads.
   bool start_monitor(asio::io_context& main) {
-    cluster::set_mongoc_log_handler(
-        [](cluster::MongocLogLevel level, std::string_view domain, std::string_view message) {
-          auto lvl = spdlog::level::trace;
-          switch (level) {
-            case cluster::MongocLogLevel::kError:
-            case cluster::MongocLogLevel::kCritical:
-              lvl = spdlog::level::err;
-              break;
-            case cluster::MongocLogLevel::kWarning:
-              lvl = spdlog::level::warn;
-              break;
-            case cluster::MongocLogLevel::kMessage:
-            case cluster::MongocLogLevel::kInfo:
-              lvl = spdlog::level::debug;
-              break;
-            default:  // a line per failed heartbeat: trace only
-              break;
-          }
-          // A URI quoted in a message (introspection's may hold a password) is redacted.
-          spdlog::log(lvl, "libmongoc {}: {}", domain, cluster::redact_uri(message));
-        });
+    route_libmongoc_log();
     cluster::UpstreamUri uri = runtime_.config.upstream_cluster;
     uri.uri = libmongoc_upstream_uri(runtime_.config);
     for (const auto& option : uri.ignored_options) {
@@ -179,40 +158,9 @@ class Server {
     return true;
   }
 
-  static std::string join(const std::vector<std::string>& servers) {
-    if (servers.empty()) return "(none)";
-    std::string out;
-    for (const auto& s : servers) out += (out.empty() ? "" : ",") + s;
-    return out;
-  }
-
   // On the main io thread, in the order libmongoc raised them.
   void on_topology(const std::shared_ptr<const cluster::Topology>& topology) {
-    if (last_topology_ && topology->updated_at < last_topology_->updated_at) return;
-    runtime_.metrics.set_topology_type(topology->type);
-    const auto* monitor = runtime_.router ? runtime_.router->monitor() : nullptr;
-    if (monitor != nullptr) {
-      const auto counters = monitor->counters();
-      if (counters.primary_changes > primary_changes_seen_) {
-        runtime_.metrics.primary_changes.Increment(
-            static_cast<double>(counters.primary_changes - primary_changes_seen_));
-        primary_changes_seen_ = counters.primary_changes;
-      }
-    }
-    const std::string before = last_topology_ ? join(last_topology_->writable) : "(none)";
-    const std::string now = join(topology->writable);
-    if (!last_topology_ || before != now || last_topology_->type != topology->type) {
-      // Logged once per change, here, not per connection.
-      spdlog::info("upstream topology {}: writable {} -> {}", cluster::to_string(topology->type),
-                   before, now);
-    }
-    last_topology_ = topology;
-    std::lock_guard lock(sessions_mutex_);
-    for (auto& weak : sessions_) {
-      if (auto s = weak.lock()) {
-        asio::post(s->executor(), [s, topology] { s->on_topology(topology); });
-      }
-    }
+    if (topology_reporter_.report(topology)) sessions_.announce(topology);
   }
 
   // On the main thread, for each accepted descriptor: counted against max_connections (every
@@ -254,37 +202,10 @@ class Server {
     }
     auto session = std::make_shared<Session>(std::move(socket), runtime_, std::move(unix_client));
     handing_over_.fetch_sub(1);  // the session counts itself in active_sessions now
-    track(session);
+    sessions_.track(session);
     // run(session) holds the session and logs what ends it: no wrapper coroutine, whose frame
     // would live as long as the connection.
     asio::co_spawn(ctx, session->run(session), asio::detached);
-  }
-
-  static awaitable<void> release_spares(bool trim_heap) {
-    asio::steady_timer timer(co_await asio::this_coro::executor);
-    while (true) {
-      timer.expires_after(std::chrono::seconds(5));
-      auto [ec] = co_await timer.async_wait(kUseTuple);
-      if (ec) co_return;
-      codec::InboundBuffer::release_spare_if_unused(std::chrono::seconds(5));
-      if (trim_heap) malloc_trim(0);
-    }
-  }
-
-  void track(const std::shared_ptr<Session>& session) {
-    std::lock_guard lock(sessions_mutex_);
-    if (++tracked_since_sweep_ > 1024) {
-      sessions_.remove_if([](const auto& w) { return w.expired(); });
-      tracked_since_sweep_ = 0;
-    }
-    sessions_.push_back(session);
-  }
-
-  void begin_drain() {
-    std::lock_guard lock(sessions_mutex_);
-    for (auto& weak : sessions_) {
-      if (auto s = weak.lock()) asio::post(s->executor(), [s] { s->drain(); });
-    }
   }
 
   awaitable<void> wait_for_drain() {
@@ -301,33 +222,13 @@ class Server {
     for (auto& ctx : contexts_) ctx->stop();
   }
 
-  void reload() {
-    if (runtime_.config.config_file.empty()) {
-      spdlog::info("SIGHUP: no --config file to reload");
-      return;
-    }
-    try {
-      auto fresh = load_config_file(runtime_.config.config_file);
-      runtime_.engine.reload(fresh.rules);
-      runtime_.metrics.config_reloads.get("success").Increment();
-      spdlog::info("reloaded rules from {}", runtime_.config.config_file);
-    } catch (const std::exception& e) {
-      runtime_.metrics.config_reloads.get("failure").Increment();
-      spdlog::error("reload of {} failed, keeping the previous rules: {}",
-                    runtime_.config.config_file, e.what());
-    }
-  }
-
   ProxyRuntime runtime_;
   std::vector<std::unique_ptr<asio::io_context>> contexts_;
   uint64_t subscription_ = 0;
-  std::shared_ptr<const cluster::Topology> last_topology_;  // main thread only
-  uint64_t primary_changes_seen_ = 0;
+  TopologyReporter topology_reporter_{runtime_};  // main thread only
+  SessionRegistry sessions_;
   std::atomic<int64_t> handing_over_{0};  // accepted descriptors not yet in a session
   size_t next_context_ = 0;               // main thread only: the next io thread to serve
-  std::mutex sessions_mutex_;
-  std::list<std::weak_ptr<Session>> sessions_;
-  size_t tracked_since_sweep_ = 0;
 };
 
 }  // namespace

@@ -114,10 +114,15 @@ awaitable<bool> Session::open() {
   if (!failure.empty()) {
     if (no_writable) {
       spdlog::warn("no writable upstream server for client {}: {}", peer_, failure);
-      co_await refuse_requests(failure);
+      co_await refuse_requests(codec::ServerError::kFailedToSatisfyReadPreference,
+                               "docguard: " + failure, /*only_first=*/false);
     } else {
       spdlog::warn("upstream unreachable for client {}: {}", peer_, failure);
-      co_await refuse_first_request(failure);
+      // The first request (normally the hello) gets the reason instead of a bare reset.
+      co_await refuse_requests(
+          codec::ServerError::kHostUnreachable,
+          "docguard: upstream " + rt_.router->uri().redacted + " is unreachable (" + failure + ")",
+          /*only_first=*/true);
     }
     client_.close();
     co_return false;
@@ -141,22 +146,6 @@ void Session::drain() {
   draining_ = true;
   if (conversation_.outstanding() == 0) {
     client_.close();
-  }
-}
-
-awaitable<void> Session::refuse_first_request(const std::string& reason) {
-  // Answer the driver's first request (normally its hello) with a clear error, so the
-  // application sees why instead of a bare connection reset.
-  asio::steady_timer timer(client_.get_executor(), rt_.config.connect_timeout);
-  TimePoint started{};
-  auto result =
-      co_await (next_message(client_, client_in_, started) || timer.async_wait(kUseTuple));
-  if (result.index() != 0 || std::get<0>(result).first) co_return;
-  const auto refusal = conversation_.refuse(
-      std::get<0>(result).second, codec::ServerError::kHostUnreachable,
-      "docguard: upstream " + rt_.router->uri().redacted + " is unreachable (" + reason + ")");
-  if (refusal.action == conversation::Conversation::RequestOutcome::Action::kReply) {
-    co_await client_.write_all(asio::buffer(refusal.bytes.data(), refusal.bytes.size()));
   }
 }
 

@@ -147,23 +147,23 @@ awaitable<std::string> Session::connect_upstream(const std::string& server) {
   co_return std::string();
 }
 
-awaitable<void> Session::refuse_requests(const std::string& reason) {
-  // The requests that arrived while the session waited, and any that follow, each get error
-  // 133 in their own family: drivers report it instead of hanging. A client that sends nothing
-  // for a while is closed.
-  const std::string errmsg = "docguard: " + reason;
+awaitable<void> Session::refuse_requests(codec::ServerError code, const std::string& errmsg,
+                                         bool only_first) {
+  // Each request gets `code` in its own reply family: drivers report it instead of hanging. A
+  // client that sends nothing for a while is closed.
   while (true) {
     asio::steady_timer timer(client_.get_executor(), rt_.config.connect_timeout);
     TimePoint started{};
     auto result =
         co_await (next_message(client_, client_in_, started) || timer.async_wait(kUseTuple));
     if (result.index() != 0 || std::get<0>(result).first) co_return;
-    const auto refusal = conversation_.refuse(
-        std::get<0>(result).second, codec::ServerError::kFailedToSatisfyReadPreference, errmsg);
-    if (refusal.action != conversation::Conversation::RequestOutcome::Action::kReply) continue;
-    auto [ec, n] =
-        co_await client_.write_all(asio::buffer(refusal.bytes.data(), refusal.bytes.size()));
-    if (ec) co_return;
+    const auto refusal = conversation_.refuse(std::get<0>(result).second, code, errmsg);
+    if (refusal.action == conversation::Conversation::RequestOutcome::Action::kReply) {
+      auto [ec, n] =
+          co_await client_.write_all(asio::buffer(refusal.bytes.data(), refusal.bytes.size()));
+      if (ec) co_return;
+    }
+    if (only_first) co_return;
   }
 }
 

@@ -96,9 +96,10 @@ class Session final : public std::enable_shared_from_this<Session>, private Swee
   boost::asio::awaitable<std::string> select_and_connect(bool* no_writable);
   // Connects (and, if configured, starts TLS) to `server` (host:port); returns why it failed.
   boost::asio::awaitable<std::string> connect_upstream(const std::string& server);
-  boost::asio::awaitable<void> refuse_first_request(const std::string& reason);
-  // Answers every request with error 133 until the client leaves or goes quiet.
-  boost::asio::awaitable<void> refuse_requests(const std::string& reason);
+  // Answers the client's requests with `code` until it leaves or goes quiet for connect_timeout,
+  // or, with `only_first`, after one request.
+  boost::asio::awaitable<void> refuse_requests(codec::ServerError code, const std::string& errmsg,
+                                               bool only_first);
   // The upstream said the pinned server lost its role, or closed: close after this reply.
   void leave_server(const char* why);
 

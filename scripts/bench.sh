@@ -82,8 +82,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+free_port() {  # below the ephemeral range, so no outgoing connection can take it first
+  PYTHONPATH="$here/tests/integration/python" python3 -c 'import harness; print(harness.free_port())'
 }
 wait_port() {
   for _ in $(seq 1 100); do

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -20,16 +21,23 @@ extern char** environ;
 namespace docguard::cluster::testing {
 namespace {
 
+// A port below the kernel's ephemeral range (32768 and up by default): one the kernel picked
+// for a bind to 0 may go to the next outgoing connection before FerretDB listens on it.
 int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
-  socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
-  ::close(fd);
-  return ntohs(a.sin_port);
+  static std::mt19937 pick{std::random_device{}()};
+  std::uniform_int_distribution<int> range(10000, 32000);
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    const int port = range(pick);
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const bool bound = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+    ::close(fd);
+    if (bound) return port;
+  }
+  return 0;
 }
 
 bool accepts(int port) {

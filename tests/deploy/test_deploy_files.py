@@ -24,8 +24,8 @@ import re
 import shlex
 import shutil
 import signal
-import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -35,6 +35,8 @@ import yaml
 REPO = Path(__file__).resolve().parents[2]
 DEPLOY = REPO / "deploy"
 DOCGUARD = Path(os.environ.get("DOCGUARD_BIN") or REPO / "build" / "bin" / "docguard")
+sys.path.insert(0, str(REPO / "tests" / "integration" / "python"))
+from harness import free_port  # noqa: E402  (ports outside the ephemeral range)
 PROMTOOL = shutil.which("promtool") or "/usr/bin/promtool"
 # metrics the dashboard/alerts use before docguard exports them (see test_prometheus.py)
 # Metrics the dashboard/alerts may use before docguard exports them (none now: all exported).
@@ -248,11 +250,6 @@ def test_dockerfile_healthcheck_command_works(tmp_path):
     ins = dict((k, t) for k, t in dockerfile_stages()[-1]["ins"])
     m = re.match(r"(?:--\S+\s+)*CMD\s+(\[.*\])$", ins["HEALTHCHECK"])
     cmd = json.loads(m.group(1))
-
-    def free_port():
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            return s.getsockname()[1]
 
     aport, lport, dead = free_port(), free_port(), free_port()
     env = dict(os.environ, DOCGUARD_ADMIN_PORT=str(aport))

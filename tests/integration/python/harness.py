@@ -17,6 +17,7 @@ import argparse
 import ctypes
 import json
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -37,9 +38,40 @@ class StartError(RuntimeError):
     pass
 
 
+def _ephemeral_range() -> tuple[int, int]:
+    try:
+        low, high = Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()
+        return int(low), int(high)
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
+_handed_out: set[int] = set()
+
+
 def free_port() -> int:
-    """A TCP port on 127.0.0.1 that was free a moment ago."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+    """A TCP port on 127.0.0.1 that was free a moment ago.
+
+    Picked below the kernel's ephemeral range: a port the kernel chose for us (bind to 0) is one
+    it may also give the next outgoing connection, and under load a driver's own socket then
+    takes the port before the server we start can listen on it. Ports outside that range are
+    only ever taken by an explicit bind.
+    """
+    low, _ = _ephemeral_range()
+    floor = 10000 if low > 12000 else 1024
+    rng = random.SystemRandom()
+    for _ in range(200):
+        port = rng.randrange(floor, low)
+        if port in _handed_out:
+            continue
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _handed_out.add(port)
+        return port
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:  # a crowded machine: fall back
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
 

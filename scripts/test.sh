@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run all tests: install deps, build, unit tests (plain and ASan+UBSan), integration suites.
-# Last line of output: "N passed, M failed" over the suites below. Exit non-zero on any failure.
+# Last line of output: "N passed, M failed in T min" over the suites below. Exit non-zero on any failure.
 #
 # Environment: DOCGUARD_JOBS (parallel build jobs, default 2), DOCGUARD_SKIP_ASAN=1 (skip the
 # sanitizer build), DOCGUARD_SKIP_TSAN=1 (skip the ThreadSanitizer build and its runs),
@@ -10,17 +10,23 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 jobs="${DOCGUARD_JOBS:-2}"
 results=()
-record() { results+=("$1 $2"); echo ">>> $1: $2"; }
+step_started=$SECONDS
+record() {  # record NAME PASS|FAIL: the time since the previous record is the step's
+  results+=("$1 $2 $((SECONDS - step_started))s")
+  step_started=$SECONDS
+  echo ">>> $1: $2"
+}
 
 summary() {
   local p=0 f=0
   echo
   echo "=============== summary ==============="
   for r in "${results[@]}"; do
-    printf '  %-32s %s\n' "${r% *}" "${r##* }"
-    if [ "${r##* }" = PASS ]; then p=$((p + 1)); else f=$((f + 1)); fi
+    read -r name res took <<<"$r"
+    printf '  %-32s %s %6s\n' "$name" "$res" "$took"
+    if [ "$res" = PASS ]; then p=$((p + 1)); else f=$((f + 1)); fi
   done
-  echo "$p passed, $f failed"
+  echo "$p passed, $f failed in $((SECONDS / 60)) min"
   [ "$f" -eq 0 ]
 }
 
@@ -29,6 +35,7 @@ step() {  # step NAME command...
   shift
   echo
   echo "=============== $name ==============="
+  step_started=$SECONDS
   if "$@"; then record "$name" PASS; return 0; else record "$name" FAIL; return 1; fi
 }
 

@@ -256,36 +256,33 @@ void Metrics::update_array_gauges(const rules::Engine& engine) {
 
 namespace {
 
-// The index key of a label set: the family's tag, then the values joined by a separator that
-// label values (namespace and field names) cannot contain (the tag keeps the families apart in
-// a thread's one index of cells). Built in a per-thread buffer: no allocation, no call per part
-// beyond a memcpy.
-std::string_view key_of(char family, std::initializer_list<std::string_view> values) {
-  static constinit thread_local std::array<char, 256> t_short{};
-  size_t n = 1;
-  for (auto v : values) n += v.size() + 1;
-  char* out = t_short.data();
-  if (n > t_short.size()) {
-    thread_local std::string t_long;  // long names: rare
-    t_long.resize(n);
-    out = t_long.data();
-  }
-  const char* key = out;
-  *out++ = family;
-  for (auto v : values) {
-    std::memcpy(out, v.data(), v.size());
-    out += v.size();
-    *out++ = '\x1f';
-  }
-  return {key, n};
-}
+// The label-set families of the per-message series, for ThreadCells::find.
+enum Family : uint8_t {
+  kCommands,
+  kDocumentSize,
+  kArrayLength,
+  kArrayPush,
+  kReads,
+  kReadsWithLookup,
+  kLookups,
+  kViolations,
+  kCandidateViolations,
+  kFamilyCount
+};
+static_assert(kFamilyCount <= ThreadCells::kFamilies);
 
 }  // namespace
 
 template <typename Metric, typename Make>
-ThreadCells::Handle Metrics::cells_for(MetricIndex<Metric>& index, std::string_view key,
-                                       const Make& make, const ThreadCells::Bounds* bounds) {
-  return cells_.find(key, [&] {
+ThreadCells::Handle Metrics::cells_for(MetricIndex<Metric>& index, uint8_t family,
+                                       ThreadCells::LabelValues values, const Make& make,
+                                       const ThreadCells::Bounds* bounds) {
+  return cells_.find(family, values, [&] {
+    std::string key;
+    for (auto v : values) {
+      key.append(v);
+      key.push_back(ThreadCells::kSeparator);
+    }
     Metric& series = index.get(key, make);
     if constexpr (std::is_same_v<Metric, prometheus::Histogram>) {
       return cells_.add(series, *bounds);
@@ -299,7 +296,7 @@ void Metrics::on_command(std::string_view db, std::string_view coll, std::string
                          std::string_view app) {
   // The app is one more part of the key this thread's index already hashes: no lookup of its own.
   cells_.increment(cells_for(
-      commands_index_, key_of('c', {db, coll, command, app}), [&]() -> prometheus::Counter& {
+      commands_index_, kCommands, {db, coll, command, app}, [&]() -> prometheus::Counter& {
         return commands_.Add(
             {{"db", s(db)}, {"collection", s(coll)}, {"command", s(command)}, {"app", s(app)}});
       }));
@@ -308,7 +305,7 @@ void Metrics::on_command(std::string_view db, std::string_view coll, std::string
 void Metrics::on_document_size(std::string_view db, std::string_view coll, std::string_view source,
                                double bytes) {
   cells_.observe(cells_for(
-                     document_size_index_, key_of('s', {db, coll, source}),
+                     document_size_index_, kDocumentSize, {db, coll, source},
                      [&]() -> prometheus::Histogram& {
                        return document_size_.Add(
                            {{"db", s(db)}, {"collection", s(coll)}, {"source", s(source)}},
@@ -321,7 +318,7 @@ void Metrics::on_document_size(std::string_view db, std::string_view coll, std::
 void Metrics::on_array_length(std::string_view db, std::string_view coll, std::string_view field,
                               double length) {
   cells_.observe(cells_for(
-                     array_length_index_, key_of('a', {db, coll, field}),
+                     array_length_index_, kArrayLength, {db, coll, field},
                      [&]() -> prometheus::Histogram& {
                        return array_length_.Add(
                            {{"db", s(db)}, {"collection", s(coll)}, {"field", s(field)}},
@@ -335,7 +332,7 @@ void Metrics::on_array_push(std::string_view db, std::string_view coll, std::str
                             double elements) {
   cells_.increment(
       cells_for(
-          array_push_index_, key_of('p', {db, coll, field}),
+          array_push_index_, kArrayPush, {db, coll, field},
           [&]() -> prometheus::Counter& {
             return array_push_.Add({{"db", s(db)}, {"collection", s(coll)}, {"field", s(field)}});
           }),
@@ -344,12 +341,12 @@ void Metrics::on_array_push(std::string_view db, std::string_view coll, std::str
 
 void Metrics::on_read(std::string_view db, std::string_view coll, bool with_lookup,
                       std::string_view /*app*/) {
-  cells_.increment(cells_for(reads_index_, key_of('r', {db, coll}), [&]() -> prometheus::Counter& {
+  cells_.increment(cells_for(reads_index_, kReads, {db, coll}, [&]() -> prometheus::Counter& {
     return reads_.Add({{"db", s(db)}, {"collection", s(coll)}});
   }));
   if (with_lookup) {
-    cells_.increment(
-        cells_for(reads_with_lookup_index_, key_of('j', {db, coll}), [&]() -> prometheus::Counter& {
+    cells_.increment(cells_for(
+        reads_with_lookup_index_, kReadsWithLookup, {db, coll}, [&]() -> prometheus::Counter& {
           return reads_with_lookup_.Add({{"db", s(db)}, {"collection", s(coll)}});
         }));
   }
@@ -357,7 +354,7 @@ void Metrics::on_read(std::string_view db, std::string_view coll, bool with_look
 
 void Metrics::on_lookup(std::string_view db, std::string_view coll, std::string_view from) {
   cells_.increment(
-      cells_for(lookups_index_, key_of('l', {db, coll, from}), [&]() -> prometheus::Counter& {
+      cells_for(lookups_index_, kLookups, {db, coll, from}, [&]() -> prometheus::Counter& {
         return lookups_.Add({{"db", s(db)}, {"collection", s(coll)}, {"from", s(from)}});
       }));
 }
@@ -365,7 +362,7 @@ void Metrics::on_lookup(std::string_view db, std::string_view coll, std::string_
 void Metrics::on_violation(std::string_view db, std::string_view coll, std::string_view rule,
                            rules::Action action, std::string_view app) {
   const char* a = rules::action_name(action);
-  cells_.increment(cells_for(violations_index_, key_of('v', {db, coll, rule, a, app}),
+  cells_.increment(cells_for(violations_index_, kViolations, {db, coll, rule, a, app},
                              [&]() -> prometheus::Counter& {
                                return violations_.Add({{"db", s(db)},
                                                        {"collection", s(coll)},
@@ -379,8 +376,8 @@ void Metrics::on_candidate_violation(std::string_view db, std::string_view coll,
                                      std::string_view rule, rules::Action would,
                                      std::string_view app) {
   const char* a = rules::action_name(would);
-  cells_.increment(cells_for(candidate_violations_index_, key_of('w', {db, coll, rule, a, app}),
-                             [&]() -> prometheus::Counter& {
+  cells_.increment(cells_for(candidate_violations_index_, kCandidateViolations,
+                             {db, coll, rule, a, app}, [&]() -> prometheus::Counter& {
                                return candidate_violations_.Add({{"db", s(db)},
                                                                  {"collection", s(coll)},
                                                                  {"rule", s(rule)},

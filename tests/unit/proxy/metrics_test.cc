@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <prometheus/registry.h>
 
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -71,12 +72,12 @@ TEST(ThreadCellsTest, ManySeriesAcrossChunks) {
   for (int i = 0; i < 2000; ++i) {
     auto& counter = family.Add({{"i", std::to_string(i)}});
     series.push_back(&counter);
-    const auto handle = cells.find("k" + std::to_string(i), [&] { return cells.add(counter); });
+    const auto handle = cells.find(0, {std::to_string(i)}, [&] { return cells.add(counter); });
     cells.increment(handle, i);
   }
   std::thread other([&] {
     for (int i = 0; i < 2000; i += 7) {
-      cells.increment(cells.find("k" + std::to_string(i), [&] { return cells.add(*series[i]); }));
+      cells.increment(cells.find(0, {std::to_string(i)}, [&] { return cells.add(*series[i]); }));
     }
   });
   other.join();
@@ -84,6 +85,36 @@ TEST(ThreadCellsTest, ManySeriesAcrossChunks) {
   for (int i = 0; i < 2000; ++i) {
     EXPECT_EQ(series[i]->Value(), i + (i % 7 == 0 ? 1 : 0)) << i;
   }
+}
+
+// The last series of a family is found again without the index; label sets that join to the
+// same text ("ab"+"c" and "a"+"bc"), a prefix, another family: each its own series.
+TEST(ThreadCellsTest, TheLastSeriesOfAFamilyIsNeverAnotherLabelSet) {
+  prometheus::Registry registry;
+  auto& family = prometheus::BuildCounter().Name("sets").Register(registry);
+  ThreadCells cells;
+  std::map<std::string, prometheus::Counter*> by_name;
+  auto count = [&](uint8_t fam, ThreadCells::LabelValues values, const std::string& name) {
+    cells.increment(cells.find(fam, values, [&] {
+      auto& c = family.Add({{"n", name}});
+      by_name[name] = &c;
+      return cells.add(c);
+    }));
+  };
+  for (int round = 0; round < 3; ++round) {
+    count(0, {"ab", "c"}, "ab|c");
+    count(0, {"ab", "c"}, "ab|c");
+    count(0, {"a", "bc"}, "a|bc");
+    count(0, {"a"}, "a");
+    count(0, {"a", "bc", ""}, "a|bc|");
+    count(1, {"a", "bc"}, "1:a|bc");
+  }
+  cells.fold();
+  EXPECT_EQ(by_name.at("ab|c")->Value(), 6);
+  EXPECT_EQ(by_name.at("a|bc")->Value(), 3);
+  EXPECT_EQ(by_name.at("a")->Value(), 3);
+  EXPECT_EQ(by_name.at("a|bc|")->Value(), 3);
+  EXPECT_EQ(by_name.at("1:a|bc")->Value(), 3);
 }
 
 TEST(MetricsTest, ScrapeShowsThePerMessageMetrics) {

@@ -132,7 +132,8 @@ class Metrics final : public rules::Observer {
   // The cells of a labeled series, found in this thread's index (no lock); the shared index
   // resolves the series on this thread's first use of the label set. `bounds`: a histogram's.
   template <typename Metric, typename Make>
-  ThreadCells::Handle cells_for(MetricIndex<Metric>& index, std::string_view key, const Make& make,
+  ThreadCells::Handle cells_for(MetricIndex<Metric>& index, uint8_t family,
+                                ThreadCells::LabelValues values, const Make& make,
                                 const ThreadCells::Bounds* bounds = nullptr);
 
   // Declared before every handle into it.

@@ -9,8 +9,11 @@
 #include <prometheus/histogram.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdint>
+#include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -43,13 +46,27 @@ class ThreadCells {
   Handle add(prometheus::Counter& series);
   Handle add(prometheus::Histogram& series, const Bounds& bounds);
 
-  // The calling thread's handle for the series named `key` (label values), from its own index;
-  // on this thread's first use of the key, make() resolves it (and may register the series).
+  // A labeled series is named by its family (a number below kFamilies, one per metric family)
+  // and its label values. Label values must not contain kSeparator.
+  static constexpr uint8_t kFamilies = 16;
+  static constexpr char kSeparator = '\x1f';
+  using LabelValues = std::initializer_list<std::string_view>;
+
+  // The calling thread's handle for a labeled series, from its own index (no lock); on this
+  // thread's first use of the label set, make() resolves it (and may register the series).
+  // A thread mostly meets the same series again (one collection's burst of inserts), so the
+  // last series of each family is compared first, part by part: no key is built or hashed then.
   template <typename Make>
-  Handle find(std::string_view key, const Make& make) {
-    auto& index = this_thread().index;
-    if (auto it = index.find(key); it != index.end()) return it->second;
-    return index.emplace(std::string(key), make()).first->second;
+  Handle find(uint8_t family, LabelValues values, const Make& make) {
+    Thread& t = this_thread();
+    LastSeries& last = t.last[family];
+    if (last.matches(values)) return last.handle;
+    const std::string_view key = t.key_of(family, values);
+    auto it = t.index.find(key);
+    if (it == t.index.end()) it = t.index.emplace(std::string(key), make()).first;
+    last.key.assign(key);
+    last.handle = it->second;
+    return it->second;
   }
 
   void increment(Handle counter, double v = 1) { bump(this_thread().cell(counter.slot), v); }
@@ -70,6 +87,46 @@ class ThreadCells {
   using Cell = std::atomic<double>;
   static constexpr uint32_t kChunk = 512;  // cells per allocation; a series never straddles two
 
+  struct LastSeries {
+    std::string key;  // as key_of wrote it; empty until the family's first use
+    Handle handle;
+    bool matches(LabelValues values) const {
+      if (key.empty()) return false;
+      const char* at = key.data() + 1;
+      const char* const end = key.data() + key.size();
+      for (auto v : values) {
+        if (static_cast<size_t>(end - at) < v.size() + 1 || !same(at, v.data(), v.size()) ||
+            at[v.size()] != kSeparator) {
+          return false;
+        }
+        at += v.size() + 1;
+      }
+      return at == end;
+    }
+    // Label values are short (names): eight bytes at a time, inline, beats a call to memcmp.
+    static bool same(const char* a, const char* b, size_t n) {
+      for (; n >= 8; a += 8, b += 8, n -= 8) {
+        uint64_t x = 0;
+        uint64_t y = 0;
+        std::memcpy(&x, a, 8);
+        std::memcpy(&y, b, 8);
+        if (x != y) return false;
+      }
+      if (n >= 4) {  // 4 to 7 bytes: the first four and the last four (they may overlap)
+        uint32_t x[2] = {0, 0};
+        uint32_t y[2] = {0, 0};
+        std::memcpy(&x[0], a, 4);
+        std::memcpy(&y[0], b, 4);
+        std::memcpy(&x[1], a + n - 4, 4);
+        std::memcpy(&y[1], b + n - 4, 4);
+        return x[0] == y[0] && x[1] == y[1];
+      }
+      for (; n > 0; ++a, ++b, --n) {
+        if (*a != *b) return false;
+      }
+      return true;
+    }
+  };
   struct Thread {
     std::thread::id id;
     // Written by the owning thread only; a scrape reads the cells under `mutex`, which the
@@ -77,6 +134,18 @@ class ThreadCells {
     std::mutex mutex;
     std::vector<std::unique_ptr<Cell[]>> chunks;
     std::unordered_map<std::string, Handle, codec::StringHash, std::equal_to<>> index;
+    std::array<LastSeries, kFamilies> last;
+    std::string key_buffer;  // key_of's, reused
+
+    // The index key: the family, then each value followed by the separator.
+    std::string_view key_of(uint8_t family, LabelValues values) {
+      key_buffer.assign(1, static_cast<char>(family));
+      for (auto v : values) {
+        key_buffer.append(v);
+        key_buffer.push_back(kSeparator);
+      }
+      return key_buffer;
+    }
 
     Cell* cell(uint32_t slot) {
       const uint32_t chunk = slot / kChunk;

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # docguard benchmark suite: one command, side by side on loopback.
 #
-#   scripts/bench.sh            # full run, about 15 minutes on a 2-core machine
-#   scripts/bench.sh --quick    # about 3-4 minutes: 1 round, shorter runs, fewer scenarios
+#   scripts/bench.sh            # full run, about 20 minutes on a 2-core machine
+#   scripts/bench.sh --quick    # a smoke run of under 2 minutes: 1 round of 2 s runs, small ops
+#                               # and 1 MiB inserts, 2,000 idle connections, no FerretDB
 #
-# Options: --rounds N  --secs S  --no-ferretdb  --no-idle  --no-micro  --idle-conns K
+# Options: --rounds N  --secs S  --no-ferretdb  --no-idle  --no-micro  --no-unix  --idle-conns K
 #          --charts DIR (where the PNG/SVG charts go; default build-bench/charts; the images
 #          of docs/performance.md: --charts docs/bench)
 # Environment: MONGOBETWEEN_BIN (default .tools/bin/mongobetween; build it with
@@ -16,40 +17,47 @@
 #   2. starts upstreams: the stub (tests/bench/stub_upstream.c) and FerretDB (.tools/bin);
 #   3. starts targets in front of each: HAProxy (TCP mode, the reference relay), docguard with
 #      all rules on in warn mode, docguard in block mode, mongobetween if .tools/bin has it;
-#      "direct" connects the driver to the upstream itself;
+#      "direct" connects the driver to the upstream itself; in front of the stub also HAProxy
+#      and docguard (warn) listening on a Unix domain socket ("haproxy-unix", "dg-warn-unix",
+#      both still reaching the stub over TCP; --no-unix leaves them out);
 #   4. runs scenarios (connection counts 16/64/256/1,000 of small operations; inserts of
 #      4 KiB, 64 KiB and 1 MiB documents), interleaving targets within each round (rotating their order), and takes
 #      medians over rounds: throughput, p50/p99 latency, proxy CPU per operation (utime+stime
 #      of the proxy process over the measured window / operations), proxy RSS, and each as a
-#      ratio to HAProxy;
+#      ratio to HAProxy on the same kind of listener (the Unix socket targets run the small-op
+#      scenarios only);
 #   5. holds K idle connections through docguard (and HAProxy) for memory per connection;
 #   6. runs the Google Benchmark microbenchmarks and the callgrind instruction count.
 # Prints a Markdown report and writes it to build-bench/results.md (raw lines: build-bench/raw.txt),
 # the same numbers as build-bench/results.csv, and charts of them (tests/bench/plot.py, matplotlib).
-# Every load run is bounded in time; everything listens on 127.0.0.1.
+# Ends with the comparison table against HAProxy (docguard warn over TCP and over the Unix socket,
+# per connection count: throughput, CPU per operation and p99 as ratios, marked against the
+# targets), also written to build-bench/summary.md.
+# Every load run is bounded in time; everything listens on 127.0.0.1 or on sockets in /tmp.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 build=build-bench
 bin=$build/bin
 
-rounds=3 secs=6 quick=0 ferret=1 idle=1 micro=1 idle_conns=10000 charts=
+rounds=3 secs=6 quick=0 ferret=1 idle=1 micro=1 unix=1 idle_conns=10000 charts=
 while (($#)); do
   case "$1" in
-    --quick) quick=1 ;;
+    # Its settings are defaults: options after it still apply (--quick --rounds 2).
+    --quick) quick=1 rounds=1 secs=2 idle_conns=2000 ferret=0 ;;
     --rounds) rounds=$2; shift ;;
     --secs) secs=$2; shift ;;
     --no-ferretdb) ferret=0 ;;
     --no-idle) idle=0 ;;
     --no-micro) micro=0 ;;
+    --no-unix) unix=0 ;;
     --idle-conns) idle_conns=$2; shift ;;
     --charts) charts=$2; shift ;;
-    -h|--help) sed -n '2,33p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
     *) echo "bench.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
 done
-if ((quick)); then rounds=1; secs=3; idle_conns=2000; fi
 
 # ---- dependencies and build ----
 if ! command -v haproxy >/dev/null; then
@@ -63,8 +71,15 @@ ninja -C $build -j"${DOCGUARD_JOBS:-2}" docguard stub_upstream docguard_load "${
 charts=${charts:-$build/charts}
 mb_bin=${MONGOBETWEEN_BIN:-.tools/bin/mongobetween}
 
-# File descriptors: docguard needs two per client connection (client + upstream).
+# File descriptors: a proxy needs two per client connection (client + upstream), so 1,000
+# connections need over 2,000 and the idle test more. Raise the hard limit where the process may
+# (root outside a container; never lowering it), otherwise take the soft limit up to the hard one.
 hard=$(ulimit -Hn)
+if [ "$hard" != unlimited ] && ((hard < 65536)); then
+  ulimit -Hn 65536 2>/dev/null || true
+  hard=$(ulimit -Hn)
+fi
+[ "$hard" = unlimited ] && hard=1048576
 ulimit -n "$hard"
 max_idle=$(((hard - 200) / 2))
 if ((idle_conns > max_idle)); then
@@ -73,7 +88,10 @@ if ((idle_conns > max_idle)); then
   idle_conns=$max_idle
 fi
 
-run=$(mktemp -d /tmp/docguard-bench.XXXXXX)
+# Lower case only (mktemp's names mix cases): the Unix sockets live here, and a driver may
+# lowercase the socket path it finds in a URI (the Node.js driver does; docguard warns then).
+run=/tmp/docguard-bench-$(od -An -N6 -tx1 /dev/urandom | tr -d ' \n')
+mkdir -m 700 "$run"
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
@@ -93,12 +111,27 @@ wait_port() {
   echo "bench: nothing listens on port $1" >&2
   return 1
 }
+wait_unix() {  # a connect, not only the file: docguard creates the file before it listens
+  for _ in $(seq 1 100); do
+    python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).connect(sys.argv[1])' "$1" 2>/dev/null &&
+      return 0
+    sleep 0.1
+  done
+  echo "bench: nothing listens on $1" >&2
+  return 1
+}
+unix_uri() {  # the socket path, URL-encoded as the host: mongodb://%2Ftmp%2F...%2Fx.sock
+  local p=$1
+  echo "mongodb://${p//\//%2F}"
+}
 
-declare -A PORT PID
+# PORT: TCP port of the stub and of each TCP target (the idle test uses it); URI: what the load
+# generator connects to, for every upstream and target.
+declare -A PORT PID URI
 start_stub() {
   local port; port=$(free_port)
   $bin/stub_upstream -p "$port" >"$run/stub.log" 2>&1 &
-  pids+=($!); PID[stub]=$!; PORT[stub]=$port
+  pids+=($!); PID[stub]=$!; PORT[stub]=$port; URI[stub]="mongodb://127.0.0.1:$port"
   wait_port "$port"
 }
 start_ferretdb() {
@@ -106,7 +139,7 @@ start_ferretdb() {
   mkdir -p "$run/ferret"
   .tools/bin/ferretdb --handler=sqlite --sqlite-url="file:$run/ferret/" --listen-addr="127.0.0.1:$port" \
     --state-dir="$run/ferret" --telemetry=disable --log-level=ERROR >"$run/ferret.log" 2>&1 &
-  pids+=($!); PID[ferretdb]=$!; PORT[ferretdb]=$port
+  pids+=($!); PID[ferretdb]=$!; PORT[ferretdb]=$port; URI[ferretdb]="mongodb://127.0.0.1:$port"
   wait_port "$port"
 }
 rules_yaml() {  # $1 = warn | block
@@ -125,16 +158,38 @@ rules:
     max_lookup_ratio: 0.5
 EOF
 }
-start_docguard() {  # $1 = name, $2 = warn|block, $3 = upstream port
-  local port admin; port=$(free_port); admin=$(free_port)
+start_docguard() {  # $1 = name, $2 = warn|block, $3 = upstream port, [$4 = unix]
+  local port admin listen=(); admin=$(free_port)
   rules_yaml "$2" >"$run/$1.yaml"
-  $bin/docguard --listen "127.0.0.1:$port" --upstream "mongodb://127.0.0.1:$3" \
+  if [ "${4:-}" = unix ]; then
+    # The socket listener as a deployment configures it: the file's listen: (no --listen flag,
+    # which would replace it).
+    printf 'listen:\n  - unix: "%s"\n    mode: "0600"\n' "$run/$1.sock" >>"$run/$1.yaml"
+  else
+    port=$(free_port)
+    listen=(--listen "127.0.0.1:$port")
+  fi
+  $bin/docguard "${listen[@]}" --upstream "mongodb://127.0.0.1:$3" \
     --admin "127.0.0.1:$admin" --config "$run/$1.yaml" >"$run/$1.log" 2>&1 &
-  pids+=($!); PID[$1]=$!; PORT[$1]=$port
-  wait_port "$port"
+  pids+=($!); PID[$1]=$!
+  if [ "${4:-}" = unix ]; then
+    URI[$1]=$(unix_uri "$run/$1.sock")
+    wait_unix "$run/$1.sock"
+  else
+    PORT[$1]=$port; URI[$1]="mongodb://127.0.0.1:$port"
+    wait_port "$port"
+  fi
 }
-start_haproxy() {  # $1 = name, $2 = upstream port
-  local port; port=$(free_port)
+start_haproxy() {  # $1 = name, $2 = upstream port, [$3 = unix]
+  local port bind
+  if [ "${3:-}" = unix ]; then
+    bind="unix@$run/$1.sock mode 600"
+  else
+    port=$(free_port)
+    bind="127.0.0.1:$port"
+  fi
+  # Every connection holds two descriptors; HAProxy refuses to start if maxconn does not fit
+  # its limit.
   local maxconn=$(((hard - 200) / 2))
   cat >"$run/$1.cfg" <<EOF
 global
@@ -146,15 +201,21 @@ defaults
   timeout client 1h
   timeout server 1h
 frontend f
-  bind 127.0.0.1:$port
+  bind $bind
   maxconn $maxconn
   default_backend b
 backend b
   server s1 127.0.0.1:$2 maxconn $maxconn
 EOF
   haproxy -db -f "$run/$1.cfg" >"$run/$1.log" 2>&1 &
-  pids+=($!); PID[$1]=$!; PORT[$1]=$port
-  wait_port "$port"
+  pids+=($!); PID[$1]=$!
+  if [ "${3:-}" = unix ]; then
+    URI[$1]=$(unix_uri "$run/$1.sock")
+    wait_unix "$run/$1.sock"
+  else
+    PORT[$1]=$port; URI[$1]="mongodb://127.0.0.1:$port"
+    wait_port "$port"
+  fi
 }
 start_mongobetween() {  # $1 = name, $2 = upstream port
   local port; port=$(free_port)
@@ -162,7 +223,7 @@ start_mongobetween() {  # $1 = name, $2 = upstream port
   # too) and pools upstream connections; statsd goes to localhost:8125 (UDP, nobody listens).
   "$mb_bin" -network tcp4 -loglevel error -pretty=false \
     "127.0.0.1:$port=mongodb://127.0.0.1:$2/?directConnection=true&maxpoolsize=1000" >"$run/$1.log" 2>&1 &
-  pids+=($!); PID[$1]=$!; PORT[$1]=$port
+  pids+=($!); PID[$1]=$!; PORT[$1]=$port; URI[$1]="mongodb://127.0.0.1:$port"
   wait_port "$port"
 }
 
@@ -181,7 +242,7 @@ run_one() {
   local pidarg=()
   [ "$target" != direct ] && pidarg=(-P "${PID[$key]}")
   local out
-  out=$(timeout $((secs + 150)) $bin/docguard_load -u "mongodb://127.0.0.1:${PORT[$key]}/?appname=bench" \
+  out=$(timeout $((secs + 150)) $bin/docguard_load -u "${URI[$key]}/?appname=bench" \
         -m "$mode" -b "$bytes" -t "$threads" -c "$conns" -d "$secs" "${pidarg[@]}" 2>>"$run/load.err") || out="failed"
   echo "$series $scen $t $round $out conns=$conns doc_bytes=$bytes" >>"$raw"
   printf '  %-9s %-10s %-13s round %s: %s\n' "$series" "$scen" "$t" "$round" "$out" >&2
@@ -201,6 +262,13 @@ if [ -x "$mb_bin" ]; then
 else
   echo "bench: mongobetween skipped: no executable at $mb_bin (set MONGOBETWEEN_BIN; see scripts/build-mongobetween.sh)" >&2
 fi
+# The Unix socket listeners, client side only: both reach the stub over TCP like the others.
+unix_targets=()
+if ((unix)); then
+  start_haproxy stub-haproxy-unix "${PORT[stub]}" unix
+  start_docguard stub-dg-warn-unix warn "${PORT[stub]}" unix
+  unix_targets=(haproxy-unix dg-warn-unix)
+fi
 if ((ferret)) && [ -x .tools/bin/ferretdb ]; then
   start_ferretdb
   start_haproxy ferretdb-haproxy "${PORT[ferretdb]}"
@@ -210,19 +278,37 @@ else
   ferret=0
 fi
 
-# Scenarios: name threads connections mode [document bytes of the big mode]
+# Scenarios: name threads connections mode [document bytes of the big mode]. The small-op (mix)
+# scenarios are the ones the summary compares with HAProxy; the Unix socket targets run those.
 scenarios=("small-16 16 16 mix" "small-64 64 64 mix" "small-256 64 256 mix" "conns-1000 100 1000 mix"
            "insert-4KiB 8 8 big 4096" "insert-64KiB 8 8 big 65536" "insert-1MiB 8 8 big 1048576")
-((quick)) && scenarios=("small-16 16 16 mix" "small-64 64 64 mix" "small-256 64 256 mix"
-                        "insert-64KiB 8 8 big 65536" "insert-1MiB 8 8 big 1048576")
+((quick)) && scenarios=("small-16 16 16 mix" "small-64 64 64 mix" "small-256 64 256 mix" "conns-1000 100 1000 mix"
+                        "insert-1MiB 8 8 big 1048576")
+# A scenario whose connections the descriptor limit cannot hold would only report errors:
+# the proxy holds 2 per connection, and the load generator, the stub and HAProxy run under
+# the same limit.
+fit=()
+for s in "${scenarios[@]}"; do
+  read -r scen threads conns _ <<<"$s"
+  if ((2 * conns + 200 > hard)); then
+    echo "bench: $scen skipped: ulimit -Hn is $hard, $conns connections need $((2 * conns + 200))" >&2
+  else
+    fit+=("$s")
+  fi
+done
+scenarios=("${fit[@]}")
 
-echo "bench: $rounds round(s) x ${#scenarios[@]} scenarios x ${#targets[@]} targets, ${secs}s each; load average $load_before" >&2
+echo "bench: $rounds round(s) x ${#scenarios[@]} scenarios x ${#targets[@]} targets" \
+     "(+${#unix_targets[@]} Unix socket targets in the small-op scenarios), ${secs}s each;" \
+     "load average $load_before" >&2
 for ((r = 1; r <= rounds; r++)); do
-  n=${#targets[@]}
   for s in "${scenarios[@]}"; do
     read -r scen threads conns mode bytes <<<"$s"
+    these=("${targets[@]}")
+    [ "$mode" = mix ] && these+=("${unix_targets[@]}")
+    n=${#these[@]}
     for ((i = 0; i < n; i++)); do  # rotate the order every round
-      t=${targets[$(((i + r - 1) % n))]}
+      t=${these[$(((i + r - 1) % n))]}
       run_one stub "$scen" "$t" "$r" "$threads" "$conns" "$mode" "${bytes:-221}"
     done
   done
@@ -259,9 +345,10 @@ if ((micro)); then
 fi
 
 # ---- report ----
-python3 - "$raw" "$build/results.md" "$build/micro.json" "$build/callgrind.txt" "$build/results.csv" <<PY
+python3 - "$raw" "$build/results.md" "$build/micro.json" "$build/callgrind.txt" "$build/results.csv" \
+  "$build/summary.md" <<PY
 import json, os, statistics, sys
-raw, out_path, micro_path, cg_path, csv_path = sys.argv[1:6]
+raw, out_path, micro_path, cg_path, csv_path, summary_path = sys.argv[1:7]
 rows = {}
 idle = {}
 for line in open(raw):
@@ -291,15 +378,17 @@ out.append(f"Machine: {os.cpu_count()} cores, {os.sysconf('SC_PAGE_SIZE') * os.s
            f"$rounds round(s), ${secs}s per run, medians over rounds. Driver: libmongoc 1.23 "
            f"(tests/bench/load.c), 50% insert of a ~200-byte document with a small array / 50% find by _id; "
            f"insert-1MiB: 1 MiB documents. docguard: all rules on; threads = cores; HAProxy: nbthread 2, TCP mode. "
+           f"*-unix: the client side on a Unix domain socket, compared with haproxy-unix. "
            f"mongobetween: $mongobetween_status. docguard commit: $commit.\n")
 out.append('| upstream | scenario | target | ops/s | vs HAProxy | p50 µs | p99 µs | p99 vs HAProxy | proxy CPU µs/op | CPU vs HAProxy | of it kernel µs/op | proxy RSS MiB | RSS vs HAProxy | errors |')
 out.append('|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
-order = ['direct', 'haproxy', 'dg-warn', 'dg-block', 'mongobetween']
+order = ['direct', 'haproxy', 'dg-warn', 'dg-block', 'mongobetween', 'haproxy-unix', 'dg-warn-unix']
 scen_order = ['small-16', 'small-64', 'small-256', 'conns-1000', 'insert-4KiB', 'insert-64KiB', 'insert-1MiB']
 keys = sorted(rows, key=lambda k: (k[0] != 'stub', scen_order.index(k[1]) if k[1] in scen_order else 9, order.index(k[2]) if k[2] in order else 9))
 for series, scen, target in keys:
     runs = rows[(series, scen, target)]
-    h = rows.get((series, scen, 'haproxy'), [])
+    # The reference relay on the same kind of listener.
+    h = rows.get((series, scen, 'haproxy-unix' if target.endswith('-unix') else 'haproxy'), [])
     ops, p50, p99 = med(runs, 'ops_per_s'), med(runs, 'p50_us'), med(runs, 'p99_us')
     cpu, rss, sys_cpu = med(runs, 'cpu_us_per_op'), med(runs, 'rss_kib'), med(runs, 'sys_us_per_op')
     hops, hp99, hcpu, hrss = med(h, 'ops_per_s'), med(h, 'p99_us'), med(h, 'cpu_us_per_op'), med(h, 'rss_kib')
@@ -347,10 +436,49 @@ if os.path.exists(micro_path):
     except Exception as e:
         out.append(f'(microbenchmark JSON unreadable: {e})')
 if os.path.exists(cg_path):
-    out.append('\n**Instruction count:** ' + open(cg_path).read().strip().splitlines()[0] + '\n')
+    out.append('\n**Instruction count:** ' + open(cg_path).read().strip().splitlines()[0])
+
+# The comparison the targets are stated in: docguard (warn, all rules) against HAProxy on the
+# same listener, small operations through the stub, per connection count. Ratios of the medians,
+# as in the table above; each ratio is marked against its target.
+summary = []
+conn_scen = {}
+for (series, scen, target) in rows:
+    if series == 'stub' and (scen.startswith('small-') or scen.startswith('conns-')):
+        conn_scen[int(rows[(series, scen, target)][0]['conns'])] = scen
+pairs = [('TCP', 'dg-warn', 'haproxy'), ('Unix socket', 'dg-warn-unix', 'haproxy-unix')]
+targets_text = 'throughput >= 1.00x, CPU per operation <= 1.00x, p99 <= 1.10x'
+summary.append('## docguard against HAProxy: small operations, stub upstream\n')
+summary.append(f'docguard warn (all rules) against HAProxy 2.6 (TCP mode) on the same kind of listener; '
+               f'ratios of the medians over $rounds round(s) of ${secs}s, targets interleaved. '
+               f'Targets: {targets_text} (met: ok, missed: MISSED). '
+               f'CPU per operation: utime+stime of the proxy process over the measured window / operations.\n')
+summary.append('| connections | listener | docguard ops/s | HAProxy ops/s | throughput | docguard CPU µs/op | '
+               'HAProxy CPU µs/op | CPU per op | docguard p99 µs | HAProxy p99 µs | p99 | runs (docguard/HAProxy) |')
+summary.append('|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
+def judged(a, b, ok):
+    if a is None or b in (None, 0):
+        return '-'
+    return f'{a / b:.2f}x ' + ('ok' if ok(a / b) else 'MISSED')
+for conns in sorted(conn_scen):
+    scen = conn_scen[conns]
+    for listener, dg, hp in pairs:
+        d, h = rows.get(('stub', scen, dg), []), rows.get(('stub', scen, hp), [])
+        if not d and not h:
+            continue
+        dops, hops = med(d, 'ops_per_s'), med(h, 'ops_per_s')
+        dcpu, hcpu = med(d, 'cpu_us_per_op'), med(h, 'cpu_us_per_op')
+        dp99, hp99 = med(d, 'p99_us'), med(h, 'p99_us')
+        good = lambda runs: sum(1 for r in runs if float(r.get('ops', 0)) > 0)
+        summary.append(f'| {conns:,} | {listener} | {fmt(dops)} | {fmt(hops)} | {judged(dops, hops, lambda x: x >= 1.0)} | '
+                       f'{fmt(dcpu, 1)} | {fmt(hcpu, 1)} | {judged(dcpu, hcpu, lambda x: x <= 1.0)} | '
+                       f'{fmt(dp99)} | {fmt(hp99)} | {judged(dp99, hp99, lambda x: x <= 1.1)} | {good(d)}/{good(h)} |')
+summary_text = '\n'.join(summary) + '\n'
+open(summary_path, 'w').write(summary_text)
 text = '\n'.join(out) + '\n'
-open(out_path, 'w').write(text)
+# The summary is printed last, after the charts, by the shell; the file has it at its end.
 print(text)
+open(out_path, 'w').write(text + '\n' + summary_text)
 PY
 echo "bench: report written to $build/results.md, numbers in $build/results.csv" >&2
 # Charts: any python3 that has matplotlib (Debian's python3-matplotlib is /usr/bin/python3's).
@@ -363,3 +491,7 @@ if [ -n "$plot_py" ]; then
 else
   echo "bench: no charts: matplotlib not found (scripts/install-deps.sh --bench installs python3-matplotlib)" >&2
 fi
+# The comparison table last, where it is read first (results.md has it at its end too).
+echo
+cat "$build/summary.md"
+echo "bench: comparison table written to $build/summary.md" >&2

@@ -1,6 +1,8 @@
 /* Load generator for docguard benchmarks, using libmongoc 1.23 (a real driver).
  *
  *   load -u URI [-m mix|big] [-t THREADS] [-c CONNECTIONS] [-d SECONDS] [-n OPS] [-b BYTES] [-P PID,...]
+ *     URI is any libmongoc connection string; a Unix domain socket is its path URL-encoded as
+ *     the host (mongodb://%2Ftmp%2Fdocguard.sock/, the path ending in .sock).
  *     mix: 50% insert of a ~200-byte document with a small array, 50% find by _id (alternating)
  *     big: inserts of one document of BYTES (-b, default 1 MiB) held in a binary field
  *     THREADS threads share a client pool of CONNECTIONS clients (default: one per thread);

@@ -12,7 +12,9 @@ writes PNG and SVG files into OUT_DIR:
   tests/bench/plot.py build-bench/results.csv docs/bench
 
 Needs matplotlib (Debian: python3-matplotlib). Only the stub-upstream series is drawn: it measures
-the proxies; FerretDB's series measures FerretDB.
+the proxies; FerretDB's series measures FerretDB. The Unix socket targets (haproxy-unix,
+dg-warn-unix) run the small-op scenarios only: dashed lines, and bars in the small-op CPU chart.
+Targets this script does not know are left out.
 """
 import csv
 import os
@@ -29,6 +31,8 @@ TARGETS = [  # csv name, label, colour, marker
     ("mongobetween", "mongobetween", "#2ca02c", "^"),
     ("dg-warn", "docguard (all rules, warn)", "#d62728", "D"),
     ("dg-block", "docguard (all rules, block)", "#ff9896", "d"),
+    ("haproxy-unix", "HAProxy, Unix socket", "#17becf", "s"),
+    ("dg-warn-unix", "docguard (warn), Unix socket", "#9467bd", "D"),
 ]
 
 
@@ -71,7 +75,8 @@ def line_chart(rows, out, name, pick, x, y, xlabel, ylabel, title, logx=False, t
             continue
         if transform:
             ys = [transform(xv, yv) for xv, yv in zip(xs, ys)]
-        ax.plot(xs, ys, label=label, color=colour, marker=marker, linewidth=1.8)
+        ax.plot(xs, ys, label=label, color=colour, marker=marker, linewidth=1.8,
+                linestyle="--" if t.endswith("-unix") else "-")
         drawn += 1
     if not drawn:
         plt.close(fig)

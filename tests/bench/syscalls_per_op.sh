@@ -56,7 +56,9 @@ cleanup() {
   rm -rf "$run"
 }
 trap cleanup EXIT
-free_port() { /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+free_port() {  # below the ephemeral range, so no outgoing connection can take it first
+  PYTHONPATH="$here/tests/integration/python" python3 -c 'import harness; print(harness.free_port())'
+}
 wait_port() {
   for _ in $(seq 1 300); do (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null && return 0; sleep 0.1; done
   echo "syscalls_per_op: nothing listens on port $1" >&2; return 1
@@ -123,6 +125,25 @@ load() {  # $1 = port, $2 = ops
     -d 600 -n "$2" 2>>"$run/load.err"
 }
 field() { sed -n "s/.*\b$1=\([0-9.]*\).*/\1/p" <<<"$2"; }
+# Stops a measuring tool (perf stat/record, strace) that runs in the background until SIGINT.
+# A background job of a non-interactive shell starts with SIGINT ignored, and the tool only
+# catches it once it has installed its handler: an INT that arrives earlier (a slow start on a
+# loaded machine, a load run that failed at once) is lost, and a bare `wait` then waits forever.
+# So the INT is repeated every second, and after 10 s the tool is killed.
+stop_tool() {  # $1 = pid, $2 = name for the message
+  local pid=$1 i
+  kill -INT "$pid" 2>/dev/null || true
+  for i in $(seq 1 100); do
+    kill -0 "$pid" 2>/dev/null || break
+    ((i % 10)) || kill -INT "$pid" 2>/dev/null || true
+    sleep 0.1
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    echo "syscalls_per_op: $2 did not stop on SIGINT; killed" >&2
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
+  wait "$pid" 2>/dev/null || true
+}
 
 for t in $targets; do
   if [ "$t" = mongobetween ] && [ ! -x "$mb" ]; then
@@ -135,7 +156,7 @@ for t in $targets; do
   ppid=$!
   sleep 0.3
   out=$(load "$tport" "$ops")
-  kill -INT "$ppid"; wait "$ppid" 2>/dev/null || true
+  stop_tool "$ppid" "perf stat"
   n=$(field ops "$out")
   sc=$(awk -F, '/raw_syscalls/ {print $1}' "$run/perf.$t")
   cs=$(awk -F, '/context-switches/ {print $1}' "$run/perf.$t")
@@ -148,7 +169,7 @@ for t in $targets; do
     spid=$!
     sleep 0.5
     out=$(load "$tport" "$ops")
-    kill -INT "$spid"; wait "$spid" 2>/dev/null || true
+    stop_tool "$spid" strace
     n=$(field ops "$out")
     total=$(awk '$NF=="total" {print $(NF-2)}' "$run/strace.$t")
     line+=" strace_syscalls_per_op=$(awk "BEGIN{printf \"%.2f\", $total/$n}")"
@@ -159,7 +180,7 @@ for t in $targets; do
     rpid=$!
     sleep 0.5
     load "$tport" "$ops" >/dev/null
-    kill -INT "$rpid"; wait "$rpid" 2>/dev/null || true
+    stop_tool "$rpid" "perf record"
     prof=$(perf script -i "$run/prof.$t" 2>/dev/null | python3 tests/bench/kernel_profile.py "$t")
     line+=" ${prof#profile=$t }"
   fi

@@ -1,6 +1,5 @@
 #include <string>
 
-#include "docguard/base/enum_names.h"
 #include "docguard/codec/error_kinds.h"
 #include "docguard/codec/message.h"
 
@@ -31,22 +30,5 @@ void check_message_length(const MsgHeader& header, uint32_t max_message_bytes) {
                                                   std::to_string(max_message_bytes) + " bytes");
   }
 }
-
-namespace {
-
-constexpr auto kOpCodeNames = base::enum_names<OpCode>({{OpCode::kReply, "OP_REPLY"},
-                                                        {OpCode::kUpdate, "OP_UPDATE"},
-                                                        {OpCode::kInsert, "OP_INSERT"},
-                                                        {OpCode::kQuery, "OP_QUERY"},
-                                                        {OpCode::kGetMore, "OP_GET_MORE"},
-                                                        {OpCode::kDelete, "OP_DELETE"},
-                                                        {OpCode::kKillCursors, "OP_KILL_CURSORS"},
-                                                        {OpCode::kCompressed, "OP_COMPRESSED"},
-                                                        {OpCode::kMsg, "OP_MSG"}},
-                                                       "unknown");
-
-}  // namespace
-
-const char* op_code_name(OpCode op_code) { return kOpCodeNames.name(op_code); }
 
 }  // namespace docguard::codec

@@ -112,45 +112,4 @@ std::vector<uint8_t> decompress_message(Bytes message, uint32_t max_message_byte
   return out;
 }
 
-std::vector<uint8_t> compress_message(Bytes message, Compressor compressor) {
-  const MsgHeader h = read_header(message.data());
-  Bytes body = message.subspan(kHeaderSize);
-  std::vector<uint8_t> payload;
-  switch (compressor) {
-    case Compressor::kNoop:
-      payload.assign(body.begin(), body.end());
-      break;
-    case Compressor::kSnappy: {
-      size_t len = snappy_max_compressed_length(body.size());
-      payload.resize(len);
-      snappy_compress(reinterpret_cast<const char*>(body.data()), body.size(),
-                      reinterpret_cast<char*>(payload.data()), &len);
-      payload.resize(len);
-      break;
-    }
-    case Compressor::kZlib: {
-      uLongf len = compressBound(static_cast<uLong>(body.size()));
-      payload.resize(len);
-      compress2(payload.data(), &len, body.data(), static_cast<uLong>(body.size()), 6);
-      payload.resize(len);
-      break;
-    }
-    case Compressor::kZstd: {
-      size_t len = ZSTD_compressBound(body.size());
-      payload.resize(len);
-      len = ZSTD_compress(payload.data(), len, body.data(), body.size(), 1);
-      payload.resize(len);
-      break;
-    }
-  }
-  std::vector<uint8_t> out(kHeaderSize + 9);
-  write_header(out.data(), MsgHeader{static_cast<int32_t>(out.size() + payload.size()),
-                                     h.request_id, h.response_to, OpCode::kCompressed});
-  store_le32(out.data() + kHeaderSize, static_cast<int32_t>(h.op_code));
-  store_le32(out.data() + kHeaderSize + 4, static_cast<int32_t>(body.size()));
-  out[kHeaderSize + 8] = static_cast<uint8_t>(compressor);
-  out.insert(out.end(), payload.begin(), payload.end());
-  return out;
-}
-
 }  // namespace docguard::codec

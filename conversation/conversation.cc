@@ -46,7 +46,7 @@ bool legacy_without_reply(codec::OpCode op) {
 }
 
 // Commands whose success changes (or lists) indexes, validators or collections: the rules
-// engine's observer learns from their replies. Rare, so remembering the request costs nothing.
+// engine's advice sink learns from their replies. Rare, so remembering the request costs nothing.
 bool is_catalog_command(const codec::CommandView& view) {
   if (view.kind != codec::CommandKind::kOther && view.kind != codec::CommandKind::kCreate) {
     return false;

@@ -49,13 +49,16 @@ std::string violation_message(const Violation& v) {
       what = fmt::format("measured {}, bound {}", v.measured, v.bound);
       break;
   }
-  return fmt::format("docguard: design rule {} (match \"{}\") violated: {}", v.rule, v.rule_match,
-                     what);
+  return fmt::format("docguard: design rule {} (match \"{}\") violated: {}",
+                     rules::rule_name(v.kind), v.rule_match, what);
 }
 
 namespace detail {
 
 namespace {
+
+// The errmsg of a refusal the verdict gives no violation for.
+constexpr const char* kBlockedWithoutViolation = "docguard: blocked by a design rule";
 
 // code and codeName, from the one table of server errors.
 void append_code(bson_t* doc, ServerError code) {
@@ -75,7 +78,7 @@ void append_number(bson_t* doc, const char* key, double value) {
 void append_err_info(bson_t* parent, const Violation& v) {
   bson_t info;
   BSON_APPEND_DOCUMENT_BEGIN(parent, "errInfo", &info);
-  BSON_APPEND_UTF8(&info, "rule", v.rule.c_str());
+  BSON_APPEND_UTF8(&info, "rule", rules::rule_name(v.kind));
   BSON_APPEND_UTF8(&info, "match", v.rule_match.c_str());
   if (v.rule_line > 0) BSON_APPEND_INT32(&info, "ruleLine", v.rule_line);
   BSON_APPEND_UTF8(&info, "fieldPath", v.field_path.c_str());
@@ -93,16 +96,18 @@ void append_err_info(bson_t* parent, const Violation& v) {
 }
 
 // code, codeName, errmsg and errInfo: what server-side validation reports for a document.
-void append_validation_failure(bson_t* doc, const Violation& v) {
+// Without a violation, code, codeName and errmsg only, as for a whole command.
+void append_validation_failure(bson_t* doc, const Violation* v) {
   append_code(doc, ServerError::kDocumentValidationFailure);
-  BSON_APPEND_UTF8(doc, "errmsg", violation_message(v).c_str());
-  append_err_info(doc, v);
+  BSON_APPEND_UTF8(doc, "errmsg",
+                   v != nullptr ? violation_message(*v).c_str() : kBlockedWithoutViolation);
+  if (v != nullptr) append_err_info(doc, *v);
 }
 
 }  // namespace
 
 // A writeErrors entry: {index, code, codeName, errmsg, errInfo}.
-std::vector<uint8_t> write_error(int32_t index, const Violation& v) {
+std::vector<uint8_t> write_error(int32_t index, const Violation* v) {
   OwnedBson e;
   BSON_APPEND_INT32(e.get(), "index", index);
   append_validation_failure(e.get(), v);
@@ -111,7 +116,7 @@ std::vector<uint8_t> write_error(int32_t index, const Violation& v) {
 }
 
 // A bulkWrite per-op result for a refused op: {ok: 0, idx, code, codeName, errmsg, errInfo}.
-std::vector<uint8_t> bulk_write_error(int32_t index, const Violation& v) {
+std::vector<uint8_t> bulk_write_error(int32_t index, const Violation* v) {
   OwnedBson e;
   BSON_APPEND_DOUBLE(e.get(), "ok", 0.0);
   BSON_APPEND_INT32(e.get(), "idx", index);
@@ -144,9 +149,8 @@ std::vector<uint8_t> command_error(const codec::OpMsg& request, const rules::Ver
   const Violation* v = blocking_violation(verdict, -1);
   OwnedBson body;
   BSON_APPEND_DOUBLE(body.get(), "ok", 0.0);
-  BSON_APPEND_UTF8(
-      body.get(), "errmsg",
-      v != nullptr ? violation_message(*v).c_str() : "docguard: blocked by a design rule");
+  BSON_APPEND_UTF8(body.get(), "errmsg",
+                   v != nullptr ? violation_message(*v).c_str() : kBlockedWithoutViolation);
   append_code(body.get(), ServerError::kDocumentValidationFailure);
   if (v != nullptr) append_err_info(body.get(), *v);
   return codec::OpMsgBuilder(reply_request_id, request.header.request_id)

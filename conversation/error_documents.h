@@ -16,10 +16,13 @@
 
 namespace docguard::conversation::detail {
 
-// A writeErrors entry: {index, code, codeName, errmsg, errInfo}.
-std::vector<uint8_t> write_error(int32_t index, const rules::Violation& v);
+// A writeErrors entry: {index, code, codeName, errmsg, errInfo}. `v`: the statement's blocking
+// violation; null when the verdict blocks it without one (then no errInfo, and the errmsg
+// command_error gives a command refused without one).
+std::vector<uint8_t> write_error(int32_t index, const rules::Violation* v);
 // A bulkWrite per-op result for a refused op: {ok: 0, idx, code, codeName, errmsg, errInfo}.
-std::vector<uint8_t> bulk_write_error(int32_t index, const rules::Violation& v);
+// `v`: as for write_error.
+std::vector<uint8_t> bulk_write_error(int32_t index, const rules::Violation* v);
 // The violation reported for a blocked statement (-1: the command): its first blocking one.
 const rules::Violation* blocking_violation(const rules::Verdict& verdict, int32_t index);
 // The whole command refused: {ok: 0, errmsg, code: 121, codeName, errInfo}.

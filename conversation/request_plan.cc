@@ -113,10 +113,7 @@ RequestPlan plan_request(const codec::OpMsg& request, const codec::CommandView& 
   merge->ordered = cmd.ordered;
   merge->forwarded = keep;
   for (int32_t index : reported) {
-    const Violation* v = blocking_violation(verdict, index);
-    Violation fallback;
-    fallback.rule = "blocked";
-    const Violation& reason = v != nullptr ? *v : fallback;
+    const Violation* reason = blocking_violation(verdict, index);
     merge->errors.push_back({index, cmd.kind == CommandKind::kBulkWrite
                                         ? bulk_write_error(index, reason)
                                         : write_error(index, reason)});

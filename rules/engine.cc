@@ -26,8 +26,10 @@ int64_t wall_ms() {
 }
 }  // namespace engine_detail
 
-Engine::Engine(std::shared_ptr<const RuleSet> rules, Observer* observer)
-    : observer_(observer),
+Engine::Engine(std::shared_ptr<const RuleSet> rules, MeasurementSink* measurements,
+               AdviceSink* advice)
+    : measurements_(measurements),
+      advice_(advice),
       id_(g_next_engine_id.fetch_add(1)),
       overflow_(std::make_unique<CollectionStats>(std::string(kOverflowLabel),
                                                   std::string(kOverflowLabel))),
@@ -193,10 +195,12 @@ void Engine::judge(const codec::CommandView& cmd, const RequestContext& ctx, con
         std::lock_guard lock(stats->mutex);
         ++stats->commands;
       }
-      if (observer_ != nullptr) {
+      if (measurements_ != nullptr || advice_ != nullptr) {
         app = app_label(ctx.app_name, rules->tracking().max_apps);
-        observer_->on_command(stats->db, stats->coll, cmd.name, app);
-        observer_->on_request(stats->db, stats->coll, cmd, app);
+        if (measurements_ != nullptr) {
+          measurements_->on_command(stats->db, stats->coll, cmd.name, app);
+        }
+        if (advice_ != nullptr) advice_->on_request(stats->db, stats->coll, cmd, app);
       }
     }
     switch (cmd.kind) {
@@ -313,21 +317,21 @@ void Engine::report(Scope& s, size_t first) {
     }
   }
   const std::string_view app =
-      observer_ != nullptr
+      measurements_ != nullptr
           ? std::string_view(app_label(s.ctx.app_name, s.rules.tracking().max_apps))
           : std::string_view();
   const int64_t unix_ms = wall_ms();
   for (size_t i = first; i < violations.size(); ++i) {
     const Violation& v = violations[i];
     if (v.hits != nullptr) v.hits->count(v.action, unix_ms);
-    if (observer_ != nullptr) {
-      observer_->on_violation(s.stats->db, s.stats->coll, v.rule, v.action, app);
+    if (measurements_ != nullptr) {
+      measurements_->on_violation(s.stats->db, s.stats->coll, rule_name(v.kind), v.action, app);
     }
     const auto& d = decisions[i - first];
     if (!d.log) continue;
     // Names and numbers only: document values never reach the log.
     log::Fields fields;
-    fields.add("rule", v.rule)
+    fields.add("rule", rule_name(v.kind))
         .add("action", action_name(v.action))
         .add("ns", fmt::format("{}.{}", s.db, s.coll))
         .add("field", v.field_path)

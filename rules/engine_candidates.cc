@@ -1,6 +1,7 @@
 // Candidate rules: what the dry-run pass found is counted per rule and per client app, exported
-// through Observer::on_candidate_violation and logged at most once per rule per interval. It
-// never reaches the verdict, the per-collection violation counts or the violation log.
+// through MeasurementSink::on_candidate_violation and logged at most once per rule per
+// interval. It never reaches the verdict, the per-collection violation counts or the violation
+// log.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -19,14 +20,15 @@ void Engine::report_candidates(Scope& s, size_t first) {
     if (v.hits == nullptr) continue;  // every candidate rule has counters; a bound has a rule
     v.hits->count(v.action, unix_ms);
     v.hits->count_app(app, v.action);
-    if (observer_ != nullptr) {
-      observer_->on_candidate_violation(s.stats->db, s.stats->coll, v.rule, v.action, app);
+    if (measurements_ != nullptr) {
+      measurements_->on_candidate_violation(s.stats->db, s.stats->coll, rule_name(v.kind), v.action,
+                                            app);
     }
     uint64_t suppressed = 0;
     if (!v.hits->should_log(t, CollectionStats::kLogInterval, &suppressed)) continue;
     log::Fields fields;
     const std::string& id = s.hits->id(v.rule_index);
-    fields.add("rule", v.rule)
+    fields.add("rule", rule_name(v.kind))
         .add("would", action_name(v.action))
         .add("candidate", id.empty() ? s.hits->key(v.rule_index) : id)
         .add("ns", fmt::format("{}.{}", s.db, s.coll))

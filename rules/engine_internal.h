@@ -91,8 +91,8 @@ inline Scratch& scratch() {
 // Now, for a rule's "last hit" (wall clock, milliseconds since the epoch).
 int64_t wall_ms();
 
-// Records a measured shape in the statistics and tells the observer (engine_writes.cc).
-void record_shape(CollectionStats* stats, Observer* observer, const DocumentShape& shape,
+// Records a measured shape in the statistics and tells the measurement sink (engine_writes.cc).
+void record_shape(CollectionStats* stats, MeasurementSink* measurements, const DocumentShape& shape,
                   const char* source, bool whole_document, uint32_t max_fields);
 
 }  // namespace engine_detail
@@ -111,17 +111,16 @@ struct Engine::Scope {
   bool whole_command = false;           // a blocking violation refuses the whole command
   const RuleHitsTable* hits = nullptr;  // the counters of `rules`' rules
   // Judging candidate rules: measure and judge only. Nothing is recorded (statistics, tracker,
-  // observer), so the pass leaves no trace but its own counters.
+  // sinks), so the pass leaves no trace but its own counters.
   bool dry_run = false;
-  // The client's app as the observer labels it (tracking.max_apps); set only when recording
-  // with an observer.
+  // The client's app as the sinks label it (tracking.max_apps); set only when recording with
+  // a sink.
   std::string_view app = {};
 
   void add(RuleKind kind, const Bound& bound, std::string_view path, double measured, int32_t index,
            const bson_iter_t* id, Action action) {
     Violation v;
     v.kind = kind;
-    v.rule = rule_name(kind);
     v.rule_match = bound.match;
     v.rule_line = bound.line;
     v.rule_index = bound.rule;

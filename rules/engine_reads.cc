@@ -61,12 +61,13 @@ void Engine::inspect_read(Scope& s, const codec::CommandView& cmd) {
       totals = s.stats->lookups.totals(now());
     }
   }
-  if (observer_ != nullptr) {
-    observer_->on_read(s.stats->db, s.stats->coll, with_lookup, s.app);
+  if (measurements_ != nullptr) {
+    measurements_->on_read(s.stats->db, s.stats->coll, with_lookup, s.app);
     for (const auto& [from, unused] : labels) {
-      observer_->on_lookup(s.stats->db, s.stats->coll, *from);
+      measurements_->on_lookup(s.stats->db, s.stats->coll, *from);
     }
   }
+  if (advice_ != nullptr) advice_->on_read(s.stats->db, s.stats->coll, with_lookup, s.app);
   if (with_lookup && !s.limits->lookup_ratio.empty() &&
       totals.reads >= s.limits->lookup_min_reads) {
     if (const Bound* b = s.limits->lookup_ratio.exceeded(totals.ratio())) {
@@ -148,7 +149,8 @@ void Engine::observe_reply(const codec::CommandView& request, const codec::OpMsg
     if (!BSON_ITER_HOLDS_DOCUMENT(&doc)) continue;
     DocumentShape& shape = sc.shape;
     shape.measure(sub_view(&doc));
-    record_shape(stats, observer_, shape, "read_sample", true, rules->tracking().max_field_paths);
+    record_shape(stats, measurements_, shape, "read_sample", true,
+                 rules->tracking().max_field_paths);
     if (track && shape.has_id() && shape.array_count() > 0) {
       DocumentTracker::make_key(ns, shape.id(), &sc.key);
       for (const ArrayMeasure* a = shape.arrays_begin(); a != shape.arrays_end(); ++a) {
@@ -178,13 +180,13 @@ void Engine::learn_stored_document(std::string_view db, std::string_view coll,
 }
 
 void Engine::observe_catalog_reply(const codec::CommandView& request, const codec::OpMsg& reply) {
-  if (observer_ == nullptr || reply.body.empty()) return;
+  if (advice_ == nullptr || reply.body.empty()) return;
   bson_iter_t it;
   if (!bson_iter_init_from_data(&it, reply.body.data, reply.body.size) ||
       !bson_iter_find(&it, "ok") || bson_iter_as_double(&it) != 1.0) {
     return;
   }
-  observer_->on_catalog_reply(request, reply.body);
+  advice_->on_catalog_reply(request, reply.body);
 }
 
 }  // namespace docguard::rules

@@ -12,8 +12,8 @@ namespace docguard::rules {
 
 namespace engine_detail {
 
-// Records a measured shape in the statistics and tells the observer.
-void record_shape(CollectionStats* stats, Observer* observer, const DocumentShape& shape,
+// Records a measured shape in the statistics and tells the measurement sink.
+void record_shape(CollectionStats* stats, MeasurementSink* measurements, const DocumentShape& shape,
                   const char* source, bool whole_document, uint32_t max_fields) {
   auto& labels = scratch().labels;
   labels.clear();
@@ -32,10 +32,12 @@ void record_shape(CollectionStats* stats, Observer* observer, const DocumentShap
       labels.emplace_back(&label, a->length);
     }
   }
-  if (observer == nullptr) return;
-  if (whole_document) observer->on_document_size(stats->db, stats->coll, source, shape.bytes());
+  if (measurements == nullptr) return;
+  if (whole_document) {
+    measurements->on_document_size(stats->db, stats->coll, source, shape.bytes());
+  }
   for (const auto& [label, length] : labels) {
-    observer->on_array_length(stats->db, stats->coll, *label, length);
+    measurements->on_array_length(stats->db, stats->coll, *label, length);
   }
 }
 
@@ -47,7 +49,7 @@ void Engine::inspect_insert(Scope& s, const codec::BsonView& doc, int32_t index)
   shape.measure(doc);
   s.check_shape(shape, true, index, shape.has_id() ? &shape.id() : nullptr);
   if (s.dry_run) return;
-  record_shape(s.stats, observer_, shape, "insert", true, s.rules.tracking().max_field_paths);
+  record_shape(s.stats, measurements_, shape, "insert", true, s.rules.tracking().max_field_paths);
   if (shape.has_id() && shape.array_count() > 0 && s.tracks_arrays() && !s.blocked(index)) {
     DocumentTracker::make_key(sc.ns_of(s.db, s.coll), shape.id(), &sc.key);
     for (const ArrayMeasure* a = shape.arrays_begin(); a != shape.arrays_end(); ++a) {
@@ -80,7 +82,7 @@ void Engine::inspect_update(Scope& s, const codec::BsonView& q, const codec::Bso
     const bson_iter_t* id = has_q_id ? &q_id : (shape.has_id() ? &shape.id() : nullptr);
     s.check_shape(shape, true, index, id);
     if (s.dry_run) return;
-    record_shape(s.stats, observer_, shape, "replace", true, max_fields);
+    record_shape(s.stats, measurements_, shape, "replace", true, max_fields);
     if (track && id != nullptr && !s.blocked(index)) {
       DocumentTracker::make_key(sc.ns_of(s.db, s.coll), *id, &sc.key);
       tracker_.forget(sc.key);
@@ -104,7 +106,7 @@ void Engine::inspect_update(Scope& s, const codec::BsonView& q, const codec::Bso
     s.add(RuleKind::kMaxDocumentBytes, *b, "", update.set_bytes(), index, id);
   }
   if (set_values.array_count() > 0 && !s.dry_run) {
-    record_shape(s.stats, observer_, set_values, "update", false, max_fields);
+    record_shape(s.stats, measurements_, set_values, "update", false, max_fields);
     if (track && id != nullptr && !s.blocked(index)) {
       for (const ArrayMeasure* a = set_values.arrays_begin(); a != set_values.arrays_end(); ++a) {
         tracker_.record(sc.key, a->path, a->length);
@@ -124,10 +126,13 @@ void Engine::inspect_update(Scope& s, const codec::BsonView& q, const codec::Bso
       field.pushed_elements += g.elements;
       label = &lbl;
     }
-    if (observer_ != nullptr && label != nullptr) {
-      observer_->on_array_push(s.stats->db, s.stats->coll, *label, g.elements);
-      if (!g.has_slice)
-        observer_->on_unbounded_push(s.stats->db, s.stats->coll, *label, g.elements, s.app);
+    if (label != nullptr) {
+      if (measurements_ != nullptr) {
+        measurements_->on_array_push(s.stats->db, s.stats->coll, *label, g.elements);
+      }
+      if (advice_ != nullptr && !g.has_slice) {
+        advice_->on_unbounded_push(s.stats->db, s.stats->coll, *label, g.elements, s.app);
+      }
     }
 
     if (!g.has_slice && l.push_slice_action != Action::kOff) {
@@ -187,7 +192,7 @@ void Engine::inspect_bulk_write(const codec::CommandView& cmd, const RequestCont
   const RuleSet& rules = dry_run ? *judged.candidates : *judged.rules;
   const uint32_t scope = scope_of(ctx, rules, dry_run);
   const std::string_view app =
-      !dry_run && observer_ != nullptr
+      !dry_run && (measurements_ != nullptr || advice_ != nullptr)
           ? std::string_view(app_label(ctx.app_name, rules.tracking().max_apps))
           : std::string_view();
   for (size_t i = 0; i < cmd.statements.size(); ++i) {

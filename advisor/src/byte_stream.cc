@@ -46,27 +46,6 @@ class GzipFileStream final : public ByteStream {
   std::string error_;
 };
 
-class MemoryStream final : public ByteStream {
- public:
-  MemoryStream(std::string name, const uint8_t* data, size_t size)
-      : name_(std::move(name)), data_(data), size_(size) {}
-  long read(uint8_t* out, size_t capacity) override {
-    const size_t n = std::min(capacity, size_ - position_);
-    if (n) std::memcpy(out, data_ + position_, n);
-    position_ += n;
-    return static_cast<long>(n);
-  }
-  const std::string& error() const override { return error_; }
-  const std::string& name() const override { return name_; }
-
- private:
-  std::string name_;
-  const uint8_t* data_;
-  size_t size_;
-  size_t position_ = 0;
-  std::string error_;
-};
-
 }  // namespace
 
 std::unique_ptr<ByteStream> open_file_stream(const std::string& path, std::string* error) {
@@ -77,10 +56,6 @@ std::unique_ptr<ByteStream> open_file_stream(const std::string& path, std::strin
   }
   gzbuffer(file, 1 << 18);
   return std::make_unique<GzipFileStream>(path, file);
-}
-
-std::unique_ptr<ByteStream> make_memory_stream(std::string name, const uint8_t* data, size_t size) {
-  return std::make_unique<MemoryStream>(std::move(name), data, size);
 }
 
 BsonFramer::BsonFramer(ByteStream& in, uint32_t max_document_bytes, uint32_t chunk_bytes)

@@ -141,8 +141,8 @@ std::optional<ReadError> read_bson_documents(ByteStream& in, BsonFramer& framer,
   }
 }
 
-// One stream: an archive when it starts with the magic number, else BSON documents of
-// `db`.`collection`. `metadata` (may be null) is announced before a BSON stream's documents.
+}  // namespace
+
 std::optional<ReadError> read_stream(ByteStream& in, const std::string& db,
                                      const std::string& collection,
                                      const CollectionMetadata* metadata, DumpVisitor& visitor,
@@ -162,6 +162,8 @@ std::optional<ReadError> read_stream(ByteStream& in, const std::string& db,
   visitor.on_collection(metadata ? *metadata : unknown);
   return read_bson_documents(in, framer, db, collection, visitor);
 }
+
+namespace {
 
 std::optional<ReadError> read_metadata_file(const std::string& path, const std::string& db,
                                             const std::string& collection, CollectionMetadata* out,
@@ -295,16 +297,6 @@ std::optional<ReadError> read_dump(const std::string& path, DumpVisitor& visitor
     return file_error(e.path1().string(), e.code().message());
   }
   return std::nullopt;
-}
-
-std::optional<ReadError> read_stream_from_memory(const std::string& name, const uint8_t* data,
-                                                 size_t size, DumpVisitor& visitor,
-                                                 const ReaderLimits& limits) {
-  auto in = make_memory_stream(name, data, size);
-  const size_t dot = name.find('.');
-  const std::string db = dot == std::string::npos ? "" : name.substr(0, dot);
-  const std::string collection = dot == std::string::npos ? name : name.substr(dot + 1);
-  return read_stream(*in, db, collection, nullptr, visitor, limits);
 }
 
 }  // namespace docguard::advisor

@@ -8,7 +8,7 @@ namespace docguard::advisor {
 
 RuleCheckingVisitor::RuleCheckingVisitor(DumpVisitor& inner,
                                          std::shared_ptr<const rules::RuleSet> rules)
-    : inner_(inner), engine_(std::move(rules), nullptr) {}
+    : inner_(inner), engine_(std::move(rules), nullptr, nullptr) {}
 
 void RuleCheckingVisitor::on_collection(const CollectionMetadata& metadata) {
   inner_.on_collection(metadata);

@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
             (i == 0 ? std::string("bench") : "app-" + std::to_string(i)) +
             "]\n    max_array_length: 20000\n";
   }
-  rules::Engine engine(bench::rule_set(yaml.c_str()), nullptr);
+  rules::Engine engine(bench::rule_set(yaml.c_str()), nullptr, nullptr);
   // As a conversation does: the connection's scope is found once and remembered.
   rules::ConnectionScope scope("127.0.0.1:1");
   const rules::RequestContext ctx{"bench", "127.0.0.1:1", "", &scope};

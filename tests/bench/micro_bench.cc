@@ -98,7 +98,7 @@ void BM_Decode(benchmark::State& state, std::string name) {
 void BM_DecodeInspect(benchmark::State& state, std::string name, size_t config) {
   const auto& m = corpus().get(name);
   const auto& rc = rule_configs()[config];
-  rules::Engine engine(rule_set(rc.yaml), nullptr);
+  rules::Engine engine(rule_set(rc.yaml), nullptr, nullptr);
   const rules::RequestContext ctx{"bench", "127.0.0.1:1"};
   size_t violations = 0;
   for (auto _ : state) {
@@ -116,7 +116,7 @@ void BM_DecodeInspect(benchmark::State& state, std::string name, size_t config) 
 void BM_Inspect(benchmark::State& state, std::string name, size_t config) {
   const auto& m = corpus().get(name);
   const auto& rc = rule_configs()[config];
-  rules::Engine engine(rule_set(rc.yaml), nullptr);
+  rules::Engine engine(rule_set(rc.yaml), nullptr, nullptr);
   const rules::RequestContext ctx{"bench", "127.0.0.1:1"};
   const codec::OpMsg msg = codec::OpMsg::parse(m);
   const codec::CommandView view = codec::describe(msg);
@@ -127,35 +127,15 @@ void BM_Inspect(benchmark::State& state, std::string name, size_t config) {
   set_bytes(state, m.size());
 }
 
-// Inspect with the live design advisor observing (as the proxy wires it): the cost it adds.
-class AdvisorObserver final : public rules::Observer {
- public:
-  explicit AdvisorObserver(advisor::LiveAdvisor& a) : a_(a) {}
-  void on_read(std::string_view db, std::string_view coll, bool with_lookup,
-               std::string_view app) override {
-    a_.on_read(db, coll, with_lookup, app);
-  }
-  void on_request(std::string_view db, std::string_view coll, const codec::CommandView& cmd,
-                  std::string_view app) override {
-    a_.on_request(db, coll, cmd, app);
-  }
-  void on_unbounded_push(std::string_view db, std::string_view coll, std::string_view field,
-                         double elements, std::string_view app) override {
-    a_.on_unbounded_push(db, coll, field, elements, app);
-  }
-
- private:
-  advisor::LiveAdvisor& a_;
-};
-
+// Inspect with the live design advisor as the engine's advice sink (as the proxy wires it):
+// the cost it adds.
 void BM_InspectAdvised(benchmark::State& state, std::string name, uint32_t sample_every) {
   const auto& m = corpus().get(name);
   const auto& rc = rule_configs().back();
   advisor::AdvisorSettings settings;
   settings.live_sample_every = sample_every;
   advisor::LiveAdvisor live(settings);
-  AdvisorObserver observer(live);
-  rules::Engine engine(rule_set(rc.yaml), &observer);
+  rules::Engine engine(rule_set(rc.yaml), nullptr, &live);
   const rules::RequestContext ctx{"bench", "127.0.0.1:1"};
   const codec::OpMsg msg = codec::OpMsg::parse(m);
   const codec::CommandView view = codec::describe(msg);
@@ -183,7 +163,6 @@ struct Batch {
     view = codec::describe(msg);
     rules::Violation v;
     v.kind = rules::RuleKind::kMaxArrayLength;
-    v.rule = rules::rule_name(v.kind);
     v.rule_match = "*";
     v.field_path = "tags";
     v.measured = 150;

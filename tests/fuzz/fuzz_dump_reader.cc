@@ -9,6 +9,7 @@
 
 #include "docguard/advisor/collection_profile.h"
 #include "docguard/advisor/dump_reader.h"
+#include "memory_stream.h"
 
 namespace {
 
@@ -48,7 +49,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ReaderLimits limits;
   limits.max_document_bytes = 1 << 20;
   limits.read_chunk_bytes = 4096;  // documents straddle chunks: the buffer's compaction runs
-  const auto error = read_stream_from_memory("fuzz.input", data, size, profiler, limits);
+  const auto error =
+      docguard::testing::read_stream_from_memory("fuzz.input", data, size, profiler, limits);
   if (error && error->offset > size) __builtin_trap();
   return 0;
 }

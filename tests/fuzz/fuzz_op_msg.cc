@@ -29,7 +29,7 @@ rules:
 tracking: { max_namespaces: 8, max_field_paths: 8, max_tracked_documents: 16 }
 )"),
                                                                 "fuzz"),
-                                   nullptr);
+                                   nullptr, nullptr);
   return e;
 }
 

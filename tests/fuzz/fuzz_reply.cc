@@ -21,7 +21,7 @@ struct Host : conversation::ConversationHost {
 };
 
 rules::Engine& engine() {
-  static rules::Engine e(rules::parse_rules(YAML::Load("mode: warn\n"), "fuzz"), nullptr);
+  static rules::Engine e(rules::parse_rules(YAML::Load("mode: warn\n"), "fuzz"), nullptr, nullptr);
   return e;
 }
 

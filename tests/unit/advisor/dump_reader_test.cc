@@ -10,6 +10,7 @@
 #include "docguard/advisor/detectors.h"
 #include "docguard/advisor/dump_profiler.h"
 #include "docguard/advisor/report.h"
+#include "memory_stream.h"
 #include "test_documents.h"
 
 namespace docguard::advisor {
@@ -117,8 +118,8 @@ struct Recorder final : DumpVisitor {
 
 std::optional<ReadError> read_bytes(const std::string& name, const std::string& bytes) {
   Recorder recorder;
-  return read_stream_from_memory(name, reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(),
-                                 recorder);
+  return docguard::testing::read_stream_from_memory(
+      name, reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), recorder);
 }
 
 std::string document_bytes(int id) {
@@ -157,8 +158,8 @@ TEST(DumpReaderErrors, BadLengthAndCorruptContentGiveTheirOffset) {
   DumpProfiler profiler(settings);
   std::string corrupt = one + one;
   corrupt[one.size() + 4] = 0x42;  // unknown element type in the second document
-  error = read_stream_from_memory("shop.c", reinterpret_cast<const uint8_t*>(corrupt.data()),
-                                  corrupt.size(), profiler);
+  error = docguard::testing::read_stream_from_memory(
+      "shop.c", reinterpret_cast<const uint8_t*>(corrupt.data()), corrupt.size(), profiler);
   ASSERT_TRUE(error);
   EXPECT_EQ(error->offset, one.size());
   EXPECT_NE(error->message.find("corrupt"), std::string::npos);
@@ -170,8 +171,8 @@ TEST(DumpReaderErrors, DocumentsPastTheLimitAreRefusedBeforeBuffering) {
   ReaderLimits limits;
   limits.max_document_bytes = static_cast<uint32_t>(one.size()) - 1;
   const std::string two = one + one;
-  const auto error = read_stream_from_memory("shop.c", reinterpret_cast<const uint8_t*>(two.data()),
-                                             two.size(), recorder, limits);
+  const auto error = docguard::testing::read_stream_from_memory(
+      "shop.c", reinterpret_cast<const uint8_t*>(two.data()), two.size(), recorder, limits);
   ASSERT_TRUE(error);
   EXPECT_EQ(error->offset, 0u);
   EXPECT_NE(error->message.find("exceeds the document limit"), std::string::npos);
@@ -202,7 +203,7 @@ std::string archive_with_interleaved_blocks() {
 TEST(ArchiveReader, ReadsInterleavedBlocks) {
   const std::string archive = archive_with_interleaved_blocks();
   Recorder recorder;
-  const auto error = read_stream_from_memory(
+  const auto error = docguard::testing::read_stream_from_memory(
       "t.archive", reinterpret_cast<const uint8_t*>(archive.data()), archive.size(), recorder);
   ASSERT_FALSE(error) << error->to_string();
   EXPECT_EQ(recorder.collections, (std::vector<std::string>{"a", "b"}));

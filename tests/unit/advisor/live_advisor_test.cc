@@ -1,4 +1,4 @@
-// The live advisor through the rules engine's observer, as the proxy wires it: each traffic
+// The live advisor as the rules engine's advice sink, as the proxy wires it: each traffic
 // detector fires on its pattern and stays quiet on the well-designed counterpart.
 #include "docguard/advisor/live_advisor.h"
 
@@ -17,29 +17,6 @@ namespace {
 
 using testing::request;
 
-class Forward final : public rules::Observer {
- public:
-  explicit Forward(LiveAdvisor& a) : a_(a) {}
-  void on_read(std::string_view db, std::string_view coll, bool with_lookup,
-               std::string_view app) override {
-    a_.on_read(db, coll, with_lookup, app);
-  }
-  void on_request(std::string_view db, std::string_view coll, const codec::CommandView& cmd,
-                  std::string_view app) override {
-    a_.on_request(db, coll, cmd, app);
-  }
-  void on_unbounded_push(std::string_view db, std::string_view coll, std::string_view field,
-                         double elements, std::string_view app) override {
-    a_.on_unbounded_push(db, coll, field, elements, app);
-  }
-  void on_catalog_reply(const codec::CommandView& request, const codec::BsonView& reply) override {
-    a_.on_catalog_reply(request, reply);
-  }
-
- private:
-  LiveAdvisor& a_;
-};
-
 AdvisorSettings every_command() {
   AdvisorSettings s;
   s.live_sample_every = 1;
@@ -50,7 +27,7 @@ AdvisorSettings every_command() {
 class LiveAdvisorTest : public ::testing::Test {
  protected:
   explicit LiveAdvisorTest(AdvisorSettings s = every_command())
-      : advisor(s), forward(advisor), engine(rules::parse_rules(YAML::Node(), "<t>"), &forward) {}
+      : advisor(s), engine(rules::parse_rules(YAML::Node(), "<t>"), nullptr, &advisor) {}
 
   void send(const std::string& body, int times = 1) {
     for (int i = 0; i < times; ++i) {
@@ -78,7 +55,6 @@ class LiveAdvisorTest : public ::testing::Test {
   }
 
   LiveAdvisor advisor;
-  Forward forward;
   rules::Engine engine;
 };
 

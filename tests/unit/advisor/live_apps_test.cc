@@ -17,27 +17,6 @@ namespace {
 
 using testing::request;
 
-// As the proxy's AdvisorTee forwards them.
-class Forward final : public rules::Observer {
- public:
-  explicit Forward(LiveAdvisor& a) : a_(a) {}
-  void on_read(std::string_view db, std::string_view coll, bool with_lookup,
-               std::string_view app) override {
-    a_.on_read(db, coll, with_lookup, app);
-  }
-  void on_request(std::string_view db, std::string_view coll, const codec::CommandView& cmd,
-                  std::string_view app) override {
-    a_.on_request(db, coll, cmd, app);
-  }
-  void on_unbounded_push(std::string_view db, std::string_view coll, std::string_view field,
-                         double elements, std::string_view app) override {
-    a_.on_unbounded_push(db, coll, field, elements, app);
-  }
-
- private:
-  LiveAdvisor& a_;
-};
-
 AdvisorSettings every_command() {
   AdvisorSettings s;
   s.live_sample_every = 1;
@@ -48,8 +27,7 @@ class LiveAppsTest : public ::testing::Test {
  protected:
   LiveAppsTest()
       : advisor(every_command()),
-        forward(advisor),
-        engine(rules::parse_rules(YAML::Node(), "<t>"), &forward) {}
+        engine(rules::parse_rules(YAML::Node(), "<t>"), nullptr, &advisor) {}
 
   void send(const std::string& app, const std::string& body, int times = 1) {
     for (int i = 0; i < times; ++i) {
@@ -77,7 +55,6 @@ class LiveAppsTest : public ::testing::Test {
   }
 
   LiveAdvisor advisor;
-  Forward forward;
   rules::Engine engine;
 };
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "compress_message.h"
 #include "test_messages.h"
 
 namespace docguard::codec {
@@ -12,7 +13,7 @@ class CompressedRoundTrip : public ::testing::TestWithParam<Compressor> {};
 TEST_P(CompressedRoundTrip, DecompressesToTheOriginalMessage) {
   auto original = testing::op_msg(
       R"({"insert": "c", "$db": "t", "documents": [{"x": "aaaaaaaaaaaaaaaaaaaaaaaaaaaa"}]})", 9);
-  auto compressed = compress_message(original, GetParam());
+  auto compressed = testing::compress_message(original, GetParam());
   const auto c = OpCompressed::parse(compressed);
   EXPECT_EQ(c.original_op_code, OpCode::kMsg);
   EXPECT_EQ(c.header.request_id, 9);
@@ -34,7 +35,7 @@ std::string error_kind(const std::vector<uint8_t>& m, uint32_t limit) {
 
 TEST(OpCompressed, RejectsDeclaredSizeOverLimitBeforeAllocating) {
   auto original = testing::op_msg(R"({"ping": 1})");
-  auto compressed = compress_message(original, Compressor::kZstd);
+  auto compressed = testing::compress_message(original, Compressor::kZstd);
   store_le32(compressed.data() + kHeaderSize + 4, 2'000'000'000);
   EXPECT_EQ(error_kind(compressed, kDefaultMaxMessageBytes), "decompression_limit");
 }
@@ -44,7 +45,7 @@ TEST(OpCompressed, RejectsBombThatLiesAboutItsSize) {
   std::vector<uint8_t> big(kHeaderSize + 10'000'000, 0);
   write_header(big.data(), MsgHeader{static_cast<int32_t>(big.size()), 1, 0, OpCode::kMsg});
   for (auto c : {Compressor::kSnappy, Compressor::kZlib, Compressor::kZstd}) {
-    auto compressed = compress_message(big, c);
+    auto compressed = testing::compress_message(big, c);
     store_le32(compressed.data() + kHeaderSize + 4, 100);
     EXPECT_EQ(error_kind(compressed, kDefaultMaxMessageBytes), "decompression_size")
         << compressor_name(c);
@@ -54,11 +55,11 @@ TEST(OpCompressed, RejectsBombThatLiesAboutItsSize) {
 TEST(OpCompressed, RejectsCorruptPayloadAndUnknownCompressor) {
   auto original =
       testing::op_msg(R"({"ping": 1, "pad": "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"})");
-  auto compressed = compress_message(original, Compressor::kZlib);
+  auto compressed = testing::compress_message(original, Compressor::kZlib);
   compressed[compressed.size() - 3] ^= 0xff;
   compressed[compressed.size() - 8] ^= 0xff;
   EXPECT_NE(error_kind(compressed, kDefaultMaxMessageBytes), "ok");
-  auto unknown = compress_message(original, Compressor::kNoop);
+  auto unknown = testing::compress_message(original, Compressor::kNoop);
   unknown[kHeaderSize + 8] = 9;
   EXPECT_EQ(error_kind(unknown, kDefaultMaxMessageBytes), "bad_op_compressed");
 }

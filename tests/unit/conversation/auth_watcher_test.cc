@@ -114,7 +114,7 @@ rules:
   - {match: 'shop.*', users: [loader, 'CN=loader*'], action: block, max_array_length: 3}
 )"),
                                   "test.yaml"),
-               nullptr) {
+               nullptr, nullptr) {
     settings.persona.persona = Persona::kMongos;
     settings.persona.advertised_address = "docguard:27017";
   }

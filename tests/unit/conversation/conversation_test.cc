@@ -39,7 +39,7 @@ struct Host : ConversationHost {
 
 struct Replay : ::testing::Test {
   explicit Replay(const char* rules_yaml = "mode: warn\n")
-      : engine(rules::parse_rules(YAML::Load(rules_yaml), "test.yaml"), nullptr) {
+      : engine(rules::parse_rules(YAML::Load(rules_yaml), "test.yaml"), nullptr, nullptr) {
     settings.persona.persona = Persona::kMongos;
     settings.persona.advertised_address = "docguard:27017";
   }

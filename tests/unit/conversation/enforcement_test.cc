@@ -20,7 +20,6 @@ using Kind = RequestPlan::Kind;
 Violation blocked(int32_t index, rules::RuleKind kind = rules::RuleKind::kMaxArrayLength) {
   Violation v;
   v.kind = kind;
-  v.rule = rules::rule_name(kind);
   v.rule_match = "shop.products";
   v.field_path = "reviews";
   v.measured = 150;

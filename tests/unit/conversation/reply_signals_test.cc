@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include "compress_message.h"
 #include "docguard/codec/bson_view.h"
 #include "docguard/codec/op_compressed.h"
 #include "docguard/codec/op_msg.h"
@@ -33,7 +34,8 @@ struct Host : ConversationHost {
 
 // The signals as the session gets them: through a conversation's on_reply, which decompresses.
 ReplySignals signals_of(codec::Bytes reply) {
-  static rules::Engine engine(rules::parse_rules(YAML::Load("mode: warn\n"), "test.yaml"), nullptr);
+  static rules::Engine engine(rules::parse_rules(YAML::Load("mode: warn\n"), "test.yaml"), nullptr,
+                              nullptr);
   static const ConversationSettings settings;
   Host host;
   Conversation conv(engine, settings, "127.0.0.1:5", host);
@@ -59,7 +61,8 @@ int32_t code_in(codec::Bytes reply) {
 
 // A conversation's refusal of `request` (empty when it expects no reply).
 std::vector<uint8_t> refuse(codec::Bytes request, const std::string& errmsg) {
-  static rules::Engine engine(rules::parse_rules(YAML::Load("mode: warn\n"), "test.yaml"), nullptr);
+  static rules::Engine engine(rules::parse_rules(YAML::Load("mode: warn\n"), "test.yaml"), nullptr,
+                              nullptr);
   static const ConversationSettings settings;
   Host host;
   Conversation conv(engine, settings, "127.0.0.1:5", host);
@@ -100,7 +103,7 @@ TEST(ReplySignals, ReplyFamiliesAndGarbage) {
   const auto reply = codec::build_op_reply(5, 7, doc.view().bytes());
   EXPECT_EQ(code_in(reply), 13436);
   const auto plain = msg_reply(R"({"ok": 0, "code": 10107})");
-  const auto zlib = codec::compress_message(plain, codec::Compressor::kZlib);
+  const auto zlib = testing::compress_message(plain, codec::Compressor::kZlib);
   EXPECT_EQ(code_in(zlib), 10107);
   std::vector<uint8_t> garbage(40, 0xff);
   EXPECT_EQ(code_in(garbage), 0);

@@ -8,6 +8,7 @@
 
 #include "docguard/rules/engine.h"
 #include "test_messages.h"
+#include "tracked_documents.h"
 
 namespace docguard::rules {
 namespace {
@@ -16,7 +17,7 @@ using testing::Bson;
 using testing::int_array;
 using testing::request;
 
-class CatalogObserver : public Observer {
+class CatalogAdvice : public AdviceSink {
  public:
   void on_catalog_reply(const codec::CommandView& request, const codec::BsonView&) override {
     commands.emplace_back(request.name);
@@ -36,7 +37,7 @@ rules:
 class EngineStoredTest : public ::testing::Test {
  protected:
   void use(const std::string& yaml) {
-    engine = std::make_unique<Engine>(parse_rules(YAML::Load(yaml), "test.yaml"), &observer);
+    engine = std::make_unique<Engine>(parse_rules(YAML::Load(yaml), "test.yaml"), nullptr, &advice);
   }
   Verdict push(int id, int elements) {
     auto m = request(R"({"update": "items", "$db": "shop", "updates": [{"q": {"_id": )" +
@@ -44,7 +45,7 @@ class EngineStoredTest : public ::testing::Test {
                      int_array(elements) + "}}}}]}");
     return engine->inspect(m->cmd, kCtx);
   }
-  CatalogObserver observer;
+  CatalogAdvice advice;
   std::unique_ptr<Engine> engine;
 };
 
@@ -52,10 +53,10 @@ TEST_F(EngineStoredTest, PushOntoALongStoredArrayIsBlocked) {
   use(kTagsBound);
   Bson stored(R"({"_id": 7, "tags": )" + int_array(950) + "}");
   engine->learn_stored_document("shop", "items", stored.view());
-  EXPECT_EQ(engine->tracked_documents(), 1u);
+  EXPECT_EQ(tracked_documents(*engine), 1u);
   Verdict v = push(7, 100);
   ASSERT_EQ(v.violations.size(), 1u);
-  EXPECT_EQ(v.violations[0].rule, "tracked_array_length");
+  EXPECT_EQ(v.violations[0].kind, RuleKind::kTrackedArrayLength);
   EXPECT_EQ(v.violations[0].measured, 1050);
   EXPECT_EQ(v.violations[0].action, Action::kBlock);
   EXPECT_TRUE(v.any_block());
@@ -78,20 +79,20 @@ TEST_F(EngineStoredTest, StoredDocumentsOfUnboundedNamespacesAreNotRemembered) {
   use("rules:\n  - match: 'other.*'\n    array_length: { tags: 10 }\n");
   Bson stored(R"({"_id": 7, "tags": [1, 2, 3]})");
   engine->learn_stored_document("shop", "items", stored.view());
-  EXPECT_EQ(engine->tracked_documents(), 0u);
+  EXPECT_EQ(tracked_documents(*engine), 0u);
 }
 
-TEST_F(EngineStoredTest, OnlySuccessfulCatalogRepliesReachTheObserver) {
+TEST_F(EngineStoredTest, OnlySuccessfulCatalogRepliesReachTheAdviceSink) {
   use(kTagsBound);
   auto create = request(R"({"createIndexes": "items", "$db": "shop",
                             "indexes": [{"key": {"sku": 1}, "name": "sku_1"}]})");
   auto ok = request(R"({"ok": 1})");
   auto failed = request(R"({"ok": 0, "code": 13, "errmsg": "not authorized"})");
   engine->observe_catalog_reply(create->cmd, failed->msg);
-  EXPECT_TRUE(observer.commands.empty());
+  EXPECT_TRUE(advice.commands.empty());
   engine->observe_catalog_reply(create->cmd, ok->msg);
-  ASSERT_EQ(observer.commands.size(), 1u);
-  EXPECT_EQ(observer.commands[0], "createIndexes");
+  ASSERT_EQ(advice.commands.size(), 1u);
+  EXPECT_EQ(advice.commands[0], "createIndexes");
 }
 
 }  // namespace

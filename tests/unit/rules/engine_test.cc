@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "test_messages.h"
+#include "tracked_documents.h"
 
 namespace docguard::rules {
 namespace {
@@ -19,8 +20,8 @@ using testing::int_array;
 using testing::Message;
 using testing::request;
 
-// Thread-safe, like the proxy's Prometheus observer: the engine calls it from every io thread.
-class RecordingObserver : public Observer {
+// Thread-safe, like the proxy's Prometheus metrics: the engine calls it from every io thread.
+class RecordingMeasurements : public MeasurementSink {
  public:
   void on_command(std::string_view db, std::string_view coll, std::string_view command,
                   std::string_view /*app*/) override {
@@ -72,9 +73,11 @@ const RequestContext kCtx{"test-app", "127.0.0.1:5000"};
 
 class EngineTest : public ::testing::Test {
  protected:
-  void use(const std::string& yaml) { engine = std::make_unique<Engine>(rules(yaml), &observer); }
+  void use(const std::string& yaml) {
+    engine = std::make_unique<Engine>(rules(yaml), &measurements, nullptr);
+  }
   Verdict inspect(const Message& m) { return engine->inspect(m.cmd, kCtx); }
-  RecordingObserver observer;
+  RecordingMeasurements measurements;
   std::unique_ptr<Engine> engine;
 };
 
@@ -97,11 +100,11 @@ TEST_F(EngineTest, CleanInsertHasNoViolationsAndIsMeasured) {
   Verdict v = inspect(*m);
   EXPECT_TRUE(v.violations.empty());
   EXPECT_FALSE(v.any_block());
-  EXPECT_EQ(observer.commands["shop.products:insert"], 1);
-  ASSERT_EQ(observer.sizes.size(), 1u);
-  EXPECT_EQ(observer.sizes[0].first, "insert");
-  EXPECT_EQ(observer.arrays["reviews"], 2);
-  EXPECT_EQ(observer.arrays["variants.tags"], 3);
+  EXPECT_EQ(measurements.commands["shop.products:insert"], 1);
+  ASSERT_EQ(measurements.sizes.size(), 1u);
+  EXPECT_EQ(measurements.sizes[0].first, "insert");
+  EXPECT_EQ(measurements.arrays["reviews"], 2);
+  EXPECT_EQ(measurements.arrays["variants.tags"], 3);
 }
 
 TEST_F(EngineTest, DocumentTooLargeIsBlockedWithItsId) {
@@ -112,7 +115,7 @@ TEST_F(EngineTest, DocumentTooLargeIsBlockedWithItsId) {
   Verdict v = inspect(*m);
   ASSERT_EQ(v.violations.size(), 1u);
   const Violation& viol = v.violations[0];
-  EXPECT_EQ(viol.rule, "max_document_bytes");
+  EXPECT_EQ(viol.kind, RuleKind::kMaxDocumentBytes);
   EXPECT_EQ(viol.rule_match, "shop.products");
   EXPECT_EQ(viol.rule_line, 4);  // the rule's line in kShopRules, reported in logs and errInfo
   EXPECT_EQ(viol.action, Action::kBlock);
@@ -125,7 +128,7 @@ TEST_F(EngineTest, DocumentTooLargeIsBlockedWithItsId) {
       R"({ "_id" : "big" })");
   EXPECT_EQ(v.blocked_statements, std::vector<int32_t>{1});
   EXPECT_FALSE(v.block_command);
-  EXPECT_EQ(observer.violations["shop.products:max_document_bytes:block"], 1);
+  EXPECT_EQ(measurements.violations["shop.products:max_document_bytes:block"], 1);
 }
 
 TEST_F(EngineTest, ArrayRulesPerPathAndAnyArray) {
@@ -138,11 +141,11 @@ TEST_F(EngineTest, ArrayRulesPerPathAndAnyArray) {
                    int_array(10) + R"(}]})");
   Verdict v = inspect(*m);
   ASSERT_EQ(v.violations.size(), 2u);
-  EXPECT_EQ(v.violations[0].rule, "array_length");
+  EXPECT_EQ(v.violations[0].kind, RuleKind::kArrayLength);
   EXPECT_EQ(v.violations[0].field_path, "variants.tags");
   EXPECT_EQ(v.violations[0].measured, 6);
   EXPECT_EQ(v.violations[0].bound, 5);
-  EXPECT_EQ(v.violations[1].rule, "max_array_length");
+  EXPECT_EQ(v.violations[1].kind, RuleKind::kMaxArrayLength);
   EXPECT_EQ(v.violations[1].field_path, "list");
   EXPECT_EQ(v.violations[1].statement_index, 1);
   EXPECT_EQ(v.blocked_statements, (std::vector<int32_t>{0, 1}));
@@ -175,14 +178,14 @@ rules:
   Verdict blocked = inspect(*request(R"({"update": "c", "$db": "shop", "updates": [
       {"q": {"_id": 1}, "u": {"$push": {"items": {"$each": [4, 5, 6, 7, 8, 9]}}}}]})"));
   ASSERT_EQ(blocked.violations.size(), 1u);
-  EXPECT_EQ(blocked.violations[0].rule, "array_length");
+  EXPECT_EQ(blocked.violations[0].kind, RuleKind::kArrayLength);
   Verdict ok = inspect(*request(R"({"update": "c", "$db": "shop", "updates": [
       {"q": {"_id": 1}, "u": {"$push": {"items": 4}}}]})"));
   EXPECT_TRUE(ok.violations.empty());
   Verdict past = inspect(*request(R"({"update": "c", "$db": "shop", "updates": [
       {"q": {"_id": 1}, "u": {"$push": {"items": {"$each": [5, 6]}}}}]})"));
   ASSERT_EQ(past.violations.size(), 1u);
-  EXPECT_EQ(past.violations[0].rule, "tracked_array_length");
+  EXPECT_EQ(past.violations[0].kind, RuleKind::kTrackedArrayLength);
   EXPECT_EQ(past.violations[0].measured, 6);
 }
 
@@ -198,7 +201,7 @@ rules:
       {"q": {"k": 1}, "u": {"$set": {"p": ")" +
                                big + R"("}}, "upsert": true}]})"));
   ASSERT_EQ(v.violations.size(), 1u);
-  EXPECT_EQ(v.violations[0].rule, "max_document_bytes");
+  EXPECT_EQ(v.violations[0].kind, RuleKind::kMaxDocumentBytes);
   EXPECT_GT(v.violations[0].measured, 3000);
 }
 
@@ -208,7 +211,7 @@ TEST_F(EngineTest, NestingDepth) {
                         {"_id": 1, "a": {"b": {"c": {"d": {"e": {"f": {"g": 1}}}}}}}]})");
   Verdict v = inspect(*m);
   ASSERT_EQ(v.violations.size(), 1u);
-  EXPECT_EQ(v.violations[0].rule, "max_nesting_depth");
+  EXPECT_EQ(v.violations[0].kind, RuleKind::kMaxNestingDepth);
   EXPECT_EQ(v.violations[0].measured, 7);
   EXPECT_EQ(v.violations[0].bound, 6);
 }
@@ -233,14 +236,14 @@ TEST_F(EngineTest, PushWithoutSliceAndTooManyElements) {
   Verdict v = inspect(*m);
   std::vector<std::string> got;
   for (const auto& viol : v.violations) {
-    got.push_back(std::to_string(viol.statement_index) + ":" + viol.rule + ":" + viol.field_path +
-                  ":" + std::to_string(static_cast<int>(viol.measured)));
+    got.push_back(std::to_string(viol.statement_index) + ":" + rule_name(viol.kind) + ":" +
+                  viol.field_path + ":" + std::to_string(static_cast<int>(viol.measured)));
   }
   EXPECT_EQ(got, (std::vector<std::string>{
                      "1:require_push_slice:reviews:1", "2:require_push_slice:labels:1",
                      "3:array_length:reviews:20", "4:array_length:reviews:12"}));
   EXPECT_EQ(v.blocked_statements, (std::vector<int32_t>{1, 2, 3, 4}));
-  EXPECT_EQ(observer.pushes["reviews"], 3 + 1 + 11);
+  EXPECT_EQ(measurements.pushes["reviews"], 3 + 1 + 11);
   // failingDocumentId comes from the filter's _id equality; none for {sku: "x"}.
   EXPECT_FALSE(v.violations[0].failing_id.empty());
   EXPECT_TRUE(v.violations[1].failing_id.empty());
@@ -253,8 +256,8 @@ TEST_F(EngineTest, PipelineUpdateConcatArrays) {
                    int_array(11) + R"(]}}}]}]})");
   Verdict v = inspect(*m);
   ASSERT_EQ(v.violations.size(), 2u);
-  EXPECT_EQ(v.violations[0].rule, "require_push_slice");
-  EXPECT_EQ(v.violations[1].rule, "array_length");
+  EXPECT_EQ(v.violations[0].kind, RuleKind::kRequirePushSlice);
+  EXPECT_EQ(v.violations[1].kind, RuleKind::kArrayLength);
   EXPECT_EQ(v.violations[1].measured, 11);
 }
 
@@ -265,10 +268,10 @@ TEST_F(EngineTest, ReplacementAndUpsertAreMeasuredAsDocuments) {
                    int_array(11) + R"(}, "upsert": true}]})");
   Verdict v = inspect(*m);
   ASSERT_EQ(v.violations.size(), 1u);
-  EXPECT_EQ(v.violations[0].rule, "array_length");
+  EXPECT_EQ(v.violations[0].kind, RuleKind::kArrayLength);
   EXPECT_FALSE(v.violations[0].failing_id.empty());
-  ASSERT_EQ(observer.sizes.size(), 1u);
-  EXPECT_EQ(observer.sizes[0].first, "replace");
+  ASSERT_EQ(measurements.sizes.size(), 1u);
+  EXPECT_EQ(measurements.sizes[0].first, "replace");
 }
 
 TEST_F(EngineTest, FindAndModifyBlocksTheWholeCommand) {
@@ -286,7 +289,7 @@ TEST_F(EngineTest, FindAndModifyBlocksTheWholeCommand) {
                          int_array(50) + "}, \"upsert\": true}");
   v = inspect(*replace);
   ASSERT_EQ(v.violations.size(), 1u);
-  EXPECT_EQ(v.violations[0].rule, "array_length");
+  EXPECT_EQ(v.violations[0].kind, RuleKind::kArrayLength);
   EXPECT_TRUE(v.block_command);
 }
 
@@ -314,13 +317,13 @@ rules:
                              {"_id": {"$oid": "65a000000000000000000001"}, "tags": )" +
                         int_array(18) + "}]}");
   EXPECT_TRUE(inspect(*insert).violations.empty());
-  EXPECT_EQ(engine->tracked_documents(), 1u);
+  EXPECT_EQ(tracked_documents(*engine), 1u);
   auto push = request(R"({"update": "items", "$db": "shop", "updates": [
       {"q": {"_id": {"$oid": "65a000000000000000000001"}}, "u": {"$push": {"tags": 1}}},
       {"q": {"_id": {"$oid": "65a000000000000000000001"}}, "u": {"$push": {"tags": {"$each": [1, 2]}}}}]})");
   Verdict v = inspect(*push);
   ASSERT_EQ(v.violations.size(), 1u);
-  EXPECT_EQ(v.violations[0].rule, "tracked_array_length");
+  EXPECT_EQ(v.violations[0].kind, RuleKind::kTrackedArrayLength);
   EXPECT_EQ(v.violations[0].statement_index, 1);
   EXPECT_EQ(v.violations[0].measured, 21);
   EXPECT_EQ(v.violations[0].bound, 20);
@@ -330,7 +333,7 @@ rules:
   auto del = request(R"({"delete": "items", "$db": "shop", "deletes": [
       {"q": {"_id": {"$oid": "65a000000000000000000001"}}, "limit": 1}]})");
   inspect(*del);
-  EXPECT_EQ(engine->tracked_documents(), 0u);
+  EXPECT_EQ(tracked_documents(*engine), 0u);
 }
 
 TEST_F(EngineTest, LookupRatioOverTheWindow) {
@@ -348,12 +351,12 @@ rules:
   EXPECT_TRUE(inspect(*agg).violations.empty());  // 1 of 2, and below min reads
   Verdict v = inspect(*agg);                      // 2 of 3 > 0.5
   ASSERT_EQ(v.violations.size(), 1u);
-  EXPECT_EQ(v.violations[0].rule, "max_lookup_ratio");
+  EXPECT_EQ(v.violations[0].kind, RuleKind::kMaxLookupRatio);
   EXPECT_NEAR(v.violations[0].measured, 2.0 / 3, 1e-9);
   EXPECT_EQ(v.violations[0].action, Action::kWarn);
   EXPECT_FALSE(v.any_block());
-  EXPECT_EQ(observer.reads["shop.products"], 3);
-  EXPECT_EQ(observer.lookups["reviews"], 2);
+  EXPECT_EQ(measurements.reads["shop.products"], 3);
+  EXPECT_EQ(measurements.lookups["reviews"], 2);
   // A read without $lookup is never the one reported.
   EXPECT_TRUE(inspect(*find).violations.empty());
 }
@@ -393,15 +396,15 @@ rules:
   auto find_view = request(R"({"find": "product_view", "$db": "shop", "filter": {}})");
   Verdict v = inspect(*find_view);
   ASSERT_EQ(v.violations.size(), 1u);
-  EXPECT_EQ(observer.lookups["reviews"], 1);
+  EXPECT_EQ(measurements.lookups["reviews"], 1);
 
   auto explain = request(R"({"explain": {"aggregate": "orders", "pipeline": [
                               {"$facet": {"x": [{"$graphLookup": {"from": "people", "as": "p"}}]}}],
                               "cursor": {}}, "$db": "shop"})");
   v = inspect(*explain);
   ASSERT_EQ(v.violations.size(), 1u);
-  EXPECT_EQ(observer.lookups["people"], 1);
-  EXPECT_EQ(observer.reads["shop.orders"], 1);
+  EXPECT_EQ(measurements.lookups["people"], 1);
+  EXPECT_EQ(measurements.reads["shop.orders"], 1);
 }
 
 TEST_F(EngineTest, BulkWriteJudgesEachOpInItsNamespace) {
@@ -416,7 +419,7 @@ TEST_F(EngineTest, BulkWriteJudgesEachOpInItsNamespace) {
   ASSERT_EQ(v.violations.size(), 2u);
   EXPECT_EQ(v.violations[0].statement_index, 1);
   EXPECT_EQ(v.violations[1].statement_index, 2);
-  EXPECT_EQ(v.violations[1].rule, "require_push_slice");
+  EXPECT_EQ(v.violations[1].kind, RuleKind::kRequirePushSlice);
   // Per op, like insert/update batches: ops 1 and 2 are refused, op 0 goes through.
   EXPECT_FALSE(v.block_command);
   EXPECT_EQ(v.blocked_statements, (std::vector<int32_t>{1, 2}));
@@ -458,8 +461,8 @@ tracking:
   auto second = request(R"({"insert": "second", "$db": "d", "documents": [{"a": [1, 2]}]})");
   EXPECT_TRUE(inspect(*first).violations.empty());
   EXPECT_EQ(inspect(*second).violations.size(), 1u);
-  EXPECT_EQ(observer.commands["_other._other:insert"], 1);
-  EXPECT_EQ(observer.violations["_other._other:max_array_length:warn"], 1);
+  EXPECT_EQ(measurements.commands["_other._other:insert"], 1);
+  EXPECT_EQ(measurements.violations["_other._other:max_array_length:warn"], 1);
   EXPECT_NE(engine->status_json().find("\"namespace\":\"_other._other\""), std::string::npos);
 }
 
@@ -468,10 +471,10 @@ TEST_F(EngineTest, FieldPathsBeyondTheBoundAreOther) {
   auto m =
       request(R"({"insert": "c", "$db": "d", "documents": [{"a": [1], "b": [1], "c": [1, 2]}]})");
   inspect(*m);
-  EXPECT_EQ(observer.arrays.count("a"), 1u);
-  EXPECT_EQ(observer.arrays.count("b"), 1u);
-  EXPECT_EQ(observer.arrays.count("c"), 0u);
-  EXPECT_EQ(observer.arrays["_other"], 2);
+  EXPECT_EQ(measurements.arrays.count("a"), 1u);
+  EXPECT_EQ(measurements.arrays.count("b"), 1u);
+  EXPECT_EQ(measurements.arrays.count("c"), 0u);
+  EXPECT_EQ(measurements.arrays["_other"], 2);
 }
 
 TEST_F(EngineTest, SampledReadsFeedStatsAndTheTracker) {
@@ -481,14 +484,14 @@ TEST_F(EngineTest, SampledReadsFeedStatsAndTheTracker) {
   auto reply = request(R"({"cursor": {"id": 0, "ns": "d.c", "firstBatch": [
                              {"_id": 1, "tags": [1, 2, 3, 4, 5]}, {"_id": 2}]}, "ok": 1})");
   engine->observe_reply(find->cmd, reply->msg);
-  ASSERT_EQ(observer.sizes.size(), 2u);
-  EXPECT_EQ(observer.sizes[0].first, "read_sample");
-  EXPECT_EQ(engine->tracked_documents(), 1u);
+  ASSERT_EQ(measurements.sizes.size(), 2u);
+  EXPECT_EQ(measurements.sizes[0].first, "read_sample");
+  EXPECT_EQ(tracked_documents(*engine), 1u);
   auto push = request(R"({"update": "c", "$db": "d", "updates": [
                            {"q": {"_id": 1}, "u": {"$push": {"tags": 6}}}]})");
   Verdict v = inspect(*push);
   ASSERT_EQ(v.violations.size(), 1u);
-  EXPECT_EQ(v.violations[0].rule, "tracked_array_length");
+  EXPECT_EQ(v.violations[0].kind, RuleKind::kTrackedArrayLength);
   EXPECT_EQ(v.violations[0].measured, 6);
   EXPECT_NE(engine->status_json().find("\"sampled_document_bytes\":{\"count\":2"),
             std::string::npos);
@@ -530,7 +533,7 @@ TEST_F(EngineTest, WarnLogsAreRateLimitedPerRuleAndNamespaceAndCarryNoValues) {
       << log;
   EXPECT_NE(log.find("app=test-app"), std::string::npos) << log;
   EXPECT_EQ(log.find("s3cr3t"), std::string::npos) << log;
-  EXPECT_EQ(observer.violations["d.c:max_array_length:warn"], 5);  // counted, even unlogged
+  EXPECT_EQ(measurements.violations["d.c:max_array_length:warn"], 5);  // counted, even unlogged
 }
 
 TEST_F(EngineTest, ConcurrentInspectionKeepsExactCounts) {
@@ -580,7 +583,7 @@ TEST_F(EngineTest, EachEngineKeepsItsOwnNamespaceStatistics) {
   inspect(*insert);
   inspect(*insert);
   EXPECT_NE(engine->status_json().find("\"document_bytes\":{\"count\":2"), std::string::npos);
-  Engine other(rules("rules:\n  - match: '*'\n    max_array_length: 100\n"), nullptr);
+  Engine other(rules("rules:\n  - match: '*'\n    max_array_length: 100\n"), nullptr, nullptr);
   other.inspect(insert->cmd, kCtx);
   EXPECT_NE(other.status_json().find("\"document_bytes\":{\"count\":1"), std::string::npos);
   inspect(*insert);

@@ -9,6 +9,7 @@
 #include "docguard/rules/engine.h"
 #include "docguard/rules/rule_set.h"
 #include "test_messages.h"
+#include "tracked_documents.h"
 
 namespace docguard::rules {
 namespace {
@@ -110,7 +111,7 @@ rules:
   - {id: tags-warn, match: 'shop.*', max_array_length: 3}
   - {id: tags-block, match: 'shop.*', action: block, max_array_length: 5}
 )"),
-                nullptr);
+                nullptr, nullptr);
   engine.inspect(insert_with_tags(4)->cmd, {"app", "127.0.0.1:1"});
   engine.inspect(insert_with_tags(4)->cmd, {"app", "127.0.0.1:1"});
   engine.inspect(insert_with_tags(9)->cmd, {"app", "127.0.0.1:1"});
@@ -132,7 +133,7 @@ rules:
   - {match: 'shop.items', max_nesting_depth: 1}
   - {id: removed, match: 'shop.*', array_length: {tags: 3}}
 )"),
-                nullptr);
+                nullptr, nullptr);
   auto hits = [&](const std::string& name) {
     const std::string entry = rule_entry(engine.status_json(), "rules", name);
     const size_t at = entry.find("\"warn\":");
@@ -169,7 +170,7 @@ rules:
   EXPECT_EQ(hits("\"kept\""), -1);
 }
 
-class CandidateRecorder : public Observer {
+class CandidateRecorder : public MeasurementSink {
  public:
   void on_violation(std::string_view, std::string_view, std::string_view rule, Action action,
                     std::string_view app) override {
@@ -191,7 +192,7 @@ class CandidateRecorder : public Observer {
 };
 
 TEST(CandidateRulesTest, NeverBlockAndAreCountedApart) {
-  CandidateRecorder observer;
+  CandidateRecorder recorder;
   Engine engine(parse(R"(
 mode: warn
 rules:
@@ -200,7 +201,7 @@ candidate_rules:
   - {id: strict-tags, match: 'shop.*', action: block, max_array_length: 3}
   - {match: 'shop.*', apps: [reports], max_array_length: 2}
 )"),
-                &observer);
+                &recorder, nullptr);
   Verdict v = engine.inspect(insert_with_tags(4)->cmd, {"checkout", "127.0.0.1:1"});
   EXPECT_TRUE(v.violations.empty());
   EXPECT_FALSE(v.any_block());
@@ -209,10 +210,10 @@ candidate_rules:
   EXPECT_FALSE(v.any_block());
   engine.inspect(insert_with_tags(1, 3)->cmd, {"checkout", "127.0.0.1:1"});
 
-  EXPECT_TRUE(observer.real.empty());
-  EXPECT_EQ(observer.candidate["max_array_length:block:checkout"], 1);
-  EXPECT_EQ(observer.candidate["max_array_length:block:reports"], 1);
-  EXPECT_EQ(observer.array_lengths, 3);  // measured once per document, not once per pass
+  EXPECT_TRUE(recorder.real.empty());
+  EXPECT_EQ(recorder.candidate["max_array_length:block:checkout"], 1);
+  EXPECT_EQ(recorder.candidate["max_array_length:block:reports"], 1);
+  EXPECT_EQ(recorder.array_lengths, 3);  // measured once per document, not once per pass
 
   const auto verdicts = engine.candidate_verdicts();
   ASSERT_EQ(verdicts.size(), 2u);
@@ -234,46 +235,46 @@ candidate_rules:
 
 TEST(CandidateRulesTest, EveryStatementOfAnOrderedBatchIsJudged) {
   // Nothing was refused, so every statement ran: each one that breaks the candidate counts.
-  CandidateRecorder observer;
+  CandidateRecorder recorder;
   Engine engine(parse("candidate_rules: [{match: 'shop.*', action: block, max_array_length: 3}]"),
-                &observer);
+                &recorder, nullptr);
   auto m = testing::request(R"({"insert": "items", "$db": "shop", "ordered": true})", "documents",
                             {R"({"_id": 1, "tags": [1, 2, 3, 4]})", R"({"_id": 2, "tags": [1]})",
                              R"({"_id": 3, "tags": [1, 2, 3, 4]})"});
   EXPECT_FALSE(engine.inspect(m->cmd, {"app", "127.0.0.1:1"}).any_block());
-  EXPECT_EQ(observer.candidate["max_array_length:block:app"], 2);
+  EXPECT_EQ(recorder.candidate["max_array_length:block:app"], 2);
 }
 
 TEST(CandidateRulesTest, TrackedArraysAreJudgedWithoutGrowingTwice) {
-  CandidateRecorder observer;
+  CandidateRecorder recorder;
   Engine engine(parse(R"(
 mode: warn
 rules: []
 candidate_rules:
   - {id: tags, match: 'shop.*', action: block, array_length: {tags: 5}}
 )"),
-                &observer);
+                &recorder, nullptr);
   // The tracker follows the array although only a candidate rule bounds it.
   engine.inspect(insert_with_tags(3)->cmd, {"app", "127.0.0.1:1"});
-  EXPECT_EQ(engine.tracked_documents(), 1u);
+  EXPECT_EQ(tracked_documents(engine), 1u);
   Verdict v = engine.inspect(push_tags(1, 2)->cmd, {"app", "127.0.0.1:1"});  // 5: fine
   EXPECT_TRUE(v.violations.empty());
-  EXPECT_TRUE(observer.candidate.empty());
+  EXPECT_TRUE(recorder.candidate.empty());
   v = engine.inspect(push_tags(1, 1)->cmd, {"app", "127.0.0.1:1"});  // 6: past the bound
   EXPECT_TRUE(v.violations.empty());
   EXPECT_FALSE(v.any_block());
   // Lengths added up from writes are estimates: warn at most, as for real rules.
-  EXPECT_EQ(observer.candidate["tracked_array_length:warn:app"], 1);
+  EXPECT_EQ(recorder.candidate["tracked_array_length:warn:app"], 1);
 }
 
 TEST(CandidateRulesTest, ReloadPromotesACandidate) {
-  CandidateRecorder observer;
+  CandidateRecorder recorder;
   Engine engine(parse(R"(
 rules: []
 candidate_rules:
   - {id: strict-tags, match: 'shop.*', action: block, max_array_length: 3}
 )"),
-                &observer);
+                &recorder, nullptr);
   EXPECT_FALSE(engine.inspect(insert_with_tags(4)->cmd, {"app", "127.0.0.1:1"}).any_block());
   engine.reload(parse(R"(
 rules:
@@ -281,8 +282,8 @@ rules:
 )"));
   EXPECT_TRUE(engine.inspect(insert_with_tags(4, 2)->cmd, {"app", "127.0.0.1:1"}).any_block());
   EXPECT_TRUE(engine.candidate_verdicts().empty());
-  EXPECT_EQ(observer.candidate.size(), 1u);
-  EXPECT_EQ(observer.real["max_array_length:block:app"], 1);
+  EXPECT_EQ(recorder.candidate.size(), 1u);
+  EXPECT_EQ(recorder.real["max_array_length:block:app"], 1);
 }
 
 }  // namespace

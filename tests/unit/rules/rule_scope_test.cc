@@ -239,7 +239,7 @@ rules:
 // ---------------------------------------------------------------------------------------------
 // The engine with scoped rules
 
-class AppRecorder : public Observer {
+class AppRecorder : public MeasurementSink {
  public:
   void on_command(std::string_view, std::string_view, std::string_view command,
                   std::string_view app) override {
@@ -271,8 +271,8 @@ std::unique_ptr<testing::Message> insert_of_four() {
 }
 
 TEST(ScopedEngineTest, EachConnectionGetsItsOwnRules) {
-  AppRecorder observer;
-  Engine engine(parse(kScopedRules), &observer);
+  AppRecorder recorder;
+  Engine engine(parse(kScopedRules), &recorder, nullptr);
   auto m = insert_of_four();
   auto verdict_for = [&](RequestContext ctx) { return engine.inspect(m->cmd, ctx); };
 
@@ -289,9 +289,9 @@ TEST(ScopedEngineTest, EachConnectionGetsItsOwnRules) {
   EXPECT_TRUE(verdict_for({"storefront", "::ffff:10.1.1.1:1"}).any_block());
   EXPECT_TRUE(verdict_for({"storefront", "unknown"}).violations.empty());
 
-  EXPECT_EQ(observer.by_app["checkout:block"], 1);
-  EXPECT_EQ(observer.by_app["reports-nightly:warn"], 1);
-  EXPECT_EQ(observer.by_app["storefront:block"], 3);
+  EXPECT_EQ(recorder.by_app["checkout:block"], 1);
+  EXPECT_EQ(recorder.by_app["reports-nightly:warn"], 1);
+  EXPECT_EQ(recorder.by_app["storefront:block"], 3);
   EXPECT_NE(
       engine.status_json().find(
           R"j("top_users":[{"user":"(not authenticated)","violations":4},{"user":"loader@admin","violations":1}])j"),
@@ -300,7 +300,7 @@ TEST(ScopedEngineTest, EachConnectionGetsItsOwnRules) {
 }
 
 TEST(ScopedEngineTest, AConnectionScopeIsFoundAgainWhenItsIdentityOrTheRulesChange) {
-  Engine engine(parse(kScopedRules), nullptr);
+  Engine engine(parse(kScopedRules), nullptr, nullptr);
   auto m = insert_of_four();
   ConnectionScope scope("127.0.0.1:4000");
   std::string user;
@@ -325,27 +325,27 @@ TEST(ScopedEngineTest, AConnectionScopeIsFoundAgainWhenItsIdentityOrTheRulesChan
 }
 
 TEST(ScopedEngineTest, AppLabelsAreBoundedPerProcess) {
-  AppRecorder observer;
+  AppRecorder recorder;
   Engine engine(parse("mode: warn\nrules: [{match: '*', max_array_length: 3}]\n"
                       "tracking: {max_apps: 3}\n"),
-                &observer);
+                &recorder, nullptr);
   auto m = insert_of_four();
   std::vector<std::string> apps;
   for (int i = 0; i < 10; ++i) apps.push_back("app-" + std::to_string(i));
   for (const auto& app : apps) engine.inspect(m->cmd, {app, "127.0.0.1:1"});
   engine.inspect(m->cmd, {"app-1", "127.0.0.1:1"});  // known: keeps its label
   engine.inspect(m->cmd, {"", "127.0.0.1:1"});       // no name: no label value, not counted
-  EXPECT_EQ(observer.by_app.size(), 5u);
-  EXPECT_EQ(observer.by_app["app-0:warn"], 1);
-  EXPECT_EQ(observer.by_app["app-1:warn"], 2);
-  EXPECT_EQ(observer.by_app["app-2:warn"], 1);
-  EXPECT_EQ(observer.by_app["_other:warn"], 7);
-  EXPECT_EQ(observer.by_app[":warn"], 1);
+  EXPECT_EQ(recorder.by_app.size(), 5u);
+  EXPECT_EQ(recorder.by_app["app-0:warn"], 1);
+  EXPECT_EQ(recorder.by_app["app-1:warn"], 2);
+  EXPECT_EQ(recorder.by_app["app-2:warn"], 1);
+  EXPECT_EQ(recorder.by_app["_other:warn"], 7);
+  EXPECT_EQ(recorder.by_app[":warn"], 1);
   // Commands carry the same labels.
-  EXPECT_EQ(observer.commands_by_app.size(), 5u);
-  EXPECT_EQ(observer.commands_by_app["app-1:insert"], 2);
-  EXPECT_EQ(observer.commands_by_app["_other:insert"], 7);
-  EXPECT_EQ(observer.commands_by_app[":insert"], 1);
+  EXPECT_EQ(recorder.commands_by_app.size(), 5u);
+  EXPECT_EQ(recorder.commands_by_app["app-1:insert"], 2);
+  EXPECT_EQ(recorder.commands_by_app["_other:insert"], 7);
+  EXPECT_EQ(recorder.commands_by_app[":insert"], 1);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// Sources of bytes for the dump reader: a file (gzip or not, detected by zlib) or memory, each
-// counting the offset of the next byte in the decompressed stream for error messages.
+// Sources of bytes for the dump reader: a file (gzip or not, detected by zlib); tests add their
+// own over memory. Offsets count bytes of the decompressed stream, for error messages.
 #pragma once
 
 #include <cstddef>
@@ -23,7 +23,6 @@ class ByteStream {
 
 // Opens `path` for reading; gzip content is inflated transparently. nullptr with `error` set.
 std::unique_ptr<ByteStream> open_file_stream(const std::string& path, std::string* error);
-std::unique_ptr<ByteStream> make_memory_stream(std::string name, const uint8_t* data, size_t size);
 
 // Frames BSON documents out of a ByteStream with one reusable buffer (bounded by the document
 // limit plus one read chunk). Archive terminators (int32 -1) are reported, not treated as errors.

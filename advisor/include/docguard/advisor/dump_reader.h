@@ -18,6 +18,8 @@
 
 namespace docguard::advisor {
 
+class ByteStream;  // docguard/advisor/byte_stream.h
+
 struct ReaderLimits {
   uint32_t max_document_bytes = 16 * 1024 * 1024 + 16 * 1024;  // 16 MiB + slack
   uint32_t max_metadata_bytes = 16 * 1024 * 1024;
@@ -49,11 +51,12 @@ struct ReadError {
 std::optional<ReadError> read_dump(const std::string& path, DumpVisitor& visitor,
                                    const ReaderLimits& limits = {});
 
-// Reads one archive or BSON stream from memory (the fuzz target's and tests' entry point; also
-// what read_dump uses per file). `name` is used in errors and, for a BSON stream, as
-// "db.collection" or "collection".
-std::optional<ReadError> read_stream_from_memory(const std::string& name, const uint8_t* data,
-                                                 size_t size, DumpVisitor& visitor,
-                                                 const ReaderLimits& limits = {});
+// Reads one stream (what read_dump does per file): an archive when it starts with the archive's
+// magic number, else the BSON documents of `db`.`collection`, announced with `metadata` (may be
+// null: then only the names are known). nullopt on success.
+std::optional<ReadError> read_stream(ByteStream& in, const std::string& db,
+                                     const std::string& collection,
+                                     const CollectionMetadata* metadata, DumpVisitor& visitor,
+                                     const ReaderLimits& limits = {});
 
 }  // namespace docguard::advisor

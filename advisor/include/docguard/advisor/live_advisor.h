@@ -1,8 +1,8 @@
 // The live design advisor: per-collection data taken from the commands the proxy already
-// inspects (through rules::Observer), and the findings only traffic shows (unbounded $push,
-// $lookup ratio, unindexed references, query shapes no index serves, repeated $group,
-// case-insensitive $regex, subset reads, bucket rate, writes without a validator) beside the
-// document, index and collection detectors of the offline scan (on what docguard reads of the
+// inspects (as the rules engine's rules::AdviceSink), and the findings only traffic shows
+// (unbounded $push, $lookup ratio, unindexed references, query shapes no index serves, repeated
+// $group, case-insensitive $regex, subset reads, bucket rate, writes without a validator) beside
+// the document, index and collection detectors of the offline scan (on what docguard reads of the
 // cluster).
 //
 // Cost and memory: commands, reads and pushes are sampled (1 in `live_sample_every`, a counter
@@ -26,25 +26,25 @@
 #include "docguard/advisor/settings.h"
 #include "docguard/advisor/shared_facts.h"
 #include "docguard/codec/command_view.h"
+#include "docguard/rules/engine_sinks.h"
 
 namespace docguard::advisor {
 
-class LiveAdvisor {
+class LiveAdvisor final : public rules::AdviceSink {
  public:
   explicit LiveAdvisor(const AdvisorSettings& settings);
-  ~LiveAdvisor();
+  ~LiveAdvisor() override;
 
-  // rules::Observer hooks, forwarded by the proxy. Thread-safe. `app`: the client's app as the
+  // rules::AdviceSink, called by the rules engine. Thread-safe. `app`: the client's app as the
   // engine labels it ("" for none), counted per namespace so traffic findings name their apps.
   void on_request(std::string_view db, std::string_view coll, const codec::CommandView& cmd,
-                  std::string_view app);
+                  std::string_view app) override;
   void on_unbounded_push(std::string_view db, std::string_view coll, std::string_view field,
-                         double elements, std::string_view app);
-  void on_read(std::string_view db, std::string_view coll, bool with_lookup, std::string_view app);
-
-  // A catalog command's successful reply (rules::Observer::on_catalog_reply): indexes,
-  // validators and collections follow at once.
-  void on_catalog_reply(const codec::CommandView& request, const codec::BsonView& reply);
+                         double elements, std::string_view app) override;
+  void on_read(std::string_view db, std::string_view coll, bool with_lookup,
+               std::string_view app) override;
+  // A catalog command's successful reply: indexes, validators and collections follow at once.
+  void on_catalog_reply(const codec::CommandView& request, const codec::BsonView& reply) override;
 
   // Introspection: docguard's own reads of the cluster. Thread-safe.
   // Whether facts about indexes and validators will come from the cluster: then findings that

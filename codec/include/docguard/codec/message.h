@@ -72,6 +72,4 @@ void write_header(uint8_t* data, const MsgHeader& header);
 // Validates a header's declared length against [16, max_message_bytes]; throws ProtocolError.
 void check_message_length(const MsgHeader& header, uint32_t max_message_bytes);
 
-const char* op_code_name(OpCode op_code);
-
 }  // namespace docguard::codec

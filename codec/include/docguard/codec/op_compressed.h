@@ -41,7 +41,4 @@ struct OpCompressed {
 // allocation), if the real output size differs from the declared one, or on corrupt data.
 std::vector<uint8_t> decompress_message(Bytes message, uint32_t max_message_bytes);
 
-// Compresses a whole message (header included) into OP_COMPRESSED. For tests and replies.
-std::vector<uint8_t> compress_message(Bytes message, Compressor compressor);
-
 }  // namespace docguard::codec

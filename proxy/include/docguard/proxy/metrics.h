@@ -65,7 +65,7 @@ class MetricIndex {
   std::unordered_map<std::string, Metric*, StringHash, std::equal_to<>> map_;
 };
 
-class Metrics final : public rules::Observer {
+class Metrics final : public rules::MeasurementSink {
   // First member: every metric below is registered in it during construction.
   std::shared_ptr<prometheus::Registry> registry_;
   prometheus::Family<prometheus::Counter>& message_bytes_;
@@ -109,7 +109,7 @@ class Metrics final : public rules::Observer {
   // the cluster's size).
   prometheus::Gauge& upstream_connections(std::string_view server);
 
-  // rules::Observer: labels arrive already bounded by the rules engine.
+  // rules::MeasurementSink: labels arrive already bounded by the rules engine.
   void on_command(std::string_view db, std::string_view coll, std::string_view command,
                   std::string_view app) override;
   void on_document_size(std::string_view db, std::string_view coll, std::string_view source,

@@ -15,65 +15,11 @@
 
 namespace docguard::proxy {
 
-// The rules engine reports to one observer: the metrics, and the design advisor's live profiles.
-class AdvisorTee final : public rules::Observer {
- public:
-  AdvisorTee(Metrics& metrics, advisor::LiveAdvisor& advisor) : m_(metrics), a_(advisor) {}
-  void on_command(std::string_view db, std::string_view coll, std::string_view command,
-                  std::string_view app) override {
-    m_.on_command(db, coll, command, app);
-  }
-  void on_document_size(std::string_view db, std::string_view coll, std::string_view source,
-                        double bytes) override {
-    m_.on_document_size(db, coll, source, bytes);
-  }
-  void on_array_length(std::string_view db, std::string_view coll, std::string_view field,
-                       double length) override {
-    m_.on_array_length(db, coll, field, length);
-  }
-  void on_array_push(std::string_view db, std::string_view coll, std::string_view field,
-                     double elements) override {
-    m_.on_array_push(db, coll, field, elements);
-  }
-  void on_read(std::string_view db, std::string_view coll, bool with_lookup,
-               std::string_view app) override {
-    m_.on_read(db, coll, with_lookup, app);
-    a_.on_read(db, coll, with_lookup, app);
-  }
-  void on_lookup(std::string_view db, std::string_view coll, std::string_view from) override {
-    m_.on_lookup(db, coll, from);
-  }
-  void on_violation(std::string_view db, std::string_view coll, std::string_view rule,
-                    rules::Action action, std::string_view app) override {
-    m_.on_violation(db, coll, rule, action, app);
-  }
-  void on_candidate_violation(std::string_view db, std::string_view coll, std::string_view rule,
-                              rules::Action would, std::string_view app) override {
-    m_.on_candidate_violation(db, coll, rule, would, app);
-  }
-  void on_request(std::string_view db, std::string_view coll, const codec::CommandView& cmd,
-                  std::string_view app) override {
-    a_.on_request(db, coll, cmd, app);
-  }
-  void on_unbounded_push(std::string_view db, std::string_view coll, std::string_view field,
-                         double elements, std::string_view app) override {
-    a_.on_unbounded_push(db, coll, field, elements, app);
-  }
-  void on_catalog_reply(const codec::CommandView& request, const codec::BsonView& reply) override {
-    a_.on_catalog_reply(request, reply);
-  }
-
- private:
-  Metrics& m_;
-  advisor::LiveAdvisor& a_;
-};
-
 struct ProxyRuntime {
   explicit ProxyRuntime(ProxyConfig cfg)
       : config(std::move(cfg)),
         advisor(config.advisor),
-        observer(metrics, advisor),
-        engine(config.rules, &observer),
+        engine(config.rules, &metrics, &advisor),
         introspection_metrics(metrics.registry()),
         tls(make_tls_contexts(config)) {
     auto& persona = conversation.persona;
@@ -97,7 +43,7 @@ struct ProxyRuntime {
   const ProxyConfig config;  // settings fixed for the process's life; rules reload in `engine`
   Metrics metrics;
   advisor::LiveAdvisor advisor;  // live design advisor: GET /report, docguard_findings
-  AdvisorTee observer;
+  // Reports what it measures to `metrics` and what the advisor reads to `advisor`.
   rules::Engine engine;
   IntrospectionMetrics introspection_metrics;
   // docguard's own reads of the cluster (null when introspection.enabled is false); started

@@ -67,7 +67,7 @@ class LookupWindow {
   std::array<Slot, kSlots> slots_{};
 };
 
-// Rules as reported in Violation::rule, in a fixed order for counters.
+// Rules as reported in Violation::kind, in a fixed order for counters.
 enum class RuleKind : uint8_t {
   kMaxDocumentBytes,
   kMaxArrayLength,

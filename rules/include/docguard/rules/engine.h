@@ -26,14 +26,16 @@
 #include "docguard/codec/op_msg.h"
 #include "docguard/rules/collection_stats.h"
 #include "docguard/rules/document_tracker.h"
+#include "docguard/rules/engine_sinks.h"
 #include "docguard/rules/rule_hits.h"
 #include "docguard/rules/rule_set.h"
 
 namespace docguard::rules {
 
 struct Violation {
+  // The rule broken. Its text, what logs, metrics and errInfo call it, is rule_name(kind): a
+  // table lookup, so no violation carries its own copy.
   RuleKind kind = RuleKind::kMaxDocumentBytes;
-  std::string rule;                // rule_name(kind): what logs, metrics and errInfo call it
   std::string rule_match;          // the deciding rule's `match` glob
   int rule_line = 0;               // and its line in the config file (0: the built-in default)
   uint32_t rule_index = 0;         // and its index in its rule set
@@ -63,59 +65,12 @@ struct Verdict {
   bool any_block() const { return block_command || !blocked_statements.empty(); }
 };
 
-// Metrics sink implemented by the proxy. Labels passed here are already bounded: namespaces
-// past tracking.max_namespaces arrive as db "_other" / coll "_other", field paths and `from`
-// collections past their bounds as "_other".
-class Observer {
- public:
-  virtual ~Observer() = default;
-  // app: as for on_violation.
-  virtual void on_command(std::string_view /*db*/, std::string_view /*coll*/,
-                          std::string_view /*command*/, std::string_view /*app*/) {}
-  // source: "insert", "replace" (replacement updates, upserts, findAndModify) or "read_sample"
-  virtual void on_document_size(std::string_view /*db*/, std::string_view /*coll*/,
-                                std::string_view /*source*/, double /*bytes*/) {}
-  virtual void on_array_length(std::string_view /*db*/, std::string_view /*coll*/,
-                               std::string_view /*field*/, double /*length*/) {}
-  virtual void on_array_push(std::string_view /*db*/, std::string_view /*coll*/,
-                             std::string_view /*field*/, double /*elements*/) {}
-  // with_lookup: the read joins ($lookup/$graphLookup anywhere in it), counted once per read.
-  // app: as for on_violation.
-  virtual void on_read(std::string_view /*db*/, std::string_view /*coll*/, bool /*with_lookup*/,
-                       std::string_view /*app*/) {}
-  virtual void on_lookup(std::string_view /*db*/, std::string_view /*coll*/,
-                         std::string_view /*from*/) {}
-  // app: the client's app name, bounded by tracking.max_apps ("_other" past it, "" for none).
-  virtual void on_violation(std::string_view /*db*/, std::string_view /*coll*/,
-                            std::string_view /*rule*/, Action /*action*/,
-                            std::string_view /*app*/) {}
-  // A candidate rule (candidate_rules) would have warned or blocked: nothing was changed.
-  // Labels are bounded as for on_violation.
-  virtual void on_candidate_violation(std::string_view /*db*/, std::string_view /*coll*/,
-                                      std::string_view /*rule*/, Action /*would*/,
-                                      std::string_view /*app*/) {}
-  // For the design advisor: every command with a namespace (after on_command), to read what
-  // the measurements above do not carry (filters, projections, pipelines, index and validator
-  // definitions). Called on the hot path: an implementation samples and stays cheap.
-  // app: as for on_violation, so the advisor names the same apps the counters do.
-  virtual void on_request(std::string_view /*db*/, std::string_view /*coll*/,
-                          const codec::CommandView& /*cmd*/, std::string_view /*app*/) {}
-  // A $push/$addToSet without $slice: the array grows with every such update. app: as above.
-  virtual void on_unbounded_push(std::string_view /*db*/, std::string_view /*coll*/,
-                                 std::string_view /*field*/, double /*elements*/,
-                                 std::string_view /*app*/) {}
-  // A command that reads or changes the catalog (createIndexes, dropIndexes, collMod, create,
-  // drop, dropDatabase, renameCollection, listIndexes, listCollections) and the upstream's
-  // successful reply to it, so what is known of indexes and validators follows at once.
-  virtual void on_catalog_reply(const codec::CommandView& /*request*/,
-                                const codec::BsonView& /*reply*/) {}
-};
-
 class Engine {
  public:
   using Clock = std::chrono::steady_clock;
 
-  Engine(std::shared_ptr<const RuleSet> rules, Observer* observer /*may be null*/);
+  // Either sink may be null: the engine then skips its calls (and, with neither, the app label).
+  Engine(std::shared_ptr<const RuleSet> rules, MeasurementSink* measurements, AdviceSink* advice);
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -135,8 +90,8 @@ class Engine {
   // remembered, so a later $push onto it is judged against the bound. Any thread.
   void learn_stored_document(std::string_view db, std::string_view coll,
                              const codec::BsonView& document);
-  // The reply to a catalog command (see Observer::on_catalog_reply): passed to the observer
-  // when it succeeded.
+  // The reply to a catalog command (see AdviceSink::on_catalog_reply): passed to the advice
+  // sink when it succeeded.
   void observe_catalog_reply(const codec::CommandView& request, const codec::OpMsg& reply);
   // Per collection: document size p50/p99/max, array max/p99 per field, $lookup ratio,
   // violations by rule and action, top offending client apps and users.
@@ -157,7 +112,6 @@ class Engine {
 
   // For tests: a fixed clock (nullptr restores the steady clock).
   void set_clock_for_testing(std::function<Clock::time_point()> clock);
-  size_t tracked_documents() const { return tracker_.size(); }
 
  private:
   struct Scope;
@@ -200,7 +154,8 @@ class Engine {
 
   std::atomic<std::shared_ptr<const Judged>> judged_;
   std::mutex reload_mutex_;  // one reload at a time: each carries over from the one before
-  Observer* observer_;
+  MeasurementSink* measurements_;
+  AdviceSink* advice_;
   // Tells this engine's entries in a thread's stats_for cache from another engine's.
   const uint64_t id_;
 

@@ -21,7 +21,7 @@
 //     reloads (rule_hits.h); without one it is known by its match and scope keys.
 //   * `candidate_rules` has the syntax of `rules`. They are judged on the same traffic as a
 //     rule set of their own, in a dry run: never blocking, never changing a byte, counted apart
-//     (Observer::on_candidate_violation), so a change is seen before it is applied.
+//     (MeasurementSink::on_candidate_violation), so a change is seen before it is applied.
 //   * If the file has no `rules` key at all, one built-in rule for "*" applies, with the
 //     thresholds MongoDB's own Atlas advisor uses (kDefault* below). `rules: []` means no rules.
 #pragma once

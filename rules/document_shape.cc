@@ -4,14 +4,14 @@
 #include <cmath>
 #include <cstring>
 
-#include "bson_elements.h"
+#include "docguard/codec/bson_elements.h"
 #include "docguard/rules/collection_stats.h"
 #include "docguard/rules/rule_set.h"
 
 namespace docguard::rules {
 
-using detail::Elements;
-using detail::is_container;
+using Elements = codec::BsonElements;
+using codec::is_container;
 
 using codec::key_of;
 

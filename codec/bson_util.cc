@@ -86,10 +86,11 @@ bool structure_valid(const uint8_t* data, size_t size, int depth, size_t base,
     *next = at + 4 + static_cast<size_t>(len);
     return true;
   };
+  // Keys are short: a plain loop costs less than a call to memchr.
   auto cstring_at = [&](size_t at, size_t* next) {
-    const void* nul = std::memchr(data + at, 0, end - at);
-    if (nul == nullptr) return false;
-    *next = static_cast<size_t>(static_cast<const uint8_t*>(nul) - data) + 1;
+    while (at < end && data[at] != 0) ++at;
+    if (at == end) return false;
+    *next = at + 1;
     return true;
   };
   while (pos < end) {

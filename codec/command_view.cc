@@ -2,29 +2,26 @@
 
 #include <cstring>
 
+#include "docguard/codec/bson_elements.h"
+
 namespace docguard::codec {
 namespace {
 
-bool truthy(const bson_iter_t& it) { return bson_iter_as_bool(&it); }
-
 // Appends the embedded documents of an array value; non-document elements are skipped (the
 // server rejects them; the rules have nothing to measure there).
-void append_documents(const bson_iter_t& array_it, std::vector<codec::BsonView>& out) {
-  bson_iter_t child;
-  if (!BSON_ITER_HOLDS_ARRAY(&array_it) || !bson_iter_recurse(&array_it, &child)) return;
-  while (bson_iter_next(&child)) {
-    if (BSON_ITER_HOLDS_DOCUMENT(&child)) out.push_back(codec::view_of(child));
+void append_documents(const BsonElements& array, BsonViews& out) {
+  if (!array.holds_array()) return;
+  for (BsonElements child(array.value, array.value_size); child.next();) {
+    if (child.holds_document()) out.push_back(child.container());
   }
 }
 
 // Top-level fields of a command body that the view needs, found in one pass over the body
-// (instead of one scan per field).
+// (instead of one scan per field). A field that is absent has type 0.
 struct BodyFields {
-  bson_iter_t db, ordered, payload, ns_info, pipeline, query, update, upsert, remove, filter,
-      collection;
-  bool has_db = false, has_ordered = false, has_payload = false, has_ns_info = false,
-       has_pipeline = false, has_query = false, has_update = false, has_upsert = false,
-       has_remove = false, has_filter = false, has_collection = false;
+  BsonElements db{nullptr, 0}, ordered{nullptr, 0}, payload{nullptr, 0}, ns_info{nullptr, 0},
+      pipeline{nullptr, 0}, query{nullptr, 0}, update{nullptr, 0}, upsert{nullptr, 0},
+      remove{nullptr, 0}, filter{nullptr, 0}, collection{nullptr, 0};
 };
 
 const char* payload_field_of(CommandKind kind) {
@@ -42,41 +39,57 @@ const char* payload_field_of(CommandKind kind) {
   }
 }
 
-// `from` is taken by reference and copied into a local: bson_iter_t is over-aligned, and a
-// by-value parameter is not guaranteed that alignment (UBSan, found by fuzz_op_msg).
-void scan_body(const bson_iter_t& from, const char* payload_field, BodyFields& f) {
-  bson_iter_t it = from;
-  while (bson_iter_next(&it)) {
-    const std::string_view key = key_of(it);
-    if (key == "$db") {
-      f.db = it, f.has_db = true;
-    } else if (key == "ordered") {
-      f.ordered = it, f.has_ordered = true;
-    } else if (payload_field != nullptr && key == payload_field) {
-      f.payload = it, f.has_payload = true;
-    } else if (key == "nsInfo") {
-      f.ns_info = it, f.has_ns_info = true;
-    } else if (key == "pipeline") {
-      f.pipeline = it, f.has_pipeline = true;
-    } else if (key == "query") {
-      f.query = it, f.has_query = true;
-    } else if (key == "update") {
-      f.update = it, f.has_update = true;
-    } else if (key == "upsert") {
-      f.upsert = it, f.has_upsert = true;
-    } else if (key == "remove") {
-      f.remove = it, f.has_remove = true;
-    } else if (key == "filter") {
-      f.filter = it, f.has_filter = true;
-    } else if (key == "collection") {
-      f.collection = it, f.has_collection = true;
+// A field given twice counts at its last occurrence.
+void take(BsonElements& slot, const BsonElements& it) { slot = it; }
+
+// `it` is at the first element; the others are read from there on.
+void scan_body(BsonElements it, std::string_view payload_field, BodyFields& f) {
+  while (it.next()) {
+    const std::string_view key = it.key;
+    if (key.empty()) continue;
+    // The first letter sorts out all but at most two candidates.
+    switch (key[0]) {
+      case '$':
+        if (key == "$db") take(f.db, it);
+        break;
+      case 'o':
+        if (key == "ordered") take(f.ordered, it);
+        break;
+      case 'n':
+        if (key == "nsInfo") take(f.ns_info, it);
+        break;
+      case 'p':
+        if (key == "pipeline") take(f.pipeline, it);
+        break;
+      case 'q':
+        if (key == "query") take(f.query, it);
+        break;
+      case 'u':
+        if (key == "update") {
+          take(f.update, it);
+        } else if (key == "upsert") {
+          take(f.upsert, it);
+        }
+        break;
+      case 'r':
+        if (key == "remove") take(f.remove, it);
+        break;
+      case 'f':
+        if (key == "filter") take(f.filter, it);
+        break;
+      case 'c':
+        if (key == "collection") take(f.collection, it);
+        break;
+      default:
+        break;
     }
+    if (key == payload_field) take(f.payload, it);
   }
 }
 
 void take_payload(const codec::OpMsg& msg, const BodyFields& f, const char* field,
                   CommandView& view) {
-  if (f.has_payload && BSON_ITER_HOLDS_ARRAY(&f.payload)) {
+  if (f.payload.holds_array()) {
     append_documents(f.payload, view.statements);
     view.payload_source = PayloadSource::kBody;
     view.payload_field = std::string_view(field);
@@ -86,14 +99,6 @@ void take_payload(const codec::OpMsg& msg, const BodyFields& f, const char* fiel
     view.statements = seq->documents;
     view.payload_source = PayloadSource::kSequence;
     view.payload_field = seq->identifier;
-  }
-}
-
-// Fills `pipeline` from an array-valued field of `doc`, if present.
-void take_pipeline(const bson_t* doc, const char* field, CommandView& view) {
-  bson_iter_t it;
-  if (bson_iter_init_find(&it, doc, field) && BSON_ITER_HOLDS_ARRAY(&it)) {
-    view.pipeline = codec::view_of(it);
   }
 }
 
@@ -148,19 +153,19 @@ CommandView describe(const codec::OpMsg& msg) {
   CommandView view;
   view.more_to_come = msg.more_to_come();
   view.body = msg.body;
-  bson_t body = msg.body.borrow();
-  bson_iter_t it;
-  if (!bson_iter_init(&it, &body) || !bson_iter_next(&it)) return view;
-  view.name = key_of(it);
+  // The body was validated by OpMsg::parse; the walk still checks bounds.
+  BsonElements it(msg.body);
+  if (!it.next()) return view;
+  view.name = it.key;
   view.kind = kind_of(view.name);
-  view.collection = utf8_of(it);
-  const bson_iter_t first = it;
+  view.collection = it.utf8();
+  const BsonElements first = it;
 
   const char* payload_field = payload_field_of(view.kind);
   BodyFields f;
-  scan_body(it, payload_field, f);
-  if (f.has_db) view.database = utf8_of(f.db);
-  if (f.has_ordered) view.ordered = truthy(f.ordered);
+  scan_body(it, payload_field != nullptr ? std::string_view(payload_field) : std::string_view(), f);
+  if (f.db.type != 0) view.database = f.db.utf8();
+  if (f.ordered.type != 0) view.ordered = f.ordered.as_bool();
 
   switch (view.kind) {
     case CommandKind::kInsert:
@@ -170,7 +175,7 @@ CommandView describe(const codec::OpMsg& msg) {
       break;
     case CommandKind::kBulkWrite: {
       take_payload(msg, f, payload_field, view);
-      if (f.has_ns_info && BSON_ITER_HOLDS_ARRAY(&f.ns_info)) {
+      if (f.ns_info.holds_array()) {
         append_documents(f.ns_info, view.ns_info);
       } else if (const auto* seq = msg.sequence("nsInfo")) {
         view.ns_info = seq->documents;
@@ -178,39 +183,37 @@ CommandView describe(const codec::OpMsg& msg) {
       break;
     }
     case CommandKind::kFindAndModify: {
-      if (f.has_query && BSON_ITER_HOLDS_DOCUMENT(&f.query)) view.query = codec::view_of(f.query);
-      if (f.has_update &&
-          (BSON_ITER_HOLDS_DOCUMENT(&f.update) || BSON_ITER_HOLDS_ARRAY(&f.update))) {
-        view.update = codec::view_of(f.update);
-        view.update_is_pipeline = BSON_ITER_HOLDS_ARRAY(&f.update);
+      if (f.query.holds_document()) view.query = f.query.container();
+      if (f.update.holds_document() || f.update.holds_array()) {
+        view.update = f.update.container();
+        view.update_is_pipeline = f.update.holds_array();
       }
-      if (f.has_upsert) view.upsert = truthy(f.upsert);
-      if (f.has_remove) view.remove = truthy(f.remove);
+      if (f.upsert.type != 0) view.upsert = f.upsert.as_bool();
+      if (f.remove.type != 0) view.remove = f.remove.as_bool();
       break;
     }
     case CommandKind::kFind:
-      if (f.has_filter && BSON_ITER_HOLDS_DOCUMENT(&f.filter))
-        view.query = codec::view_of(f.filter);
+      if (f.filter.holds_document()) view.query = f.filter.container();
       break;
     case CommandKind::kAggregate:
     case CommandKind::kCreate:
-      if (f.has_pipeline && BSON_ITER_HOLDS_ARRAY(&f.pipeline)) {
-        view.pipeline = codec::view_of(f.pipeline);
-      }
+      if (f.pipeline.holds_array()) view.pipeline = f.pipeline.container();
       break;
     case CommandKind::kGetMore:
       // getMore's first value is the cursor id; the namespace is in `collection`.
-      if (f.has_collection) view.collection = utf8_of(f.collection);
+      if (f.collection.type != 0) view.collection = f.collection.utf8();
       break;
     case CommandKind::kExplain: {
-      if (BSON_ITER_HOLDS_DOCUMENT(&first)) {
-        const codec::BsonView inner_view = codec::view_of(first);
-        bson_t inner = inner_view.borrow();
-        bson_iter_t in;
-        if (bson_iter_init(&in, &inner) && bson_iter_next(&in)) {
-          view.explained = key_of(in);
-          view.collection = utf8_of(in);
-          take_pipeline(&inner, "pipeline", view);
+      if (first.holds_document()) {
+        BsonElements in(first.container());
+        if (in.next()) {
+          view.explained = in.key;
+          view.collection = in.utf8();
+          // The inner command's own pipeline, found from its start like bson_iter_init_find.
+          BsonElements pipeline(first.container());
+          if (pipeline.find("pipeline") && pipeline.holds_array()) {
+            view.pipeline = pipeline.container();
+          }
         }
       }
       break;

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "docguard/codec/bson_elements.h"
 #include "docguard/codec/crc32c.h"
 #include "docguard/codec/error_kinds.h"
 
@@ -126,16 +127,17 @@ OpMsg OpMsg::parse(Bytes message, bool verify_checksum) {
         throw ProtocolError(ErrorKind::kBadOpMsg,
                             "kind 1 section identifier is not NUL-terminated");
       }
-      DocumentSequence seq;
-      seq.identifier =
-          std::string_view(reinterpret_cast<const char*>(message.data() + p), name_end - p);
-      if (seq.identifier.empty()) {
+      const std::string_view identifier(reinterpret_cast<const char*>(message.data() + p),
+                                        name_end - p);
+      if (identifier.empty()) {
         throw ProtocolError(ErrorKind::kBadOpMsg, "kind 1 section has no identifier");
       }
-      if (msg.sequence(seq.identifier) != nullptr) {
+      if (msg.sequence(identifier) != nullptr) {
         throw ProtocolError(ErrorKind::kBadOpMsg,
-                            "duplicate kind 1 identifier '" + std::string(seq.identifier) + "'");
+                            "duplicate kind 1 identifier '" + std::string(identifier) + "'");
       }
+      DocumentSequence& seq = msg.sequences.emplace_back();
+      seq.identifier = identifier;
       p = name_end + 1;
       while (p < section_end) {
         BsonView doc = checked_bson(message.subspan(p, section_end - p));
@@ -144,7 +146,6 @@ OpMsg OpMsg::parse(Bytes message, bool verify_checksum) {
       }
       seq.section_offset = section_start;
       seq.section_size = section_end - section_start;
-      msg.sequences.push_back(std::move(seq));
       pos = section_end;
     } else {
       throw ProtocolError(ErrorKind::kBadOpMsg,
@@ -158,19 +159,13 @@ OpMsg OpMsg::parse(Bytes message, bool verify_checksum) {
   for (const auto& s : msg.sequences) {
     for (const auto& d : s.documents) validate_structure(d);
   }
-  // Identifiers must not also appear as body fields: one pass over the body's keys (a
-  // bson_iter_init_find per identifier rescanned the body with strncmp and strlen per key).
+  // Identifiers must not also appear as body fields: one pass over the body's keys, stepping
+  // over the values (the body was validated above).
   if (!msg.sequences.empty()) {
-    bson_t body = msg.body.borrow();
-    bson_iter_t it;
-    if (bson_iter_init(&it, &body)) {
-      while (bson_iter_next(&it)) {
-        const std::string_view key = key_of(it);
-        if (msg.sequence(key) != nullptr) {
-          throw ProtocolError(
-              ErrorKind::kBadOpMsg,
-              "identifier '" + std::string(key) + "' appears in both the body and a sequence");
-        }
+    for (BsonElements field(msg.body); field.next();) {
+      if (msg.sequence(field.key) != nullptr) {
+        throw ProtocolError(ErrorKind::kBadOpMsg, "identifier '" + std::string(field.key) +
+                                                      "' appears in both the body and a sequence");
       }
     }
   }
@@ -206,7 +201,7 @@ OpMsgBuilder& OpMsgBuilder::body(Bytes bson) {
 }
 
 OpMsgBuilder& OpMsgBuilder::sequence(std::string_view identifier,
-                                     const std::vector<BsonView>& documents) {
+                                     std::span<const BsonView> documents) {
   out_.push_back(1);
   const size_t size_at = out_.size();
   out_.resize(out_.size() + 4);

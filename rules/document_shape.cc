@@ -4,14 +4,14 @@
 #include <cmath>
 #include <cstring>
 
-#include "bson_elements.h"
+#include "docguard/codec/bson_elements.h"
 #include "docguard/rules/collection_stats.h"
 #include "docguard/rules/rule_set.h"
 
 namespace docguard::rules {
 
-using detail::Elements;
-using detail::is_container;
+using Elements = codec::BsonElements;
+using codec::is_container;
 
 using codec::key_of;
 
@@ -64,10 +64,12 @@ uint32_t array_length(const bson_iter_t& iter) {
 }
 
 bool is_operator_document(const codec::BsonView& doc) {
-  if (doc.empty()) return false;
-  bson_iter_t iter;
-  if (!bson_iter_init_from_data(&iter, doc.data, doc.size) || !bson_iter_next(&iter)) return false;
-  return bson_iter_key(&iter)[0] == '$';
+  if (doc.empty() || doc.size < 5 || codec::le32(doc.data) != doc.size ||
+      doc.data[doc.size - 1] != 0) {
+    return false;
+  }
+  Elements first(doc);
+  return first.next() && first.key.starts_with('$');
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -69,12 +69,12 @@ Engine::Clock::time_point Engine::now() const { return clock_ ? clock_() : Clock
 
 CollectionStats* Engine::stats_for(std::string_view db, std::string_view coll) {
   Scratch& sc = scratch();
+  // Consecutive commands mostly name the same namespace: no shared lock (a cache line every io
+  // thread writes), no hash and no copy of the name for them. The overflow bucket is never
+  // remembered: a reload may raise max_namespaces and give the namespace its own statistics.
+  if (sc.last_engine == id_ && is_namespace(sc.last_ns, db, coll)) return sc.last_stats;
   std::string& key = sc.ns;
   key.assign(db).append(".").append(coll);
-  // Consecutive commands mostly name the same namespace: no shared lock (a cache line every io
-  // thread writes) and no hash for them. The overflow bucket is never remembered: a reload may
-  // raise max_namespaces and give the namespace its own statistics.
-  if (sc.last_engine == id_ && sc.last_ns == key) return sc.last_stats;
   CollectionStats* found = nullptr;
   {
     std::shared_lock lock(namespaces_mutex_);
@@ -240,17 +240,16 @@ void Engine::judge(const codec::CommandView& cmd, const RequestContext& ctx, con
         break;
       case CommandKind::kUpdate:
         for (size_t i = 0; i < cmd.statements.size() && !s.batch_stopped(); ++i) {
-          bson_iter_t iter;
           const codec::BsonView& stmt = cmd.statements[i];
-          if (stmt.empty() || !bson_iter_init_from_data(&iter, stmt.data, stmt.size)) continue;
+          if (stmt.empty()) continue;
           codec::BsonView q, u;
           bool pipeline = false;
-          while (bson_iter_next(&iter)) {
-            const std::string_view k = key_of(&iter);
-            if (k == "q") q = sub_view(&iter);
-            if (k == "u") {
-              u = sub_view(&iter);
-              pipeline = BSON_ITER_HOLDS_ARRAY(&iter);
+          // The statement was validated with the message: a walk that steps over values.
+          for (codec::BsonElements field(stmt); field.next();) {
+            if (field.key == "q") q = field.container();
+            if (field.key == "u") {
+              u = field.container();
+              pipeline = field.holds_array();
             }
           }
           inspect_update(s, q, u, pipeline, static_cast<int32_t>(i));

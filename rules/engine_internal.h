@@ -12,6 +12,7 @@
 
 #include "docguard/base/json_string.h"
 #include "docguard/base/structured_log.h"
+#include "docguard/codec/bson_elements.h"
 #include "docguard/rules/document_shape.h"
 #include "docguard/rules/engine.h"
 #include "docguard/rules/lookup_walker.h"
@@ -50,6 +51,12 @@ inline bool id_equality(const codec::BsonView& q, bson_iter_t* id) {
 
 inline Action weaker(Action a, Action b) { return a < b ? a : b; }
 
+// Whether `ns` is "db.coll".
+inline bool is_namespace(std::string_view ns, std::string_view db, std::string_view coll) {
+  return ns.size() == db.size() + 1 + coll.size() && ns[db.size()] == '.' && ns.starts_with(db) &&
+         ns.ends_with(coll);
+}
+
 // Thread-local measuring state: vectors keep their capacity, so steady-state inspection does
 // not allocate unless something is violated.
 struct Scratch {
@@ -78,8 +85,10 @@ struct Scratch {
   uint32_t last_app_max = 0;
   std::string last_app;
   const std::string* last_app_label = nullptr;
+  // "db.coll" in ns_buffer; consecutive calls mostly name the same namespace, which is then
+  // compared in place rather than copied again.
   const std::string& ns_of(std::string_view db, std::string_view coll) {
-    ns_buffer.assign(db).append(".").append(coll);
+    if (!is_namespace(ns_buffer, db, coll)) ns_buffer.assign(db).append(".").append(coll);
     return ns_buffer;
   }
 };

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <utility>
 
+#include "docguard/base/inline_vector.h"
 #include "docguard/codec/error_kinds.h"
 #include "docguard/codec/message.h"
 
@@ -28,6 +29,10 @@ struct BsonView {
     return b;
   }
 };
+
+// Views of several documents (a write's statements, a kind-1 section's documents): most
+// messages carry one or a few, which then take no allocation.
+using BsonViews = base::InlineVector<BsonView, 4>;
 
 // Owns a heap bson_t (bson_new / bson_new_from_json / bson_copy ...). std::unique_ptr<bson_t>
 // cannot be used: bson_t carries an alignment attribute that template arguments drop.

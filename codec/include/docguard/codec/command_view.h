@@ -40,12 +40,12 @@ struct CommandView {
 
   // The write payload (insert `documents`, update `updates`, delete `deletes`,
   // bulkWrite `ops`) and where it came from. payload_field names the array / sequence.
-  std::vector<codec::BsonView> statements;
+  codec::BsonViews statements;
   PayloadSource payload_source = PayloadSource::kNone;
   std::string_view payload_field;
 
   // bulkWrite: `nsInfo` entries ({ns: "db.coll", ...}), from the body or a sequence.
-  std::vector<codec::BsonView> ns_info;
+  codec::BsonViews ns_info;
 
   // findAndModify: `query`, `update` (document or pipeline array), flags.
   codec::BsonView query;

@@ -4,6 +4,8 @@
 #include <bson/bson.h>
 
 #include <cstdint>
+#include <initializer_list>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -24,7 +26,7 @@ constexpr uint32_t kKnownMask = kChecksumPresent | kMoreToCome | kExhaustAllowed
 // A kind-1 section: an identifier and documents back to back.
 struct DocumentSequence {
   std::string_view identifier;
-  std::vector<BsonView> documents;
+  BsonViews documents;
   size_t section_offset = 0;  // offset of the kind byte within the message
   size_t section_size = 0;    // kind byte + size-prefixed payload
 };
@@ -35,7 +37,8 @@ struct OpMsg {
   MsgHeader header;
   uint32_t flags = 0;
   BsonView body;
-  std::vector<DocumentSequence> sequences;
+  // Inline: a request has at most two (bulkWrite's ops and nsInfo), most have none or one.
+  base::InlineVector<DocumentSequence, 2> sequences;
   bool checksum_present = false;
 
   bool more_to_come() const { return (flags & op_msg_flags::kMoreToCome) != 0; }
@@ -69,7 +72,10 @@ class OpMsgBuilder {
   OpMsgBuilder(int32_t request_id, int32_t response_to, uint32_t flags = 0);
   OpMsgBuilder& body(Bytes bson);
   OpMsgBuilder& body(const bson_t* bson) { return body(Bytes{bson_get_data(bson), bson->len}); }
-  OpMsgBuilder& sequence(std::string_view identifier, const std::vector<BsonView>& documents);
+  OpMsgBuilder& sequence(std::string_view identifier, std::span<const BsonView> documents);
+  OpMsgBuilder& sequence(std::string_view identifier, std::initializer_list<BsonView> documents) {
+    return sequence(identifier, std::span<const BsonView>(documents.begin(), documents.size()));
+  }
   std::vector<uint8_t> finish();
 
  private:

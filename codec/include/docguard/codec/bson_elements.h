@@ -1,0 +1,228 @@
+// A walk over the elements of BSON bytes that steps over values without decoding them: for
+// reading a few fields of every request and reply, and for measuring document shapes on every
+// write.
+#pragma once
+
+#include <bson/bson.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+#include "docguard/codec/bson_view.h"
+
+namespace docguard::codec {
+
+inline uint32_t le32(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;  // BSON is little-endian, and so is every platform docguard builds for
+}
+
+// The elements of one document or array: the type, the key and the value's bytes. libbson's
+// iterator decodes and checks each value it passes, about three times the instructions per
+// element of this walk, which only steps over values. Bounds are still checked (the bytes need
+// not have been validated): a malformed element ends the walk, as it ends libbson's, including
+// the value checks libbson makes on strings (NUL-terminated, length at least 1) and booleans.
+class BsonElements {
+ public:
+  // `data`, `size`: the whole container, length prefix and trailing NUL included.
+  BsonElements(const uint8_t* data, uint32_t size)
+      : p_(size >= 5 ? data + 4 : data), end_(size >= 5 ? data + size - 1 : data) {}
+  explicit BsonElements(const BsonView& doc) : BsonElements(doc.data, doc.size) {}
+
+  uint8_t type = 0;
+  std::string_view key;
+  const uint8_t* value = nullptr;  // the value's bytes (documents and arrays: length included)
+  uint32_t value_size = 0;
+
+  bool holds_document() const { return type == BSON_TYPE_DOCUMENT; }
+  bool holds_array() const { return type == BSON_TYPE_ARRAY; }
+  bool holds_number() const {  // BSON_ITER_HOLDS_NUMBER
+    return type == BSON_TYPE_INT32 || type == BSON_TYPE_INT64 || type == BSON_TYPE_DOUBLE;
+  }
+  // An embedded document or array; empty for other types.
+  BsonView container() const {
+    return holds_document() || holds_array() ? BsonView{value, value_size} : BsonView{};
+  }
+  // A string value ("" for other types), as bson_iter_utf8 gives it.
+  std::string_view utf8() const {
+    if (type != BSON_TYPE_UTF8) return {};
+    return {reinterpret_cast<const char*>(value) + 4, value_size - 5};
+  }
+  // The value as a boolean, as bson_iter_as_bool reads it: numbers are true when not zero,
+  // null and undefined false, other types true.
+  bool as_bool() const {
+    switch (type) {
+      case BSON_TYPE_BOOL:
+        return value[0] != 0;
+      case BSON_TYPE_DOUBLE: {
+        double d;
+        std::memcpy(&d, value, 8);
+        return d != 0.0;
+      }
+      case BSON_TYPE_INT32:
+        return le32(value) != 0;
+      case BSON_TYPE_INT64: {
+        int64_t v;
+        std::memcpy(&v, value, 8);
+        return v != 0;
+      }
+      case BSON_TYPE_NULL:
+      case BSON_TYPE_UNDEFINED:
+        return false;
+      default:
+        return true;
+    }
+  }
+
+  // The value as bson_iter_as_int64 reads it: a number or a boolean, else 0. A double out of
+  // range gives INT64_MIN, as the conversion libbson makes does on x86-64.
+  int64_t as_int64() const {
+    switch (type) {
+      case BSON_TYPE_BOOL:
+        return value[0];
+      case BSON_TYPE_DOUBLE: {
+        double d;
+        std::memcpy(&d, value, 8);
+        if (!(d > -9.2e18 && d < 9.2e18)) return INT64_MIN;
+        return static_cast<int64_t>(d);
+      }
+      case BSON_TYPE_INT32:
+        return static_cast<int32_t>(le32(value));
+      case BSON_TYPE_INT64: {
+        int64_t v;
+        std::memcpy(&v, value, 8);
+        return v;
+      }
+      default:
+        return 0;
+    }
+  }
+
+  // The value as an integer, for a number that is one (int32, int64, a finite double).
+  bool as_int(int64_t* out) const {
+    switch (type) {
+      case BSON_TYPE_INT32: {
+        int32_t v;
+        std::memcpy(&v, value, 4);
+        *out = v;
+        return true;
+      }
+      case BSON_TYPE_INT64:
+        std::memcpy(out, value, 8);
+        return true;
+      case BSON_TYPE_DOUBLE: {
+        double d;
+        std::memcpy(&d, value, 8);
+        if (!std::isfinite(d) || std::fabs(d) > 9e18) return false;
+        *out = static_cast<int64_t>(d);
+        return true;
+      }
+      default:
+        return false;
+    }
+  }
+
+  // Steps to the next element named `name`; false (the walk over) when none is left.
+  bool find(std::string_view name) {
+    while (next()) {
+      if (key == name) return true;
+    }
+    return false;
+  }
+
+  bool next() {
+    if (p_ >= end_) return false;
+    type = *p_++;
+    // Keys are short: a plain loop costs less than a call to memchr.
+    const uint8_t* nul = p_;
+    while (nul < end_ && *nul != 0) ++nul;
+    if (nul == end_) return stop();
+    key = std::string_view(reinterpret_cast<const char*>(p_), nul - p_);
+    value = nul + 1;
+    const size_t left = end_ - value;
+    size_t size = 0;
+    switch (type) {
+      case BSON_TYPE_UNDEFINED:
+      case BSON_TYPE_NULL:
+      case BSON_TYPE_MINKEY:
+      case BSON_TYPE_MAXKEY:
+        break;
+      case BSON_TYPE_BOOL:
+        if (left < 1 || value[0] > 1) return stop();
+        size = 1;
+        break;
+      case BSON_TYPE_INT32:
+        size = 4;
+        break;
+      case BSON_TYPE_DOUBLE:
+      case BSON_TYPE_DATE_TIME:
+      case BSON_TYPE_TIMESTAMP:
+      case BSON_TYPE_INT64:
+        size = 8;
+        break;
+      case BSON_TYPE_OID:
+        size = 12;
+        break;
+      case BSON_TYPE_DECIMAL128:
+        size = 16;
+        break;
+      case BSON_TYPE_UTF8:
+      case BSON_TYPE_CODE:
+      case BSON_TYPE_SYMBOL: {
+        if (left < 4) return stop();
+        const uint32_t length = le32(value);  // the NUL included
+        if (length < 1 || length > left - 4 || value[4 + length - 1] != 0) return stop();
+        size = size_t{4} + length;
+        break;
+      }
+      case BSON_TYPE_BINARY:
+        if (left < 4) return stop();
+        size = size_t{5} + le32(value);
+        break;
+      case BSON_TYPE_DBPOINTER:
+        if (left < 4) return stop();
+        size = size_t{4} + le32(value) + 12;
+        break;
+      case BSON_TYPE_DOCUMENT:
+      case BSON_TYPE_ARRAY:
+      case BSON_TYPE_CODEWSCOPE:
+        if (left < 5) return stop();
+        size = le32(value);
+        if (size < 5) return stop();
+        break;
+      case BSON_TYPE_REGEX: {
+        const auto* pattern_end = static_cast<const uint8_t*>(std::memchr(value, 0, left));
+        if (pattern_end == nullptr) return stop();
+        const size_t rest = end_ - (pattern_end + 1);
+        const auto* options_end =
+            static_cast<const uint8_t*>(std::memchr(pattern_end + 1, 0, rest));
+        if (options_end == nullptr) return stop();
+        size = options_end + 1 - value;
+        break;
+      }
+      default:
+        return stop();
+    }
+    if (size > left) return stop();
+    value_size = static_cast<uint32_t>(size);
+    p_ = value + size;
+    return true;
+  }
+
+ private:
+  bool stop() {
+    p_ = end_;
+    return false;
+  }
+  const uint8_t* p_;
+  const uint8_t* end_;
+};
+
+inline bool is_container(uint8_t type) {
+  return type == BSON_TYPE_DOCUMENT || type == BSON_TYPE_ARRAY;
+}
+
+}  // namespace docguard::codec

@@ -128,6 +128,17 @@ unix_uri() {  # the socket path, URL-encoded as the host: mongodb://%2Ftmp%2F...
 # PORT: TCP port of the stub and of each TCP target (the idle test uses it); URI: what the load
 # generator connects to, for every upstream and target.
 declare -A PORT PID URI
+# listening NAME PID unix|"" PORT: records a started proxy and waits until its listener answers.
+listening() {
+  pids+=("$2"); PID[$1]=$2
+  if [ "$3" = unix ]; then
+    URI[$1]=$(unix_uri "$run/$1.sock")
+    wait_unix "$run/$1.sock"
+  else
+    PORT[$1]=$4; URI[$1]="mongodb://127.0.0.1:$4"
+    wait_port "$4"
+  fi
+}
 start_stub() {
   local port; port=$(free_port)
   $bin/stub_upstream -p "$port" >"$run/stub.log" 2>&1 &
@@ -171,14 +182,7 @@ start_docguard() {  # $1 = name, $2 = warn|block, $3 = upstream port, [$4 = unix
   fi
   $bin/docguard "${listen[@]}" --upstream "mongodb://127.0.0.1:$3" \
     --admin "127.0.0.1:$admin" --config "$run/$1.yaml" >"$run/$1.log" 2>&1 &
-  pids+=($!); PID[$1]=$!
-  if [ "${4:-}" = unix ]; then
-    URI[$1]=$(unix_uri "$run/$1.sock")
-    wait_unix "$run/$1.sock"
-  else
-    PORT[$1]=$port; URI[$1]="mongodb://127.0.0.1:$port"
-    wait_port "$port"
-  fi
+  listening "$1" $! "${4:-}" "${port:-}"
 }
 start_haproxy() {  # $1 = name, $2 = upstream port, [$3 = unix]
   local port bind
@@ -208,14 +212,7 @@ backend b
   server s1 127.0.0.1:$2 maxconn $maxconn
 EOF
   haproxy -db -f "$run/$1.cfg" >"$run/$1.log" 2>&1 &
-  pids+=($!); PID[$1]=$!
-  if [ "${3:-}" = unix ]; then
-    URI[$1]=$(unix_uri "$run/$1.sock")
-    wait_unix "$run/$1.sock"
-  else
-    PORT[$1]=$port; URI[$1]="mongodb://127.0.0.1:$port"
-    wait_port "$port"
-  fi
+  listening "$1" $! "${3:-}" "${port:-}"
 }
 start_mongobetween() {  # $1 = name, $2 = upstream port
   local port; port=$(free_port)

@@ -29,12 +29,14 @@ void trampoline(mongoc_log_level_t level, const char* domain, const char* messag
 }  // namespace
 
 void set_mongoc_log_handler(MongocLogHandler handler) {
-  ensure_mongoc_initialized();
   {
     std::lock_guard lock(g_mu);
     g_handler = std::make_shared<const MongocLogHandler>(std::move(handler));
   }
+  // Before mongoc_init, so that where libmongoc does not initialize itself before main, what it
+  // logs while initializing goes through the handler too.
   mongoc_log_set_handler(&trampoline, nullptr);
+  ensure_mongoc_initialized();
 }
 
 }  // namespace docguard::cluster

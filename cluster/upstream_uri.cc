@@ -1,12 +1,15 @@
 #include "docguard/cluster/upstream_uri.h"
 
 #include <mongoc/mongoc.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 
 namespace docguard::cluster {
 namespace {
@@ -158,7 +161,16 @@ std::string utf8_option(const mongoc_uri_t* uri, const char* name) {
 
 void ensure_mongoc_initialized() {
   static std::once_flag once;
-  std::call_once(once, [] { mongoc_init(); });
+  std::call_once(once, [] {
+    mongoc_init();
+    // libmongoc (which initializes itself before main) keeps its counters in a shared-memory
+    // file named after the pid, removed only by a clean exit. A killed docguard left it behind,
+    // and a later process given the same pid could not create its own: libmongoc then printed a
+    // warning of its own format on stderr. The mapping outlives the name; docguard has its own
+    // metrics and nothing reads libmongoc's.
+    const std::string name = "/mongoc-" + std::to_string(getpid());
+    shm_unlink(name.c_str());
+  });
 }
 
 std::string redact_uri(std::string_view uri) {

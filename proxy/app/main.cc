@@ -12,6 +12,7 @@
 
 #include "docguard/advisor/scan_command.h"
 #include "docguard/cluster/mongoc_log.h"
+#include "docguard/cluster/upstream_uri.h"
 #include "docguard/proxy/config.h"
 #include "docguard/proxy/introspector.h"
 #include "docguard/proxy/log_format.h"
@@ -174,6 +175,8 @@ int main(int argc, char** argv) {
   // large messages does not pin it.
   mallopt(M_MMAP_THRESHOLD, 64 * 1024 * 1024);
   mallopt(M_TRIM_THRESHOLD, 128 * 1024 * 1024);
+  // First, for every subcommand: a docguard killed later leaves no libmongoc file behind.
+  docguard::cluster::ensure_mongoc_initialized();
   if (argc > 1 && std::string_view(argv[1]) == "scan") {
     // Rule violations become findings; the engine's per-violation log lines would only repeat
     // them on the console.

@@ -7,6 +7,7 @@ import json
 import re
 import time
 import uuid
+from pathlib import Path
 
 import pymongo
 import pytest
@@ -99,3 +100,22 @@ def test_json_log_stays_valid_with_client_text(env, tmp_path):
     assert {o["ns"] for o in violations} == {f"{dbname}.{COLLECTION}"}, violations
     assert FIELD in {o["field"] for o in violations}, violations
     assert "\\n" + FORGED in log  # the newline is escaped in the file
+
+
+
+def test_a_killed_docguard_leaves_no_libmongoc_file(env, tmp_path):
+    """libmongoc, initialized before main, keeps its counters in /dev/shm/mongoc-<pid> and removes
+    it only on a clean exit. Killed docguards left such files behind; a later process given the
+    same pid could not create its own, and libmongoc printed a warning of its own format in the
+    middle of a JSON log. docguard removes the name as it starts."""
+    shm = Path("/dev/shm")
+    if not shm.is_dir():
+        pytest.skip("no /dev/shm on this machine")
+    dg = harness.start_docguard(env.ferret_uri, tmp_path)
+    name = shm / f"mongoc-{dg.popen.pid}"
+    try:
+        assert not name.exists()
+    finally:
+        dg.popen.kill()
+        dg.popen.wait(10)
+    assert not name.exists()

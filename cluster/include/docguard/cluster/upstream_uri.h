@@ -67,7 +67,8 @@ std::string redact_uri(std::string_view uri);
 // report names as its source.
 std::string strip_credentials(std::string_view uri);
 
-// Calls mongoc_init() once per process (never mongoc_cleanup: other users may remain).
+// Calls mongoc_init() once per process (never mongoc_cleanup: other users may remain), and
+// removes the name of libmongoc's shared-memory counters so a killed process leaves nothing.
 void ensure_mongoc_initialized();
 
 }  // namespace docguard::cluster

@@ -14,8 +14,9 @@
 #   as it would without the measurement) over exactly one load run of OPS operations.
 # - --strace: also `strace -c -f -p PID` over a second run, for the breakdown by system call
 #   (ptrace slows the proxy, so more bytes wait per read: its totals run a little lower).
-# - --callgrind: docguard under callgrind, instrumentation switched on only for the
-#   load run (OPS/8 operations): user-space instructions per operation (kernel work is not
+# - --callgrind: docguard and HAProxy under callgrind (not mongobetween: valgrind does not run Go
+#   programs well), instrumentation switched on only for the load run (OPS/8 operations):
+#   user-space instructions per operation, the proxy's own and its libraries' (kernel work is not
 #   counted: see the syscalls). This machine's VM has no hardware counters for `perf stat -e
 #   instructions`.
 # - --profile: `perf record -e cpu-clock -g` over a third run, classified by kernel_profile.py into
@@ -185,7 +186,7 @@ for t in $targets; do
     line+=" ${prof#profile=$t }"
   fi
   kill "$tpid" 2>/dev/null; wait "$tpid" 2>/dev/null || true
-  if ((use_cg)) && [ "$t" = docguard ]; then
+  if ((use_cg)) && [ "$t" != mongobetween ]; then
     start_target "$t" valgrind --tool=callgrind --instr-atstart=no \
       --callgrind-out-file="$run/cg.out"
     load "$tport" 200 >/dev/null
@@ -195,7 +196,7 @@ for t in $targets; do
     callgrind_control -i off "$tpid" >/dev/null
     n=$(field ops "$out")
     [ -n "$n" ] || { echo "syscalls_per_op: load under callgrind failed: $out" >&2; n=1; }
-    kill -INT "$tpid"; wait "$tpid" 2>/dev/null || true
+    kill -TERM "$tpid"; wait "$tpid" 2>/dev/null || true
     ir=$(sed -n 's/.*Collected : *\([0-9]*\).*/\1/p' "$run/$t.log")
     [ -n "$ir" ] || { ir=0; tail -5 "$run/$t.log" >&2; }
     line+=" ir_per_op=$(awk "BEGIN{printf \"%.0f\", $ir/$n}") cg_ops=$n"

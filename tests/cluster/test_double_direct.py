@@ -539,11 +539,35 @@ class NodeClient:
 
 
 def _wait_all(writers: list[Writer], count: int, timeout: float) -> None:
-    """Until every writer has `count` more acknowledged writes (or one saw an error)."""
+    """Until every writer has `count` more acknowledged writes (or one saw an error). On a timeout
+    the error names the writers that fell behind, how long each has waited, and where a PyMongo
+    writer's thread stands: a stalled writer is the one thing this test exists to catch."""
     starts = [len(w.acked) for w in writers]
-    harness.wait_for(lambda: all(len(w.acked) >= s + count for w, s in zip(writers, starts))
-                     or any(w.errors for w in writers), timeout,
-                     what=f"{count} more acknowledged writes from every writer")
+    try:
+        harness.wait_for(lambda: all(len(w.acked) >= s + count for w, s in zip(writers, starts))
+                         or any(w.errors for w in writers), timeout,
+                         what=f"{count} more acknowledged writes from every writer")
+    except AssertionError as e:
+        raise AssertionError(f"{e}\n" + _stalled(writers, starts, count)) from None
+
+
+def _stalled(writers: list, starts: list[int], count: int) -> str:
+    import sys
+    import traceback
+
+    now, frames, lines = time.monotonic(), sys._current_frames(), []
+    for i, (w, s) in enumerate(zip(writers, starts)):
+        if len(w.acked) >= s + count:
+            continue
+        last = f"{now - w.ack_times[-1]:.1f} s ago" if w.ack_times else "never"
+        lines.append(f"writer {i} ({type(w).__name__}): {len(w.acked) - s} of {count} more, "
+                     f"last acknowledged write {last}")
+        if isinstance(w, NodeClient):
+            lines.append(f"  its driver's events: {w.log_path}")
+        elif w.ident in frames:
+            stack = traceback.format_stack(frames[w.ident])[-6:]
+            lines.append("  " + "  ".join(stack))
+    return "\n".join(lines)
 
 
 def test_failover_under_load(double_process, targets, timings, workdir):

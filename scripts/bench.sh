@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # docguard benchmark suite: one command, side by side on loopback.
 #
-#   scripts/bench.sh            # full run, about 20 minutes on a 2-core machine
+#   scripts/bench.sh            # full run, about 23 minutes on a 2-core machine
 #   scripts/bench.sh --quick    # a smoke run of under 2 minutes: 1 round of 2 s runs, small ops
 #                               # and 1 MiB inserts, 2,000 idle connections, no FerretDB
 #
@@ -24,15 +24,17 @@
 #      4 KiB, 64 KiB and 1 MiB documents), interleaving targets within each round (rotating their order), and takes
 #      medians over rounds: throughput, p50/p99 latency, proxy CPU per operation (utime+stime
 #      of the proxy process over the measured window / operations), proxy RSS, and each as a
-#      ratio to HAProxy on the same kind of listener (the Unix socket targets run the small-op
-#      scenarios only);
-#   5. holds K idle connections through docguard (and HAProxy) for memory per connection;
+#      ratio to HAProxy on the same kind of listener (the Unix socket targets run every scenario
+#      of the stub);
+#   5. holds K idle connections through docguard (and HAProxy, mongobetween, and both on the
+#      Unix socket) for memory per connection;
 #   6. runs the Google Benchmark microbenchmarks and the callgrind instruction count.
 # Prints a Markdown report and writes it to build-bench/results.md (raw lines: build-bench/raw.txt),
 # the same numbers as build-bench/results.csv, and charts of them (tests/bench/plot.py, matplotlib).
-# Ends with the comparison table against HAProxy (docguard warn over TCP and over the Unix socket,
-# per connection count: throughput, CPU per operation and p99 as ratios, marked against the
-# targets), also written to build-bench/summary.md.
+# Ends with the comparison tables against HAProxy (docguard warn over TCP and over the Unix socket:
+# small ops per connection count, throughput, CPU per operation and p99 as ratios, marked against
+# the targets; inserts and memory per idle connection side by side), also written to
+# build-bench/summary.md.
 # Every load run is bounded in time; everything listens on 127.0.0.1 or on sockets in /tmp.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -53,7 +55,7 @@ while (($#)); do
     --no-unix) unix=0 ;;
     --idle-conns) idle_conns=$2; shift ;;
     --charts) charts=$2; shift ;;
-    -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^set -euo/{/^#/p}' "$0"; exit 0 ;;
     *) echo "bench.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -125,14 +127,15 @@ unix_uri() {  # the socket path, URL-encoded as the host: mongodb://%2Ftmp%2F...
   echo "mongodb://${p//\//%2F}"
 }
 
-# PORT: TCP port of the stub and of each TCP target (the idle test uses it); URI: what the load
-# generator connects to, for every upstream and target.
-declare -A PORT PID URI
+# PORT: TCP port of the stub and of each TCP target, SOCK: socket path of each Unix socket target
+# (the idle test connects to those); URI: what the load generator connects to, for every upstream
+# and target.
+declare -A PORT SOCK PID URI
 # listening NAME PID unix|"" PORT: records a started proxy and waits until its listener answers.
 listening() {
   pids+=("$2"); PID[$1]=$2
   if [ "$3" = unix ]; then
-    URI[$1]=$(unix_uri "$run/$1.sock")
+    SOCK[$1]=$run/$1.sock; URI[$1]=$(unix_uri "$run/$1.sock")
     wait_unix "$run/$1.sock"
   else
     PORT[$1]=$4; URI[$1]="mongodb://127.0.0.1:$4"
@@ -276,7 +279,8 @@ else
 fi
 
 # Scenarios: name threads connections mode [document bytes of the big mode]. The small-op (mix)
-# scenarios are the ones the summary compares with HAProxy; the Unix socket targets run those.
+# scenarios are the ones the summary judges against HAProxy; the inserts it reports side by side.
+# The Unix socket targets run all of them.
 scenarios=("small-16 16 16 mix" "small-64 64 64 mix" "small-256 64 256 mix" "conns-1000 100 1000 mix"
            "insert-4KiB 8 8 big 4096" "insert-64KiB 8 8 big 65536" "insert-1MiB 8 8 big 1048576")
 ((quick)) && scenarios=("small-16 16 16 mix" "small-64 64 64 mix" "small-256 64 256 mix" "conns-1000 100 1000 mix"
@@ -296,13 +300,12 @@ done
 scenarios=("${fit[@]}")
 
 echo "bench: $rounds round(s) x ${#scenarios[@]} scenarios x ${#targets[@]} targets" \
-     "(+${#unix_targets[@]} Unix socket targets in the small-op scenarios), ${secs}s each;" \
+     "(+${#unix_targets[@]} Unix socket targets), ${secs}s each;" \
      "load average $load_before" >&2
 for ((r = 1; r <= rounds; r++)); do
   for s in "${scenarios[@]}"; do
     read -r scen threads conns mode bytes <<<"$s"
-    these=("${targets[@]}")
-    [ "$mode" = mix ] && these+=("${unix_targets[@]}")
+    these=("${targets[@]}" "${unix_targets[@]}")
     n=${#these[@]}
     for ((i = 0; i < n; i++)); do  # rotate the order every round
       t=${these[$(((i + r - 1) % n))]}
@@ -321,8 +324,10 @@ done
 if ((idle)); then
   idle_targets=(dg-warn haproxy)
   [[ " ${targets[*]} " == *" mongobetween "* ]] && idle_targets+=(mongobetween)
+  idle_targets+=("${unix_targets[@]}")
   for t in "${idle_targets[@]}"; do
-    out=$(timeout 300 $bin/docguard_load -m idle -h 127.0.0.1 -p "${PORT[stub-$t]}" -k "$idle_conns" -s 1 \
+    if [ -n "${SOCK[stub-$t]:-}" ]; then addr=(-h "${SOCK[stub-$t]}"); else addr=(-h 127.0.0.1 -p "${PORT[stub-$t]}"); fi
+    out=$(timeout 300 $bin/docguard_load -m idle "${addr[@]}" -k "$idle_conns" -s 1 \
           -P "${PID[stub-$t]}" 2>>"$run/load.err") || out="failed $out"
     echo "idle idle $t 1 $out" >>"$raw"
     echo "  idle $t: $out" >&2
@@ -368,6 +373,13 @@ def fmt(v, d=0):
 def ratio(a, b, d=2):
     return '-' if a is None or b in (None, 0) else f'{a / b:.{d}f}x'
 
+def reference(target):  # the relay a target is compared with: HAProxy on the same kind of listener
+    return 'haproxy-unix' if target.endswith('-unix') else 'haproxy'
+
+def idle_bytes(t):  # bytes per idle connection of a target's idle run, None if it has none
+    kv = idle.get(t, {})
+    return float(kv['bytes_per_conn']) if 'bytes_per_conn' in kv else None
+
 out = []
 out.append('# docguard benchmark results\n')
 out.append(f"Machine: {os.cpu_count()} cores, {os.sysconf('SC_PAGE_SIZE') * os.sysconf('SC_PHYS_PAGES') / 2**30:.0f} GiB; "
@@ -385,7 +397,7 @@ keys = sorted(rows, key=lambda k: (k[0] != 'stub', scen_order.index(k[1]) if k[1
 for series, scen, target in keys:
     runs = rows[(series, scen, target)]
     # The reference relay on the same kind of listener.
-    h = rows.get((series, scen, 'haproxy-unix' if target.endswith('-unix') else 'haproxy'), [])
+    h = rows.get((series, scen, reference(target)), [])
     ops, p50, p99 = med(runs, 'ops_per_s'), med(runs, 'p50_us'), med(runs, 'p99_us')
     cpu, rss, sys_cpu = med(runs, 'cpu_us_per_op'), med(runs, 'rss_kib'), med(runs, 'sys_us_per_op')
     hops, hp99, hcpu, hrss = med(h, 'ops_per_s'), med(h, 'p99_us'), med(h, 'cpu_us_per_op'), med(h, 'rss_kib')
@@ -414,13 +426,13 @@ if any(k[0] == 'ferretdb' for k in rows):
                'run, so its ratios carry little signal; the stub series measures the proxies.')
 if idle:
     out.append('\n**Idle connections** (raw sockets, one hello each, then idle; RSS of the proxy process before and while held):\n')
-    out.append('| target | connections held | failed | RSS before MiB | RSS held MiB | bytes per connection |')
-    out.append('|---|---:|---:|---:|---:|---:|')
-    for t, kv in idle.items():
+    out.append('| target | connections held | failed | RSS before MiB | RSS held MiB | bytes per connection | vs HAProxy |')
+    out.append('|---|---:|---:|---:|---:|---:|---:|')
+    for t, kv in sorted(idle.items(), key=lambda i: order.index(i[0]) if i[0] in order else 9):
         if 'idle_connections' not in kv:
-            out.append(f'| {t} | failed | | | | |'); continue
+            out.append(f'| {t} | failed | | | | | |'); continue
         out.append(f"| {t} | {kv['idle_connections']} | {kv['failed']} | {int(kv['rss_before_kib'])/1024:.1f} | "
-                   f"{int(kv['rss_held_kib'])/1024:.1f} | {float(kv['bytes_per_conn']):,.0f} |")
+                   f"{int(kv['rss_held_kib'])/1024:.1f} | {idle_bytes(t):,.0f} | {ratio(idle_bytes(t), idle_bytes(reference(t)))} |")
 if os.path.exists(micro_path):
     try:
         m = json.load(open(micro_path))
@@ -437,28 +449,19 @@ if os.path.exists(cg_path):
 
 # The comparison the targets are stated in: docguard (warn, all rules) against HAProxy on the
 # same listener, small operations through the stub, per connection count. Ratios of the medians,
-# as in the table above; each ratio is marked against its target.
-summary = []
-conn_scen = {}
-for (series, scen, target) in rows:
-    if series == 'stub' and (scen.startswith('small-') or scen.startswith('conns-')):
-        conn_scen[int(rows[(series, scen, target)][0]['conns'])] = scen
+# as in the table above; each ratio is marked against its target. Then inserts and memory per
+# idle connection, which have no targets: the same ratios, side by side, unmarked.
 pairs = [('TCP', 'dg-warn', 'haproxy'), ('Unix socket', 'dg-warn-unix', 'haproxy-unix')]
-targets_text = 'throughput >= 1.00x, CPU per operation <= 1.00x, p99 <= 1.10x'
-summary.append('## docguard against HAProxy: small operations, stub upstream\n')
-summary.append(f'docguard warn (all rules) against HAProxy 2.6 (TCP mode) on the same kind of listener; '
-               f'ratios of the medians over $rounds round(s) of ${secs}s, targets interleaved. '
-               f'Targets: {targets_text} (met: ok, missed: MISSED). '
-               f'CPU per operation: utime+stime of the proxy process over the measured window / operations.\n')
-summary.append('| connections | listener | docguard ops/s | HAProxy ops/s | throughput | docguard CPU µs/op | '
-               'HAProxy CPU µs/op | CPU per op | docguard p99 µs | HAProxy p99 µs | p99 | runs (docguard/HAProxy) |')
-summary.append('|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|')
 def judged(a, b, ok):
     if a is None or b in (None, 0):
         return '-'
     return f'{a / b:.2f}x ' + ('ok' if ok(a / b) else 'MISSED')
-for conns in sorted(conn_scen):
-    scen = conn_scen[conns]
+def good(runs):
+    return sum(1 for r in runs if float(r.get('ops', 0)) > 0)
+def compared(label, scen, judge):
+    # One row per listener with both docguard's and HAProxy's numbers: ops/s, CPU per operation,
+    # p99, each as a ratio; judge: mark the ratios against the small-op targets.
+    lines = []
     for listener, dg, hp in pairs:
         d, h = rows.get(('stub', scen, dg), []), rows.get(('stub', scen, hp), [])
         if not d and not h:
@@ -466,10 +469,57 @@ for conns in sorted(conn_scen):
         dops, hops = med(d, 'ops_per_s'), med(h, 'ops_per_s')
         dcpu, hcpu = med(d, 'cpu_us_per_op'), med(h, 'cpu_us_per_op')
         dp99, hp99 = med(d, 'p99_us'), med(h, 'p99_us')
-        good = lambda runs: sum(1 for r in runs if float(r.get('ops', 0)) > 0)
-        summary.append(f'| {conns:,} | {listener} | {fmt(dops)} | {fmt(hops)} | {judged(dops, hops, lambda x: x >= 1.0)} | '
-                       f'{fmt(dcpu, 1)} | {fmt(hcpu, 1)} | {judged(dcpu, hcpu, lambda x: x <= 1.0)} | '
-                       f'{fmt(dp99)} | {fmt(hp99)} | {judged(dp99, hp99, lambda x: x <= 1.1)} | {good(d)}/{good(h)} |')
+        def mark(a, b, ok):
+            return judged(a, b, ok) if judge else ratio(a, b)
+        lines.append(f'| {label} | {listener} | {fmt(dops)} | {fmt(hops)} | {mark(dops, hops, lambda x: x >= 1.0)} | '
+                     f'{fmt(dcpu, 1)} | {fmt(hcpu, 1)} | {mark(dcpu, hcpu, lambda x: x <= 1.0)} | '
+                     f'{fmt(dp99)} | {fmt(hp99)} | {mark(dp99, hp99, lambda x: x <= 1.1)} | {good(d)}/{good(h)} |')
+    return lines
+columns = ('| {} | listener | docguard ops/s | HAProxy ops/s | throughput | docguard CPU µs/op | '
+           'HAProxy CPU µs/op | CPU per op | docguard p99 µs | HAProxy p99 µs | p99 | runs (docguard/HAProxy) |')
+rule = '|{}|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|'
+conn_scen, insert_scen = {}, {}
+for (series, scen, target) in rows:
+    if series != 'stub':
+        continue
+    first = rows[(series, scen, target)][0]
+    if scen.startswith('small-') or scen.startswith('conns-'):
+        conn_scen[int(first['conns'])] = scen
+    elif scen.startswith('insert-'):
+        insert_scen[int(first['doc_bytes'])] = scen
+        insert_conns = first['conns']
+targets_text = 'throughput >= 1.00x, CPU per operation <= 1.00x, p99 <= 1.10x'
+summary = []
+summary.append('## docguard against HAProxy, stub upstream\n')
+summary.append(f'**Small operations.** docguard warn (all rules) against HAProxy 2.6 (TCP mode) on the same kind of listener; '
+               f'ratios of the medians over $rounds round(s) of ${secs}s, targets interleaved. '
+               f'Targets: {targets_text} (met: ok, missed: MISSED). '
+               f'CPU per operation: utime+stime of the proxy process over the measured window / operations.\n')
+summary.append(columns.format('connections'))
+summary.append(rule.format('---:'))
+for conns in sorted(conn_scen):
+    summary += compared(f'{conns:,}', conn_scen[conns], judge=True)
+if insert_scen:
+    summary.append(f'\n**Inserts** ({insert_conns} connections, one document per insert; reported side by side, '
+                   f'no targets):\n')
+    summary.append(columns.format('document'))
+    summary.append(rule.format('---'))
+    for size in sorted(insert_scen):
+        label = f'{size / 2**20:g} MiB' if size >= 2**20 else f'{size / 2**10:g} KiB'
+        summary += compared(label, insert_scen[size], judge=False)
+if idle:
+    summary.append('\n**Memory per idle connection** (RSS growth of the proxy process while the connections are held, '
+                   'one hello each; reported side by side, no targets):\n')
+    summary.append('| listener | connections held (docguard/HAProxy) | docguard bytes per connection | '
+                   'HAProxy bytes per connection | docguard vs HAProxy |')
+    summary.append('|---|---:|---:|---:|---:|')
+    for listener, dg, hp in pairs:
+        if dg not in idle and hp not in idle:
+            continue
+        held = '/'.join(f"{int(idle[t]['idle_connections']):,}" if 'idle_connections' in idle.get(t, {}) else 'failed'
+                        for t in (dg, hp))
+        d, h = idle_bytes(dg), idle_bytes(hp)
+        summary.append(f'| {listener} | {held} | {fmt(d)} | {fmt(h)} | {ratio(d, h)} |')
 summary_text = '\n'.join(summary) + '\n'
 open(summary_path, 'w').write(summary_text)
 text = '\n'.join(out) + '\n'

@@ -14,9 +14,11 @@
  *     cpu_us_per_op, rss_kib, sys_us_per_op: the kernel part of cpu_us_per_op).
  *
  *   load -m idle -h HOST -p PORT -k K [-s SECONDS] [-P PID]
- *     opens K raw TCP connections, sends an OP_MSG hello on each and reads the reply, then
- *     holds them idle for SECONDS (default 10); prints the number held and, with -P, the RSS
- *     of the process before and while they are held. */
+ *   load -m idle -h /PATH.sock -k K [-s SECONDS] [-P PID]
+ *     opens K raw connections (TCP to HOST:PORT, or to the Unix domain socket at PATH when -h
+ *     is an absolute path), sends an OP_MSG hello on each and reads the reply, then holds them
+ *     idle for SECONDS (default 10); prints the number held and, with -P, the RSS of the
+ *     process before and while they are held. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -32,6 +34,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -365,8 +368,26 @@ static int run_idle(const char* host, int port, int k, double hold) {
   memcpy(msg + 12, &op, 4);
   memcpy(msg + 21, bson_get_data(&hello), hello.len);
   int* fds = calloc((size_t)k, sizeof(int));
-  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-  inet_pton(AF_INET, host, &a.sin_addr);
+  struct sockaddr_in in = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+  struct sockaddr_un un = {.sun_family = AF_UNIX};
+  const struct sockaddr* a = (const struct sockaddr*)&in;
+  socklen_t alen = sizeof in;
+  int family = AF_INET;
+  if (host[0] == '/') { /* a Unix domain socket's path */
+    if (strlen(host) >= sizeof un.sun_path) {
+      fprintf(stderr, "load idle: socket path too long: %s\n", host);
+      free(fds);
+      return 2;
+    }
+    strcpy(un.sun_path, host);
+    a = (const struct sockaddr*)&un;
+    alen = sizeof un;
+    family = AF_UNIX;
+  } else if (inet_pton(AF_INET, host, &in.sin_addr) != 1) {
+    fprintf(stderr, "load idle: not an IPv4 address or a socket path: %s\n", host);
+    free(fds);
+    return 2;
+  }
   long rss_before = rss_all();
   uint64_t t0 = now_us();
   int held = 0, failed = 0;
@@ -375,8 +396,8 @@ static int run_idle(const char* host, int port, int k, double hold) {
   for (int base = 0; base < k; base += batch) {
     int end = base + batch < k ? base + batch : k;
     for (int i = base; i < end; i++) {
-      fds[i] = socket(AF_INET, SOCK_STREAM, 0);
-      if (fds[i] < 0 || connect(fds[i], (struct sockaddr*)&a, sizeof a) < 0) {
+      fds[i] = socket(family, SOCK_STREAM, 0);
+      if (fds[i] < 0 || connect(fds[i], a, alen) < 0) {
         if (failed++ == 0) perror("load idle: connect");
         if (fds[i] >= 0) close(fds[i]);
         fds[i] = -1;

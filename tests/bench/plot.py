@@ -13,7 +13,7 @@ writes PNG and SVG files into OUT_DIR:
 
 Needs matplotlib (Debian: python3-matplotlib). Only the stub-upstream series is drawn: it measures
 the proxies; FerretDB's series measures FerretDB. The Unix socket targets (haproxy-unix,
-dg-warn-unix) run the small-op scenarios only: dashed lines, and bars in the small-op CPU chart.
+dg-warn-unix) run every scenario: dashed lines, and bars of their own in the CPU and memory charts.
 Targets this script does not know are left out.
 """
 import csv

@@ -76,6 +76,33 @@ TEST(BsonStructure, RejectsCorruptElements) {
   }
 }
 
+TEST(BsonStructure, FindsTheFirstWatchedTopLevelKey) {
+  auto doc = json(R"({"a": {"ops": 1}, "nsInfo": 1, "op": 2, "ops": 3, "opsX": 4})");
+  const auto bytes = bytes_of(doc);
+  const BsonView v{bytes.data(), static_cast<uint32_t>(bytes.size())};
+  size_t offset = 0;
+  std::string_view found = "unset";
+  // Embedded keys, prefixes and longer keys do not count; top-level keys in document order do.
+  const std::string_view ops[] = {"ops"};
+  EXPECT_TRUE(bson_structure_valid(v, &offset, ops, &found));
+  EXPECT_EQ(found, "ops");
+  const std::string_view both[] = {"ops", "nsInfo"};
+  EXPECT_TRUE(bson_structure_valid(v, &offset, both, &found));
+  EXPECT_EQ(found, "nsInfo");
+  const std::string_view none[] = {"o", "opsXY", "nsinfo"};
+  EXPECT_TRUE(bson_structure_valid(v, &offset, none, &found));
+  EXPECT_TRUE(found.empty());
+  // A corrupt document is invalid with the same offset as without watched keys.
+  auto corrupt = bytes;
+  store_le32(corrupt.data() + 4 + 1 + 2, 300);  // the embedded document's length
+  size_t plain_offset = 0;
+  EXPECT_FALSE(valid(corrupt, &plain_offset));
+  const BsonView cv{corrupt.data(), static_cast<uint32_t>(corrupt.size())};
+  EXPECT_FALSE(bson_structure_valid(cv, &offset, ops, &found));
+  EXPECT_EQ(offset, plain_offset);
+  EXPECT_FALSE(bson_structure_valid(BsonView{}, &offset, ops, &found));
+}
+
 // {"a": {"a": ... {"a": 1}}} with `levels` embedded documents.
 std::vector<uint8_t> nested(int levels) {
   std::vector<uint8_t> doc = {12, 0, 0, 0, 0x10, 'a', 0, 1, 0, 0, 0, 0};

@@ -105,9 +105,11 @@ bool structure_valid(const uint8_t* data, size_t size, int depth, size_t base, s
     *next = at + 4 + static_cast<size_t>(len);
     return true;
   };
-  // Keys are short: a plain loop costs less than a call to memchr.
+  // Keys are short: a plain loop costs less than a call to memchr. data[end] is the document's
+  // own terminating NUL (checked above) and `at` is never past it, so the loop needs no bound
+  // of its own: it stops there at the latest, and a NUL found at `end` is no terminator.
   auto cstring_at = [&](size_t at, size_t* next) {
-    while (at < end && data[at] != 0) ++at;
+    while (data[at] != 0) ++at;
     if (at == end) return false;
     *next = at + 1;
     return true;

@@ -103,6 +103,28 @@ TEST(BsonStructure, FindsTheFirstWatchedTopLevelKey) {
   EXPECT_FALSE(bson_structure_valid(BsonView{}, &offset, ops, &found));
 }
 
+TEST(BsonStructure, RejectsKeysThatOnlyEndAtTheDocumentsOwnNul) {
+  // The key scan stops at the document's terminating NUL, which ends no key or regex.
+  size_t off = 99;
+  EXPECT_FALSE(valid({8, 0, 0, 0, 0x10, 'a', 'b', 0}, &off));  // int32 "ab" with no NUL of its own
+  EXPECT_EQ(off, 4u);
+  EXPECT_FALSE(valid({6, 0, 0, 0, 0x0A, 0}));  // null with no key at all
+  // A regex whose options end at the terminator (libbson lets this pass; the walk must not).
+  EXPECT_FALSE(valid({10, 0, 0, 0, 0x0B, 'r', 0, 'a', 0, 0}));
+  EXPECT_TRUE(valid({11, 0, 0, 0, 0x0B, 'r', 0, 'a', 0, 0, 0}));
+  // An embedded document whose key runs to its own terminator, inside a parent that goes on.
+  std::vector<uint8_t> parent = {0, 0, 0,    0,   0x03, 'o',  0,   7, 0,
+                                 0, 0, 0x0A, 'x', 0,    0x0A, 'n', 0, 0};
+  store_le32(parent.data(), static_cast<int32_t>(parent.size()));
+  EXPECT_FALSE(valid(parent, &off));
+  EXPECT_EQ(off, 7u + 4u);
+  // With its own terminator after "x": {"o": {"x": null}, "n": null}.
+  parent.insert(parent.begin() + 14, 0);
+  parent[7] = 8;
+  store_le32(parent.data(), static_cast<int32_t>(parent.size()));
+  EXPECT_TRUE(valid(parent));
+}
+
 // {"a": {"a": ... {"a": 1}}} with `levels` embedded documents.
 std::vector<uint8_t> nested(int levels) {
   std::vector<uint8_t> doc = {12, 0, 0, 0, 0x10, 'a', 0, 1, 0, 0, 0, 0};

@@ -61,10 +61,29 @@ std::string_view find_string(const BsonView& doc, const char* key) {
 
 namespace {
 
+// Keys looked for among a document's top-level keys while it is validated, and the first one
+// found (empty when none is).
+struct WatchedKeys {
+  std::span<const std::string_view> keys;
+  std::string_view first_found;
+
+  void check(const uint8_t* key, size_t size) {
+    if (!first_found.empty()) return;
+    for (const std::string_view k : keys) {
+      if (k.size() == size && std::memcmp(k.data(), key, size) == 0) {
+        first_found = k;
+        return;
+      }
+    }
+  }
+};
+
 // Checks a document at data[0, size): its length prefix matches `size`, its elements fit, and
-// it ends with NUL. `base` is its offset in the outermost document, for error reporting.
-bool structure_valid(const uint8_t* data, size_t size, int depth, size_t base,
-                     size_t* error_offset) {
+// it ends with NUL. `base` is its offset in the outermost document, for error reporting. With
+// kWatch, the top-level keys are also compared with `watched` (embedded documents never are).
+template <bool kWatch>
+bool structure_valid(const uint8_t* data, size_t size, int depth, size_t base, size_t* error_offset,
+                     WatchedKeys* watched) {
   if (depth > kMaxBsonDepth || size < 5 || static_cast<size_t>(load_le32(data)) != size ||
       data[size - 1] != 0) {
     *error_offset = base;
@@ -86,9 +105,11 @@ bool structure_valid(const uint8_t* data, size_t size, int depth, size_t base,
     *next = at + 4 + static_cast<size_t>(len);
     return true;
   };
-  // Keys are short: a plain loop costs less than a call to memchr.
+  // Keys are short: a plain loop costs less than a call to memchr. data[end] is the document's
+  // own terminating NUL (checked above) and `at` is never past it, so the loop needs no bound
+  // of its own: it stops there at the latest, and a NUL found at `end` is no terminator.
   auto cstring_at = [&](size_t at, size_t* next) {
-    while (at < end && data[at] != 0) ++at;
+    while (data[at] != 0) ++at;
     if (at == end) return false;
     *next = at + 1;
     return true;
@@ -97,6 +118,7 @@ bool structure_valid(const uint8_t* data, size_t size, int depth, size_t base,
     const size_t element = pos;
     const uint8_t type = data[pos++];
     if (!cstring_at(pos, &pos)) return fail(element);
+    if constexpr (kWatch) watched->check(data + element + 1, pos - element - 2);
     size_t fixed = 0;
     switch (type) {
       case 0x01:
@@ -134,8 +156,8 @@ bool structure_valid(const uint8_t* data, size_t size, int depth, size_t base,
         if (end - pos < 5) return fail(element);
         const int32_t len = load_le32(data + pos);
         if (len < 5 || static_cast<size_t>(len) > end - pos) return fail(element);
-        if (!structure_valid(data + pos, static_cast<size_t>(len), depth + 1, base + pos,
-                             error_offset)) {
+        if (!structure_valid<false>(data + pos, static_cast<size_t>(len), depth + 1, base + pos,
+                                    error_offset, nullptr)) {
           return false;
         }
         pos += static_cast<size_t>(len);
@@ -168,7 +190,8 @@ bool structure_valid(const uint8_t* data, size_t size, int depth, size_t base,
           return fail(element);
         }
         const size_t scope_len = pos + static_cast<size_t>(total) - inner;
-        if (!structure_valid(data + inner, scope_len, depth + 1, base + inner, error_offset)) {
+        if (!structure_valid<false>(data + inner, scope_len, depth + 1, base + inner, error_offset,
+                                    nullptr)) {
           return false;
         }
         pos += static_cast<size_t>(total);
@@ -192,7 +215,17 @@ bool bson_structure_valid(const BsonView& doc, size_t* error_offset) {
     *error_offset = 0;
     return false;
   }
-  return structure_valid(doc.data, doc.size, 0, 0, error_offset);
+  return structure_valid<false>(doc.data, doc.size, 0, 0, error_offset, nullptr);
+}
+
+bool bson_structure_valid(const BsonView& doc, size_t* error_offset,
+                          std::span<const std::string_view> keys, std::string_view* first_found) {
+  WatchedKeys watched{keys, {}};
+  const bool valid =
+      !doc.empty() && structure_valid<true>(doc.data, doc.size, 0, 0, error_offset, &watched);
+  if (doc.empty()) *error_offset = 0;
+  *first_found = watched.first_found;
+  return valid;
 }
 
 std::string to_json(const BsonView& doc) {

@@ -76,6 +76,55 @@ TEST(BsonStructure, RejectsCorruptElements) {
   }
 }
 
+TEST(BsonStructure, FindsTheFirstWatchedTopLevelKey) {
+  auto doc = json(R"({"a": {"ops": 1}, "nsInfo": 1, "op": 2, "ops": 3, "opsX": 4})");
+  const auto bytes = bytes_of(doc);
+  const BsonView v{bytes.data(), static_cast<uint32_t>(bytes.size())};
+  size_t offset = 0;
+  std::string_view found = "unset";
+  // Embedded keys, prefixes and longer keys do not count; top-level keys in document order do.
+  const std::string_view ops[] = {"ops"};
+  EXPECT_TRUE(bson_structure_valid(v, &offset, ops, &found));
+  EXPECT_EQ(found, "ops");
+  const std::string_view both[] = {"ops", "nsInfo"};
+  EXPECT_TRUE(bson_structure_valid(v, &offset, both, &found));
+  EXPECT_EQ(found, "nsInfo");
+  const std::string_view none[] = {"o", "opsXY", "nsinfo"};
+  EXPECT_TRUE(bson_structure_valid(v, &offset, none, &found));
+  EXPECT_TRUE(found.empty());
+  // A corrupt document is invalid with the same offset as without watched keys.
+  auto corrupt = bytes;
+  store_le32(corrupt.data() + 4 + 1 + 2, 300);  // the embedded document's length
+  size_t plain_offset = 0;
+  EXPECT_FALSE(valid(corrupt, &plain_offset));
+  const BsonView cv{corrupt.data(), static_cast<uint32_t>(corrupt.size())};
+  EXPECT_FALSE(bson_structure_valid(cv, &offset, ops, &found));
+  EXPECT_EQ(offset, plain_offset);
+  EXPECT_FALSE(bson_structure_valid(BsonView{}, &offset, ops, &found));
+}
+
+TEST(BsonStructure, RejectsKeysThatOnlyEndAtTheDocumentsOwnNul) {
+  // The key scan stops at the document's terminating NUL, which ends no key or regex.
+  size_t off = 99;
+  EXPECT_FALSE(valid({8, 0, 0, 0, 0x10, 'a', 'b', 0}, &off));  // int32 "ab" with no NUL of its own
+  EXPECT_EQ(off, 4u);
+  EXPECT_FALSE(valid({6, 0, 0, 0, 0x0A, 0}));  // null with no key at all
+  // A regex whose options end at the terminator (libbson lets this pass; the walk must not).
+  EXPECT_FALSE(valid({10, 0, 0, 0, 0x0B, 'r', 0, 'a', 0, 0}));
+  EXPECT_TRUE(valid({11, 0, 0, 0, 0x0B, 'r', 0, 'a', 0, 0, 0}));
+  // An embedded document whose key runs to its own terminator, inside a parent that goes on.
+  std::vector<uint8_t> parent = {0, 0, 0,    0,   0x03, 'o',  0,   7, 0,
+                                 0, 0, 0x0A, 'x', 0,    0x0A, 'n', 0, 0};
+  store_le32(parent.data(), static_cast<int32_t>(parent.size()));
+  EXPECT_FALSE(valid(parent, &off));
+  EXPECT_EQ(off, 7u + 4u);
+  // With its own terminator after "x": {"o": {"x": null}, "n": null}.
+  parent.insert(parent.begin() + 14, 0);
+  parent[7] = 8;
+  store_le32(parent.data(), static_cast<int32_t>(parent.size()));
+  EXPECT_TRUE(valid(parent));
+}
+
 // {"a": {"a": ... {"a": 1}}} with `levels` embedded documents.
 std::vector<uint8_t> nested(int levels) {
   std::vector<uint8_t> doc = {12, 0, 0, 0, 0x10, 'a', 0, 1, 0, 0, 0, 0};

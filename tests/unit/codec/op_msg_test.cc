@@ -112,6 +112,39 @@ TEST(OpMsg, RejectsDuplicateIdentifiersAndBodyClash) {
   EXPECT_EQ(kind_of(prefix), "ok");
 }
 
+std::string error_of(const std::vector<uint8_t>& m) {
+  try {
+    OpMsg::parse(m);
+  } catch (const ProtocolError& e) {
+    return e.what();
+  }
+  return "ok";
+}
+
+TEST(OpMsg, BodyClashNamesTheFirstClashingFieldAfterEveryBsonCheck) {
+  // The clash is found while the body is validated; the first body field that repeats an
+  // identifier is named, whatever order the sequences came in.
+  auto body = json(R"({"bulkWrite": 1, "nsInfo": [], "ops": [], "$db": "admin"})");
+  auto d = json(R"({"a": 1})");
+  auto both = OpMsgBuilder(1, 0)
+                  .body(body.get())
+                  .sequence("ops", {view(d)})
+                  .sequence("nsInfo", {view(d)})
+                  .finish();
+  EXPECT_EQ(error_of(both), "identifier 'nsInfo' appears in both the body and a sequence");
+  // Malformed BSON is reported first, in the body or in a sequence's document.
+  auto bad_document = both;
+  bad_document[bad_document.size() - d->len] = 0x7f;
+  EXPECT_EQ(kind_of(bad_document), "bad_bson");
+  auto bad_body = both;
+  bad_body[kHeaderSize + 4 + 1 + 4] = 0x42;  // the body's first element type
+  EXPECT_EQ(kind_of(bad_body), "bad_bson");
+  // The same body without sequences, or with other identifiers, is fine.
+  EXPECT_EQ(kind_of(OpMsgBuilder(1, 0).body(body.get()).finish()), "ok");
+  EXPECT_EQ(kind_of(OpMsgBuilder(1, 0).body(body.get()).sequence("nsInf", {view(d)}).finish()),
+            "ok");
+}
+
 TEST(OpMsg, RejectsOverrunsAndBadBson) {
   auto body = json(R"({"insert": "c", "$db": "t"})");
   auto d = json(R"({"a": 1})");

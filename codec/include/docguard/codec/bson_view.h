@@ -127,6 +127,11 @@ std::string_view find_string(const BsonView& doc, const char* key);
 // *error_offset to where the bad element starts.
 constexpr int kMaxBsonDepth = 200;
 bool bson_structure_valid(const BsonView& doc, size_t* error_offset);
+// The same check, also finding in the same walk the first top-level key of `doc` that equals
+// one of `keys` (*first_found: that key, or empty when none does). `error_offset` must not be
+// null. For OP_MSG bodies, whose fields must not repeat a sequence's identifier.
+bool bson_structure_valid(const BsonView& doc, size_t* error_offset,
+                          std::span<const std::string_view> keys, std::string_view* first_found);
 
 // Relaxed Extended JSON of a document, for logs and tests.
 std::string to_json(const BsonView& doc);

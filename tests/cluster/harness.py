@@ -162,7 +162,9 @@ def make_target(upstream_uri: str, workdir: Path) -> Target:
     opts = dict(kv.split("=", 1) for kv in query.split("&") if kv)
     if not via_docguard():
         return Target(upstream_uri, base_part, opts)
-    dg = base.start_docguard(upstream_uri, workdir)
+    # Debug lines: which server each client connection went to, waited for or left, for a
+    # failover that goes wrong (the work dir is kept with DOCGUARD_CLUSTER_KEEP=1).
+    dg = base.start_docguard(upstream_uri, workdir, extra_args=["--log-level", "debug"])
     # docguard is one server to the client: no replicaSet, and SRV/TLS choices are docguard's.
     return Target(upstream_uri, f"mongodb://127.0.0.1:{dg.ports['listen']}/", {}, True, dg)
 

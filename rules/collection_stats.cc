@@ -1,10 +1,20 @@
 #include "docguard/rules/collection_stats.h"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
 
 namespace docguard::rules {
+
+namespace {
+std::atomic<uint64_t> g_next_namespace_id{1};
+}  // namespace
+
+CollectionStats::CollectionStats(std::string db_name, std::string coll_name)
+    : db(std::move(db_name)),
+      coll(std::move(coll_name)),
+      labels{db, coll, g_next_namespace_id.fetch_add(1, std::memory_order_relaxed)} {}
 
 size_t Histogram::bucket_of(uint64_t v) {
   if (v < 8) return static_cast<size_t>(v);

@@ -198,7 +198,7 @@ void Engine::judge(const codec::CommandView& cmd, const RequestContext& ctx, con
       if (measurements_ != nullptr || advice_ != nullptr) {
         app = app_label(ctx.app_name, rules->tracking().max_apps);
         if (measurements_ != nullptr) {
-          measurements_->on_command(stats->db, stats->coll, cmd.name, app);
+          measurements_->on_command(stats->labels, cmd.name, app);
         }
         if (advice_ != nullptr) advice_->on_request(stats->db, stats->coll, cmd, app);
       }
@@ -324,7 +324,7 @@ void Engine::report(Scope& s, size_t first) {
     const Violation& v = violations[i];
     if (v.hits != nullptr) v.hits->count(v.action, unix_ms);
     if (measurements_ != nullptr) {
-      measurements_->on_violation(s.stats->db, s.stats->coll, rule_name(v.kind), v.action, app);
+      measurements_->on_violation(s.stats->labels, rule_name(v.kind), v.action, app);
     }
     const auto& d = decisions[i - first];
     if (!d.log) continue;

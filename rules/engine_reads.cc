@@ -62,9 +62,9 @@ void Engine::inspect_read(Scope& s, const codec::CommandView& cmd) {
     }
   }
   if (measurements_ != nullptr) {
-    measurements_->on_read(s.stats->db, s.stats->coll, with_lookup, s.app);
+    measurements_->on_read(s.stats->labels, with_lookup, s.app);
     for (const auto& [from, unused] : labels) {
-      measurements_->on_lookup(s.stats->db, s.stats->coll, *from);
+      measurements_->on_lookup(s.stats->labels, *from);
     }
   }
   if (advice_ != nullptr) advice_->on_read(s.stats->db, s.stats->coll, with_lookup, s.app);

@@ -34,10 +34,10 @@ void record_shape(CollectionStats* stats, MeasurementSink* measurements, const D
   }
   if (measurements == nullptr) return;
   if (whole_document) {
-    measurements->on_document_size(stats->db, stats->coll, source, shape.bytes());
+    measurements->on_document_size(stats->labels, source, shape.bytes());
   }
   for (const auto& [label, length] : labels) {
-    measurements->on_array_length(stats->db, stats->coll, *label, length);
+    measurements->on_array_length(stats->labels, *label, length);
   }
 }
 
@@ -128,7 +128,7 @@ void Engine::inspect_update(Scope& s, const codec::BsonView& q, const codec::Bso
     }
     if (label != nullptr) {
       if (measurements_ != nullptr) {
-        measurements_->on_array_push(s.stats->db, s.stats->coll, *label, g.elements);
+        measurements_->on_array_push(s.stats->labels, *label, g.elements);
       }
       if (advice_ != nullptr && !g.has_slice) {
         advice_->on_unbounded_push(s.stats->db, s.stats->coll, *label, g.elements, s.app);

@@ -241,12 +241,11 @@ rules:
 
 class AppRecorder : public MeasurementSink {
  public:
-  void on_command(std::string_view, std::string_view, std::string_view command,
-                  std::string_view app) override {
+  void on_command(const NamespaceLabels&, std::string_view command, std::string_view app) override {
     std::lock_guard lock(mutex);
     ++commands_by_app[std::string(app) + ":" + std::string(command)];
   }
-  void on_violation(std::string_view, std::string_view, std::string_view, Action action,
+  void on_violation(const NamespaceLabels&, std::string_view, Action action,
                     std::string_view app) override {
     std::lock_guard lock(mutex);
     ++by_app[std::string(app) + ":" + action_name(action)];

@@ -14,6 +14,7 @@
 
 #include "docguard/base/enum_names.h"
 #include "docguard/codec/bson_view.h"
+#include "docguard/rules/engine_sinks.h"
 #include "docguard/rules/rule_set.h"
 
 namespace docguard::rules {
@@ -92,8 +93,9 @@ inline const char* rule_name(RuleKind kind) { return kRuleNames.name(kind); }
 // Everything known about one namespace (or the "_other" overflow namespace). Not thread-safe
 // by itself: the engine holds `mutex` while touching it.
 struct CollectionStats {
-  explicit CollectionStats(std::string db_name, std::string coll_name)
-      : db(std::move(db_name)), coll(std::move(coll_name)) {}
+  explicit CollectionStats(std::string db_name, std::string coll_name);
+  CollectionStats(const CollectionStats&) = delete;
+  CollectionStats& operator=(const CollectionStats&) = delete;
 
   // Returns the stable label for an array field path: the path itself while fewer than
   // max_fields paths are known, "_other" afterwards.
@@ -106,6 +108,8 @@ struct CollectionStats {
   std::mutex mutex;
   const std::string db;
   const std::string coll;
+  // db and coll as the sinks get them, with an id no other CollectionStats of the process has.
+  const NamespaceLabels labels;
 
   // Rules resolved for this namespace, rebuilt when the rule set generation changes: `limits`
   // for connections no scoped rule applies to, `scoped` by scope id for the others (at most

@@ -86,11 +86,12 @@ LookupWindow::Totals LookupWindow::totals(Clock::time_point now) const {
   return t;
 }
 
-const std::string& CollectionStats::field_label(std::string_view path, uint32_t max_fields) {
+std::pair<const std::string, CollectionStats::FieldStats>& CollectionStats::field(
+    std::string_view path, uint32_t max_fields) {
   auto it = fields.find(path);
-  if (it != fields.end()) return it->first;
-  if (fields.size() < max_fields) return fields.try_emplace(std::string(path)).first->first;
-  return fields.try_emplace(std::string(kOverflowLabel)).first->first;
+  if (it != fields.end()) return *it;
+  if (fields.size() < max_fields) return *fields.try_emplace(std::string(path)).first;
+  return *fields.try_emplace(std::string(kOverflowLabel)).first;
 }
 
 namespace {

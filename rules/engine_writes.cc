@@ -27,8 +27,8 @@ void record_shape(CollectionStats* stats, MeasurementSink* measurements, const D
       }
     }
     for (const ArrayMeasure* a = shape.arrays_begin(); a != shape.arrays_end(); ++a) {
-      const std::string& label = stats->field_label(a->path, max_fields);
-      stats->fields.find(label)->second.lengths.add(a->length);
+      auto& [label, field] = stats->field(a->path, max_fields);
+      field.lengths.add(a->length);
       labels.emplace_back(&label, a->length);
     }
   }
@@ -120,8 +120,7 @@ void Engine::inspect_update(Scope& s, const codec::BsonView& q, const codec::Bso
     const std::string* label = nullptr;
     if (!s.dry_run) {
       std::lock_guard lock(s.stats->mutex);
-      const std::string& lbl = s.stats->field_label(g.path, max_fields);
-      auto& field = s.stats->fields.find(lbl)->second;
+      auto& [lbl, field] = s.stats->field(g.path, max_fields);
       ++field.pushes;
       field.pushed_elements += g.elements;
       label = &lbl;

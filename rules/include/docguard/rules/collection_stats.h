@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "docguard/base/enum_names.h"
@@ -97,9 +98,10 @@ struct CollectionStats {
   CollectionStats(const CollectionStats&) = delete;
   CollectionStats& operator=(const CollectionStats&) = delete;
 
-  // Returns the stable label for an array field path: the path itself while fewer than
-  // max_fields paths are known, "_other" afterwards.
-  const std::string& field_label(std::string_view path, uint32_t max_fields);
+  struct FieldStats;
+  // The statistics of an array field path under its stable label (the key): the path itself
+  // while fewer than max_fields paths are known, "_other" afterwards.
+  std::pair<const std::string, FieldStats>& field(std::string_view path, uint32_t max_fields);
   void count_offender(std::string_view app, uint32_t max_apps);
   void count_offending_user(std::string_view user, uint32_t max_users);
   // Counts a join from this namespace; returns the bounded label for `from`.

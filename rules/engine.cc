@@ -108,6 +108,25 @@ std::shared_ptr<const NamespaceLimits> Engine::limits_for(CollectionStats* stats
     // The overflow bucket is shared by many namespaces: resolve each time (rare by design).
     return std::make_shared<const NamespaceLimits>(rules.resolve(db, coll, scope));
   }
+  // The thread's last answer for the same namespace, rule set and scope: the same limits, without
+  // the namespace's lock. Namespace ids and rule set generations are never reused.
+  Scratch::LastLimits& last = scratch().last_limits[candidate ? 1 : 0];
+  if (last.limits != nullptr && last.namespace_id == stats->labels.id &&
+      last.generation == rules.generation() && last.scope == scope) {
+    return last.limits;
+  }
+  last.limits = resolved_limits(stats, db, coll, rules, scope, candidate);
+  last.namespace_id = stats->labels.id;
+  last.generation = rules.generation();
+  last.scope = scope;
+  return last.limits;
+}
+
+std::shared_ptr<const NamespaceLimits> Engine::resolved_limits(CollectionStats* stats,
+                                                               std::string_view db,
+                                                               std::string_view coll,
+                                                               const RuleSet& rules, uint32_t scope,
+                                                               bool candidate) {
   std::lock_guard lock(stats->mutex);
   CollectionStats::ResolvedLimits& cache = candidate ? stats->candidate : stats->active;
   if (cache.limits == nullptr || cache.generation != rules.generation()) {
@@ -191,10 +210,7 @@ void Engine::judge(const codec::CommandView& cmd, const RequestContext& ctx, con
     CollectionStats* stats = stats_for(cmd.database, cmd.collection);
     std::string_view app;
     if (!dry_run) {
-      {
-        std::lock_guard lock(stats->mutex);
-        ++stats->commands;
-      }
+      stats->commands.fetch_add(1, std::memory_order_relaxed);
       if (measurements_ != nullptr || advice_ != nullptr) {
         app = app_label(ctx.app_name, rules->tracking().max_apps);
         if (measurements_ != nullptr) {

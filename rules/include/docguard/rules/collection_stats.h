@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -125,7 +126,9 @@ struct CollectionStats {
   ResolvedLimits active;     // the rules in force
   ResolvedLimits candidate;  // candidate_rules, judged in a dry run
 
-  uint64_t commands = 0;
+  // Counted without `mutex`: every command of the namespace adds one, and nothing else is
+  // touched then.
+  std::atomic<uint64_t> commands{0};
   Histogram document_bytes;
   Histogram sampled_document_bytes;  // from read replies
   using StringHash = codec::StringHash;

@@ -51,7 +51,7 @@ void Engine::inspect_insert(Scope& s, const codec::BsonView& doc, int32_t index)
   if (s.dry_run) return;
   record_shape(s.stats, measurements_, shape, "insert", true, s.rules.tracking().max_field_paths);
   if (shape.has_id() && shape.array_count() > 0 && s.tracks_arrays() && !s.blocked(index)) {
-    DocumentTracker::make_key(sc.ns_of(s.db, s.coll), shape.id(), &sc.key);
+    DocumentTracker::make_key(s.db, s.coll, shape.id(), &sc.key);
     for (const ArrayMeasure* a = shape.arrays_begin(); a != shape.arrays_end(); ++a) {
       tracker_.record(sc.key, a->path, a->length);
     }
@@ -62,7 +62,7 @@ void Engine::inspect_delete(Scope& s, const codec::BsonView& q) {
   bson_iter_t id;
   if (s.dry_run || !s.tracks_arrays() || !id_equality(q, &id)) return;
   Scratch& sc = scratch();
-  DocumentTracker::make_key(sc.ns_of(s.db, s.coll), id, &sc.key);
+  DocumentTracker::make_key(s.db, s.coll, id, &sc.key);
   tracker_.forget(sc.key);
 }
 
@@ -84,7 +84,7 @@ void Engine::inspect_update(Scope& s, const codec::BsonView& q, const codec::Bso
     if (s.dry_run) return;
     record_shape(s.stats, measurements_, shape, "replace", true, max_fields);
     if (track && id != nullptr && !s.blocked(index)) {
-      DocumentTracker::make_key(sc.ns_of(s.db, s.coll), *id, &sc.key);
+      DocumentTracker::make_key(s.db, s.coll, *id, &sc.key);
       tracker_.forget(sc.key);
       for (const ArrayMeasure* a = shape.arrays_begin(); a != shape.arrays_end(); ++a) {
         tracker_.record(sc.key, a->path, a->length);
@@ -96,7 +96,7 @@ void Engine::inspect_update(Scope& s, const codec::BsonView& q, const codec::Bso
   UpdateShape& update = sc.update;
   update.measure(u, u_is_pipeline);
   const bson_iter_t* id = has_q_id ? &q_id : nullptr;
-  if (track && id != nullptr) DocumentTracker::make_key(sc.ns_of(s.db, s.coll), *id, &sc.key);
+  if (track && id != nullptr) DocumentTracker::make_key(s.db, s.coll, *id, &sc.key);
 
   // Whole arrays and documents set by $set: their lengths are exact.
   const DocumentShape& set_values = update.set_values();

@@ -55,7 +55,7 @@ void DocumentTracker::make_key(std::string_view db, std::string_view coll, const
   out[db.size()] = '.';
   std::memcpy(out + db.size() + 1, coll.data(), coll.size());
   out[at_value - 2] = '\0';
-  out[at_value - 1] = static_cast<char>(bson_iter_type(&id));
+  out[at_value - 1] = static_cast<char>(bson_iter_type_unsafe(&id));  // a validated element
   if (value > 0) std::memcpy(out + at_value, id.raw + id.d1, value);
 }
 

@@ -75,6 +75,7 @@ struct Scratch {
   };
   std::vector<LogDecision> log_decisions;
   std::vector<RuleKind> kinds;
+  std::vector<const Limit*> growth_limits;
   std::string ns_buffer;
   // The namespace this thread looked up last, and its statistics (namespaces are never removed,
   // so the pointer stays valid for the engine's life).

@@ -115,6 +115,9 @@ void Engine::inspect_update(Scope& s, const codec::BsonView& q, const codec::Bso
   }
 
   const NamespaceLimits& l = *s.limits;
+  // Each growth's path bound, looked up once for the checks below and for the tracked lengths.
+  auto& by_paths = sc.growth_limits;
+  by_paths.clear();
   for (size_t i = 0; i < update.growth_count(); ++i) {
     const ArrayGrowth& g = update.growth()[i];
     const std::string* label = nullptr;
@@ -144,6 +147,7 @@ void Engine::inspect_update(Scope& s, const codec::BsonView& q, const codec::Bso
       s.add(RuleKind::kMaxArrayLength, *b, g.path, grows_to, index, id);
     }
     const Limit* by_path = l.array_length_by_path.empty() ? nullptr : l.array_limit_for(g.path);
+    by_paths.push_back(by_path);
     if (by_path != nullptr) {
       if (const Bound* b = by_path->exceeded(grows_to)) {
         s.add(RuleKind::kArrayLength, *b, g.path, grows_to, index, id);
@@ -153,7 +157,7 @@ void Engine::inspect_update(Scope& s, const codec::BsonView& q, const codec::Bso
   if (!track || id == nullptr || s.blocked(index)) return;
   for (size_t i = 0; i < update.growth_count(); ++i) {
     const ArrayGrowth& g = update.growth()[i];
-    const Limit* by_path = l.array_length_by_path.empty() ? nullptr : l.array_limit_for(g.path);
+    const Limit* by_path = by_paths[i];
     {
       auto cap = g.has_slice ? std::optional<uint32_t>(g.slice_cap) : std::nullopt;
       // A dry run reads what the push would make of the length and leaves it as it is.

@@ -33,6 +33,7 @@ TEST(ThreadCellsTest, FoldAddsWhatEveryThreadCountedSinceTheLastFold) {
 
   const std::vector<double> values{0.5, 1, 2, 10, 11, 100, 1000};
   std::vector<std::thread> threads;
+  threads.reserve(4);
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&] {
       for (int i = 0; i < 1000; ++i) cells.increment(c, 2);

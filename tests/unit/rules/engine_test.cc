@@ -540,6 +540,7 @@ TEST_F(EngineTest, ConcurrentInspectionKeepsExactCounts) {
   spdlog::level::level_enum level = spdlog::get_level();
   spdlog::set_level(spdlog::level::off);
   std::vector<std::thread> threads;
+  threads.reserve(4);
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&] {
       for (int i = 0; i < 500; ++i) {

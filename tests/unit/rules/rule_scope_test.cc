@@ -330,6 +330,7 @@ TEST(ScopedEngineTest, AppLabelsAreBoundedPerProcess) {
                 &recorder, nullptr);
   auto m = insert_of_four();
   std::vector<std::string> apps;
+  apps.reserve(10);
   for (int i = 0; i < 10; ++i) apps.push_back("app-" + std::to_string(i));
   for (const auto& app : apps) engine.inspect(m->cmd, {app, "127.0.0.1:1"});
   engine.inspect(m->cmd, {"app-1", "127.0.0.1:1"});  // known: keeps its label

@@ -1,10 +1,20 @@
 #include "docguard/rules/collection_stats.h"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
 
 namespace docguard::rules {
+
+namespace {
+std::atomic<uint64_t> g_next_namespace_id{1};
+}  // namespace
+
+CollectionStats::CollectionStats(std::string db_name, std::string coll_name)
+    : db(std::move(db_name)),
+      coll(std::move(coll_name)),
+      labels{db, coll, g_next_namespace_id.fetch_add(1, std::memory_order_relaxed)} {}
 
 size_t Histogram::bucket_of(uint64_t v) {
   if (v < 8) return static_cast<size_t>(v);
@@ -76,11 +86,12 @@ LookupWindow::Totals LookupWindow::totals(Clock::time_point now) const {
   return t;
 }
 
-const std::string& CollectionStats::field_label(std::string_view path, uint32_t max_fields) {
+std::pair<const std::string, CollectionStats::FieldStats>& CollectionStats::field(
+    std::string_view path, uint32_t max_fields) {
   auto it = fields.find(path);
-  if (it != fields.end()) return it->first;
-  if (fields.size() < max_fields) return fields.try_emplace(std::string(path)).first->first;
-  return fields.try_emplace(std::string(kOverflowLabel)).first->first;
+  if (it != fields.end()) return *it;
+  if (fields.size() < max_fields) return *fields.try_emplace(std::string(path)).first;
+  return *fields.try_emplace(std::string(kOverflowLabel)).first;
 }
 
 namespace {

@@ -1,6 +1,7 @@
 #include "docguard/rules/document_tracker.h"
 
 #include <algorithm>
+#include <cstring>
 #include <functional>
 
 #include "docguard/codec/bson_view.h"
@@ -41,15 +42,21 @@ void DocumentTracker::set_limits(uint32_t capacity, uint32_t max_fields) {
   }
 }
 
-void DocumentTracker::make_key(std::string_view ns, const bson_iter_t& id, std::string* key) {
-  // Namespace, NUL, BSON type byte, raw value bytes: equal _id values give equal keys.
-  key->assign(ns);
-  key->push_back('\0');
-  key->push_back(static_cast<char>(bson_iter_type(&id)));
-  // The value occupies [d1, next_off) of the document buffer for every BSON type.
-  if (id.next_off >= id.d1) {
-    key->append(reinterpret_cast<const char*>(id.raw + id.d1), id.next_off - id.d1);
-  }
+void DocumentTracker::make_key(std::string_view db, std::string_view coll, const bson_iter_t& id,
+                               std::string* key) {
+  // "db.coll", NUL, BSON type byte, raw value bytes: equal _id values give equal keys. The value
+  // occupies [d1, next_off) of the document buffer for every BSON type. Written in place: the
+  // key buffer is reused, so mostly no resize moves anything.
+  const size_t value = id.next_off >= id.d1 ? id.next_off - id.d1 : 0;
+  const size_t at_value = db.size() + 1 + coll.size() + 2;
+  key->resize(at_value + value);
+  char* out = key->data();
+  std::memcpy(out, db.data(), db.size());
+  out[db.size()] = '.';
+  std::memcpy(out + db.size() + 1, coll.data(), coll.size());
+  out[at_value - 2] = '\0';
+  out[at_value - 1] = static_cast<char>(bson_iter_type_unsafe(&id));  // a validated element
+  if (value > 0) std::memcpy(out + at_value, id.raw + id.d1, value);
 }
 
 uint64_t DocumentTracker::hash_of(std::string_view key) {

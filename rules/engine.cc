@@ -108,6 +108,25 @@ std::shared_ptr<const NamespaceLimits> Engine::limits_for(CollectionStats* stats
     // The overflow bucket is shared by many namespaces: resolve each time (rare by design).
     return std::make_shared<const NamespaceLimits>(rules.resolve(db, coll, scope));
   }
+  // The thread's last answer for the same namespace, rule set and scope: the same limits, without
+  // the namespace's lock. Namespace ids and rule set generations are never reused.
+  Scratch::LastLimits& last = scratch().last_limits[candidate ? 1 : 0];
+  if (last.limits != nullptr && last.namespace_id == stats->labels.id &&
+      last.generation == rules.generation() && last.scope == scope) {
+    return last.limits;
+  }
+  last.limits = resolved_limits(stats, db, coll, rules, scope, candidate);
+  last.namespace_id = stats->labels.id;
+  last.generation = rules.generation();
+  last.scope = scope;
+  return last.limits;
+}
+
+std::shared_ptr<const NamespaceLimits> Engine::resolved_limits(CollectionStats* stats,
+                                                               std::string_view db,
+                                                               std::string_view coll,
+                                                               const RuleSet& rules, uint32_t scope,
+                                                               bool candidate) {
   std::lock_guard lock(stats->mutex);
   CollectionStats::ResolvedLimits& cache = candidate ? stats->candidate : stats->active;
   if (cache.limits == nullptr || cache.generation != rules.generation()) {
@@ -191,14 +210,11 @@ void Engine::judge(const codec::CommandView& cmd, const RequestContext& ctx, con
     CollectionStats* stats = stats_for(cmd.database, cmd.collection);
     std::string_view app;
     if (!dry_run) {
-      {
-        std::lock_guard lock(stats->mutex);
-        ++stats->commands;
-      }
+      stats->commands.fetch_add(1, std::memory_order_relaxed);
       if (measurements_ != nullptr || advice_ != nullptr) {
         app = app_label(ctx.app_name, rules->tracking().max_apps);
         if (measurements_ != nullptr) {
-          measurements_->on_command(stats->db, stats->coll, cmd.name, app);
+          measurements_->on_command(stats->labels, cmd.name, app);
         }
         if (advice_ != nullptr) advice_->on_request(stats->db, stats->coll, cmd, app);
       }
@@ -324,7 +340,7 @@ void Engine::report(Scope& s, size_t first) {
     const Violation& v = violations[i];
     if (v.hits != nullptr) v.hits->count(v.action, unix_ms);
     if (measurements_ != nullptr) {
-      measurements_->on_violation(s.stats->db, s.stats->coll, rule_name(v.kind), v.action, app);
+      measurements_->on_violation(s.stats->labels, rule_name(v.kind), v.action, app);
     }
     const auto& d = decisions[i - first];
     if (!d.log) continue;

@@ -21,8 +21,7 @@ void Engine::report_candidates(Scope& s, size_t first) {
     v.hits->count(v.action, unix_ms);
     v.hits->count_app(app, v.action);
     if (measurements_ != nullptr) {
-      measurements_->on_candidate_violation(s.stats->db, s.stats->coll, rule_name(v.kind), v.action,
-                                            app);
+      measurements_->on_candidate_violation(s.stats->labels, rule_name(v.kind), v.action, app);
     }
     uint64_t suppressed = 0;
     if (!v.hits->should_log(t, CollectionStats::kLogInterval, &suppressed)) continue;

@@ -5,7 +5,9 @@
 
 #include <bson/bson.h>
 
+#include <array>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -73,6 +75,7 @@ struct Scratch {
   };
   std::vector<LogDecision> log_decisions;
   std::vector<RuleKind> kinds;
+  std::vector<const Limit*> growth_limits;
   std::string ns_buffer;
   // The namespace this thread looked up last, and its statistics (namespaces are never removed,
   // so the pointer stays valid for the engine's life).
@@ -85,6 +88,15 @@ struct Scratch {
   uint32_t last_app_max = 0;
   std::string last_app;
   const std::string* last_app_label = nullptr;
+  // The limits this thread resolved last, for the rules in force [0] and the candidates [1]
+  // (a command is judged with both, one after the other).
+  struct LastLimits {
+    uint64_t namespace_id = 0;
+    uint64_t generation = 0;
+    uint32_t scope = 0;
+    std::shared_ptr<const NamespaceLimits> limits;
+  };
+  std::array<LastLimits, 2> last_limits;
   // "db.coll" in ns_buffer; consecutive calls mostly name the same namespace, which is then
   // compared in place rather than copied again.
   const std::string& ns_of(std::string_view db, std::string_view coll) {

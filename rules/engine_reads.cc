@@ -62,9 +62,9 @@ void Engine::inspect_read(Scope& s, const codec::CommandView& cmd) {
     }
   }
   if (measurements_ != nullptr) {
-    measurements_->on_read(s.stats->db, s.stats->coll, with_lookup, s.app);
+    measurements_->on_read(s.stats->labels, with_lookup, s.app);
     for (const auto& [from, unused] : labels) {
-      measurements_->on_lookup(s.stats->db, s.stats->coll, *from);
+      measurements_->on_lookup(s.stats->labels, *from);
     }
   }
   if (advice_ != nullptr) advice_->on_read(s.stats->db, s.stats->coll, with_lookup, s.app);
@@ -142,7 +142,6 @@ void Engine::observe_reply(const codec::CommandView& request, const codec::OpMsg
   auto limits = limits_for(stats, db, coll, *rules);
   const bool track = limits->tracks_arrays;
   Scratch& sc = scratch();
-  std::string ns = std::string(db) + "." + std::string(coll);
   bson_iter_t doc;
   if (!bson_iter_init_from_data(&doc, batch.data, batch.size)) return;
   while (bson_iter_next(&doc)) {
@@ -152,7 +151,7 @@ void Engine::observe_reply(const codec::CommandView& request, const codec::OpMsg
     record_shape(stats, measurements_, shape, "read_sample", true,
                  rules->tracking().max_field_paths);
     if (track && shape.has_id() && shape.array_count() > 0) {
-      DocumentTracker::make_key(ns, shape.id(), &sc.key);
+      DocumentTracker::make_key(db, coll, shape.id(), &sc.key);
       for (const ArrayMeasure* a = shape.arrays_begin(); a != shape.arrays_end(); ++a) {
         tracker_.record(sc.key, a->path, a->length, true);
       }
@@ -173,7 +172,7 @@ void Engine::learn_stored_document(std::string_view db, std::string_view coll,
   DocumentShape& shape = sc.shape;
   shape.measure(document);
   if (!shape.has_id() || shape.array_count() == 0) return;
-  DocumentTracker::make_key(sc.ns_of(db, coll), shape.id(), &sc.key);
+  DocumentTracker::make_key(db, coll, shape.id(), &sc.key);
   for (const ArrayMeasure* a = shape.arrays_begin(); a != shape.arrays_end(); ++a) {
     tracker_.record(sc.key, a->path, a->length, true);
   }

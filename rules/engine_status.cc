@@ -84,8 +84,8 @@ std::string Engine::status_json() const {
   for (const CollectionStats* cs : all) {
     auto* stats = const_cast<CollectionStats*>(cs);
     std::lock_guard lock(stats->mutex);
-    if (stats == overflow_.get() && stats->commands == 0 && stats->document_bytes.count() == 0 &&
-        stats->sampled_document_bytes.count() == 0) {
+    if (stats == overflow_.get() && stats->commands.load() == 0 &&
+        stats->document_bytes.count() == 0 && stats->sampled_document_bytes.count() == 0) {
       continue;
     }
     if (!first_ns) out.push_back(',');
@@ -96,7 +96,7 @@ std::string Engine::status_json() const {
       fmt::format_to(o, ",\"{}\":{{\"count\":{},\"p50\":{},\"p99\":{},\"max\":{}}}", name,
                      h.count(), h.quantile(0.5), h.quantile(0.99), h.max());
     };
-    fmt::format_to(o, ",\"commands\":{}", stats->commands);
+    fmt::format_to(o, ",\"commands\":{}", stats->commands.load());
     histogram("document_bytes", stats->document_bytes);
     histogram("sampled_document_bytes", stats->sampled_document_bytes);
     out += ",\"arrays\":{";

@@ -27,17 +27,17 @@ void record_shape(CollectionStats* stats, MeasurementSink* measurements, const D
       }
     }
     for (const ArrayMeasure* a = shape.arrays_begin(); a != shape.arrays_end(); ++a) {
-      const std::string& label = stats->field_label(a->path, max_fields);
-      stats->fields.find(label)->second.lengths.add(a->length);
+      auto& [label, field] = stats->field(a->path, max_fields);
+      field.lengths.add(a->length);
       labels.emplace_back(&label, a->length);
     }
   }
   if (measurements == nullptr) return;
   if (whole_document) {
-    measurements->on_document_size(stats->db, stats->coll, source, shape.bytes());
+    measurements->on_document_size(stats->labels, source, shape.bytes());
   }
   for (const auto& [label, length] : labels) {
-    measurements->on_array_length(stats->db, stats->coll, *label, length);
+    measurements->on_array_length(stats->labels, *label, length);
   }
 }
 
@@ -51,7 +51,7 @@ void Engine::inspect_insert(Scope& s, const codec::BsonView& doc, int32_t index)
   if (s.dry_run) return;
   record_shape(s.stats, measurements_, shape, "insert", true, s.rules.tracking().max_field_paths);
   if (shape.has_id() && shape.array_count() > 0 && s.tracks_arrays() && !s.blocked(index)) {
-    DocumentTracker::make_key(sc.ns_of(s.db, s.coll), shape.id(), &sc.key);
+    DocumentTracker::make_key(s.db, s.coll, shape.id(), &sc.key);
     for (const ArrayMeasure* a = shape.arrays_begin(); a != shape.arrays_end(); ++a) {
       tracker_.record(sc.key, a->path, a->length);
     }
@@ -62,7 +62,7 @@ void Engine::inspect_delete(Scope& s, const codec::BsonView& q) {
   bson_iter_t id;
   if (s.dry_run || !s.tracks_arrays() || !id_equality(q, &id)) return;
   Scratch& sc = scratch();
-  DocumentTracker::make_key(sc.ns_of(s.db, s.coll), id, &sc.key);
+  DocumentTracker::make_key(s.db, s.coll, id, &sc.key);
   tracker_.forget(sc.key);
 }
 
@@ -84,7 +84,7 @@ void Engine::inspect_update(Scope& s, const codec::BsonView& q, const codec::Bso
     if (s.dry_run) return;
     record_shape(s.stats, measurements_, shape, "replace", true, max_fields);
     if (track && id != nullptr && !s.blocked(index)) {
-      DocumentTracker::make_key(sc.ns_of(s.db, s.coll), *id, &sc.key);
+      DocumentTracker::make_key(s.db, s.coll, *id, &sc.key);
       tracker_.forget(sc.key);
       for (const ArrayMeasure* a = shape.arrays_begin(); a != shape.arrays_end(); ++a) {
         tracker_.record(sc.key, a->path, a->length);
@@ -96,7 +96,7 @@ void Engine::inspect_update(Scope& s, const codec::BsonView& q, const codec::Bso
   UpdateShape& update = sc.update;
   update.measure(u, u_is_pipeline);
   const bson_iter_t* id = has_q_id ? &q_id : nullptr;
-  if (track && id != nullptr) DocumentTracker::make_key(sc.ns_of(s.db, s.coll), *id, &sc.key);
+  if (track && id != nullptr) DocumentTracker::make_key(s.db, s.coll, *id, &sc.key);
 
   // Whole arrays and documents set by $set: their lengths are exact.
   const DocumentShape& set_values = update.set_values();
@@ -115,20 +115,22 @@ void Engine::inspect_update(Scope& s, const codec::BsonView& q, const codec::Bso
   }
 
   const NamespaceLimits& l = *s.limits;
+  // Each growth's path bound, looked up once for the checks below and for the tracked lengths.
+  auto& by_paths = sc.growth_limits;
+  by_paths.clear();
   for (size_t i = 0; i < update.growth_count(); ++i) {
     const ArrayGrowth& g = update.growth()[i];
     const std::string* label = nullptr;
     if (!s.dry_run) {
       std::lock_guard lock(s.stats->mutex);
-      const std::string& lbl = s.stats->field_label(g.path, max_fields);
-      auto& field = s.stats->fields.find(lbl)->second;
+      auto& [lbl, field] = s.stats->field(g.path, max_fields);
       ++field.pushes;
       field.pushed_elements += g.elements;
       label = &lbl;
     }
     if (label != nullptr) {
       if (measurements_ != nullptr) {
-        measurements_->on_array_push(s.stats->db, s.stats->coll, *label, g.elements);
+        measurements_->on_array_push(s.stats->labels, *label, g.elements);
       }
       if (advice_ != nullptr && !g.has_slice) {
         advice_->on_unbounded_push(s.stats->db, s.stats->coll, *label, g.elements, s.app);
@@ -145,6 +147,7 @@ void Engine::inspect_update(Scope& s, const codec::BsonView& q, const codec::Bso
       s.add(RuleKind::kMaxArrayLength, *b, g.path, grows_to, index, id);
     }
     const Limit* by_path = l.array_length_by_path.empty() ? nullptr : l.array_limit_for(g.path);
+    by_paths.push_back(by_path);
     if (by_path != nullptr) {
       if (const Bound* b = by_path->exceeded(grows_to)) {
         s.add(RuleKind::kArrayLength, *b, g.path, grows_to, index, id);
@@ -154,7 +157,7 @@ void Engine::inspect_update(Scope& s, const codec::BsonView& q, const codec::Bso
   if (!track || id == nullptr || s.blocked(index)) return;
   for (size_t i = 0; i < update.growth_count(); ++i) {
     const ArrayGrowth& g = update.growth()[i];
-    const Limit* by_path = l.array_length_by_path.empty() ? nullptr : l.array_limit_for(g.path);
+    const Limit* by_path = by_paths[i];
     {
       auto cap = g.has_slice ? std::optional<uint32_t>(g.slice_cap) : std::nullopt;
       // A dry run reads what the push would make of the length and leaves it as it is.

@@ -275,10 +275,16 @@ static_assert(kFamilyCount <= ThreadCells::kFamilies);
 
 template <typename Metric, typename Make>
 ThreadCells::Handle Metrics::cells_for(MetricIndex<Metric>& index, uint8_t family,
+                                       const rules::NamespaceLabels& ns,
                                        ThreadCells::LabelValues values, const Make& make,
                                        const ThreadCells::Bounds* bounds) {
-  return cells_.find(family, values, [&] {
+  // The namespace's id stands for its two labels in this thread's index and last series.
+  return cells_.find(family, ns.id, values, [&] {
     std::string key;
+    for (auto v : {ns.db, ns.coll}) {
+      key.append(v);
+      key.push_back(ThreadCells::kSeparator);
+    }
     for (auto v : values) {
       key.append(v);
       key.push_back(ThreadCells::kSeparator);
@@ -292,94 +298,94 @@ ThreadCells::Handle Metrics::cells_for(MetricIndex<Metric>& index, uint8_t famil
   });
 }
 
-void Metrics::on_command(std::string_view db, std::string_view coll, std::string_view command,
+void Metrics::on_command(const rules::NamespaceLabels& ns, std::string_view command,
                          std::string_view app) {
   // The app is one more part of the key this thread's index already hashes: no lookup of its own.
-  cells_.increment(cells_for(
-      commands_index_, kCommands, {db, coll, command, app}, [&]() -> prometheus::Counter& {
-        return commands_.Add(
-            {{"db", s(db)}, {"collection", s(coll)}, {"command", s(command)}, {"app", s(app)}});
+  cells_.increment(
+      cells_for(commands_index_, kCommands, ns, {command, app}, [&]() -> prometheus::Counter& {
+        return commands_.Add({{"db", s(ns.db)},
+                              {"collection", s(ns.coll)},
+                              {"command", s(command)},
+                              {"app", s(app)}});
       }));
 }
 
-void Metrics::on_document_size(std::string_view db, std::string_view coll, std::string_view source,
+void Metrics::on_document_size(const rules::NamespaceLabels& ns, std::string_view source,
                                double bytes) {
   cells_.observe(cells_for(
-                     document_size_index_, kDocumentSize, {db, coll, source},
+                     document_size_index_, kDocumentSize, ns, {source},
                      [&]() -> prometheus::Histogram& {
                        return document_size_.Add(
-                           {{"db", s(db)}, {"collection", s(coll)}, {"source", s(source)}},
+                           {{"db", s(ns.db)}, {"collection", s(ns.coll)}, {"source", s(source)}},
                            kSizeBuckets);
                      },
                      &kSizeBuckets),
                  bytes);
 }
 
-void Metrics::on_array_length(std::string_view db, std::string_view coll, std::string_view field,
+void Metrics::on_array_length(const rules::NamespaceLabels& ns, std::string_view field,
                               double length) {
   cells_.observe(cells_for(
-                     array_length_index_, kArrayLength, {db, coll, field},
+                     array_length_index_, kArrayLength, ns, {field},
                      [&]() -> prometheus::Histogram& {
                        return array_length_.Add(
-                           {{"db", s(db)}, {"collection", s(coll)}, {"field", s(field)}},
+                           {{"db", s(ns.db)}, {"collection", s(ns.coll)}, {"field", s(field)}},
                            kArrayBuckets);
                      },
                      &kArrayBuckets),
                  length);
 }
 
-void Metrics::on_array_push(std::string_view db, std::string_view coll, std::string_view field,
+void Metrics::on_array_push(const rules::NamespaceLabels& ns, std::string_view field,
                             double elements) {
   cells_.increment(
-      cells_for(
-          array_push_index_, kArrayPush, {db, coll, field},
-          [&]() -> prometheus::Counter& {
-            return array_push_.Add({{"db", s(db)}, {"collection", s(coll)}, {"field", s(field)}});
-          }),
+      cells_for(array_push_index_, kArrayPush, ns, {field},
+                [&]() -> prometheus::Counter& {
+                  return array_push_.Add(
+                      {{"db", s(ns.db)}, {"collection", s(ns.coll)}, {"field", s(field)}});
+                }),
       elements);
 }
 
-void Metrics::on_read(std::string_view db, std::string_view coll, bool with_lookup,
+void Metrics::on_read(const rules::NamespaceLabels& ns, bool with_lookup,
                       std::string_view /*app*/) {
-  cells_.increment(cells_for(reads_index_, kReads, {db, coll}, [&]() -> prometheus::Counter& {
-    return reads_.Add({{"db", s(db)}, {"collection", s(coll)}});
+  cells_.increment(cells_for(reads_index_, kReads, ns, {}, [&]() -> prometheus::Counter& {
+    return reads_.Add({{"db", s(ns.db)}, {"collection", s(ns.coll)}});
   }));
   if (with_lookup) {
     cells_.increment(cells_for(
-        reads_with_lookup_index_, kReadsWithLookup, {db, coll}, [&]() -> prometheus::Counter& {
-          return reads_with_lookup_.Add({{"db", s(db)}, {"collection", s(coll)}});
+        reads_with_lookup_index_, kReadsWithLookup, ns, {}, [&]() -> prometheus::Counter& {
+          return reads_with_lookup_.Add({{"db", s(ns.db)}, {"collection", s(ns.coll)}});
         }));
   }
 }
 
-void Metrics::on_lookup(std::string_view db, std::string_view coll, std::string_view from) {
+void Metrics::on_lookup(const rules::NamespaceLabels& ns, std::string_view from) {
+  cells_.increment(cells_for(lookups_index_, kLookups, ns, {from}, [&]() -> prometheus::Counter& {
+    return lookups_.Add({{"db", s(ns.db)}, {"collection", s(ns.coll)}, {"from", s(from)}});
+  }));
+}
+
+void Metrics::on_violation(const rules::NamespaceLabels& ns, std::string_view rule,
+                           rules::Action action, std::string_view app) {
+  const char* a = rules::action_name(action);
   cells_.increment(
-      cells_for(lookups_index_, kLookups, {db, coll, from}, [&]() -> prometheus::Counter& {
-        return lookups_.Add({{"db", s(db)}, {"collection", s(coll)}, {"from", s(from)}});
+      cells_for(violations_index_, kViolations, ns, {rule, a, app}, [&]() -> prometheus::Counter& {
+        return violations_.Add({{"db", s(ns.db)},
+                                {"collection", s(ns.coll)},
+                                {"rule", s(rule)},
+                                {"action", a},
+                                {"app", s(app)}});
       }));
 }
 
-void Metrics::on_violation(std::string_view db, std::string_view coll, std::string_view rule,
-                           rules::Action action, std::string_view app) {
-  const char* a = rules::action_name(action);
-  cells_.increment(cells_for(violations_index_, kViolations, {db, coll, rule, a, app},
-                             [&]() -> prometheus::Counter& {
-                               return violations_.Add({{"db", s(db)},
-                                                       {"collection", s(coll)},
-                                                       {"rule", s(rule)},
-                                                       {"action", a},
-                                                       {"app", s(app)}});
-                             }));
-}
-
-void Metrics::on_candidate_violation(std::string_view db, std::string_view coll,
-                                     std::string_view rule, rules::Action would,
-                                     std::string_view app) {
+void Metrics::on_candidate_violation(const rules::NamespaceLabels& ns, std::string_view rule,
+                                     rules::Action would, std::string_view app) {
   const char* a = rules::action_name(would);
-  cells_.increment(cells_for(candidate_violations_index_, kCandidateViolations,
-                             {db, coll, rule, a, app}, [&]() -> prometheus::Counter& {
-                               return candidate_violations_.Add({{"db", s(db)},
-                                                                 {"collection", s(coll)},
+  cells_.increment(cells_for(candidate_violations_index_, kCandidateViolations, ns, {rule, a, app},
+                             [&]() -> prometheus::Counter& {
+                               return candidate_violations_.Add({{"db", s(ns.db)},
+                                                                 {"collection", s(ns.coll)},
                                                                  {"rule", s(rule)},
                                                                  {"action", a},
                                                                  {"app", s(app)}});

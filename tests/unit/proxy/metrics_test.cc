@@ -33,6 +33,7 @@ TEST(ThreadCellsTest, FoldAddsWhatEveryThreadCountedSinceTheLastFold) {
 
   const std::vector<double> values{0.5, 1, 2, 10, 11, 100, 1000};
   std::vector<std::thread> threads;
+  threads.reserve(4);
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&] {
       for (int i = 0; i < 1000; ++i) cells.increment(c, 2);
@@ -72,12 +73,12 @@ TEST(ThreadCellsTest, ManySeriesAcrossChunks) {
   for (int i = 0; i < 2000; ++i) {
     auto& counter = family.Add({{"i", std::to_string(i)}});
     series.push_back(&counter);
-    const auto handle = cells.find(0, {std::to_string(i)}, [&] { return cells.add(counter); });
+    const auto handle = cells.find(0, 0, {std::to_string(i)}, [&] { return cells.add(counter); });
     cells.increment(handle, i);
   }
   std::thread other([&] {
     for (int i = 0; i < 2000; i += 7) {
-      cells.increment(cells.find(0, {std::to_string(i)}, [&] { return cells.add(*series[i]); }));
+      cells.increment(cells.find(0, 0, {std::to_string(i)}, [&] { return cells.add(*series[i]); }));
     }
   });
   other.join();
@@ -88,26 +89,31 @@ TEST(ThreadCellsTest, ManySeriesAcrossChunks) {
 }
 
 // The last series of a family is found again without the index; label sets that join to the
-// same text ("ab"+"c" and "a"+"bc"), a prefix, another family: each its own series.
+// same text ("ab"+"c" and "a"+"bc"), a prefix, another family, another prefix number: each its
+// own series.
 TEST(ThreadCellsTest, TheLastSeriesOfAFamilyIsNeverAnotherLabelSet) {
   prometheus::Registry registry;
   auto& family = prometheus::BuildCounter().Name("sets").Register(registry);
   ThreadCells cells;
   std::map<std::string, prometheus::Counter*> by_name;
-  auto count = [&](uint8_t fam, ThreadCells::LabelValues values, const std::string& name) {
-    cells.increment(cells.find(fam, values, [&] {
+  auto count = [&](uint8_t fam, uint64_t prefix, ThreadCells::LabelValues values,
+                   const std::string& name) {
+    cells.increment(cells.find(fam, prefix, values, [&] {
       auto& c = family.Add({{"n", name}});
       by_name[name] = &c;
       return cells.add(c);
     }));
   };
   for (int round = 0; round < 3; ++round) {
-    count(0, {"ab", "c"}, "ab|c");
-    count(0, {"ab", "c"}, "ab|c");
-    count(0, {"a", "bc"}, "a|bc");
-    count(0, {"a"}, "a");
-    count(0, {"a", "bc", ""}, "a|bc|");
-    count(1, {"a", "bc"}, "1:a|bc");
+    count(0, 0, {"ab", "c"}, "ab|c");
+    count(0, 0, {"ab", "c"}, "ab|c");
+    count(0, 0, {"a", "bc"}, "a|bc");
+    count(0, 0, {"a"}, "a");
+    count(0, 0, {"a", "bc", ""}, "a|bc|");
+    count(1, 0, {"a", "bc"}, "1:a|bc");
+    count(1, 7, {"a", "bc"}, "1:7:a|bc");
+    count(1, 7, {"a", "bc"}, "1:7:a|bc");
+    count(1, 8, {"a", "bc"}, "1:8:a|bc");
   }
   cells.fold();
   EXPECT_EQ(by_name.at("ab|c")->Value(), 6);
@@ -115,25 +121,31 @@ TEST(ThreadCellsTest, TheLastSeriesOfAFamilyIsNeverAnotherLabelSet) {
   EXPECT_EQ(by_name.at("a")->Value(), 3);
   EXPECT_EQ(by_name.at("a|bc|")->Value(), 3);
   EXPECT_EQ(by_name.at("1:a|bc")->Value(), 3);
+  EXPECT_EQ(by_name.at("1:7:a|bc")->Value(), 6);
+  EXPECT_EQ(by_name.at("1:8:a|bc")->Value(), 3);
 }
 
 TEST(MetricsTest, ScrapeShowsThePerMessageMetrics) {
+  const rules::NamespaceLabels kShopItems{"shop", "items", 1};
   Metrics metrics;
   std::thread io([&] {
-    metrics.on_command("shop", "items", "insert", "shop-api");
-    metrics.on_document_size("shop", "items", "insert", 300);
-    metrics.on_array_length("shop", "items", "tags", 3);
-    metrics.on_array_push("shop", "items", "tags", 2);
-    metrics.on_read("shop", "items", true, "");
-    metrics.on_lookup("shop", "items", "users");
-    metrics.on_violation("shop", "items", "max_array_length", rules::Action::kWarn, "shop-api");
+    metrics.on_command(kShopItems, "insert", "shop-api");
+    metrics.on_document_size(kShopItems, "insert", 300);
+    metrics.on_array_length(kShopItems, "tags", 3);
+    metrics.on_array_push(kShopItems, "tags", 2);
+    metrics.on_read(kShopItems, true, "");
+    metrics.on_lookup(kShopItems, "users");
+    metrics.on_violation(kShopItems, "max_array_length", rules::Action::kWarn, "shop-api");
     metrics.add_client_bytes(100);
     metrics.add_upstream_bytes(40);
     metrics.observe_inspection(3e-6);
   });
   io.join();
-  metrics.on_command("shop", "items", "insert", "shop-api");
-  metrics.on_command("shop", "items", "insert", "");
+  metrics.on_command(kShopItems, "insert", "shop-api");
+  metrics.on_command(kShopItems, "insert", "");
+  // Another id for the same labels (two engines' statistics): still the one series.
+  metrics.on_command({"shop", "items", 2}, "insert", "");
+  metrics.on_command({"shop", "orders", 3}, "insert", "");
   metrics.add_client_bytes(1);
   const std::string text = metrics.serialize();
   EXPECT_TRUE(has_line(
@@ -141,7 +153,10 @@ TEST(MetricsTest, ScrapeShowsThePerMessageMetrics) {
       R"(docguard_commands_total{app="shop-api",collection="items",command="insert",db="shop"} 2)"))
       << text;
   EXPECT_TRUE(has_line(
-      text, R"(docguard_commands_total{app="",collection="items",command="insert",db="shop"} 1)"))
+      text, R"(docguard_commands_total{app="",collection="items",command="insert",db="shop"} 2)"))
+      << text;
+  EXPECT_TRUE(has_line(
+      text, R"(docguard_commands_total{app="",collection="orders",command="insert",db="shop"} 1)"))
       << text;
   EXPECT_TRUE(
       has_line(text, R"(docguard_message_bytes_total{direction="client_to_upstream"} 101)"));

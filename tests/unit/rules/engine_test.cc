@@ -23,39 +23,35 @@ using testing::request;
 // Thread-safe, like the proxy's Prometheus metrics: the engine calls it from every io thread.
 class RecordingMeasurements : public MeasurementSink {
  public:
-  void on_command(std::string_view db, std::string_view coll, std::string_view command,
+  void on_command(const NamespaceLabels& ns, std::string_view command,
                   std::string_view /*app*/) override {
     std::lock_guard lock(mutex);
-    ++commands[std::string(db) + "." + std::string(coll) + ":" + std::string(command)];
+    ++commands[std::string(ns.db) + "." + std::string(ns.coll) + ":" + std::string(command)];
   }
-  void on_document_size(std::string_view, std::string_view, std::string_view source,
-                        double bytes) override {
+  void on_document_size(const NamespaceLabels&, std::string_view source, double bytes) override {
     std::lock_guard lock(mutex);
     sizes.emplace_back(std::string(source), bytes);
   }
-  void on_array_length(std::string_view, std::string_view, std::string_view field,
-                       double length) override {
+  void on_array_length(const NamespaceLabels&, std::string_view field, double length) override {
     std::lock_guard lock(mutex);
     arrays[std::string(field)] = length;
   }
-  void on_array_push(std::string_view, std::string_view, std::string_view field,
-                     double elements) override {
+  void on_array_push(const NamespaceLabels&, std::string_view field, double elements) override {
     std::lock_guard lock(mutex);
     pushes[std::string(field)] += elements;
   }
-  void on_read(std::string_view db, std::string_view coll, bool /*with_lookup*/,
-               std::string_view /*app*/) override {
+  void on_read(const NamespaceLabels& ns, bool /*with_lookup*/, std::string_view /*app*/) override {
     std::lock_guard lock(mutex);
-    ++reads[std::string(db) + "." + std::string(coll)];
+    ++reads[std::string(ns.db) + "." + std::string(ns.coll)];
   }
-  void on_lookup(std::string_view, std::string_view, std::string_view from) override {
+  void on_lookup(const NamespaceLabels&, std::string_view from) override {
     std::lock_guard lock(mutex);
     ++lookups[std::string(from)];
   }
-  void on_violation(std::string_view db, std::string_view coll, std::string_view rule,
-                    Action action, std::string_view app) override {
+  void on_violation(const NamespaceLabels& ns, std::string_view rule, Action action,
+                    std::string_view app) override {
     std::lock_guard lock(mutex);
-    ++violations[std::string(db) + "." + std::string(coll) + ":" + std::string(rule) + ":" +
+    ++violations[std::string(ns.db) + "." + std::string(ns.coll) + ":" + std::string(rule) + ":" +
                  action_name(action)];
     ++violations_by_app[std::string(app)];
   }
@@ -544,6 +540,7 @@ TEST_F(EngineTest, ConcurrentInspectionKeepsExactCounts) {
   spdlog::level::level_enum level = spdlog::get_level();
   spdlog::set_level(spdlog::level::off);
   std::vector<std::thread> threads;
+  threads.reserve(4);
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&] {
       for (int i = 0; i < 500; ++i) {

@@ -172,17 +172,17 @@ rules:
 
 class CandidateRecorder : public MeasurementSink {
  public:
-  void on_violation(std::string_view, std::string_view, std::string_view rule, Action action,
+  void on_violation(const NamespaceLabels&, std::string_view rule, Action action,
                     std::string_view app) override {
     std::lock_guard lock(mutex);
     ++real[std::string(rule) + ":" + action_name(action) + ":" + std::string(app)];
   }
-  void on_candidate_violation(std::string_view, std::string_view, std::string_view rule,
-                              Action would, std::string_view app) override {
+  void on_candidate_violation(const NamespaceLabels&, std::string_view rule, Action would,
+                              std::string_view app) override {
     std::lock_guard lock(mutex);
     ++candidate[std::string(rule) + ":" + action_name(would) + ":" + std::string(app)];
   }
-  void on_array_length(std::string_view, std::string_view, std::string_view, double) override {
+  void on_array_length(const NamespaceLabels&, std::string_view, double) override {
     std::lock_guard lock(mutex);
     ++array_lengths;
   }

@@ -241,12 +241,11 @@ rules:
 
 class AppRecorder : public MeasurementSink {
  public:
-  void on_command(std::string_view, std::string_view, std::string_view command,
-                  std::string_view app) override {
+  void on_command(const NamespaceLabels&, std::string_view command, std::string_view app) override {
     std::lock_guard lock(mutex);
     ++commands_by_app[std::string(app) + ":" + std::string(command)];
   }
-  void on_violation(std::string_view, std::string_view, std::string_view, Action action,
+  void on_violation(const NamespaceLabels&, std::string_view, Action action,
                     std::string_view app) override {
     std::lock_guard lock(mutex);
     ++by_app[std::string(app) + ":" + action_name(action)];
@@ -331,6 +330,7 @@ TEST(ScopedEngineTest, AppLabelsAreBoundedPerProcess) {
                 &recorder, nullptr);
   auto m = insert_of_four();
   std::vector<std::string> apps;
+  apps.reserve(10);
   for (int i = 0; i < 10; ++i) apps.push_back("app-" + std::to_string(i));
   for (const auto& app : apps) engine.inspect(m->cmd, {app, "127.0.0.1:1"});
   engine.inspect(m->cmd, {"app-1", "127.0.0.1:1"});  // known: keeps its label

@@ -110,31 +110,31 @@ class Metrics final : public rules::MeasurementSink {
   prometheus::Gauge& upstream_connections(std::string_view server);
 
   // rules::MeasurementSink: labels arrive already bounded by the rules engine.
-  void on_command(std::string_view db, std::string_view coll, std::string_view command,
+  void on_command(const rules::NamespaceLabels& ns, std::string_view command,
                   std::string_view app) override;
-  void on_document_size(std::string_view db, std::string_view coll, std::string_view source,
+  void on_document_size(const rules::NamespaceLabels& ns, std::string_view source,
                         double bytes) override;
-  void on_array_length(std::string_view db, std::string_view coll, std::string_view field,
+  void on_array_length(const rules::NamespaceLabels& ns, std::string_view field,
                        double length) override;
-  void on_array_push(std::string_view db, std::string_view coll, std::string_view field,
+  void on_array_push(const rules::NamespaceLabels& ns, std::string_view field,
                      double elements) override;
-  void on_read(std::string_view db, std::string_view coll, bool with_lookup,
-               std::string_view app) override;
-  void on_lookup(std::string_view db, std::string_view coll, std::string_view from) override;
-  void on_violation(std::string_view db, std::string_view coll, std::string_view rule,
-                    rules::Action action, std::string_view app) override;
+  void on_read(const rules::NamespaceLabels& ns, bool with_lookup, std::string_view app) override;
+  void on_lookup(const rules::NamespaceLabels& ns, std::string_view from) override;
+  void on_violation(const rules::NamespaceLabels& ns, std::string_view rule, rules::Action action,
+                    std::string_view app) override;
   // docguard_candidate_violations_total{db,collection,rule,action,app}: action is what the
   // candidate rule would have done.
-  void on_candidate_violation(std::string_view db, std::string_view coll, std::string_view rule,
+  void on_candidate_violation(const rules::NamespaceLabels& ns, std::string_view rule,
                               rules::Action would, std::string_view app) override;
 
  private:
-  // The cells of a labeled series, found in this thread's index (no lock); the shared index
-  // resolves the series on this thread's first use of the label set. `bounds`: a histogram's.
+  // The cells of a labeled series (the namespace's labels, then `values`), found in this
+  // thread's index (no lock); the shared index resolves the series on this thread's first use of
+  // the label set. `bounds`: a histogram's.
   template <typename Metric, typename Make>
   ThreadCells::Handle cells_for(MetricIndex<Metric>& index, uint8_t family,
-                                ThreadCells::LabelValues values, const Make& make,
-                                const ThreadCells::Bounds* bounds = nullptr);
+                                const rules::NamespaceLabels& ns, ThreadCells::LabelValues values,
+                                const Make& make, const ThreadCells::Bounds* bounds = nullptr);
 
   // Declared before every handle into it.
   mutable ThreadCells cells_;

@@ -46,8 +46,10 @@ class ThreadCells {
   Handle add(prometheus::Counter& series);
   Handle add(prometheus::Histogram& series, const Bounds& bounds);
 
-  // A labeled series is named by its family (a number below kFamilies, one per metric family)
-  // and its label values. Label values must not contain kSeparator.
+  // A labeled series is named by its family (a number below kFamilies, one per metric family),
+  // a number standing for its leading label values (`prefix`: equal numbers always mean equal
+  // values, as NamespaceLabels::id does for db and collection) and the rest of its label values.
+  // Label values must not contain kSeparator.
   static constexpr uint8_t kFamilies = 16;
   static constexpr char kSeparator = '\x1f';
   using LabelValues = std::initializer_list<std::string_view>;
@@ -55,16 +57,18 @@ class ThreadCells {
   // The calling thread's handle for a labeled series, from its own index (no lock); on this
   // thread's first use of the label set, make() resolves it (and may register the series).
   // A thread mostly meets the same series again (one collection's burst of inserts), so the
-  // last series of each family is compared first, part by part: no key is built or hashed then.
+  // last series of each family is compared first: the prefix as one number, the other values
+  // part by part; no key is built or hashed then.
   template <typename Make>
-  Handle find(uint8_t family, LabelValues values, const Make& make) {
+  Handle find(uint8_t family, uint64_t prefix, LabelValues values, const Make& make) {
     Thread& t = this_thread();
     LastSeries& last = t.last[family];
-    if (last.matches(values)) return last.handle;
-    const std::string_view key = t.key_of(family, values);
+    if (last.matches(prefix, values)) return last.handle;
+    const std::string_view key = t.key_of(family, prefix, values);
     auto it = t.index.find(key);
     if (it == t.index.end()) it = t.index.emplace(std::string(key), make()).first;
     last.key.assign(key);
+    last.prefix = prefix;
     last.handle = it->second;
     return it->second;
   }
@@ -87,12 +91,16 @@ class ThreadCells {
   using Cell = std::atomic<double>;
   static constexpr uint32_t kChunk = 512;  // cells per allocation; a series never straddles two
 
+  // The index key: the family, the prefix's eight bytes, then each value and the separator.
+  static constexpr size_t kValuesAt = 1 + sizeof(uint64_t);
+
   struct LastSeries {
     std::string key;  // as key_of wrote it; empty until the family's first use
+    uint64_t prefix = 0;
     Handle handle;
-    bool matches(LabelValues values) const {
-      if (key.empty()) return false;
-      const char* at = key.data() + 1;
+    bool matches(uint64_t p, LabelValues values) const {
+      if (p != prefix || key.empty()) return false;
+      const char* at = key.data() + kValuesAt;
       const char* const end = key.data() + key.size();
       for (auto v : values) {
         if (static_cast<size_t>(end - at) < v.size() + 1 || !same(at, v.data(), v.size()) ||
@@ -137,9 +145,9 @@ class ThreadCells {
     std::array<LastSeries, kFamilies> last;
     std::string key_buffer;  // key_of's, reused
 
-    // The index key: the family, then each value followed by the separator.
-    std::string_view key_of(uint8_t family, LabelValues values) {
+    std::string_view key_of(uint8_t family, uint64_t prefix, LabelValues values) {
       key_buffer.assign(1, static_cast<char>(family));
+      key_buffer.append(reinterpret_cast<const char*>(&prefix), sizeof prefix);
       for (auto v : values) {
         key_buffer.append(v);
         key_buffer.push_back(kSeparator);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -10,10 +11,12 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "docguard/base/enum_names.h"
 #include "docguard/codec/bson_view.h"
+#include "docguard/rules/engine_sinks.h"
 #include "docguard/rules/rule_set.h"
 
 namespace docguard::rules {
@@ -92,12 +95,14 @@ inline const char* rule_name(RuleKind kind) { return kRuleNames.name(kind); }
 // Everything known about one namespace (or the "_other" overflow namespace). Not thread-safe
 // by itself: the engine holds `mutex` while touching it.
 struct CollectionStats {
-  explicit CollectionStats(std::string db_name, std::string coll_name)
-      : db(std::move(db_name)), coll(std::move(coll_name)) {}
+  explicit CollectionStats(std::string db_name, std::string coll_name);
+  CollectionStats(const CollectionStats&) = delete;
+  CollectionStats& operator=(const CollectionStats&) = delete;
 
-  // Returns the stable label for an array field path: the path itself while fewer than
-  // max_fields paths are known, "_other" afterwards.
-  const std::string& field_label(std::string_view path, uint32_t max_fields);
+  struct FieldStats;
+  // The statistics of an array field path under its stable label (the key): the path itself
+  // while fewer than max_fields paths are known, "_other" afterwards.
+  std::pair<const std::string, FieldStats>& field(std::string_view path, uint32_t max_fields);
   void count_offender(std::string_view app, uint32_t max_apps);
   void count_offending_user(std::string_view user, uint32_t max_users);
   // Counts a join from this namespace; returns the bounded label for `from`.
@@ -106,6 +111,8 @@ struct CollectionStats {
   std::mutex mutex;
   const std::string db;
   const std::string coll;
+  // db and coll as the sinks get them, with an id no other CollectionStats of the process has.
+  const NamespaceLabels labels;
 
   // Rules resolved for this namespace, rebuilt when the rule set generation changes: `limits`
   // for connections no scoped rule applies to, `scoped` by scope id for the others (at most
@@ -119,7 +126,9 @@ struct CollectionStats {
   ResolvedLimits active;     // the rules in force
   ResolvedLimits candidate;  // candidate_rules, judged in a dry run
 
-  uint64_t commands = 0;
+  // Counted without `mutex`: every command of the namespace adds one, and nothing else is
+  // touched then.
+  std::atomic<uint64_t> commands{0};
   Histogram document_bytes;
   Histogram sampled_document_bytes;  // from read replies
   using StringHash = codec::StringHash;

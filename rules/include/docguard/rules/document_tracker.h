@@ -23,8 +23,9 @@ class DocumentTracker {
 
   void set_limits(uint32_t capacity, uint32_t max_fields);
 
-  // Builds the key for (namespace, _id value); the iterator points at the _id element.
-  static void make_key(std::string_view ns, const bson_iter_t& id, std::string* key);
+  // Builds the key for (namespace db.coll, _id value); the iterator points at the _id element.
+  static void make_key(std::string_view db, std::string_view coll, const bson_iter_t& id,
+                       std::string* key);
 
   // Records the length of `path` in a document (insert, replacement, $set, sampled read).
   // `read_from_store`: measured on the document as the database returned it (a client's read,

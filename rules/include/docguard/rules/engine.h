@@ -133,6 +133,12 @@ class Engine {
   std::shared_ptr<const NamespaceLimits> limits_for(CollectionStats* stats, std::string_view db,
                                                     std::string_view coll, const RuleSet& rules,
                                                     uint32_t scope = 0, bool candidate = false);
+  // limits_for's answer from the namespace's own cache (under its lock).
+  static std::shared_ptr<const NamespaceLimits> resolved_limits(CollectionStats* stats,
+                                                                std::string_view db,
+                                                                std::string_view coll,
+                                                                const RuleSet& rules,
+                                                                uint32_t scope, bool candidate);
   // The connection's scope id under `rules` (0 without scoped rules: no call on that path).
   static uint32_t scope_of(const RequestContext& ctx, const RuleSet& rules,
                            bool candidate = false) {

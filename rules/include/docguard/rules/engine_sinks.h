@@ -10,6 +10,7 @@
 // none), so both readers name the same apps.
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 
 #include "docguard/codec/bson_view.h"
@@ -18,33 +19,39 @@
 
 namespace docguard::rules {
 
+// The namespace a measurement is about: its labels, and a number that stands for exactly these
+// labels for the life of the process (two label pairs never share one; one pair may have
+// several). A reader that keeps something per namespace compares the number, not the names.
+struct NamespaceLabels {
+  std::string_view db;
+  std::string_view coll;
+  uint64_t id = 0;
+};
+
 // The measurements: what the metrics count. Called on the hot path, once or a few times per
 // command; an implementation only bumps counters.
 class MeasurementSink {
  public:
   virtual ~MeasurementSink() = default;
-  virtual void on_command(std::string_view /*db*/, std::string_view /*coll*/,
-                          std::string_view /*command*/, std::string_view /*app*/) {}
+  virtual void on_command(const NamespaceLabels& /*ns*/, std::string_view /*command*/,
+                          std::string_view /*app*/) {}
   // source: "insert", "replace" (replacement updates, upserts, findAndModify) or "read_sample"
-  virtual void on_document_size(std::string_view /*db*/, std::string_view /*coll*/,
-                                std::string_view /*source*/, double /*bytes*/) {}
-  virtual void on_array_length(std::string_view /*db*/, std::string_view /*coll*/,
-                               std::string_view /*field*/, double /*length*/) {}
-  virtual void on_array_push(std::string_view /*db*/, std::string_view /*coll*/,
-                             std::string_view /*field*/, double /*elements*/) {}
+  virtual void on_document_size(const NamespaceLabels& /*ns*/, std::string_view /*source*/,
+                                double /*bytes*/) {}
+  virtual void on_array_length(const NamespaceLabels& /*ns*/, std::string_view /*field*/,
+                               double /*length*/) {}
+  virtual void on_array_push(const NamespaceLabels& /*ns*/, std::string_view /*field*/,
+                             double /*elements*/) {}
   // with_lookup: the read joins ($lookup/$graphLookup anywhere in it), counted once per read.
-  virtual void on_read(std::string_view /*db*/, std::string_view /*coll*/, bool /*with_lookup*/,
+  virtual void on_read(const NamespaceLabels& /*ns*/, bool /*with_lookup*/,
                        std::string_view /*app*/) {}
-  virtual void on_lookup(std::string_view /*db*/, std::string_view /*coll*/,
-                         std::string_view /*from*/) {}
+  virtual void on_lookup(const NamespaceLabels& /*ns*/, std::string_view /*from*/) {}
   // rule: rule_name() of the violated rule's kind.
-  virtual void on_violation(std::string_view /*db*/, std::string_view /*coll*/,
-                            std::string_view /*rule*/, Action /*action*/,
-                            std::string_view /*app*/) {}
+  virtual void on_violation(const NamespaceLabels& /*ns*/, std::string_view /*rule*/,
+                            Action /*action*/, std::string_view /*app*/) {}
   // A candidate rule (candidate_rules) would have warned or blocked: nothing was changed.
-  virtual void on_candidate_violation(std::string_view /*db*/, std::string_view /*coll*/,
-                                      std::string_view /*rule*/, Action /*would*/,
-                                      std::string_view /*app*/) {}
+  virtual void on_candidate_violation(const NamespaceLabels& /*ns*/, std::string_view /*rule*/,
+                                      Action /*would*/, std::string_view /*app*/) {}
 };
 
 // What the design advisor reads of the traffic beyond the measurements: the commands

@@ -268,7 +268,9 @@ Conversation::ReplyOutcome Conversation::on_reply(codec::Bytes message) {
     host_.on_unacknowledged_reply_dropped(header.response_to);
     return {true, {}, signals};
   }
-  upstream_streaming_ = is_reply_more_to_come(message);
+  // The flag is the plain message's: a compressed reply's first bytes after its header are the
+  // original opcode, not the OP_MSG flags.
+  upstream_streaming_ = is_reply_more_to_come(plain);
   last_reply_id_ = header.request_id;
   any_reply_ = true;
   if (!pending_.empty()) {

@@ -6,7 +6,10 @@
 #                                          # depend on the machine's speed
 #   FUZZ_SECONDS=3600 scripts/fuzz.sh      # the documented long run
 # Seeds: the recorded driver messages in tests/fixtures (hex), converted per target.
-# A crash leaves crash-* files in build-fuzz/artifacts/ and fails the script.
+# A crash, a sanitizer report or undefined behaviour (UBSan is fatal in this build and here)
+# leaves crash-* files in build-fuzz/artifacts/ and fails the script. Before the real targets,
+# a planted case (fuzz_planted_ub) must fail: otherwise a report would not stop a target, and
+# the script says so and fails.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -15,7 +18,8 @@ build=build-fuzz
 CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DDOCGUARD_FUZZ=ON -DDOCGUARD_WERROR=ON -DDOCGUARD_TESTS=OFF -DDOCGUARD_BENCH=OFF >/dev/null
 ninja -C "$build" -j "${DOCGUARD_JOBS:-2}" fuzz_inbound_buffer fuzz_op_msg fuzz_op_query \
-  fuzz_op_compressed fuzz_config fuzz_bson fuzz_dump_reader fuzz_catalog fuzz_reply
+  fuzz_op_compressed fuzz_config fuzz_bson fuzz_dump_reader fuzz_catalog fuzz_reply fuzz_planted_ub
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 
 corpus="$build/corpus"
 rm -rf "$corpus"  # seeds only: every run starts from the same corpus
@@ -71,6 +75,21 @@ meta = doc([utf8("db", "shop"), utf8("collection", "orders"),
 shared = doc([utf8("_id", "shop.orders"), sub("metadata", meta)])
 open(os.path.join(out, "fuzz_catalog", "shared"), "wb").write(b"\x00" + shared)
 PY
+
+# The planted case: a double out of long long's range, cast. It must fail and leave its input.
+planted="$build/planted"
+rm -rf "$planted" && mkdir -p "$planted/corpus" "$planted/artifacts"
+python3 -c 'import struct,sys; sys.stdout.buffer.write(b"U" + struct.pack("<d", 3.25e219))' \
+  >"$planted/corpus/out-of-range"
+if "$build/tests/fuzz/fuzz_planted_ub" "$planted/corpus" -runs=1 \
+    -artifact_prefix="$planted/artifacts/" >"$planted/log" 2>&1 ||
+    ! grep -q "runtime error" "$planted/log" || ! ls "$planted/artifacts"/crash-* >/dev/null 2>&1; then
+  echo "FAILED: the planted undefined behaviour did not fail its target with an artifact:"
+  echo "undefined behaviour is not fatal in this build (see $planted/log)"
+  tail -20 "$planted/log"
+  exit 1
+fi
+echo "== fuzz_planted_ub failed as it must: $(grep -m1 -o 'runtime error: .*' "$planted/log")"
 
 status=0
 for t in fuzz_inbound_buffer fuzz_op_msg fuzz_op_query fuzz_op_compressed fuzz_config fuzz_bson \

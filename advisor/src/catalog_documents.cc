@@ -1,5 +1,8 @@
 #include "docguard/advisor/catalog_documents.h"
 
+#include <array>
+#include <charconv>
+#include <cmath>
 #include <string_view>
 
 #include "docguard/codec/bson_view.h"
@@ -51,6 +54,22 @@ void clear_options(CollectionMetadata* out) {
   out->type = "collection";
 }
 
+// A key pattern's double as the shell shows it: 1 for 1.0, 1.5 for 1.5, NaN, Infinity. Any
+// double can arrive here (a listIndexes reply, a dump's metadata, a fleet's shared facts), and a
+// cast of one outside long long's range is undefined, so only whole numbers that a double holds
+// exactly are written as integers.
+std::string double_key_text(double value) {
+  if (std::isnan(value)) return "NaN";
+  if (std::isinf(value)) return value > 0 ? "Infinity" : "-Infinity";
+  constexpr double kExactIntegers = 9007199254740992.0;  // 2^53
+  if (value == std::trunc(value) && std::fabs(value) < kExactIntegers) {
+    return std::to_string(static_cast<long long>(value));
+  }
+  std::array<char, 32> text{};
+  const auto written = std::to_chars(text.data(), text.data() + text.size(), value);
+  return std::string(text.data(), written.ptr);
+}
+
 }  // namespace
 
 std::string index_key_text(const bson_iter_t* value) {
@@ -60,7 +79,14 @@ std::string index_key_text(const bson_iter_t* value) {
     case BSON_TYPE_INT64:
       return std::to_string(bson_iter_int64(value));
     case BSON_TYPE_DOUBLE:
-      return std::to_string(static_cast<long long>(bson_iter_double(value)));
+      return double_key_text(bson_iter_double(value));
+    case BSON_TYPE_DECIMAL128: {
+      bson_decimal128_t decimal;
+      if (!bson_iter_decimal128(value, &decimal)) return "?";
+      char text[BSON_DECIMAL128_STRING];
+      bson_decimal128_to_string(&decimal, text);
+      return text;
+    }
     case BSON_TYPE_UTF8:
       return std::string(codec::utf8_of(value));
     default:

@@ -1,6 +1,8 @@
 #include "docguard/advisor/query_shape.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <set>
 #include <string_view>
 
@@ -168,18 +170,13 @@ bool is_identifier(std::string_view name) {
 }  // namespace
 
 int index_key_direction(std::string_view type) {
-  const bool negative = type.starts_with('-');
-  if (negative) type.remove_prefix(1);
-  bool digit = false, nonzero = false;
-  for (size_t i = 0; i < type.size(); ++i) {
-    const char c = type[i];
-    if (c == '.' && i > 0 && i + 1 < type.size()) continue;
-    if (c < '0' || c > '9') return 0;
-    digit = true;
-    nonzero = nonzero || c != '0';
-  }
-  if (!digit || !nonzero) return 0;
-  return negative ? -1 : 1;
+  // The server reads a numeric key pattern value by its sign (any number above 0 ascends, below
+  // 0 descends); the text is how index_key_text wrote it ("1", "-1", "1.5", "3.2e+219", "NaN").
+  double value = 0;
+  const auto parsed = std::from_chars(type.data(), type.data() + type.size(), value);
+  if (parsed.ec != std::errc() || parsed.ptr != type.data() + type.size()) return 0;
+  if (!std::isfinite(value) || value == 0) return 0;
+  return value > 0 ? 1 : -1;
 }
 
 std::string QueryShape::first_field() const {

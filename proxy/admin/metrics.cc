@@ -40,7 +40,7 @@ prometheus::Counter& LabeledCounter::get(const std::string& value) {
   return counter;
 }
 
-Metrics::Metrics()
+Metrics::Metrics(MetricsSettings settings)
     : registry_(std::make_shared<prometheus::Registry>()),
       message_bytes_(BuildCounter()
                          .Name("docguard_message_bytes_total")
@@ -119,10 +119,15 @@ Metrics::Metrics()
                                        "upstream server")
                                  .Register(*registry_)
                                  .Add({}, kSelectionBuckets)),
+      budget_(settings.max_series),
       commands_(BuildCounter()
                     .Name("docguard_commands_total")
-                    .Help("Commands seen, per collection and client app")
+                    .Help("Commands seen, per collection")
                     .Register(*registry_)),
+      app_commands_(BuildCounter()
+                        .Name("docguard_app_commands_total")
+                        .Help("Commands seen, per client app")
+                        .Register(*registry_)),
       document_size_(BuildHistogram()
                          .Name("docguard_document_size_bytes")
                          .Help("Size of written documents and sampled read documents")
@@ -181,7 +186,19 @@ Metrics::Metrics()
       findings_(BuildGauge()
                     .Name("docguard_findings")
                     .Help("Design advisor findings per collection, kind and severity (GET /report)")
-                    .Register(*registry_)) {
+                    .Register(*registry_)),
+      series_budget_used_(BuildGauge()
+                              .Name("docguard_metric_series")
+                              .Help("Lines of /metrics taken from the series budget "
+                                    "(metrics.max_series)")
+                              .Register(*registry_)
+                              .Add({})),
+      series_over_budget_(BuildCounter()
+                              .Name("docguard_metric_series_over_budget_total")
+                              .Help("Updates of label sets the series budget refused, counted "
+                                    "under \"_other\"")
+                              .Register(*registry_)
+                              .Add({})) {
   client_bytes_ = cells_.add(message_bytes_.Add({{"direction", "client_to_upstream"}}));
   upstream_bytes_ = cells_.add(message_bytes_.Add({{"direction", "upstream_to_client"}}));
   inspection_seconds_ =
@@ -203,10 +220,17 @@ Metrics::Metrics()
   for (const auto kind : codec::kProtocolErrorKinds) protocol_errors.get(codec::name(kind));
   for (const char* c : {"snappy", "zlib", "zstd"}) compressed_messages.get(c);
   for (const char* r : {"success", "failure"}) config_reloads.get(r);
+  // The fixed series count against the budget too: what is left is for the labelled ones.
+  budget_.take(exposition_lines(registry_->Collect()));
 }
 
 std::string Metrics::serialize() const {
   cells_.fold();
+  series_budget_used_.Set(static_cast<double>(budget_.used()));
+  const auto refused = static_cast<double>(budget_.refused());
+  if (refused > series_over_budget_.Value()) {
+    series_over_budget_.Increment(refused - series_over_budget_.Value());
+  }
   std::ostringstream out;
   prometheus::TextSerializer().Serialize(out, registry_->Collect());
   return out.str();
@@ -240,17 +264,31 @@ void Metrics::update_findings(const std::vector<advisor::Finding>& findings) {
   std::lock_guard lock(findings_mutex_);
   for (auto& [labels, gauge] : findings_series_) gauge->Set(0);  // resolved findings drop to 0
   for (const auto& [labels, count] : counts) {
-    auto& gauge = findings_series_[labels];
-    if (gauge == nullptr) gauge = &findings_.Add(labels);
-    gauge->Set(count);
+    auto it = findings_series_.find(labels);
+    if (it == findings_series_.end()) {
+      if (!budget_.take(1)) continue;
+      it = findings_series_.emplace(labels, &findings_.Add(labels)).first;
+    }
+    it->second->Set(count);
   }
 }
 
 void Metrics::update_array_gauges(const rules::Engine& engine) {
+  std::lock_guard lock(array_gauges_mutex_);
   for (const auto& a : engine.array_fields()) {
-    const prometheus::Labels labels{{"db", a.db}, {"collection", a.coll}, {"field", a.field}};
-    array_length_max_.Add(labels).Set(a.max_length);
-    if (a.bound > 0) array_length_bound_.Add(labels).Set(a.bound);
+    prometheus::Labels labels{{"db", a.db}, {"collection", a.coll}, {"field", a.field}};
+    auto it = array_gauges_.find(labels);
+    if (it == array_gauges_.end()) {
+      // Both gauges' lines are taken at once, so a bound that appears later has its line.
+      if (!budget_.take(2)) continue;
+      it = array_gauges_.emplace(labels, std::make_pair(&array_length_max_.Add(labels), nullptr))
+               .first;
+    }
+    it->second.first->Set(a.max_length);
+    if (a.bound > 0) {
+      if (it->second.second == nullptr) it->second.second = &array_length_bound_.Add(labels);
+      it->second.second->Set(a.bound);
+    }
   }
 }
 
@@ -259,6 +297,7 @@ namespace {
 // The label-set families of the per-message series, for ThreadCells::find.
 enum Family : uint8_t {
   kCommands,
+  kAppCommands,
   kDocumentSize,
   kArrayLength,
   kArrayPush,
@@ -273,123 +312,110 @@ static_assert(kFamilyCount <= ThreadCells::kFamilies);
 
 }  // namespace
 
-template <typename Metric, typename Make>
-ThreadCells::Handle Metrics::cells_for(MetricIndex<Metric>& index, uint8_t family,
-                                       const rules::NamespaceLabels& ns,
-                                       ThreadCells::LabelValues values, const Make& make,
+template <typename Metric>
+ThreadCells::Handle Metrics::cells_for(MetricIndex<Metric>& index,
+                                       prometheus::Family<Metric>& family, uint8_t family_id,
+                                       const rules::NamespaceLabels* ns, LabelNames names,
+                                       ThreadCells::LabelValues values,
                                        const ThreadCells::Bounds* bounds) {
   // The namespace's id stands for its two labels in this thread's index and last series.
-  return cells_.find(family, ns.id, values, [&] {
+  return cells_.find(family_id, ns ? ns->id : 0, values, [&]() -> ThreadCells::Resolved {
     std::string key;
-    for (auto v : {ns.db, ns.coll}) {
-      key.append(v);
-      key.push_back(ThreadCells::kSeparator);
+    if (ns) {
+      for (auto v : {ns->db, ns->coll}) {
+        key.append(v);
+        key.push_back(ThreadCells::kSeparator);
+      }
     }
     for (auto v : values) {
       key.append(v);
       key.push_back(ThreadCells::kSeparator);
     }
-    Metric& series = index.get(key, make);
-    if constexpr (std::is_same_v<Metric, prometheus::Histogram>) {
-      return cells_.add(series, *bounds);
-    } else {
-      return cells_.add(series);
-    }
+    const auto make = [&](bool overflow) -> Metric& {
+      const auto value = [&](std::string_view v) {
+        return overflow ? std::string(rules::kOverflowLabel) : std::string(v);
+      };
+      prometheus::Labels labels;
+      if (ns) {
+        labels.emplace("db", value(ns->db));
+        labels.emplace("collection", value(ns->coll));
+      }
+      auto name = names.begin();
+      for (auto v : values) labels.emplace(*name++, value(v));
+      if constexpr (std::is_same_v<Metric, prometheus::Histogram>) {
+        return family.Add(labels, *bounds);
+      } else {
+        return family.Add(labels);
+      }
+    };
+    const auto handle = [&](Metric& series) {
+      if constexpr (std::is_same_v<Metric, prometheus::Histogram>) {
+        return cells_.add(series, *bounds);
+      } else {
+        return cells_.add(series);
+      }
+    };
+    if (Metric* known = index.find(key)) return {handle(*known), true};
+    const size_t lines = bounds != nullptr ? bounds->size() + 3 : 1;
+    if (budget_.take(lines))
+      return {handle(index.get(key, [&]() -> Metric& { return make(false); })), true};
+    return {handle(index.overflow([&]() -> Metric& { return make(true); })), false};
   });
 }
 
 void Metrics::on_command(const rules::NamespaceLabels& ns, std::string_view command,
                          std::string_view app) {
-  // The app is one more part of the key this thread's index already hashes: no lookup of its own.
-  cells_.increment(
-      cells_for(commands_index_, kCommands, ns, {command, app}, [&]() -> prometheus::Counter& {
-        return commands_.Add({{"db", s(ns.db)},
-                              {"collection", s(ns.coll)},
-                              {"command", s(command)},
-                              {"app", s(app)}});
-      }));
+  // Per namespace and per app in two families: their product (apps x namespaces x commands)
+  // would be most of the exposition.
+  cells_.increment(cells_for(commands_index_, commands_, kCommands, &ns, {"command"}, {command}));
+  cells_.increment(cells_for(app_commands_index_, app_commands_, kAppCommands, nullptr,
+                             {"app", "command"}, {app, command}));
 }
 
 void Metrics::on_document_size(const rules::NamespaceLabels& ns, std::string_view source,
                                double bytes) {
-  cells_.observe(cells_for(
-                     document_size_index_, kDocumentSize, ns, {source},
-                     [&]() -> prometheus::Histogram& {
-                       return document_size_.Add(
-                           {{"db", s(ns.db)}, {"collection", s(ns.coll)}, {"source", s(source)}},
-                           kSizeBuckets);
-                     },
-                     &kSizeBuckets),
+  cells_.observe(cells_for(document_size_index_, document_size_, kDocumentSize, &ns, {"source"},
+                           {source}, &kSizeBuckets),
                  bytes);
 }
 
 void Metrics::on_array_length(const rules::NamespaceLabels& ns, std::string_view field,
                               double length) {
-  cells_.observe(cells_for(
-                     array_length_index_, kArrayLength, ns, {field},
-                     [&]() -> prometheus::Histogram& {
-                       return array_length_.Add(
-                           {{"db", s(ns.db)}, {"collection", s(ns.coll)}, {"field", s(field)}},
-                           kArrayBuckets);
-                     },
-                     &kArrayBuckets),
+  cells_.observe(cells_for(array_length_index_, array_length_, kArrayLength, &ns, {"field"},
+                           {field}, &kArrayBuckets),
                  length);
 }
 
 void Metrics::on_array_push(const rules::NamespaceLabels& ns, std::string_view field,
                             double elements) {
-  cells_.increment(
-      cells_for(array_push_index_, kArrayPush, ns, {field},
-                [&]() -> prometheus::Counter& {
-                  return array_push_.Add(
-                      {{"db", s(ns.db)}, {"collection", s(ns.coll)}, {"field", s(field)}});
-                }),
-      elements);
+  cells_.increment(cells_for(array_push_index_, array_push_, kArrayPush, &ns, {"field"}, {field}),
+                   elements);
 }
 
 void Metrics::on_read(const rules::NamespaceLabels& ns, bool with_lookup,
                       std::string_view /*app*/) {
-  cells_.increment(cells_for(reads_index_, kReads, ns, {}, [&]() -> prometheus::Counter& {
-    return reads_.Add({{"db", s(ns.db)}, {"collection", s(ns.coll)}});
-  }));
+  cells_.increment(cells_for(reads_index_, reads_, kReads, &ns, {}, {}));
   if (with_lookup) {
-    cells_.increment(cells_for(
-        reads_with_lookup_index_, kReadsWithLookup, ns, {}, [&]() -> prometheus::Counter& {
-          return reads_with_lookup_.Add({{"db", s(ns.db)}, {"collection", s(ns.coll)}});
-        }));
+    cells_.increment(
+        cells_for(reads_with_lookup_index_, reads_with_lookup_, kReadsWithLookup, &ns, {}, {}));
   }
 }
 
 void Metrics::on_lookup(const rules::NamespaceLabels& ns, std::string_view from) {
-  cells_.increment(cells_for(lookups_index_, kLookups, ns, {from}, [&]() -> prometheus::Counter& {
-    return lookups_.Add({{"db", s(ns.db)}, {"collection", s(ns.coll)}, {"from", s(from)}});
-  }));
+  cells_.increment(cells_for(lookups_index_, lookups_, kLookups, &ns, {"from"}, {from}));
 }
 
 void Metrics::on_violation(const rules::NamespaceLabels& ns, std::string_view rule,
                            rules::Action action, std::string_view app) {
-  const char* a = rules::action_name(action);
-  cells_.increment(
-      cells_for(violations_index_, kViolations, ns, {rule, a, app}, [&]() -> prometheus::Counter& {
-        return violations_.Add({{"db", s(ns.db)},
-                                {"collection", s(ns.coll)},
-                                {"rule", s(rule)},
-                                {"action", a},
-                                {"app", s(app)}});
-      }));
+  cells_.increment(cells_for(violations_index_, violations_, kViolations, &ns,
+                             {"rule", "action", "app"}, {rule, rules::action_name(action), app}));
 }
 
 void Metrics::on_candidate_violation(const rules::NamespaceLabels& ns, std::string_view rule,
                                      rules::Action would, std::string_view app) {
-  const char* a = rules::action_name(would);
-  cells_.increment(cells_for(candidate_violations_index_, kCandidateViolations, ns, {rule, a, app},
-                             [&]() -> prometheus::Counter& {
-                               return candidate_violations_.Add({{"db", s(ns.db)},
-                                                                 {"collection", s(ns.coll)},
-                                                                 {"rule", s(rule)},
-                                                                 {"action", a},
-                                                                 {"app", s(app)}});
-                             }));
+  cells_.increment(cells_for(candidate_violations_index_, candidate_violations_,
+                             kCandidateViolations, &ns, {"rule", "action", "app"},
+                             {rule, rules::action_name(would), app}));
 }
 
 }  // namespace docguard::proxy

@@ -219,8 +219,8 @@ void apply_yaml(const YAML::Node& root, const std::string& file, ProxyConfig& co
   for (const auto& kv : root) {
     const auto key = kv.first.as<std::string>();
     static constexpr std::string_view kProxyKeys[] = {
-        "listen", "upstream", "admin", "threads",      "log_format", "log_level",
-        "limits", "persona",  "tls",   "upstream_tls", "advisor",    "introspection"};
+        "listen",  "upstream", "admin",        "threads", "log_format",    "log_level", "limits",
+        "persona", "tls",      "upstream_tls", "advisor", "introspection", "metrics"};
     if (std::find(std::begin(kProxyKeys), std::end(kProxyKeys), key) == std::end(kProxyKeys) &&
         std::find(rules::kTopLevelKeys.begin(), rules::kTopLevelKeys.end(), key) ==
             rules::kTopLevelKeys.end()) {
@@ -249,7 +249,16 @@ void apply_yaml(const YAML::Node& root, const std::string& file, ProxyConfig& co
   if (auto n = root["log_format"]) {
     config.log_format = r.choice(n, "log_format", kLogFormatNames);
   }
-  if (auto n = root["log_level"]) config.log_level = r.scalar(n, "log_level");
+  if (auto n = root["log_level"]) config.log_level = r.choice(n, "log_level", kLogLevelNames);
+  if (auto n = root["metrics"]) {
+    r.check_keys(n, {"max_series"}, "metrics");
+    if (auto v = n["max_series"]) {
+      config.max_metric_series = static_cast<size_t>(r.count(v, "metrics.max_series", 10'000'000));
+      if (config.max_metric_series < 1'000) {
+        r.fail(v, "metrics.max_series", "expected at least 1000 (docguard's own series)");
+      }
+    }
+  }
   if (auto n = root["limits"]) {
     r.check_keys(n,
                  {"max_message_bytes", "max_connections", "connect_timeout", "idle_timeout",

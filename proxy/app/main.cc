@@ -49,16 +49,30 @@ options:
   --tls-key FILE            the certificate's private key (PEM)
   --tls-ca FILE             require client certificates signed by this CA (PEM)
   --log-format text|json    log line format on stderr (default text)
-  --log-level LEVEL         trace, debug, info, warn, error (default info)
+  --log-level LEVEL         trace, debug, info, warn, error, critical, off (default info)
   --check-config [FILE]     validate the configuration and exit (0 valid, 1 invalid)
   --version                 print the version and exit
   --help                    print this help and exit
 )";
 
+spdlog::level::level_enum spdlog_level(docguard::proxy::LogLevel level) {
+  using docguard::proxy::LogLevel;
+  switch (level) {
+    case LogLevel::kTrace: return spdlog::level::trace;
+    case LogLevel::kDebug: return spdlog::level::debug;
+    case LogLevel::kInfo: return spdlog::level::info;
+    case LogLevel::kWarn: return spdlog::level::warn;
+    case LogLevel::kError: return spdlog::level::err;
+    case LogLevel::kCritical: return spdlog::level::critical;
+    case LogLevel::kOff: return spdlog::level::off;
+  }
+  return spdlog::level::info;
+}
+
 void setup_logging(const ProxyConfig& config) {
   auto logger = spdlog::stderr_logger_mt("docguard");
   logger->set_formatter(docguard::proxy::make_log_formatter(config.log_format));
-  logger->set_level(spdlog::level::from_str(config.log_level));
+  logger->set_level(spdlog_level(config.log_level));
   logger->flush_on(spdlog::level::info);
   spdlog::set_default_logger(logger);
 }
@@ -157,10 +171,13 @@ ProxyConfig build_config(const Flags& flags) {
     } else if (name == "tls-ca") {
       config.tls.ca_file = value;
     } else if (name == "log-level") {
-      if (spdlog::level::from_str(value) == spdlog::level::off && value != "off") {
-        throw ConfigError("--log-level: unknown level '" + value + "'");
+      using docguard::proxy::kLogLevelNames;
+      const auto level = kLogLevelNames.value(value);
+      if (!level) {
+        throw ConfigError("--log-level: expected " + kLogLevelNames.choices() + ", got '" +
+                          value + "'");
       }
-      config.log_level = value;
+      config.log_level = *level;
     }
   }
   return config;

@@ -197,6 +197,44 @@ TEST_F(Replay, CompressedExhaustFollowUpReachesTheClient) {
   EXPECT_TRUE(conv.on_reply(compressed).drop);
 }
 
+// OP_COMPRESSED (noop compressor) wrapping `inner`, an OP_MSG, with the given ids.
+std::vector<uint8_t> noop_compressed(const std::vector<uint8_t>& inner, int32_t request_id,
+                                     int32_t response_to) {
+  std::vector<uint8_t> compressed(codec::kHeaderSize + 9);
+  codec::store_le32(compressed.data() + 4, request_id);
+  codec::store_le32(compressed.data() + 8, response_to);
+  codec::store_le32(compressed.data() + 12, static_cast<int32_t>(codec::OpCode::kCompressed));
+  codec::store_le32(compressed.data() + 16, static_cast<int32_t>(codec::OpCode::kMsg));
+  codec::store_le32(compressed.data() + 20,
+                    static_cast<int32_t>(inner.size() - codec::kHeaderSize));
+  compressed[24] = 0;  // noop
+  compressed.insert(compressed.end(), inner.begin() + codec::kHeaderSize, inner.end());
+  codec::store_le32(compressed.data(), static_cast<int32_t>(compressed.size()));
+  return compressed;
+}
+
+// Whether a reply continues an exhaust stream is read from the plain message's flags. It was
+// once read from the compressed bytes (where the original opcode sits, not the flags), so a
+// compressed stream was known only by its responseTo chain and the connection looked idle
+// between its replies.
+TEST_F(Replay, CompressedExhaustReplyKeepsTheStreamOpen) {
+  const auto get_more =
+      testing::request(R"({"getMore": {"$numberLong": "7"}, "collection": "c", "$db": "d"})", {},
+                       {}, codec::op_msg_flags::kExhaustAllowed, 50);
+  ASSERT_EQ(conv.on_request(get_more->bytes).action, Action::kForward);
+  const uint32_t more = codec::op_msg_flags::kMoreToCome;
+  const auto first = noop_compressed(testing::op_msg(R"({"ok": 1})", 900, more), 900, 50);
+  EXPECT_FALSE(conv.on_reply(first).drop);
+  EXPECT_EQ(conv.outstanding(), 1);  // a follow-up comes next
+  const auto second = noop_compressed(testing::op_msg(R"({"ok": 1})", 901, more), 901, 900);
+  EXPECT_FALSE(conv.on_reply(second).drop);
+  EXPECT_EQ(conv.outstanding(), 1);
+  const auto last = noop_compressed(testing::op_msg(R"({"ok": 1})", 902), 902, 901);
+  EXPECT_FALSE(conv.on_reply(last).drop);
+  EXPECT_EQ(conv.outstanding(), 0);
+  EXPECT_EQ(host.dropped, 0);
+}
+
 // A stray reply that itself says moreToCome does not open a stream that would let the next
 // stray reply through.
 TEST_F(Replay, DroppedReplyWithMoreToComeOpensNoStream) {

@@ -214,6 +214,25 @@ TEST(Config, ErrorsNameFileLineAndKey) {
   EXPECT_THROW(load_config_file("/nonexistent/docguard.yaml"), ConfigError);
 }
 
+// A misspelt level in the file was once taken as is and silenced every log line, while the flag
+// refused it: the file's key is checked against the same table.
+TEST(Config, LogLevelInTheFileIsCheckedLikeTheFlag) {
+  auto path = write_temp("listen: 127.0.0.1:3000\nlog_level: verbos\n");
+  try {
+    load_config_file(path);
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find(path + ":2"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("log_level"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("verbos"), std::string::npos) << msg;
+  }
+  std::remove(path.c_str());
+  auto ok = write_temp("log_level: debug\n");
+  EXPECT_EQ(load_config_file(ok).log_level, LogLevel::kDebug);
+  std::remove(ok.c_str());
+}
+
 TEST(Config, AdvisorKeyMapsOntoAdvisorSettings) {
   auto path = write_temp(
       "advisor:\n  array_length_warn: 50\n  lookup_ratio_warn: 0.25\n  live_sample_every: 1\n"

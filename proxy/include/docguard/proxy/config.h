@@ -76,6 +76,19 @@ enum class LogFormat { kText, kJson };
 inline constexpr auto kLogFormatNames =
     base::enum_names<LogFormat>({{LogFormat::kText, "text"}, {LogFormat::kJson, "json"}}, "text");
 
+enum class LogLevel { kTrace, kDebug, kInfo, kWarn, kError, kCritical, kOff };
+// The names `log_level:` and --log-level accept (one table, so the file's key is checked exactly
+// as the flag is: an unknown name is an error, never a silenced log).
+inline constexpr auto kLogLevelNames = base::enum_names<LogLevel>(
+    {{LogLevel::kTrace, "trace"},
+     {LogLevel::kDebug, "debug"},
+     {LogLevel::kInfo, "info"},
+     {LogLevel::kWarn, "warn"},
+     {LogLevel::kError, "error"},
+     {LogLevel::kCritical, "critical"},
+     {LogLevel::kOff, "off"}},
+    "info");
+
 struct ProxyConfig {
   // Where clients connect (`listen:`, --listen): TCP addresses and Unix domain sockets, any
   // mix, at least one.
@@ -88,7 +101,10 @@ struct ProxyConfig {
   std::string admin_token;  // when set, admin requests need "Authorization: Bearer <token>"
   unsigned threads = 0;     // 0: one per core
   LogFormat log_format = LogFormat::kText;
-  std::string log_level = "info";
+  LogLevel log_level = LogLevel::kInfo;
+  // metrics.max_series: the budget of /metrics lines; label sets past it are counted under
+  // "_other" (see the metrics documentation for the worst case of the defaults).
+  size_t max_metric_series = 9'000;
 
   // Limits. Each has a safe default and is configurable under `limits:`.
   uint32_t max_message_bytes = codec::kDefaultMaxMessageBytes;

@@ -8,6 +8,7 @@
 #include <prometheus/registry.h>
 
 #include <array>
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -19,6 +20,7 @@
 
 #include "docguard/advisor/finding.h"
 #include "docguard/cluster/topology.h"
+#include "docguard/proxy/series_budget.h"
 #include "docguard/proxy/thread_cells.h"
 #include "docguard/rules/engine.h"
 
@@ -43,26 +45,42 @@ class LabeledCounter {
 
 // Metrics resolved once per label set: prometheus-cpp's Family::Add builds a label map and hashes
 // it (and, for histograms, builds a new histogram) on every call, which is too much per message.
-// Label sets are bounded by the rules engine, so the index is too.
+// Only label sets the series budget admitted are kept, so the index is bounded by it.
 template <typename Metric>
 class MetricIndex {
  public:
+  Metric* find(std::string_view key) {
+    std::shared_lock lock(mutex_);
+    auto it = map_.find(key);
+    return it == map_.end() ? nullptr : it->second;
+  }
   template <typename Make>
   Metric& get(std::string_view key, const Make& make) {
-    {
-      std::shared_lock lock(mutex_);
-      if (auto it = map_.find(key); it != map_.end()) return *it->second;
-    }
+    if (Metric* found = find(key)) return *found;
     std::unique_lock lock(mutex_);
     auto [it, inserted] = map_.try_emplace(std::string(key), nullptr);
     if (inserted) it->second = &make();
     return *it->second;
+  }
+  // The family's one overflow series, made on first use.
+  template <typename Make>
+  Metric& overflow(const Make& make) {
+    std::unique_lock lock(mutex_);
+    if (overflow_ == nullptr) overflow_ = &make();
+    return *overflow_;
   }
 
  private:
   using StringHash = codec::StringHash;
   std::shared_mutex mutex_;
   std::unordered_map<std::string, Metric*, StringHash, std::equal_to<>> map_;
+  Metric* overflow_ = nullptr;
+};
+
+struct MetricsSettings {
+  // The budget of /metrics lines (metrics.max_series). At the default the whole exposition,
+  // fixed series included, stays under 10,000 lines.
+  size_t max_series = 9'000;
 };
 
 class Metrics final : public rules::MeasurementSink {
@@ -71,7 +89,7 @@ class Metrics final : public rules::MeasurementSink {
   prometheus::Family<prometheus::Counter>& message_bytes_;
 
  public:
-  Metrics();
+  explicit Metrics(MetricsSettings settings = {});
 
   std::string serialize() const;  // Prometheus text exposition format (folds the cells first)
   // For metrics owned elsewhere (introspection's), registered beside these.
@@ -131,16 +149,22 @@ class Metrics final : public rules::MeasurementSink {
   // The cells of a labeled series (the namespace's labels, then `values`), found in this
   // thread's index (no lock); the shared index resolves the series on this thread's first use of
   // the label set. `bounds`: a histogram's.
-  template <typename Metric, typename Make>
-  ThreadCells::Handle cells_for(MetricIndex<Metric>& index, uint8_t family,
-                                const rules::NamespaceLabels& ns, ThreadCells::LabelValues values,
-                                const Make& make, const ThreadCells::Bounds* bounds = nullptr);
+  // `ns` null: a family without the namespace's labels. `names`: the other labels' names, in the
+  // order of `values`. Label sets past the series budget go to the family's overflow series.
+  using LabelNames = std::initializer_list<const char*>;
+  template <typename Metric>
+  ThreadCells::Handle cells_for(MetricIndex<Metric>& index, prometheus::Family<Metric>& family,
+                                uint8_t family_id, const rules::NamespaceLabels* ns,
+                                LabelNames names, ThreadCells::LabelValues values,
+                                const ThreadCells::Bounds* bounds = nullptr);
 
   // Declared before every handle into it.
   mutable ThreadCells cells_;
   ThreadCells::Handle client_bytes_, upstream_bytes_, inspection_seconds_;
 
+  SeriesBudget budget_;
   prometheus::Family<prometheus::Counter>& commands_;
+  prometheus::Family<prometheus::Counter>& app_commands_;
   prometheus::Family<prometheus::Histogram>& document_size_;
   prometheus::Family<prometheus::Histogram>& array_length_;
   prometheus::Family<prometheus::Counter>& array_push_;
@@ -158,9 +182,15 @@ class Metrics final : public rules::MeasurementSink {
   prometheus::Family<prometheus::Gauge>& findings_;
   std::mutex findings_mutex_;
   std::map<prometheus::Labels, prometheus::Gauge*> findings_series_;
+  // The array gauges' series the budget admitted, by their labels (refreshed at scrape time).
+  std::mutex array_gauges_mutex_;
+  std::map<prometheus::Labels, std::pair<prometheus::Gauge*, prometheus::Gauge*>> array_gauges_;
+  prometheus::Gauge& series_budget_used_;
+  prometheus::Counter& series_over_budget_;
 
-  MetricIndex<prometheus::Counter> commands_index_, array_push_index_, reads_index_,
-      reads_with_lookup_index_, lookups_index_, violations_index_, candidate_violations_index_;
+  MetricIndex<prometheus::Counter> commands_index_, app_commands_index_, array_push_index_,
+      reads_index_, reads_with_lookup_index_, lookups_index_, violations_index_,
+      candidate_violations_index_;
   MetricIndex<prometheus::Histogram> document_size_index_, array_length_index_;
 };
 

@@ -18,6 +18,7 @@ namespace docguard::proxy {
 struct ProxyRuntime {
   explicit ProxyRuntime(ProxyConfig cfg)
       : config(std::move(cfg)),
+        metrics(MetricsSettings{config.max_metric_series}),
         advisor(config.advisor),
         engine(config.rules, &metrics, &advisor),
         introspection_metrics(metrics.registry()),

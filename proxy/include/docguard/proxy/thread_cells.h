@@ -59,6 +59,15 @@ class ThreadCells {
   // A thread mostly meets the same series again (one collection's burst of inserts), so the
   // last series of each family is compared first: the prefix as one number, the other values
   // part by part; no key is built or hashed then.
+  // make() returns a Resolved: the handle, and whether this thread may remember it under the
+  // label set (a label set the exposition's series budget refused is counted in an overflow
+  // series and not remembered, so refused label sets cost no memory here).
+  struct Resolved {
+    // Implicit: a make() that returns a plain Handle means "remember it".
+    Resolved(Handle h, bool keep = true) : handle(h), remember(keep) {}
+    Handle handle;
+    bool remember;
+  };
   template <typename Make>
   Handle find(uint8_t family, uint64_t prefix, LabelValues values, const Make& make) {
     Thread& t = this_thread();
@@ -66,7 +75,11 @@ class ThreadCells {
     if (last.matches(prefix, values)) return last.handle;
     const std::string_view key = t.key_of(family, prefix, values);
     auto it = t.index.find(key);
-    if (it == t.index.end()) it = t.index.emplace(std::string(key), make()).first;
+    if (it == t.index.end()) {
+      const Resolved resolved = make();
+      if (!resolved.remember) return resolved.handle;
+      it = t.index.emplace(std::string(key), resolved.handle).first;
+    }
     last.key.assign(key);
     last.prefix = prefix;
     last.handle = it->second;

@@ -170,33 +170,6 @@ TEST_F(Replay, ExhaustStreamRepliesAllReachTheClient) {
   EXPECT_TRUE(conv.on_reply(reply_to(testing::op_msg(R"({"ok": 1})", 503), 21)).drop);
 }
 
-// docguard cannot read a compressed reply's flags without decompressing it; a compressed
-// follow-up is still recognised by its responseTo naming the previous reply.
-TEST_F(Replay, CompressedExhaustFollowUpReachesTheClient) {
-  const auto get_more =
-      testing::request(R"({"getMore": {"$numberLong": "7"}, "collection": "c", "$db": "d"})", {},
-                       {}, codec::op_msg_flags::kExhaustAllowed, 30);
-  ASSERT_EQ(conv.on_request(get_more->bytes).action, Action::kForward);
-  EXPECT_FALSE(conv.on_reply(reply_to(testing::op_msg(R"({"ok": 1})", 600), 30)).drop);
-  // OP_COMPRESSED (noop compressor) wrapping an OP_MSG that answers reply 600.
-  const auto inner = testing::op_msg(R"({"ok": 1})", 601);
-  std::vector<uint8_t> compressed(codec::kHeaderSize + 9);
-  codec::store_le32(compressed.data() + 4, 601);
-  codec::store_le32(compressed.data() + 8, 600);
-  codec::store_le32(compressed.data() + 12, static_cast<int32_t>(codec::OpCode::kCompressed));
-  codec::store_le32(compressed.data() + 16, static_cast<int32_t>(codec::OpCode::kMsg));
-  codec::store_le32(compressed.data() + 20,
-                    static_cast<int32_t>(inner.size() - codec::kHeaderSize));
-  compressed[24] = 0;  // noop
-  compressed.insert(compressed.end(), inner.begin() + codec::kHeaderSize, inner.end());
-  codec::store_le32(compressed.data(), static_cast<int32_t>(compressed.size()));
-  EXPECT_FALSE(conv.on_reply(compressed).drop);
-  // A compressed answer to a w:0 write is dropped like a plain one.
-  codec::store_le32(compressed.data() + 4, 602);
-  codec::store_le32(compressed.data() + 8, 31);
-  EXPECT_TRUE(conv.on_reply(compressed).drop);
-}
-
 // OP_COMPRESSED (noop compressor) wrapping `inner`, an OP_MSG, with the given ids.
 std::vector<uint8_t> noop_compressed(const std::vector<uint8_t>& inner, int32_t request_id,
                                      int32_t response_to) {
@@ -211,6 +184,23 @@ std::vector<uint8_t> noop_compressed(const std::vector<uint8_t>& inner, int32_t 
   compressed.insert(compressed.end(), inner.begin() + codec::kHeaderSize, inner.end());
   codec::store_le32(compressed.data(), static_cast<int32_t>(compressed.size()));
   return compressed;
+}
+
+// A compressed follow-up (its flags read once it is decompressed) is also recognised by its
+// responseTo naming the previous reply.
+TEST_F(Replay, CompressedExhaustFollowUpReachesTheClient) {
+  const auto get_more =
+      testing::request(R"({"getMore": {"$numberLong": "7"}, "collection": "c", "$db": "d"})", {},
+                       {}, codec::op_msg_flags::kExhaustAllowed, 30);
+  ASSERT_EQ(conv.on_request(get_more->bytes).action, Action::kForward);
+  EXPECT_FALSE(conv.on_reply(reply_to(testing::op_msg(R"({"ok": 1})", 600), 30)).drop);
+  // OP_COMPRESSED (noop compressor) wrapping an OP_MSG that answers reply 600.
+  auto compressed = noop_compressed(testing::op_msg(R"({"ok": 1})", 601), 601, 600);
+  EXPECT_FALSE(conv.on_reply(compressed).drop);
+  // A compressed answer to a w:0 write is dropped like a plain one.
+  codec::store_le32(compressed.data() + 4, 602);
+  codec::store_le32(compressed.data() + 8, 31);
+  EXPECT_TRUE(conv.on_reply(compressed).drop);
 }
 
 // Whether a reply continues an exhaust stream is read from the plain message's flags. It was

@@ -159,6 +159,11 @@ Metrics::Metrics()
                                       "have warned about or blocked, by rule, action and client "
                                       "app; nothing was changed")
                                 .Register(*registry_)),
+      schema_unjudged_(BuildCounter()
+                           .Name("docguard_schema_unjudged_total")
+                           .Help("Operator updates a $jsonSchema rule could not judge without the "
+                                 "stored document (passed, not guessed), per collection")
+                           .Register(*registry_)),
       array_length_max_(BuildGauge()
                             .Name("docguard_array_length_max")
                             .Help("Longest array seen per field path since start")
@@ -267,6 +272,7 @@ enum Family : uint8_t {
   kLookups,
   kViolations,
   kCandidateViolations,
+  kSchemaUnjudged,
   kFamilyCount
 };
 static_assert(kFamilyCount <= ThreadCells::kFamilies);
@@ -390,6 +396,13 @@ void Metrics::on_candidate_violation(const rules::NamespaceLabels& ns, std::stri
                                                                  {"action", a},
                                                                  {"app", s(app)}});
                              }));
+}
+
+void Metrics::on_schema_unjudged(const rules::NamespaceLabels& ns) {
+  cells_.increment(
+      cells_for(schema_unjudged_index_, kSchemaUnjudged, ns, {}, [&]() -> prometheus::Counter& {
+        return schema_unjudged_.Add({{"db", s(ns.db)}, {"collection", s(ns.coll)}});
+      }));
 }
 
 }  // namespace docguard::proxy

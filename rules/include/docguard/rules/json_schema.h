@@ -45,6 +45,11 @@ class JsonSchemaError : public std::runtime_error {
 // What an operator update's change does to a schema, judged without the stored document.
 enum class UpdateJudgement { kPass, kFail, kUnjudged };
 
+// The top-level property names a failure's details are about (properties, required,
+// additionalProperties, patternProperties, dependencies), each once, in order: what the census
+// counts as the properties failing most.
+std::vector<std::string> failing_properties(const codec::BsonView& details);
+
 class JsonSchema {
  public:
   // Compiles the $jsonSchema document (the value of `$jsonSchema`). Throws JsonSchemaError.

@@ -25,6 +25,9 @@ import pytest
 from bson import SON, Int64
 from pymongo.errors import BulkWriteError, OperationFailure, WriteError
 
+import bson
+import subprocess
+
 import harness
 import rules_harness
 from rules_harness import RulesProxy
@@ -324,3 +327,29 @@ def test_sighup_swaps_the_validator_under_load(dg, db, upstream):
     assert outcomes["refused"] > 0 and outcomes["ok"] > 0, outcomes
     # Nothing lost: every acknowledged insert is stored, no refused one is.
     assert upstream[db].swap.count_documents({}) == outcomes["ok"]
+
+
+def test_scan_census_counts_the_failing_stored_documents(tmp_path):
+    """On a hand-built dump with 7 of 1,000 documents failing, `docguard scan --config` says 7."""
+    dump = tmp_path / "dump" / "censusdb"
+    dump.mkdir(parents=True)
+    with open(dump / "items.bson", "wb") as f:
+        for i in range(1000):
+            d = {"_id": i, "sku": f"s{i}", "price": i}
+            if i in (10, 20, 30, 40, 50):
+                d["price"] = -1
+            if i in (60, 70):
+                del d["sku"]
+            f.write(bson.encode(d))
+    cfg = tmp_path / "census.yaml"
+    cfg.write_text("rules:\n  - match: \"censusdb.items\"\n    action: block\n    json_schema:\n"
+                   "      required: [sku, price]\n      properties:\n"
+                   "        price: { bsonType: number, minimum: 0 }\n")
+    r = subprocess.run([str(harness.docguard_bin()), "scan", str(tmp_path / "dump"), "--config",
+                        str(cfg), "--format", "json"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    found = [f for f in json.loads(r.stdout)["findings"] if f["kind"] == "rule:json_schema"]
+    assert len(found) == 1, found
+    assert found[0]["evidence"].startswith(
+        "7 documents fail the $jsonSchema; failing most: price (5), sku (2)"), found[0]
+    assert found[0]["severity"] == "block"

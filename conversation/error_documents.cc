@@ -45,6 +45,9 @@ std::string violation_message(const Violation& v) {
       what = fmt::format("{:.0f}% of recent reads on this collection use $lookup, bound {:.0f}%",
                          v.measured * 100, v.bound * 100);
       break;
+    case RuleKind::kJsonSchema:
+      // What the server says for a document its validator refuses; errInfo.details says why.
+      return "Document failed validation";
     case RuleKind::kCount:
       what = fmt::format("measured {}, bound {}", v.measured, v.bound);
       break;
@@ -74,8 +77,29 @@ void append_number(bson_t* doc, const char* key, double value) {
   }
 }
 
+// A $jsonSchema refusal's errInfo as the server writes it: {failingDocumentId?, details}.
+void append_schema_err_info(bson_t* parent, const Violation& v) {
+  bson_t info;
+  BSON_APPEND_DOCUMENT_BEGIN(parent, "errInfo", &info);
+  bson_t id;
+  bson_iter_t it;
+  if (!v.failing_id.empty() && bson_init_static(&id, v.failing_id.data(), v.failing_id.size()) &&
+      bson_iter_init_find(&it, &id, "_id")) {
+    bson_append_value(&info, "failingDocumentId", -1, bson_iter_value(&it));
+  }
+  bson_t details;
+  if (bson_init_static(&details, v.details.data(), v.details.size())) {
+    bson_append_document(&info, "details", -1, &details);
+  }
+  bson_append_document_end(parent, &info);
+}
+
 // errInfo: {rule, match, fieldPath, measured, bound, failingDocumentId?}
 void append_err_info(bson_t* parent, const Violation& v) {
+  if (v.kind == RuleKind::kJsonSchema) {
+    append_schema_err_info(parent, v);
+    return;
+  }
   bson_t info;
   BSON_APPEND_DOCUMENT_BEGIN(parent, "errInfo", &info);
   BSON_APPEND_UTF8(&info, "rule", rules::rule_name(v.kind));

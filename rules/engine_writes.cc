@@ -48,6 +48,9 @@ void Engine::inspect_insert(Scope& s, const codec::BsonView& doc, int32_t index)
   DocumentShape& shape = sc.shape;
   shape.measure(doc);
   s.check_shape(shape, true, index, shape.has_id() ? &shape.id() : nullptr);
+  if (!s.limits->schemas.empty()) {
+    judge_schemas(s, doc, index, shape.has_id() ? &shape.id() : nullptr, false);
+  }
   if (s.dry_run) return;
   record_shape(s.stats, measurements_, shape, "insert", true, s.rules.tracking().max_field_paths);
   if (shape.has_id() && shape.array_count() > 0 && s.tracks_arrays() && !s.blocked(index)) {
@@ -81,6 +84,7 @@ void Engine::inspect_update(Scope& s, const codec::BsonView& q, const codec::Bso
     shape.measure(u);
     const bson_iter_t* id = has_q_id ? &q_id : (shape.has_id() ? &shape.id() : nullptr);
     s.check_shape(shape, true, index, id);
+    if (!s.limits->schemas.empty()) judge_schemas(s, u, index, id, false);
     if (s.dry_run) return;
     record_shape(s.stats, measurements_, shape, "replace", true, max_fields);
     if (track && id != nullptr && !s.blocked(index)) {
@@ -96,6 +100,7 @@ void Engine::inspect_update(Scope& s, const codec::BsonView& q, const codec::Bso
   UpdateShape& update = sc.update;
   update.measure(u, u_is_pipeline);
   const bson_iter_t* id = has_q_id ? &q_id : nullptr;
+  if (!s.limits->schemas.empty()) judge_schemas(s, u, index, id, true);
   if (track && id != nullptr) DocumentTracker::make_key(s.db, s.coll, *id, &sc.key);
 
   // Whole arrays and documents set by $set: their lengths are exact.

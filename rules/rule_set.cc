@@ -6,6 +6,8 @@
 #include <charconv>
 #include <cmath>
 
+#include "docguard/rules/json_schema_config.h"
+
 namespace docguard::rules {
 
 void Limit::add(double value, Action action, const Rule& rule) {
@@ -97,6 +99,9 @@ NamespaceLimits RuleSet::resolve(std::string_view db, std::string_view coll, uin
     out.tracks_arrays = out.tracks_arrays || r.has_array_bounds();
     if (!applies) continue;
     if (r.max_document_bytes) out.document_bytes.add(*r.max_document_bytes, r.action, r);
+    if (r.json_schema) {
+      out.schemas.push_back({r.json_schema, Bound{0, r.action, r.match, r.line, r.index}});
+    }
     if (r.max_array_length) out.array_length_any.add(*r.max_array_length, r.action, r);
     for (const auto& [path, bound] : r.array_length) {
       Limit* limit = nullptr;
@@ -235,6 +240,10 @@ class Parser : public ConfigReader {
         r.lookup_window = std::chrono::duration_cast<std::chrono::seconds>(d);
       } else if (name == "lookup_min_reads") {
         r.lookup_min_reads = static_cast<uint64_t>(count(v, key));
+      } else if (name == "json_schema" || name == "json_schema_file") {
+        if (r.json_schema) fail(kv.first, key, "a rule holds one of json_schema, json_schema_file");
+        r.json_schema = name == "json_schema" ? inline_json_schema(*this, v, key)
+                                              : file_json_schema(*this, v, key);
       } else if (name == "apps") {
         r.scope.apps = globs(v, key, false);
       } else if (name == "users") {
@@ -251,7 +260,8 @@ class Parser : public ConfigReader {
         fail(kv.first, key,
              "unknown key (known: id, match, action, max_document_bytes, max_array_length, "
              "array_length, require_push_slice, max_nesting_depth, max_lookup_ratio, "
-             "lookup_window, lookup_min_reads, apps, users, clients)");
+             "lookup_window, lookup_min_reads, json_schema, json_schema_file, apps, users, "
+             "clients)");
       }
     }
     if (!has_match) fail(node, prefix + ".match", "missing; every rule needs a namespace glob");

@@ -47,6 +47,8 @@ Finding::Kind rule_finding_kind(rules::RuleKind rule) {
       return Finding::Kind::kRuleMaxLookupRatio;
     case rules::RuleKind::kTrackedArrayLength:
       return Finding::Kind::kRuleTrackedArrayLength;
+    case rules::RuleKind::kJsonSchema:
+      return Finding::Kind::kRuleJsonSchema;
     case rules::RuleKind::kCount:  // the number of kinds, never a violation's
       break;
   }

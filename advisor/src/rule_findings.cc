@@ -1,5 +1,6 @@
 #include "docguard/advisor/rule_findings.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "docguard/advisor/document_id.h"
@@ -29,8 +30,15 @@ bool RuleCheckingVisitor::on_document(std::string_view db, std::string_view coll
       engine_.inspect(insert, rules::RequestContext{"docguard scan", ""});
   for (const rules::Violation& v : verdict.violations) {
     if (v.action == rules::Action::kOff) continue;
-    Tally& t = tallies_[{std::string(db), std::string(collection), v.kind, v.field_path,
-                         static_cast<int>(v.action)}];
+    const bool schema = v.kind == rules::RuleKind::kJsonSchema;
+    Tally& t = tallies_[{std::string(db), std::string(collection), v.kind,
+                         schema ? std::string() : v.field_path, static_cast<int>(v.action)}];
+    if (schema) {
+      for (const std::string& p :
+           rules::failing_properties({v.details.data(), static_cast<uint32_t>(v.details.size())})) {
+        ++t.properties[p];
+      }
+    }
     if (t.documents++ == 0) {
       t.first_id = document_id_text(data, size);
       t.rule_match = v.rule_match;
@@ -56,10 +64,32 @@ void RuleCheckingVisitor::append_findings(std::vector<Finding>& out) const {
     std::snprintf(numbers, sizeof numbers,
                   "%llu documents break it; largest measured %.0f, bound %.0f",
                   static_cast<unsigned long long>(t.documents), t.max_measured, t.bound);
-    f.evidence = std::string(numbers) + " (first: _id " + t.first_id + "; rule match '" +
-                 t.rule_match + "'" +
+    std::string summary = numbers;
+    if (rule == rules::RuleKind::kJsonSchema) {
+      summary = std::to_string(t.documents) + " documents fail the $jsonSchema";
+      std::vector<std::pair<uint64_t, std::string>> most;
+      for (const auto& [name, n] : t.properties) most.emplace_back(n, name);
+      std::stable_sort(most.begin(), most.end(),
+                       [](const auto& a, const auto& b) { return a.first > b.first; });
+      std::string failing;
+      for (size_t i = 0; i < most.size() && i < 5; ++i) {
+        failing += (i ? ", " : "; failing most: ") + most[i].second + " (" +
+                   std::to_string(most[i].first) + ")";
+      }
+      summary += failing;
+    }
+    f.evidence = summary + " (first: _id " + t.first_id + "; rule match '" + t.rule_match + "'" +
                  (t.rule_line > 0 ? ", line " + std::to_string(t.rule_line) : std::string()) + ")";
     f.pattern = "docguard rule";
+    if (rule == rules::RuleKind::kJsonSchema) {
+      f.suggestion = std::string("Written through docguard these documents would be ") +
+                     (f.severity == Severity::kBlock ? "refused" : "logged as violations") +
+                     " by the validator: fix the stored data (or the schema) before enforcing it, "
+                     "and before `docguard validator --apply` makes the server refuse updates to "
+                     "them too.";
+      out.push_back(std::move(f));
+      continue;
+    }
     f.suggestion = std::string("Inserted through docguard these documents would be ") +
                    (f.severity == Severity::kBlock ? "refused" : "logged as violations") +
                    " by the " + rules::rule_name(rule) + " rule" +

@@ -164,6 +164,11 @@ Metrics::Metrics(MetricsSettings settings)
                                       "have warned about or blocked, by rule, action and client "
                                       "app; nothing was changed")
                                 .Register(*registry_)),
+      schema_unjudged_(BuildCounter()
+                           .Name("docguard_schema_unjudged_total")
+                           .Help("Operator updates a $jsonSchema rule could not judge without the "
+                                 "stored document (passed, not guessed), per collection")
+                           .Register(*registry_)),
       array_length_max_(BuildGauge()
                             .Name("docguard_array_length_max")
                             .Help("Longest array seen per field path since start")
@@ -306,6 +311,7 @@ enum Family : uint8_t {
   kLookups,
   kViolations,
   kCandidateViolations,
+  kSchemaUnjudged,
   kFamilyCount
 };
 static_assert(kFamilyCount <= ThreadCells::kFamilies);
@@ -416,6 +422,11 @@ void Metrics::on_candidate_violation(const rules::NamespaceLabels& ns, std::stri
   cells_.increment(cells_for(candidate_violations_index_, candidate_violations_,
                              kCandidateViolations, &ns, {"rule", "action", "app"},
                              {rule, rules::action_name(would), app}));
+}
+
+void Metrics::on_schema_unjudged(const rules::NamespaceLabels& ns) {
+  cells_.increment(
+      cells_for(schema_unjudged_index_, schema_unjudged_, kSchemaUnjudged, &ns, {}, {}));
 }
 
 }  // namespace docguard::proxy

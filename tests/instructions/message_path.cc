@@ -5,7 +5,7 @@
 // N=1 and N=1+K: the difference divided by K is the cost of one message without start-up.
 //
 // Usage: docguard_message_path MESSAGE N, MESSAGE one of small_insert, find,
-// insert_1mib, bulk_push_update (`list` prints them).
+// insert_1mib, bulk_push_update, schema_insert, unvalidated_insert (`list` prints them).
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
@@ -29,7 +29,33 @@ constexpr const char* kRules =
     "tracking:\n  read_sample_rate: 0\n"
     "rules:\n  - match: '*'\n    max_document_bytes: 20MB\n    max_array_length: 10000\n"
     "    array_length: {tags: 100}\n    require_push_slice: true\n    max_nesting_depth: 100\n"
-    "    max_lookup_ratio: 0.5\n    lookup_min_reads: 1000000000\n";
+    "    max_lookup_ratio: 0.5\n    lookup_min_reads: 1000000000\n"
+    // A 20-property validator on one collection (schema_insert): what judging costs per insert.
+    "  - match: 'bench.validated'\n    action: block\n    json_schema:\n"
+    "      bsonType: object\n"
+    "      required: [_id, sku, name, price, qty]\n"
+    "      additionalProperties: false\n"
+    "      properties:\n"
+    "        _id: {bsonType: objectId}\n"
+    "        sku: {bsonType: string, pattern: '^[A-Z]{3}-[0-9]{4}$'}\n"
+    "        name: {bsonType: string, minLength: 1, maxLength: 200}\n"
+    "        price: {bsonType: number, minimum: 0}\n"
+    "        qty: {bsonType: int, minimum: 0, maximum: 100000}\n"
+    "        status: {enum: [active, retired, draft]}\n"
+    "        tags: {bsonType: array, maxItems: 20, items: {bsonType: string}}\n"
+    "        dims: {bsonType: object, properties: {w: {bsonType: double}, h: {bsonType: double}}}\n"
+    "        descr: {bsonType: string, maxLength: 2000}\n"
+    "        brand: {bsonType: string}\n"
+    "        color: {bsonType: string}\n"
+    "        weight: {bsonType: double, minimum: 0}\n"
+    "        stock: {bsonType: long}\n"
+    "        rating: {bsonType: double, minimum: 0, maximum: 5}\n"
+    "        created: {bsonType: date}\n"
+    "        updated: {bsonType: date}\n"
+    "        active: {bsonType: bool}\n"
+    "        vendor: {bsonType: string}\n"
+    "        origin: {bsonType: string, maxLength: 2}\n"
+    "        notes: {bsonType: [string, 'null']}\n";
 
 constexpr int32_t kRequestId = 7;
 
@@ -94,6 +120,47 @@ std::vector<uint8_t> bulk_push_update(int count) {
   return codec::OpMsgBuilder(kRequestId, 0).body(body.get()).finish();
 }
 
+// insert {documents: [one 20-field document]} into bench.validated, which the 20-property
+// validator above judges (and passes), or into bench.unvalidated (the same without one).
+std::vector<uint8_t> twenty_field_insert(const char* collection) {
+  codec::OwnedBson d;
+  bson_oid_t oid;
+  bson_oid_init(&oid, nullptr);
+  BSON_APPEND_OID(d.get(), "_id", &oid);
+  BSON_APPEND_UTF8(d.get(), "sku", "ABC-1234");
+  BSON_APPEND_UTF8(d.get(), "name", "widget-standard-edition");
+  BSON_APPEND_DOUBLE(d.get(), "price", 19.99);
+  BSON_APPEND_INT32(d.get(), "qty", 42);
+  BSON_APPEND_UTF8(d.get(), "status", "active");
+  bson_t arr, sub;
+  BSON_APPEND_ARRAY_BEGIN(d.get(), "tags", &arr);
+  BSON_APPEND_UTF8(&arr, "0", "blue");
+  BSON_APPEND_UTF8(&arr, "1", "small");
+  bson_append_array_end(d.get(), &arr);
+  BSON_APPEND_DOCUMENT_BEGIN(d.get(), "dims", &sub);
+  BSON_APPEND_DOUBLE(&sub, "w", 1.5);
+  BSON_APPEND_DOUBLE(&sub, "h", 2.5);
+  bson_append_document_end(d.get(), &sub);
+  BSON_APPEND_UTF8(d.get(), "descr", "a plain benchmark document");
+  BSON_APPEND_UTF8(d.get(), "brand", "acme");
+  BSON_APPEND_UTF8(d.get(), "color", "blue");
+  BSON_APPEND_DOUBLE(d.get(), "weight", 0.5);
+  BSON_APPEND_INT64(d.get(), "stock", 1000);
+  BSON_APPEND_DOUBLE(d.get(), "rating", 4.5);
+  BSON_APPEND_DATE_TIME(d.get(), "created", 1700000000000);
+  BSON_APPEND_DATE_TIME(d.get(), "updated", 1700000000000);
+  BSON_APPEND_BOOL(d.get(), "active", true);
+  BSON_APPEND_UTF8(d.get(), "vendor", "acme-supplies");
+  BSON_APPEND_UTF8(d.get(), "origin", "NL");
+  BSON_APPEND_NULL(d.get(), "notes");
+  codec::OwnedBson body;
+  BSON_APPEND_UTF8(body.get(), "insert", collection);
+  BSON_APPEND_BOOL(body.get(), "ordered", true);
+  BSON_APPEND_UTF8(body.get(), "$db", "bench");
+  const codec::BsonView doc = d.view();
+  return codec::OpMsgBuilder(kRequestId, 0).body(body.get()).sequence("documents", {doc}).finish();
+}
+
 // The request with the reply the stub upstream would give; false for an unknown name.
 bool make(const std::string& name, std::vector<uint8_t>& request, std::vector<uint8_t>& answer) {
   if (name == "small_insert") {
@@ -104,6 +171,12 @@ bool make(const std::string& name, std::vector<uint8_t>& request, std::vector<ui
     answer = cursor_reply(bench::small_doc(1));
   } else if (name == "insert_1mib") {
     request = bench::one_doc_insert(bench::sized_doc(1 << 20, /*structured=*/true));
+    answer = write_reply(1);
+  } else if (name == "schema_insert") {
+    request = twenty_field_insert("validated");
+    answer = write_reply(1);
+  } else if (name == "unvalidated_insert") {
+    request = twenty_field_insert("unvalidated");
     answer = write_reply(1);
   } else if (name == "bulk_push_update") {
     request = bulk_push_update(100);
@@ -122,7 +195,8 @@ bool make(const std::string& name, std::vector<uint8_t>& request, std::vector<ui
 int main(int argc, char** argv) {
   using namespace docguard;
   if (argc == 2 && std::strcmp(argv[1], "list") == 0) {
-    std::puts("small_insert\nfind\ninsert_1mib\nbulk_push_update");
+    std::puts(
+        "small_insert\nfind\ninsert_1mib\nbulk_push_update\nschema_insert\nunvalidated_insert");
     return 0;
   }
   if (argc != 3) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 
@@ -173,7 +174,8 @@ TEST_F(Replay, ExhaustStreamRepliesAllReachTheClient) {
 // OP_COMPRESSED (noop compressor) wrapping `inner`, an OP_MSG, with the given ids.
 std::vector<uint8_t> noop_compressed(const std::vector<uint8_t>& inner, int32_t request_id,
                                      int32_t response_to) {
-  std::vector<uint8_t> compressed(codec::kHeaderSize + 9);
+  const size_t body = inner.size() - codec::kHeaderSize;
+  std::vector<uint8_t> compressed(codec::kHeaderSize + 9 + body);
   codec::store_le32(compressed.data() + 4, request_id);
   codec::store_le32(compressed.data() + 8, response_to);
   codec::store_le32(compressed.data() + 12, static_cast<int32_t>(codec::OpCode::kCompressed));
@@ -181,7 +183,7 @@ std::vector<uint8_t> noop_compressed(const std::vector<uint8_t>& inner, int32_t 
   codec::store_le32(compressed.data() + 20,
                     static_cast<int32_t>(inner.size() - codec::kHeaderSize));
   compressed[24] = 0;  // noop
-  compressed.insert(compressed.end(), inner.begin() + codec::kHeaderSize, inner.end());
+  std::copy(inner.begin() + codec::kHeaderSize, inner.end(), compressed.begin() + 25);
   codec::store_le32(compressed.data(), static_cast<int32_t>(compressed.size()));
   return compressed;
 }

@@ -49,6 +49,7 @@ struct Finding {
     kRuleMaxNestingDepth,
     kRuleMaxLookupRatio,
     kRuleTrackedArrayLength,
+    kRuleJsonSchema,
   };
 
   std::string db;
@@ -96,7 +97,8 @@ inline constexpr auto kFindingKindNames = base::enum_names<Finding::Kind>(
      {Finding::Kind::kRuleRequirePushSlice, "rule:require_push_slice"},
      {Finding::Kind::kRuleMaxNestingDepth, "rule:max_nesting_depth"},
      {Finding::Kind::kRuleMaxLookupRatio, "rule:max_lookup_ratio"},
-     {Finding::Kind::kRuleTrackedArrayLength, "rule:tracked_array_length"}},
+     {Finding::Kind::kRuleTrackedArrayLength, "rule:tracked_array_length"},
+     {Finding::Kind::kRuleJsonSchema, "rule:json_schema"}},
     "?");
 inline const char* kind_name(Finding::Kind kind) { return kFindingKindNames.name(kind); }
 

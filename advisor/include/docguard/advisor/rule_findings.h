@@ -1,6 +1,8 @@
 // The proxy's rules applied to a dump: every document goes through the rules engine as if it
 // were inserted into its collection, and the violations become findings (kind "rule:<rule>",
 // severity from the rule's action), one per namespace, rule and field with the count behind it.
+// A $jsonSchema rule (json_schema) gives one finding per namespace and action: the census of the
+// stored documents that fail the validator, with the properties failing most.
 #pragma once
 
 #include <map>
@@ -32,6 +34,8 @@ class RuleCheckingVisitor final : public DumpVisitor {
     std::string rule_match;
     int rule_line = 0;
     std::string first_id;  // the first offending document's _id
+    // json_schema: documents failing per top-level property (the census' "failing most").
+    std::map<std::string, uint64_t> properties;
   };
   DumpVisitor& inner_;
   rules::Engine engine_;

@@ -79,6 +79,7 @@ enum class RuleKind : uint8_t {
   kMaxNestingDepth,
   kMaxLookupRatio,
   kTrackedArrayLength,
+  kJsonSchema,
   kCount
 };
 inline constexpr auto kRuleNames =
@@ -88,7 +89,8 @@ inline constexpr auto kRuleNames =
                                 {RuleKind::kRequirePushSlice, "require_push_slice"},
                                 {RuleKind::kMaxNestingDepth, "max_nesting_depth"},
                                 {RuleKind::kMaxLookupRatio, "max_lookup_ratio"},
-                                {RuleKind::kTrackedArrayLength, "tracked_array_length"}},
+                                {RuleKind::kTrackedArrayLength, "tracked_array_length"},
+                                {RuleKind::kJsonSchema, "json_schema"}},
                                "?");
 inline const char* rule_name(RuleKind kind) { return kRuleNames.name(kind); }
 

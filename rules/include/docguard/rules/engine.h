@@ -46,6 +46,8 @@ struct Violation {
   Action action = Action::kWarn;
   int32_t statement_index = -1;     // index in the client's batch, -1 = whole command
   std::vector<uint8_t> failing_id;  // BSON bytes of {_id: <value>} when known, else empty
+  // json_schema: the server's errInfo.details ({operatorName: "$jsonSchema", ...}) as BSON.
+  std::vector<uint8_t> details;
 };
 
 struct RequestContext {
@@ -150,6 +152,10 @@ class Engine {
   void inspect_update(Scope& s, const codec::BsonView& q, const codec::BsonView& u,
                       bool u_is_pipeline, int32_t index);
   void inspect_delete(Scope& s, const codec::BsonView& q);
+  // The namespace's $jsonSchema rules on a whole document, or on what an operator update
+  // changes (engine_schema.cc).
+  void judge_schemas(Scope& s, const codec::BsonView& doc, int32_t index, const bson_iter_t* id,
+                     bool operator_update);
   void inspect_bulk_write(const codec::CommandView& cmd, const RequestContext& ctx,
                           const Judged& judged, bool dry_run, Verdict& verdict);
   void inspect_read(Scope& s, const codec::CommandView& cmd);

@@ -52,6 +52,8 @@ class MeasurementSink {
   // A candidate rule (candidate_rules) would have warned or blocked: nothing was changed.
   virtual void on_candidate_violation(const NamespaceLabels& /*ns*/, std::string_view /*rule*/,
                                       Action /*would*/, std::string_view /*app*/) {}
+  // An operator update a $jsonSchema rule could not judge without the stored document.
+  virtual void on_schema_unjudged(const NamespaceLabels& /*ns*/) {}
 };
 
 // What the design advisor reads of the traffic beyond the measurements: the commands

@@ -45,6 +45,7 @@
 #include "docguard/base/enum_names.h"
 #include "docguard/rules/client_scope.h"
 #include "docguard/rules/config_reader.h"
+#include "docguard/rules/json_schema.h"
 
 namespace docguard::rules {
 
@@ -100,7 +101,9 @@ struct Rule {
   std::optional<double> max_lookup_ratio;
   std::chrono::seconds lookup_window = kDefaultLookupWindow;
   uint64_t lookup_min_reads = kDefaultLookupMinReads;
-  RuleScope scope;     // who the rule applies to; empty: everyone
+  RuleScope scope;  // who the rule applies to; empty: everyone
+  // `json_schema` / `json_schema_file`: a $jsonSchema judged on every written document.
+  std::shared_ptr<const JsonSchema> json_schema;
   int line = 0;        // 1-based line in the file, for messages
   uint32_t index = 0;  // position in its RuleSet's rules(), set by the RuleSet
 
@@ -132,6 +135,13 @@ struct Limit {
   const Bound* pick(double measured) const;
 };
 
+// One rule's $jsonSchema for a namespace: each applying schema is judged on its own, and a
+// document failing one is refused or warned about by that rule's action.
+struct SchemaLimit {
+  std::shared_ptr<const JsonSchema> schema;
+  Bound bound;  // value unused
+};
+
 // The combined bounds for one namespace.
 struct NamespaceLimits {
   Limit document_bytes;
@@ -145,6 +155,7 @@ struct NamespaceLimits {
   uint32_t push_slice_rule = 0;
   std::chrono::seconds lookup_window = kDefaultLookupWindow;
   uint64_t lookup_min_reads = kDefaultLookupMinReads;
+  std::vector<SchemaLimit> schemas;
   // Some rule for this namespace bounds arrays, for these connections or for others: the
   // document tracker must follow the namespace's arrays whoever writes them.
   bool tracks_arrays = false;

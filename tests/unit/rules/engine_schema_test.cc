@@ -1,0 +1,230 @@
+// json_schema rules in the engine: configuration keys, whole documents, operator updates judged
+// on what they change, unjudged updates counted, candidates and scopes.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+
+#include "docguard/rules/engine.h"
+#include "test_messages.h"
+
+namespace docguard::rules {
+namespace {
+
+using testing::Bson;
+using testing::Message;
+using testing::request;
+
+class Counting : public MeasurementSink {
+ public:
+  void on_violation(const NamespaceLabels&, std::string_view rule, Action action,
+                    std::string_view app) override {
+    ++violations[std::string(rule) + ":" + action_name(action) + ":" + std::string(app)];
+  }
+  void on_candidate_violation(const NamespaceLabels&, std::string_view rule, Action would,
+                              std::string_view app) override {
+    ++candidates[std::string(rule) + ":" + action_name(would) + ":" + std::string(app)];
+  }
+  void on_schema_unjudged(const NamespaceLabels& ns) override {
+    ++unjudged[std::string(ns.db) + "." + std::string(ns.coll)];
+  }
+  std::map<std::string, int> violations, candidates, unjudged;
+};
+
+std::string error_of(const std::string& yaml, const std::string& file = "test.yaml") {
+  try {
+    parse_rules(YAML::Load(yaml), file);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+constexpr const char* kRules = R"(
+mode: warn
+rules:
+  - id: products-schema
+    match: "shop.products"
+    action: block
+    json_schema:
+      bsonType: object
+      required: [name, price]
+      properties:
+        name: { bsonType: string }
+        price: { bsonType: number, minimum: 0 }
+        sku: { bsonType: string, pattern: "^[A-Z]{3}-[0-9]+$" }
+        tags: { bsonType: array, maxItems: 3 }
+candidate_rules:
+  - id: products-strict
+    match: "shop.products"
+    action: block
+    apps: [web]
+    json_schema:
+      required: [sku]
+)";
+
+std::string details_json(const Violation& v) {
+  return Bson(codec::BsonView{v.details.data(), static_cast<uint32_t>(v.details.size())}).json();
+}
+
+class EngineSchemaTest : public ::testing::Test {
+ protected:
+  void use(const std::string& yaml) {
+    engine = std::make_unique<Engine>(parse_rules(YAML::Load(yaml), "test.yaml"), &counts, nullptr);
+  }
+  Verdict inspect(const Message& m, std::string_view app = "test-app") {
+    RequestContext ctx{app, "127.0.0.1:5000"};
+    return engine->inspect(m.cmd, ctx);
+  }
+  Counting counts;
+  std::unique_ptr<Engine> engine;
+};
+
+TEST_F(EngineSchemaTest, AnInsertFailingTheSchemaIsBlockedWithTheServersDetails) {
+  use(kRules);
+  auto m =
+      request(R"({"insert": "products", "$db": "shop", "ordered": false})", "documents",
+              {R"({"_id": 1, "name": "a", "price": 1})", R"({"_id": 2, "name": "b", "price": "1"})",
+               R"({"_id": 3, "name": "c", "price": 2, "sku": "ABC-1"})"});
+  Verdict v = inspect(*m);
+  ASSERT_EQ(v.violations.size(), 1u);
+  const Violation& viol = v.violations[0];
+  EXPECT_EQ(viol.kind, RuleKind::kJsonSchema);
+  EXPECT_EQ(std::string(rule_name(viol.kind)), "json_schema");
+  EXPECT_EQ(viol.statement_index, 1);
+  EXPECT_EQ(viol.field_path, "price");
+  EXPECT_EQ(v.blocked_statements, std::vector<int32_t>{1});
+  EXPECT_EQ(
+      details_json(viol),
+      R"({ "operatorName" : "$jsonSchema", "schemaRulesNotSatisfied" : [ { "operatorName" : "properties", "propertiesNotSatisfied" : [ { "propertyName" : "price", "details" : [ { "operatorName" : "bsonType", "specifiedAs" : { "bsonType" : "number" }, "reason" : "type did not match", "consideredValue" : "1", "consideredType" : "string" } ] } ] } ] })");
+  EXPECT_EQ(counts.violations["json_schema:block:test-app"], 1);
+}
+
+TEST_F(EngineSchemaTest, ReplacementsAndUpdatesAreJudged) {
+  use(kRules);
+  auto replace = request(
+      R"({"update": "products", "$db": "shop", "updates": [{"q": {"_id": 1}, "u": {"name": "x"}, "upsert": true}]})");
+  Verdict v = inspect(*replace);
+  ASSERT_EQ(v.violations.size(), 1u);
+  EXPECT_NE(details_json(v.violations[0]).find(R"("missingProperties" : [ "price" ])"),
+            std::string::npos);
+
+  auto set = request(
+      R"({"update": "products", "$db": "shop", "updates": [{"q": {"_id": 1}, "u": {"$set": {"sku": "nope"}}}]})");
+  v = inspect(*set);
+  ASSERT_EQ(v.violations.size(), 1u);
+  EXPECT_EQ(v.violations[0].field_path, "sku");
+  EXPECT_EQ(v.blocked_statements, std::vector<int32_t>{0});
+
+  auto unset = request(
+      R"({"update": "products", "$db": "shop", "updates": [{"q": {"_id": 1}, "u": {"$unset": {"price": ""}}}]})");
+  v = inspect(*unset);
+  ASSERT_EQ(v.violations.size(), 1u);
+  EXPECT_EQ(v.violations[0].field_path, "price");
+
+  auto fine = request(
+      R"({"update": "products", "$db": "shop", "updates": [{"q": {"_id": 1}, "u": {"$set": {"price": 3}}}]})");
+  EXPECT_TRUE(inspect(*fine).violations.empty());
+
+  // A $push onto an array whose maxItems depends on the stored length: passed and counted.
+  auto push = request(
+      R"({"update": "products", "$db": "shop", "updates": [{"q": {"_id": 1}, "u": {"$push": {"tags": "x"}}}]})");
+  EXPECT_TRUE(inspect(*push).violations.empty());
+  EXPECT_EQ(counts.unjudged["shop.products"], 1);
+}
+
+TEST_F(EngineSchemaTest, CandidatesCountPerAppAndBlockNothing) {
+  use(kRules);
+  auto m = request(R"({"insert": "products", "$db": "shop"})", "documents",
+                   {R"({"_id": 1, "name": "a", "price": 1})"});
+  Verdict web = inspect(*m, "web");
+  EXPECT_FALSE(web.any_block());
+  EXPECT_EQ(counts.candidates["json_schema:block:web"], 1);
+  Verdict other = inspect(*m, "batch");
+  EXPECT_FALSE(other.any_block());
+  EXPECT_EQ(counts.candidates.count("json_schema:block:batch"), 0u);
+}
+
+TEST_F(EngineSchemaTest, OtherNamespacesAreNotJudged) {
+  use(kRules);
+  auto m = request(R"({"insert": "orders", "$db": "shop"})", "documents", {R"({"_id": 1})"});
+  EXPECT_TRUE(inspect(*m).violations.empty());
+}
+
+TEST(SchemaConfigTest, AnUnsupportedKeywordIsRefusedWithItsLine) {
+  const std::string e = error_of(R"(
+rules:
+  - match: "shop.users"
+    json_schema:
+      properties:
+        email:
+          bsonType: string
+          format: email
+)");
+  EXPECT_NE(e.find("test.yaml:8:"), std::string::npos) << e;
+  EXPECT_NE(e.find("rules[0].json_schema.properties.email.format"), std::string::npos) << e;
+  EXPECT_NE(e.find("'format' is not supported"), std::string::npos) << e;
+  EXPECT_NE(error_of("rules:\n  - match: a.b\n    json_schema: {type: integer}\n").find("integer"),
+            std::string::npos);
+  EXPECT_NE(error_of("rules:\n  - match: a.b\n    json_schema: [1]\n").find("expected a mapping"),
+            std::string::npos);
+}
+
+TEST(SchemaConfigTest, YamlScalarsBecomeTheirJsonTypes) {
+  auto set = parse_rules(YAML::Load(R"(
+rules:
+  - match: "a.b"
+    json_schema:
+      properties:
+        n: { enum: [1, 2.5, "3", true, null] }
+)"),
+                         "test.yaml");
+  const auto& schema = *set->rules()[0].json_schema;
+  for (const char* ok :
+       {R"({"n": 1})", R"({"n": 2.5})", R"({"n": "3"})", R"({"n": true})", R"({"n": null})"}) {
+    Bson d(ok);
+    EXPECT_TRUE(schema.matches(d.view())) << ok;
+  }
+  Bson bad(R"({"n": 3})");
+  EXPECT_FALSE(schema.matches(bad.view()));
+}
+
+TEST(SchemaConfigTest, ReadsTheFileDocguardValidatorWrites) {
+  const std::string dir = ::testing::TempDir();
+  {
+    std::ofstream f(dir + "/products.validator.json");
+    f << R"({
+  "collMod": "products",
+  "validator": {"$jsonSchema": {"bsonType": "object", "required": ["name"], "properties": {"name": {"bsonType": "string"}}}},
+  "validationLevel": "moderate",
+  "validationAction": "error"
+})";
+    std::ofstream g(dir + "/bare.json");
+    g << R"({"required": ["a"]})";
+    std::ofstream h(dir + "/bad.json");
+    h << R"({"properties": {"a": {"$ref": "#/x"}}})";
+  }
+  auto set = parse_rules(YAML::Load(R"(
+rules:
+  - match: "shop.products"
+    json_schema_file: products.validator.json
+  - match: "shop.other"
+    json_schema_file: bare.json
+)"),
+                         dir + "/docguard.yaml");
+  Bson named(R"({"name": "x"})"), unnamed(R"({"x": 1})");
+  EXPECT_TRUE(set->rules()[0].json_schema->matches(named.view()));
+  EXPECT_FALSE(set->rules()[0].json_schema->matches(unnamed.view()));
+  EXPECT_FALSE(set->rules()[1].json_schema->matches(named.view()));
+  const std::string e =
+      error_of("rules:\n  - match: a.b\n    json_schema_file: bad.json\n", dir + "/docguard.yaml");
+  EXPECT_NE(e.find("properties.a.$ref"), std::string::npos) << e;
+  EXPECT_NE(error_of("rules:\n  - match: a.b\n    json_schema_file: missing.json\n",
+                     dir + "/docguard.yaml")
+                .find("cannot read"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace docguard::rules

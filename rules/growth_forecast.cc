@@ -84,6 +84,11 @@ void GrowthSeries::observe(double seconds, uint32_t length) {
     restart(seconds, length);
     return;
   }
+  if (length < last_length() && size_ >= 2 && length >= lengths_[size_ - 2]) {
+    // Between the last two lengths: a read that raced the last push (the read saw the document
+    // before it landed), not a trim. It says nothing new.
+    return;
+  }
   if (length < last_length()) {
     // Trimmed ($pop, $pull, $slice in a write docguard did not see): the application bounds
     // it. The series keeps only this length; the flag stays until the array is written whole.

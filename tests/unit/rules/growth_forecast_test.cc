@@ -61,6 +61,15 @@ TEST(GrowthRateTest, ShrinkingArraysHaveNoRate) {
   EXPECT_FALSE(s.rate(101)) << "a trimmed array grows again but stays bounded by its app";
 }
 
+TEST(GrowthRateTest, AReadThatRacedAPushIsNoShrink) {
+  GrowthSeries s = steady(0, 1, 1, 50);  // 50 after the last push
+  s.observe(50.5, 49);                   // read before the last push landed
+  EXPECT_FALSE(s.shrank());
+  EXPECT_NEAR(*s.rate(51), 1.0, 0.05);
+  s.observe(52, 20);  // well below: trimmed
+  EXPECT_TRUE(s.shrank());
+}
+
 TEST(GrowthRateTest, ReplacementStartsANewHistory) {
   GrowthSeries s = steady(0, 10, 1, 100);  // fast: 10/s
   ASSERT_NEAR(*s.rate(100), 10, 0.1);

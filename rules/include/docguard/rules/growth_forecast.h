@@ -60,7 +60,8 @@ class GrowthSeries {
   // Written whole (insert, replacement, $set of the array): a new history.
   void restart(double seconds, uint32_t length);
   // A length seen at `seconds`: a push's result or a read of the stored document. A length
-  // below the last one means something trims the array: no forecast until it is restarted.
+  // below the one before the last push means something trims the array: no forecast until it
+  // is restarted (one between the last two is a read that raced the last push: ignored).
   void observe(double seconds, uint32_t length);
   // A push with $slice: the application keeps the array bounded, no forecast until restarted.
   void mark_bounded() { bounded_ = true; }

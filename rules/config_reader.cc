@@ -64,7 +64,7 @@ std::optional<std::chrono::milliseconds> parse_duration(std::string_view text) {
   if (!parsed) return std::nullopt;
   auto [value, suffix] = *parsed;
   static constexpr std::pair<std::string_view, double> kUnits[] = {
-      {"ms", 1}, {"s", 1e3}, {"m", 60e3}, {"min", 60e3}, {"h", 3600e3}};
+      {"ms", 1}, {"s", 1e3}, {"m", 60e3}, {"min", 60e3}, {"h", 3600e3}, {"d", 86400e3}};
   for (const auto& [name, factor] : kUnits) {
     if (iequals(suffix, name)) {
       return std::chrono::milliseconds(static_cast<int64_t>(value * factor));

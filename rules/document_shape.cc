@@ -204,7 +204,7 @@ void UpdateShape::measure(const codec::BsonView& update, bool is_pipeline) {
 }
 
 void UpdateShape::add_growth(std::string_view path, const char* op, uint32_t elements,
-                             bool has_slice, uint32_t slice_cap) {
+                             bool has_slice, uint32_t slice_cap, uint32_t bytes) {
   if (growth_count_ == growth_.size()) growth_.emplace_back();
   ArrayGrowth& g = growth_[growth_count_++];
   g.path = normalize_field_path(path);
@@ -212,6 +212,7 @@ void UpdateShape::add_growth(std::string_view path, const char* op, uint32_t ele
   g.elements = elements;
   g.has_slice = has_slice;
   g.slice_cap = slice_cap;
+  g.bytes = bytes;
 }
 
 void UpdateShape::operator_document(const codec::BsonView& update) {
@@ -240,6 +241,9 @@ void UpdateShape::operator_document(const codec::BsonView& update) {
       uint32_t elements = 1;
       bool has_slice = false;
       uint32_t cap = 0;
+      // One element in the stored array: type byte, index key (a few digits and its NUL), value.
+      constexpr uint32_t kElementHeader = 4;
+      uint32_t bytes = field.value_size + kElementHeader;
       if (field.type == BSON_TYPE_DOCUMENT) {
         // {$each: [...], $slice: N, ...} modifiers; a plain document is one element.
         bool has_each = false;
@@ -249,8 +253,11 @@ void UpdateShape::operator_document(const codec::BsonView& update) {
           if (mod.key == "$each") {
             has_each = true;
             each = 0;
+            bytes = 0;
             if (mod.type == BSON_TYPE_ARRAY) {
               for (Elements e(mod.value, mod.value_size); e.next();) ++each;
+              // The $each array's elements, without its length prefix and terminator.
+              bytes = mod.value_size > 5 ? mod.value_size - 5 : 0;
             }
           } else if (mod.key == "$slice" && push) {
             int64_t n = 0;
@@ -263,7 +270,7 @@ void UpdateShape::operator_document(const codec::BsonView& update) {
         if (has_each) elements = each;
         if (!has_each) has_slice = false;  // $slice without $each is not a modifier
       }
-      add_growth(path, push ? "$push" : "$addToSet", elements, has_slice, cap);
+      add_growth(path, push ? "$push" : "$addToSet", elements, has_slice, cap, bytes);
     }
   }
 }

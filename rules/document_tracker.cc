@@ -35,7 +35,7 @@ void DocumentTracker::set_limits(uint32_t capacity, uint32_t max_fields) {
     while (s.live > s.capacity) evict(s);
     if (s.capacity == 0) {
       // Tracking is off: give the memory back.
-      s.entries = {};
+      std::vector<Entry>().swap(s.entries);
       s.slots = {};
       s.head = s.tail = s.free = kNone;
     }
@@ -165,16 +165,17 @@ void DocumentTracker::evict(Shard& s) {
 }
 
 void DocumentTracker::record(std::string_view key, std::string_view path, uint32_t length,
-                             bool read_from_store) {
+                             bool read_from_store, double now, uint32_t document_bytes) {
   const uint64_t hash = hash_of(key);
   Shard& s = shard_for(hash);
   std::lock_guard lock(s.mutex);
   if (s.capacity == 0) return;
-  record_locked(s, hash, key, path, length, read_from_store);
+  record_locked(s, hash, key, path, length, read_from_store, now, document_bytes);
 }
 
 void DocumentTracker::record_locked(Shard& s, uint64_t hash, std::string_view key,
-                                    std::string_view path, uint32_t length, bool read_from_store) {
+                                    std::string_view path, uint32_t length, bool read_from_store,
+                                    double now, uint32_t document_bytes) {
   uint32_t index = find(s, hash, key, nullptr);
   if (index == kNone) {
     if (s.live >= s.capacity) evict(s);
@@ -190,6 +191,7 @@ void DocumentTracker::record_locked(Shard& s, uint64_t hash, std::string_view ke
     e.key.assign(key);
     e.used_lengths = 0;
     e.read_from_store = false;
+    e.document_bytes = 0;
     insert_slot(s, hash, index);
     ++s.live;
     push_front(s, index);
@@ -198,13 +200,30 @@ void DocumentTracker::record_locked(Shard& s, uint64_t hash, std::string_view ke
   }
   Entry& e = s.entries[index];
   e.read_from_store = e.read_from_store || read_from_store;
+  e.recorded_at = now;
+  if (document_bytes > 0) e.document_bytes = document_bytes;
   for (size_t i = 0; i < e.used_lengths; ++i) {
     if (e.lengths[i].first == path) {
       e.lengths[i].second = length;
+      if (i < e.growth.size() && e.growth[i] != nullptr && e.growth[i]->series.size() > 0) {
+        GrowthSeries& series = e.growth[i]->series;
+        if (now < 0) {
+          *e.growth[i] = Growth{};  // untimed: the history cannot go on
+        } else if (read_from_store) {
+          series.observe(now, length);
+        } else {
+          series.restart(now, length);  // written whole: a new history
+          e.growth[i]->told = false;
+        }
+      }
       return;
     }
   }
   if (e.used_lengths >= max_fields_) return;
+  // The slot's growth state, if any, was another path's.
+  if (e.used_lengths < e.growth.size() && e.growth[e.used_lengths] != nullptr) {
+    *e.growth[e.used_lengths] = Growth{};
+  }
   if (e.used_lengths < e.lengths.size()) {
     e.lengths[e.used_lengths].first.assign(path);
     e.lengths[e.used_lengths].second = length;
@@ -217,7 +236,8 @@ void DocumentTracker::record_locked(Shard& s, uint64_t hash, std::string_view ke
 std::optional<DocumentTracker::Grown> DocumentTracker::grow(std::string_view key,
                                                             std::string_view path,
                                                             uint32_t elements,
-                                                            std::optional<uint32_t> cap) {
+                                                            std::optional<uint32_t> cap,
+                                                            const Push* push) {
   const uint64_t hash = hash_of(key);
   Shard& s = shard_for(hash);
   std::lock_guard lock(s.mutex);
@@ -228,10 +248,13 @@ std::optional<DocumentTracker::Grown> DocumentTracker::grow(std::string_view key
   for (size_t i = 0; i < e.used_lengths; ++i) {
     auto& [p, l] = e.lengths[i];
     if (p == path) {
+      const uint32_t before = l;
       uint64_t grown = static_cast<uint64_t>(l) + elements;
       if (cap) grown = std::min<uint64_t>(grown, *cap);
       l = static_cast<uint32_t>(std::min<uint64_t>(grown, UINT32_MAX));
-      return Grown{l, e.read_from_store};
+      Grown result{l, e.read_from_store};
+      if (push != nullptr) note_push(e, i, before, l, elements, cap, *push, result);
+      return result;
     }
   }
   return std::nullopt;

@@ -137,6 +137,9 @@ struct Engine::Scope {
   // The client's app as the sinks label it (tracking.max_apps); set only when recording with
   // a sink.
   std::string_view app = {};
+  // Steady seconds for the growth forecast, read once per command when first needed (< 0: not
+  // yet).
+  double seconds = -1;
 
   void add(RuleKind kind, const Bound& bound, std::string_view path, double measured, int32_t index,
            const bson_iter_t* id, Action action) {

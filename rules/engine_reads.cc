@@ -144,6 +144,7 @@ void Engine::observe_reply(const codec::CommandView& request, const codec::OpMsg
   Scratch& sc = scratch();
   bson_iter_t doc;
   if (!bson_iter_init_from_data(&doc, batch.data, batch.size)) return;
+  const double now = track ? seconds_now() : -1;
   while (bson_iter_next(&doc)) {
     if (!BSON_ITER_HOLDS_DOCUMENT(&doc)) continue;
     DocumentShape& shape = sc.shape;
@@ -153,7 +154,7 @@ void Engine::observe_reply(const codec::CommandView& request, const codec::OpMsg
     if (track && shape.has_id() && shape.array_count() > 0) {
       DocumentTracker::make_key(db, coll, shape.id(), &sc.key);
       for (const ArrayMeasure* a = shape.arrays_begin(); a != shape.arrays_end(); ++a) {
-        tracker_.record(sc.key, a->path, a->length, true);
+        tracker_.record(sc.key, a->path, a->length, true, now, shape.bytes());
       }
     }
   }
@@ -173,8 +174,9 @@ void Engine::learn_stored_document(std::string_view db, std::string_view coll,
   shape.measure(document);
   if (!shape.has_id() || shape.array_count() == 0) return;
   DocumentTracker::make_key(db, coll, shape.id(), &sc.key);
+  const double now = seconds_now();
   for (const ArrayMeasure* a = shape.arrays_begin(); a != shape.arrays_end(); ++a) {
-    tracker_.record(sc.key, a->path, a->length, true);
+    tracker_.record(sc.key, a->path, a->length, true, now, shape.bytes());
   }
 }
 

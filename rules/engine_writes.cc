@@ -55,8 +55,9 @@ void Engine::inspect_insert(Scope& s, const codec::BsonView& doc, int32_t index)
   record_shape(s.stats, measurements_, shape, "insert", true, s.rules.tracking().max_field_paths);
   if (shape.has_id() && shape.array_count() > 0 && s.tracks_arrays() && !s.blocked(index)) {
     DocumentTracker::make_key(s.db, s.coll, shape.id(), &sc.key);
+    const double now = seconds_of(s);
     for (const ArrayMeasure* a = shape.arrays_begin(); a != shape.arrays_end(); ++a) {
-      tracker_.record(sc.key, a->path, a->length);
+      tracker_.record(sc.key, a->path, a->length, false, now, shape.bytes());
     }
   }
 }
@@ -89,9 +90,10 @@ void Engine::inspect_update(Scope& s, const codec::BsonView& q, const codec::Bso
     record_shape(s.stats, measurements_, shape, "replace", true, max_fields);
     if (track && id != nullptr && !s.blocked(index)) {
       DocumentTracker::make_key(s.db, s.coll, *id, &sc.key);
-      tracker_.forget(sc.key);
+      tracker_.forget(sc.key);  // a replacement starts every growth history again
+      const double now = seconds_of(s);
       for (const ArrayMeasure* a = shape.arrays_begin(); a != shape.arrays_end(); ++a) {
-        tracker_.record(sc.key, a->path, a->length);
+        tracker_.record(sc.key, a->path, a->length, false, now, shape.bytes());
       }
     }
     return;
@@ -113,8 +115,9 @@ void Engine::inspect_update(Scope& s, const codec::BsonView& q, const codec::Bso
   if (set_values.array_count() > 0 && !s.dry_run) {
     record_shape(s.stats, measurements_, set_values, "update", false, max_fields);
     if (track && id != nullptr && !s.blocked(index)) {
+      const double now = seconds_of(s);
       for (const ArrayMeasure* a = set_values.arrays_begin(); a != set_values.arrays_end(); ++a) {
-        tracker_.record(sc.key, a->path, a->length);
+        tracker_.record(sc.key, a->path, a->length, false, now);
       }
     }
   }
@@ -160,34 +163,46 @@ void Engine::inspect_update(Scope& s, const codec::BsonView& q, const codec::Bso
     }
   }
   if (!track || id == nullptr || s.blocked(index)) return;
+  const Bound* document_bound = l.document_bytes.strictest();
   for (size_t i = 0; i < update.growth_count(); ++i) {
     const ArrayGrowth& g = update.growth()[i];
     const Limit* by_path = by_paths[i];
-    {
-      auto cap = g.has_slice ? std::optional<uint32_t>(g.slice_cap) : std::nullopt;
+    const Bound* strict = l.array_length_any.strictest();
+    if (by_path != nullptr) {
+      const Bound* p = by_path->strictest();
+      if (strict == nullptr || (p != nullptr && p->value < strict->value)) strict = p;
+    }
+    auto cap = g.has_slice ? std::optional<uint32_t>(g.slice_cap) : std::nullopt;
+    std::optional<DocumentTracker::Grown> grown;
+    if (s.dry_run) {
       // A dry run reads what the push would make of the length and leaves it as it is.
-      auto grown = s.dry_run ? tracker_.would_grow(sc.key, g.path, g.elements, cap)
-                             : tracker_.grow(sc.key, g.path, g.elements, cap);
-      if (grown) {
-        const Bound* strict = l.array_length_any.strictest();
-        if (by_path != nullptr) {
-          const Bound* p = by_path->strictest();
-          if (strict == nullptr || (p != nullptr && p->value < strict->value)) strict = p;
-        }
-        // A length added up from forwarded writes only is an estimate (pulls and writes that
-        // bypass docguard are not seen): warn, never block. One read from the stored document
-        // (a sampled read, docguard's introspection) is a fact, and the rule's action applies.
-        // A push that alone passes the bound was reported above already.
-        const double grows_to = g.has_slice ? g.slice_cap : g.elements;
-        if (strict != nullptr && grown->length > strict->value && grows_to <= strict->value) {
-          const Action action =
-              grown->read_from_store ? strict->action : weaker(strict->action, Action::kWarn);
-          s.add(RuleKind::kTrackedArrayLength, *strict, g.path, grown->length, index, id, action);
-          // Refused: the push never happens, so the length goes back to what it was (no $slice
-          // here: a capped push cannot pass the bound).
-          if (action == Action::kBlock && !s.dry_run)
-            tracker_.record(sc.key, g.path, grown->length - g.elements);
-        }
+      grown = tracker_.would_grow(sc.key, g.path, g.elements, cap);
+    } else {
+      // The push goes into the path's growth history for the forecast.
+      DocumentTracker::Push push;
+      push.now = seconds_of(s);
+      push.bytes = g.bytes;
+      push.array_bound = strict != nullptr ? strict->value : 0;
+      push.document_bound = document_bound != nullptr ? document_bound->value : 0;
+      push.horizon = forecast_horizon();
+      grown = tracker_.grow(sc.key, g.path, g.elements, cap, &push);
+    }
+    if (!grown) continue;
+    if (grown->entered_horizon)
+      log_entered_horizon(s, g.path, *grown->entered_horizon, grown->length);
+    // A length added up from forwarded writes only is an estimate (pulls and writes that
+    // bypass docguard are not seen): warn, never block. One read from the stored document
+    // (a sampled read, docguard's introspection) is a fact, and the rule's action applies.
+    // A push that alone passes the bound was reported above already.
+    const double grows_to = g.has_slice ? g.slice_cap : g.elements;
+    if (strict != nullptr && grown->length > strict->value && grows_to <= strict->value) {
+      const Action action =
+          grown->read_from_store ? strict->action : weaker(strict->action, Action::kWarn);
+      s.add(RuleKind::kTrackedArrayLength, *strict, g.path, grown->length, index, id, action);
+      // Refused: the push never happens, so the length goes back to what it was (no $slice
+      // here: a capped push cannot pass the bound).
+      if (action == Action::kBlock && !s.dry_run) {
+        tracker_.undo_grow(sc.key, g.path, g.elements, g.bytes);
       }
     }
   }

@@ -70,7 +70,8 @@ void LiveAdvisor::detect_documents_locked(const Namespace& ns, std::vector<Findi
   }
 }
 
-void LiveAdvisor::detect_locked(std::vector<Finding>& out) const {
+void LiveAdvisor::detect_locked(std::vector<Finding>& out,
+                                const std::vector<ApproachingLimit>& approaching) const {
   const AdvisorSettings& s = settings_;
   for (const auto& [name, ns_ptr] : namespaces_) {
     const Namespace& ns = *ns_ptr;
@@ -192,7 +193,29 @@ void LiveAdvisor::detect_locked(std::vector<Finding>& out) const {
     name_apps_locked(ns, out, namespace_first);
   }
   detect_collections_locked(out);
+  for (const ApproachingLimit& row : approaching) {
+    if (row.within_horizon) out.push_back(approaching_limit_finding(row, s));
+  }
   sort_findings(out);
+}
+
+void LiveAdvisor::set_forecast_source(std::function<std::vector<rules::PathForecast>()> source) {
+  forecast_source_ = std::move(source);
+}
+
+std::vector<rules::PathForecast> LiveAdvisor::forecasts() const {
+  return forecast_source_ ? forecast_source_() : std::vector<rules::PathForecast>{};
+}
+
+std::vector<ApproachingLimit> LiveAdvisor::approaching_locked(
+    const std::vector<rules::PathForecast>& forecasts) const {
+  std::vector<ApproachingLimit> rows =
+      approaching_limits(forecasts, settings_, settings_.forecast_report_rows);
+  for (ApproachingLimit& row : rows) {
+    auto it = namespaces_.find(row.db + "." + row.collection);
+    if (it != namespaces_.end()) row.apps = it->second->push_apps.top(kAppsPerFinding);
+  }
+  return rows;
 }
 
 // Attributed per namespace and kind of traffic, not per finding: what it costs is three small
@@ -224,13 +247,14 @@ void LiveAdvisor::detect_collections_locked(std::vector<Finding>& out) const {
 }
 
 std::vector<Finding> LiveAdvisor::findings() const {
+  const std::vector<rules::PathForecast> growing = forecasts();  // the engine's locks, not ours
   std::lock_guard lock(mutex_);
   std::vector<Finding> out;
-  detect_locked(out);
+  detect_locked(out, approaching_locked(growing));
   return out;
 }
 
-ReportInput LiveAdvisor::report_locked() const {
+ReportInput LiveAdvisor::report_locked(const std::vector<rules::PathForecast>& forecasts) const {
   ReportInput input;
   input.source = "live traffic through docguard (commands sampled 1 in " +
                  std::to_string(settings_.live_sample_every) + ")";
@@ -251,14 +275,16 @@ ReportInput LiveAdvisor::report_locked() const {
       input.lookups.push_back({name, ns->profile.db() + "." + from, info.count});
     }
   }
-  detect_locked(input.findings);
+  input.approaching_limits = approaching_locked(forecasts);
+  detect_locked(input.findings, input.approaching_limits);
   input.unknown_facts = unknown_facts_locked();
   return input;
 }
 
 std::string LiveAdvisor::render(ReportFormat format) const {
+  const std::vector<rules::PathForecast> growing = forecasts();
   std::lock_guard lock(mutex_);
-  return advisor::render(report_locked(), format);
+  return advisor::render(report_locked(growing), format);
 }
 
 }  // namespace docguard::advisor

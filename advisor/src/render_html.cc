@@ -172,6 +172,7 @@ std::string render_html(const ReportInput& input) {
                     "</h1><p class='muted'>" + html_escape(input.source) + "</p>";
   out += "<h2>Findings (" + std::to_string(input.findings.size()) + ")</h2>" +
          findings_table(input.findings);
+  out += approaching_limits_html(input.approaching_limits);
   if (!input.unknown_facts.empty()) {
     out +=
         "<h2>Unknown facts</h2><p class='muted'>The findings that need these are left out.</p>"

@@ -102,6 +102,7 @@ std::string render_text(const ReportInput& input) {
            std::to_string(p->max_depth()) + ", " + metadata_summary(p->metadata()) + "\n";
     out += findings_of(input, p->db(), p->collection());
   }
+  out += approaching_limits_text(input.approaching_limits);
   if (!input.unknown_facts.empty()) {
     out += "\nunknown facts (findings that need them are left out):\n";
     for (const std::string& line : input.unknown_facts) out += "  " + line + "\n";
@@ -172,7 +173,8 @@ std::string render_json(const ReportInput& input) {
            "\", \"to\": \"" + json_escape(e.to_ns) + "\", \"count\": " + std::to_string(e.count) +
            "}";
   }
-  out += "],\n \"unknown_facts\": [";
+  out += "],\n \"approaching_limits\": " + approaching_limits_json(input.approaching_limits);
+  out += ",\n \"unknown_facts\": [";
   for (size_t i = 0; i < input.unknown_facts.size(); ++i) {
     out += std::string(i ? ", " : "") + "\"" + json_escape(input.unknown_facts[i]) + "\"";
   }

@@ -123,6 +123,8 @@ awaitable<HttpResponse> route_admin(const std::string& method, const std::string
     rt.metrics.upstream_up.Set((plain_single ? co_await upstream_reachable(rt) : writable) ? 1 : 0);
     rt.metrics.update_array_gauges(rt.engine);
     rt.metrics.update_findings(rt.advisor.findings());
+    rt.limit_etas.update(rt.engine.limit_forecasts(),
+                         rt.config.advisor.forecast_series_per_namespace);
     rt.introspection_metrics.update_collections(rt.advisor.collection_facts());
     co_return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", rt.metrics.serialize()};
   }

@@ -58,6 +58,8 @@ void apply_advisor_yaml(const rules::ConfigReader& r, const YAML::Node& n,
       {"unindexed_query_min", &a.unindexed_query_min, nullptr},
       {"query_shapes_per_collection", nullptr, &a.query_shapes_per_collection},
       {"subset_min_document_bytes", &a.subset_min_document_bytes, nullptr},
+      {"forecast_series_per_namespace", nullptr, &a.forecast_series_per_namespace},
+      {"forecast_report_rows", nullptr, &a.forecast_report_rows},
   };
   struct Ratio {
     const char* name;
@@ -88,6 +90,15 @@ void apply_advisor_yaml(const rules::ConfigReader& r, const YAML::Node& n,
       } catch (const std::exception&) {
         r.fail(kv.second, where, "expected a number");
       }
+    }
+    if (key == "forecast_horizon") {
+      known = true;
+      // A duration; past a year a forecast says nothing (rates change long before).
+      const double seconds = static_cast<double>(r.duration(kv.second, where).count()) / 1000;
+      if (seconds < 1 || seconds > 366 * 86400.0) {
+        r.fail(kv.second, where, "must be between 1s and 366d");
+      }
+      a.forecast_horizon = seconds;
     }
     if (key == "report_missing_validator") {
       known = true;

@@ -5,7 +5,8 @@
 // N=1 and N=1+K: the difference divided by K is the cost of one message without start-up.
 //
 // Usage: docguard_message_path MESSAGE N, MESSAGE one of small_insert, find,
-// insert_1mib, bulk_push_update, schema_insert, unvalidated_insert (`list` prints them).
+// insert_1mib, bulk_push_update, schema_insert, unvalidated_insert, tracked_push_update
+// (`list` prints them).
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
@@ -161,6 +162,56 @@ std::vector<uint8_t> twenty_field_insert(const char* collection) {
   return codec::OpMsgBuilder(kRequestId, 0).body(body.get()).sequence("documents", {doc}).finish();
 }
 
+// insert of `count` documents {_id: i, tags: ["a", "b"]}: known to the tracker afterwards.
+std::vector<uint8_t> tracked_documents_insert(int count) {
+  codec::OwnedBson body;
+  BSON_APPEND_UTF8(body.get(), "insert", "items");
+  bson_t documents;
+  BSON_APPEND_ARRAY_BEGIN(body.get(), "documents", &documents);
+  for (int i = 0; i < count; ++i) {
+    bson_t doc, tags;
+    const std::string key = std::to_string(i);
+    bson_append_document_begin(&documents, key.c_str(), -1, &doc);
+    BSON_APPEND_INT32(&doc, "_id", i);
+    BSON_APPEND_ARRAY_BEGIN(&doc, "tags", &tags);
+    BSON_APPEND_UTF8(&tags, "0", "a");
+    BSON_APPEND_UTF8(&tags, "1", "b");
+    bson_append_array_end(&doc, &tags);
+    bson_append_document_end(&documents, &doc);
+  }
+  bson_append_array_end(body.get(), &documents);
+  BSON_APPEND_UTF8(body.get(), "$db", "bench");
+  return codec::OpMsgBuilder(kRequestId, 0).body(body.get()).finish();
+}
+
+// update with `count` statements {q: {_id: i}, u: {$push: {tags: "<200 bytes>"}}} onto tracked
+// documents, without $slice: each push goes into the document's growth history (the forecast).
+std::vector<uint8_t> tracked_push_update(int count) {
+  codec::OwnedBson body;
+  BSON_APPEND_UTF8(body.get(), "update", "items");
+  BSON_APPEND_BOOL(body.get(), "ordered", true);
+  bson_t updates;
+  BSON_APPEND_ARRAY_BEGIN(body.get(), "updates", &updates);
+  const std::string element(200, 'x');
+  for (int i = 0; i < count; ++i) {
+    bson_t st, q, u, push;
+    const std::string key = std::to_string(i);
+    bson_append_document_begin(&updates, key.c_str(), -1, &st);
+    BSON_APPEND_DOCUMENT_BEGIN(&st, "q", &q);
+    BSON_APPEND_INT32(&q, "_id", i);
+    bson_append_document_end(&st, &q);
+    BSON_APPEND_DOCUMENT_BEGIN(&st, "u", &u);
+    BSON_APPEND_DOCUMENT_BEGIN(&u, "$push", &push);
+    BSON_APPEND_UTF8(&push, "tags", element.c_str());
+    bson_append_document_end(&u, &push);
+    bson_append_document_end(&st, &u);
+    bson_append_document_end(&updates, &st);
+  }
+  bson_append_array_end(body.get(), &updates);
+  BSON_APPEND_UTF8(body.get(), "$db", "bench");
+  return codec::OpMsgBuilder(kRequestId, 0).body(body.get()).finish();
+}
+
 // The request with the reply the stub upstream would give; false for an unknown name.
 bool make(const std::string& name, std::vector<uint8_t>& request, std::vector<uint8_t>& answer) {
   if (name == "small_insert") {
@@ -181,6 +232,9 @@ bool make(const std::string& name, std::vector<uint8_t>& request, std::vector<ui
   } else if (name == "bulk_push_update") {
     request = bulk_push_update(100);
     answer = write_reply(100);
+  } else if (name == "tracked_push_update") {
+    request = tracked_push_update(100);
+    answer = write_reply(100);
   } else {
     return false;
   }
@@ -196,7 +250,8 @@ int main(int argc, char** argv) {
   using namespace docguard;
   if (argc == 2 && std::strcmp(argv[1], "list") == 0) {
     std::puts(
-        "small_insert\nfind\ninsert_1mib\nbulk_push_update\nschema_insert\nunvalidated_insert");
+        "small_insert\nfind\ninsert_1mib\nbulk_push_update\nschema_insert\nunvalidated_insert\n"
+        "tracked_push_update");
     return 0;
   }
   if (argc != 3) {
@@ -217,6 +272,16 @@ int main(int argc, char** argv) {
   proxy::ProxyRuntime runtime(config);
   proxy::SessionHost host(runtime);
   conversation::Conversation conv(runtime.engine, runtime.conversation, "127.0.0.1:1", host);
+  if (std::strcmp(argv[1], "tracked_push_update") == 0) {
+    // The pushed documents are inserted first, in every run: the guard's difference of two runs
+    // leaves this out.
+    const auto insert = tracked_documents_insert(100);
+    std::vector<uint8_t> setup(insert.begin(), insert.end());
+    conv.on_request(setup);
+    conv.release_request_buffer();
+    conv.on_reply(write_reply(100));
+    conv.release_reply_buffer();
+  }
   long forwarded = 0;
   for (long i = 0; i < n; ++i) {
     // What Session does per message, in order, without its reads and writes.

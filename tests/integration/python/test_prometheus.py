@@ -4,10 +4,10 @@ return data.
 This module starts its own FerretDB + docguard (with a rules config written here) and Prometheus
 (/usr/bin/prometheus, Debian package `prometheus`) on free 127.0.0.1 ports, scraping docguard's
 admin listener every second and loading deploy/prometheus/alerts.yml. A background thread keeps a
-workload going (inserts, replaces, $push growth, reads, $lookup aggregates, writes that break warn
-and block rules, also from a client app named "checkout", writes a candidate rule would block,
-malformed frames), so every counter keeps moving and rate() always has two
-samples. Then:
+workload going (inserts, replaces, $push growth: capped, and one array that only grows, so its
+forecast is exported; reads, $lookup aggregates, writes that break warn and block rules, also from
+a client app named "checkout", writes a candidate rule would block, malformed frames), so every
+counter keeps moving and rate() always has two samples. Then:
 
   * every PromQL expression of deploy/grafana/dashboards/docguard.json (template variables
     substituted: all values, and one concrete db with a multi-value collection) must return data;
@@ -170,6 +170,10 @@ class Workload(threading.Thread):
                                                    "reviews": [{"stars": 1}] * 40})
         db.products.update_one({"_id": f"r{i}"}, {"$push": {"reviews": {
             "$each": [{"stars": 5}, {"stars": 4}], "$slice": -45}}})
+        # an array that only grows (no $slice): forecast to reach max_array_length within minutes
+        if i == 0:
+            db.products.insert_one({"_id": "feed", "items": ["start"]})
+        db.products.update_one({"_id": "feed"}, {"$push": {"items": "e" * 200}})
         # a write past the block bound: refused by docguard (code 121)
         try:
             db.products.insert_one({"_id": f"big{i}", "reviews": list(range(60))})

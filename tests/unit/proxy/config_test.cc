@@ -93,7 +93,7 @@ TEST(Config, DurationsNeedAUnit) {
   } catch (const ConfigError& e) {
     const std::string msg = e.what();
     EXPECT_NE(msg.find(path + ":2:20: key 'limits.connect_timeout'"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("ms, s, m or h"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("ms, s, m, h or d"), std::string::npos) << msg;
   }
   const auto ok = write_temp("limits:\n  connect_timeout: 1500ms\n  idle_timeout: 2m\n");
   const auto c = load_config_file(ok);
@@ -258,6 +258,27 @@ TEST(Config, AdvisorKeyMapsOntoAdvisorSettings) {
     EXPECT_NE(std::string(e.what()).find("advisor.array_lenght_warn"), std::string::npos);
   }
   std::remove(bad.c_str());
+}
+
+TEST(Config, ForecastHorizonIsAValidatedDuration) {
+  EXPECT_DOUBLE_EQ(load_config_file(write_temp("# defaults\n")).advisor.forecast_horizon,
+                   7 * 86400.0);
+  auto path = write_temp("advisor:\n  forecast_horizon: 12h\n  forecast_series_per_namespace: 2\n");
+  const auto c = load_config_file(path);
+  EXPECT_DOUBLE_EQ(c.advisor.forecast_horizon, 12 * 3600.0);
+  EXPECT_EQ(c.advisor.forecast_series_per_namespace, 2u);
+  std::remove(path.c_str());
+  for (const char* bad : {"0s", "400d", "7", "soon"}) {
+    auto file = write_temp(std::string("advisor:\n  forecast_horizon: ") + bad + "\n");
+    try {
+      load_config_file(file);
+      ADD_FAILURE() << "expected ConfigError for " << bad;
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("advisor.forecast_horizon"), std::string::npos)
+          << e.what();
+    }
+    std::remove(file.c_str());
+  }
 }
 
 TEST(Config, EmptyFileGivesDefaultsAndRules) {

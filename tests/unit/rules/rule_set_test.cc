@@ -81,7 +81,8 @@ TEST(RuleSetTest, Durations) {
   EXPECT_EQ(*parse_duration("250ms"), std::chrono::milliseconds(250));
   EXPECT_FALSE(parse_duration("90"));  // a bare number: seconds or milliseconds? refused
   EXPECT_FALSE(parse_duration("soon"));
-  EXPECT_FALSE(parse_duration("10d"));
+  EXPECT_EQ(*parse_duration("7d"), std::chrono::hours(7 * 24));
+  EXPECT_FALSE(parse_duration("10w"));
   EXPECT_EQ(parse_boolean("Yes"), true);
   EXPECT_EQ(parse_boolean("off"), false);
   EXPECT_FALSE(parse_boolean("1"));

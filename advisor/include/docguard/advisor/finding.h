@@ -41,6 +41,7 @@ struct Finding {
     kCaseInsensitiveRegex,
     kSubset,
     kValidatorNotEnforced,
+    kApproachingLimit,
     // A rule of the proxy's that a scanned dump breaks (rule_findings.h).
     kRuleMaxDocumentBytes,
     kRuleMaxArrayLength,
@@ -91,6 +92,7 @@ inline constexpr auto kFindingKindNames = base::enum_names<Finding::Kind>(
      {Finding::Kind::kCaseInsensitiveRegex, "case_insensitive_regex"},
      {Finding::Kind::kSubset, "subset"},
      {Finding::Kind::kValidatorNotEnforced, "validator_not_enforced"},
+     {Finding::Kind::kApproachingLimit, "approaching_limit"},
      {Finding::Kind::kRuleMaxDocumentBytes, "rule:max_document_bytes"},
      {Finding::Kind::kRuleMaxArrayLength, "rule:max_array_length"},
      {Finding::Kind::kRuleArrayLength, "rule:array_length"},

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -22,6 +23,7 @@
 
 #include "docguard/advisor/collection_profile.h"
 #include "docguard/advisor/finding.h"
+#include "docguard/advisor/limit_forecasts.h"
 #include "docguard/advisor/report.h"
 #include "docguard/advisor/settings.h"
 #include "docguard/advisor/shared_facts.h"
@@ -75,6 +77,10 @@ class LiveAdvisor final : public rules::AdviceSink {
   };
   std::vector<CollectionFacts> collection_facts() const;
 
+  // Where the growth forecasts come from (the rules engine's tracked documents): called by
+  // findings() and render(), outside the advisor's lock. Set once, before traffic.
+  void set_forecast_source(std::function<std::vector<rules::PathForecast>()> source);
+
   std::vector<Finding> findings() const;
   std::string render(ReportFormat format) const;
 
@@ -88,7 +94,12 @@ class LiveAdvisor final : public rules::AdviceSink {
   bool sampled(std::atomic<uint64_t>& counter);
   Namespace* state_for(std::string_view db, std::string_view coll);  // mutex held
   void observe_locked(Namespace& ns, const codec::CommandView& cmd);
-  void detect_locked(std::vector<Finding>& out) const;
+  void detect_locked(std::vector<Finding>& out,
+                     const std::vector<ApproachingLimit>& approaching) const;
+  // The forecast's rows, soonest first, with the apps that grow each field.
+  std::vector<ApproachingLimit> approaching_locked(
+      const std::vector<rules::PathForecast>& forecasts) const;
+  std::vector<rules::PathForecast> forecasts() const;
   void detect_documents_locked(const Namespace& ns, std::vector<Finding>& out) const;
   void detect_unindexed_locked(const Namespace& ns, std::vector<Finding>& out) const;
   std::set<std::string> detect_unindexed_queries_locked(const Namespace& ns,
@@ -98,7 +109,7 @@ class LiveAdvisor final : public rules::AdviceSink {
   void detect_validator_locked(const Namespace& ns, std::vector<Finding>& out) const;
   void name_apps_locked(const Namespace& ns, std::vector<Finding>& out, size_t first) const;
   std::vector<std::string> unknown_facts_locked() const;
-  ReportInput report_locked() const;
+  ReportInput report_locked(const std::vector<rules::PathForecast>& forecasts) const;
 
   AdvisorSettings settings_;
   mutable std::mutex mutex_;
@@ -106,6 +117,7 @@ class LiveAdvisor final : public rules::AdviceSink {
   std::atomic<uint64_t> sample_counter_{0}, read_counter_{0}, push_counter_{0};
   double (*clock_)() = nullptr;
   bool expect_cluster_facts_ = false;
+  std::function<std::vector<rules::PathForecast>()> forecast_source_;
 };
 
 }  // namespace docguard::advisor

@@ -9,6 +9,7 @@
 
 #include "docguard/advisor/collection_profile.h"
 #include "docguard/advisor/finding.h"
+#include "docguard/advisor/limit_forecasts.h"
 #include "docguard/advisor/settings.h"
 #include "docguard/base/enum_names.h"
 
@@ -31,6 +32,8 @@ struct ReportInput {
   // Facts that could not be read from the cluster, one line each ("shop.orders: indexes: not
   // authorized (code 13)"): the findings that need them are left out, never guessed.
   std::vector<std::string> unknown_facts;
+  // Growing arrays and when they reach their bounds, soonest first (the live report only).
+  std::vector<ApproachingLimit> approaching_limits;
 };
 
 // "2 indexes, validator no", or that neither is known (a lone .bson file, live traffic).

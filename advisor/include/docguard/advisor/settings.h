@@ -64,6 +64,13 @@ struct AdvisorSettings {
   uint64_t subset_min_document_bytes = 4096;  // mean size of the documents the reads project
   double subset_max_projected_share = 0.3;    // projected fields' share of the document's bytes
 
+  // Growth forecast (the rules engine's tracked documents): an array whose forecast reaches a
+  // bound sooner than this many seconds is an `approaching_limit` finding, and each document is
+  // logged once as it enters (`advisor.forecast_horizon`, a duration: 7d, 12h).
+  double forecast_horizon = 7 * 24 * 3600.0;
+  uint32_t forecast_series_per_namespace = 5;  // docguard_limit_eta_seconds, nearest first
+  uint32_t forecast_report_rows = 50;          // rows of /report's "approaching limits"
+
   // Memory bounds of one collection's profile; what does not fit is counted, not stored.
   uint32_t max_field_paths = 2000;
   uint32_t max_array_paths = 256;             // array paths with their own length histogram

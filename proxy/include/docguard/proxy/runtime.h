@@ -8,6 +8,7 @@
 #include "docguard/conversation/conversation.h"
 #include "docguard/proxy/config.h"
 #include "docguard/proxy/introspector.h"
+#include "docguard/proxy/limit_eta_gauge.h"
 #include "docguard/proxy/metrics.h"
 #include "docguard/proxy/router.h"
 #include "docguard/proxy/tls.h"
@@ -22,6 +23,7 @@ struct ProxyRuntime {
         advisor(config.advisor),
         engine(config.rules, &metrics, &advisor),
         introspection_metrics(metrics.registry()),
+        limit_etas(metrics.registry()),
         tls(make_tls_contexts(config)) {
     auto& persona = conversation.persona;
     persona.persona = config.persona;
@@ -30,6 +32,10 @@ struct ProxyRuntime {
     if (persona.advertised_address.empty() && !config.listen.empty()) {
       persona.advertised_address = config.listen.front().to_string();
     }
+    // The growth forecast: the engine tells a document entering the horizon, the advisor turns
+    // the engine's forecasts into findings and /report's section.
+    engine.set_forecast_horizon(config.advisor.forecast_horizon);
+    advisor.set_forecast_source([this] { return engine.limit_forecasts(); });
     persona.max_message_bytes = config.max_message_bytes;
     conversation.max_message_bytes = config.max_message_bytes;
     // A driver that reached docguard through a socket is told that socket's path as the
@@ -47,6 +53,7 @@ struct ProxyRuntime {
   // Reports what it measures to `metrics` and what the advisor reads to `advisor`.
   rules::Engine engine;
   IntrospectionMetrics introspection_metrics;
+  LimitEtaGauge limit_etas;  // docguard_limit_eta_seconds, refreshed at scrape time
   // docguard's own reads of the cluster (null when introspection.enabled is false); started
   // with the monitor, stopped before it.
   std::unique_ptr<Introspector> introspector;

@@ -27,7 +27,7 @@ std::optional<double> parse_byte_size(std::string_view text);
 // "500ms", "10s", "5m", "1h" -> milliseconds. The unit is required: a bare number is refused
 // (nullopt), since "90" would read as seconds to some and milliseconds to others.
 std::optional<std::chrono::milliseconds> parse_duration(std::string_view text);
-inline constexpr std::string_view kDurationUnits = "ms, s, m or h";
+inline constexpr std::string_view kDurationUnits = "ms, s, m, h or d";
 // true/yes/on, false/no/off; nullopt otherwise.
 std::optional<bool> parse_boolean(std::string_view text);
 

@@ -71,6 +71,9 @@ struct ArrayGrowth {
   uint32_t elements = 0;   // $each counts each element; otherwise one
   bool has_slice = false;  // $push with $slice (or $slice around $concatArrays)
   uint32_t slice_cap = 0;  // |N| of $slice
+  // Bytes the elements add to the stored document, as sent ($each's array without its own
+  // header; one value with its element header); 0 when not measured ($concatArrays).
+  uint32_t bytes = 0;
 };
 
 // What an update (`u` of an update statement, findAndModify `update`) does to arrays.
@@ -94,7 +97,7 @@ class UpdateShape {
   void operator_document(const codec::BsonView& update);
   void pipeline(bson_iter_t* iter);
   void add_growth(std::string_view path, const char* op, uint32_t elements, bool has_slice,
-                  uint32_t slice_cap);
+                  uint32_t slice_cap, uint32_t bytes = 0);
 
   std::vector<ArrayGrowth> growth_;
   size_t growth_count_ = 0;

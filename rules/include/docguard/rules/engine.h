@@ -112,6 +112,17 @@ class Engine {
   };
   std::vector<ArrayFieldState> array_fields() const;
 
+  // When each growing array of a tracked document reaches its bounds (the rule's array length
+  // and document size bounds, and 16 MB), per namespace, field and limit, soonest first. Walks
+  // the tracker: for scrapes and reports.
+  std::vector<PathForecast> limit_forecasts() const;
+  // A document whose forecast falls under this many seconds is logged once (advisor.
+  // forecast_horizon; default 7 days). Any thread.
+  void set_forecast_horizon(double seconds) {
+    forecast_horizon_.store(seconds, std::memory_order_relaxed);
+  }
+  double forecast_horizon() const { return forecast_horizon_.load(std::memory_order_relaxed); }
+
   // For tests: a fixed clock (nullptr restores the steady clock).
   void set_clock_for_testing(std::function<Clock::time_point()> clock);
 
@@ -163,6 +174,12 @@ class Engine {
   void report(Scope& s, size_t first_violation);
   void report_candidates(Scope& s, size_t first_violation);
   Clock::time_point now() const;
+  double seconds_now() const;
+  double seconds_of(Scope& s) const;
+  // The log line for a document whose forecast just fell under the horizon (at most one a
+  // second; the ones left out are counted in the next).
+  void log_entered_horizon(const Scope& s, std::string_view field,
+                           const DocumentTracker::EnteredHorizon& entered, uint32_t length);
 
   std::atomic<std::shared_ptr<const Judged>> judged_;
   std::mutex reload_mutex_;  // one reload at a time: each carries over from the one before
@@ -188,6 +205,9 @@ class Engine {
   std::unordered_set<std::string, StringHash, std::equal_to<>> known_apps_;
 
   DocumentTracker tracker_;
+  std::atomic<double> forecast_horizon_{7 * 24 * 3600.0};
+  std::atomic<int64_t> horizon_logged_ms_{0};
+  std::atomic<uint64_t> horizon_suppressed_{0};
   std::function<Clock::time_point()> clock_;
 };
 

@@ -265,6 +265,17 @@ def test_candidate_counts_would_fail_writes_per_app(dg, db, upstream):
     assert dg.wait_metric(3, "docguard_candidate_violations_total", db=db, collection="users",
                           rule="json_schema", action="block", app="mobile") == 3
     assert dg.metric("docguard_violations_total", db=db) == 0
+    code, body = harness.http_get(f"http://{dg.admin}/report.json")
+    assert code == 200
+    entries = [v for v in json.loads(body)["validators"]
+               if v["db"] == db and v["rule"] == "users-email"]
+    assert len(entries) == 1, json.loads(body)["validators"]
+    assert entries[0]["candidate"] is True
+    assert entries[0]["writes_failing_by_app"] == {"web": 3, "mobile": 3}, entries[0]
+    code, html = harness.http_get(f"http://{dg.admin}/report")
+    assert code == 200 and "Validators" in html and "users-email" in html
+    code, body = harness.http_get(f"http://{dg.admin}/status")
+    assert any(v["rule"] == "users-email" for v in json.loads(body)["validators"])
 
 
 def test_check_config_refuses_an_unsupported_keyword(dg, tmp_path):

@@ -364,3 +364,21 @@ def test_scan_census_counts_the_failing_stored_documents(tmp_path):
     assert found[0]["evidence"].startswith(
         "7 documents fail the $jsonSchema; failing most: price (5), sku (2)"), found[0]
     assert found[0]["severity"] == "block"
+
+
+def test_validator_apply_shows_the_census_then_says_what_the_server_did(env, upstream, db):
+    """`docguard validator URI NS --apply`: the census of the validator it wrote, then collMod;
+    FerretDB has no validators, so it refuses, and docguard says its own rule is the way."""
+    coll = upstream[db].things
+    coll.insert_many([{"_id": i, "name": f"n{i}", "qty": i} for i in range(20)])
+    uri = env.ferret_uri + ("&" if "?" in env.ferret_uri else "/?") + "directConnection=true"
+    r = subprocess.run([str(harness.docguard_bin()), "validator", uri, f"{db}.things", "--apply"],
+                       capture_output=True, text=True, timeout=60)
+    assert "\"collMod\": \"things\"" in r.stdout, r
+    assert "census: 0 of 20 documents read from" in r.stdout, r.stdout
+    if r.returncode == 0:
+        assert f"applied: collMod {db}.things" in r.stdout, r
+    else:
+        assert r.returncode == 3, r
+        assert f"the server refused collMod on {db}.things" in r.stderr, r.stderr
+        assert "docguard's own enforcement stays the way" in r.stderr, r.stderr

@@ -1,5 +1,8 @@
 // The object keywords' entries of a failing document's details, in the server's order.
+#include <algorithm>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "schema_explain_out.h"
 
@@ -124,10 +127,14 @@ void explain_object(const Node& n, const Value& v, ArrayOut& out) {
       EntryOut e(out);
       operator_name(e.get(), "required");
       specified_as(e.get(), n, {"required"});
-      ArrayOut missing(e.get(), "missingProperties");
+      // The server keeps `required` as a sorted set: the missing names come in byte order.
+      std::vector<std::string_view> names;
       for (const std::string& name : n.required) {
-        if (!has_field(v, name)) utf8(missing.get(), missing.next_key().c_str(), name);
+        if (!has_field(v, name)) names.emplace_back(name);
       }
+      std::sort(names.begin(), names.end());
+      ArrayOut missing(e.get(), "missingProperties");
+      for (std::string_view name : names) utf8(missing.get(), missing.next_key().c_str(), name);
     }
   }
   const uint32_t fields = element_count(v);

@@ -399,6 +399,15 @@ TEST(JsonSchemaTest, JudgesAnUpdateOnWhatItChanges) {
   EXPECT_EQ(judge(kShop, R"({"$unset": {"dims.w": ""}})"), UpdateJudgement::kFail);
   EXPECT_EQ(judge(kShop, R"({"$unset": {"note": ""}})"), UpdateJudgement::kPass);
   EXPECT_EQ(judge(kShop, R"({"$rename": {"name": "title"}})"), UpdateJudgement::kFail);
+  // Several failing paths: one entry per keyword, as the server's for the whole post-image.
+  EXPECT_EQ(
+      judge(kShop, R"({"$set": {"price": "5", "name": 1}, "$unset": {"name": "", "price": ""}})",
+            &details),
+      UpdateJudgement::kFail);
+  EXPECT_EQ(
+      details,
+      canonical(
+          R"({"operatorName": "$jsonSchema", "schemaRulesNotSatisfied": [{"operatorName": "properties", "propertiesNotSatisfied": [{"propertyName": "price", "details": [{"operatorName": "bsonType", "specifiedAs": {"bsonType": "number"}, "reason": "type did not match", "consideredValue": "5", "consideredType": "string"}]}, {"propertyName": "name", "details": [{"operatorName": "bsonType", "specifiedAs": {"bsonType": "string"}, "reason": "type did not match", "consideredValue": 1, "consideredType": "int"}]}]}, {"operatorName": "required", "specifiedAs": {"required": ["name", "price"]}, "missingProperties": ["name", "price"]}]})"));
   // What depends on the stored document is not guessed.
   EXPECT_EQ(judge(kShop, R"({"$push": {"tags": "x"}})"), UpdateJudgement::kUnjudged);
   EXPECT_EQ(judge(kShop, R"({"$inc": {"price": 1}})"), UpdateJudgement::kUnjudged);

@@ -166,6 +166,10 @@ void Engine::learn_stored_document(std::string_view db, std::string_view coll,
   const std::shared_ptr<const RuleSet> rules = judged_.load()->rules;
   CollectionStats* stats = stats_for(db, coll);
   auto limits = limits_for(stats, db, coll, *rules);
+  census_stored_document(*rules, false, db, coll, document);
+  if (const auto& candidates = rules->candidates()) {
+    census_stored_document(*candidates, true, db, coll, document);
+  }
   // Only namespaces with array bounds use the tracker: remembering the documents of every
   // collection read would push the ones traffic needs out of its bounded memory.
   if (!limits->tracks_arrays) return;

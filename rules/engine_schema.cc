@@ -22,7 +22,34 @@ std::vector<uint8_t> details_of(const bson_t* out) {
   return data == nullptr ? std::vector<uint8_t>{} : std::vector<uint8_t>(data, data + len);
 }
 
+// The rule's id, else its key, as /status and the reports name it.
+std::string rule_name_of(const RuleSet& rules, const RuleHitsTable* hits, uint32_t index) {
+  if (hits != nullptr) return hits->id(index).empty() ? hits->key(index) : hits->id(index);
+  const Rule& r = rules.rules().at(index);
+  return r.id.empty() ? rule_key(r) : r.id;
+}
+
 }  // namespace
+
+void Engine::census_stored_document(const RuleSet& rules, bool candidates, std::string_view db,
+                                    std::string_view coll, const codec::BsonView& document) {
+  std::string ns;
+  for (const Rule& r : rules.rules()) {
+    if (!r.json_schema || r.action == Action::kOff) continue;
+    if (ns.empty()) ns.append(db).append(".").append(coll);
+    if (!glob_match(r.match, ns)) continue;
+    const bool failing = !r.json_schema->matches(document);
+    std::vector<std::string> properties;
+    if (failing) {
+      bson_t out = BSON_INITIALIZER;
+      r.json_schema->explain(document, &out, "details");
+      const std::vector<uint8_t> details = details_of(&out);
+      properties = failing_properties({details.data(), static_cast<uint32_t>(details.size())});
+      bson_destroy(&out);
+    }
+    census_.stored(db, coll, r.id.empty() ? rule_key(r) : r.id, candidates, failing, properties);
+  }
+}
 
 void Engine::judge_schemas(Scope& s, const codec::BsonView& doc, int32_t index,
                            const bson_iter_t* id, bool operator_update) {
@@ -53,6 +80,8 @@ void Engine::judge_schemas(Scope& s, const codec::BsonView& doc, int32_t index,
           failing_properties({details.data(), static_cast<uint32_t>(details.size())});
       s.add(RuleKind::kJsonSchema, limit.bound, names.empty() ? "" : names.front(), 0, index, id);
       s.verdict.violations.back().details = std::move(details);
+      census_.write_failed(s.db, s.coll, rule_name_of(s.rules, s.hits, limit.bound.rule), s.dry_run,
+                           s.ctx.app_name, now());
     }
     bson_destroy(&out);
   }

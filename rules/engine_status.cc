@@ -139,8 +139,43 @@ std::string Engine::status_json() const {
     top_five(out, "top_users", "user", stats->offending_users);
     out += "}";
   }
-  out += "]}";
+  out += "],\"validators\":";
+  append_validator_census_json(out, validator_census());
+  out += "}";
   return out;
+}
+
+void append_validator_census_json(std::string& out, const std::vector<ValidatorCensus>& census) {
+  // [{db, collection, rule, candidate, stored_sampled, stored_failing, failing_properties: {},
+  //   writes_failing_by_app: {}}]
+  out += "[";
+  for (size_t i = 0; i < census.size(); ++i) {
+    const ValidatorCensus& c = census[i];
+    if (i > 0) out.push_back(',');
+    out += "{\"db\":";
+    json::append_string(out, c.db);
+    out += ",\"collection\":";
+    json::append_string(out, c.collection);
+    out += ",\"rule\":";
+    json::append_string(out, c.rule);
+    fmt::format_to(std::back_inserter(out),
+                   ",\"candidate\":{},\"stored_sampled\":{},\"stored_failing\":{}", c.candidate,
+                   c.stored_sampled, c.stored_failing);
+    for (const auto* part : {&c.failing_properties, &c.writes_failing_by_app}) {
+      out += part == &c.failing_properties ? ",\"failing_properties\":{"
+                                           : ",\"writes_failing_by_app\":{";
+      bool first = true;
+      for (const auto& [name, n] : *part) {
+        if (!first) out.push_back(',');
+        first = false;
+        json::append_string(out, name);
+        fmt::format_to(std::back_inserter(out), ":{}", n);
+      }
+      out += "}";
+    }
+    out += "}";
+  }
+  out += "]";
 }
 
 }  // namespace docguard::rules

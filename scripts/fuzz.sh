@@ -18,7 +18,8 @@ build=build-fuzz
 CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DDOCGUARD_FUZZ=ON -DDOCGUARD_WERROR=ON -DDOCGUARD_TESTS=OFF -DDOCGUARD_BENCH=OFF >/dev/null
 ninja -C "$build" -j "${DOCGUARD_JOBS:-2}" fuzz_inbound_buffer fuzz_op_msg fuzz_op_query \
-  fuzz_op_compressed fuzz_config fuzz_bson fuzz_dump_reader fuzz_catalog fuzz_reply fuzz_planted_ub
+  fuzz_op_compressed fuzz_config fuzz_bson fuzz_dump_reader fuzz_catalog fuzz_reply fuzz_json_schema \
+  fuzz_planted_ub
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 
 corpus="$build/corpus"
@@ -27,7 +28,7 @@ mkdir -p "$build/artifacts"
 python3 - "$corpus" <<'PY'
 import os, sys, glob, struct
 out = sys.argv[1]
-for t in ("fuzz_inbound_buffer", "fuzz_op_msg", "fuzz_op_query", "fuzz_op_compressed", "fuzz_config", "fuzz_bson", "fuzz_dump_reader", "fuzz_catalog", "fuzz_reply"):
+for t in ("fuzz_inbound_buffer", "fuzz_op_msg", "fuzz_op_query", "fuzz_op_compressed", "fuzz_config", "fuzz_bson", "fuzz_dump_reader", "fuzz_catalog", "fuzz_reply", "fuzz_json_schema"):
     os.makedirs(os.path.join(out, t), exist_ok=True)
 for path in glob.glob("tests/fixtures/*.hex"):
     raw = bytes.fromhex(open(path).read().strip())
@@ -74,6 +75,12 @@ meta = doc([utf8("db", "shop"), utf8("collection", "orders"),
             sub("indexes", doc([sub("0", doc([utf8("name", "_id_"), sub("keys", doc([sub("0", doc([utf8("field", "_id"), utf8("type", "1")]))]), b"\x04")]))]), b"\x04")])
 shared = doc([utf8("_id", "shop.orders"), sub("metadata", meta)])
 open(os.path.join(out, "fuzz_catalog", "shared"), "wb").write(b"\x00" + shared)
+# fuzz_json_schema: a schema's JSON text, NUL, a document's bytes.
+schema = (b'{"bsonType": "object", "required": ["a"], "additionalProperties": false, "properties": '
+          b'{"a": {"bsonType": "number", "minimum": 0}, "t": {"items": {"pattern": "^x"}, '
+          b'"uniqueItems": true}, "e": {"enum": [1, {"k": [2]}]}}, "anyOf": [{"required": ["a"]}]}')
+sample = doc([sub("a", b"\x01\x00\x00\x00", b"\x10"), sub("t", doc([utf8("0", "xy"), utf8("1", "xy")]), b"\x04")])
+open(os.path.join(out, "fuzz_json_schema", "seed"), "wb").write(schema + b"\x00" + sample)
 PY
 
 # The planted case: a double out of long long's range, cast. It must fail and leave its input.
@@ -93,7 +100,7 @@ echo "== fuzz_planted_ub failed as it must: $(grep -m1 -o 'runtime error: .*' "$
 
 status=0
 for t in fuzz_inbound_buffer fuzz_op_msg fuzz_op_query fuzz_op_compressed fuzz_config fuzz_bson \
-    fuzz_dump_reader fuzz_catalog fuzz_reply; do
+    fuzz_dump_reader fuzz_catalog fuzz_reply fuzz_json_schema; do
   if [ -n "${FUZZ_RUNS:-}" ]; then
     runs=$FUZZ_RUNS
     # A YAML config or a dump costs 20-40 times a wire message per input (1,200-2,100 inputs a

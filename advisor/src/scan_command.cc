@@ -12,6 +12,7 @@
 #include "docguard/advisor/rule_findings.h"
 #include "docguard/advisor/scan_arguments.h"
 #include "docguard/advisor/validator.h"
+#include "validator_apply.h"
 
 namespace docguard::advisor {
 namespace {
@@ -26,7 +27,10 @@ constexpr const char* kScanUsage =
     "  --credentials-file holds `user: NAME` and `password: SECRET` lines or a connection string.\n"
     "  Exit 1 when a finding reaches --fail-on, 2 on errors.\n";
 constexpr const char* kValidatorUsage =
-    "usage: validator PATH|URI NAMESPACE [--sample N] [--credentials-file FILE]\n";
+    "usage: validator PATH|URI NAMESPACE [--sample N] [--credentials-file FILE] [--apply]\n"
+    "  --apply  after printing the collMod and the census of its validator over the documents\n"
+    "           read, run the collMod on the cluster (a mongodb:// URI); says so when the\n"
+    "           server refuses it\n";
 
 // Reads the dump or the cluster `args.source` names; false after printing why.
 bool read_source(const ScanArguments& args, const char* command, DumpVisitor& visitor,
@@ -98,7 +102,14 @@ int run_validator(int argc, char** argv, std::ostream& out, std::ostream& err) {
   }
   const std::string ns = argv[2];
   std::vector<char*> scan_argv{argv[0], argv[1]};
-  for (int i = 3; i < argc; ++i) scan_argv.push_back(argv[i]);
+  bool apply = false;
+  for (int i = 3; i < argc; ++i) {
+    if (std::string_view(argv[i]) == "--apply") {
+      apply = true;
+    } else {
+      scan_argv.push_back(argv[i]);
+    }
+  }
   ScanArguments args;
   std::string why;
   if (!parse_scan_arguments(static_cast<int>(scan_argv.size()), scan_argv.data(), &args, &why) ||
@@ -135,8 +146,15 @@ int run_validator(int argc, char** argv, std::ostream& out, std::ostream& err) {
         << ": " << ns << "\n";
     return 2;
   }
-  out << build_collmod_command(*match, settings);
-  return 0;
+  const std::string collmod = build_collmod_command(*match, settings);
+  out << collmod;
+  if (!apply) return 0;
+  return apply_validator(
+      args, ns, collmod,
+      [&](DumpVisitor& visitor, std::string* read_from) {
+        return read_source(args, "validator", visitor, err, read_from);
+      },
+      out, err);
 }
 
 int run_scan(int argc, char** argv, const ScanConfigLoader& loader) {

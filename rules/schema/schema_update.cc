@@ -4,6 +4,7 @@
 // schema of its path, a removed field against `required`; where the outcome depends on what is
 // stored (an $inc, a $push, an object keyword such as minProperties or allOf above the path),
 // the change is not guessed: kUnjudged, unless nothing in the schema constrains the path.
+#include <algorithm>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -217,6 +218,88 @@ class UpdateJudge {
   bson_t* out_;
 };
 
+// The server judges the whole post-image: one entry per keyword, in its parser's order. The
+// entries of an update's failing paths are merged the same way: one `properties` entry listing
+// every failing property, one `required` entry with the missing names sorted, and so on (an
+// `additionalProperties` schema reports its first failing property only, as the server does).
+void merge_entries(const bson_t* entries, bson_t* out) {
+  struct Kind {
+    const char* name;
+    const char* list;  // the member whose items are merged; null: the first entry only
+  };
+  static constexpr Kind kKinds[] = {{"properties", "propertiesNotSatisfied"},
+                                    {"additionalProperties", "additionalProperties"},
+                                    {"patternProperties", "details"},
+                                    {"required", "missingProperties"}};
+  uint32_t written = 0;
+  for (const Kind& kind : kKinds) {
+    std::vector<const uint8_t*> docs;
+    std::vector<uint32_t> sizes;
+    bson_iter_t it;
+    if (!bson_iter_init(&it, entries)) return;
+    while (bson_iter_next(&it)) {
+      if (!BSON_ITER_HOLDS_DOCUMENT(&it)) continue;
+      uint32_t len = 0;
+      const uint8_t* data = nullptr;
+      bson_iter_document(&it, &len, &data);
+      bson_iter_t op;
+      if (bson_iter_init_from_data(&op, data, len) && bson_iter_find(&op, "operatorName") &&
+          BSON_ITER_HOLDS_UTF8(&op) &&
+          std::string_view(bson_iter_utf8(&op, nullptr)) == kind.name) {
+        docs.push_back(data);
+        sizes.push_back(len);
+      }
+    }
+    if (docs.empty()) continue;
+    const std::string key = std::to_string(written++);
+    bson_t first;
+    if (!bson_init_static(&first, docs[0], sizes[0])) continue;
+    bson_iter_t list_it;
+    const bool mergeable = docs.size() > 1 && bson_iter_init_find(&list_it, &first, kind.list) &&
+                           BSON_ITER_HOLDS_ARRAY(&list_it);
+    if (!mergeable) {
+      bson_append_document(out, key.c_str(), -1, &first);
+      continue;
+    }
+    bson_t merged;
+    bson_append_document_begin(out, key.c_str(), -1, &merged);
+    bson_iter_t field;
+    bson_iter_init(&field, &first);
+    while (bson_iter_next(&field)) {
+      if (std::string_view(bson_iter_key(&field)) != kind.list) {
+        bson_append_iter(&merged, bson_iter_key(&field), -1, &field);
+        continue;
+      }
+      // The items of every entry's list; names (required, additionalProperties) once each.
+      std::vector<std::string> names;
+      bson_t items;
+      bson_append_array_begin(&merged, kind.list, -1, &items);
+      uint32_t n = 0;
+      for (size_t i = 0; i < docs.size(); ++i) {
+        bson_iter_t l, item;
+        if (!bson_iter_init_from_data(&l, docs[i], sizes[i]) || !bson_iter_find(&l, kind.list) ||
+            !bson_iter_recurse(&l, &item)) {
+          continue;
+        }
+        while (bson_iter_next(&item)) {
+          if (BSON_ITER_HOLDS_UTF8(&item)) {
+            names.emplace_back(bson_iter_utf8(&item, nullptr));
+          } else {
+            bson_append_iter(&items, std::to_string(n++).c_str(), -1, &item);
+          }
+        }
+      }
+      std::sort(names.begin(), names.end());
+      names.erase(std::unique(names.begin(), names.end()), names.end());
+      for (const std::string& name : names) {
+        bson_append_utf8(&items, std::to_string(n++).c_str(), -1, name.c_str(), -1);
+      }
+      bson_append_array_end(&merged, &items);
+    }
+    bson_append_document_end(out, &merged);
+  }
+}
+
 void begin_details(const Node& root, bson_t* parent, const char* key, bson_t* details) {
   bson_append_document_begin(parent, key, -1, details);
   bson_append_utf8(details, "operatorName", -1, "$jsonSchema", -1);
@@ -279,61 +362,15 @@ UpdateJudgement JsonSchema::judge_update(const codec::BsonView& update, bson_t* 
     }
   }
   if (result == UpdateJudgement::kFail && details != nullptr) {
-    bson_t d;
+    bson_t d, rules;
     begin_details(*root_, details, "details", &d);
-    bson_append_array(&d, "schemaRulesNotSatisfied", -1, &entries);
+    bson_append_array_begin(&d, "schemaRulesNotSatisfied", -1, &rules);
+    merge_entries(&entries, &rules);
+    bson_append_array_end(&d, &rules);
     bson_append_document_end(details, &d);
   }
   bson_destroy(&entries);
   return result;
-}
-
-}  // namespace docguard::rules
-
-namespace docguard::rules {
-
-std::vector<std::string> failing_properties(const codec::BsonView& details) {
-  std::vector<std::string> out;
-  auto add = [&](std::string_view name) {
-    for (const auto& n : out) {
-      if (n == name) return;
-    }
-    out.emplace_back(name);
-  };
-  bson_iter_t it, rules, rule, field, list, item, name;
-  if (details.empty() || !bson_iter_init_from_data(&it, details.data, details.size) ||
-      !bson_iter_find(&it, "schemaRulesNotSatisfied") || !bson_iter_recurse(&it, &rules)) {
-    return out;
-  }
-  while (bson_iter_next(&rules)) {
-    if (!BSON_ITER_HOLDS_DOCUMENT(&rules) || !bson_iter_recurse(&rules, &rule)) continue;
-    while (bson_iter_next(&rule)) {
-      const std::string_view key = bson_iter_key(&rule);
-      if (!BSON_ITER_HOLDS_ARRAY(&rule)) {
-        if (key == "failingProperty" && BSON_ITER_HOLDS_UTF8(&rule))
-          add(bson_iter_utf8(&rule, nullptr));
-        continue;
-      }
-      if (!bson_iter_recurse(&rule, &list)) continue;
-      const bool names = key == "missingProperties" || key == "additionalProperties";
-      const bool entries =
-          key == "propertiesNotSatisfied" || key == "details" || key == "failingDependencies";
-      while (bson_iter_next(&list)) {
-        if (names && BSON_ITER_HOLDS_UTF8(&list)) add(bson_iter_utf8(&list, nullptr));
-        if (!entries || !BSON_ITER_HOLDS_DOCUMENT(&list)) continue;
-        if (!bson_iter_recurse(&list, &item)) continue;
-        field = item;
-        if (bson_iter_find(&field, "propertyName") && BSON_ITER_HOLDS_UTF8(&field)) {
-          add(bson_iter_utf8(&field, nullptr));
-        }
-        name = item;
-        if (bson_iter_find(&name, "conditionalProperty") && BSON_ITER_HOLDS_UTF8(&name)) {
-          add(bson_iter_utf8(&name, nullptr));
-        }
-      }
-    }
-  }
-  return out;
 }
 
 }  // namespace docguard::rules

@@ -51,13 +51,19 @@ int32_t read_i32(const uint8_t* p) {
   return v;
 }
 
-bool documents_equal_unordered(const Value& a, const Value& b) {
+// Documents nest at most 100 levels on a server; deeper values compare unequal rather than
+// recurse without bound.
+constexpr int kMaxCompareDepth = 128;
+
+bool equal_at(const Value& a, const Value& b, int depth);
+
+bool documents_equal_unordered(const Value& a, const Value& b, int depth) {
   if (element_count(a) != element_count(b)) return false;
   for (codec::BsonElements ea(a.data, a.size); ea.next();) {
     bool found = false;
     for (codec::BsonElements eb(b.data, b.size); eb.next();) {
       if (eb.key == ea.key) {
-        found = values_equal(Value::of(ea), Value::of(eb));
+        found = equal_at(Value::of(ea), Value::of(eb), depth + 1);
         break;
       }
     }
@@ -66,14 +72,26 @@ bool documents_equal_unordered(const Value& a, const Value& b) {
   return true;
 }
 
-bool arrays_equal(const Value& a, const Value& b) {
+bool arrays_equal(const Value& a, const Value& b, int depth) {
   codec::BsonElements ea(a.data, a.size), eb(b.data, b.size);
   while (true) {
     const bool more_a = ea.next(), more_b = eb.next();
     if (more_a != more_b) return false;
     if (!more_a) return true;
-    if (!values_equal(Value::of(ea), Value::of(eb))) return false;
+    if (!equal_at(Value::of(ea), Value::of(eb), depth + 1)) return false;
   }
+}
+
+bool equal_at(const Value& a, const Value& b, int depth) {
+  if (depth > kMaxCompareDepth) return false;
+  if (a.is_number() && b.is_number()) {
+    auto x = number_of(a), y = number_of(b);
+    return x && y && *x == *y;
+  }
+  if (a.type != b.type) return false;
+  if (a.is_document()) return documents_equal_unordered(a, b, depth);
+  if (a.is_array()) return arrays_equal(a, b, depth);
+  return a.size == b.size && (a.size == 0 || std::memcmp(a.data, b.data, a.size) == 0);
 }
 
 }  // namespace
@@ -155,16 +173,7 @@ uint32_t element_count(const Value& v) {
   return n;
 }
 
-bool values_equal(const Value& a, const Value& b) {
-  if (a.is_number() && b.is_number()) {
-    auto x = number_of(a), y = number_of(b);
-    return x && y && *x == *y;
-  }
-  if (a.type != b.type) return false;
-  if (a.is_document()) return documents_equal_unordered(a, b);
-  if (a.is_array()) return arrays_equal(a, b);
-  return a.size == b.size && (a.size == 0 || std::memcmp(a.data, b.data, a.size) == 0);
-}
+bool values_equal(const Value& a, const Value& b) { return equal_at(a, b, 0); }
 
 void append_value(bson_t* parent, const char* key, const Value& v) {
   // A one-element document {"": v}, iterated to reach libbson's append of an iterator.

@@ -265,6 +265,17 @@ def test_candidate_counts_would_fail_writes_per_app(dg, db, upstream):
     assert dg.wait_metric(3, "docguard_candidate_violations_total", db=db, collection="users",
                           rule="json_schema", action="block", app="mobile") == 3
     assert dg.metric("docguard_violations_total", db=db) == 0
+    code, body = harness.http_get(f"http://{dg.admin}/report.json")
+    assert code == 200
+    entries = [v for v in json.loads(body)["validators"]
+               if v["db"] == db and v["rule"] == "users-email"]
+    assert len(entries) == 1, json.loads(body)["validators"]
+    assert entries[0]["candidate"] is True
+    assert entries[0]["writes_failing_by_app"] == {"web": 3, "mobile": 3}, entries[0]
+    code, html = harness.http_get(f"http://{dg.admin}/report")
+    assert code == 200 and "Validators" in html and "users-email" in html
+    code, body = harness.http_get(f"http://{dg.admin}/status")
+    assert any(v["rule"] == "users-email" for v in json.loads(body)["validators"])
 
 
 def test_check_config_refuses_an_unsupported_keyword(dg, tmp_path):
@@ -353,3 +364,21 @@ def test_scan_census_counts_the_failing_stored_documents(tmp_path):
     assert found[0]["evidence"].startswith(
         "7 documents fail the $jsonSchema; failing most: price (5), sku (2)"), found[0]
     assert found[0]["severity"] == "block"
+
+
+def test_validator_apply_shows_the_census_then_says_what_the_server_did(env, upstream, db):
+    """`docguard validator URI NS --apply`: the census of the validator it wrote, then collMod;
+    FerretDB has no validators, so it refuses, and docguard says its own rule is the way."""
+    coll = upstream[db].things
+    coll.insert_many([{"_id": i, "name": f"n{i}", "qty": i} for i in range(20)])
+    uri = env.ferret_uri + ("&" if "?" in env.ferret_uri else "/?") + "directConnection=true"
+    r = subprocess.run([str(harness.docguard_bin()), "validator", uri, f"{db}.things", "--apply"],
+                       capture_output=True, text=True, timeout=60)
+    assert "\"collMod\": \"things\"" in r.stdout, r
+    assert "census: 0 of 20 documents read from" in r.stdout, r.stdout
+    if r.returncode == 0:
+        assert f"applied: collMod {db}.things" in r.stdout, r
+    else:
+        assert r.returncode == 3, r
+        assert f"the server refused collMod on {db}.things" in r.stderr, r.stderr
+        assert "docguard's own enforcement stays the way" in r.stderr, r.stderr

@@ -81,12 +81,20 @@ rules:
   - match: "{DB}.events"
     action: warn
     max_document_bytes: 2KiB
+    json_schema:                 # the events lack `kind` (warned); `$inc` of n is not judged
+      required: [kind]
+      properties:
+        n: {{ bsonType: int }}
 candidate_rules:                 # dry run: the 45-review inserts would be blocked
   - id: fewer-reviews
     match: "{DB}.products"
     action: block
     array_length:
       reviews: 40
+  - id: products-sku             # dry run: every product written lacks `sku`
+    match: "{DB}.products"
+    action: block
+    json_schema: {{ required: [sku] }}
 tracking:
   read_sample_rate: 1.0
 """
@@ -186,6 +194,7 @@ class Workload(threading.Thread):
             self.blocked += 1
         # a warn violation: forwarded, counted
         db.events.insert_one({"i": i, "payload": "z" * 3000})
+        db.events.update_one({"i": i}, {"$inc": {"n": 1}})  # not judged by the json_schema rule
         # reads, some with $lookup (FerretDB refuses $lookup; docguard counts it first)
         db.orders.insert_one({"i": i, "product": f"r{i}"})
         list(db.orders.find({"i": i}))

@@ -228,3 +228,48 @@ rules:
 
 }  // namespace
 }  // namespace docguard::rules
+
+namespace docguard::rules {
+namespace {
+
+TEST_F(EngineSchemaTest, TheCensusCountsSampledStoredDocumentsAndFailingWritesPerApp) {
+  use(kRules);
+  for (int i = 0; i < 10; ++i) {
+    const std::string doc =
+        i < 3 ? R"({"_id": )" + std::to_string(i) + R"(, "name": "x"})"
+              : R"({"_id": )" + std::to_string(i) + R"(, "name": "x", "price": 1})";
+    Bson d(doc);
+    engine->learn_stored_document("shop", "products", d.view());
+  }
+  auto bad = request(R"({"insert": "products", "$db": "shop"})", "documents",
+                     {R"({"_id": 1, "name": 5, "price": 1})"});
+  inspect(*bad, "web");
+  inspect(*bad, "web");
+  inspect(*bad, "batch");
+  const auto census = engine->validator_census();
+  const ValidatorCensus* products = nullptr;
+  for (const auto& c : census) {
+    if (c.rule == "products-schema") products = &c;
+  }
+  ASSERT_NE(products, nullptr);
+  EXPECT_EQ(products->db, "shop");
+  EXPECT_FALSE(products->candidate);
+  EXPECT_EQ(products->stored_sampled, 10u);
+  EXPECT_EQ(products->stored_failing, 3u);
+  ASSERT_EQ(products->failing_properties.size(), 1u);
+  EXPECT_EQ(products->failing_properties[0], (std::pair<std::string, uint64_t>{"price", 3}));
+  ASSERT_EQ(products->writes_failing_by_app.size(), 2u);
+  EXPECT_EQ(products->writes_failing_by_app[0], (std::pair<std::string, uint64_t>{"web", 2}));
+  EXPECT_EQ(products->writes_failing_by_app[1], (std::pair<std::string, uint64_t>{"batch", 1}));
+  std::string json;
+  append_validator_census_json(json, census);
+  EXPECT_NE(
+      json.find(
+          R"("rule":"products-schema","candidate":false,"stored_sampled":10,"stored_failing":3,"failing_properties":{"price":3},"writes_failing_by_app":{"web":2,"batch":1})"),
+      std::string::npos)
+      << json;
+  EXPECT_NE(engine->status_json().find("\"validators\":[{"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace docguard::rules

@@ -27,6 +27,13 @@ std::string with_candidate_verdicts_json(std::string report,
 std::string with_candidate_verdicts_html(std::string report,
                                          const std::vector<rules::CandidateVerdicts>& verdicts);
 
+// The $jsonSchema validators' census (Engine::validator_census): the `validators` member of
+// /report.json, and a table in /report's HTML (validator_report.cc).
+std::string with_validators_json(std::string report,
+                                 const std::vector<rules::ValidatorCensus>& census);
+std::string with_validators_html(std::string report,
+                                 const std::vector<rules::ValidatorCensus>& census);
+
 // Routes one request (method, target, Authorization header value). Exposed for tests.
 boost::asio::awaitable<HttpResponse> route_admin(const std::string& method,
                                                  const std::string& target,

@@ -29,6 +29,7 @@
 #include "docguard/rules/engine_sinks.h"
 #include "docguard/rules/rule_hits.h"
 #include "docguard/rules/rule_set.h"
+#include "docguard/rules/schema_census.h"
 
 namespace docguard::rules {
 
@@ -100,6 +101,9 @@ class Engine {
   // Also the hit counters of every rule and candidate rule (top-level `rules` and
   // `candidate_rules`).
   std::string status_json() const;
+  // Each $jsonSchema validator's census: sampled stored documents failing it, the properties
+  // failing most, and writes failing it per app over the last hour (/report.json `validators`).
+  std::vector<ValidatorCensus> validator_census() const { return census_.snapshot(now()); }
   // What each candidate rule would have done, per client app (the live report's table).
   std::vector<CandidateVerdicts> candidate_verdicts() const;
 
@@ -167,6 +171,9 @@ class Engine {
   // changes (engine_schema.cc).
   void judge_schemas(Scope& s, const codec::BsonView& doc, int32_t index, const bson_iter_t* id,
                      bool operator_update);
+  // A sampled stored document judged by every $jsonSchema rule of its namespace, for the census.
+  void census_stored_document(const RuleSet& rules, bool candidates, std::string_view db,
+                              std::string_view coll, const codec::BsonView& document);
   void inspect_bulk_write(const codec::CommandView& cmd, const RequestContext& ctx,
                           const Judged& judged, bool dry_run, Verdict& verdict);
   void inspect_read(Scope& s, const codec::CommandView& cmd);
@@ -208,6 +215,7 @@ class Engine {
   std::atomic<double> forecast_horizon_{7 * 24 * 3600.0};
   std::atomic<int64_t> horizon_logged_ms_{0};
   std::atomic<uint64_t> horizon_suppressed_{0};
+  SchemaCensus census_;
   std::function<Clock::time_point()> clock_;
 };
 

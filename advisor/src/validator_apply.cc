@@ -1,0 +1,119 @@
+// `docguard validator SOURCE NS --apply`: the census of the validator just written (how many of
+// the read documents fail it, which properties fail most), then, on a cluster, collMod with it.
+// Explicit and never automatic; when the server refuses (FerretDB and other wire-compatible
+// servers have no validators), it says so, and docguard's own json_schema rule stays the way to
+// enforce the schema.
+#include "validator_apply.h"
+
+#include <bson/bson.h>
+
+#include <algorithm>
+#include <map>
+
+#include "docguard/cluster/admin_command.h"
+#include "docguard/rules/json_schema.h"
+
+namespace docguard::advisor {
+
+namespace {
+
+class CensusVisitor final : public DumpVisitor {
+ public:
+  CensusVisitor(const rules::JsonSchema& schema, std::string ns)
+      : schema_(schema), ns_(std::move(ns)) {}
+  void on_collection(const CollectionMetadata&) override {}
+  bool on_document(std::string_view db, std::string_view collection, const uint8_t* data,
+                   uint32_t size, std::string*) override {
+    const bool mine = (db.size() + 1 + collection.size() == ns_.size() &&
+                       ns_.compare(0, db.size(), db) == 0 && ns_.ends_with(collection)) ||
+                      (ns_.find('.') == std::string::npos && collection == ns_);
+    if (!mine) return true;
+    ++documents;
+    const codec::BsonView doc{data, size};
+    if (schema_.matches(doc)) return true;
+    ++failing;
+    bson_t out = BSON_INITIALIZER;
+    schema_.explain(doc, &out, "details");
+    bson_iter_t it;
+    if (bson_iter_init_find(&it, &out, "details") && BSON_ITER_HOLDS_DOCUMENT(&it)) {
+      uint32_t len = 0;
+      const uint8_t* d = nullptr;
+      bson_iter_document(&it, &len, &d);
+      for (const std::string& p : rules::failing_properties({d, len})) ++properties[p];
+    }
+    bson_destroy(&out);
+    return true;
+  }
+  uint64_t documents = 0, failing = 0;
+  std::map<std::string, uint64_t> properties;
+
+ private:
+  const rules::JsonSchema& schema_;
+  std::string ns_;
+};
+
+}  // namespace
+
+int apply_validator(const ScanArguments& args, const std::string& ns, const std::string& collmod,
+                    const ReadSource& read, std::ostream& out, std::ostream& err) {
+  bson_error_t error;
+  bson_t* command = bson_new_from_json(reinterpret_cast<const uint8_t*>(collmod.data()),
+                                       static_cast<ssize_t>(collmod.size()), &error);
+  if (command == nullptr) {
+    err << "validator: the collMod written is not JSON: " << error.message << "\n";
+    return 2;
+  }
+  bson_iter_t it, inner;
+  uint32_t len = 0;
+  const uint8_t* data = nullptr;
+  if (bson_iter_init_find(&it, command, "validator") && bson_iter_recurse(&it, &inner) &&
+      bson_iter_find(&inner, "$jsonSchema") && BSON_ITER_HOLDS_DOCUMENT(&inner)) {
+    bson_iter_document(&inner, &len, &data);
+  }
+  int status = 0;
+  try {
+    const auto schema = rules::JsonSchema::compile({data, len});
+    CensusVisitor census(*schema, ns);
+    std::string source;
+    if (!read(census, &source)) {
+      bson_destroy(command);
+      return 2;
+    }
+    out << "census: " << census.failing << " of " << census.documents << " documents read from "
+        << source << " fail this validator";
+    std::vector<std::pair<uint64_t, std::string>> most;
+    for (const auto& [name, n] : census.properties) most.emplace_back(n, name);
+    std::stable_sort(most.begin(), most.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    for (size_t i = 0; i < most.size() && i < 5; ++i) {
+      out << (i ? ", " : "; failing most: ") << most[i].second << " (" << most[i].first << ")";
+    }
+    out << "\n";
+    if (!is_cluster_uri(args.source)) {
+      err << "validator: --apply needs a mongodb:// URI (a dump has no server to apply it to)\n";
+      status = 2;
+    } else {
+      const std::string db =
+          ns.find('.') != std::string::npos ? ns.substr(0, ns.find('.')) : args.db;
+      const cluster::CommandResult r = cluster::run_admin_command(args.source, db, command);
+      if (r.ok) {
+        out << "applied: collMod " << ns
+            << " with this validator (validationLevel moderate, validationAction error)\n";
+      } else {
+        err << "validator: the server refused collMod on " << ns << " (code " << r.code
+            << "): " << r.message << "\n"
+            << "docguard's own enforcement stays the way to enforce this schema: save the "
+               "collMod above to a file and name it in a rule's json_schema_file (action: "
+               "block)\n";
+        status = 3;
+      }
+    }
+  } catch (const rules::JsonSchemaError& e) {
+    err << "validator: the validator written cannot be judged: " << e.what() << "\n";
+    status = 2;
+  }
+  bson_destroy(command);
+  return status;
+}
+
+}  // namespace docguard::advisor

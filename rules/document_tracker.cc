@@ -237,7 +237,7 @@ std::optional<DocumentTracker::Grown> DocumentTracker::grow(std::string_view key
                                                             std::string_view path,
                                                             uint32_t elements,
                                                             std::optional<uint32_t> cap,
-                                                            const Push* push) {
+                                                            Push* push) {
   const uint64_t hash = hash_of(key);
   Shard& s = shard_for(hash);
   std::lock_guard lock(s.mutex);
@@ -252,9 +252,8 @@ std::optional<DocumentTracker::Grown> DocumentTracker::grow(std::string_view key
       uint64_t grown = static_cast<uint64_t>(l) + elements;
       if (cap) grown = std::min<uint64_t>(grown, *cap);
       l = static_cast<uint32_t>(std::min<uint64_t>(grown, UINT32_MAX));
-      Grown result{l, e.read_from_store};
-      if (push != nullptr) note_push(e, i, before, l, elements, cap, *push, result);
-      return result;
+      if (push != nullptr) note_push(e, i, before, l, elements, cap, *push);
+      return Grown{l, e.read_from_store};
     }
   }
   return std::nullopt;

@@ -2,6 +2,7 @@
 // document's forecast first falls under the horizon, and the walk that hands every growing
 // array to the forecast.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "docguard/rules/document_tracker.h"
@@ -22,14 +23,19 @@ DocumentTracker::Growth& DocumentTracker::growth_of(Entry& e, size_t i, double n
 }
 
 void DocumentTracker::note_push(Entry& e, size_t i, uint32_t before, uint32_t after,
-                                uint32_t elements, std::optional<uint32_t> cap, const Push& push,
-                                Grown& grown) {
+                                uint32_t elements, std::optional<uint32_t> cap, Push& push) {
   // growth_of seeds a new history with the length before the push.
   e.lengths[i].second = before;
   Growth& g = growth_of(e, i, push.now);
   e.lengths[i].second = after;
-  g.array_bound = static_cast<uint32_t>(std::min<double>(push.array_bound, UINT32_MAX));
-  g.document_bound = static_cast<uint32_t>(std::min<double>(push.document_bound, UINT32_MAX));
+  // Bounds come as the rules' smallest values: infinite where there is none.
+  const auto stored_bound = [](double bound) {
+    return std::isfinite(bound) && bound > 0
+               ? static_cast<uint32_t>(std::min<double>(bound, UINT32_MAX))
+               : uint32_t{0};
+  };
+  g.array_bound = stored_bound(push.array_bound);
+  g.document_bound = stored_bound(push.document_bound);
   if (cap) {
     g.series.mark_bounded();
     return;
@@ -44,7 +50,8 @@ void DocumentTracker::note_push(Entry& e, size_t i, uint32_t before, uint32_t af
           std::min<uint64_t>(static_cast<uint64_t>(e.document_bytes) + push.bytes, UINT32_MAX));
     }
   }
-  if (g.told || !(push.horizon > 0)) return;
+  if (g.told || !(push.horizon > 0) || push.now < g.next_check) return;
+  g.next_check = push.now + 1;
   const std::optional<double> rate = g.series.rate(push.now);
   if (!rate) return;
   DocumentGrowth d;
@@ -57,14 +64,14 @@ void DocumentTracker::note_push(Entry& e, size_t i, uint32_t before, uint32_t af
   const auto eta = forecast_limits(d);
   for (size_t k = 0; k < kForecastLimits; ++k) {
     if (!eta[k] || *eta[k] >= push.horizon) continue;
-    if (grown.entered_horizon && grown.entered_horizon->eta_seconds <= *eta[k]) continue;
+    if (push.entered && push.entered->eta_seconds <= *eta[k]) continue;
     const auto limit = static_cast<ForecastLimit>(k);
     const double bound = limit == ForecastLimit::kArrayLength     ? d.array_bound
                          : limit == ForecastLimit::kDocumentBytes ? d.document_bound
                                                                   : kMaxBsonDocumentBytes;
-    grown.entered_horizon = EnteredHorizon{limit, *eta[k], *rate, bound};
+    push.entered = EnteredHorizon{limit, *eta[k], *rate, bound};
   }
-  if (grown.entered_horizon) g.told = true;
+  if (push.entered) g.told = true;
 }
 
 void DocumentTracker::undo_grow(std::string_view key, std::string_view path, uint32_t elements,

@@ -12,11 +12,6 @@ double Engine::seconds_now() const {
   return std::chrono::duration<double>(now().time_since_epoch()).count();
 }
 
-double Engine::seconds_of(Scope& s) const {
-  if (s.seconds < 0) s.seconds = seconds_now();
-  return s.seconds;
-}
-
 void Engine::log_entered_horizon(const Scope& s, std::string_view field,
                                  const DocumentTracker::EnteredHorizon& entered, uint32_t length) {
   // Many documents of one collection may enter at once (a deploy that pushes more): one line a

@@ -221,4 +221,9 @@ struct Engine::Scope {
   }
 };
 
+inline double Engine::seconds_of(Scope& s) const {
+  if (s.seconds < 0) s.seconds = seconds_now();
+  return s.seconds;
+}
+
 }  // namespace docguard::rules

@@ -163,33 +163,34 @@ void Engine::inspect_update(Scope& s, const codec::BsonView& q, const codec::Bso
     }
   }
   if (!track || id == nullptr || s.blocked(index)) return;
-  const Bound* document_bound = l.document_bytes.strictest();
   for (size_t i = 0; i < update.growth_count(); ++i) {
     const ArrayGrowth& g = update.growth()[i];
     const Limit* by_path = by_paths[i];
-    const Bound* strict = l.array_length_any.strictest();
-    if (by_path != nullptr) {
-      const Bound* p = by_path->strictest();
-      if (strict == nullptr || (p != nullptr && p->value < strict->value)) strict = p;
-    }
     auto cap = g.has_slice ? std::optional<uint32_t>(g.slice_cap) : std::nullopt;
     std::optional<DocumentTracker::Grown> grown;
     if (s.dry_run) {
       // A dry run reads what the push would make of the length and leaves it as it is.
       grown = tracker_.would_grow(sc.key, g.path, g.elements, cap);
     } else {
-      // The push goes into the path's growth history for the forecast.
+      // The push goes into the path's growth history for the forecast. The bounds are the
+      // rules' smallest values (Limit::min, infinite without one), read without a call: pushes
+      // onto documents the tracker does not know cost next to nothing.
       DocumentTracker::Push push;
       push.now = seconds_of(s);
       push.bytes = g.bytes;
-      push.array_bound = strict != nullptr ? strict->value : 0;
-      push.document_bound = document_bound != nullptr ? document_bound->value : 0;
+      push.array_bound = by_path != nullptr ? std::min(l.array_length_any.min, by_path->min)
+                                            : l.array_length_any.min;
+      push.document_bound = l.document_bytes.min;
       push.horizon = forecast_horizon();
       grown = tracker_.grow(sc.key, g.path, g.elements, cap, &push);
+      if (push.entered) log_entered_horizon(s, g.path, *push.entered, grown->length);
     }
     if (!grown) continue;
-    if (grown->entered_horizon)
-      log_entered_horizon(s, g.path, *grown->entered_horizon, grown->length);
+    const Bound* strict = l.array_length_any.strictest();
+    if (by_path != nullptr) {
+      const Bound* p = by_path->strictest();
+      if (strict == nullptr || (p != nullptr && p->value < strict->value)) strict = p;
+    }
     // A length added up from forwarded writes only is an estimate (pulls and writes that
     // bypass docguard are not seen): warn, never block. One read from the stored document
     // (a sampled read, docguard's introspection) is a fact, and the rule's action applies.

@@ -52,6 +52,17 @@ void GrowthSeries::append(double seconds, uint32_t length) {
       return;
     }
   }
+  if (size_ >= 3) {
+    // Samples a small part of the history apart say nothing more: the newest one moves on
+    // instead, so frequent pushes rarely thin the series (and cost a few instructions each).
+    const double span = seconds - (base_ + static_cast<double>(offsets_[1]));
+    const double previous = base_ + static_cast<double>(offsets_[size_ - 2]);
+    if (seconds - previous < span / (2 * kCapacity)) {
+      offsets_[size_ - 1] = static_cast<float>(seconds - base_);
+      lengths_[size_ - 1] = length;
+      return;
+    }
+  }
   if (size_ == kCapacity) {
     // Thinned, not shifted: the sample whose neighbours are closest goes, so the samples stay
     // spread over the whole history. The first two (where it started, the first push) and the

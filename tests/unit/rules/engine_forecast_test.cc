@@ -116,12 +116,13 @@ TEST(DocumentTrackerForecastTest, EntersTheHorizonOnce) {
   int entered = 0;
   for (int i = 1; i <= 80; ++i) {
     push.now = i;  // 1 element/s: 100 - i seconds to go
+    push.entered.reset();
     auto grown = t.grow(key, "tags", 1, std::nullopt, &push);
     ASSERT_TRUE(grown);
-    if (grown->entered_horizon) {
+    if (push.entered) {
       ++entered;
-      EXPECT_EQ(grown->entered_horizon->limit, ForecastLimit::kArrayLength);
-      EXPECT_LT(grown->entered_horizon->eta_seconds, 50);
+      EXPECT_EQ(push.entered->limit, ForecastLimit::kArrayLength);
+      EXPECT_LT(push.entered->eta_seconds, 50);
       EXPECT_GT(i, 45);
     }
   }

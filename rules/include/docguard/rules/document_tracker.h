@@ -39,14 +39,6 @@ class DocumentTracker {
   void record(std::string_view key, std::string_view path, uint32_t length,
               bool read_from_store = false, double now = -1, uint32_t document_bytes = 0);
 
-  // What the growth forecast needs of a push besides its elements.
-  struct Push {
-    double now = 0;             // steady seconds
-    uint32_t bytes = 0;         // bytes the pushed elements add (0: not measured)
-    double array_bound = 0;     // the strictest array length bound in force (0: none)
-    double document_bound = 0;  // the strictest document size bound in force (0: none)
-    double horizon = 0;         // seconds; a document whose forecast falls under it is told once
-  };
   // A document's array whose forecast just fell under the horizon (told once per history).
   struct EnteredHorizon {
     ForecastLimit limit = ForecastLimit::kArrayLength;
@@ -54,13 +46,22 @@ class DocumentTracker {
     double rate = 0;  // elements per second
     double bound = 0;
   };
+  // What the growth forecast needs of a push besides its elements, and what it found.
+  struct Push {
+    double now = 0;      // steady seconds
+    uint32_t bytes = 0;  // bytes the pushed elements add (0: not measured)
+    // The smallest array length and document size bounds in force (infinite or 0: none).
+    double array_bound = 0;
+    double document_bound = 0;
+    double horizon = 0;  // seconds; a document whose forecast falls under it is told once
+    std::optional<EnteredHorizon> entered = std::nullopt;  // out: this push took it under
+  };
   struct Grown {
     uint32_t length = 0;
     // The document's lengths were read from the database at least once. Growth added up from
     // forwarded writes alone only ever goes up ($pull, $pop and writes that bypass docguard are
     // not seen), so it is an estimate; a read of the stored document is a fact.
     bool read_from_store = false;
-    std::optional<EnteredHorizon> entered_horizon = std::nullopt;
     friend bool operator==(const Grown& g, uint32_t length) { return g.length == length; }
   };
   // Adds `elements` to the known length of `path` (capped at `cap` when the push has $slice)
@@ -68,7 +69,7 @@ class DocumentTracker {
   // `push`, the path's growth history takes the new length (a push with $slice marks the
   // array as kept bounded instead).
   std::optional<Grown> grow(std::string_view key, std::string_view path, uint32_t elements,
-                            std::optional<uint32_t> cap, const Push* push = nullptr);
+                            std::optional<uint32_t> cap, Push* push = nullptr);
   // Takes back a grow() whose push was refused: the push never happens.
   void undo_grow(std::string_view key, std::string_view path, uint32_t elements, uint32_t bytes);
   // Every tracked array with a growth rate at `now`, for forecasts (walks the whole tracker:
@@ -95,7 +96,8 @@ class DocumentTracker {
     float bytes_per_element = 0;  // smoothed over the pushes' measured sizes
     uint32_t array_bound = 0;     // as at the last push (the pushing connection's rules)
     uint32_t document_bound = 0;
-    bool told = false;  // entered the horizon and was reported (once per history)
+    bool told = false;      // entered the horizon and was reported (once per history)
+    double next_check = 0;  // steady seconds: the horizon is checked at most once a second
   };
   struct Entry {
     uint64_t hash = 0;
@@ -142,7 +144,7 @@ class DocumentTracker {
   // when missing.
   static Growth& growth_of(Entry& e, size_t i, double now);
   static void note_push(Entry& e, size_t i, uint32_t before, uint32_t after, uint32_t elements,
-                        std::optional<uint32_t> cap, const Push& push, Grown& grown);
+                        std::optional<uint32_t> cap, Push& push);
 
   std::array<Shard, kShards> shards_;
   uint32_t max_fields_;

@@ -139,7 +139,7 @@ std::string Engine::status_json() const {
     top_five(out, "top_users", "user", stats->offending_users);
     out += "}";
   }
-  out += "]}";
+  out += "],\"guardrail\":" + guardrail_status_json() + "}";
   return out;
 }
 

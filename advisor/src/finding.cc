@@ -47,7 +47,8 @@ Finding::Kind rule_finding_kind(rules::RuleKind rule) {
       return Finding::Kind::kRuleMaxLookupRatio;
     case rules::RuleKind::kTrackedArrayLength:
       return Finding::Kind::kRuleTrackedArrayLength;
-    case rules::RuleKind::kCount:  // the number of kinds, never a violation's
+    case rules::RuleKind::kRequireIndex:  // judged on traffic only, never in a scan
+    case rules::RuleKind::kCount:         // the number of kinds, never a violation's
       break;
   }
   return Finding::Kind::kRuleTrackedArrayLength;

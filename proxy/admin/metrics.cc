@@ -159,6 +159,11 @@ Metrics::Metrics()
                                       "have warned about or blocked, by rule, action and client "
                                       "app; nothing was changed")
                                 .Register(*registry_)),
+      guardrail_unknown_(BuildCounter()
+                             .Name("docguard_guardrail_unknown_total")
+                             .Help("Operations the query guardrail (require_index) did not judge "
+                                   "because the collection's indexes were not known yet")
+                             .Register(*registry_)),
       array_length_max_(BuildGauge()
                             .Name("docguard_array_length_max")
                             .Help("Longest array seen per field path since start")
@@ -267,6 +272,7 @@ enum Family : uint8_t {
   kLookups,
   kViolations,
   kCandidateViolations,
+  kGuardrailUnknown,
   kFamilyCount
 };
 static_assert(kFamilyCount <= ThreadCells::kFamilies);
@@ -390,6 +396,13 @@ void Metrics::on_candidate_violation(const rules::NamespaceLabels& ns, std::stri
                                                                  {"action", a},
                                                                  {"app", s(app)}});
                              }));
+}
+
+void Metrics::on_guardrail_unknown(const rules::NamespaceLabels& ns) {
+  cells_.increment(
+      cells_for(guardrail_unknown_index_, kGuardrailUnknown, ns, {}, [&]() -> prometheus::Counter& {
+        return guardrail_unknown_.Add({{"db", s(ns.db)}, {"collection", s(ns.coll)}});
+      }));
 }
 
 }  // namespace docguard::proxy

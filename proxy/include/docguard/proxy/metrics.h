@@ -126,6 +126,9 @@ class Metrics final : public rules::MeasurementSink {
   // candidate rule would have done.
   void on_candidate_violation(const rules::NamespaceLabels& ns, std::string_view rule,
                               rules::Action would, std::string_view app) override;
+  // docguard_guardrail_unknown_total{db,collection}: operations the query guardrail did not
+  // judge because the namespace's indexes were not known yet.
+  void on_guardrail_unknown(const rules::NamespaceLabels& ns) override;
 
  private:
   // The cells of a labeled series (the namespace's labels, then `values`), found in this
@@ -149,6 +152,7 @@ class Metrics final : public rules::MeasurementSink {
   prometheus::Family<prometheus::Counter>& lookups_;
   prometheus::Family<prometheus::Counter>& violations_;
   prometheus::Family<prometheus::Counter>& candidate_violations_;
+  prometheus::Family<prometheus::Counter>& guardrail_unknown_;
   prometheus::Family<prometheus::Gauge>& array_length_max_;
   prometheus::Family<prometheus::Gauge>& array_length_bound_;
   prometheus::Family<prometheus::Gauge>& topology_type_;
@@ -160,7 +164,8 @@ class Metrics final : public rules::MeasurementSink {
   std::map<prometheus::Labels, prometheus::Gauge*> findings_series_;
 
   MetricIndex<prometheus::Counter> commands_index_, array_push_index_, reads_index_,
-      reads_with_lookup_index_, lookups_index_, violations_index_, candidate_violations_index_;
+      reads_with_lookup_index_, lookups_index_, violations_index_, candidate_violations_index_,
+      guardrail_unknown_index_;
   MetricIndex<prometheus::Histogram> document_size_index_, array_length_index_;
 };
 

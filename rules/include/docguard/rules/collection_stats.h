@@ -79,6 +79,7 @@ enum class RuleKind : uint8_t {
   kMaxNestingDepth,
   kMaxLookupRatio,
   kTrackedArrayLength,
+  kRequireIndex,  // the query guardrail: no known index serves the query
   kCount
 };
 inline constexpr auto kRuleNames =
@@ -88,7 +89,8 @@ inline constexpr auto kRuleNames =
                                 {RuleKind::kRequirePushSlice, "require_push_slice"},
                                 {RuleKind::kMaxNestingDepth, "max_nesting_depth"},
                                 {RuleKind::kMaxLookupRatio, "max_lookup_ratio"},
-                                {RuleKind::kTrackedArrayLength, "tracked_array_length"}},
+                                {RuleKind::kTrackedArrayLength, "tracked_array_length"},
+                                {RuleKind::kRequireIndex, "require_index"}},
                                "?");
 inline const char* rule_name(RuleKind kind) { return kRuleNames.name(kind); }
 
@@ -129,6 +131,8 @@ struct CollectionStats {
   // Counted without `mutex`: every command of the namespace adds one, and nothing else is
   // touched then.
   std::atomic<uint64_t> commands{0};
+  // Queries the guardrail could not judge: the namespace's indexes were not known.
+  std::atomic<uint64_t> guardrail_unknown{0};
   Histogram document_bytes;
   Histogram sampled_document_bytes;  // from read replies
   using StringHash = codec::StringHash;

@@ -45,6 +45,7 @@
 #include "docguard/base/enum_names.h"
 #include "docguard/rules/client_scope.h"
 #include "docguard/rules/config_reader.h"
+#include "docguard/rules/guardrail_rule.h"
 
 namespace docguard::rules {
 
@@ -100,9 +101,10 @@ struct Rule {
   std::optional<double> max_lookup_ratio;
   std::chrono::seconds lookup_window = kDefaultLookupWindow;
   uint64_t lookup_min_reads = kDefaultLookupMinReads;
-  RuleScope scope;     // who the rule applies to; empty: everyone
-  int line = 0;        // 1-based line in the file, for messages
-  uint32_t index = 0;  // position in its RuleSet's rules(), set by the RuleSet
+  RuleScope scope;          // who the rule applies to; empty: everyone
+  GuardrailRule guardrail;  // require_index, max_time_ms, allow (guardrail_rule.h)
+  int line = 0;             // 1-based line in the file, for messages
+  uint32_t index = 0;       // position in its RuleSet's rules(), set by the RuleSet
 
   bool has_array_bounds() const { return max_array_length || !array_length.empty(); }
 };
@@ -148,6 +150,7 @@ struct NamespaceLimits {
   // Some rule for this namespace bounds arrays, for these connections or for others: the
   // document tracker must follow the namespace's arrays whoever writes them.
   bool tracks_arrays = false;
+  GuardrailLimits guardrail;
 
   const Limit* array_limit_for(std::string_view path) const;
 };

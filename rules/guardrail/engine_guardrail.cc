@@ -26,7 +26,13 @@ bool first_unknown_of_command() {
 }  // namespace
 
 void Engine::guard_read(Scope& s) {
-  if (s.limits->guardrail.require_index == Action::kOff) return;
+  if (s.limits->guardrail.require_index == Action::kOff || exempt_namespace(s.db, s.coll)) return;
+  // describe() found find's filter and findAndModify's, count's and distinct's query: the
+  // common served cases need no other walk of the command.
+  if (s.cmd.kind != CommandKind::kAggregate &&
+      obviously_served(s.cmd.query, index_catalog_.find_cached(s.db, s.coll))) {
+    return;
+  }
   const QueryParts parts = query_parts(s.cmd);
   guard_query(s, parts.filter, parts.sort, -1);
 }
@@ -35,9 +41,9 @@ void Engine::guard_query(Scope& s, const codec::BsonView& filter, const codec::B
                          int32_t index) {
   const GuardrailLimits& g = s.limits->guardrail;
   if (g.require_index == Action::kOff || exempt_namespace(s.db, s.coll)) return;
-  const std::shared_ptr<const NamespaceIndexes> indexes = index_catalog_.find(s.db, s.coll);
+  const NamespaceIndexes* indexes = index_catalog_.find_cached(s.db, s.coll);
   IndexKeys suggestion;
-  switch (judge_query(filter, sort, indexes.get(), &suggestion)) {
+  switch (judge_query(filter, sort, indexes, &suggestion)) {
     case IndexVerdict::kServed:
       return;
     case IndexVerdict::kUnknown:

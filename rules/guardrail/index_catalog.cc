@@ -27,7 +27,34 @@ std::string key_type(const bson_iter_t& it) {
   return "1";
 }
 
+std::atomic<uint64_t> g_next_catalog_id{1};
+
 }  // namespace
+
+IndexCatalog::IndexCatalog(size_t max_namespaces)
+    : max_namespaces_(max_namespaces), id_(g_next_catalog_id.fetch_add(1)) {}
+
+const NamespaceIndexes* IndexCatalog::find_cached(std::string_view db,
+                                                  std::string_view coll) const {
+  struct Last {
+    uint64_t catalog = 0;
+    uint64_t version = 0;
+    std::string ns;
+    std::shared_ptr<const NamespaceIndexes> found;
+  };
+  thread_local Last last;
+  const uint64_t now = version();
+  if (last.catalog == id_ && last.version == now && last.ns.size() == db.size() + 1 + coll.size() &&
+      last.ns.starts_with(db) && last.ns[db.size()] == '.' && last.ns.ends_with(coll)) {
+    return last.found.get();
+  }
+  // The version is read before the lookup: a change in between is seen at the next call.
+  last.found = find(db, coll);
+  last.catalog = id_;
+  last.version = now;
+  last.ns.assign(db).append(".").append(coll);
+  return last.found.get();
+}
 
 IndexKeys index_keys_of(const codec::BsonView& key_document) {
   IndexKeys keys;

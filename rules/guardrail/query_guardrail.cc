@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "docguard/codec/bson_elements.h"
+
 namespace docguard::rules {
 
 namespace {
@@ -25,14 +27,21 @@ std::string_view first_key(const bson_iter_t& it) {
   return key_of(child);
 }
 
-// A filter with nothing to match (no keys but $comment).
+// A filter with nothing to match (no keys but $comment). On the message path: the element walk
+// that steps over values (bson_elements.h), as the other per-message reads are.
 bool empty_filter(const BsonView& filter) {
-  bson_iter_t it;
-  if (filter.empty() || !bson_iter_init_from_data(&it, filter.data, filter.size)) return true;
-  while (bson_iter_next(&it)) {
-    if (key_of(it) != "$comment") return false;
+  if (filter.empty()) return true;
+  for (codec::BsonElements e(filter); e.next();) {
+    if (e.key != "$comment") return false;
   }
   return true;
+}
+
+// The first key of an embedded document, or "".
+std::string_view first_key_of(const codec::BsonElements& e) {
+  if (!e.holds_document()) return {};
+  codec::BsonElements inner(e.container());
+  return inner.next() ? inner.key : std::string_view();
 }
 
 bool with_bson(const BsonView& view, bson_t* out) {
@@ -266,28 +275,50 @@ void leading_stages(const BsonView& pipeline, BsonView* match, BsonView* sort) {
 
 }  // namespace
 
+bool obviously_served(const codec::BsonView& filter, const NamespaceIndexes* indexes) {
+  if (filter.empty()) return true;
+  bool empty = true;
+  for (codec::BsonElements e(filter); e.next();) {
+    const std::string_view key = e.key;
+    if (key == "$comment") continue;
+    empty = false;
+    if (is_operator(key) || e.type == BSON_TYPE_REGEX) continue;
+    if (e.holds_document()) {
+      const std::string_view op = first_key_of(e);
+      if (is_operator(op) && op != "$eq" && op != "$in" && op != "$all" && op != "$ref") continue;
+    }
+    // An equality on `key`: served by _id, or by an index starting with it.
+    if (key == "_id") return true;
+    if (indexes == nullptr) continue;
+    for (const KnownIndex& index : indexes->indexes) {
+      if (index.keys.empty() || index.keys.front().first != key) continue;
+      const std::string& type = index.keys.front().second;
+      if (index_key_direction(type) != 0 || type == "hashed") return true;
+    }
+  }
+  return empty;
+}
+
 QueryParts query_parts(const codec::CommandView& cmd) {
   QueryParts parts;
-  bson_iter_t it;
-  if (cmd.body.empty() || !bson_iter_init_from_data(&it, cmd.body.data, cmd.body.size)) {
-    return parts;
-  }
+  if (cmd.body.empty()) return parts;
   const bool find_and_modify = cmd.kind == codec::CommandKind::kFindAndModify;
-  while (bson_iter_next(&it)) {
-    const std::string_view key = key_of(it);
+  for (codec::BsonElements e(cmd.body); e.next();) {
+    const std::string_view key = e.key;
     if (key == "maxTimeMS") {
       parts.has_max_time = true;
       continue;
     }
-    if (!BSON_ITER_HOLDS_DOCUMENT(&it) && !BSON_ITER_HOLDS_ARRAY(&it)) continue;
+    const BsonView value = e.container();
+    if (value.empty()) continue;
     if (key == "filter" || key == "query") {
-      parts.filter = codec::view_of(it);
+      parts.filter = value;
     } else if (key == "sort") {
-      parts.sort = codec::view_of(it);
+      parts.sort = value;
     } else if (key == "projection" || (find_and_modify && key == "fields")) {
-      parts.projection = codec::view_of(it);
+      parts.projection = value;
     } else if (key == "pipeline" && cmd.kind == codec::CommandKind::kAggregate) {
-      parts.pipeline = codec::view_of(it);
+      parts.pipeline = value;
     }
   }
   if (!parts.pipeline.empty()) leading_stages(parts.pipeline, &parts.filter, &parts.sort);
@@ -300,11 +331,12 @@ bool exempt_namespace(std::string_view db, std::string_view coll) {
 
 IndexVerdict judge_query(const codec::BsonView& filter, const codec::BsonView& sort,
                          const NamespaceIndexes* indexes, IndexKeys* suggestion) {
-  if (empty_filter(filter)) return IndexVerdict::kServed;
+  if (obviously_served(filter, indexes) || empty_filter(filter)) return IndexVerdict::kServed;
   IndexKeys ignored;
   IndexKeys* wanted = suggestion != nullptr ? suggestion : &ignored;
   static const NamespaceIndexes kNone;
-  if (served(filter, sort, indexes != nullptr ? *indexes : kNone, 0, wanted)) {
+  const NamespaceIndexes& known = indexes != nullptr ? *indexes : kNone;
+  if (served(filter, sort, known, 0, wanted)) {
     return IndexVerdict::kServed;
   }
   return indexes != nullptr && indexes->complete ? IndexVerdict::kUnserved : IndexVerdict::kUnknown;

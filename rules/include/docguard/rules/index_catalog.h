@@ -45,7 +45,7 @@ struct NamespaceIndexes {
 class IndexCatalog {
  public:
   // At most `max_namespaces` namespaces are remembered; past it new ones stay unknown.
-  explicit IndexCatalog(size_t max_namespaces = 10'000) : max_namespaces_(max_namespaces) {}
+  explicit IndexCatalog(size_t max_namespaces = 10'000);
   IndexCatalog(const IndexCatalog&) = delete;
   IndexCatalog& operator=(const IndexCatalog&) = delete;
 
@@ -66,6 +66,10 @@ class IndexCatalog {
 
   // What is known of "db.coll": null when nothing is.
   std::shared_ptr<const NamespaceIndexes> find(std::string_view db, std::string_view coll) const;
+  // The same for the message path: this thread's last answer while the catalog is unchanged and
+  // the namespace the same (no lock, no reference count), else find(). Valid until this thread's
+  // next call.
+  const NamespaceIndexes* find_cached(std::string_view db, std::string_view coll) const;
   // Bumped on every change: lets a reader cache its last answer.
   uint64_t version() const { return version_.load(std::memory_order_acquire); }
   size_t size() const;
@@ -80,6 +84,7 @@ class IndexCatalog {
   void update(std::string_view db, std::string_view coll, const Change& change);
 
   size_t max_namespaces_;
+  const uint64_t id_;  // tells this catalog's entries in a thread's cache from another's
   mutable std::shared_mutex mutex_;
   Entries entries_;
   std::atomic<uint64_t> version_{1};

@@ -48,6 +48,11 @@ QueryParts query_parts(const codec::CommandView& cmd);
 // Whether the namespace is one the server never refuses a collection scan on.
 bool exempt_namespace(std::string_view db, std::string_view coll);
 
+// The common served cases, in one walk of the filter's top level without building a shape: an
+// empty filter, an equality on _id or on a field some known index starts with (ascending,
+// descending or hashed). Sound, not complete: false sends the query the whole way (judge_query).
+bool obviously_served(const codec::BsonView& filter, const NamespaceIndexes* indexes);
+
 // Judges a filter and sort against what is known of the namespace's indexes (null: nothing).
 // When the verdict is kUnserved, `suggestion` gets the index that would serve (ESR order).
 IndexVerdict judge_query(const codec::BsonView& filter, const codec::BsonView& sort,

@@ -195,6 +195,11 @@ CommandView describe(const codec::OpMsg& msg) {
     case CommandKind::kFind:
       if (f.filter.holds_document()) view.query = f.filter.container();
       break;
+    case CommandKind::kCount:
+    case CommandKind::kDistinct:
+      // `query` also holds their filter (the query guardrail reads it).
+      if (f.query.holds_document()) view.query = f.query.container();
+      break;
     case CommandKind::kAggregate:
     case CommandKind::kCreate:
       if (f.pipeline.holds_array()) view.pipeline = f.pipeline.container();

@@ -8,6 +8,7 @@
 #include "docguard/codec/op_query.h"
 #include "docguard/conversation/reply_merge.h"
 #include "error_documents.h"
+#include "time_limit.h"
 
 namespace docguard::conversation {
 
@@ -177,6 +178,7 @@ Conversation::RequestOutcome Conversation::on_op_msg(const codec::MsgHeader& hea
   }
   const rules::RequestContext context{app_name_, peer_, auth_.user(), &scope_};
   const rules::Verdict verdict = engine_.inspect(view, context);
+  std::vector<uint8_t> timed;
   if (verdict.any_block()) {
     RequestPlan plan = plan_request(msg, view, verdict, host_.new_request_id());
     host_.on_inspected(seconds_since(started));
@@ -200,6 +202,10 @@ Conversation::RequestOutcome Conversation::on_op_msg(const codec::MsgHeader& hea
     }
   } else {
     host_.on_inspected(seconds_since(started));
+    // A guardrail rule's time limit for a command without one: the only change docguard
+    // makes to a request it forwards whole. Kept aside until the views into the request
+    // (possibly in request_scratch_) are no longer read.
+    if (verdict.max_time_ms > 0) timed = detail::with_max_time(msg, verdict.max_time_ms);
     if (!view.more_to_come && is_catalog_command(view)) {
       auto p = PendingReply::of(PendingReply::Kind::kCatalog);
       p.db = std::string(view.database);
@@ -214,6 +220,10 @@ Conversation::RequestOutcome Conversation::on_op_msg(const codec::MsgHeader& hea
     }
   }
   if (!msg.more_to_come()) await_reply(header.request_id);
+  if (!timed.empty()) {
+    request_scratch_ = std::move(timed);
+    forward = request_scratch_;
+  }
   return {RequestOutcome::Action::kForward, forward};
 }
 

@@ -48,6 +48,8 @@ std::string violation_message(const Violation& v) {
     case RuleKind::kJsonSchema:
       // What the server says for a document its validator refuses; errInfo.details says why.
       return "Document failed validation";
+    case RuleKind::kRequireIndex:
+      return detail::guardrail_message(v);
     case RuleKind::kCount:
       what = fmt::format("measured {}, bound {}", v.measured, v.bound);
       break;
@@ -119,13 +121,29 @@ void append_err_info(bson_t* parent, const Violation& v) {
   bson_append_document_end(parent, &info);
 }
 
+// A refusal's code: what the server reports for the same thing (notablescan's 291 for the
+// query guardrail, validation's 121 for the design rules on documents).
+ServerError refusal_code(const Violation* v) {
+  return v != nullptr && v->kind == RuleKind::kRequireIndex
+             ? ServerError::kNoQueryExecutionPlans
+             : ServerError::kDocumentValidationFailure;
+}
+
+void append_refusal_info(bson_t* doc, const Violation& v) {
+  if (v.kind == RuleKind::kRequireIndex) {
+    append_guardrail_err_info(doc, v);
+  } else {
+    append_err_info(doc, v);
+  }
+}
+
 // code, codeName, errmsg and errInfo: what server-side validation reports for a document.
 // Without a violation, code, codeName and errmsg only, as for a whole command.
 void append_validation_failure(bson_t* doc, const Violation* v) {
-  append_code(doc, ServerError::kDocumentValidationFailure);
+  append_code(doc, refusal_code(v));
   BSON_APPEND_UTF8(doc, "errmsg",
                    v != nullptr ? violation_message(*v).c_str() : kBlockedWithoutViolation);
-  if (v != nullptr) append_err_info(doc, *v);
+  if (v != nullptr) append_refusal_info(doc, *v);
 }
 
 }  // namespace
@@ -175,8 +193,8 @@ std::vector<uint8_t> command_error(const codec::OpMsg& request, const rules::Ver
   BSON_APPEND_DOUBLE(body.get(), "ok", 0.0);
   BSON_APPEND_UTF8(body.get(), "errmsg",
                    v != nullptr ? violation_message(*v).c_str() : kBlockedWithoutViolation);
-  append_code(body.get(), ServerError::kDocumentValidationFailure);
-  if (v != nullptr) append_err_info(body.get(), *v);
+  append_code(body.get(), refusal_code(v));
+  if (v != nullptr) append_refusal_info(body.get(), *v);
   return codec::OpMsgBuilder(reply_request_id, request.header.request_id)
       .body(body.bytes())
       .finish();

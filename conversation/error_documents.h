@@ -16,6 +16,11 @@
 
 namespace docguard::conversation::detail {
 
+// The query guardrail's refusal text (the server's notablescan message, then docguard's reason)
+// and its errInfo: {rule, shape, index, match, ruleLine} (guardrail_errors.cc).
+std::string guardrail_message(const rules::Violation& v);
+void append_guardrail_err_info(bson_t* parent, const rules::Violation& v);
+
 // A writeErrors entry: {index, code, codeName, errmsg, errInfo}. `v`: the statement's blocking
 // violation; null when the verdict blocks it without one (then no errInfo, and the errmsg
 // command_error gives a command refused without one).

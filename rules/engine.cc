@@ -34,7 +34,8 @@ Engine::Engine(std::shared_ptr<const RuleSet> rules, MeasurementSink* measuremen
       overflow_(std::make_unique<CollectionStats>(std::string(kOverflowLabel),
                                                   std::string(kOverflowLabel))),
       tracker_(rules->tracking().max_tracked_documents,
-               rules->tracking().max_tracked_fields_per_document) {
+               rules->tracking().max_tracked_fields_per_document),
+      guardrail_(std::make_unique<GuardrailState>()) {
   judged_.store(judge_with(std::move(rules), nullptr));
 }
 
@@ -184,6 +185,7 @@ const std::string& Engine::app_label(std::string_view app, uint32_t max_apps) {
 Verdict Engine::inspect(const codec::CommandView& cmd, const RequestContext& ctx) {
   Verdict verdict;
   const std::shared_ptr<const Judged> judged = judged_.load();
+  scratch().guardrail_unknown_counted = false;
   if (judged->candidates != nullptr) {
     // First, so that tracked array lengths are read before the real pass grows them.
     Verdict dry;
@@ -248,6 +250,7 @@ void Engine::judge(const codec::CommandView& cmd, const RequestContext& ctx, con
     s.hits = dry_run ? judged.candidate_hits.get() : judged.hits.get();
     s.dry_run = dry_run;
     s.app = app;
+    if (!dry_run && s.limits->guardrail.max_time_ms > 0) limit_time(s);
     switch (cmd.kind) {
       case CommandKind::kInsert:
         for (size_t i = 0; i < cmd.statements.size() && !s.batch_stopped(); ++i) {
@@ -269,19 +272,23 @@ void Engine::judge(const codec::CommandView& cmd, const RequestContext& ctx, con
             }
           }
           inspect_update(s, q, u, pipeline, static_cast<int32_t>(i));
+          guard_query(s, q, {}, static_cast<int32_t>(i));
         }
         break;
       case CommandKind::kDelete:
-        for (const auto& stmt : cmd.statements) {
+        for (size_t i = 0; i < cmd.statements.size() && !s.batch_stopped(); ++i) {
+          const codec::BsonView& stmt = cmd.statements[i];
           bson_iter_t iter;
           if (!stmt.empty() && bson_iter_init_from_data(&iter, stmt.data, stmt.size) &&
               bson_iter_find(&iter, "q")) {
             inspect_delete(s, sub_view(&iter));
+            guard_query(s, sub_view(&iter), {}, static_cast<int32_t>(i));
           }
         }
         break;
       case CommandKind::kFindAndModify:
         s.whole_command = true;
+        guard_read(s);
         if (cmd.remove) {
           inspect_delete(s, cmd.query);
         } else {
@@ -293,8 +300,10 @@ void Engine::judge(const codec::CommandView& cmd, const RequestContext& ctx, con
             cmd.explained != "distinct") {
           break;
         }
-        [[fallthrough]];
+        inspect_read(s, cmd);  // explain is never refused by the guardrail
+        break;
       default:
+        guard_read(s);
         inspect_read(s, cmd);
         break;
     }
@@ -360,6 +369,9 @@ void Engine::report(Scope& s, size_t first) {
         .add("user", s.ctx.user)
         .add("peer", s.ctx.peer)
         .add("suppressed_since_last", static_cast<int64_t>(d.suppressed));
+    if (!v.shape.empty()) {
+      fields.add("shape", v.shape).add("index", index_keys_text(v.suggested_index));
+    }
     spdlog::warn("{}", fields.message("docguard design rule violated"));
   }
 }

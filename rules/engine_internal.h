@@ -8,6 +8,8 @@
 #include <array>
 #include <cstring>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -75,6 +77,8 @@ struct Scratch {
   };
   std::vector<LogDecision> log_decisions;
   std::vector<RuleKind> kinds;
+  // The query guardrail counted this command as not judged (indexes unknown) already.
+  bool guardrail_unknown_counted = false;
   std::vector<const Limit*> growth_limits;
   std::string ns_buffer;
   // The namespace this thread looked up last, and its statistics (namespaces are never removed,
@@ -119,6 +123,13 @@ void record_shape(CollectionStats* stats, MeasurementSink* measurements, const D
 }  // namespace engine_detail
 
 using namespace engine_detail;
+
+// The query guardrail's own state (engine_guardrail.cc).
+struct Engine::GuardrailState {
+  std::mutex mutex;
+  // Expired `allow` exceptions already logged: "line|shape|until".
+  std::set<std::string> expired_logged;
+};
 
 struct Engine::Scope {
   const codec::CommandView& cmd;

@@ -185,13 +185,14 @@ void Engine::learn_stored_document(std::string_view db, std::string_view coll,
 }
 
 void Engine::observe_catalog_reply(const codec::CommandView& request, const codec::OpMsg& reply) {
-  if (advice_ == nullptr || reply.body.empty()) return;
+  if (reply.body.empty()) return;
   bson_iter_t it;
   if (!bson_iter_init_from_data(&it, reply.body.data, reply.body.size) ||
       !bson_iter_find(&it, "ok") || bson_iter_as_double(&it) != 1.0) {
     return;
   }
-  advice_->on_catalog_reply(request, reply.body);
+  learn_from_catalog_reply(index_catalog_, request, reply.body);
+  if (advice_ != nullptr) advice_->on_catalog_reply(request, reply.body);
 }
 
 }  // namespace docguard::rules

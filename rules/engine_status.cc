@@ -141,7 +141,7 @@ std::string Engine::status_json() const {
   }
   out += "],\"validators\":";
   append_validator_census_json(out, validator_census());
-  out += "}";
+  out += ",\"guardrail\":" + guardrail_status_json() + "}";
   return out;
 }
 

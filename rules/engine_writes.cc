@@ -263,8 +263,10 @@ void Engine::inspect_bulk_write(const codec::CommandView& cmd, const RequestCont
       inspect_insert(s, document, index);
     } else if (verb == "update") {
       inspect_update(s, filter, mods, mods_pipeline, index);
+      guard_query(s, filter, {}, index);
     } else if (verb == "delete") {
       inspect_delete(s, filter);
+      guard_query(s, filter, {}, index);
     }
     report(s, before);
   }

@@ -117,6 +117,7 @@ NamespaceLimits RuleSet::resolve(std::string_view db, std::string_view coll, uin
       out.push_slice_line = r.line;
       out.push_slice_rule = r.index;
     }
+    if (r.guardrail.any()) add_guardrail(out.guardrail, r);
     if (r.max_nesting_depth) out.nesting_depth.add(*r.max_nesting_depth, r.action, r);
     if (r.max_lookup_ratio) {
       // Reads are blocked only by a rule that says so itself.
@@ -256,12 +257,13 @@ class Parser : public ConfigReader {
             fail(item, item_key, why + " (expected an address or a range like 10.0.0.0/8)");
           r.scope.clients.push_back(*cidr);
         }
-      } else {
+      } else if (!read_guardrail_key(*this, name, v, key, r.guardrail)) {
         fail(kv.first, key,
              "unknown key (known: id, match, action, max_document_bytes, max_array_length, "
              "array_length, require_push_slice, max_nesting_depth, max_lookup_ratio, "
              "lookup_window, lookup_min_reads, json_schema, json_schema_file, apps, users, "
-             "clients)");
+             "clients, " +
+                 std::string(kGuardrailKeys) + ")");
       }
     }
     if (!has_match) fail(node, prefix + ".match", "missing; every rule needs a namespace glob");

@@ -49,7 +49,8 @@ Finding::Kind rule_finding_kind(rules::RuleKind rule) {
       return Finding::Kind::kRuleTrackedArrayLength;
     case rules::RuleKind::kJsonSchema:
       return Finding::Kind::kRuleJsonSchema;
-    case rules::RuleKind::kCount:  // the number of kinds, never a violation's
+    case rules::RuleKind::kRequireIndex:  // judged on traffic only, never in a scan
+    case rules::RuleKind::kCount:         // the number of kinds, never a violation's
       break;
   }
   return Finding::Kind::kRuleTrackedArrayLength;

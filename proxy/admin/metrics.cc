@@ -169,6 +169,11 @@ Metrics::Metrics(MetricsSettings settings)
                            .Help("Operator updates a $jsonSchema rule could not judge without the "
                                  "stored document (passed, not guessed), per collection")
                            .Register(*registry_)),
+      guardrail_unknown_(BuildCounter()
+                             .Name("docguard_guardrail_unknown_total")
+                             .Help("Operations the query guardrail (require_index) did not judge "
+                                   "because the collection's indexes were not known yet")
+                             .Register(*registry_)),
       array_length_max_(BuildGauge()
                             .Name("docguard_array_length_max")
                             .Help("Longest array seen per field path since start")
@@ -312,6 +317,7 @@ enum Family : uint8_t {
   kViolations,
   kCandidateViolations,
   kSchemaUnjudged,
+  kGuardrailUnknown,
   kFamilyCount
 };
 static_assert(kFamilyCount <= ThreadCells::kFamilies);
@@ -427,6 +433,11 @@ void Metrics::on_candidate_violation(const rules::NamespaceLabels& ns, std::stri
 void Metrics::on_schema_unjudged(const rules::NamespaceLabels& ns) {
   cells_.increment(
       cells_for(schema_unjudged_index_, schema_unjudged_, kSchemaUnjudged, &ns, {}, {}));
+}
+
+void Metrics::on_guardrail_unknown(const rules::NamespaceLabels& ns) {
+  cells_.increment(
+      cells_for(guardrail_unknown_index_, guardrail_unknown_, kGuardrailUnknown, &ns, {}, {}));
 }
 
 }  // namespace docguard::proxy

@@ -28,6 +28,20 @@ constexpr size_t kMaxLoggedUnknown = 1000;
 constexpr auto kCatchUpEvery = std::chrono::seconds(5);
 constexpr size_t kCatchUpMaxCollections = 16;
 
+// What a pass read of a collection's indexes, for the query guardrail's catalog: the complete
+// list, or nothing when listIndexes was refused (then the guardrail does not judge it).
+void learn_indexes(rules::Engine& engine, const advisor::CollectionMetadata& m) {
+  if (m.is_view()) return;
+  if (!m.known || !m.indexes_known) {
+    engine.index_catalog().forget(m.db, m.collection);
+    return;
+  }
+  std::vector<rules::KnownIndex> indexes;
+  indexes.reserve(m.indexes.size());
+  for (const advisor::IndexSpec& spec : m.indexes) indexes.push_back({spec.name, spec.keys});
+  engine.index_catalog().set(m.db, m.collection, std::move(indexes), "introspection");
+}
+
 // Hands each collection to the advisor as soon as its documents are read (facts become known
 // collection by collection, not at the end of a long pass), and each sampled document's array
 // lengths to the engine's tracker.
@@ -38,6 +52,7 @@ class IntrospectionVisitor final : public advisor::DumpVisitor {
       : settings_(settings), advisor_(advisor), engine_(engine) {}
 
   void on_collection(const advisor::CollectionMetadata& metadata) override {
+    learn_indexes(engine_, metadata);
     // A second call for the collection being read corrects its metadata (the server refused
     // $sample and the documents were read by find).
     if (current_ && current_->db() == metadata.db &&
@@ -344,6 +359,7 @@ std::string Introspector::load_shared(cluster::ClusterReader& reader, std::strin
       databases.push_back(m.db);
     }
     namespaces.push_back(m.db + "." + m.collection);
+    learn_indexes(engine_, m);
     advisor_.on_shared_collection(std::move(shared));
   }
   advisor_.on_cluster_pass(databases, namespaces);

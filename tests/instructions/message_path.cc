@@ -5,8 +5,10 @@
 // N=1 and N=1+K: the difference divided by K is the cost of one message without start-up.
 //
 // Usage: docguard_message_path MESSAGE N, MESSAGE one of small_insert, find,
-// insert_1mib, bulk_push_update, schema_insert, unvalidated_insert, tracked_push_update
-// (`list` prints them).
+// insert_1mib, bulk_push_update, schema_insert, unvalidated_insert, tracked_push_update,
+// find_guardrail, update_guardrail (`list` prints them). The *_guardrail ones run with the query
+// guardrail's index check on as well (require_index for every namespace, the collection's indexes
+// known): an _id find and an update by an indexed field.
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
@@ -58,7 +60,32 @@ constexpr const char* kRules =
     "        origin: {bsonType: string, maxLength: 2}\n"
     "        notes: {bsonType: [string, 'null']}\n";
 
+// The same with the query guardrail's index check on for every namespace.
+const std::string kGuardrailRules =
+    std::string(kRules) + "  - match: '*'\n    require_index: true\n";
+
 constexpr int32_t kRequestId = 7;
+
+// update {q: {status: "open"}, u: {$set: {seen: true}}}: a filter an index serves.
+std::vector<uint8_t> indexed_update() {
+  codec::OwnedBson body;
+  BSON_APPEND_UTF8(body.get(), "update", "items");
+  bson_t updates, st, q, u, set;
+  BSON_APPEND_ARRAY_BEGIN(body.get(), "updates", &updates);
+  BSON_APPEND_DOCUMENT_BEGIN(&updates, "0", &st);
+  BSON_APPEND_DOCUMENT_BEGIN(&st, "q", &q);
+  BSON_APPEND_UTF8(&q, "status", "open");
+  bson_append_document_end(&st, &q);
+  BSON_APPEND_DOCUMENT_BEGIN(&st, "u", &u);
+  BSON_APPEND_DOCUMENT_BEGIN(&u, "$set", &set);
+  BSON_APPEND_BOOL(&set, "seen", true);
+  bson_append_document_end(&u, &set);
+  bson_append_document_end(&st, &u);
+  bson_append_document_end(&updates, &st);
+  bson_append_array_end(body.get(), &updates);
+  BSON_APPEND_UTF8(body.get(), "$db", "bench");
+  return codec::OpMsgBuilder(kRequestId, 0).body(body.get()).finish();
+}
 
 std::vector<uint8_t> reply(const bson_t* body) {
   return codec::OpMsgBuilder(1000, kRequestId).body(body).finish();
@@ -235,6 +262,12 @@ bool make(const std::string& name, std::vector<uint8_t>& request, std::vector<ui
   } else if (name == "tracked_push_update") {
     request = tracked_push_update(100);
     answer = write_reply(100);
+  } else if (name == "find_guardrail") {
+    request = bench::find_by_id_message();
+    answer = cursor_reply(bench::small_doc(1));
+  } else if (name == "update_guardrail") {
+    request = indexed_update();
+    answer = write_reply(1);
   } else {
     return false;
   }
@@ -251,7 +284,7 @@ int main(int argc, char** argv) {
   if (argc == 2 && std::strcmp(argv[1], "list") == 0) {
     std::puts(
         "small_insert\nfind\ninsert_1mib\nbulk_push_update\nschema_insert\nunvalidated_insert\n"
-        "tracked_push_update");
+        "tracked_push_update\nfind_guardrail\nupdate_guardrail");
     return 0;
   }
   if (argc != 3) {
@@ -268,8 +301,11 @@ int main(int argc, char** argv) {
 
   proxy::ProxyConfig config;
   proxy::set_upstream(config, "mongodb://127.0.0.1:1");
-  config.rules = bench::rule_set(kRules);
+  const bool guardrail = std::string(argv[1]).ends_with("_guardrail");
+  config.rules = bench::rule_set(guardrail ? kGuardrailRules.c_str() : kRules);
   proxy::ProxyRuntime runtime(config);
+  runtime.engine.index_catalog().set(
+      "bench", "items", {{"_id_", {{"_id", "1"}}}, {"status_1", {{"status", "1"}}}}, "bench");
   proxy::SessionHost host(runtime);
   conversation::Conversation conv(runtime.engine, runtime.conversation, "127.0.0.1:1", host);
   if (std::strcmp(argv[1], "tracked_push_update") == 0) {

@@ -78,7 +78,7 @@ run_suite() {
     python)
       timeout "$suite_timeout" "$py" -m pytest -q -p no:cacheprovider tests/integration/python ;;
     node)
-      (cd tests/integration/node && timeout "$suite_timeout" node --test --test-concurrency=1 driver.test.mjs rules.test.mjs json_schema.test.mjs scram.test.mjs unix_socket.test.mjs) ;;
+      (cd tests/integration/node && timeout "$suite_timeout" node --test --test-concurrency=1 driver.test.mjs rules.test.mjs json_schema.test.mjs guardrail.test.mjs scram.test.mjs unix_socket.test.mjs) ;;
     mongosh)
       (cd tests/integration/node && timeout "$suite_timeout" node --test mongosh.test.mjs) ;;
     go)

@@ -80,6 +80,7 @@ enum class RuleKind : uint8_t {
   kMaxLookupRatio,
   kTrackedArrayLength,
   kJsonSchema,
+  kRequireIndex,  // the query guardrail: no known index serves the query
   kCount
 };
 inline constexpr auto kRuleNames =
@@ -90,7 +91,9 @@ inline constexpr auto kRuleNames =
                                 {RuleKind::kMaxNestingDepth, "max_nesting_depth"},
                                 {RuleKind::kMaxLookupRatio, "max_lookup_ratio"},
                                 {RuleKind::kTrackedArrayLength, "tracked_array_length"},
-                                {RuleKind::kJsonSchema, "json_schema"}},
+                                {RuleKind::kJsonSchema, "json_schema"},
+
+                                {RuleKind::kRequireIndex, "require_index"}},
                                "?");
 inline const char* rule_name(RuleKind kind) { return kRuleNames.name(kind); }
 
@@ -131,6 +134,8 @@ struct CollectionStats {
   // Counted without `mutex`: every command of the namespace adds one, and nothing else is
   // touched then.
   std::atomic<uint64_t> commands{0};
+  // Queries the guardrail could not judge: the namespace's indexes were not known.
+  std::atomic<uint64_t> guardrail_unknown{0};
   Histogram document_bytes;
   Histogram sampled_document_bytes;  // from read replies
   using StringHash = codec::StringHash;

@@ -27,6 +27,7 @@
 #include "docguard/rules/collection_stats.h"
 #include "docguard/rules/document_tracker.h"
 #include "docguard/rules/engine_sinks.h"
+#include "docguard/rules/index_catalog.h"
 #include "docguard/rules/rule_hits.h"
 #include "docguard/rules/rule_set.h"
 #include "docguard/rules/schema_census.h"
@@ -49,6 +50,11 @@ struct Violation {
   std::vector<uint8_t> failing_id;  // BSON bytes of {_id: <value>} when known, else empty
   // json_schema: the server's errInfo.details ({operatorName: "$jsonSchema", ...}) as BSON.
   std::vector<uint8_t> details;
+  // require_index: the deciding rule's id (its match without one), the shape text refused and
+  // the index that would serve it (ESR order).
+  std::string rule_id;
+  std::string shape;
+  IndexKeys suggested_index;
 };
 
 struct RequestContext {
@@ -65,6 +71,9 @@ struct Verdict {
   // $lookup block).
   bool block_command = false;
   std::vector<int32_t> blocked_statements;  // sorted unique indices of statements to block
+  // A guardrail rule's max_time_ms for a command that carries no maxTimeMS: the conversation
+  // adds it to the forwarded command (0: nothing to add).
+  int64_t max_time_ms = 0;
   bool any_block() const { return block_command || !blocked_statements.empty(); }
 };
 
@@ -126,6 +135,12 @@ class Engine {
     forecast_horizon_.store(seconds, std::memory_order_relaxed);
   }
   double forecast_horizon() const { return forecast_horizon_.load(std::memory_order_relaxed); }
+  // What the query guardrail judges queries against (index_catalog.h): fed by the proxy's
+  // introspection and by the catalog replies observe_catalog_reply() sees.
+  IndexCatalog& index_catalog() { return index_catalog_; }
+  // The query guardrail's part of /status: operations not judged for want of indexes per
+  // namespace, the `allow` exceptions (expired or not), the namespaces whose indexes are known.
+  std::string guardrail_status_json() const;
 
   // For tests: a fixed clock (nullptr restores the steady clock).
   void set_clock_for_testing(std::function<Clock::time_point()> clock);
@@ -177,6 +192,13 @@ class Engine {
   void inspect_bulk_write(const codec::CommandView& cmd, const RequestContext& ctx,
                           const Judged& judged, bool dry_run, Verdict& verdict);
   void inspect_read(Scope& s, const codec::CommandView& cmd);
+  // The query guardrail (engine_guardrail.cc): whether an index serves the filter of the
+  // command (`index` -1) or of one statement.
+  void guard_query(Scope& s, const codec::BsonView& filter, const codec::BsonView& sort,
+                   int32_t index);
+  void guard_read(Scope& s);
+  // Sets verdict.max_time_ms when a guardrail rule gives this command a time limit.
+  void limit_time(Scope& s);
   void remember_view(const codec::CommandView& cmd, const RuleSet& rules);
   void report(Scope& s, size_t first_violation);
   void report_candidates(Scope& s, size_t first_violation);
@@ -216,6 +238,9 @@ class Engine {
   std::atomic<int64_t> horizon_logged_ms_{0};
   std::atomic<uint64_t> horizon_suppressed_{0};
   SchemaCensus census_;
+  IndexCatalog index_catalog_;
+  struct GuardrailState;
+  std::unique_ptr<GuardrailState> guardrail_;
   std::function<Clock::time_point()> clock_;
 };
 

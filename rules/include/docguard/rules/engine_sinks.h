@@ -49,6 +49,8 @@ class MeasurementSink {
   // rule: rule_name() of the violated rule's kind.
   virtual void on_violation(const NamespaceLabels& /*ns*/, std::string_view /*rule*/,
                             Action /*action*/, std::string_view /*app*/) {}
+  // The query guardrail could not judge an operation: the namespace's indexes are not known.
+  virtual void on_guardrail_unknown(const NamespaceLabels& /*ns*/) {}
   // A candidate rule (candidate_rules) would have warned or blocked: nothing was changed.
   virtual void on_candidate_violation(const NamespaceLabels& /*ns*/, std::string_view /*rule*/,
                                       Action /*would*/, std::string_view /*app*/) {}

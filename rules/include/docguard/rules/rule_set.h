@@ -45,6 +45,7 @@
 #include "docguard/base/enum_names.h"
 #include "docguard/rules/client_scope.h"
 #include "docguard/rules/config_reader.h"
+#include "docguard/rules/guardrail_rule.h"
 #include "docguard/rules/json_schema.h"
 
 namespace docguard::rules {
@@ -104,8 +105,9 @@ struct Rule {
   RuleScope scope;  // who the rule applies to; empty: everyone
   // `json_schema` / `json_schema_file`: a $jsonSchema judged on every written document.
   std::shared_ptr<const JsonSchema> json_schema;
-  int line = 0;        // 1-based line in the file, for messages
-  uint32_t index = 0;  // position in its RuleSet's rules(), set by the RuleSet
+  GuardrailRule guardrail;  // require_index, max_time_ms, allow (guardrail_rule.h)
+  int line = 0;             // 1-based line in the file, for messages
+  uint32_t index = 0;       // position in its RuleSet's rules(), set by the RuleSet
 
   bool has_array_bounds() const { return max_array_length || !array_length.empty(); }
 };
@@ -159,6 +161,7 @@ struct NamespaceLimits {
   // Some rule for this namespace bounds arrays, for these connections or for others: the
   // document tracker must follow the namespace's arrays whoever writes them.
   bool tracks_arrays = false;
+  GuardrailLimits guardrail;
 
   const Limit* array_limit_for(std::string_view path) const;
 };

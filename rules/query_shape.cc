@@ -1,4 +1,4 @@
-#include "docguard/advisor/query_shape.h"
+#include "docguard/rules/query_shape.h"
 
 #include <algorithm>
 #include <charconv>
@@ -6,7 +6,7 @@
 #include <set>
 #include <string_view>
 
-namespace docguard::advisor {
+namespace docguard::rules {
 namespace {
 
 // Filters nest through $and and $elemMatch; past this depth the rest is not walked (a filter
@@ -245,24 +245,20 @@ QueryShape pipeline_query_shape(const bson_t* pipeline) {
   return finish(b);
 }
 
-bool supported_by(const QueryShape& shape, const std::vector<IndexSpec>& indexes) {
-  for (const IndexSpec& index : indexes) {
-    if (index.keys.empty()) continue;
-    const auto& first = index.keys.front();
-    if (!shape.equality.empty()) {
-      for (const std::string& field : shape.equality) {
-        if (first_key_serves(first, field, true, false)) return true;
-      }
-      continue;
-    }
-    if (!shape.sort.empty() && first_key_serves(first, shape.sort.front().field, false, true)) {
-      return true;
-    }
-    for (const std::string& field : shape.range) {
-      if (first_key_serves(first, field, false, false)) return true;
-    }
+bool index_serves(const QueryShape& shape, const IndexKeys& keys) {
+  if (keys.empty()) return false;
+  const auto& first = keys.front();
+  if (!shape.equality.empty()) {
+    return std::any_of(shape.equality.begin(), shape.equality.end(), [&](const std::string& f) {
+      return first_key_serves(first, f, true, false);
+    });
   }
-  return false;
+  if (!shape.sort.empty() && first_key_serves(first, shape.sort.front().field, false, true)) {
+    return true;
+  }
+  return std::any_of(shape.range.begin(), shape.range.end(), [&](const std::string& field) {
+    return first_key_serves(first, field, false, false);
+  });
 }
 
 std::vector<std::pair<std::string, std::string>> suggest_index(const QueryShape& shape) {
@@ -292,20 +288,4 @@ std::string index_keys_text(const std::vector<std::pair<std::string, std::string
   return out + "}";
 }
 
-bool QueryShapeCounter::record(const QueryShape& shape, uint64_t times) {
-  if (shape.empty()) return false;
-  std::string key = shape.key();
-  auto it = shapes_.find(key);
-  if (it != shapes_.end()) {
-    it->second.count += times;
-    return true;
-  }
-  if (shapes_.size() >= max_shapes_) {
-    overflow_ += times;
-    return false;
-  }
-  shapes_.emplace(std::move(key), Entry{shape, times});
-  return true;
-}
-
-}  // namespace docguard::advisor
+}  // namespace docguard::rules

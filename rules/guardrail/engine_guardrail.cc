@@ -1,0 +1,164 @@
+// The query guardrail in the engine: for each read (find, aggregate's leading $match/$sort,
+// count, distinct, findAndModify) and each write statement (update, delete, bulkWrite ops) of a
+// namespace some applying rule says `require_index` for, whether a known index serves the
+// filter. Unserved: a violation of rule "require_index" (warn or block, or a candidate's count),
+// unless an unexpired `allow` entry names the shape. Indexes not known: counted, never refused.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <set>
+
+#include "../engine_internal.h"
+#include "docguard/rules/query_guardrail.h"
+
+namespace docguard::rules {
+
+namespace {
+
+// Counts an operation the guardrail could not judge, once per command whichever pass saw it.
+bool first_unknown_of_command() {
+  Scratch& sc = scratch();
+  if (sc.guardrail_unknown_counted) return false;
+  sc.guardrail_unknown_counted = true;
+  return true;
+}
+
+}  // namespace
+
+void Engine::guard_read(Scope& s) {
+  if (s.limits->guardrail.require_index == Action::kOff || exempt_namespace(s.db, s.coll)) return;
+  // describe() found find's filter and findAndModify's, count's and distinct's query: the
+  // common served cases need no other walk of the command.
+  if (s.cmd.kind != CommandKind::kAggregate &&
+      obviously_served(s.cmd.query, index_catalog_.find_cached(s.db, s.coll))) {
+    return;
+  }
+  const QueryParts parts = query_parts(s.cmd);
+  guard_query(s, parts.filter, parts.sort, -1);
+}
+
+void Engine::guard_query(Scope& s, const codec::BsonView& filter, const codec::BsonView& sort,
+                         int32_t index) {
+  const GuardrailLimits& g = s.limits->guardrail;
+  if (g.require_index == Action::kOff || exempt_namespace(s.db, s.coll)) return;
+  const NamespaceIndexes* indexes = index_catalog_.find_cached(s.db, s.coll);
+  IndexKeys suggestion;
+  switch (judge_query(filter, sort, indexes, &suggestion)) {
+    case IndexVerdict::kServed:
+      return;
+    case IndexVerdict::kUnknown:
+      if (first_unknown_of_command()) {
+        s.stats->guardrail_unknown.fetch_add(1, std::memory_order_relaxed);
+        if (measurements_ != nullptr) measurements_->on_guardrail_unknown(s.stats->labels);
+      }
+      return;
+    case IndexVerdict::kUnserved:
+      break;
+  }
+  // A whole read's shape is its filter, sort and projection (the text errInfo gives and `allow`
+  // takes); a write statement's is its filter.
+  QueryParts parts;
+  if (index < 0 && s.cmd.kind != CommandKind::kBulkWrite) {
+    parts = query_parts(s.cmd);
+  } else {
+    parts.filter = filter;
+  }
+  std::string shape;
+  append_shape_text(shape, parts);
+  const int64_t now_ms = wall_ms();
+  for (const AllowedShape& allowed : g.allow) {
+    if (allowed.shape != shape) continue;
+    if (now_ms < allowed.expires_unix_ms) return;
+    // Expired: it no longer applies. Said once per entry, not per query.
+    bool log = false;
+    {
+      std::lock_guard lock(guardrail_->mutex);
+      log = guardrail_->expired_logged
+                .insert(fmt::format("{}|{}|{}", allowed.line, allowed.shape, allowed.until))
+                .second;
+    }
+    if (log) {
+      log::Fields fields;
+      fields.add("rule", g.rule_name)
+          .add("shape", allowed.shape)
+          .add("owner", allowed.owner)
+          .add("until", allowed.until)
+          .add("line", static_cast<int64_t>(allowed.line));
+      spdlog::warn("{}", fields.message("guardrail exception expired: it no longer applies"));
+    }
+  }
+  const Bound bound{0, g.require_index, g.match, g.line, g.rule};
+  s.add(RuleKind::kRequireIndex, bound, "", 0, index, nullptr);
+  Violation& v = s.verdict.violations.back();
+  v.rule_id = g.rule_name;
+  v.shape = std::move(shape);
+  v.suggested_index = std::move(suggestion);
+}
+
+void Engine::limit_time(Scope& s) {
+  const GuardrailLimits& g = s.limits->guardrail;
+  const bool read = s.cmd.is_read();
+  const bool write = s.cmd.kind == CommandKind::kInsert || s.cmd.kind == CommandKind::kUpdate ||
+                     s.cmd.kind == CommandKind::kDelete ||
+                     s.cmd.kind == CommandKind::kFindAndModify;
+  if (!(read || (write && g.max_time_ms_writes)) || s.cmd.more_to_come) return;
+  bson_iter_t it;
+  if (s.cmd.body.empty() || !bson_iter_init_from_data(&it, s.cmd.body.data, s.cmd.body.size)) {
+    return;
+  }
+  while (bson_iter_next(&it)) {
+    if (key_of(&it) == "maxTimeMS") return;  // the client's own limit stands, whatever it is
+  }
+  s.verdict.max_time_ms = g.max_time_ms;
+}
+
+std::string Engine::guardrail_status_json() const {
+  std::string out = "{\"unknown\":{";
+  {
+    std::shared_lock lock(namespaces_mutex_);
+    bool first = true;
+    for (const auto& [ns, stats] : namespaces_) {
+      const uint64_t n = stats->guardrail_unknown.load(std::memory_order_relaxed);
+      if (n == 0) continue;
+      out += first ? "" : ",";
+      first = false;
+      json::append_string(out, ns);
+      out += ":" + std::to_string(n);
+    }
+    const uint64_t other = overflow_->guardrail_unknown.load(std::memory_order_relaxed);
+    if (other > 0)
+      out += std::string(first ? "" : ",") + "\"_other._other\":" + std::to_string(other);
+  }
+  out += "},\"exceptions\":[";
+  const auto judged = judged_.load();
+  const int64_t now_ms = wall_ms();
+  bool first = true;
+  auto list = [&](const RuleSet* rules, bool candidate) {
+    if (rules == nullptr) return;
+    for (const Rule& r : rules->rules()) {
+      for (const AllowedShape& a : r.guardrail.allow) {
+        out += first ? "" : ",";
+        first = false;
+        out += "{\"rule\":";
+        json::append_string(out, r.id.empty() ? r.match : r.id);
+        out += ",\"candidate\":";
+        out += candidate ? "true" : "false";
+        out += ",\"shape\":";
+        json::append_string(out, a.shape);
+        out += ",\"owner\":";
+        json::append_string(out, a.owner);
+        out += ",\"until\":";
+        json::append_string(out, a.until);
+        out += ",\"expired\":";
+        out += now_ms >= a.expires_unix_ms ? "true" : "false";
+        out += "}";
+      }
+    }
+  };
+  list(judged->rules.get(), false);
+  list(judged->candidates.get(), true);
+  out += "],\"indexes\":" + index_catalog_.status_json() + "}";
+  return out;
+}
+
+}  // namespace docguard::rules

@@ -1,0 +1,202 @@
+#include "docguard/rules/index_catalog.h"
+
+#include <bson/bson.h>
+
+#include <algorithm>
+#include <mutex>
+
+#include "docguard/base/json_string.h"
+
+namespace docguard::rules {
+
+namespace {
+
+std::string ns_key(std::string_view db, std::string_view coll) {
+  std::string key;
+  key.reserve(db.size() + 1 + coll.size());
+  key.append(db).append(".").append(coll);
+  return key;
+}
+
+// The text of an index key's value: "1", "-1", "text", "2dsphere", "hashed".
+std::string key_type(const bson_iter_t& it) {
+  if (BSON_ITER_HOLDS_UTF8(&it)) return std::string(codec::utf8_of(it));
+  if (BSON_ITER_HOLDS_INT32(&it) || BSON_ITER_HOLDS_INT64(&it) || BSON_ITER_HOLDS_DOUBLE(&it)) {
+    return bson_iter_as_double(&it) < 0 ? "-1" : "1";
+  }
+  return "1";
+}
+
+std::atomic<uint64_t> g_next_catalog_id{1};
+
+}  // namespace
+
+IndexCatalog::IndexCatalog(size_t max_namespaces)
+    : max_namespaces_(max_namespaces), id_(g_next_catalog_id.fetch_add(1)) {}
+
+const NamespaceIndexes* IndexCatalog::find_cached(std::string_view db,
+                                                  std::string_view coll) const {
+  struct Last {
+    uint64_t catalog = 0;
+    uint64_t version = 0;
+    std::string ns;
+    std::shared_ptr<const NamespaceIndexes> found;
+  };
+  thread_local Last last;
+  const uint64_t now = version();
+  if (last.catalog == id_ && last.version == now && last.ns.size() == db.size() + 1 + coll.size() &&
+      last.ns.starts_with(db) && last.ns[db.size()] == '.' && last.ns.ends_with(coll)) {
+    return last.found.get();
+  }
+  // The version is read before the lookup: a change in between is seen at the next call.
+  last.found = find(db, coll);
+  last.catalog = id_;
+  last.version = now;
+  last.ns.assign(db).append(".").append(coll);
+  return last.found.get();
+}
+
+IndexKeys index_keys_of(const codec::BsonView& key_document) {
+  IndexKeys keys;
+  bson_iter_t it;
+  if (key_document.empty() ||
+      !bson_iter_init_from_data(&it, key_document.data, key_document.size)) {
+    return keys;
+  }
+  while (bson_iter_next(&it)) keys.emplace_back(std::string(codec::key_of(it)), key_type(it));
+  return keys;
+}
+
+template <typename Change>
+void IndexCatalog::update(std::string_view db, std::string_view coll, const Change& change) {
+  std::unique_lock lock(mutex_);
+  auto it = entries_.find(ns_key(db, coll));
+  if (it == entries_.end() && entries_.size() >= max_namespaces_) return;
+  auto next = it == entries_.end() ? std::make_shared<NamespaceIndexes>()
+                                   : std::make_shared<NamespaceIndexes>(*it->second);
+  change(*next);
+  if (it == entries_.end()) {
+    entries_.emplace(ns_key(db, coll), std::move(next));
+  } else {
+    it->second = std::move(next);
+  }
+  version_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+void IndexCatalog::set(std::string_view db, std::string_view coll, std::vector<KnownIndex> indexes,
+                       std::string_view source) {
+  update(db, coll, [&](NamespaceIndexes& n) {
+    n.indexes = std::move(indexes);
+    n.complete = true;
+    n.source = std::string(source);
+  });
+}
+
+void IndexCatalog::forget(std::string_view db, std::string_view coll) {
+  std::unique_lock lock(mutex_);
+  if (entries_.erase(ns_key(db, coll)) > 0) version_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+void IndexCatalog::forget_database(std::string_view db) {
+  std::unique_lock lock(mutex_);
+  const size_t before = entries_.size();
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    const std::string& ns = it->first;
+    if (ns.size() > db.size() && ns.starts_with(db) && ns[db.size()] == '.') {
+      it = entries_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (entries_.size() != before) version_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+void IndexCatalog::add(std::string_view db, std::string_view coll, KnownIndex index) {
+  update(db, coll, [&](NamespaceIndexes& n) {
+    auto same = std::find_if(n.indexes.begin(), n.indexes.end(), [&](const KnownIndex& k) {
+      return k.name == index.name || k.keys == index.keys;
+    });
+    if (same != n.indexes.end()) {
+      *same = std::move(index);
+    } else {
+      n.indexes.push_back(std::move(index));
+    }
+    if (n.source.empty()) n.source = "createIndexes";
+  });
+}
+
+void IndexCatalog::drop(std::string_view db, std::string_view coll, std::string_view name) {
+  update(db, coll, [&](NamespaceIndexes& n) {
+    std::erase_if(n.indexes, [&](const KnownIndex& k) {
+      return name == "*" ? k.name != "_id_" : k.name == name;
+    });
+  });
+}
+
+void IndexCatalog::drop_keys(std::string_view db, std::string_view coll, const IndexKeys& keys) {
+  update(db, coll, [&](NamespaceIndexes& n) {
+    std::erase_if(n.indexes, [&](const KnownIndex& k) { return k.keys == keys; });
+  });
+}
+
+void IndexCatalog::rename(std::string_view from_db, std::string_view from_coll,
+                          std::string_view to_db, std::string_view to_coll) {
+  std::unique_lock lock(mutex_);
+  auto from = entries_.find(ns_key(from_db, from_coll));
+  std::shared_ptr<const NamespaceIndexes> moved;
+  if (from != entries_.end()) {
+    moved = std::move(from->second);
+    entries_.erase(from);
+  }
+  entries_.erase(ns_key(to_db, to_coll));
+  if (moved != nullptr) entries_.emplace(ns_key(to_db, to_coll), std::move(moved));
+  version_.fetch_add(1, std::memory_order_acq_rel);
+}
+
+std::shared_ptr<const NamespaceIndexes> IndexCatalog::find(std::string_view db,
+                                                           std::string_view coll) const {
+  thread_local std::string key;
+  key.assign(db).append(".").append(coll);
+  std::shared_lock lock(mutex_);
+  auto it = entries_.find(key);
+  return it == entries_.end() ? nullptr : it->second;
+}
+
+size_t IndexCatalog::size() const {
+  std::shared_lock lock(mutex_);
+  return entries_.size();
+}
+
+std::string IndexCatalog::status_json(size_t max_namespaces) const {
+  std::vector<std::pair<std::string, std::shared_ptr<const NamespaceIndexes>>> copy;
+  {
+    std::shared_lock lock(mutex_);
+    copy.assign(entries_.begin(), entries_.end());
+  }
+  std::sort(copy.begin(), copy.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  if (copy.size() > max_namespaces) copy.resize(max_namespaces);
+  std::string out = "{";
+  for (size_t i = 0; i < copy.size(); ++i) {
+    const auto& [ns, n] = copy[i];
+    out += i ? "," : "";
+    json::append_string(out, ns);
+    out += ":{\"complete\":";
+    out += n->complete ? "true" : "false";
+    out += ",\"source\":";
+    json::append_string(out, n->source);
+    out += ",\"indexes\":[";
+    for (size_t j = 0; j < n->indexes.size(); ++j) {
+      out += j ? "," : "";
+      out += "{\"name\":";
+      json::append_string(out, n->indexes[j].name);
+      out += ",\"key\":";
+      json::append_string(out, index_keys_text(n->indexes[j].keys));
+      out += "}";
+    }
+    out += "]}";
+  }
+  return out + "}";
+}
+
+}  // namespace docguard::rules

@@ -1,0 +1,371 @@
+// The query guardrail: which filters an index serves, the shape text, the rule keys, the index
+// catalog and what the engine decides.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <mutex>
+
+#include "docguard/rules/engine.h"
+#include "docguard/rules/index_catalog.h"
+#include "docguard/rules/query_guardrail.h"
+#include "docguard/rules/rule_set.h"
+#include "test_messages.h"
+
+namespace docguard::rules {
+namespace {
+
+using testing::Bson;
+using testing::request;
+
+NamespaceIndexes indexes(std::vector<IndexKeys> keys, bool complete = true) {
+  NamespaceIndexes n;
+  for (size_t i = 0; i < keys.size(); ++i) n.indexes.push_back({"i" + std::to_string(i), keys[i]});
+  n.complete = complete;
+  return n;
+}
+
+IndexVerdict judge(const char* filter, const NamespaceIndexes* known, const char* sort = "{}",
+                   IndexKeys* suggestion = nullptr) {
+  Bson f(filter), s(sort);
+  return judge_query(f.view(), s.view(), known, suggestion);
+}
+
+TEST(GuardrailServeTest, EmptyFilterAndIdAlwaysPass) {
+  const auto none = indexes({});
+  EXPECT_EQ(judge("{}", &none), IndexVerdict::kServed);
+  EXPECT_EQ(judge(R"({"$comment": "x"})", &none), IndexVerdict::kServed);
+  EXPECT_EQ(judge("{}", nullptr), IndexVerdict::kServed);  // empty passes even when unknown
+  EXPECT_EQ(judge(R"({"_id": 5})", &none), IndexVerdict::kServed);
+  EXPECT_EQ(judge(R"({"_id": {"$in": [1, 2]}, "x": 3})", &none), IndexVerdict::kServed);
+  EXPECT_EQ(judge(R"({"status": "open"})", &none), IndexVerdict::kUnserved);
+}
+
+TEST(GuardrailServeTest, EqualityCompoundPrefixAndRange) {
+  const auto known = indexes({{{"status", "1"}, {"created", "-1"}}, {{"total", "1"}}});
+  EXPECT_EQ(judge(R"({"status": "open"})", &known), IndexVerdict::kServed);
+  EXPECT_EQ(judge(R"({"status": "open", "x": 1})", &known), IndexVerdict::kServed);
+  // Not a prefix: an index starting elsewhere does not serve.
+  EXPECT_EQ(judge(R"({"created": 1})", &known), IndexVerdict::kUnserved);
+  EXPECT_EQ(judge(R"({"total": {"$gt": 5}})", &known), IndexVerdict::kServed);
+  IndexKeys suggestion;
+  EXPECT_EQ(judge(R"({"a": 1, "b": {"$gt": 2}})", &known, R"({"c": -1})", &suggestion),
+            IndexVerdict::kUnserved);
+  EXPECT_EQ(index_keys_text(suggestion), "{a: 1, c: -1, b: 1}");  // ESR order
+}
+
+TEST(GuardrailServeTest, OrNeedsEveryBranch) {
+  const auto known = indexes({{{"a", "1"}}, {{"b", "1"}}});
+  EXPECT_EQ(judge(R"({"$or": [{"a": 1}, {"b": 2}]})", &known), IndexVerdict::kServed);
+  IndexKeys suggestion;
+  EXPECT_EQ(judge(R"({"$or": [{"a": 1}, {"c": 2}]})", &known, "{}", &suggestion),
+            IndexVerdict::kUnserved);
+  EXPECT_EQ(index_keys_text(suggestion), "{c: 1}");
+  // An indexed field beside the $or serves the whole query.
+  EXPECT_EQ(judge(R"({"a": 1, "$or": [{"x": 1}, {"y": 2}]})", &known), IndexVerdict::kServed);
+  EXPECT_EQ(judge(R"({"$and": [{"$or": [{"a": 1}, {"b": 1}]}]})", &known), IndexVerdict::kServed);
+  EXPECT_EQ(judge(R"({"$nor": [{"a": 1}]})", &known), IndexVerdict::kUnserved);
+  EXPECT_EQ(judge(R"({"$expr": {"$eq": ["$a", 1]}})", &known), IndexVerdict::kUnserved);
+}
+
+TEST(GuardrailServeTest, TextGeoHashedAndWildcard) {
+  const auto plain = indexes({{{"a", "1"}}});
+  IndexKeys suggestion;
+  EXPECT_EQ(judge(R"({"$text": {"$search": "x"}})", &plain, "{}", &suggestion),
+            IndexVerdict::kUnserved);
+  EXPECT_EQ(index_keys_text(suggestion), R"({"$**": "text"})");
+  const auto text = indexes({{{"body", "text"}}});
+  EXPECT_EQ(judge(R"({"$text": {"$search": "x"}})", &text), IndexVerdict::kServed);
+  EXPECT_EQ(judge(R"({"body": "x"})", &text), IndexVerdict::kUnserved);  // text serves $text only
+
+  const char* near =
+      R"({"loc": {"$near": {"$geometry": {"type": "Point", "coordinates": [0, 0]}}}})";
+  EXPECT_EQ(judge(near, &plain, "{}", &suggestion), IndexVerdict::kUnserved);
+  EXPECT_EQ(index_keys_text(suggestion), R"({loc: "2dsphere"})");
+  const auto geo = indexes({{{"loc", "2dsphere"}}});
+  EXPECT_EQ(judge(near, &geo), IndexVerdict::kServed);
+
+  const auto hashed = indexes({{{"h", "hashed"}}});
+  EXPECT_EQ(judge(R"({"h": 5})", &hashed), IndexVerdict::kServed);
+  EXPECT_EQ(judge(R"({"h": {"$gt": 5}})", &hashed), IndexVerdict::kUnserved);
+
+  const auto wildcard = indexes({{{"attrs.$**", "1"}}});
+  EXPECT_EQ(judge(R"({"attrs.color": "red"})", &wildcard), IndexVerdict::kServed);
+  EXPECT_EQ(judge(R"({"other": "red"})", &wildcard), IndexVerdict::kUnserved);
+}
+
+TEST(GuardrailServeTest, UnknownAndIncompleteNeverRefuse) {
+  EXPECT_EQ(judge(R"({"status": 1})", nullptr), IndexVerdict::kUnknown);
+  const auto partial = indexes({{{"a", "1"}}}, false);
+  EXPECT_EQ(judge(R"({"a": 1})", &partial), IndexVerdict::kServed);
+  EXPECT_EQ(judge(R"({"b": 1})", &partial), IndexVerdict::kUnknown);
+}
+
+std::string shape_of(const char* body) {
+  auto m = request(body);
+  std::string out;
+  append_shape_text(out, query_parts(m->cmd));
+  return out;
+}
+
+TEST(GuardrailShapeTest, NamesFieldsAndOperatorsNeverValues) {
+  EXPECT_EQ(shape_of(R"({"find": "c", "$db": "d", "filter": {"status": "secret", "total":
+                     {"$gt": 5, "$lt": 9}}, "sort": {"created": -1}, "projection": {"name": 1}})"),
+            "{status: ?, total: {$gt: ?, $lt: ?}} sort {created: -1} projection {name}");
+  EXPECT_EQ(shape_of(R"({"find": "c", "$db": "d", "filter": {"$or": [{"a": 1}, {"b": {"$in":
+                     [1, 2]}}], "items": {"$elemMatch": {"sku": "x"}}}})"),
+            "{$or: [{a: ?}, {b: {$in: ?}}], items: {$elemMatch: {sku: ?}}}");
+  EXPECT_EQ(shape_of(R"({"find": "c", "$db": "d"})"), "{}");
+  EXPECT_EQ(shape_of(R"({"aggregate": "c", "$db": "d", "pipeline": [{"$match": {"a": 1}},
+                     {"$sort": {"b": 1}}, {"$group": {"_id": "$a"}}], "cursor": {}})"),
+            "pipeline [$match {a: ?}, $sort {b: 1}, $group]");
+  EXPECT_EQ(shape_of(R"({"count": "c", "$db": "d", "query": {"a": 1}})"), "{a: ?}");
+  std::string long_filter = R"({"find": "c", "$db": "d", "filter": {)";
+  for (int i = 0; i < 200; ++i)
+    long_filter += (i ? ", " : "") + std::string("\"field") + std::to_string(i) + "\": 1";
+  long_filter += "}}";
+  const std::string text = shape_of(long_filter.c_str());
+  EXPECT_LE(text.size(), 540u);
+  EXPECT_NE(text.find("..."), std::string::npos);
+}
+
+std::shared_ptr<const RuleSet> parse(const std::string& yaml) {
+  return parse_rules(YAML::Load(yaml), "test.yaml");
+}
+
+std::string error_of(const std::string& yaml) {
+  try {
+    parse(yaml);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(GuardrailConfigTest, ParsesKeys) {
+  auto set = parse(R"(
+rules:
+  - id: ci
+    match: "shop.*"
+    apps: ["ci-*"]
+    action: block
+    require_index: true
+    max_time_ms: 2000
+    max_time_ms_writes: true
+    allow:
+      - {shape: "{status: ?}", owner: team-x, until: 2027-01-31}
+)");
+  const Rule& r = set->rules().at(0);
+  EXPECT_TRUE(r.guardrail.require_index);
+  EXPECT_EQ(r.guardrail.max_time_ms, 2000);
+  EXPECT_TRUE(r.guardrail.max_time_ms_writes);
+  ASSERT_EQ(r.guardrail.allow.size(), 1u);
+  EXPECT_EQ(r.guardrail.allow[0].owner, "team-x");
+  EXPECT_EQ(r.guardrail.allow[0].expires_unix_ms, end_of_day_unix_ms("2027-01-31"));
+  EXPECT_EQ(end_of_day_unix_ms("1970-01-01"), 86'400'000);
+  EXPECT_EQ(end_of_day_unix_ms("2027-02-29"), -1);
+  EXPECT_EQ(end_of_day_unix_ms("2028-02-29"), end_of_day_unix_ms("2028-03-01") - 86'400'000);
+}
+
+TEST(GuardrailConfigTest, BadValuesNameTheKey) {
+  EXPECT_NE(error_of("rules: [{match: '*', require_index: maybe}]").find("require_index"),
+            std::string::npos);
+  EXPECT_NE(error_of("rules: [{match: '*', max_time_ms: 0}]").find("at least 1"),
+            std::string::npos);
+  EXPECT_NE(error_of("rules: [{match: '*', allow: [{shape: x, owner: y, until: 31/01/2027}]}]")
+                .find("YYYY-MM-DD"),
+            std::string::npos);
+  EXPECT_NE(error_of("rules: [{match: '*', allow: [{shape: x, until: 2027-01-31}]}]").find("owner"),
+            std::string::npos);
+  EXPECT_NE(
+      error_of("rules: [{match: '*', allow: [{shape: x, owner: y, until: 2027-01-31, z: 1}]}]")
+          .find("unknown key"),
+      std::string::npos);
+}
+
+TEST(IndexCatalogTest, LearnsFromCatalogReplies) {
+  IndexCatalog catalog;
+  EXPECT_EQ(catalog.find("d", "c"), nullptr);
+  Bson ok(R"({"ok": 1})");
+  auto create = request(R"({"createIndexes": "c", "$db": "d", "indexes": [{"key": {"a": 1},
+                        "name": "a_1"}]})");
+  learn_from_catalog_reply(catalog, create->cmd, ok.view());
+  auto known = catalog.find("d", "c");
+  ASSERT_NE(known, nullptr);
+  EXPECT_FALSE(known->complete);  // others may exist
+  EXPECT_EQ(known->indexes.size(), 1u);
+
+  auto list = request(R"({"listIndexes": "c", "$db": "d"})");
+  Bson listed(R"({"ok": 1, "cursor": {"id": 0, "ns": "d.c", "firstBatch": [
+                {"v": 2, "key": {"_id": 1}, "name": "_id_"},
+                {"v": 2, "key": {"a": 1, "b": -1}, "name": "a_1_b_-1"}]}})");
+  learn_from_catalog_reply(catalog, list->cmd, listed.view());
+  known = catalog.find("d", "c");
+  ASSERT_NE(known, nullptr);
+  EXPECT_TRUE(known->complete);
+  ASSERT_EQ(known->indexes.size(), 2u);
+  EXPECT_EQ(index_keys_text(known->indexes[1].keys), "{a: 1, b: -1}");
+
+  auto drop = request(R"({"dropIndexes": "c", "$db": "d", "index": "a_1_b_-1"})");
+  learn_from_catalog_reply(catalog, drop->cmd, ok.view());
+  EXPECT_EQ(catalog.find("d", "c")->indexes.size(), 1u);
+  auto drop_db = request(R"({"dropDatabase": 1, "$db": "d"})");
+  learn_from_catalog_reply(catalog, drop_db->cmd, ok.view());
+  EXPECT_EQ(catalog.find("d", "c"), nullptr);
+}
+
+class Counting : public MeasurementSink {
+ public:
+  void on_violation(const NamespaceLabels&, std::string_view rule, Action action,
+                    std::string_view app) override {
+    std::lock_guard lock(mutex);
+    ++violations[std::string(rule) + ":" + action_name(action) + ":" + std::string(app)];
+  }
+  void on_candidate_violation(const NamespaceLabels&, std::string_view rule, Action action,
+                              std::string_view app) override {
+    std::lock_guard lock(mutex);
+    ++candidates[std::string(rule) + ":" + action_name(action) + ":" + std::string(app)];
+  }
+  void on_guardrail_unknown(const NamespaceLabels& ns) override {
+    std::lock_guard lock(mutex);
+    ++unknown[std::string(ns.db) + "." + std::string(ns.coll)];
+  }
+  std::mutex mutex;
+  std::map<std::string, int> violations, candidates, unknown;
+};
+
+class GuardrailEngineTest : public ::testing::Test {
+ protected:
+  void use(const std::string& yaml) {
+    engine = std::make_unique<Engine>(parse(yaml), &sink, nullptr);
+    engine->index_catalog().set(
+        "shop", "orders", {{"_id_", {{"_id", "1"}}}, {"status_1", {{"status", "1"}}}}, "test");
+  }
+  Verdict inspect(const char* body, std::string_view app = "ci-nightly") {
+    auto m = request(body);
+    return engine->inspect(m->cmd, RequestContext{app, "127.0.0.1:5000"});
+  }
+  Counting sink;
+  std::unique_ptr<Engine> engine;
+};
+
+constexpr const char* kBlockCi = R"(
+rules:
+  - id: ci-indexes
+    match: "shop.*"
+    apps: ["ci-*"]
+    action: block
+    require_index: true
+)";
+
+TEST_F(GuardrailEngineTest, BlocksUnindexedReadsOfScopedAppsOnly) {
+  use(kBlockCi);
+  Verdict v = inspect(R"({"find": "orders", "$db": "shop", "filter": {"customer": "x"}})");
+  EXPECT_TRUE(v.block_command);
+  ASSERT_EQ(v.violations.size(), 1u);
+  EXPECT_EQ(v.violations[0].kind, RuleKind::kRequireIndex);
+  EXPECT_EQ(v.violations[0].rule_id, "ci-indexes");
+  EXPECT_EQ(v.violations[0].shape, "{customer: ?}");
+  EXPECT_EQ(index_keys_text(v.violations[0].suggested_index), "{customer: 1}");
+  EXPECT_FALSE(inspect(R"({"find": "orders", "$db": "shop", "filter": {"customer": "x"}})", "web")
+                   .any_block());
+  EXPECT_FALSE(
+      inspect(R"({"find": "orders", "$db": "shop", "filter": {"status": "open"}})").any_block());
+  EXPECT_FALSE(inspect(R"({"find": "orders", "$db": "shop", "filter": {}})").any_block());
+  EXPECT_EQ(sink.violations["require_index:block:ci-nightly"], 1);
+  // count, distinct and an aggregate's leading $match are judged; explain never.
+  EXPECT_TRUE(inspect(R"({"count": "orders", "$db": "shop", "query": {"x": 1}})").block_command);
+  EXPECT_TRUE(inspect(R"({"distinct": "orders", "key": "a", "$db": "shop", "query": {"x": 1}})")
+                  .block_command);
+  EXPECT_TRUE(inspect(R"({"aggregate": "orders", "$db": "shop", "cursor": {}, "pipeline":
+                      [{"$match": {"x": 1}}, {"$group": {"_id": "$a"}}]})")
+                  .block_command);
+  EXPECT_FALSE(inspect(R"({"aggregate": "orders", "$db": "shop", "cursor": {}, "pipeline":
+                       [{"$group": {"_id": "$a"}}, {"$match": {"x": 1}}]})")
+                   .any_block());
+  EXPECT_FALSE(
+      inspect(R"({"explain": {"find": "orders", "filter": {"x": 1}}, "$db": "shop"})").any_block());
+  EXPECT_FALSE(inspect(R"({"getMore": 5, "collection": "orders", "$db": "shop"})").any_block());
+}
+
+TEST_F(GuardrailEngineTest, WritesAreJudgedPerStatement) {
+  use(kBlockCi);
+  Verdict v = inspect(R"({"update": "orders", "$db": "shop", "ordered": false, "updates": [
+      {"q": {"status": "a"}, "u": {"$set": {"x": 1}}},
+      {"q": {"x": 2}, "u": {"$set": {"x": 1}}, "multi": true},
+      {"q": {"_id": 3}, "u": {"$set": {"x": 1}}}]})");
+  EXPECT_EQ(v.blocked_statements, std::vector<int32_t>{1});
+  EXPECT_FALSE(v.block_command);
+  v = inspect(R"({"delete": "orders", "$db": "shop", "ordered": true, "deletes": [
+      {"q": {"x": 2}, "limit": 0}, {"q": {"y": 2}, "limit": 0}]})");
+  EXPECT_EQ(v.blocked_statements, std::vector<int32_t>{0});  // ordered: stops at the first
+  v = inspect(R"({"findAndModify": "orders", "$db": "shop", "query": {"x": 1},
+                 "update": {"$set": {"y": 1}}})");
+  EXPECT_TRUE(v.block_command);
+  // Inserts have no filter.
+  EXPECT_FALSE(
+      inspect(R"({"insert": "orders", "$db": "shop", "documents": [{"x": 1}]})").any_block());
+}
+
+TEST_F(GuardrailEngineTest, UnknownIndexesAreCountedNeverRefused) {
+  use(kBlockCi);
+  EXPECT_FALSE(inspect(R"({"find": "items", "$db": "shop", "filter": {"x": 1}})").any_block());
+  EXPECT_EQ(sink.unknown["shop.items"], 1);
+  EXPECT_NE(engine->status_json().find(R"("unknown":{"shop.items":1})"), std::string::npos);
+  // admin, local, config and system.* are never judged, as the server never refuses them.
+  EXPECT_FALSE(
+      inspect(R"({"find": "system.users", "$db": "shop", "filter": {"x": 1}})").any_block());
+}
+
+TEST_F(GuardrailEngineTest, CandidatesCountAndBlockNothing) {
+  use(R"(
+rules: []
+candidate_rules:
+  - id: would-need-indexes
+    match: "shop.*"
+    action: block
+    require_index: true
+)");
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_FALSE(inspect(R"({"find": "orders", "$db": "shop", "filter": {"x": 1}})").any_block());
+  }
+  EXPECT_EQ(sink.candidates["require_index:block:ci-nightly"], 3);
+  EXPECT_TRUE(sink.violations.empty());
+}
+
+TEST_F(GuardrailEngineTest, ExceptionsApplyUntilTheyExpire) {
+  use(R"(
+rules:
+  - match: "shop.*"
+    action: block
+    require_index: true
+    allow:
+      - {shape: "{customer: ?}", owner: team-x, until: 2999-12-31}
+      - {shape: "{total: {$gt: ?}}", owner: team-y, until: 2020-01-31}
+)");
+  EXPECT_FALSE(
+      inspect(R"({"find": "orders", "$db": "shop", "filter": {"customer": "x"}})").any_block());
+  Verdict v = inspect(R"({"find": "orders", "$db": "shop", "filter": {"total": {"$gt": 1}}})");
+  EXPECT_TRUE(v.block_command);
+  ASSERT_EQ(v.violations.size(), 1u);
+  EXPECT_EQ(v.violations[0].rule_id, "shop.*");  // no id: its match
+  const std::string status = engine->status_json();
+  EXPECT_NE(status.find(R"("owner":"team-y","until":"2020-01-31","expired":true)"),
+            std::string::npos)
+      << status;
+  EXPECT_NE(status.find(R"("owner":"team-x","until":"2999-12-31","expired":false)"),
+            std::string::npos);
+}
+
+TEST_F(GuardrailEngineTest, IndexCreatedThroughDocguardAppliesAtOnce) {
+  use(kBlockCi);
+  const char* find = R"({"find": "orders", "$db": "shop", "filter": {"customer": "x"}})";
+  EXPECT_TRUE(inspect(find).block_command);
+  auto create = request(R"({"createIndexes": "orders", "$db": "shop", "indexes": [
+                        {"key": {"customer": 1}, "name": "customer_1"}]})");
+  auto reply = codec::OpMsgBuilder(1, 42).body(Bson(R"({"ok": 1})").get()).finish();
+  engine->observe_catalog_reply(create->cmd, codec::OpMsg::parse(reply));
+  EXPECT_FALSE(inspect(find).any_block());
+}
+
+}  // namespace
+}  // namespace docguard::rules

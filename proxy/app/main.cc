@@ -58,13 +58,20 @@ options:
 spdlog::level::level_enum spdlog_level(docguard::proxy::LogLevel level) {
   using docguard::proxy::LogLevel;
   switch (level) {
-    case LogLevel::kTrace: return spdlog::level::trace;
-    case LogLevel::kDebug: return spdlog::level::debug;
-    case LogLevel::kInfo: return spdlog::level::info;
-    case LogLevel::kWarn: return spdlog::level::warn;
-    case LogLevel::kError: return spdlog::level::err;
-    case LogLevel::kCritical: return spdlog::level::critical;
-    case LogLevel::kOff: return spdlog::level::off;
+    case LogLevel::kTrace:
+      return spdlog::level::trace;
+    case LogLevel::kDebug:
+      return spdlog::level::debug;
+    case LogLevel::kInfo:
+      return spdlog::level::info;
+    case LogLevel::kWarn:
+      return spdlog::level::warn;
+    case LogLevel::kError:
+      return spdlog::level::err;
+    case LogLevel::kCritical:
+      return spdlog::level::critical;
+    case LogLevel::kOff:
+      return spdlog::level::off;
   }
   return spdlog::level::info;
 }
@@ -174,8 +181,8 @@ ProxyConfig build_config(const Flags& flags) {
       using docguard::proxy::kLogLevelNames;
       const auto level = kLogLevelNames.value(value);
       if (!level) {
-        throw ConfigError("--log-level: expected " + kLogLevelNames.choices() + ", got '" +
-                          value + "'");
+        throw ConfigError("--log-level: expected " + kLogLevelNames.choices() + ", got '" + value +
+                          "'");
       }
       config.log_level = *level;
     }

@@ -19,8 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (nul == nullptr) return 0;
   const size_t text_size = static_cast<size_t>(nul - data);
   bson_error_t error;
-  bson_t* schema_doc =
-      bson_new_from_json(data, static_cast<ssize_t>(text_size), &error);
+  bson_t* schema_doc = bson_new_from_json(data, static_cast<ssize_t>(text_size), &error);
   if (schema_doc == nullptr) return 0;
   std::shared_ptr<const rules::JsonSchema> schema;
   try {

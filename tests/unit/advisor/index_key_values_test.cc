@@ -40,14 +40,14 @@ std::vector<uint8_t> index_with_odd_doubles() {
 }
 
 using Keys = std::vector<std::pair<std::string, std::string>>;
-const Keys kShown = {{"a", "3.25286e+219"}, {"b", "NaN"}, {"c", "-Infinity"},
-                     {"d", "1"},            {"e", "-1.5"}, {"f", "1"}};
+const Keys kShown = {{"a", "3.25286e+219"}, {"b", "NaN"}, {"c", "-Infinity"}, {"d", "1"},
+                     {"e", "-1.5"},         {"f", "1"}};
 
 void expect_directions(const Keys& keys) {
   ASSERT_EQ(keys.size(), 6u);
-  EXPECT_EQ(index_key_direction(keys[0].second), 1);   // any positive number ascends
-  EXPECT_EQ(index_key_direction(keys[1].second), 0);   // NaN is no direction
-  EXPECT_EQ(index_key_direction(keys[2].second), 0);   // nor is an infinity
+  EXPECT_EQ(index_key_direction(keys[0].second), 1);  // any positive number ascends
+  EXPECT_EQ(index_key_direction(keys[1].second), 0);  // NaN is no direction
+  EXPECT_EQ(index_key_direction(keys[2].second), 0);  // nor is an infinity
   EXPECT_EQ(index_key_direction(keys[3].second), 1);
   EXPECT_EQ(index_key_direction(keys[4].second), -1);  // any negative number descends
   EXPECT_EQ(index_key_direction(keys[5].second), 1);
@@ -93,8 +93,8 @@ TEST(IndexKeyValues, ThroughAFleetsSharedFacts) {
   const std::vector<uint8_t> stored = shared_collection_bson(shared);
   SharedCollection reread;
   std::string error;
-  ASSERT_TRUE(read_shared_collection(stored.data(), static_cast<uint32_t>(stored.size()), &reread,
-                                     &error))
+  ASSERT_TRUE(
+      read_shared_collection(stored.data(), static_cast<uint32_t>(stored.size()), &reread, &error))
       << error;
   ASSERT_EQ(reread.metadata.indexes.size(), 1u);
   EXPECT_EQ(reread.metadata.indexes[0].keys, kShown);
@@ -102,14 +102,14 @@ TEST(IndexKeyValues, ThroughAFleetsSharedFacts) {
 }
 
 TEST(IndexKeyValues, WholeDoublesAreIntegersOthersKeepTheirDigits) {
-  for (const auto& [value, text] : std::vector<std::pair<double, std::string>>{
-           {-1.0, "-1"},
-           {0.0, "0"},
-           {9007199254740991.0, "9007199254740991"},
-           {9007199254740992.0, "9007199254740992"},
-           {-9.3e18, "-9.3e+18"},
-           {1e300, "1e+300"},
-           {0.25, "0.25"}}) {
+  for (const auto& [value, text] :
+       std::vector<std::pair<double, std::string>>{{-1.0, "-1"},
+                                                   {0.0, "0"},
+                                                   {9007199254740991.0, "9007199254740991"},
+                                                   {9007199254740992.0, "9007199254740992"},
+                                                   {-9.3e18, "-9.3e+18"},
+                                                   {1e300, "1e+300"},
+                                                   {0.25, "0.25"}}) {
     bson_t* doc = BCON_NEW("k", BCON_DOUBLE(value));
     bson_iter_t it;
     ASSERT_TRUE(bson_iter_init_find(&it, doc, "k"));

@@ -79,15 +79,15 @@ inline constexpr auto kLogFormatNames =
 enum class LogLevel { kTrace, kDebug, kInfo, kWarn, kError, kCritical, kOff };
 // The names `log_level:` and --log-level accept (one table, so the file's key is checked exactly
 // as the flag is: an unknown name is an error, never a silenced log).
-inline constexpr auto kLogLevelNames = base::enum_names<LogLevel>(
-    {{LogLevel::kTrace, "trace"},
-     {LogLevel::kDebug, "debug"},
-     {LogLevel::kInfo, "info"},
-     {LogLevel::kWarn, "warn"},
-     {LogLevel::kError, "error"},
-     {LogLevel::kCritical, "critical"},
-     {LogLevel::kOff, "off"}},
-    "info");
+inline constexpr auto kLogLevelNames =
+    base::enum_names<LogLevel>({{LogLevel::kTrace, "trace"},
+                                {LogLevel::kDebug, "debug"},
+                                {LogLevel::kInfo, "info"},
+                                {LogLevel::kWarn, "warn"},
+                                {LogLevel::kError, "error"},
+                                {LogLevel::kCritical, "critical"},
+                                {LogLevel::kOff, "off"}},
+                               "info");
 
 struct ProxyConfig {
   // Where clients connect (`listen:`, --listen): TCP addresses and Unix domain sockets, any
@@ -104,7 +104,7 @@ struct ProxyConfig {
   LogLevel log_level = LogLevel::kInfo;
   // metrics.max_series: the budget of /metrics lines; label sets past it are counted under
   // "_other" (see the metrics documentation for the worst case of the defaults).
-  size_t max_metric_series = 9'000;
+  size_t max_metric_series = 8'500;
 
   // Limits. Each has a safe default and is configurable under `limits:`.
   uint32_t max_message_bytes = codec::kDefaultMaxMessageBytes;

@@ -80,7 +80,7 @@ class MetricIndex {
 struct MetricsSettings {
   // The budget of /metrics lines (metrics.max_series). At the default the whole exposition,
   // fixed series included, stays under 10,000 lines.
-  size_t max_series = 9'000;
+  size_t max_series = 8'500;
 };
 
 class Metrics final : public rules::MeasurementSink {

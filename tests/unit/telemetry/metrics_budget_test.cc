@@ -10,12 +10,12 @@
 #include <sstream>
 #include <string>
 
-#include "docguard/proxy/metrics.h"
+#include "docguard/telemetry/metrics.h"
 #include "docguard/rules/engine.h"
 #include "docguard/rules/rule_set.h"
 #include "test_messages.h"
 
-namespace docguard::proxy {
+namespace docguard::telemetry {
 namespace {
 
 size_t series_lines(const std::string& exposition) {
@@ -112,4 +112,4 @@ TEST(MetricsBudget, PastTheBudgetNewLabelSetsAreCountedUnderOther) {
 }
 
 }  // namespace
-}  // namespace docguard::proxy
+}  // namespace docguard::telemetry

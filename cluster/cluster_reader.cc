@@ -261,8 +261,8 @@ void ClusterReader::before_command() {
   impl_->last_command = Clock::now();
 }
 
-Expected<ClusterReader::Document> ClusterReader::write_command(const std::string& db,
-                                                               const Document& command) {
+Expected<ClusterReader::Document> ClusterReader::write_on_primary(const std::string& db,
+                                                                  const Document& command) {
   const std::string what = "a write to " + db;
   if (stopped(impl_->options.stop)) return stopped_error(what);
   bson_t cmd;

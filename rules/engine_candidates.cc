@@ -9,7 +9,7 @@
 
 namespace docguard::rules {
 
-void Engine::report_candidates(Scope& s, size_t first) {
+void Engine::report_candidates(CommandPass& s, size_t first) {
   const auto& violations = s.verdict.violations;
   // Bounded like the violations' app label (tracking.max_apps): the per-app counts stay small.
   const std::string& app = app_label(s.ctx.app_name, s.rules.tracking().max_apps);
@@ -48,9 +48,9 @@ void Engine::report_candidates(Scope& s, size_t first) {
 }
 
 std::vector<CandidateVerdicts> Engine::candidate_verdicts() const {
-  const auto judged = judged_.load();
-  if (judged->candidate_hits == nullptr) return {};
-  return rules::candidate_verdicts(*judged->candidate_hits);
+  const auto snapshot = snapshot_.load();
+  if (snapshot->candidate_hits == nullptr) return {};
+  return rules::candidate_verdicts(*snapshot->candidate_hits);
 }
 
 }  // namespace docguard::rules

@@ -1,6 +1,6 @@
-// Private to the rules library: the per-command scope and the thread-local measuring state
-// shared by the engine's source files (engine.cc dispatch, engine_writes.cc, engine_reads.cc,
-// engine_status.cc).
+// Private to the rules library: the state of one pass over a command (CommandPass) and the
+// thread-local measuring state shared by the engine's source files (engine.cc dispatch,
+// engine_writes.cc, engine_reads.cc, engine_status.cc).
 #pragma once
 
 #include <bson/bson.h>
@@ -131,7 +131,9 @@ struct Engine::GuardrailState {
   std::set<std::string> expired_logged;
 };
 
-struct Engine::Scope {
+// One pass over one command, with the rules in force or the candidate rules (dry_run): what it
+// judges, where it reports.
+struct Engine::CommandPass {
   const codec::CommandView& cmd;
   const RequestContext& ctx;
   const RuleSet& rules;
@@ -232,7 +234,7 @@ struct Engine::Scope {
   }
 };
 
-inline double Engine::seconds_of(Scope& s) const {
+inline double Engine::seconds_of(CommandPass& s) const {
   if (s.seconds < 0) s.seconds = seconds_now();
   return s.seconds;
 }

@@ -68,14 +68,14 @@ std::string Engine::status_json() const {
   std::sort(all.begin(), all.end(), [](const CollectionStats* a, const CollectionStats* b) {
     return std::tie(a->db, a->coll) < std::tie(b->db, b->coll);
   });
-  const auto judged = judged_.load();
+  const auto snapshot = snapshot_.load();
   std::string out;
   auto o = std::back_inserter(out);
-  fmt::format_to(o, "{{\"mode\":\"{}\",\"rules\":", action_name(judged->rules->mode()));
-  append_rule_hits_json(out, *judged->hits);
+  fmt::format_to(o, "{{\"mode\":\"{}\",\"rules\":", action_name(snapshot->rules->mode()));
+  append_rule_hits_json(out, *snapshot->hits);
   out += ",\"candidate_rules\":";
-  if (judged->candidate_hits != nullptr) {
-    append_rule_hits_json(out, *judged->candidate_hits);
+  if (snapshot->candidate_hits != nullptr) {
+    append_rule_hits_json(out, *snapshot->candidate_hits);
   } else {
     out += "[]";
   }

@@ -311,6 +311,22 @@ void Engine::judge(const codec::CommandView& cmd, const RequestContext& ctx,
   }
 }
 
+void Engine::CommandPass::add_violation_fields(log::Fields& fields, const Violation& v,
+                                               uint64_t suppressed) const {
+  fields.add("ns", fmt::format("{}.{}", db, coll))
+      .add("field", v.field_path)
+      .add("measured", v.measured)
+      .add("bound", v.bound)
+      .add("match", v.rule_match)
+      .add("rule_line", static_cast<int64_t>(v.rule_line))
+      .add("command", cmd.name)
+      .add("statement", static_cast<int64_t>(v.statement_index))
+      .add("app", ctx.app_name)
+      .add("user", ctx.user)
+      .add("peer", ctx.peer)
+      .add("suppressed_since_last", static_cast<int64_t>(suppressed));
+}
+
 void Engine::report(CommandPass& s, size_t first) {
   auto& violations = s.verdict.violations;
   if (violations.size() <= first) return;
@@ -353,22 +369,9 @@ void Engine::report(CommandPass& s, size_t first) {
     }
     const auto& d = decisions[i - first];
     if (!d.log) continue;
-    // Names and numbers only: document values never reach the log.
     log::Fields fields;
-    fields.add("rule", rule_name(v.kind))
-        .add("action", action_name(v.action))
-        .add("ns", fmt::format("{}.{}", s.db, s.coll))
-        .add("field", v.field_path)
-        .add("measured", v.measured)
-        .add("bound", v.bound)
-        .add("match", v.rule_match)
-        .add("rule_line", static_cast<int64_t>(v.rule_line))
-        .add("command", s.cmd.name)
-        .add("statement", static_cast<int64_t>(v.statement_index))
-        .add("app", s.ctx.app_name)
-        .add("user", s.ctx.user)
-        .add("peer", s.ctx.peer)
-        .add("suppressed_since_last", static_cast<int64_t>(d.suppressed));
+    fields.add("rule", rule_name(v.kind)).add("action", action_name(v.action));
+    s.add_violation_fields(fields, v, d.suppressed);
     if (!v.shape.empty()) {
       fields.add("shape", v.shape).add("index", index_keys_text(v.suggested_index));
     }

@@ -232,6 +232,9 @@ struct Engine::CommandPass {
   bool batch_stopped() const {
     return !dry_run && cmd.ordered && !verdict.blocked_statements.empty();
   }
+  // The log fields of a violation after its rule and action, the same for violations and
+  // candidate rules' would-be violations: names and numbers only, never document values.
+  void add_violation_fields(log::Fields& fields, const Violation& v, uint64_t suppressed) const;
 };
 
 inline double Engine::seconds_of(CommandPass& s) const {

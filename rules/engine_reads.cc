@@ -124,9 +124,7 @@ void Engine::observe_reply(const codec::CommandView& request, const codec::OpMsg
   while (bson_iter_next(&cursor)) {
     const std::string_view k = key_of(&cursor);
     if (k == "ns" && BSON_ITER_HOLDS_UTF8(&cursor)) {
-      uint32_t len = 0;
-      const char* s = bson_iter_utf8(&cursor, &len);
-      std::string_view ns(s, len);
+      const std::string_view ns = codec::utf8_of(cursor);
       const size_t dot = ns.find('.');
       if (dot != std::string_view::npos) {
         db = ns.substr(0, dot);

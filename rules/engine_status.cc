@@ -152,12 +152,9 @@ void append_validator_census_json(std::string& out, const std::vector<ValidatorC
   for (size_t i = 0; i < census.size(); ++i) {
     const ValidatorCensus& c = census[i];
     if (i > 0) out.push_back(',');
-    out += "{\"db\":";
-    json::append_string(out, c.db);
-    out += ",\"collection\":";
-    json::append_string(out, c.collection);
-    out += ",\"rule\":";
-    json::append_string(out, c.rule);
+    out += "{";
+    json::append_string_members(out,
+                                {{"db", c.db}, {"collection", c.collection}, {"rule", c.rule}});
     fmt::format_to(std::back_inserter(out),
                    ",\"candidate\":{},\"stored_sampled\":{},\"stored_failing\":{}", c.candidate,
                    c.stored_sampled, c.stored_failing);

@@ -6,6 +6,7 @@
 
 #include <random>
 
+#include "docguard/codec/bson_view.h"
 #include "docguard/codec/server_errors.h"
 
 namespace docguard::proxy {
@@ -16,21 +17,12 @@ constexpr const char* kFactsCollection = "docguard_facts";
 constexpr const char* kLeaseId = "introspection";
 constexpr size_t kFactsPerCommand = 100;  // keeps each write well under the message limit
 
-// A bson_t built here and handed to the reader as bytes.
-class Command {
- public:
-  Command() = default;
-  Command(const Command&) = delete;
-  Command& operator=(const Command&) = delete;
-  ~Command() { bson_destroy(&doc_); }
-  bson_t* get() { return &doc_; }
-  std::vector<uint8_t> bytes() const {
-    const uint8_t* data = bson_get_data(&doc_);
-    return {data, data + doc_.len};
-  }
+// A command built here and handed to the reader as bytes.
+using Command = codec::ScopedBson;
+}
 
- private:
-  bson_t doc_ = BSON_INITIALIZER;
+private:
+bson_t doc_ = BSON_INITIALIZER;
 };
 
 int64_t now_ms() {

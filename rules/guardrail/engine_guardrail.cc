@@ -139,16 +139,13 @@ std::string Engine::guardrail_status_json() const {
       for (const AllowedShape& a : r.guardrail.allow) {
         out += first ? "" : ",";
         first = false;
-        out += "{\"rule\":";
-        json::append_string(out, r.id.empty() ? r.match : r.id);
+        out += "{";
+        json::append_string_members(out, {{"rule", r.id.empty() ? r.match : r.id}});
         out += ",\"candidate\":";
         out += candidate ? "true" : "false";
-        out += ",\"shape\":";
-        json::append_string(out, a.shape);
-        out += ",\"owner\":";
-        json::append_string(out, a.owner);
-        out += ",\"until\":";
-        json::append_string(out, a.until);
+        out += ",";
+        json::append_string_members(out,
+                                    {{"shape", a.shape}, {"owner", a.owner}, {"until", a.until}});
         out += ",\"expired\":";
         out += now_ms >= a.expires_unix_ms ? "true" : "false";
         out += "}";

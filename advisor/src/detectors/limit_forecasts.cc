@@ -74,7 +74,10 @@ std::vector<ApproachingLimit> approaching_limits(const std::vector<rules::PathFo
         .growing_documents = f.growing_documents,
         .id = f.id.empty() ? "(unknown)"
                            : document_id_text(f.id.data(), static_cast<uint32_t>(f.id.size())),
+        .apps = {},  // the live advisor adds the apps that grow the field
         .within_horizon = f.eta_seconds < settings.forecast_horizon,
+        .pattern = {},  // pattern and suggestion: choose_pattern() below
+        .suggestion = {},
     });
     choose_pattern(row);
   }

@@ -19,11 +19,6 @@ constexpr size_t kFactsPerCommand = 100;  // keeps each write well under the mes
 
 // A command built here and handed to the reader as bytes.
 using Command = codec::ScopedBson;
-}
-
-private:
-bson_t doc_ = BSON_INITIALIZER;
-};
 
 int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(

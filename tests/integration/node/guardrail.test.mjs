@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MongoClient, MongoServerError } from 'mongodb';
-import { requireUpstream, skipWithoutDocguard, startDocguard, stopDocguard } from './support.mjs';
+import { FERRETDB_URI, requireUpstream, skipWithoutDocguard, startDocguard, stopDocguard } from './support.mjs';
 
 const skip = skipWithoutDocguard;
 requireUpstream();

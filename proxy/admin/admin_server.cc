@@ -16,6 +16,7 @@
 
 #include "docguard/base/json_string.h"
 #include "docguard/base/structured_log.h"
+#include "docguard/proxy/coroutines.h"
 #include "docguard/proxy/introspector.h"
 
 namespace docguard::proxy {
@@ -27,7 +28,6 @@ using namespace asio::experimental::awaitable_operators;
 
 namespace {
 
-constexpr auto kUseTuple = asio::as_tuple(asio::use_awaitable);
 constexpr size_t kMaxRequestBytes = 8192;
 
 const char* reason(int status) {

@@ -18,6 +18,7 @@
 
 #include "docguard/cluster/topology_monitor.h"
 #include "docguard/proxy/admin_server.h"
+#include "docguard/proxy/coroutines.h"
 #include "docguard/proxy/listeners.h"
 #include "docguard/proxy/process_chores.h"
 #include "docguard/proxy/runtime.h"
@@ -31,8 +32,6 @@ using asio::awaitable;
 using asio::ip::tcp;
 
 namespace {
-
-constexpr auto kUseTuple = asio::as_tuple(asio::use_awaitable);
 
 // Owns the io_contexts (one per thread: a connection lives on one thread, so a session needs
 // no locks), starts the listeners, the monitor and introspection, hands accepted connections to

@@ -18,6 +18,7 @@
 #include <stdexcept>
 #include <system_error>
 
+#include "docguard/proxy/coroutines.h"
 #include "docguard/proxy/listen_errors.h"
 
 namespace docguard::proxy {
@@ -28,8 +29,6 @@ using asio::ip::tcp;
 using asio::local::stream_protocol;
 
 namespace {
-
-constexpr auto kUseTuple = asio::as_tuple(asio::use_awaitable);
 
 std::string errno_text(int err) { return std::system_category().message(err); }
 

@@ -17,6 +17,7 @@
 
 #include "docguard/codec/error_kinds.h"
 #include "docguard/codec/server_errors.h"
+#include "docguard/proxy/coroutines.h"
 
 namespace docguard::proxy {
 
@@ -28,7 +29,6 @@ using namespace asio::experimental::awaitable_operators;
 
 namespace {
 
-constexpr auto kUseTuple = asio::as_tuple(use_awaitable);
 std::string endpoint_text(tcp::socket& s) {
   boost::system::error_code ec;
   auto ep = s.remote_endpoint(ec);

@@ -11,6 +11,7 @@
 
 #include "docguard/codec/error_kinds.h"
 #include "docguard/codec/server_errors.h"
+#include "docguard/proxy/coroutines.h"
 #include "docguard/proxy/failover.h"
 #include "docguard/proxy/session.h"
 
@@ -20,10 +21,6 @@ namespace asio = boost::asio;
 using asio::awaitable;
 using asio::ip::tcp;
 using namespace asio::experimental::awaitable_operators;
-
-namespace {
-constexpr auto kUseTuple = asio::as_tuple(asio::use_awaitable);
-}  // namespace
 
 awaitable<std::string> Session::select_and_connect(bool* no_writable) {
   Router& router = *rt_.router;

@@ -21,6 +21,7 @@
 #include "docguard/rules/rule_set.h"
 #include "docguard/telemetry/limit_eta_gauge.h"
 #include "docguard/telemetry/metrics.h"
+#include "docguard/telemetry/thread_cells.h"
 #include "test_messages.h"
 
 namespace docguard::telemetry {
@@ -73,6 +74,16 @@ TEST(MetricFamilies, TheTableHasEachNameOnceAndWellFormedLabels) {
     EXPECT_EQ(f.type == MetricType::kCounter, f.name.ends_with("_total")) << f.name;
     for (const std::string& label : f.label_names()) EXPECT_FALSE(label.empty()) << f.name;
   }
+}
+
+TEST(MetricFamilies, EachPerMessageFamilyHasItsOwnCellsSlot) {
+  std::set<int> slots;
+  for (const MetricFamily& f : metric_families()) {
+    if (f.cells_slot < 0) continue;
+    EXPECT_TRUE(slots.insert(f.cells_slot).second) << f.name;
+    EXPECT_LT(static_cast<size_t>(f.cells_slot), ThreadCells::kFamilies) << f.name;
+  }
+  EXPECT_EQ(slots.size(), 12u);  // the families Metrics counts in its cells
 }
 
 TEST(MetricFamilies, MetricsExportsTheTableWithItsTypesAndLabels) {

@@ -25,6 +25,9 @@ struct MetricFamily {
   // A family labelled by namespace starts with "db,collection".
   std::string_view labels;
   std::string_view help;
+  // For the families counted on every message: the family's slot in each thread's cells
+  // (ThreadCells::find), unique among them; -1 for the others.
+  int8_t cells_slot = -1;
 
   std::vector<std::string> label_names() const;
   bool by_namespace() const { return labels.starts_with("db,collection"); }
@@ -85,18 +88,19 @@ inline constexpr MetricFamily kUpstreamConnections{
 
 // What the rules engine measures, per namespace and per app.
 inline constexpr MetricFamily kCommands{"docguard_commands_total", kCounter,
-                                        "db,collection,command", "Commands seen, per collection"};
+                                        "db,collection,command", "Commands seen, per collection",
+                                        0};
 inline constexpr MetricFamily kAppCommands{"docguard_app_commands_total", kCounter, "app,command",
-                                           "Commands seen, per client app"};
-inline constexpr MetricFamily kDocumentSize{"docguard_document_size_bytes", kHistogram,
-                                            "db,collection,source",
-                                            "Size of written documents and sampled read documents"};
+                                           "Commands seen, per client app", 1};
+inline constexpr MetricFamily kDocumentSize{
+    "docguard_document_size_bytes", kHistogram, "db,collection,source",
+    "Size of written documents and sampled read documents", 2};
 inline constexpr MetricFamily kArrayLength{
     "docguard_array_length", kHistogram, "db,collection,field",
-    "Length of arrays in written and sampled documents, per field path"};
+    "Length of arrays in written and sampled documents, per field path", 3};
 inline constexpr MetricFamily kArrayPush{"docguard_array_push_elements_total", kCounter,
                                          "db,collection,field",
-                                         "Elements appended by $push/$addToSet, per field path"};
+                                         "Elements appended by $push/$addToSet, per field path", 4};
 inline constexpr MetricFamily kArrayLengthMax{"docguard_array_length_max", kGauge,
                                               "db,collection,field",
                                               "Longest array seen per field path since start"};
@@ -105,28 +109,31 @@ inline constexpr MetricFamily kArrayLengthBound{
     "Array length bound in force per field path (array_length, else max_array_length)"};
 inline constexpr MetricFamily kReads{
     "docguard_reads_total", kCounter, "db,collection",
-    "Read commands (find, aggregate, count, distinct), per collection"};
+    "Read commands (find, aggregate, count, distinct), per collection", 5};
 inline constexpr MetricFamily kReadsWithLookup{
     "docguard_reads_with_lookup_total", kCounter, "db,collection",
-    "Reads that join ($lookup/$graphLookup anywhere), per collection"};
+    "Reads that join ($lookup/$graphLookup anywhere), per collection", 6};
 inline constexpr MetricFamily kLookups{
     "docguard_lookup_total", kCounter, "db,collection,from",
-    "$lookup/$graphLookup joins in reads, per collection and joined collection"};
-inline constexpr MetricFamily kViolations{"docguard_violations_total", kCounter,
-                                          "db,collection,rule,action,app",
-                                          "Design-rule violations, by rule, action and client app"};
+    "$lookup/$graphLookup joins in reads, per collection and joined collection", 7};
+inline constexpr MetricFamily kViolations{
+    "docguard_violations_total", kCounter, "db,collection,rule,action,app",
+    "Design-rule violations, by rule, action and client app", 8};
 inline constexpr MetricFamily kCandidateViolations{
     "docguard_candidate_violations_total", kCounter, "db,collection,rule,action,app",
     "Writes and reads a candidate rule (candidate_rules) would have warned about or blocked, by "
-    "rule, action and client app; nothing was changed"};
+    "rule, action and client app; nothing was changed",
+    9};
 inline constexpr MetricFamily kSchemaUnjudged{
     "docguard_schema_unjudged_total", kCounter, "db,collection",
     "Operator updates a $jsonSchema rule could not judge without the stored document (passed, "
-    "not guessed), per collection"};
+    "not guessed), per collection",
+    10};
 inline constexpr MetricFamily kGuardrailUnknown{
     "docguard_guardrail_unknown_total", kCounter, "db,collection",
     "Operations the query guardrail (require_index) did not judge because the collection's "
-    "indexes were not known yet"};
+    "indexes were not known yet",
+    11};
 
 // The advisor, set at scrape time.
 inline constexpr MetricFamily kFindings{

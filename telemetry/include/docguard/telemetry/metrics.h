@@ -169,8 +169,8 @@ class Metrics final : public rules::MeasurementSink {
   // histogram's. Label sets past the series budget go to the family's overflow series.
   template <typename Metric>
   ThreadCells::Handle cells_for(MetricIndex<Metric>& index, prometheus::Family<Metric>& family,
-                                const MetricFamily& table_entry, uint8_t family_id,
-                                const rules::NamespaceLabels* ns, ThreadCells::LabelValues values,
+                                const MetricFamily& table_entry, const rules::NamespaceLabels* ns,
+                                ThreadCells::LabelValues values,
                                 const ThreadCells::Bounds* bounds = nullptr);
 
   // Declared before every handle into it.

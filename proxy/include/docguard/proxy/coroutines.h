@@ -1,0 +1,13 @@
+// The coroutine vocabulary of docguard's Asio code, written once.
+#pragma once
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+namespace docguard::proxy {
+
+// Awaited with this, an operation yields (error_code, results...) instead of throwing: a closed
+// socket or a cancelled timer is an everyday outcome on the data path, not an exception.
+inline constexpr auto kUseTuple = boost::asio::as_tuple(boost::asio::use_awaitable);
+
+}  // namespace docguard::proxy

@@ -186,9 +186,9 @@ Verdict Engine::inspect(const codec::CommandView& cmd, const RequestContext& ctx
   Verdict verdict;
   const std::shared_ptr<const Judged> judged = judged_.load();
   scratch().guardrail_unknown_counted = false;
+  Verdict dry;
   if (judged->candidates != nullptr) {
     // First, so that tracked array lengths are read before the real pass grows them.
-    Verdict dry;
     scratch().kinds.clear();
     judge(cmd, ctx, *judged, true, dry);
   }
@@ -197,6 +197,7 @@ Verdict Engine::inspect(const codec::CommandView& cmd, const RequestContext& ctx
   auto& blocked = verdict.blocked_statements;
   std::sort(blocked.begin(), blocked.end());
   blocked.erase(std::unique(blocked.begin(), blocked.end()), blocked.end());
+  note_workload(cmd, ctx, *judged->rules, judged->candidates != nullptr ? &dry : nullptr, verdict);
   return verdict;
 }
 

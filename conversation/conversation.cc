@@ -154,10 +154,9 @@ void Conversation::record_workload(int32_t response_to, const ReplySignals& sign
   if (timed == timed_.end()) return;
   const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
       std::chrono::steady_clock::now() - timed->forwarded);
-  engine_.workload().record(timed->marks,
-                            {static_cast<uint64_t>(std::max<int64_t>(micros.count(), 0)),
-                             signals.documents, signals.failed},
-                            app_name_);
+  rules::WorkloadLedger::record(
+      timed->marks, {static_cast<uint64_t>(std::max<int64_t>(micros.count(), 0)), signals.documents,
+                     signals.failed});
   timed_.erase(timed);
 }
 

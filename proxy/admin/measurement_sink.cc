@@ -9,6 +9,13 @@ namespace docguard::proxy {
 
 namespace {
 
+using prometheus::Histogram;
+
+const Histogram::BucketBoundaries kSizeBuckets = {
+    256, 1024, 4096, 16384, 65536, 262144, 1048576, 2097152, 4194304, 8388608, 12582912, 16777216};
+const Histogram::BucketBoundaries kArrayBuckets = {1,   5,    10,   25,   50,    100,  250,
+                                                   500, 1000, 2500, 5000, 10000, 50000};
+
 // The label-set families of the per-message series, for ThreadCells::find.
 enum Family : uint8_t {
   kCommands,

@@ -77,7 +77,9 @@ void Engine::note_workload(const codec::CommandView& cmd, const RequestContext& 
       workload_.max_shapes() == 0) {
     return;
   }
-  CollectionStats* stats = stats_for(cmd.database, cmd.collection);
+  // The namespace judge() just looked up.
+  CollectionStats* stats = scratch().judged_stats;
+  if (stats == nullptr) return;
   const uint64_t seed = workload_seed(stats->labels.id, static_cast<uint32_t>(cmd.kind));
   const uint64_t catalog_version = index_catalog_.version();
   WorkloadMarks& marks = verdict.workload;
@@ -85,6 +87,7 @@ void Engine::note_workload(const codec::CommandView& cmd, const RequestContext& 
   {
     WorkloadLedger::Local table = workload_.local();
     WorkloadSketch& sketch = table.sketch();
+    marks.table = table.table();
     auto note = [&](const QueryParts& parts, int32_t index) {
       const uint64_t key = workload_shape_hash(parts, seed);
       SketchEntry* entry = sketch.find(key);
@@ -92,7 +95,8 @@ void Engine::note_workload(const codec::CommandView& cmd, const RequestContext& 
       ShapeStats& s = entry->stats;
       ++s.count;
       ++s.verdicts[static_cast<size_t>(verdict_of(verdict, dry, index))];
-      ++s.app(ctx.app_name).count;
+      const uint32_t app = s.app_line(ctx.app_name);
+      ++s.apps[app].count;
       WorkloadSketch::charge(*entry, 1, 0);
       if (entry->judged_at != catalog_version) {
         entry->indexed =
@@ -101,14 +105,23 @@ void Engine::note_workload(const codec::CommandView& cmd, const RequestContext& 
       }
       if (entry->indexed == 0) ++unindexed;
       ++marks.ops;
-      if (!marks.marks.empty() && marks.marks.back().key == key) {
+      if (!marks.marks.empty() && marks.marks.back().key == key && marks.marks.back().app == app) {
         ++marks.marks.back().ops;
       } else if (marks.marks.size() < WorkloadMarks::kMaxMarks) {
-        marks.marks.push_back(WorkloadMark{key, 1});
+        marks.marks.push_back(WorkloadMark{key, entry, 1, app});
       }
     };
     if (read) {
-      note(query_parts(cmd), -1);
+      // What describe() found: no other walk of the command.
+      QueryParts parts;
+      if (cmd.kind == CommandKind::kAggregate) {
+        parts.pipeline = cmd.pipeline;
+      } else {
+        parts.filter = cmd.query;
+        parts.sort = cmd.sort;
+        parts.projection = cmd.projection;
+      }
+      note(parts, -1);
     } else {
       for (size_t i = 0; i < cmd.statements.size(); ++i) {
         QueryParts parts;

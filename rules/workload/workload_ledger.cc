@@ -14,8 +14,8 @@ std::atomic<uint64_t> next_ledger_id{1};
 
 // One thread's table. Its lock is taken by its thread on every operation and by a reader now
 // and then, so it is a spin on one flag: an uncontended std::mutex costs more per operation.
-struct WorkloadLedger::Table {
-  explicit Table(size_t capacity) : sketch(capacity) {}
+struct WorkloadTable {
+  explicit WorkloadTable(size_t capacity) : sketch(capacity) {}
   std::atomic<bool> held{false};
   std::atomic<bool> in_use{true};  // bound to a live thread
   WorkloadSketch sketch;
@@ -34,7 +34,7 @@ namespace {
 // the next thread to adopt, so the tables never outnumber the threads alive at once.
 struct Binding {
   uint64_t ledger = 0;
-  std::shared_ptr<WorkloadLedger::Table> table;
+  std::shared_ptr<WorkloadTable> table;
   Binding() = default;
   Binding(const Binding&) = delete;
   Binding& operator=(const Binding&) = delete;
@@ -50,7 +50,7 @@ void Binding::release() {
   ledger = 0;
 }
 
-WorkloadLedger::Local::Local(Table& table) : table_(table) { table_.lock(); }
+WorkloadLedger::Local::Local(WorkloadTable& table) : table_(table) { table_.lock(); }
 WorkloadLedger::Local::~Local() { table_.unlock(); }
 WorkloadSketch& WorkloadLedger::Local::sketch() { return table_.sketch; }
 
@@ -77,37 +77,38 @@ WorkloadLedger::Local WorkloadLedger::local() {
     }
     if (!binding.table) {
       binding.table =
-          tables_.emplace_back(std::make_shared<Table>(std::max<size_t>(max_shapes(), 1)));
+          tables_.emplace_back(std::make_shared<WorkloadTable>(std::max<size_t>(max_shapes(), 1)));
     }
     binding.ledger = id_;
   }
   return Local(*binding.table);
 }
 
-void WorkloadLedger::record(const WorkloadMarks& marks, const WorkloadReply& reply,
-                            std::string_view app) {
-  if (marks.empty()) return;
-  Local table = local();
+void WorkloadLedger::record(const WorkloadMarks& marks, const WorkloadReply& reply) {
+  if (marks.empty() || marks.table == nullptr) return;
+  Local table(*marks.table);
   WorkloadSketch& sketch = table.sketch();
   uint64_t accounted = 0;
   for (const WorkloadMark& mark : marks.marks) {
     // The command's time and documents shared by its operations.
-    const uint64_t micros = reply.micros * mark.ops / marks.ops;
-    const uint64_t documents = reply.documents * mark.ops / marks.ops;
+    const uint64_t micros = marks.marks.size() == 1 && mark.ops == marks.ops
+                                ? reply.micros
+                                : reply.micros * mark.ops / marks.ops;
     accounted += micros;
-    SketchEntry* entry = sketch.find(mark.key);
-    if (entry == nullptr) {
-      // Replaced since the request (or identified on another thread): its time is overflow's.
+    SketchEntry* entry = mark.entry;
+    if (entry->key != mark.key) {
+      // Replaced by a new shape since the request: its time is overflow's.
       sketch.overflow_time(micros);
       continue;
     }
     ShapeStats& s = entry->stats;
     s.micros += micros;
     s.replies += mark.ops;
-    s.documents += documents;
+    s.documents +=
+        marks.marks.size() == 1 ? reply.documents : reply.documents * mark.ops / marks.ops;
     s.errors += reply.failed ? 1 : 0;
-    s.latency.add(micros / mark.ops);
-    s.app(app).micros += micros;
+    s.latency.add(mark.ops == 1 ? micros : micros / mark.ops);
+    if (mark.app < s.apps.size()) s.apps[mark.app].micros += micros;
     WorkloadSketch::charge(*entry, 0, micros);
   }
   // The operations past kMaxMarks.
@@ -115,7 +116,7 @@ void WorkloadLedger::record(const WorkloadMarks& marks, const WorkloadReply& rep
 }
 
 WorkloadSnapshot WorkloadLedger::snapshot() const {
-  std::vector<std::shared_ptr<Table>> tables;
+  std::vector<std::shared_ptr<WorkloadTable>> tables;
   {
     std::lock_guard lock(tables_mutex_);
     tables = tables_;

@@ -44,14 +44,16 @@ uint64_t LatencyHistogram::quantile(double q) const {
   return bucket_high(kBuckets - 1);
 }
 
-AppStats& ShapeStats::app(std::string_view name) {
-  for (AppStats& a : apps) {
-    if (a.app == name) return a;
+uint32_t ShapeStats::app_line(std::string_view name) {
+  for (size_t i = 0; i < apps.size(); ++i) {
+    if (apps[i].app == name) return static_cast<uint32_t>(i);
   }
-  if (apps.size() < kMaxAppsPerShape) return apps.emplace_back(AppStats{std::string(name), 0, 0});
-  // Full: the apps past the bound share one line, the last.
-  if (apps.size() == kMaxAppsPerShape) apps.push_back(AppStats{"_other", 0, 0});
-  return apps.back();
+  if (apps.size() < kMaxAppsPerShape) {
+    apps.push_back(AppStats{std::string(name), 0, 0});
+  } else if (apps.size() == kMaxAppsPerShape) {
+    apps.push_back(AppStats{"_other", 0, 0});  // the apps past the bound share the last line
+  }
+  return static_cast<uint32_t>(apps.size() - 1);
 }
 
 void ShapeStats::merge(const ShapeStats& other) {

@@ -205,13 +205,13 @@ TEST_F(WorkloadEngineTest, CountsShapesPerAppWithVerdictsTimesAndIndexes) {
     Verdict v =
         inspect(R"({"find": "orders", "$db": "shop", "filter": {"status": "open"}})", "web");
     ASSERT_EQ(v.workload.ops, 1u);
-    engine->workload().record(v.workload, {100, 2, false}, "web");
+    WorkloadLedger::record(v.workload, {100, 2, false});
   }
   Verdict v = inspect(R"({"find": "orders", "$db": "shop", "filter": {"status": "x"}})", "ci");
-  engine->workload().record(v.workload, {300, 1, false}, "ci");
+  WorkloadLedger::record(v.workload, {300, 1, false});
   // Unindexed: warned for nobody (the rule is ci's), blocked for ci.
   v = inspect(R"({"find": "orders", "$db": "shop", "filter": {"customer": 7}})", "web");
-  engine->workload().record(v.workload, {5000, 0, true}, "web");
+  WorkloadLedger::record(v.workload, {5000, 0, true});
   EXPECT_TRUE(
       inspect(R"({"find": "orders", "$db": "shop", "filter": {"customer": 8}})", "ci").any_block());
   // An update batch: two statements of one shape, one of another.
@@ -222,7 +222,7 @@ TEST_F(WorkloadEngineTest, CountsShapesPerAppWithVerdictsTimesAndIndexes) {
               "web");
   ASSERT_EQ(v.workload.ops, 3u);
   ASSERT_EQ(v.workload.marks.size(), 2u);
-  engine->workload().record(v.workload, {900, 3, false}, "web");
+  WorkloadLedger::record(v.workload, {900, 3, false});
 
   const WorkloadSnapshot s = engine->workload_report();
   ASSERT_EQ(s.shapes.size(), 4u);
@@ -271,7 +271,7 @@ TEST_F(WorkloadEngineTest, TheLedgerStaysWithinItsBoundAcrossThreads) {
           R"({"find": "orders", "$db": "shop", "filter": {"f)" + std::to_string(i) + R"(": 1}})";
       auto m = request(body);
       Verdict v = engine->inspect(m->cmd, RequestContext{"web", "127.0.0.1:5000"});
-      engine->workload().record(v.workload, {10, 1, false}, "web");
+      WorkloadLedger::record(v.workload, {10, 1, false});
     }
   };
   std::thread a(run, 0), b(run, 5'000);

@@ -31,15 +31,21 @@ namespace docguard::rules {
 
 inline constexpr size_t kDefaultWorkloadShapes = 500;
 
+struct WorkloadTable;
+
 // The shapes of one command's operations, for its reply: each distinct shape with how many of
-// the command's operations had it.
+// the command's operations had it, and where it was counted (the entry holds `key` until a new
+// shape replaces it; the reply checks).
 struct WorkloadMark {
   uint64_t key = 0;
+  SketchEntry* entry = nullptr;
   uint32_t ops = 0;
+  uint32_t app = 0;  // the app's line in entry->stats.apps
 };
 struct WorkloadMarks {
   base::InlineVector<WorkloadMark, 2> marks;
-  uint32_t ops = 0;  // all the command's operations, those past kMaxMarks included
+  WorkloadTable* table = nullptr;  // the table of the thread that identified them
+  uint32_t ops = 0;                // all the command's operations, those past kMaxMarks included
   // Distinct shapes remembered per command; the operations of further ones are counted but
   // their time goes to the overflow.
   static constexpr size_t kMaxMarks = 16;
@@ -85,24 +91,25 @@ class WorkloadLedger {
   void set_max_shapes(size_t max_shapes);
   size_t max_shapes() const { return max_shapes_.load(std::memory_order_relaxed); }
 
-  struct Table;
   // This thread's table, locked while the handle lives.
   class Local {
    public:
-    explicit Local(Table& table);
+    explicit Local(WorkloadTable& table);
     ~Local();
     Local(const Local&) = delete;
     Local& operator=(const Local&) = delete;
     WorkloadSketch& sketch();
+    WorkloadTable* table() { return &table_; }
 
    private:
-    Table& table_;
+    WorkloadTable& table_;
   };
   Local local();
 
   // A command's reply: its time (split evenly over its operations), documents and error
-  // against the shapes its request was identified with. Any thread.
-  void record(const WorkloadMarks& marks, const WorkloadReply& reply, std::string_view app);
+  // against the shapes its request was identified with (in the table that identified them,
+  // whichever thread the reply comes on). The app is the one the marks name.
+  static void record(const WorkloadMarks& marks, const WorkloadReply& reply);
 
   // Every thread's table merged: the max_shapes heaviest shapes, the rest as overflow.
   WorkloadSnapshot snapshot() const;
@@ -111,7 +118,7 @@ class WorkloadLedger {
   std::atomic<size_t> max_shapes_;
   const uint64_t id_;  // tells this ledger's table in a thread's binding from another's
   mutable std::mutex tables_mutex_;
-  std::vector<std::shared_ptr<Table>> tables_;
+  std::vector<std::shared_ptr<WorkloadTable>> tables_;
 };
 
 }  // namespace docguard::rules

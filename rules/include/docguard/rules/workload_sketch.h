@@ -79,7 +79,9 @@ struct ShapeStats {
   LatencyHistogram latency;
   std::vector<AppStats> apps;  // at most kMaxAppsPerShape + 1 ("_other")
 
-  AppStats& app(std::string_view name);
+  // The app's line in `apps`, added when new (past kMaxAppsPerShape: the "_other" line).
+  uint32_t app_line(std::string_view name);
+  AppStats& app(std::string_view name) { return apps[app_line(name)]; }
   void merge(const ShapeStats& other);
 };
 

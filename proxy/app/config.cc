@@ -231,8 +231,7 @@ void apply_yaml(const YAML::Node& root, const std::string& file, ProxyConfig& co
     const auto key = kv.first.as<std::string>();
     static constexpr std::string_view kProxyKeys[] = {
         "listen",  "upstream", "admin",        "threads", "log_format",    "log_level", "limits",
-        "persona", "tls",      "upstream_tls", "advisor", "introspection", "metrics",
-        "workload"};
+        "persona", "tls",      "upstream_tls", "advisor", "introspection", "metrics",   "workload"};
     if (std::find(std::begin(kProxyKeys), std::end(kProxyKeys), key) == std::end(kProxyKeys) &&
         std::find(rules::kTopLevelKeys.begin(), rules::kTopLevelKeys.end(), key) ==
             rules::kTopLevelKeys.end()) {

@@ -21,7 +21,8 @@ void append_documents(const BsonElements& array, BsonViews& out) {
 struct BodyFields {
   BsonElements db{nullptr, 0}, ordered{nullptr, 0}, payload{nullptr, 0}, ns_info{nullptr, 0},
       pipeline{nullptr, 0}, query{nullptr, 0}, update{nullptr, 0}, upsert{nullptr, 0},
-      remove{nullptr, 0}, filter{nullptr, 0}, collection{nullptr, 0};
+      remove{nullptr, 0}, filter{nullptr, 0}, collection{nullptr, 0}, sort{nullptr, 0},
+      projection{nullptr, 0}, fields{nullptr, 0};
 };
 
 const char* payload_field_of(CommandKind kind) {
@@ -59,7 +60,14 @@ void scan_body(BsonElements it, std::string_view payload_field, BodyFields& f) {
         if (key == "nsInfo") take(f.ns_info, it);
         break;
       case 'p':
-        if (key == "pipeline") take(f.pipeline, it);
+        if (key == "pipeline") {
+          take(f.pipeline, it);
+        } else if (key == "projection") {
+          take(f.projection, it);
+        }
+        break;
+      case 's':
+        if (key == "sort") take(f.sort, it);
         break;
       case 'q':
         if (key == "query") take(f.query, it);
@@ -75,7 +83,11 @@ void scan_body(BsonElements it, std::string_view payload_field, BodyFields& f) {
         if (key == "remove") take(f.remove, it);
         break;
       case 'f':
-        if (key == "filter") take(f.filter, it);
+        if (key == "filter") {
+          take(f.filter, it);
+        } else if (key == "fields") {
+          take(f.fields, it);
+        }
         break;
       case 'c':
         if (key == "collection") take(f.collection, it);
@@ -190,10 +202,14 @@ CommandView describe(const codec::OpMsg& msg) {
       }
       if (f.upsert.type != 0) view.upsert = f.upsert.as_bool();
       if (f.remove.type != 0) view.remove = f.remove.as_bool();
+      if (f.sort.holds_document()) view.sort = f.sort.container();
+      if (f.fields.holds_document()) view.projection = f.fields.container();
       break;
     }
     case CommandKind::kFind:
       if (f.filter.holds_document()) view.query = f.filter.container();
+      if (f.sort.holds_document()) view.sort = f.sort.container();
+      if (f.projection.holds_document()) view.projection = f.projection.container();
       break;
     case CommandKind::kCount:
     case CommandKind::kDistinct:

@@ -76,10 +76,6 @@ codec::CommandView catalog_view(const std::vector<uint8_t>& body, std::string_vi
   return view;
 }
 
-double seconds_since(std::chrono::steady_clock::time_point started) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-}
-
 }  // namespace
 
 Conversation::Conversation(rules::Engine& engine, const ConversationSettings& settings,
@@ -149,6 +145,18 @@ void Conversation::await_reply(int32_t request_id) {
   awaiting_.push_back(request_id);
 }
 
+void Conversation::record_workload(int32_t response_to, const ReplySignals& signals) {
+  auto timed = std::find_if(timed_.begin(), timed_.end(),
+                            [&](const TimedRequest& t) { return t.request_id == response_to; });
+  if (timed == timed_.end()) return;
+  const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
+      std::chrono::steady_clock::now() - timed->forwarded);
+  rules::WorkloadLedger::record(
+      timed->marks, {static_cast<uint64_t>(std::max<int64_t>(micros.count(), 0)), signals.documents,
+                     signals.failed});
+  timed_.erase(timed);
+}
+
 Conversation::RequestOutcome Conversation::on_op_msg(const codec::MsgHeader& header,
                                                      codec::Bytes inspect, codec::Bytes forward) {
   const auto started = std::chrono::steady_clock::now();
@@ -174,11 +182,18 @@ Conversation::RequestOutcome Conversation::on_op_msg(const codec::MsgHeader& hea
     pending_[header.request_id].auth = auth;
   }
   const rules::RequestContext context{app_name_, peer_, auth_.user(), &scope_};
-  const rules::Verdict verdict = engine_.inspect(view, context);
+  rules::Verdict verdict = engine_.inspect(view, context);
   std::vector<uint8_t> timed;
+  // Inspection ends, and the upstream's time (the workload ledger's) starts, here.
+  auto inspected = [&] {
+    const auto now = std::chrono::steady_clock::now();
+    host_.on_inspected(std::chrono::duration<double>(now - started).count());
+    return now;
+  };
+  std::chrono::steady_clock::time_point forwarded;
   if (verdict.any_block()) {
     RequestPlan plan = plan_request(msg, view, verdict, host_.new_request_id());
-    host_.on_inspected(seconds_since(started));
+    forwarded = inspected();
     switch (plan.kind) {
       case RequestPlan::Kind::kForwardOriginal:
         break;
@@ -198,7 +213,7 @@ Conversation::RequestOutcome Conversation::on_op_msg(const codec::MsgHeader& hea
         return {RequestOutcome::Action::kNothing, {}};
     }
   } else {
-    host_.on_inspected(seconds_since(started));
+    forwarded = inspected();
     // A guardrail rule's time limit for a command without one: the only change docguard
     // makes to a request it forwards whole. Kept aside until the views into the request
     // (possibly in request_scratch_) are no longer read.
@@ -216,7 +231,12 @@ Conversation::RequestOutcome Conversation::on_op_msg(const codec::MsgHeader& hea
       pending_[header.request_id] = std::move(p);
     }
   }
-  if (!msg.more_to_come()) await_reply(header.request_id);
+  if (!msg.more_to_come()) {
+    await_reply(header.request_id);
+    if (!verdict.workload.empty()) {
+      timed_.push_back({header.request_id, forwarded, std::move(verdict.workload)});
+    }
+  }
   if (!timed.empty()) {
     request_scratch_ = std::move(timed);
     forward = request_scratch_;
@@ -269,6 +289,7 @@ Conversation::ReplyOutcome Conversation::on_reply(codec::Bytes message) {
   auto awaited = std::find(awaiting_.begin(), awaiting_.end(), header.response_to);
   if (awaited != awaiting_.end()) {
     awaiting_.erase(awaited);
+    if (!timed_.empty()) record_workload(header.response_to, signals);
   } else if (!follow_up && reply_op_code(message) == codec::OpCode::kMsg) {
     // Nobody waits for it: the answer to an unacknowledged request. (Legacy OP_REPLY is passed
     // on: its exhaust follow-ups repeat the request's id, and moreToCome is OP_MSG only.)

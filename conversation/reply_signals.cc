@@ -34,6 +34,15 @@ int32_t state_change_code_in_entries(const BsonElements& array) {
   return 0;
 }
 
+// The length of cursor.firstBatch (0 without one): a walk that steps over each document.
+uint64_t first_batch_length(const BsonElements& cursor) {
+  BsonElements child(cursor.value, cursor.value_size);
+  if (!child.find("firstBatch") || !child.holds_array()) return 0;
+  uint64_t n = 0;
+  for (BsonElements doc(child.value, child.value_size); doc.next();) ++n;
+  return n;
+}
+
 // Both signals in one pass over the top level: this runs on every reply, and most replies hold
 // neither, so one walk of their few top-level keys is all they cost. Each field counts at its
 // first occurrence, and the top-level `code` wins over `writeConcernError.code`, which wins
@@ -44,6 +53,7 @@ ReplySignals signals_in(const codec::BsonView& doc) {
   if (doc.empty()) return out;
   int32_t top = 0, concern = 0, write_errors = 0;
   bool seen_code = false, seen_concern = false, seen_errors = false, seen_hello = false;
+  bool seen_cursor = false;
   for (BsonElements it(doc); it.next();) {
     const std::string_view key = it.key;
     if (key == "code") {
@@ -58,6 +68,14 @@ ReplySignals signals_in(const codec::BsonView& doc) {
     } else if (key == "writeErrors") {
       if (!seen_errors) write_errors = state_change_code_in_entries(it);
       seen_errors = true;
+      out.failed = out.failed || (it.holds_array() && it.value_size > 5);
+    } else if (key == "ok") {
+      out.failed = out.failed || !it.as_bool();
+    } else if (key == "n") {
+      if (!seen_cursor && it.holds_number()) out.documents = static_cast<uint64_t>(it.as_int64());
+    } else if (key == "cursor" && it.holds_document()) {
+      seen_cursor = true;
+      out.documents = first_batch_length(it);
     } else if (key == "isWritablePrimary" || key == "ismaster") {
       if (!seen_hello) out.hello_not_writable = !it.as_bool();
       seen_hello = true;

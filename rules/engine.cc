@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <optional>
 
 #include "engine_internal.h"
 
@@ -185,18 +186,22 @@ const std::string& Engine::app_label(std::string_view app, uint32_t max_apps) {
 Verdict Engine::inspect(const codec::CommandView& cmd, const RequestContext& ctx) {
   Verdict verdict;
   const std::shared_ptr<const RuleSnapshot> snapshot = snapshot_.load();
-  scratch().guardrail_unknown_counted = false;
+  Scratch& sc = scratch();
+  sc.guardrail_unknown_counted = false;
+  sc.judged_stats = nullptr;
+  // Only with candidate rules: what they would have done, for the workload ledger too.
+  std::optional<Verdict> dry;
   if (snapshot->candidates != nullptr) {
     // First, so that tracked array lengths are read before the real pass grows them.
-    Verdict dry;
-    scratch().kinds.clear();
-    judge(cmd, ctx, *snapshot, true, dry);
+    sc.kinds.clear();
+    judge(cmd, ctx, *snapshot, true, dry.emplace());
   }
-  scratch().kinds.clear();
+  sc.kinds.clear();
   judge(cmd, ctx, *snapshot, false, verdict);
   auto& blocked = verdict.blocked_statements;
   std::sort(blocked.begin(), blocked.end());
   blocked.erase(std::unique(blocked.begin(), blocked.end()), blocked.end());
+  note_workload(cmd, ctx, *snapshot->rules, dry ? &*dry : nullptr, verdict);
   return verdict;
 }
 
@@ -212,6 +217,7 @@ void Engine::judge(const codec::CommandView& cmd, const RequestContext& ctx,
     CollectionStats* stats = stats_for(cmd.database, cmd.collection);
     std::string_view app;
     if (!dry_run) {
+      scratch().judged_stats = stats;
       stats->commands.fetch_add(1, std::memory_order_relaxed);
       if (measurements_ != nullptr || advice_ != nullptr) {
         app = app_label(ctx.app_name, rules->tracking().max_apps);

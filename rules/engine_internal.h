@@ -79,6 +79,9 @@ struct Scratch {
   std::vector<RuleKind> kinds;
   // The query guardrail counted this command as not judged (indexes unknown) already.
   bool guardrail_unknown_counted = false;
+  // The namespace the command in judgement names (null: none, or a bulkWrite's several), for
+  // the workload ledger after the judgement.
+  CollectionStats* judged_stats = nullptr;
   std::vector<const Limit*> growth_limits;
   std::string ns_buffer;
   // The namespace this thread looked up last, and its statistics (namespaces are never removed,

@@ -33,6 +33,7 @@ std::span<const MetricFamily> metric_families() {
                                       kCandidateViolations,
                                       kSchemaUnjudged,
                                       kGuardrailUnknown,
+                                      kUnindexedOperations,
                                       kFindings,
                                       kLimitEta,
                                       kConnectionsActive,

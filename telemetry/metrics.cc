@@ -66,6 +66,7 @@ Metrics::Metrics(MetricsSettings settings)
       candidate_violations_(counters(family::kCandidateViolations)),
       schema_unjudged_(counters(family::kSchemaUnjudged)),
       guardrail_unknown_(counters(family::kGuardrailUnknown)),
+      unindexed_operations_(counters(family::kUnindexedOperations)),
       array_length_max_(gauges(family::kArrayLengthMax)),
       array_length_bound_(gauges(family::kArrayLengthBound)),
       topology_type_(gauges(family::kTopologyType)),
@@ -234,6 +235,11 @@ void Metrics::on_schema_unjudged(const rules::NamespaceLabels& ns) {
 void Metrics::on_guardrail_unknown(const rules::NamespaceLabels& ns) {
   cells_.increment(
       cells_for(guardrail_unknown_index_, guardrail_unknown_, family::kGuardrailUnknown, &ns, {}));
+}
+
+void Metrics::on_unindexed_operation(const rules::NamespaceLabels& ns, std::string_view app) {
+  cells_.increment(cells_for(unindexed_operations_index_, unindexed_operations_,
+                             family::kUnindexedOperations, &ns, {app}));
 }
 
 }  // namespace docguard::telemetry

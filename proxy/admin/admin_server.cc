@@ -159,18 +159,22 @@ awaitable<HttpResponse> route_admin(const std::string& method, const std::string
     co_return HttpResponse{200, "application/json", body};
   }
   if (path == "/report") {
-    co_return HttpResponse{200, "text/html; charset=utf-8",
-                           with_validators_html(with_candidate_verdicts_html(
+    co_return HttpResponse{
+        200, "text/html; charset=utf-8",
+        with_workload_html(with_validators_html(with_candidate_verdicts_html(
                                                     rt.advisor.render(advisor::ReportFormat::kHtml),
                                                     rt.engine.candidate_verdicts()),
-                                                rt.engine.validator_census())};
+                                                rt.engine.validator_census()),
+                           rt.engine.workload_report())};
   }
   if (path == "/report.json") {
-    co_return HttpResponse{200, "application/json",
-                           with_validators_json(with_candidate_verdicts_json(
+    co_return HttpResponse{
+        200, "application/json",
+        with_workload_json(with_validators_json(with_candidate_verdicts_json(
                                                     rt.advisor.render(advisor::ReportFormat::kJson),
                                                     rt.engine.candidate_verdicts()),
-                                                rt.engine.validator_census())};
+                                                rt.engine.validator_census()),
+                           rt.engine.workload_report())};
   }
   co_return HttpResponse{
       404, "text/plain",

@@ -231,7 +231,7 @@ void apply_yaml(const YAML::Node& root, const std::string& file, ProxyConfig& co
     const auto key = kv.first.as<std::string>();
     static constexpr std::string_view kProxyKeys[] = {
         "listen",  "upstream", "admin",        "threads", "log_format",    "log_level", "limits",
-        "persona", "tls",      "upstream_tls", "advisor", "introspection", "metrics"};
+        "persona", "tls",      "upstream_tls", "advisor", "introspection", "metrics",   "workload"};
     if (std::find(std::begin(kProxyKeys), std::end(kProxyKeys), key) == std::end(kProxyKeys) &&
         std::find(rules::kTopLevelKeys.begin(), rules::kTopLevelKeys.end(), key) ==
             rules::kTopLevelKeys.end()) {
@@ -268,6 +268,12 @@ void apply_yaml(const YAML::Node& root, const std::string& file, ProxyConfig& co
       if (config.max_metric_series < 1'000) {
         r.fail(v, "metrics.max_series", "expected at least 1000 (docguard's own series)");
       }
+    }
+  }
+  if (auto n = root["workload"]) {
+    r.check_keys(n, {"max_shapes"}, "workload");
+    if (auto v = n["max_shapes"]) {
+      config.max_workload_shapes = static_cast<size_t>(r.count(v, "workload.max_shapes", 100'000));
     }
   }
   if (auto n = root["limits"]) {

@@ -4,7 +4,9 @@
 # checked-in baseline. Counted, not timed: the same binary gives the same count on a busy machine.
 # Each message runs with N=1 and N=1+K; (Ir(1+K) - Ir(1)) / K leaves start-up out.
 #
-# Fails when a message costs more than 10% over its baseline. After a change that is meant to
+# Fails when a message costs more than 10% over its baseline, or when the small find with the
+# workload ledger and the guardrail (find_guardrail) costs more than 10% over it with neither
+# (find_bare). After a change that is meant to
 # cost more (or that saves enough to tighten the guard), write the new baseline and say why in
 # the commit:
 #   UPDATE_BASELINE=1 ctest --test-dir build -R instruction_counts --output-on-failure
@@ -33,7 +35,7 @@ fi
 # K per message: enough to average the live advisor's 1-in-8 sampling exactly (multiples of 8)
 # and to dwarf the first message's one-off work, few enough to stay within seconds.
 declare -A repeat=([small_insert]=200 [find]=200 [insert_1mib]=8 [bulk_push_update]=24 [schema_insert]=200 [unvalidated_insert]=200 [tracked_push_update]=24
-  [find_guardrail]=200 [update_guardrail]=200)
+  [find_guardrail]=200 [update_guardrail]=200 [find_bare]=200 [find_ledger]=200)
 
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
@@ -86,4 +88,15 @@ for m in $("$driver" list); do
   fi
   printf '%-18s %12d %12d %8s%s\n' "$m" "$base" "${now[$m]}" "$change" "$verdict"
 done
+# The workload ledger and the guardrail together: a small find with both costs at most 10% more
+# than the same find with neither (find_bare), whatever the baselines say.
+bare=${now[find_bare]}
+both=${now[find_guardrail]}
+if ((both * 100 > bare * (100 + limit_percent))); then
+  echo "find_guardrail ($both) costs more than ${limit_percent}% over find_bare ($bare):" \
+    "the workload ledger and the guardrail exceed their budget"
+  failed=1
+else
+  echo "find_guardrail is $(awk -v b="$bare" -v n="$both" 'BEGIN { printf "%+.1f%%", (n - b) * 100 / b }') over find_bare (the ledger and the guardrail; at most +${limit_percent}%)"
+fi
 exit $failed

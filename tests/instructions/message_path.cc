@@ -6,9 +6,13 @@
 //
 // Usage: docguard_message_path MESSAGE N, MESSAGE one of small_insert, find,
 // insert_1mib, bulk_push_update, schema_insert, unvalidated_insert, tracked_push_update,
-// find_guardrail, update_guardrail (`list` prints them). The *_guardrail ones run with the query
-// guardrail's index check on as well (require_index for every namespace, the collection's indexes
-// known): an _id find and an update by an indexed field.
+// find_guardrail, update_guardrail, find_bare, find_ledger (`list` prints them). The *_guardrail
+// ones run with the query guardrail's index check on as well (require_index for every namespace,
+// the collection's indexes known): an _id find and an update by an indexed field. Every case runs
+// with the workload ledger on (the default) but find_bare, the same _id find with the ledger off
+// and no guardrail: the reference the ledger and the guardrail together are held to (10% over
+// it, instruction_guard.sh). find_ledger: a find by an indexed field with a sort and a
+// projection, the guardrail on, so the shape's hash walks more than one key.
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
@@ -83,6 +87,25 @@ std::vector<uint8_t> indexed_update() {
   bson_append_document_end(&st, &u);
   bson_append_document_end(&updates, &st);
   bson_append_array_end(body.get(), &updates);
+  BSON_APPEND_UTF8(body.get(), "$db", "bench");
+  return codec::OpMsgBuilder(kRequestId, 0).body(body.get()).finish();
+}
+
+// find {status: "open"} sort {created: -1} projection {name: 1}, limit 10.
+std::vector<uint8_t> indexed_find() {
+  codec::OwnedBson body;
+  BSON_APPEND_UTF8(body.get(), "find", "items");
+  bson_t filter, sort, projection;
+  BSON_APPEND_DOCUMENT_BEGIN(body.get(), "filter", &filter);
+  BSON_APPEND_UTF8(&filter, "status", "open");
+  bson_append_document_end(body.get(), &filter);
+  BSON_APPEND_DOCUMENT_BEGIN(body.get(), "sort", &sort);
+  BSON_APPEND_INT32(&sort, "created", -1);
+  bson_append_document_end(body.get(), &sort);
+  BSON_APPEND_DOCUMENT_BEGIN(body.get(), "projection", &projection);
+  BSON_APPEND_INT32(&projection, "name", 1);
+  bson_append_document_end(body.get(), &projection);
+  BSON_APPEND_INT64(body.get(), "limit", 10);
   BSON_APPEND_UTF8(body.get(), "$db", "bench");
   return codec::OpMsgBuilder(kRequestId, 0).body(body.get()).finish();
 }
@@ -262,8 +285,11 @@ bool make(const std::string& name, std::vector<uint8_t>& request, std::vector<ui
   } else if (name == "tracked_push_update") {
     request = tracked_push_update(100);
     answer = write_reply(100);
-  } else if (name == "find_guardrail") {
+  } else if (name == "find_guardrail" || name == "find_bare") {
     request = bench::find_by_id_message();
+    answer = cursor_reply(bench::small_doc(1));
+  } else if (name == "find_ledger") {
+    request = indexed_find();
     answer = cursor_reply(bench::small_doc(1));
   } else if (name == "update_guardrail") {
     request = indexed_update();
@@ -284,7 +310,7 @@ int main(int argc, char** argv) {
   if (argc == 2 && std::strcmp(argv[1], "list") == 0) {
     std::puts(
         "small_insert\nfind\ninsert_1mib\nbulk_push_update\nschema_insert\nunvalidated_insert\n"
-        "tracked_push_update\nfind_guardrail\nupdate_guardrail");
+        "tracked_push_update\nfind_guardrail\nupdate_guardrail\nfind_bare\nfind_ledger");
     return 0;
   }
   if (argc != 3) {
@@ -301,8 +327,10 @@ int main(int argc, char** argv) {
 
   proxy::ProxyConfig config;
   proxy::set_upstream(config, "mongodb://127.0.0.1:1");
-  const bool guardrail = std::string(argv[1]).ends_with("_guardrail");
+  const std::string name = argv[1];
+  const bool guardrail = name.ends_with("_guardrail") || name == "find_ledger";
   config.rules = bench::rule_set(guardrail ? kGuardrailRules.c_str() : kRules);
+  if (name == "find_bare") config.max_workload_shapes = 0;  // the ledger off
   proxy::ProxyRuntime runtime(config);
   runtime.engine.index_catalog().set(
       "bench", "items", {{"_id_", {{"_id", "1"}}}, {"status_1", {{"status", "1"}}}}, "bench");

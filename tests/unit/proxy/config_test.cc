@@ -101,6 +101,14 @@ TEST(Config, DurationsNeedAUnit) {
   EXPECT_EQ(c.idle_timeout.count(), 120000);
 }
 
+TEST(Config, WorkloadMaxShapes) {
+  EXPECT_EQ(ProxyConfig{}.max_workload_shapes, 500u);
+  EXPECT_EQ(load_config_file(write_temp("workload:\n  max_shapes: 20\n")).max_workload_shapes, 20u);
+  EXPECT_EQ(load_config_file(write_temp("workload: {max_shapes: 0}\n")).max_workload_shapes, 0u);
+  EXPECT_THROW(load_config_file(write_temp("workload:\n  max_shapes: 200000\n")), ConfigError);
+  EXPECT_THROW(load_config_file(write_temp("workload:\n  shapes: 20\n")), ConfigError);
+}
+
 TEST(Config, LoadsFileWithProxyKeysAndRules) {
   auto path = write_temp(R"(listen: 127.0.0.1:3000
 upstream: mongodb://127.0.0.1:4000

@@ -49,6 +49,9 @@ struct CommandView {
 
   // findAndModify: `query`, `update` (document or pipeline array), flags.
   codec::BsonView query;
+  // find and findAndModify: `sort`, and `projection` (findAndModify: `fields`).
+  codec::BsonView sort;
+  codec::BsonView projection;
   codec::BsonView update;
   bool update_is_pipeline = false;
   bool upsert = false;

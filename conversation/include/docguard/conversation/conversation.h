@@ -8,6 +8,7 @@
 // agreed to, the client's app name and the user it authenticated as (auth_watcher.h).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -117,6 +118,8 @@ class Conversation {
   void note_hello(const codec::BsonView& hello);
   void note_auth_reply(AuthWatcher::Step step, const codec::BsonView& reply);
   void await_reply(int32_t request_id);
+  // The workload ledger: the reply's time and what it says, against its request's shapes.
+  void record_workload(int32_t response_to, const ReplySignals& signals);
 
   rules::Engine& engine_;
   const ConversationSettings& settings_;
@@ -135,6 +138,14 @@ class Conversation {
   // most what the client has in flight) rather than the unacknowledged ones (as many as a fast
   // client sends before its next read) lets every OP_MSG reply to anything else be dropped.
   std::vector<int32_t> awaiting_;
+  // Forwarded requests whose operations the workload ledger identified (a subset of awaiting_):
+  // when each was forwarded, and its shapes.
+  struct TimedRequest {
+    int32_t request_id = 0;
+    std::chrono::steady_clock::time_point forwarded;
+    rules::WorkloadMarks marks;
+  };
+  std::vector<TimedRequest> timed_;
   bool upstream_streaming_ = false;  // the last reply had moreToCome: a follow-up comes next
   int32_t last_reply_id_ = 0;        // requestID of the last reply passed on (exhaust follow-ups)
   bool any_reply_ = false;           // last_reply_id_ is set

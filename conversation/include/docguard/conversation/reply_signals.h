@@ -17,6 +17,10 @@ struct ReplySignals {
   // A hello/isMaster reply with isWritablePrimary/ismaster false: a demoted primary answering
   // a heartbeat.
   bool hello_not_writable = false;
+  // For the workload ledger: the documents the reply names (cursor.firstBatch's length, else
+  // `n`), and whether it failed (ok: 0, or writeErrors).
+  uint64_t documents = 0;
+  bool failed = false;
 };
 
 // Reads an uncompressed OP_MSG or OP_REPLY (header included). Never throws: a reply that cannot

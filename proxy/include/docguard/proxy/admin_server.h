@@ -34,6 +34,11 @@ std::string with_validators_json(std::string report,
 std::string with_validators_html(std::string report,
                                  const std::vector<rules::ValidatorCensus>& census);
 
+// The workload ledger (Engine::workload_report): the `workload` and `workload_overflow`
+// members of /report.json, and a table in /report's HTML (workload_report.cc).
+std::string with_workload_json(std::string report, const rules::WorkloadSnapshot& workload);
+std::string with_workload_html(std::string report, const rules::WorkloadSnapshot& workload);
+
 // Routes one request (method, target, Authorization header value). Exposed for tests.
 boost::asio::awaitable<HttpResponse> route_admin(const std::string& method,
                                                  const std::string& target,

@@ -105,6 +105,9 @@ struct ProxyConfig {
   // metrics.max_series: the budget of /metrics lines; label sets past it are counted under
   // "_other" (see the metrics documentation for the worst case of the defaults).
   size_t max_metric_series = 8'500;
+  // workload.max_shapes: query shapes the workload ledger keeps (per io thread, and in /report);
+  // the rest are counted as overflow; 0 turns the ledger off.
+  size_t max_workload_shapes = 500;
 
   // Limits. Each has a safe default and is configurable under `limits:`.
   uint32_t max_message_bytes = codec::kDefaultMaxMessageBytes;

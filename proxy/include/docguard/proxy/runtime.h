@@ -35,6 +35,7 @@ struct ProxyRuntime {
     // The growth forecast: the engine tells a document entering the horizon, the advisor turns
     // the engine's forecasts into findings and /report's section.
     engine.set_forecast_horizon(config.advisor.forecast_horizon);
+    engine.workload().set_max_shapes(config.max_workload_shapes);
     advisor.set_forecast_source([this] { return engine.limit_forecasts(); });
     persona.max_message_bytes = config.max_message_bytes;
     conversation.max_message_bytes = config.max_message_bytes;

@@ -31,6 +31,7 @@
 #include "docguard/rules/rule_hits.h"
 #include "docguard/rules/rule_set.h"
 #include "docguard/rules/schema_census.h"
+#include "docguard/rules/workload_ledger.h"
 
 namespace docguard::rules {
 
@@ -74,6 +75,9 @@ struct Verdict {
   // A guardrail rule's max_time_ms for a command that carries no maxTimeMS: the conversation
   // adds it to the forwarded command (0: nothing to add).
   int64_t max_time_ms = 0;
+  // The shapes of the command's operations in the workload ledger: the reply's time is
+  // recorded against them (WorkloadLedger::record).
+  WorkloadMarks workload;
   bool any_block() const { return block_command || !blocked_statements.empty(); }
 };
 
@@ -141,6 +145,11 @@ class Engine {
   // The query guardrail's part of /status: operations not judged for want of indexes per
   // namespace, the `allow` exceptions (expired or not), the namespaces whose indexes are known.
   std::string guardrail_status_json() const;
+  // The workload ledger (workload_ledger.h): fed by inspect(), replies recorded by the
+  // conversation.
+  WorkloadLedger& workload() { return workload_; }
+  // Its snapshot, each shape judged against the indexes known now (indexed, index).
+  WorkloadSnapshot workload_report() const;
 
   // For tests: a fixed clock (nullptr restores the steady clock).
   void set_clock_for_testing(std::function<Clock::time_point()> clock);
@@ -199,6 +208,10 @@ class Engine {
   void guard_read(CommandPass& s);
   // Sets verdict.max_time_ms when a guardrail rule gives this command a time limit.
   void limit_time(CommandPass& s);
+  // Identifies the command's operations in the workload ledger (engine_workload.cc). `dry`:
+  // the candidate rules' verdict, when there are candidate rules.
+  void note_workload(const codec::CommandView& cmd, const RequestContext& ctx, const RuleSet& rules,
+                     const Verdict* dry, Verdict& verdict);
   void remember_view(const codec::CommandView& cmd, const RuleSet& rules);
   void report(CommandPass& s, size_t first_violation);
   void report_candidates(CommandPass& s, size_t first_violation);
@@ -241,6 +254,7 @@ class Engine {
   IndexCatalog index_catalog_;
   struct GuardrailState;
   std::unique_ptr<GuardrailState> guardrail_;
+  WorkloadLedger workload_;
   std::function<Clock::time_point()> clock_;
 };
 

@@ -54,6 +54,9 @@ class MeasurementSink {
   // A candidate rule (candidate_rules) would have warned or blocked: nothing was changed.
   virtual void on_candidate_violation(const NamespaceLabels& /*ns*/, std::string_view /*rule*/,
                                       Action /*would*/, std::string_view /*app*/) {}
+  // An operation of a shape no known index serves (the workload ledger's judgement; made
+  // whether or not a rule requires an index).
+  virtual void on_unindexed_operation(const NamespaceLabels& /*ns*/, std::string_view /*app*/) {}
   // An operator update a $jsonSchema rule could not judge without the stored document.
   virtual void on_schema_unjudged(const NamespaceLabels& /*ns*/) {}
 };

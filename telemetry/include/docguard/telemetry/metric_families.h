@@ -135,6 +135,11 @@ inline constexpr MetricFamily kGuardrailUnknown{
     "indexes were not known yet",
     11};
 
+inline constexpr MetricFamily kUnindexedOperations{
+    "docguard_unindexed_operations_total", kCounter, "db,collection,app",
+    "Operations of a shape no known index serves (the workload ledger's judgement), by client app",
+    12};
+
 // The advisor, set at scrape time.
 inline constexpr MetricFamily kFindings{
     "docguard_findings", kGauge, "db,collection,kind,severity",

@@ -150,6 +150,9 @@ class Metrics final : public rules::MeasurementSink {
   // docguard_guardrail_unknown_total{db,collection}: operations the query guardrail did not
   // judge because the namespace's indexes were not known yet.
   void on_guardrail_unknown(const rules::NamespaceLabels& ns) override;
+  // docguard_unindexed_operations_total{db,collection,app}: operations of a shape no known
+  // index serves (the workload ledger's judgement).
+  void on_unindexed_operation(const rules::NamespaceLabels& ns, std::string_view app) override;
 
  private:
   // The families this registers, from the one table (metric_families.h).
@@ -190,6 +193,7 @@ class Metrics final : public rules::MeasurementSink {
   prometheus::Family<prometheus::Counter>& candidate_violations_;
   prometheus::Family<prometheus::Counter>& schema_unjudged_;
   prometheus::Family<prometheus::Counter>& guardrail_unknown_;
+  prometheus::Family<prometheus::Counter>& unindexed_operations_;
   prometheus::Family<prometheus::Gauge>& array_length_max_;
   prometheus::Family<prometheus::Gauge>& array_length_bound_;
   prometheus::Family<prometheus::Gauge>& topology_type_;
@@ -207,7 +211,8 @@ class Metrics final : public rules::MeasurementSink {
 
   MetricIndex<prometheus::Counter> commands_index_, app_commands_index_, array_push_index_,
       reads_index_, reads_with_lookup_index_, lookups_index_, violations_index_,
-      candidate_violations_index_, schema_unjudged_index_, guardrail_unknown_index_;
+      candidate_violations_index_, schema_unjudged_index_, guardrail_unknown_index_,
+      unindexed_operations_index_;
   MetricIndex<prometheus::Histogram> document_size_index_, array_length_index_;
 };
 

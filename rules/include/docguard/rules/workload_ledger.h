@@ -1,0 +1,124 @@
+// The workload ledger: per query shape and per app, how many operations, how much upstream
+// time (total and p99), documents returned, errors and the rules' verdicts, for every read
+// (find, aggregate, count, distinct, findAndModify) and every update / delete statement.
+//
+// On the message path (Engine::inspect) each operation's shape is identified by a hash of its
+// parts (workload_shape_hash: namespace, command, filter / sort / projection keys with their
+// operators, never values); the shape's text is built only when a new shape is admitted. The
+// conversation times the request from forwarding to its reply and records the time against the
+// same hashes (record()).
+//
+// Bounded: each thread has a table of its own of at most max_shapes entries (workload_sketch.h:
+// the heaviest shapes by upstream time are kept, the rest counted as overflow); snapshot()
+// merges the tables and keeps the max_shapes heaviest. Memory: threads x max_shapes entries of
+// about 1 KiB, whatever the clients send. No lock is shared on the message path: a thread locks
+// only its own table, which a reader (snapshot) takes briefly.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string_view>
+#include <vector>
+
+#include "docguard/base/inline_vector.h"
+#include "docguard/rules/query_guardrail.h"
+#include "docguard/rules/workload_sketch.h"
+
+namespace docguard::rules {
+
+inline constexpr size_t kDefaultWorkloadShapes = 500;
+
+struct WorkloadTable;
+
+// The shapes of one command's operations, for its reply: each distinct shape with how many of
+// the command's operations had it, and where it was counted (the entry holds `key` until a new
+// shape replaces it; the reply checks).
+struct WorkloadMark {
+  uint64_t key = 0;
+  SketchEntry* entry = nullptr;
+  uint32_t ops = 0;
+  uint32_t app = 0;  // the app's line in entry->stats.apps
+};
+struct WorkloadMarks {
+  base::InlineVector<WorkloadMark, 2> marks;
+  WorkloadTable* table = nullptr;  // the table of the thread that identified them
+  uint32_t ops = 0;                // all the command's operations, those past kMaxMarks included
+  // Distinct shapes remembered per command; the operations of further ones are counted but
+  // their time goes to the overflow.
+  static constexpr size_t kMaxMarks = 16;
+  bool empty() const { return ops == 0; }
+};
+
+// The hash of the shape text append_shape_text(parts) would write, without writing it; `seed`
+// stands for the namespace and command.
+uint64_t workload_shape_hash(const QueryParts& parts, uint64_t seed);
+uint64_t workload_seed(uint64_t namespace_id, uint32_t command);
+
+// What one reply says, for the ledger.
+struct WorkloadReply {
+  uint64_t micros = 0;     // request forwarded to reply arrived
+  uint64_t documents = 0;  // cursor.firstBatch length, else n
+  bool failed = false;     // ok: 0 or writeErrors
+};
+
+struct WorkloadShape {
+  std::shared_ptr<const ShapeInfo> info;
+  ShapeStats stats;
+  // Engine::workload_report: whether an index serves the shape (1), none of the known ones
+  // does (0: `index` is the one that would, in ESR order), or it is not known (-1).
+  int8_t indexed = -1;
+  IndexKeys index;
+};
+
+struct WorkloadSnapshot {
+  std::vector<WorkloadShape> shapes;  // by stats.micros, largest first
+  WorkloadOverflow overflow;          // operations of shapes not among them, and their time
+  size_t max_shapes = 0;
+};
+
+class WorkloadLedger {
+ public:
+  explicit WorkloadLedger(size_t max_shapes = kDefaultWorkloadShapes);
+  ~WorkloadLedger();
+  WorkloadLedger(const WorkloadLedger&) = delete;
+  WorkloadLedger& operator=(const WorkloadLedger&) = delete;
+
+  // workload.max_shapes (0: the ledger is off); set before traffic: tables made before keep
+  // their size.
+  void set_max_shapes(size_t max_shapes);
+  size_t max_shapes() const { return max_shapes_.load(std::memory_order_relaxed); }
+
+  // This thread's table, locked while the handle lives.
+  class Local {
+   public:
+    explicit Local(WorkloadTable& table);
+    ~Local();
+    Local(const Local&) = delete;
+    Local& operator=(const Local&) = delete;
+    WorkloadSketch& sketch();
+    WorkloadTable* table() { return &table_; }
+
+   private:
+    WorkloadTable& table_;
+  };
+  Local local();
+
+  // A command's reply: its time (split evenly over its operations), documents and error
+  // against the shapes its request was identified with (in the table that identified them,
+  // whichever thread the reply comes on). The app is the one the marks name.
+  static void record(const WorkloadMarks& marks, const WorkloadReply& reply);
+
+  // Every thread's table merged: the max_shapes heaviest shapes, the rest as overflow.
+  WorkloadSnapshot snapshot() const;
+
+ private:
+  std::atomic<size_t> max_shapes_;
+  const uint64_t id_;  // tells this ledger's table in a thread's binding from another's
+  mutable std::mutex tables_mutex_;
+  std::vector<std::shared_ptr<WorkloadTable>> tables_;
+};
+
+}  // namespace docguard::rules

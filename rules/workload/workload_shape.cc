@@ -1,0 +1,165 @@
+// The shape's hash on the message path: the same walk as the shape text's writer
+// (query_guardrail.cc, ShapeWriter) over the same parts, mixing each key and each structural
+// mark into 64 bits instead of appending them to a string. Two queries whose shape texts are
+// equal hash alike; the text is written only when the ledger admits a new shape.
+#include <cstring>
+
+#include "docguard/codec/bson_elements.h"
+#include "docguard/rules/workload_ledger.h"
+
+namespace docguard::rules {
+
+namespace {
+
+using codec::BsonElements;
+using codec::BsonView;
+
+// As the writer's: nesting past this is not walked.
+constexpr int kMaxDepth = 8;
+
+constexpr uint64_t kMultiplier = 0x9E3779B97F4A7C15ull;
+
+// Marks for what the writer writes besides keys.
+enum Mark : uint64_t {
+  kOpen = 1,
+  kClose,
+  kValue,
+  kListOpen,
+  kListClose,
+  kSort,
+  kProjection,
+  kPipeline,
+  kAscending,
+  kDescending,
+  kOther
+};
+
+inline uint64_t mix(uint64_t h, uint64_t v) {
+  h = (h ^ v) * kMultiplier;
+  return h ^ (h >> 29);
+}
+
+inline uint64_t mix_key(uint64_t h, std::string_view key) {
+  const char* p = key.data();
+  size_t n = key.size();
+  while (n >= 8) {
+    uint64_t chunk = 0;
+    std::memcpy(&chunk, p, 8);
+    h = mix(h, chunk);
+    p += 8;
+    n -= 8;
+  }
+  uint64_t tail = n;  // the length in the low bits tells "ab" from "ab\0"
+  for (size_t i = 0; i < n; ++i)
+    tail |= static_cast<uint64_t>(static_cast<uint8_t>(p[i])) << (8 * (i + 1));
+  return mix(h, tail);
+}
+
+bool is_operator(std::string_view key) { return !key.empty() && key[0] == '$'; }
+
+std::string_view first_key(const BsonElements& e) {
+  if (!e.holds_document()) return {};
+  BsonElements inner(e.value, e.value_size);
+  return inner.next() ? inner.key : std::string_view();
+}
+
+uint64_t filter(uint64_t h, const BsonView& doc, int depth);
+
+uint64_t operators(uint64_t h, const BsonElements& field, int depth) {
+  h = mix(h, kOpen);
+  if (depth <= kMaxDepth) {
+    for (BsonElements e(field.value, field.value_size); e.next();) {
+      h = mix_key(h, e.key);
+      if ((e.key == "$elemMatch" || e.key == "$not") && e.holds_document()) {
+        h = is_operator(first_key(e)) ? operators(h, e, depth + 1)
+                                      : filter(h, e.container(), depth + 1);
+      } else {
+        h = mix(h, kValue);
+      }
+    }
+  }
+  return mix(h, kClose);
+}
+
+uint64_t value(uint64_t h, const BsonElements& e, int depth) {
+  if ((e.key == "$and" || e.key == "$or" || e.key == "$nor") && e.holds_array()) {
+    h = mix(h, kListOpen);
+    for (BsonElements clause(e.value, e.value_size); clause.next();) {
+      h = clause.holds_document() ? filter(h, clause.container(), depth + 1) : mix(h, kValue);
+    }
+    return mix(h, kListClose);
+  }
+  if (e.holds_document()) {
+    const std::string_view first = first_key(e);
+    if (is_operator(first) && first != "$ref") return operators(h, e, depth);
+  }
+  return mix(h, kValue);
+}
+
+uint64_t filter(uint64_t h, const BsonView& doc, int depth) {
+  h = mix(h, kOpen);
+  if (depth <= kMaxDepth && !doc.empty()) {
+    for (BsonElements e(doc); e.next();) {
+      if (e.key == "$comment") continue;
+      h = value(mix_key(h, e.key), e, depth);
+    }
+  }
+  return mix(h, kClose);
+}
+
+// A sort direction's sign, as the writer reads it (bson_iter_as_double < 0).
+bool negative(const BsonElements& e) {
+  if (e.type == BSON_TYPE_DOUBLE) {
+    double d = 0;
+    std::memcpy(&d, e.value, sizeof d);
+    return d < 0;
+  }
+  return e.as_int64() < 0;
+}
+
+uint64_t sort(uint64_t h, const BsonView& doc) {
+  h = mix(h, kSort);
+  for (BsonElements e(doc); e.next();) {
+    h = mix_key(h, e.key);
+    if (!e.holds_number()) {
+      h = mix(h, kOther);
+    } else {
+      h = mix(h, negative(e) ? kDescending : kAscending);
+    }
+  }
+  return h;
+}
+
+uint64_t keys(uint64_t h, const BsonView& doc) {
+  h = mix(h, kProjection);
+  for (BsonElements e(doc); e.next();) h = mix_key(h, e.key);
+  return h;
+}
+
+}  // namespace
+
+uint64_t workload_seed(uint64_t namespace_id, uint32_t command) {
+  return mix(mix(0x243F6A8885A308D3ull, namespace_id), command);
+}
+
+uint64_t workload_shape_hash(const QueryParts& parts, uint64_t seed) {
+  uint64_t h = seed;
+  if (!parts.pipeline.empty()) {
+    h = mix(h, kPipeline);
+    for (BsonElements stages(parts.pipeline); stages.next();) {
+      if (!stages.holds_document()) continue;
+      BsonElements stage(stages.value, stages.value_size);
+      if (!stage.next()) continue;
+      h = mix_key(h, stage.key);
+      if (stage.key == "$match" && stage.holds_document()) h = filter(h, stage.container(), 0);
+      if (stage.key == "$sort" && stage.holds_document()) h = sort(h, stage.container());
+    }
+    return h;
+  }
+  h = filter(h, parts.filter, 0);
+  if (!parts.sort.empty()) h = sort(h, parts.sort);
+  if (!parts.projection.empty()) h = keys(h, parts.projection);
+  return h;
+}
+
+}  // namespace docguard::rules

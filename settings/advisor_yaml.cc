@@ -1,4 +1,7 @@
 // `advisor:` in the settings file: the design advisor's thresholds.
+#include <charconv>
+#include <cmath>
+
 #include "section_readers.h"
 
 namespace docguard::settings {
@@ -40,12 +43,12 @@ void apply_advisor_yaml(const ConfigReader& r, const YAML::Node& n, advisor::Adv
       {"forecast_series_per_namespace", nullptr, &a.forecast_series_per_namespace},
       {"forecast_report_rows", nullptr, &a.forecast_report_rows},
   };
-  struct Ratio {
+  // Shares of documents, reads or bytes: between 0 and 1, as every ratio in the file.
+  struct Share {
     const char* name;
     double* value;
   };
-  const Ratio ratios[] = {{"outlier_ratio", &a.outlier_ratio},
-                          {"bucket_max_key_ratio", &a.bucket_max_key_ratio},
+  const Share shares[] = {{"bucket_max_key_ratio", &a.bucket_max_key_ratio},
                           {"attribute_max_presence", &a.attribute_max_presence},
                           {"lookup_ratio_warn", &a.lookup_ratio_warn},
                           {"subset_max_projected_share", &a.subset_max_projected_share}};
@@ -61,14 +64,21 @@ void apply_advisor_yaml(const ConfigReader& r, const YAML::Node& n, advisor::Adv
       if (c.u32) *c.u32 = static_cast<uint32_t>(v);
       if (c.u64) *c.u64 = static_cast<uint64_t>(v);
     }
-    for (const Ratio& q : ratios) {
+    for (const Share& q : shares) {
       if (key != q.name) continue;
       known = true;
-      try {
-        *q.value = std::stod(r.scalar(kv.second, where));
-      } catch (const std::exception&) {
-        r.fail(kv.second, where, "expected a number");
+      *q.value = r.ratio(kv.second, where);
+    }
+    if (key == "outlier_ratio") {
+      // How many times the p99 a document must be to stand out: any positive number.
+      known = true;
+      const std::string text = r.scalar(kv.second, where);
+      double v = 0;
+      const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+      if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v) || v <= 0) {
+        r.fail(kv.second, where, "expected a positive number, got '" + text + "'");
       }
+      a.outlier_ratio = v;
     }
     if (key == "forecast_horizon") {
       known = true;

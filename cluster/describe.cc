@@ -3,6 +3,8 @@
 #include <memory>
 #include <utility>
 
+#include "docguard/codec/bson_view.h"
+
 namespace docguard::cluster {
 namespace {
 
@@ -19,9 +21,7 @@ std::optional<int32_t> int_field(const bson_t* doc, const char* key) {
 std::string string_field(const bson_t* doc, const char* key) {
   bson_iter_t it;
   if (!bson_iter_init_find(&it, doc, key) || !BSON_ITER_HOLDS_UTF8(&it)) return {};
-  uint32_t len = 0;
-  const char* s = bson_iter_utf8(&it, &len);
-  return std::string(s, len);
+  return std::string(codec::utf8_of(it));
 }
 
 struct ServersDeleter {

@@ -173,31 +173,41 @@ void ensure_mongoc_initialized() {
   });
 }
 
-std::string redact_uri(std::string_view uri) {
+namespace {
+
+// Where a URI's user information sits: from `start` (after "://") to `at` (the '@' ending it),
+// relative to `start`. Empty when the URI has none.
+struct UserInfo {
+  size_t start = 0;
+  size_t at = std::string_view::npos;
+};
+
+UserInfo user_info_of(std::string_view uri) {
   const auto scheme = uri.find("://");
-  if (scheme == std::string_view::npos) return std::string(uri);
+  if (scheme == std::string_view::npos) return {};
   const auto start = scheme + 3;
   const auto end = uri.find_first_of("/?", start);
   const auto authority = uri.substr(start, end == std::string_view::npos ? end : end - start);
-  const auto at = authority.rfind('@');
-  if (at == std::string_view::npos) return std::string(uri);
-  const auto colon = authority.substr(0, at).find(':');
+  return UserInfo{start, authority.rfind('@')};
+}
+
+}  // namespace
+
+std::string redact_uri(std::string_view uri) {
+  const UserInfo info = user_info_of(uri);
+  if (info.at == std::string_view::npos) return std::string(uri);
+  const auto colon = uri.substr(info.start, info.at).find(':');
   if (colon == std::string_view::npos) return std::string(uri);
-  std::string out(uri.substr(0, start + colon + 1));
+  std::string out(uri.substr(0, info.start + colon + 1));
   out += "****";
-  out += uri.substr(start + at);
+  out += uri.substr(info.start + info.at);
   return out;
 }
 
 std::string strip_credentials(std::string_view uri) {
-  const auto scheme = uri.find("://");
-  if (scheme == std::string_view::npos) return std::string(uri);
-  const auto start = scheme + 3;
-  const auto end = uri.find_first_of("/?", start);
-  const auto authority = uri.substr(start, end == std::string_view::npos ? end : end - start);
-  const auto at = authority.rfind('@');
-  if (at == std::string_view::npos) return std::string(uri);
-  return std::string(uri.substr(0, start)) + std::string(uri.substr(start + at + 1));
+  const UserInfo info = user_info_of(uri);
+  if (info.at == std::string_view::npos) return std::string(uri);
+  return std::string(uri.substr(0, info.start)) + std::string(uri.substr(info.start + info.at + 1));
 }
 
 Expected<UpstreamUri> parse_upstream_uri(std::string_view text) {

@@ -239,4 +239,23 @@ std::string to_json(const BsonView& doc) {
   return out;
 }
 
+bool complete_first_batch(const BsonView& reply, BsonView* batch) {
+  bson_iter_t it, cursor;
+  if (!bson_iter_init_from_data(&it, reply.data, reply.size) || !bson_iter_find(&it, "cursor") ||
+      !BSON_ITER_HOLDS_DOCUMENT(&it) || !bson_iter_recurse(&it, &cursor)) {
+    return false;
+  }
+  bool exhausted = false;
+  bool found = false;
+  while (bson_iter_next(&cursor)) {
+    const std::string_view key = key_of(cursor);
+    if (key == "id") exhausted = bson_iter_as_int64(&cursor) == 0;
+    if (key == "firstBatch" && BSON_ITER_HOLDS_ARRAY(&cursor)) {
+      *batch = view_of(cursor);
+      found = true;
+    }
+  }
+  return exhausted && found;
+}
+
 }  // namespace docguard::codec

@@ -21,11 +21,7 @@ struct AuthFields {
   codec::BsonView speculative;  // hello's reply: its speculativeAuthenticate document
 };
 
-std::string_view utf8_of(const bson_iter_t* it) {
-  uint32_t length = 0;
-  const char* text = bson_iter_utf8(it, &length);
-  return {text, length};
-}
+using codec::utf8_of;
 
 AuthFields fields_of(const codec::BsonView& doc) {
   AuthFields f;

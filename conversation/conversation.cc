@@ -4,6 +4,7 @@
 #include <chrono>
 #include <optional>
 
+#include "docguard/codec/bson_view.h"
 #include "docguard/codec/op_msg.h"
 #include "docguard/codec/op_query.h"
 #include "docguard/conversation/reply_merge.h"
@@ -70,11 +71,7 @@ codec::CommandView catalog_view(const std::vector<uint8_t>& body, std::string_vi
   if (bson_iter_init_from_data(&it, body.data(), body.size()) && bson_iter_next(&it)) {
     view.name = codec::key_of(&it);
     view.kind = codec::kind_of(view.name);
-    if (BSON_ITER_HOLDS_UTF8(&it)) {
-      uint32_t length = 0;
-      const char* text = bson_iter_utf8(&it, &length);
-      view.collection = std::string_view(text, length);
-    }
+    view.collection = codec::utf8_of(it);
   }
   return view;
 }

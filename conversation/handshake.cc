@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string_view>
 
+#include "docguard/codec/bson_view.h"
 #include "docguard/codec/error_kinds.h"
 
 namespace docguard::conversation {
@@ -35,9 +36,7 @@ std::vector<codec::Compressor> supported_compressors(const codec::BsonView& hell
   }
   while (bson_iter_next(&child)) {
     if (!BSON_ITER_HOLDS_UTF8(&child)) continue;
-    uint32_t len = 0;
-    const char* s = bson_iter_utf8(&child, &len);
-    auto c = codec::compressor_from_name(std::string_view(s, len));
+    auto c = codec::compressor_from_name(codec::utf8_of(child));
     if (c && *c != codec::Compressor::kNoop && std::find(out.begin(), out.end(), *c) == out.end()) {
       out.push_back(*c);
     }
@@ -74,9 +73,7 @@ HelloRewrite rewrite_hello_reply(const codec::BsonView& upstream_reply,
         if (bson_iter_recurse(&it, &child)) {
           while (bson_iter_next(&child)) {
             if (!BSON_ITER_HOLDS_UTF8(&child)) continue;
-            uint32_t len = 0;
-            const char* s = bson_iter_utf8(&child, &len);
-            if (auto c = codec::compressor_from_name(std::string_view(s, len))) {
+            if (auto c = codec::compressor_from_name(codec::utf8_of(child))) {
               result.upstream_compressors.push_back(*c);
             }
           }
@@ -138,9 +135,7 @@ std::string client_app_name(const codec::BsonView& hello_request) {
   bson_iter_t it;
   if (bson_iter_init(&it, &b) && bson_iter_find_descendant(&it, "client.application.name", &it) &&
       BSON_ITER_HOLDS_UTF8(&it)) {
-    uint32_t len = 0;
-    const char* s = bson_iter_utf8(&it, &len);
-    return std::string(s, std::min<uint32_t>(len, 128));
+    return std::string(codec::utf8_of(it).substr(0, 128));
   }
   return {};
 }

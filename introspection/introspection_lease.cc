@@ -6,6 +6,7 @@
 
 #include <random>
 
+#include "docguard/codec/bson_view.h"
 #include "docguard/codec/server_errors.h"
 
 namespace docguard::introspection {
@@ -16,22 +17,8 @@ constexpr const char* kFactsCollection = "docguard_facts";
 constexpr const char* kLeaseId = "introspection";
 constexpr size_t kFactsPerCommand = 100;  // keeps each write well under the message limit
 
-// A bson_t built here and handed to the reader as bytes.
-class Command {
- public:
-  Command() = default;
-  Command(const Command&) = delete;
-  Command& operator=(const Command&) = delete;
-  ~Command() { bson_destroy(&doc_); }
-  bson_t* get() { return &doc_; }
-  std::vector<uint8_t> bytes() const {
-    const uint8_t* data = bson_get_data(&doc_);
-    return {data, data + doc_.len};
-  }
-
- private:
-  bson_t doc_ = BSON_INITIALIZER;
-};
+// A command built here and handed to the reader as bytes.
+using Command = codec::ScopedBson;
 
 int64_t now_ms() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -70,7 +57,7 @@ cluster::Expected<bool> IntrospectionLease::acquire(cluster::ClusterReader& read
     bson_append_document_end(&indexes, &spec);
     bson_append_array_end(index.get(), &indexes);
     // Only tidiness depends on it: the expiry is checked on every take-over.
-    if (auto created = reader.write_command(database_, index.bytes()); !created) {
+    if (auto created = reader.write_on_primary(database_, index.bytes()); !created) {
       spdlog::debug("introspection lease: no TTL index on {}.{}: {}", database_, kLeaseCollection,
                     created.error().message);
     }
@@ -104,7 +91,7 @@ cluster::Expected<bool> IntrospectionLease::acquire(cluster::ClusterReader& read
   bson_append_document_end(&statement, &u);
   bson_append_document_end(&updates, &statement);
   bson_append_array_end(update.get(), &updates);
-  auto renewed = reader.write_command(database_, update.bytes());
+  auto renewed = reader.write_on_primary(database_, update.bytes());
   if (!renewed) return renewed.error();
   if (affected(renewed.value()) > 0) return true;
   // No lease document, or another instance's that has not expired: inserting tells which.
@@ -118,7 +105,7 @@ cluster::Expected<bool> IntrospectionLease::acquire(cluster::ClusterReader& read
   BSON_APPEND_DATE_TIME(&lease, "expiresAt", expires);
   bson_append_document_end(&documents, &lease);
   bson_append_array_end(insert.get(), &documents);
-  auto inserted = reader.write_command(database_, insert.bytes());
+  auto inserted = reader.write_on_primary(database_, insert.bytes());
   if (!inserted) {
     if (codec::is(inserted.error().code, codec::ServerError::kDuplicateKey)) return false;
     return inserted.error();
@@ -128,7 +115,7 @@ cluster::Expected<bool> IntrospectionLease::acquire(cluster::ClusterReader& read
 
 std::optional<cluster::Error> IntrospectionLease::publish(
     cluster::ClusterReader& reader, const std::vector<advisor::SharedCollection>& facts,
-    bool complete) {
+    FactsPass pass) {
   for (size_t start = 0; start < facts.size(); start += kFactsPerCommand) {
     Command update;
     bson_t updates;
@@ -149,11 +136,11 @@ std::optional<cluster::Error> IntrospectionLease::publish(
       bson_append_document_end(&updates, &statement);
     }
     bson_append_array_end(update.get(), &updates);
-    if (auto written = reader.write_command(database_, update.bytes()); !written) {
+    if (auto written = reader.write_on_primary(database_, update.bytes()); !written) {
       return written.error();
     }
   }
-  if (!complete) return std::nullopt;
+  if (pass != FactsPass::kComplete) return std::nullopt;
   // Collections gone since: their facts go too.
   Command remove;
   bson_t deletes, statement, q, id, names;
@@ -173,7 +160,7 @@ std::optional<cluster::Error> IntrospectionLease::publish(
   BSON_APPEND_INT32(&statement, "limit", 0);
   bson_append_document_end(&deletes, &statement);
   bson_append_array_end(remove.get(), &deletes);
-  if (auto removed = reader.write_command(database_, remove.bytes()); !removed) {
+  if (auto removed = reader.write_on_primary(database_, remove.bytes()); !removed) {
     return removed.error();
   }
   return std::nullopt;

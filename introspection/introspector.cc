@@ -233,7 +233,7 @@ void Introspector::catch_up() {
   for (const auto& [db, collection] : unread) {
     if (stop_) return;
     if (lease_ && !held && advisor_.has_cluster_facts(db, collection)) continue;
-    advisor::ClusterScope scope;
+    advisor::ClusterSelection scope;
     scope.db = db;
     scope.collection = collection;
     scope.sample_size = settings_.sample_size;
@@ -246,7 +246,8 @@ void Introspector::catch_up() {
   }
   for (const std::string& line : visitor.unknown()) log_unknown_once(line);
   if (lease_ && held && !visitor.shared().empty()) {
-    if (auto published = lease_->publish(*r, visitor.shared(), false)) {
+    if (auto published =
+            lease_->publish(*r, visitor.shared(), IntrospectionLease::FactsPass::kPartial)) {
       spdlog::debug("introspection: facts not stored for the fleet: {}", published->message);
     }
   }
@@ -287,7 +288,7 @@ void Introspector::pass() {
       result = load_shared(r, &error_text);
     } else {
       if (lease_) visitor.share();
-      advisor::ClusterScope scope;
+      advisor::ClusterSelection scope;
       scope.sample_size = settings_.sample_size;
       scope.max_namespaces = target_.max_namespaces;
       scope.ignore_uri_database = true;
@@ -303,7 +304,8 @@ void Introspector::pass() {
         advisor_.on_cluster_pass(visitor.databases(), visitor.namespaces());
         result = visitor.unknown().empty() ? "ok" : "partial";
         if (lease_) {
-          if (auto published = lease_->publish(r, visitor.shared(), true)) {
+          if (auto published =
+                  lease_->publish(r, visitor.shared(), IntrospectionLease::FactsPass::kComplete)) {
             spdlog::warn("introspection: the facts could not be stored in {} for the fleet: {}",
                          lease_->database(), published->message);
           }

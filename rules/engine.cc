@@ -36,30 +36,30 @@ Engine::Engine(std::shared_ptr<const RuleSet> rules, MeasurementSink* measuremen
       tracker_(rules->tracking().max_tracked_documents,
                rules->tracking().max_tracked_fields_per_document),
       guardrail_(std::make_unique<GuardrailState>()) {
-  judged_.store(judge_with(std::move(rules), nullptr));
+  snapshot_.store(snapshot_with(std::move(rules), nullptr));
 }
 
 Engine::~Engine() = default;
 
-std::shared_ptr<const Engine::Judged> Engine::judge_with(std::shared_ptr<const RuleSet> rules,
-                                                         const Judged* previous) {
-  auto judged = std::make_shared<Judged>();
-  judged->hits =
+std::shared_ptr<const Engine::RuleSnapshot> Engine::snapshot_with(
+    std::shared_ptr<const RuleSet> rules, const RuleSnapshot* previous) {
+  auto snapshot = std::make_shared<RuleSnapshot>();
+  snapshot->hits =
       std::make_shared<const RuleHitsTable>(*rules, previous ? previous->hits.get() : nullptr);
-  judged->candidates = rules->candidates();
-  if (judged->candidates != nullptr) {
-    judged->candidate_hits = std::make_shared<const RuleHitsTable>(
-        *judged->candidates, previous ? previous->candidate_hits.get() : nullptr);
+  snapshot->candidates = rules->candidates();
+  if (snapshot->candidates != nullptr) {
+    snapshot->candidate_hits = std::make_shared<const RuleHitsTable>(
+        *snapshot->candidates, previous ? previous->candidate_hits.get() : nullptr);
   }
-  judged->rules = std::move(rules);
-  return judged;
+  snapshot->rules = std::move(rules);
+  return snapshot;
 }
 
 void Engine::reload(std::shared_ptr<const RuleSet> rules) {
   std::lock_guard lock(reload_mutex_);
   tracker_.set_limits(rules->tracking().max_tracked_documents,
                       rules->tracking().max_tracked_fields_per_document);
-  judged_.store(judge_with(std::move(rules), judged_.load().get()));
+  snapshot_.store(snapshot_with(std::move(rules), snapshot_.load().get()));
 }
 
 void Engine::set_clock_for_testing(std::function<Clock::time_point()> clock) {
@@ -85,7 +85,7 @@ CollectionStats* Engine::stats_for(std::string_view db, std::string_view coll) {
     std::unique_lock lock(namespaces_mutex_);
     if (auto it = namespaces_.find(key); it != namespaces_.end()) {
       found = it->second.get();
-    } else if (namespaces_.size() >= judged_.load()->rules->tracking().max_namespaces) {
+    } else if (namespaces_.size() >= snapshot_.load()->rules->tracking().max_namespaces) {
       // Reload may lower the bound: namespaces already known keep their statistics.
       return overflow_.get();
     } else {
@@ -184,27 +184,27 @@ const std::string& Engine::app_label(std::string_view app, uint32_t max_apps) {
 
 Verdict Engine::inspect(const codec::CommandView& cmd, const RequestContext& ctx) {
   Verdict verdict;
-  const std::shared_ptr<const Judged> judged = judged_.load();
+  const std::shared_ptr<const RuleSnapshot> snapshot = snapshot_.load();
   scratch().guardrail_unknown_counted = false;
-  if (judged->candidates != nullptr) {
+  if (snapshot->candidates != nullptr) {
     // First, so that tracked array lengths are read before the real pass grows them.
     Verdict dry;
     scratch().kinds.clear();
-    judge(cmd, ctx, *judged, true, dry);
+    judge(cmd, ctx, *snapshot, true, dry);
   }
   scratch().kinds.clear();
-  judge(cmd, ctx, *judged, false, verdict);
+  judge(cmd, ctx, *snapshot, false, verdict);
   auto& blocked = verdict.blocked_statements;
   std::sort(blocked.begin(), blocked.end());
   blocked.erase(std::unique(blocked.begin(), blocked.end()), blocked.end());
   return verdict;
 }
 
-void Engine::judge(const codec::CommandView& cmd, const RequestContext& ctx, const Judged& judged,
-                   bool dry_run, Verdict& verdict) {
-  const RuleSet* rules = dry_run ? judged.candidates.get() : judged.rules.get();
+void Engine::judge(const codec::CommandView& cmd, const RequestContext& ctx,
+                   const RuleSnapshot& snapshot, bool dry_run, Verdict& verdict) {
+  const RuleSet* rules = dry_run ? snapshot.candidates.get() : snapshot.rules.get();
   if (cmd.kind == CommandKind::kBulkWrite) {
-    inspect_bulk_write(cmd, ctx, judged, dry_run, verdict);
+    inspect_bulk_write(cmd, ctx, snapshot, dry_run, verdict);
   } else {
     if (cmd.collection.empty() || cmd.database.empty() || cmd.kind == CommandKind::kHello) {
       return;
@@ -238,16 +238,16 @@ void Engine::judge(const codec::CommandView& cmd, const RequestContext& ctx, con
       default:
         return;
     }
-    Scope s{cmd,
-            ctx,
-            *rules,
-            verdict,
-            stats,
-            limits_for(stats, cmd.database, cmd.collection, *rules, scope_of(ctx, *rules, dry_run),
-                       dry_run),
-            cmd.database,
-            cmd.collection};
-    s.hits = dry_run ? judged.candidate_hits.get() : judged.hits.get();
+    CommandPass s{cmd,
+                  ctx,
+                  *rules,
+                  verdict,
+                  stats,
+                  limits_for(stats, cmd.database, cmd.collection, *rules,
+                             scope_of(ctx, *rules, dry_run), dry_run),
+                  cmd.database,
+                  cmd.collection};
+    s.hits = dry_run ? snapshot.candidate_hits.get() : snapshot.hits.get();
     s.dry_run = dry_run;
     s.app = app;
     if (!dry_run && s.limits->guardrail.max_time_ms > 0) limit_time(s);
@@ -311,7 +311,23 @@ void Engine::judge(const codec::CommandView& cmd, const RequestContext& ctx, con
   }
 }
 
-void Engine::report(Scope& s, size_t first) {
+void Engine::CommandPass::add_violation_fields(log::Fields& fields, const Violation& v,
+                                               uint64_t suppressed) const {
+  fields.add("ns", fmt::format("{}.{}", db, coll))
+      .add("field", v.field_path)
+      .add("measured", v.measured)
+      .add("bound", v.bound)
+      .add("match", v.rule_match)
+      .add("rule_line", static_cast<int64_t>(v.rule_line))
+      .add("command", cmd.name)
+      .add("statement", static_cast<int64_t>(v.statement_index))
+      .add("app", ctx.app_name)
+      .add("user", ctx.user)
+      .add("peer", ctx.peer)
+      .add("suppressed_since_last", static_cast<int64_t>(suppressed));
+}
+
+void Engine::report(CommandPass& s, size_t first) {
   auto& violations = s.verdict.violations;
   if (violations.size() <= first) return;
   if (s.dry_run) {
@@ -353,22 +369,9 @@ void Engine::report(Scope& s, size_t first) {
     }
     const auto& d = decisions[i - first];
     if (!d.log) continue;
-    // Names and numbers only: document values never reach the log.
     log::Fields fields;
-    fields.add("rule", rule_name(v.kind))
-        .add("action", action_name(v.action))
-        .add("ns", fmt::format("{}.{}", s.db, s.coll))
-        .add("field", v.field_path)
-        .add("measured", v.measured)
-        .add("bound", v.bound)
-        .add("match", v.rule_match)
-        .add("rule_line", static_cast<int64_t>(v.rule_line))
-        .add("command", s.cmd.name)
-        .add("statement", static_cast<int64_t>(v.statement_index))
-        .add("app", s.ctx.app_name)
-        .add("user", s.ctx.user)
-        .add("peer", s.ctx.peer)
-        .add("suppressed_since_last", static_cast<int64_t>(d.suppressed));
+    fields.add("rule", rule_name(v.kind)).add("action", action_name(v.action));
+    s.add_violation_fields(fields, v, d.suppressed);
     if (!v.shape.empty()) {
       fields.add("shape", v.shape).add("index", index_keys_text(v.suggested_index));
     }

@@ -2,14 +2,13 @@
 // through MeasurementSink::on_candidate_violation and logged at most once per rule per
 // interval. It never reaches the verdict, the per-collection violation counts or the violation
 // log.
-#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "engine_internal.h"
 
 namespace docguard::rules {
 
-void Engine::report_candidates(Scope& s, size_t first) {
+void Engine::report_candidates(CommandPass& s, size_t first) {
   const auto& violations = s.verdict.violations;
   // Bounded like the violations' app label (tracking.max_apps): the per-app counts stay small.
   const std::string& app = app_label(s.ctx.app_name, s.rules.tracking().max_apps);
@@ -29,28 +28,17 @@ void Engine::report_candidates(Scope& s, size_t first) {
     const std::string& id = s.hits->id(v.rule_index);
     fields.add("rule", rule_name(v.kind))
         .add("would", action_name(v.action))
-        .add("candidate", id.empty() ? s.hits->key(v.rule_index) : id)
-        .add("ns", fmt::format("{}.{}", s.db, s.coll))
-        .add("field", v.field_path)
-        .add("measured", v.measured)
-        .add("bound", v.bound)
-        .add("match", v.rule_match)
-        .add("rule_line", static_cast<int64_t>(v.rule_line))
-        .add("command", s.cmd.name)
-        .add("statement", static_cast<int64_t>(v.statement_index))
-        .add("app", s.ctx.app_name)
-        .add("user", s.ctx.user)
-        .add("peer", s.ctx.peer)
-        .add("suppressed_since_last", static_cast<int64_t>(suppressed));
+        .add("candidate", id.empty() ? s.hits->key(v.rule_index) : id);
+    s.add_violation_fields(fields, v, suppressed);
     spdlog::info("{}", fields.message(v.action == Action::kBlock ? "candidate rule would block"
                                                                  : "candidate rule would warn"));
   }
 }
 
 std::vector<CandidateVerdicts> Engine::candidate_verdicts() const {
-  const auto judged = judged_.load();
-  if (judged->candidate_hits == nullptr) return {};
-  return rules::candidate_verdicts(*judged->candidate_hits);
+  const auto snapshot = snapshot_.load();
+  if (snapshot->candidate_hits == nullptr) return {};
+  return rules::candidate_verdicts(*snapshot->candidate_hits);
 }
 
 }  // namespace docguard::rules

@@ -12,7 +12,7 @@ double Engine::seconds_now() const {
   return std::chrono::duration<double>(now().time_since_epoch()).count();
 }
 
-void Engine::log_entered_horizon(const Scope& s, std::string_view field,
+void Engine::log_entered_horizon(const CommandPass& s, std::string_view field,
                                  const DocumentTracker::EnteredHorizon& entered, uint32_t length) {
   // Many documents of one collection may enter at once (a deploy that pushes more): one line a
   // second at most; the next line counts the ones left out.

@@ -1,6 +1,6 @@
-// Private to the rules library: the per-command scope and the thread-local measuring state
-// shared by the engine's source files (engine.cc dispatch, engine_writes.cc, engine_reads.cc,
-// engine_status.cc).
+// Private to the rules library: the state of one pass over a command (CommandPass) and the
+// thread-local measuring state shared by the engine's source files (engine.cc dispatch,
+// engine_writes.cc, engine_reads.cc, engine_status.cc).
 #pragma once
 
 #include <bson/bson.h>
@@ -131,7 +131,9 @@ struct Engine::GuardrailState {
   std::set<std::string> expired_logged;
 };
 
-struct Engine::Scope {
+// One pass over one command, with the rules in force or the candidate rules (dry_run): what it
+// judges, where it reports.
+struct Engine::CommandPass {
   const codec::CommandView& cmd;
   const RequestContext& ctx;
   const RuleSet& rules;
@@ -230,9 +232,12 @@ struct Engine::Scope {
   bool batch_stopped() const {
     return !dry_run && cmd.ordered && !verdict.blocked_statements.empty();
   }
+  // The log fields of a violation after its rule and action, the same for violations and
+  // candidate rules' would-be violations: names and numbers only, never document values.
+  void add_violation_fields(log::Fields& fields, const Violation& v, uint64_t suppressed) const;
 };
 
-inline double Engine::seconds_of(Scope& s) const {
+inline double Engine::seconds_of(CommandPass& s) const {
   if (s.seconds < 0) s.seconds = seconds_now();
   return s.seconds;
 }

@@ -10,7 +10,7 @@
 
 namespace docguard::rules {
 
-void Engine::inspect_read(Scope& s, const codec::CommandView& cmd) {
+void Engine::inspect_read(CommandPass& s, const codec::CommandView& cmd) {
   Scratch& sc = scratch();
   auto& joins = sc.joins;
   joins.clear();
@@ -28,7 +28,7 @@ void Engine::inspect_read(Scope& s, const codec::CommandView& cmd) {
   }
   const bool with_lookup = !joins.empty() || !view_joins.empty();
   if (s.dry_run) {
-    // Judged as if this read were already in the window (the real pass adds it afterwards).
+    // RuleSnapshot as if this read were already in the window (the real pass adds it afterwards).
     if (!with_lookup || s.limits->lookup_ratio.empty()) return;
     LookupWindow::Totals totals;
     {
@@ -98,7 +98,7 @@ bool Engine::wants_reply_sample(const codec::CommandView& cmd) {
       cmd.kind != CommandKind::kGetMore) {
     return false;
   }
-  const double rate = judged_.load()->rules->tracking().read_sample_rate;
+  const double rate = snapshot_.load()->rules->tracking().read_sample_rate;
   if (rate <= 0) return false;
   if (rate >= 1) return true;
   // splitmix64 per thread: cheap and good enough for sampling.
@@ -124,9 +124,7 @@ void Engine::observe_reply(const codec::CommandView& request, const codec::OpMsg
   while (bson_iter_next(&cursor)) {
     const std::string_view k = key_of(&cursor);
     if (k == "ns" && BSON_ITER_HOLDS_UTF8(&cursor)) {
-      uint32_t len = 0;
-      const char* s = bson_iter_utf8(&cursor, &len);
-      std::string_view ns(s, len);
+      const std::string_view ns = codec::utf8_of(cursor);
       const size_t dot = ns.find('.');
       if (dot != std::string_view::npos) {
         db = ns.substr(0, dot);
@@ -137,7 +135,7 @@ void Engine::observe_reply(const codec::CommandView& request, const codec::OpMsg
     }
   }
   if (batch.empty() || db.empty() || coll.empty()) return;
-  const std::shared_ptr<const RuleSet> rules = judged_.load()->rules;
+  const std::shared_ptr<const RuleSet> rules = snapshot_.load()->rules;
   CollectionStats* stats = stats_for(db, coll);
   auto limits = limits_for(stats, db, coll, *rules);
   const bool track = limits->tracks_arrays;
@@ -163,7 +161,7 @@ void Engine::observe_reply(const codec::CommandView& request, const codec::OpMsg
 void Engine::learn_stored_document(std::string_view db, std::string_view coll,
                                    const codec::BsonView& document) {
   if (document.empty()) return;
-  const std::shared_ptr<const RuleSet> rules = judged_.load()->rules;
+  const std::shared_ptr<const RuleSet> rules = snapshot_.load()->rules;
   CollectionStats* stats = stats_for(db, coll);
   auto limits = limits_for(stats, db, coll, *rules);
   census_stored_document(*rules, false, db, coll, document);

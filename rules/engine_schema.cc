@@ -51,7 +51,7 @@ void Engine::census_stored_document(const RuleSet& rules, bool candidates, std::
   }
 }
 
-void Engine::judge_schemas(Scope& s, const codec::BsonView& doc, int32_t index,
+void Engine::judge_schemas(CommandPass& s, const codec::BsonView& doc, int32_t index,
                            const bson_iter_t* id, bool operator_update) {
   for (const SchemaLimit& limit : s.limits->schemas) {
     const JsonSchema& schema = *limit.schema;

@@ -68,14 +68,14 @@ std::string Engine::status_json() const {
   std::sort(all.begin(), all.end(), [](const CollectionStats* a, const CollectionStats* b) {
     return std::tie(a->db, a->coll) < std::tie(b->db, b->coll);
   });
-  const auto judged = judged_.load();
+  const auto snapshot = snapshot_.load();
   std::string out;
   auto o = std::back_inserter(out);
-  fmt::format_to(o, "{{\"mode\":\"{}\",\"rules\":", action_name(judged->rules->mode()));
-  append_rule_hits_json(out, *judged->hits);
+  fmt::format_to(o, "{{\"mode\":\"{}\",\"rules\":", action_name(snapshot->rules->mode()));
+  append_rule_hits_json(out, *snapshot->hits);
   out += ",\"candidate_rules\":";
-  if (judged->candidate_hits != nullptr) {
-    append_rule_hits_json(out, *judged->candidate_hits);
+  if (snapshot->candidate_hits != nullptr) {
+    append_rule_hits_json(out, *snapshot->candidate_hits);
   } else {
     out += "[]";
   }
@@ -152,12 +152,9 @@ void append_validator_census_json(std::string& out, const std::vector<ValidatorC
   for (size_t i = 0; i < census.size(); ++i) {
     const ValidatorCensus& c = census[i];
     if (i > 0) out.push_back(',');
-    out += "{\"db\":";
-    json::append_string(out, c.db);
-    out += ",\"collection\":";
-    json::append_string(out, c.collection);
-    out += ",\"rule\":";
-    json::append_string(out, c.rule);
+    out += "{";
+    json::append_string_members(out,
+                                {{"db", c.db}, {"collection", c.collection}, {"rule", c.rule}});
     fmt::format_to(std::back_inserter(out),
                    ",\"candidate\":{},\"stored_sampled\":{},\"stored_failing\":{}", c.candidate,
                    c.stored_sampled, c.stored_failing);

@@ -43,7 +43,7 @@ void record_shape(CollectionStats* stats, MeasurementSink* measurements, const D
 
 }  // namespace engine_detail
 
-void Engine::inspect_insert(Scope& s, const codec::BsonView& doc, int32_t index) {
+void Engine::inspect_insert(CommandPass& s, const codec::BsonView& doc, int32_t index) {
   Scratch& sc = scratch();
   DocumentShape& shape = sc.shape;
   shape.measure(doc);
@@ -62,7 +62,7 @@ void Engine::inspect_insert(Scope& s, const codec::BsonView& doc, int32_t index)
   }
 }
 
-void Engine::inspect_delete(Scope& s, const codec::BsonView& q) {
+void Engine::inspect_delete(CommandPass& s, const codec::BsonView& q) {
   bson_iter_t id;
   if (s.dry_run || !s.tracks_arrays() || !id_equality(q, &id)) return;
   Scratch& sc = scratch();
@@ -70,7 +70,7 @@ void Engine::inspect_delete(Scope& s, const codec::BsonView& q) {
   tracker_.forget(sc.key);
 }
 
-void Engine::inspect_update(Scope& s, const codec::BsonView& q, const codec::BsonView& u,
+void Engine::inspect_update(CommandPass& s, const codec::BsonView& q, const codec::BsonView& u,
                             bool u_is_pipeline, int32_t index) {
   if (u.empty()) return;
   Scratch& sc = scratch();
@@ -210,10 +210,10 @@ void Engine::inspect_update(Scope& s, const codec::BsonView& q, const codec::Bso
 }
 
 void Engine::inspect_bulk_write(const codec::CommandView& cmd, const RequestContext& ctx,
-                                const Judged& judged, bool dry_run, Verdict& verdict) {
+                                const RuleSnapshot& snapshot, bool dry_run, Verdict& verdict) {
   // Per op: {insert: nsIdx, document} | {update: nsIdx, filter, updateMods, upsert, multi} |
   // {delete: nsIdx, filter}; the namespace is nsInfo[nsIdx].ns.
-  const RuleSet& rules = dry_run ? *judged.candidates : *judged.rules;
+  const RuleSet& rules = dry_run ? *snapshot.candidates : *snapshot.rules;
   const uint32_t scope = scope_of(ctx, rules, dry_run);
   const std::string_view app =
       !dry_run && (measurements_ != nullptr || advice_ != nullptr)
@@ -241,9 +241,10 @@ void Engine::inspect_bulk_write(const codec::CommandView& cmd, const RequestCont
     CollectionStats* stats = stats_for(db, coll);
     // Per op, like insert/update/delete batches: the proxy forwards the allowed ops and merges
     // the per-op results of the reply's cursor.
-    Scope s{cmd, ctx,  rules, verdict, stats, limits_for(stats, db, coll, rules, scope, dry_run),
-            db,  coll, false};
-    s.hits = dry_run ? judged.candidate_hits.get() : judged.hits.get();
+    CommandPass s{cmd,     ctx,   rules,
+                  verdict, stats, limits_for(stats, db, coll, rules, scope, dry_run),
+                  db,      coll,  false};
+    s.hits = dry_run ? snapshot.candidate_hits.get() : snapshot.hits.get();
     s.dry_run = dry_run;
     s.app = app;
     codec::BsonView document, filter, mods;

@@ -6,8 +6,13 @@
 #include <set>
 #include <string_view>
 
+#include "docguard/codec/bson_view.h"
+
 namespace docguard::rules {
 namespace {
+
+using codec::child_of;
+using codec::key_of;
 
 // Filters nest through $and and $elemMatch; past this depth the rest is not walked (a filter
 // that deep is not one an index advice could be written for anyway).
@@ -17,16 +22,6 @@ struct ShapeBuilder {
   std::set<std::string> equality, range, skipped;
   std::vector<SortKey> sort;
 };
-
-std::string_view key_of(const bson_iter_t& it) {
-  return {bson_iter_key(&it), bson_iter_key_len(&it)};
-}
-
-bool child_of(const bson_iter_t& it, bson_iter_t* child) {
-  bson_iter_t copy = it;
-  return (BSON_ITER_HOLDS_DOCUMENT(&copy) || BSON_ITER_HOLDS_ARRAY(&copy)) &&
-         bson_iter_recurse(&copy, child);
-}
 
 // The first key of the document `it` holds, or "" when it holds no document or an empty one.
 std::string_view first_key(const bson_iter_t& it) {

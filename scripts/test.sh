@@ -63,11 +63,50 @@ tidy_sources() {
   return "${PIPESTATUS[1]}"
 }
 
+# CPU-bound checks that need nothing from the suites (clang-tidy, the fuzz smoke) run beside them
+# at the lowest priority: the integration suites mostly wait on sockets, and these fill the idle
+# cores without taking CPU time from a test. Each writes its own log, shown when it is collected.
+background_pids=()
+background_names=()
+background_started=()
+background_logs=()
+background_step() {  # background_step NAME command...
+  local name=$1 log
+  shift
+  log=$(mktemp)
+  echo ">>> $name: started beside the suites (log: $log)"
+  nice -n 19 "$@" >"$log" 2>&1 &
+  background_pids+=($!)
+  background_names+=("$name")
+  background_started+=("$SECONDS")
+  background_logs+=("$log")
+}
+collect_background() {
+  local i rc
+  for i in "${!background_pids[@]}"; do
+    wait "${background_pids[$i]}"
+    rc=$?
+    echo
+    echo "=============== ${background_names[$i]} (ran beside the suites) ==============="
+    cat "${background_logs[$i]}"
+    rm -f "${background_logs[$i]}"
+    local res=PASS
+    [ "$rc" -eq 0 ] || res=FAIL
+    results+=("${background_names[$i]} $res $((SECONDS - background_started[$i]))s")
+    echo ">>> ${background_names[$i]}: $res"
+  done
+}
+
 build_ok=0
 step build bash -c "cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDOCGUARD_WERROR=ON && ninja -C build -j $jobs" &&
   build_ok=1
 if ((build_ok)) && command -v clang-tidy >/dev/null; then
-  step clang-tidy tidy_sources
+  export -f tidy_sources
+  export jobs
+  background_step clang-tidy bash -c tidy_sources
+fi
+if [ "${DOCGUARD_SKIP_FUZZ:-}" != 1 ]; then
+  background_step fuzz-smoke env FUZZ_RUNS="${FUZZ_RUNS:-300000}" bash scripts/fuzz.sh
 fi
 if ((build_ok)); then
   step unit-tests ctest --test-dir build --output-on-failure -j "$jobs"
@@ -150,8 +189,6 @@ fi
 
 step deploy-files .tools/venv/bin/python -m pytest -q -p no:cacheprovider tests/deploy
 
-if [ "${DOCGUARD_SKIP_FUZZ:-}" != 1 ]; then
-  step fuzz-smoke env FUZZ_RUNS="${FUZZ_RUNS:-300000}" bash scripts/fuzz.sh
-fi
+collect_background
 
 summary

@@ -32,26 +32,6 @@ KnownIndex index_of(const codec::BsonView& spec) {
   return index;
 }
 
-// The reply's cursor.firstBatch, when the cursor is exhausted (id 0): the whole list.
-bool complete_first_batch(const codec::BsonView& reply, codec::BsonView* batch) {
-  bson_iter_t it, cursor;
-  if (!bson_iter_init_from_data(&it, reply.data, reply.size) || !bson_iter_find(&it, "cursor") ||
-      !BSON_ITER_HOLDS_DOCUMENT(&it) || !bson_iter_recurse(&it, &cursor)) {
-    return false;
-  }
-  bool exhausted = false;
-  bool found = false;
-  while (bson_iter_next(&cursor)) {
-    const std::string_view key = codec::key_of(cursor);
-    if (key == "id") exhausted = bson_iter_as_int64(&cursor) == 0;
-    if (key == "firstBatch" && BSON_ITER_HOLDS_ARRAY(&cursor)) {
-      *batch = codec::view_of(cursor);
-      found = true;
-    }
-  }
-  return exhausted && found;
-}
-
 std::pair<std::string_view, std::string_view> split_ns(std::string_view ns) {
   const size_t dot = ns.find('.');
   if (dot == std::string_view::npos) return {};
@@ -106,7 +86,7 @@ void learn_from_catalog_reply(IndexCatalog& catalog, const codec::CommandView& r
     }
   } else if (name == "listIndexes") {
     codec::BsonView batch;
-    if (!complete_first_batch(reply, &batch)) return;
+    if (!codec::complete_first_batch(reply, &batch)) return;
     std::vector<KnownIndex> indexes;
     bson_iter_t it;
     if (!bson_iter_init_from_data(&it, batch.data, batch.size)) return;

@@ -25,7 +25,7 @@ bool first_unknown_of_command() {
 
 }  // namespace
 
-void Engine::guard_read(Scope& s) {
+void Engine::guard_read(CommandPass& s) {
   if (s.limits->guardrail.require_index == Action::kOff || exempt_namespace(s.db, s.coll)) return;
   // describe() found find's filter and findAndModify's, count's and distinct's query: the
   // common served cases need no other walk of the command.
@@ -37,7 +37,7 @@ void Engine::guard_read(Scope& s) {
   guard_query(s, parts.filter, parts.sort, -1);
 }
 
-void Engine::guard_query(Scope& s, const codec::BsonView& filter, const codec::BsonView& sort,
+void Engine::guard_query(CommandPass& s, const codec::BsonView& filter, const codec::BsonView& sort,
                          int32_t index) {
   const GuardrailLimits& g = s.limits->guardrail;
   if (g.require_index == Action::kOff || exempt_namespace(s.db, s.coll)) return;
@@ -95,7 +95,7 @@ void Engine::guard_query(Scope& s, const codec::BsonView& filter, const codec::B
   v.suggested_index = std::move(suggestion);
 }
 
-void Engine::limit_time(Scope& s) {
+void Engine::limit_time(CommandPass& s) {
   const GuardrailLimits& g = s.limits->guardrail;
   const bool read = s.cmd.is_read();
   const bool write = s.cmd.kind == CommandKind::kInsert || s.cmd.kind == CommandKind::kUpdate ||
@@ -130,7 +130,7 @@ std::string Engine::guardrail_status_json() const {
       out += std::string(first ? "" : ",") + "\"_other._other\":" + std::to_string(other);
   }
   out += "},\"exceptions\":[";
-  const auto judged = judged_.load();
+  const auto snapshot = snapshot_.load();
   const int64_t now_ms = wall_ms();
   bool first = true;
   auto list = [&](const RuleSet* rules, bool candidate) {
@@ -139,24 +139,21 @@ std::string Engine::guardrail_status_json() const {
       for (const AllowedShape& a : r.guardrail.allow) {
         out += first ? "" : ",";
         first = false;
-        out += "{\"rule\":";
-        json::append_string(out, r.id.empty() ? r.match : r.id);
+        out += "{";
+        json::append_string_members(out, {{"rule", r.id.empty() ? r.match : r.id}});
         out += ",\"candidate\":";
         out += candidate ? "true" : "false";
-        out += ",\"shape\":";
-        json::append_string(out, a.shape);
-        out += ",\"owner\":";
-        json::append_string(out, a.owner);
-        out += ",\"until\":";
-        json::append_string(out, a.until);
+        out += ",";
+        json::append_string_members(out,
+                                    {{"shape", a.shape}, {"owner", a.owner}, {"until", a.until}});
         out += ",\"expired\":";
         out += now_ms >= a.expires_unix_ms ? "true" : "false";
         out += "}";
       }
     }
   };
-  list(judged->rules.get(), false);
-  list(judged->candidates.get(), true);
+  list(snapshot->rules.get(), false);
+  list(snapshot->candidates.get(), true);
   out += "],\"indexes\":" + index_catalog_.status_json() + "}";
   return out;
 }

@@ -1,6 +1,6 @@
 // $jsonSchema -> Node tree. Every keyword is checked as the server checks it when a validator
-// is set; what the server refuses, and what docguard does not judge, is refused here with the
-// keyword's path, so a schema is applied whole or not at all.
+// is set (a keyword's own value: schema_keywords.cc); what the server refuses, and what docguard
+// does not judge, is refused with the keyword's path, so a schema is applied whole or not at all.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -9,12 +9,23 @@
 #include <string>
 
 #include "docguard/rules/json_schema.h"
+#include "schema_keywords.h"
 #include "schema_node.h"
 
 namespace docguard::rules {
 
 using schema::Additional;
+using schema::bool_value;
+using schema::check_keyword;
+using schema::compile_required;
+using schema::compile_types;
+using schema::count_value;
+using schema::fail;
+using schema::join;
 using schema::Node;
+using schema::number_value;
+using schema::property_slot;
+using schema::string_value;
 using schema::Value;
 
 namespace {
@@ -22,43 +33,6 @@ namespace {
 // Deeper schemas are refused: judging recurses once per level.
 constexpr int kMaxDepth = 32;
 constexpr size_t kMaxNodes = 20'000;
-
-constexpr std::array<std::string_view, 29> kKeywords = {"additionalItems",
-                                                        "additionalProperties",
-                                                        "allOf",
-                                                        "anyOf",
-                                                        "bsonType",
-                                                        "dependencies",
-                                                        "description",
-                                                        "enum",
-                                                        "exclusiveMaximum",
-                                                        "exclusiveMinimum",
-                                                        "items",
-                                                        "maxItems",
-                                                        "maxLength",
-                                                        "maxProperties",
-                                                        "maximum",
-                                                        "minItems",
-                                                        "minLength",
-                                                        "minProperties",
-                                                        "minimum",
-                                                        "multipleOf",
-                                                        "not",
-                                                        "oneOf",
-                                                        "pattern",
-                                                        "patternProperties",
-                                                        "properties",
-                                                        "required",
-                                                        "title",
-                                                        "type",
-                                                        "uniqueItems"};
-// Draft-4 keywords the server does not support; it refuses them, and so does docguard.
-constexpr std::array<std::string_view, 6> kServerUnsupported = {"$ref",        "$schema", "default",
-                                                                "definitions", "format",  "id"};
-
-std::string join(const std::string& path, std::string_view key) {
-  return path.empty() ? std::string(key) : path + "." + std::string(key);
-}
 
 class Compiler {
  public:
@@ -78,18 +52,7 @@ class Compiler {
     for (codec::BsonElements e(doc); e.next();) {
       const std::string_view key = e.key;
       const std::string here = join(path, key);
-      if (std::find(kServerUnsupported.begin(), kServerUnsupported.end(), key) !=
-          kServerUnsupported.end()) {
-        fail(here, "$jsonSchema keyword '" + std::string(key) +
-                       "' is not supported by the server (nor by docguard)");
-      }
-      if (key == "encrypt" || key == "encryptMetadata") {
-        fail(here, "$jsonSchema keyword '" + std::string(key) +
-                       "' (client-side field level encryption) is not judged by docguard");
-      }
-      if (std::find(kKeywords.begin(), kKeywords.end(), key) == kKeywords.end()) {
-        fail(here, "unknown $jsonSchema keyword '" + std::string(key) + "'");
-      }
+      check_keyword(key, here);
       if (!seen.insert(key).second) {
         fail(here, "duplicate $jsonSchema keyword '" + std::string(key) + "'");
       }
@@ -104,11 +67,11 @@ class Compiler {
     };
 
     if (const Value* v = get("title")) {
-      node->title = std::string(string(*v, join(path, "title")));
+      node->title = std::string(string_value(*v, join(path, "title")));
       node->has_title = true;
     }
     if (const Value* v = get("description")) {
-      node->description = std::string(string(*v, join(path, "description")));
+      node->description = std::string(string_value(*v, join(path, "description")));
       node->has_description = true;
     }
     const Value* type = get("type");
@@ -123,15 +86,17 @@ class Compiler {
     if (const Value* v = get("pattern")) {
       const std::string here = join(path, "pattern");
       try {
-        node->pattern = std::make_unique<schema::Regex>(std::string(string(*v, here)));
+        node->pattern = std::make_unique<schema::Regex>(std::string(string_value(*v, here)));
       } catch (const std::invalid_argument& e) {
         fail(here, std::string("invalid regular expression: ") + e.what());
       }
     }
-    if (const Value* v = get("maxLength")) node->max_length = count(*v, join(path, "maxLength"));
-    if (const Value* v = get("minLength")) node->min_length = count(*v, join(path, "minLength"));
+    if (const Value* v = get("maxLength"))
+      node->max_length = count_value(*v, join(path, "maxLength"));
+    if (const Value* v = get("minLength"))
+      node->min_length = count_value(*v, join(path, "minLength"));
     if (const Value* v = get("multipleOf")) {
-      const double m = number(*v, join(path, "multipleOf"));
+      const double m = number_value(*v, join(path, "multipleOf"));
       if (!(m > 0)) fail(join(path, "multipleOf"), "must be a positive number");
       node->multiple_of = m;
     }
@@ -141,10 +106,10 @@ class Compiler {
            &node->minimum, &node->exclusive_minimum);
 
     // Arrays.
-    if (const Value* v = get("maxItems")) node->max_items = count(*v, join(path, "maxItems"));
-    if (const Value* v = get("minItems")) node->min_items = count(*v, join(path, "minItems"));
+    if (const Value* v = get("maxItems")) node->max_items = count_value(*v, join(path, "maxItems"));
+    if (const Value* v = get("minItems")) node->min_items = count_value(*v, join(path, "minItems"));
     if (const Value* v = get("uniqueItems")) {
-      node->unique_items = boolean(*v, join(path, "uniqueItems"));
+      node->unique_items = bool_value(*v, join(path, "uniqueItems"));
     }
     if (const Value* v = get("items")) {
       const std::string here = join(path, "items");
@@ -229,10 +194,10 @@ class Compiler {
       }
     }
     if (const Value* v = get("maxProperties")) {
-      node->max_properties = count(*v, join(path, "maxProperties"));
+      node->max_properties = count_value(*v, join(path, "maxProperties"));
     }
     if (const Value* v = get("minProperties")) {
-      node->min_properties = count(*v, join(path, "minProperties"));
+      node->min_properties = count_value(*v, join(path, "minProperties"));
     }
     if (const Value* v = get("dependencies")) compile_dependencies(*v, path, node, depth);
 
@@ -253,97 +218,17 @@ class Compiler {
     }
   }
 
-  [[noreturn]] static void fail(const std::string& path, const std::string& what) {
-    throw JsonSchemaError(path, what);
-  }
-
  private:
-  static std::string_view string(const Value& v, const std::string& path) {
-    if (!v.is_string()) fail(path, "must be a string");
-    return v.utf8();
-  }
-  static bool boolean(const Value& v, const std::string& path) {
-    if (v.type != BSON_TYPE_BOOL) fail(path, "must be a boolean");
-    return v.data[0] != 0;
-  }
-  static double number(const Value& v, const std::string& path) {
-    auto n = schema::number_of(v);
-    if (!n || std::isnan(*n)) fail(path, "must be a number");
-    return *n;
-  }
-  // A non-negative integer, of any numeric type (the server: representable as a long).
-  static uint64_t count(const Value& v, const std::string& path) {
-    auto n = schema::number_of(v);
-    if (!n || !(*n >= 0) || *n != std::floor(*n) || *n > 9.2e18) {
-      fail(path, "must be a non-negative integer");
-    }
-    return static_cast<uint64_t>(*n);
-  }
-
   void bounds(const Value* bound, const Value* exclusive, const std::string& path, const char* name,
               const char* exclusive_name, std::optional<double>* out, bool* exclusive_out) {
     if (exclusive != nullptr) {
-      *exclusive_out = boolean(*exclusive, join(path, exclusive_name));
+      *exclusive_out = bool_value(*exclusive, join(path, exclusive_name));
       if (bound == nullptr) {
         fail(join(path, exclusive_name),
              std::string("'") + name + "' must be present if '" + exclusive_name + "' is");
       }
     }
-    if (bound != nullptr) *out = number(*bound, join(path, name));
-  }
-
-  static void compile_types(const Value& v, const std::string& path, bool bson, Node* node) {
-    node->has_type = true;
-    node->type_is_bson = bson;
-    auto one = [&](std::string_view alias) {
-      if (!bson && alias == "integer") {
-        fail(path,
-             "$jsonSchema type 'integer' is not supported by the server (use bsonType "
-             "'int' or 'long')");
-      }
-      auto mask = bson ? schema::bson_type_alias(alias) : schema::json_type_alias(alias);
-      if (!mask) fail(path, "unknown type name '" + std::string(alias) + "'");
-      node->types |= *mask;
-    };
-    if (v.is_string()) {
-      one(v.utf8());
-    } else if (v.is_array()) {
-      std::set<std::string_view> names;
-      for (codec::BsonElements e(v.data, v.size); e.next();) {
-        if (e.type != BSON_TYPE_UTF8) fail(path, "array elements must be strings");
-        if (!names.insert(e.utf8()).second) {
-          fail(path, "has duplicate value: " + std::string(e.utf8()));
-        }
-        one(e.utf8());
-      }
-      if (names.empty()) fail(path, "must name at least one type");
-    } else {
-      fail(path, "must be either a string or an array of strings");
-    }
-  }
-
-  static schema::Property* property_slot(Node* node, std::string_view name) {
-    for (auto& p : node->properties) {
-      if (p.name == name) return &p;
-    }
-    auto& p = node->properties.emplace_back();
-    p.name = std::string(name);
-    return &p;
-  }
-
-  static void compile_required(const Value& v, const std::string& path, Node* node) {
-    if (!v.is_array()) fail(path, "must be an array of strings");
-    std::set<std::string_view> names;
-    for (codec::BsonElements e(v.data, v.size); e.next();) {
-      if (e.type != BSON_TYPE_UTF8) fail(path, "array elements must be strings");
-      if (!names.insert(e.utf8()).second) {
-        fail(path, "array must not contain duplicate values: " + std::string(e.utf8()));
-      }
-      schema::Property* p = property_slot(node, e.utf8());
-      p->required_index = static_cast<int32_t>(node->required.size());
-      node->required.emplace_back(e.utf8());
-    }
-    if (names.empty()) fail(path, "must be a non-empty array");
+    if (bound != nullptr) *out = number_value(*bound, join(path, name));
   }
 
   void compile_dependencies(const Value& v, const std::string& path, Node* node, int depth) {

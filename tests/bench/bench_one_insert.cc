@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
   }
   rules::Engine engine(bench::rule_set(yaml.c_str()), nullptr, nullptr);
   // As a conversation does: the connection's scope is found once and remembered.
-  rules::ConnectionScope scope("127.0.0.1:1");
+  rules::ConnectionScopeId scope("127.0.0.1:1");
   const rules::RequestContext ctx{"bench", "127.0.0.1:1", "", &scope};
   size_t violations = 0;
   for (long i = 0; i < n; ++i) {

@@ -11,7 +11,7 @@
   * every path compose mounts and the Dockerfile copies exists; the configs they give docguard pass
     `docguard --check-config`;
   * Grafana provisioning points at the dashboard; metric names used by the dashboard and alerts
-    exist in proxy/admin/metrics.cc (or are listed as pending); promtool checks the Prometheus config.
+    exist in the table of metric families (telemetry/include/docguard/telemetry/metric_families.h, or are listed as pending); promtool checks the Prometheus config.
 
 Run: .tools/venv/bin/python -m pytest -q tests/deploy
 """
@@ -111,9 +111,9 @@ def check_config(path_or_text, tmp_path: Path, extra: list[str] | None = None) -
 
 
 def defined_metrics() -> set[str]:
-    # the families registered in the admin listener's sources (metrics.cc and the gauges beside it)
-    src = "".join(p.read_text() for p in sorted((REPO / "proxy" / "admin").glob("*.cc")))
-    return set(re.findall(r'\.Name\("(docguard_[a-z_]+)"\)', src))
+    # the one table of metric families every family is registered from
+    table = REPO / "telemetry" / "include" / "docguard" / "telemetry" / "metric_families.h"
+    return set(re.findall(r'MetricFamily k[A-Za-z]+\{\s*"(docguard_[a-z_]+)"', table.read_text()))
 
 
 def used_metrics(expr: str) -> set[str]:

@@ -5,6 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { MongoClient, MongoBulkWriteError } from 'mongodb';
+import { metricSum, metricsText } from './support.mjs';
 
 const URI = process.env.DOCGUARD_URI;
 const ADMIN = process.env.DOCGUARD_ADMIN;
@@ -12,25 +13,7 @@ const PROXIED = process.env.DOCGUARD_DIRECT !== '1';
 if (!URI) throw new Error('set DOCGUARD_URI (tests/integration/run.sh does)');
 const hostPort = URI.replace(/^mongodb:\/\//, '').split(/[/?]/)[0];
 
-async function metrics() {
-  const res = await fetch(`http://${ADMIN}/metrics`);
-  assert.equal(res.status, 200);
-  return await res.text();
-}
-
-// sum of the series of `name` whose labels include every label in `labels`
-function metricSum(text, name, labels = {}) {
-  let sum = 0;
-  for (const line of text.split('\n')) {
-    if (!line || line.startsWith('#')) continue;
-    const m = line.match(/^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)/);
-    if (!m || m[1] !== name) continue;
-    const ls = {};
-    for (const kv of (m[3] || '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) ls[kv[1]] = kv[2];
-    if (Object.entries(labels).every(([k, v]) => ls[k] === v)) sum += Number(m[4]);
-  }
-  return sum;
-}
+const metrics = () => metricsText(ADMIN);
 
 let client;
 let db;

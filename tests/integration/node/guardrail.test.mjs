@@ -7,20 +7,14 @@
 // Environment (run.sh sets them): FERRETDB_URI, DOCGUARD_BIN, DOCGUARD_DIRECT=1 (skips all).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync, readFileSync, rmSync, openSync, closeSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { MongoClient, MongoServerError } from 'mongodb';
+import { FERRETDB_URI, requireUpstream, skipWithoutDocguard, startDocguard, stopDocguard } from './support.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const DIRECT = process.env.DOCGUARD_DIRECT === '1';
-const FERRETDB_URI = process.env.FERRETDB_URI;
-const BIN = process.env.DOCGUARD_BIN || resolve(here, '../../../build/bin/docguard');
-const skip = DIRECT ? 'DOCGUARD_DIRECT=1: no docguard under test' : false;
-if (!DIRECT && !FERRETDB_URI) throw new Error('set FERRETDB_URI (tests/integration/run.sh does)');
+const skip = skipWithoutDocguard;
+requireUpstream();
 
 const dbName = `it_node_guardrail_${process.pid}`;
 const CONFIG = `# written by tests/integration/node/guardrail.test.mjs
@@ -36,59 +30,10 @@ introspection:
 
 let work, proc, logPath, uri, admin, ci, web, upstream;
 
-function freePort() {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.once('error', rej);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => res(port));
-    });
-  });
-}
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function startDocguard() {
-  const [lport, aport] = [await freePort(), await freePort()];
-  const cfg = join(work, 'guardrail.yaml');
-  writeFileSync(cfg, CONFIG);
-  logPath = join(work, `docguard-${lport}.log`);
-  const fd = openSync(logPath, 'a');
-  uri = `mongodb://127.0.0.1:${lport}`;
-  admin = `127.0.0.1:${aport}`;
-  proc = spawn(BIN, ['--listen', `127.0.0.1:${lport}`, '--upstream', FERRETDB_URI, '--admin', admin,
-    '--config', cfg, '--log-format', 'json', '--threads', '2'], { stdio: ['ignore', fd, fd] });
-  closeSync(fd);
-  let exited = null;
-  proc.once('exit', (code) => { exited = code ?? -1; });
-  const deadline = Date.now() + 20000;
-  while (Date.now() < deadline) {
-    if (exited !== null) break;
-    try {
-      const r = await fetch(`http://${admin}/healthz`, { signal: AbortSignal.timeout(1000) });
-      if (r.status === 200) return;
-    } catch { /* not up yet */ }
-    await sleep(100);
-  }
-  let tail = '';
-  try { tail = readFileSync(logPath, 'utf8').split('\n').slice(-20).join('\n'); } catch { /* none */ }
-  throw new Error(`docguard did not start (exit ${exited}); log:\n${tail}`);
-}
-
-async function stopDocguard() {
-  if (!proc || proc.exitCode !== null) return;
-  const done = new Promise((r) => proc.once('exit', r));
-  proc.kill('SIGTERM');
-  const t = setTimeout(() => proc.kill('SIGKILL'), 10000);
-  await done;
-  clearTimeout(t);
-}
-
 before(async () => {
   if (skip) return;
   work = mkdtempSync(join(tmpdir(), 'docguard-node-guardrail-'));
-  await startDocguard();
+  ({ proc, logPath, uri, admin } = await startDocguard({ work, configName: 'guardrail.yaml', config: CONFIG }));
   ci = new MongoClient(uri, { appName: 'ci-node', serverSelectionTimeoutMS: 10000 });
   web = new MongoClient(uri, { appName: 'web', serverSelectionTimeoutMS: 10000 });
   upstream = new MongoClient(FERRETDB_URI, { directConnection: true, serverSelectionTimeoutMS: 10000 });
@@ -103,7 +48,7 @@ after(async () => {
   if (skip) return;
   await upstream?.db(dbName).dropDatabase().catch(() => {});
   await Promise.all([ci?.close(), web?.close(), upstream?.close()]);
-  await stopDocguard();
+  await stopDocguard(proc);
   rmSync(work, { recursive: true, force: true });
 });
 

@@ -8,20 +8,11 @@
 // DOCGUARD_DIRECT=1 skips).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync, readFileSync, rmSync, openSync, closeSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join, dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { MongoClient, MongoBulkWriteError, MongoServerError } from 'mongodb';
+import { metricSum, metricsText, closeSuite, openSuite, requireUpstream, skipWithoutDocguard } from './support.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const DIRECT = process.env.DOCGUARD_DIRECT === '1';
-const FERRETDB_URI = process.env.FERRETDB_URI;
-const BIN = process.env.DOCGUARD_BIN || resolve(here, '../../../build/bin/docguard');
-const skip = DIRECT ? 'DOCGUARD_DIRECT=1: no docguard under test' : false;
-if (!DIRECT && !FERRETDB_URI) throw new Error('set FERRETDB_URI (tests/integration/run.sh does)');
+const skip = skipWithoutDocguard;
+requireUpstream();
 
 const CONFIG = `# written by tests/integration/node/json_schema.test.mjs
 mode: warn
@@ -44,92 +35,23 @@ candidate_rules:
     json_schema: { required: [email] }
 `;
 
-let work, proc, logPath, uri, admin, client, upstream, db, up;
+let admin, db, up;
 const dbName = `it_node_schema_${process.pid}`;
 
-function freePort() {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.once('error', rej);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => res(port));
-    });
-  });
-}
-
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-async function startDocguard() {
-  const [lport, aport] = [await freePort(), await freePort()];
-  const cfg = join(work, 'schema.yaml');
-  writeFileSync(cfg, CONFIG);
-  logPath = join(work, `docguard-${lport}.log`);
-  const fd = openSync(logPath, 'a');
-  uri = `mongodb://127.0.0.1:${lport}`;
-  admin = `127.0.0.1:${aport}`;
-  proc = spawn(BIN, ['--listen', `127.0.0.1:${lport}`, '--upstream', FERRETDB_URI, '--admin', admin,
-    '--config', cfg, '--log-format', 'json', '--threads', '2'], { stdio: ['ignore', fd, fd] });
-  closeSync(fd);
-  let exited = null;
-  proc.once('exit', (code) => { exited = code ?? -1; });
-  const deadline = Date.now() + 20000;
-  while (Date.now() < deadline) {
-    if (exited !== null) break;
-    try {
-      const r = await fetch(`http://${admin}/healthz`, { signal: AbortSignal.timeout(1000) });
-      if (r.status === 200) return;
-    } catch { /* not up yet */ }
-    await sleep(100);
-  }
-  let tail = '';
-  try { tail = readFileSync(logPath, 'utf8').split('\n').slice(-20).join('\n'); } catch { /* none */ }
-  throw new Error(`docguard did not start (exit ${exited}); log:\n${tail}`);
-}
-
-async function stopDocguard() {
-  if (!proc || proc.exitCode !== null) return;
-  const done = new Promise((r) => proc.once('exit', r));
-  proc.kill('SIGTERM');
-  const t = setTimeout(() => proc.kill('SIGKILL'), 10000);
-  await done;
-  clearTimeout(t);
-}
-
 async function metric(name, labels) {
-  const res = await fetch(`http://${admin}/metrics`);
-  let sum = 0;
-  for (const line of (await res.text()).split('\n')) {
-    const m = line.match(new RegExp(`^${name}\\{(.*)\\}\\s+(\\S+)`));
-    if (!m) continue;
-    const ls = {};
-    for (const kv of m[1].matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) ls[kv[1]] = kv[2];
-    if (Object.entries(labels).every(([k, v]) => ls[k] === v)) sum += Number(m[2]);
-  }
-  return sum;
+  return metricSum(await metricsText(admin), name, labels);
 }
 
+let suite;
 before(async () => {
   if (skip) return;
-  work = mkdtempSync(join(tmpdir(), 'docguard-node-schema-'));
-  await startDocguard();
-  client = new MongoClient(uri, { serverSelectionTimeoutMS: 10000, appName: 'node-shop' });
-  await client.connect();
-  upstream = new MongoClient(FERRETDB_URI, { directConnection: true, serverSelectionTimeoutMS: 10000 });
-  await upstream.connect();
-  db = client.db(dbName);
-  up = upstream.db(dbName);
+  suite = await openSuite({ workPrefix: 'docguard-node-schema-', configName: 'schema.yaml', config: CONFIG, dbName, clientOptions: { appName: 'node-shop' } });
+  ({ admin, db, up } = suite);
 });
 
 after(async () => {
   if (skip) return;
-  await up?.dropDatabase().catch(() => {});
-  await client?.close();
-  await upstream?.close();
-  const alive = proc && proc.exitCode === null;
-  await stopDocguard();
-  if (work) rmSync(work, { recursive: true, force: true });
-  assert.ok(alive, 'docguard (json_schema) died during the tests');
+  assert.ok(await closeSuite(suite), 'docguard (json_schema) died during the tests');
 });
 
 test('insertOne failing the schema: MongoServerError 121 with the server\'s errInfo', { skip }, async () => {

@@ -8,40 +8,19 @@
 //   DOCGUARD_DIRECT=1 no docguard under test: every test here is skipped
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, rmSync, openSync, closeSync, existsSync, lstatSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { join, dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, existsSync, lstatSync } from 'node:fs';
+import { join } from 'node:path';
 import { MongoClient, MongoServerError } from 'mongodb';
+import { requireUpstream, skipWithoutDocguard, startDocguard, stopDocguard } from './support.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const DIRECT = process.env.DOCGUARD_DIRECT === '1';
-const FERRETDB_URI = process.env.FERRETDB_URI;
-const BIN = process.env.DOCGUARD_BIN || resolve(here, '../../../build/bin/docguard');
-const skip = DIRECT ? 'DOCGUARD_DIRECT=1: no docguard under test' : false;
-if (!DIRECT && !FERRETDB_URI) throw new Error('set FERRETDB_URI (tests/integration/run.sh does)');
+const skip = skipWithoutDocguard;
+requireUpstream();
 
 let made, work, proc, logPath, sock, admin, client;
 const dbName = `it_node_unix_${process.pid}`;
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-function freePort() {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.once('error', rej);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => res(port));
-    });
-  });
-}
-
-async function startDocguard() {
-  admin = `127.0.0.1:${await freePort()}`;
-  sock = join(work, 'docguard.sock');
-  const cfg = join(work, 'unix.yaml');
-  writeFileSync(cfg, `# written by tests/integration/node/unix_socket.test.mjs
+function unixConfig(sock) {
+  return `# written by tests/integration/node/unix_socket.test.mjs
 listen:
   - unix: ${sock}
     mode: "0600"
@@ -51,26 +30,7 @@ tracking:
 rules:
   - match: "*.arr"
     max_array_length: 3
-`);
-  logPath = join(work, 'docguard.log');
-  const fd = openSync(logPath, 'a');
-  proc = spawn(BIN, ['--upstream', FERRETDB_URI, '--admin', admin, '--config', cfg,
-    '--log-format', 'json', '--threads', '2'], { stdio: ['ignore', fd, fd] });
-  closeSync(fd);
-  let exited = null;
-  proc.once('exit', (code) => { exited = code ?? -1; });
-  const deadline = Date.now() + 20000;
-  while (Date.now() < deadline) {
-    if (exited !== null) break;
-    try {
-      const r = await fetch(`http://${admin}/healthz`, { signal: AbortSignal.timeout(1000) });
-      if (r.status === 200 && existsSync(sock)) return;
-    } catch { /* not up yet */ }
-    await sleep(100);
-  }
-  let tail = '';
-  try { tail = readFileSync(logPath, 'utf8').split('\n').slice(-20).join('\n'); } catch { /* none */ }
-  throw new Error(`docguard did not start (exit ${exited}); log:\n${tail}`);
+`;
 }
 
 before(async () => {
@@ -80,7 +40,9 @@ before(async () => {
   made = mkdtempSync('/tmp/dg-node-unix-');
   work = made.toLowerCase();
   if (work !== made) mkdirSync(work, { mode: 0o700 });
-  await startDocguard();
+  sock = join(work, 'docguard.sock');
+  ({ proc, logPath, admin } = await startDocguard({ work, configName: 'unix.yaml', config: unixConfig(sock),
+    listen: false, ready: () => existsSync(sock) }));
   client = new MongoClient(`mongodb://${encodeURIComponent(sock)}/`, { serverSelectionTimeoutMS: 10000 });
   await client.connect();
 });
@@ -91,12 +53,7 @@ after(async () => {
   await client?.close();
   const alive = proc && proc.exitCode === null;
   if (alive) {
-    const done = new Promise((r) => proc.once('exit', r));
-    proc.kill('SIGTERM');
-    const t = setTimeout(() => proc.kill('SIGKILL'), 10000);
-    const code = await done;
-    clearTimeout(t);
-    assert.equal(code, 0, 'docguard did not stop cleanly');
+    assert.equal(await stopDocguard(proc), 0, 'docguard did not stop cleanly');
     assert.ok(!existsSync(sock), 'the socket file outlived docguard');
   }
   for (const dir of [work, made]) if (dir) rmSync(dir, { recursive: true, force: true });

@@ -305,7 +305,7 @@ TEST(ScopedEngineTest, EachConnectionGetsItsOwnRules) {
 TEST(ScopedEngineTest, AConnectionScopeIsFoundAgainWhenItsIdentityOrTheRulesChange) {
   Engine engine(parse(kScopedRules), nullptr, nullptr);
   auto m = insert_of_four();
-  ConnectionScope scope("127.0.0.1:4000");
+  ConnectionScopeId scope("127.0.0.1:4000");
   std::string user;
   auto inspect = [&] {
     return engine.inspect(m->cmd, {"storefront", "127.0.0.1:4000", user, &scope});

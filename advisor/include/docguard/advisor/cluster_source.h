@@ -20,7 +20,7 @@
 namespace docguard::advisor {
 
 // Which namespaces to read, and how much of each.
-struct ClusterScope {
+struct ClusterSelection {
   std::string db;                // empty: the URI's database, or else every database
   std::string collection;        // empty: every collection of the database(s); needs a database
   uint64_t sample_size = 0;      // 0: every document (as mongodump); N: about N per collection
@@ -36,7 +36,7 @@ struct ClusterScope {
 
 struct ClusterReadOptions {
   cluster::ReaderOptions reader;
-  ClusterScope scope;
+  ClusterSelection selection;
 };
 
 // What the callback hears. Documents are reported every `kProgressEvery` documents, so a caller
@@ -61,17 +61,16 @@ struct ClusterProgress {
 inline constexpr uint64_t kProgressEvery = 10000;
 using ClusterProgressCallback = std::function<void(const ClusterProgress&)>;
 
-// Reads the scope with `reader`. For each collection: on_collection with what listCollections,
-// listIndexes, the statistics and $indexStats said (facts that could not be read are listed in
-// CollectionMetadata::unknown with the reason, never taken as absent), then on_document for each
-// document read. on_collection is called a second time for a collection whose documents were
-// read by another method than announced (the server refused $sample) or could not be read.
-// Views get on_collection only; admin, local, config and system.* are skipped.
-// nullopt on success; an error when nothing could be listed, the server went away, the stop flag
-// was set, or the visitor refused a document. A collection that cannot be read is a note, not an
-// error.
+// Reads the selected namespaces with `reader`. For each collection: on_collection with what
+// listCollections, listIndexes, the statistics and $indexStats said (facts that could not be read
+// are listed in CollectionMetadata::unknown with the reason, never taken as absent), then
+// on_document for each document read. on_collection is called a second time for a collection whose
+// documents were read by another method than announced (the server refused $sample) or could not be
+// read. Views get on_collection only; admin, local, config and system.* are skipped. nullopt on
+// success; an error when nothing could be listed, the server went away, the stop flag was set, or
+// the visitor refused a document. A collection that cannot be read is a note, not an error.
 std::optional<cluster::Error> read_cluster(cluster::ClusterReader& reader,
-                                           const ClusterScope& scope, DumpVisitor& visitor,
+                                           const ClusterSelection& selection, DumpVisitor& visitor,
                                            const ClusterProgressCallback& progress = {});
 // The same with a reader of its own (opened and closed here).
 std::optional<cluster::Error> read_cluster(const ClusterReadOptions& options, DumpVisitor& visitor,

@@ -16,6 +16,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -96,7 +97,7 @@ class ClusterReader {
   // A command that writes (introspection's lease and the facts it shares with its
   // fleet, in a database docguard is given for it): sent to the primary with maxTimeMS, its
   // reply returned. A reply with ok: 0 or a write error is an Error with the server's code.
-  Expected<Document> write_command(const std::string& db, const Document& command);
+  Expected<Document> write_on_primary(const std::string& db, std::span<const uint8_t> command);
 
   // Commands sent so far (getMore and killCursors included; the handshake and authentication
   // are not counted).

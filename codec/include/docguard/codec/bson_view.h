@@ -62,6 +62,25 @@ class OwnedBson {
   bson_t* b_;
 };
 
+// Owns a bson_t held in place (BSON_INITIALIZER): a document built here, or the reply a
+// libmongoc call initialises into get() (those calls overwrite the storage they are given, so a
+// heap bson_t from bson_new would leak there). Neither copied nor moved: libbson's inline
+// documents point into themselves.
+class ScopedBson {
+ public:
+  ScopedBson() = default;
+  ScopedBson(const ScopedBson&) = delete;
+  ScopedBson& operator=(const ScopedBson&) = delete;
+  ~ScopedBson() { bson_destroy(&doc_); }
+  bson_t* get() { return &doc_; }
+  const bson_t* get() const { return &doc_; }
+  BsonView view() const { return BsonView{bson_get_data(&doc_), doc_.len}; }
+  Bytes bytes() const { return view().bytes(); }
+
+ private:
+  bson_t doc_ = BSON_INITIALIZER;
+};
+
 // Checks the framing of a BSON document at `data` (length prefix, bounds, trailing NUL) and
 // returns a view of it; throws ProtocolError(ErrorKind::kBadBson) otherwise. Does not walk the
 // elements.
@@ -81,6 +100,13 @@ inline std::string_view utf8_of(const bson_iter_t& iter) {
   return {text, length};
 }
 inline std::string_view utf8_of(const bson_iter_t* iter) { return utf8_of(*iter); }
+
+// Opens the embedded document or array the iterator points at: false for other types.
+inline bool child_of(const bson_iter_t& iter, bson_iter_t* child) {
+  bson_iter_t copy = iter;  // bson_iter_recurse takes a non-const iterator
+  return (BSON_ITER_HOLDS_DOCUMENT(&copy) || BSON_ITER_HOLDS_ARRAY(&copy)) &&
+         bson_iter_recurse(&copy, child);
+}
 
 // A fast non-cryptographic hash of a short key (namespace, label values, _id bytes): eight
 // bytes per multiply, where std::hash (MurmurHash2) costs about three times as many
@@ -120,6 +146,11 @@ void append_document_array(bson_t* parent, const char* key, std::span<const Bson
 
 // String value of `key` in `doc` if present and a UTF-8 string; empty otherwise.
 std::string_view find_string(const BsonView& doc, const char* key);
+
+// A cursor reply's cursor.firstBatch when the cursor is already exhausted (id 0): then the batch
+// is the whole answer (listCollections, listIndexes), and what it leaves out does not exist.
+// False when the cursor stays open or the reply has no batch.
+bool complete_first_batch(const BsonView& reply, BsonView* batch);
 
 // Structural validation on the hot path: every element's type, key and length fit, recursively
 // (at most kMaxBsonDepth levels), strings are NUL-terminated; UTF-8 is not checked (the server

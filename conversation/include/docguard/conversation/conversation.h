@@ -124,7 +124,7 @@ class Conversation {
   std::string peer_;
   std::string app_name_;
   AuthWatcher auth_;
-  rules::ConnectionScope scope_;  // which scoped rules apply, found again when app or user change
+  rules::ConnectionScopeId scope_;  // which scoped rules apply, found again when app or user change
   std::vector<uint8_t> request_scratch_;
   std::vector<uint8_t> reply_plain_;  // the last reply, decompressed
   std::vector<uint8_t> reply_scratch_;

@@ -30,11 +30,14 @@ class IntrospectionLease {
   // `duration`: true when this instance holds it now.
   cluster::Expected<bool> acquire(cluster::ClusterReader& reader,
                                   std::chrono::milliseconds duration);
+  // Whether the facts published come from a pass over every collection (kComplete) or over a
+  // few (kPartial: one collection read again).
+  enum class FactsPass { kPartial, kComplete };
   // The holder stores each collection's facts (replacing what it stored of them before); after
-  // a complete pass (`complete`), the facts of collections no longer there are removed.
+  // a complete pass, the facts of collections no longer there are removed.
   std::optional<cluster::Error> publish(cluster::ClusterReader& reader,
                                         const std::vector<advisor::SharedCollection>& facts,
-                                        bool complete);
+                                        FactsPass pass);
   // What the holder stored.
   cluster::Expected<std::vector<advisor::SharedCollection>> load(cluster::ClusterReader& reader);
 

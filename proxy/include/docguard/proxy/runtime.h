@@ -9,18 +9,18 @@
 #include "docguard/introspection/introspector.h"
 #include "docguard/proxy/config.h"
 #include "docguard/proxy/introspection_metrics.h"
-#include "docguard/proxy/limit_eta_gauge.h"
-#include "docguard/proxy/metrics.h"
 #include "docguard/proxy/router.h"
 #include "docguard/proxy/tls.h"
 #include "docguard/rules/engine.h"
+#include "docguard/telemetry/limit_eta_gauge.h"
+#include "docguard/telemetry/metrics.h"
 
 namespace docguard::proxy {
 
 struct ProxyRuntime {
   explicit ProxyRuntime(ProxyConfig cfg)
       : config(std::move(cfg)),
-        metrics(MetricsSettings{config.max_metric_series}),
+        metrics(telemetry::MetricsSettings{config.max_metric_series}),
         advisor(config.advisor),
         engine(config.rules, &metrics, &advisor),
         introspection_metrics(metrics.registry()),
@@ -49,12 +49,12 @@ struct ProxyRuntime {
   }
 
   const ProxyConfig config;  // settings fixed for the process's life; rules reload in `engine`
-  Metrics metrics;
+  telemetry::Metrics metrics;
   advisor::LiveAdvisor advisor;  // live design advisor: GET /report, docguard_findings
   // Reports what it measures to `metrics` and what the advisor reads to `advisor`.
   rules::Engine engine;
   IntrospectionMetrics introspection_metrics;
-  LimitEtaGauge limit_etas;  // docguard_limit_eta_seconds, refreshed at scrape time
+  telemetry::LimitEtaGauge limit_etas;  // docguard_limit_eta_seconds, refreshed at scrape time
   // docguard's own reads of the cluster (null when introspection.enabled is false); started
   // with the monitor, stopped before it.
   std::unique_ptr<introspection::Introspector> introspector;

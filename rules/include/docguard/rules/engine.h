@@ -62,7 +62,7 @@ struct RequestContext {
   std::string_view peer;
   std::string_view user = {};  // "name@db" once the connection authenticated, else empty
   // The connection's remembered scope; without one (tools, tests) it is found for each command.
-  ConnectionScope* scope = nullptr;
+  ConnectionScopeId* scope = nullptr;
 };
 
 struct Verdict {
@@ -90,7 +90,7 @@ class Engine {
   // Atomic swap; statistics, counters and tracked documents survive, and so do the hit
   // counters of each rule whose id (or key) is unchanged.
   void reload(std::shared_ptr<const RuleSet> rules);
-  std::shared_ptr<const RuleSet> rules() const { return judged_.load()->rules; }
+  std::shared_ptr<const RuleSet> rules() const { return snapshot_.load()->rules; }
 
   // Hot path: one call per client command.
   Verdict inspect(const codec::CommandView& cmd, const RequestContext& ctx);
@@ -146,20 +146,20 @@ class Engine {
   void set_clock_for_testing(std::function<Clock::time_point()> clock);
 
  private:
-  struct Scope;
+  struct CommandPass;  // one pass over a command (engine_internal.h)
   // The rules in force with their hit counters, and the candidate rules with theirs: swapped
   // together by reload(), read once per command.
-  struct Judged {
+  struct RuleSnapshot {
     std::shared_ptr<const RuleSet> rules;
     std::shared_ptr<const RuleHitsTable> hits;
     std::shared_ptr<const RuleSet> candidates;  // null without candidate_rules
     std::shared_ptr<const RuleHitsTable> candidate_hits;
   };
-  static std::shared_ptr<const Judged> judge_with(std::shared_ptr<const RuleSet> rules,
-                                                  const Judged* previous);
+  static std::shared_ptr<const RuleSnapshot> snapshot_with(std::shared_ptr<const RuleSet> rules,
+                                                           const RuleSnapshot* previous);
   // One pass over a command: with the rules in force (the verdict), or with the candidate
   // rules as a dry run (nothing recorded, only the candidate counters move).
-  void judge(const codec::CommandView& cmd, const RequestContext& ctx, const Judged& judged,
+  void judge(const codec::CommandView& cmd, const RequestContext& ctx, const RuleSnapshot& judged,
              bool dry_run, Verdict& verdict);
   CollectionStats* stats_for(std::string_view db, std::string_view coll);
   std::shared_ptr<const NamespaceLimits> limits_for(CollectionStats* stats, std::string_view db,
@@ -178,39 +178,39 @@ class Engine {
   }
   static uint32_t find_scope(const RequestContext& ctx, const RuleSet& rules, bool candidate);
   const std::string& app_label(std::string_view app, uint32_t max_apps);
-  void inspect_insert(Scope& s, const codec::BsonView& doc, int32_t index);
-  void inspect_update(Scope& s, const codec::BsonView& q, const codec::BsonView& u,
+  void inspect_insert(CommandPass& s, const codec::BsonView& doc, int32_t index);
+  void inspect_update(CommandPass& s, const codec::BsonView& q, const codec::BsonView& u,
                       bool u_is_pipeline, int32_t index);
-  void inspect_delete(Scope& s, const codec::BsonView& q);
+  void inspect_delete(CommandPass& s, const codec::BsonView& q);
   // The namespace's $jsonSchema rules on a whole document, or on what an operator update
   // changes (engine_schema.cc).
-  void judge_schemas(Scope& s, const codec::BsonView& doc, int32_t index, const bson_iter_t* id,
-                     bool operator_update);
+  void judge_schemas(CommandPass& s, const codec::BsonView& doc, int32_t index,
+                     const bson_iter_t* id, bool operator_update);
   // A sampled stored document judged by every $jsonSchema rule of its namespace, for the census.
   void census_stored_document(const RuleSet& rules, bool candidates, std::string_view db,
                               std::string_view coll, const codec::BsonView& document);
   void inspect_bulk_write(const codec::CommandView& cmd, const RequestContext& ctx,
-                          const Judged& judged, bool dry_run, Verdict& verdict);
-  void inspect_read(Scope& s, const codec::CommandView& cmd);
+                          const RuleSnapshot& judged, bool dry_run, Verdict& verdict);
+  void inspect_read(CommandPass& s, const codec::CommandView& cmd);
   // The query guardrail (engine_guardrail.cc): whether an index serves the filter of the
   // command (`index` -1) or of one statement.
-  void guard_query(Scope& s, const codec::BsonView& filter, const codec::BsonView& sort,
+  void guard_query(CommandPass& s, const codec::BsonView& filter, const codec::BsonView& sort,
                    int32_t index);
-  void guard_read(Scope& s);
+  void guard_read(CommandPass& s);
   // Sets verdict.max_time_ms when a guardrail rule gives this command a time limit.
-  void limit_time(Scope& s);
+  void limit_time(CommandPass& s);
   void remember_view(const codec::CommandView& cmd, const RuleSet& rules);
-  void report(Scope& s, size_t first_violation);
-  void report_candidates(Scope& s, size_t first_violation);
+  void report(CommandPass& s, size_t first_violation);
+  void report_candidates(CommandPass& s, size_t first_violation);
   Clock::time_point now() const;
   double seconds_now() const;
-  double seconds_of(Scope& s) const;
+  double seconds_of(CommandPass& s) const;
   // The log line for a document whose forecast just fell under the horizon (at most one a
   // second; the ones left out are counted in the next).
-  void log_entered_horizon(const Scope& s, std::string_view field,
+  void log_entered_horizon(const CommandPass& s, std::string_view field,
                            const DocumentTracker::EnteredHorizon& entered, uint32_t length);
 
-  std::atomic<std::shared_ptr<const Judged>> judged_;
+  std::atomic<std::shared_ptr<const RuleSnapshot>> snapshot_;
   std::mutex reload_mutex_;  // one reload at a time: each carries over from the one before
   MeasurementSink* measurements_;
   AdviceSink* advice_;

@@ -174,7 +174,7 @@ class RuleSet {
 
   // Which rules with scope keys apply to a connection, as an id shared by every connection they
   // equally apply to: 0 when none does (always, without scoped rules). An id means the same for
-  // this RuleSet's life. Computed once per connection (ConnectionScope), not per command.
+  // this RuleSet's life. Computed once per connection (ConnectionScopeId), not per command.
   bool has_scoped_rules() const { return !scoped_.empty(); }
   uint32_t scope_of(const ClientIdentity& who) const;
 
@@ -200,9 +200,9 @@ class RuleSet {
 // One connection's scope id, remembered between its commands: found again only when the rule
 // set changes or the connection's identity does (forget()). Used by one thread at a time. The
 // candidate rules have a slot of their own, so judging both sets does not thrash one slot.
-class ConnectionScope {
+class ConnectionScopeId {
  public:
-  explicit ConnectionScope(std::string_view peer) : address_(parse_peer_address(peer)) {}
+  explicit ConnectionScopeId(std::string_view peer) : address_(parse_peer_address(peer)) {}
   // The app name or the user changed.
   void forget() { active_ = candidate_ = Slot{}; }
   uint32_t id(const RuleSet& rules, std::string_view app, std::string_view user,

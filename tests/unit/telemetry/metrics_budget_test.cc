@@ -10,13 +10,13 @@
 #include <sstream>
 #include <string>
 
-#include "docguard/proxy/metrics.h"
+#include "docguard/telemetry/metrics.h"
 #include "docguard/rules/engine.h"
 #include "docguard/rules/rule_set.h"
 #include "docguard/settings/yaml_settings.h"
 #include "test_messages.h"
 
-namespace docguard::proxy {
+namespace docguard::telemetry {
 namespace {
 
 size_t series_lines(const std::string& exposition) {
@@ -113,4 +113,4 @@ TEST(MetricsBudget, PastTheBudgetNewLabelSetsAreCountedUnderOther) {
 }
 
 }  // namespace
-}  // namespace docguard::proxy
+}  // namespace docguard::telemetry

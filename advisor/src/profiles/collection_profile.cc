@@ -1,6 +1,11 @@
 // The hot path of the scan: one bounds-checked pass over each document's bytes, no allocation
 // once a collection's paths are known. Field paths are found by a 64-bit hash chained from the
 // parent's hash, so a path's string is only built the first time it is seen.
+// The walk is its own rather than codec::BsonElements: it hashes each key in the same loop that
+// finds the key's end (BsonElements would take a second pass over every key), and what it
+// refuses as corrupt is what `docguard scan` has always refused (an embedded document must end
+// in its NUL; a boolean byte is not checked), which the element walk of the wire path does not
+// match exactly.
 #include "docguard/advisor/collection_profile.h"
 
 #include <algorithm>

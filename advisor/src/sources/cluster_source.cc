@@ -31,17 +31,18 @@ std::string unknown_line(const char* fact, const Error& error) {
 
 class Reading {
  public:
-  Reading(ClusterReader& reader, const ClusterScope& scope, DumpVisitor& visitor,
+  Reading(ClusterReader& reader, const ClusterSelection& selection, DumpVisitor& visitor,
           const ClusterProgressCallback& progress)
-      : reader_(reader), scope_(scope), visitor_(visitor), progress_(progress) {}
+      : reader_(reader), selection_(selection), visitor_(visitor), progress_(progress) {}
 
   std::optional<Error> run() {
     std::vector<std::string> databases;
-    const std::string db =
-        !scope_.db.empty() || scope_.ignore_uri_database ? scope_.db : reader_.uri_database();
+    const std::string db = !selection_.db.empty() || selection_.ignore_uri_database
+                               ? selection_.db
+                               : reader_.uri_database();
     if (!db.empty()) {
       databases.push_back(db);
-    } else if (!scope_.collection.empty()) {
+    } else if (!selection_.collection.empty()) {
       return Error{"", "a collection needs its database (--db, or the URI's /database)"};
     } else {
       auto listed = reader_.list_databases();
@@ -55,8 +56,8 @@ class Reading {
         note(name, "", "skipped: a system database");
         continue;
       }
-      if (std::find(scope_.skip_databases.begin(), scope_.skip_databases.end(), name) !=
-          scope_.skip_databases.end()) {
+      if (std::find(selection_.skip_databases.begin(), selection_.skip_databases.end(), name) !=
+          selection_.skip_databases.end()) {
         note(name, "", "skipped: docguard's own database");
         continue;
       }
@@ -86,16 +87,16 @@ class Reading {
         continue;
       }
       if (is_system_collection(metadata.collection)) continue;
-      if (!scope_.collection.empty() && metadata.collection != scope_.collection) continue;
+      if (!selection_.collection.empty() && metadata.collection != selection_.collection) continue;
       collections.push_back(std::move(metadata));
     }
-    if (!scope_.collection.empty() && collections.empty()) {
-      return Error{"", "no collection " + db + "." + scope_.collection};
+    if (!selection_.collection.empty() && collections.empty()) {
+      return Error{"", "no collection " + db + "." + selection_.collection};
     }
     std::sort(collections.begin(), collections.end(),
               [](const auto& a, const auto& b) { return a.collection < b.collection; });
     for (CollectionMetadata& metadata : collections) {
-      if (namespaces_ == scope_.max_namespaces) {
+      if (namespaces_ == selection_.max_namespaces) {
         note(db, "",
              "stopped after " + std::to_string(namespaces_) +
                  " collections (the most one read takes)");
@@ -114,7 +115,7 @@ class Reading {
       return std::nullopt;
     }
     if (auto error = read_facts(m)) return error;
-    m.sample_method = scope_.sample_size == 0 ? "all" : m.is_timeseries() ? "find" : "$sample";
+    m.sample_method = selection_.sample_size == 0 ? "all" : m.is_timeseries() ? "find" : "$sample";
     visitor_.on_collection(m);
 
     ClusterProgress p = event(ClusterProgress::Event::kCollectionStarted, m);
@@ -122,7 +123,7 @@ class Reading {
     report(p);
     std::string refused;
     auto method = reader_.read_documents(
-        m.db, m.collection, scope_.sample_size,
+        m.db, m.collection, selection_.sample_size,
         [&](const uint8_t* data, uint32_t size) {
           ++p.documents;
           p.bytes += size;
@@ -164,7 +165,7 @@ class Reading {
       m.indexes_known = false;
       m.unknown.push_back("indexes: " + why);
     }
-    if (scope_.read_statistics) {
+    if (selection_.read_statistics) {
       auto stats = reader_.collection_stats(m.db, m.collection);
       if (!stats && is_fatal(stats.error())) return stats.error();
       if (!stats) {
@@ -173,7 +174,7 @@ class Reading {
         m.unknown.push_back("statistics: " + why);
       }
     }
-    if (scope_.read_index_usage && m.indexes_known) {
+    if (selection_.read_index_usage && m.indexes_known) {
       auto usage = reader_.index_stats(m.db, m.collection);
       if (!usage && is_fatal(usage.error())) return usage.error();
       if (!usage) {
@@ -210,7 +211,7 @@ class Reading {
   }
 
   ClusterReader& reader_;
-  const ClusterScope& scope_;
+  const ClusterSelection& selection_;
   DumpVisitor& visitor_;
   const ClusterProgressCallback& progress_;
   size_t namespaces_ = 0;
@@ -219,16 +220,16 @@ class Reading {
 
 }  // namespace
 
-std::optional<Error> read_cluster(ClusterReader& reader, const ClusterScope& scope,
+std::optional<Error> read_cluster(ClusterReader& reader, const ClusterSelection& selection,
                                   DumpVisitor& visitor, const ClusterProgressCallback& progress) {
-  return Reading(reader, scope, visitor, progress).run();
+  return Reading(reader, selection, visitor, progress).run();
 }
 
 std::optional<Error> read_cluster(const ClusterReadOptions& options, DumpVisitor& visitor,
                                   const ClusterProgressCallback& progress) {
   auto reader = ClusterReader::open(options.reader);
   if (!reader) return reader.error();
-  return read_cluster(*reader.value(), options.scope, visitor, progress);
+  return read_cluster(*reader.value(), options.selection, visitor, progress);
 }
 
 }  // namespace docguard::advisor

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "docguard/advisor/byte_stream.h"
+#include "docguard/codec/bson_view.h"
 
 namespace docguard::advisor {
 namespace {
@@ -54,9 +55,7 @@ bool read_header(const uint8_t* data, uint32_t size, HeaderFields* out) {
   while (bson_iter_next(&it)) {
     const std::string_view key = bson_iter_key(&it);
     if (BSON_ITER_HOLDS_UTF8(&it)) {
-      uint32_t length = 0;
-      const char* text = bson_iter_utf8(&it, &length);
-      std::string value(text, length);
+      std::string value(codec::utf8_of(it));
       if (key == "db")
         out->db = std::move(value);
       else if (key == "collection")

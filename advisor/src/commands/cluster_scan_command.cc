@@ -90,7 +90,7 @@ bool scan_cluster(const ScanArguments& args, const char* command, DumpVisitor& v
   }
   // libmongoc's own warnings, on stderr like ours; its debug lines (failed heartbeats) only
   // repeat the error reported below. A password, in a URI the message quotes or from the
-  // credentials file, is masked. The handler refers to `err`, so it goes with this scope.
+  // credentials file, is masked. The handler refers to `err`, so it goes with this selection.
   cluster::set_mongoc_log_handler(
       [&err, command, secret = options.password.value_or("")](
           cluster::MongocLogLevel level, std::string_view domain, std::string_view message) {
@@ -110,12 +110,12 @@ bool scan_cluster(const ScanArguments& args, const char* command, DumpVisitor& v
     err << command << ": " << reader.error().message << "\n";
     return false;
   }
-  ClusterScope scope;
-  scope.db = args.db;
-  scope.collection = args.collection;
-  scope.sample_size = args.sample;
+  ClusterSelection selection;
+  selection.db = args.db;
+  selection.collection = args.collection;
+  selection.sample_size = args.sample;
   ProgressPrinter printer(command, err, args.quiet);
-  auto error = read_cluster(*reader.value(), scope, visitor,
+  auto error = read_cluster(*reader.value(), selection, visitor,
                             [&printer](const ClusterProgress& p) { printer(p); });
   if (error) {
     err << command << ": " << reader.value()->redacted_uri() << ": " << error->message << "\n";

@@ -20,11 +20,12 @@
 
 #include "docguard/advisor/finding.h"
 #include "docguard/cluster/topology.h"
-#include "docguard/proxy/series_budget.h"
-#include "docguard/proxy/thread_cells.h"
 #include "docguard/rules/engine.h"
+#include "docguard/telemetry/metric_families.h"
+#include "docguard/telemetry/series_budget.h"
+#include "docguard/telemetry/thread_cells.h"
 
-namespace docguard::proxy {
+namespace docguard::telemetry {
 
 // Counters keyed by a small, fixed vocabulary (error kinds, compressors). Unknown keys past
 // the cap collapse into "_other" so a hostile client cannot grow the label set.
@@ -151,16 +152,25 @@ class Metrics final : public rules::MeasurementSink {
   void on_guardrail_unknown(const rules::NamespaceLabels& ns) override;
 
  private:
-  // The cells of a labeled series (the namespace's labels, then `values`), found in this
-  // thread's index (no lock); the shared index resolves the series on this thread's first use of
-  // the label set. `bounds`: a histogram's.
-  // `ns` null: a family without the namespace's labels. `names`: the other labels' names, in the
-  // order of `values`. Label sets past the series budget go to the family's overflow series.
-  using LabelNames = std::initializer_list<const char*>;
+  // The families this registers, from the one table (metric_families.h).
+  prometheus::Family<prometheus::Counter>& counters(const MetricFamily& f) {
+    return register_family<prometheus::Counter>(*registry_, f);
+  }
+  prometheus::Family<prometheus::Gauge>& gauges(const MetricFamily& f) {
+    return register_family<prometheus::Gauge>(*registry_, f);
+  }
+  prometheus::Family<prometheus::Histogram>& histograms(const MetricFamily& f) {
+    return register_family<prometheus::Histogram>(*registry_, f);
+  }
+
+  // The cells of a labeled series (the namespace's labels when the family has them, then
+  // `values` in the order of the table's labels), found in this thread's index (no lock); the
+  // shared index resolves the series on this thread's first use of the label set. `bounds`: a
+  // histogram's. Label sets past the series budget go to the family's overflow series.
   template <typename Metric>
   ThreadCells::Handle cells_for(MetricIndex<Metric>& index, prometheus::Family<Metric>& family,
-                                uint8_t family_id, const rules::NamespaceLabels* ns,
-                                LabelNames names, ThreadCells::LabelValues values,
+                                const MetricFamily& table_entry, uint8_t family_id,
+                                const rules::NamespaceLabels* ns, ThreadCells::LabelValues values,
                                 const ThreadCells::Bounds* bounds = nullptr);
 
   // Declared before every handle into it.
@@ -201,4 +211,4 @@ class Metrics final : public rules::MeasurementSink {
   MetricIndex<prometheus::Histogram> document_size_index_, array_length_index_;
 };
 
-}  // namespace docguard::proxy
+}  // namespace docguard::telemetry

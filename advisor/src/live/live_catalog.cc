@@ -47,28 +47,6 @@ void for_each_document(const codec::BsonView& doc, const char* key, const Each& 
   for_each_in(codec::BsonView{data, length}, each);
 }
 
-// The reply's cursor.firstBatch when the cursor is already exhausted (id 0): then the batch is
-// the whole answer, and what it leaves out does not exist.
-bool complete_first_batch(const codec::BsonView& reply, codec::BsonView* batch) {
-  bson_iter_t it, cursor;
-  if (!bson_iter_init_from_data(&it, reply.data, reply.size) || !bson_iter_find(&it, "cursor") ||
-      !BSON_ITER_HOLDS_DOCUMENT(&it) || !bson_iter_recurse(&it, &cursor)) {
-    return false;
-  }
-  bool exhausted = false;
-  while (bson_iter_next(&cursor)) {
-    const std::string_view key = bson_iter_key(&cursor);
-    if (key == "id") exhausted = bson_iter_as_int64(&cursor) == 0;
-    if (key == "firstBatch" && BSON_ITER_HOLDS_ARRAY(&cursor)) {
-      uint32_t length = 0;
-      const uint8_t* data = nullptr;
-      bson_iter_array(&cursor, &length, &data);
-      *batch = codec::BsonView{data, length};
-    }
-  }
-  return exhausted && !batch->empty();
-}
-
 void drop_indexes(const codec::BsonView& body, CollectionMetadata& m) {
   bson_iter_t it;
   if (!bson_iter_init_from_data(&it, body.data, body.size) || !bson_iter_find(&it, "index")) return;
@@ -157,7 +135,7 @@ void LiveAdvisor::on_catalog_reply(const codec::CommandView& request,
   }
   if (name == "listCollections") {
     codec::BsonView batch;
-    if (!complete_first_batch(reply, &batch)) return;
+    if (!codec::complete_first_batch(reply, &batch)) return;
     for_each_in(batch, [&](const codec::BsonView& entry) {
       CollectionMetadata listed;
       std::string why;
@@ -187,7 +165,7 @@ void LiveAdvisor::on_catalog_reply(const codec::CommandView& request,
     drop_indexes(request.body, m);
   } else if (name == "listIndexes") {
     codec::BsonView batch;
-    if (!complete_first_batch(reply, &batch)) return;
+    if (!codec::complete_first_batch(reply, &batch)) return;
     std::vector<IndexSpec> listed;
     for_each_in(batch, [&](const codec::BsonView& index) {
       IndexSpec spec;

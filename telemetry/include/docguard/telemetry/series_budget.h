@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace docguard::proxy {
+namespace docguard::telemetry {
 
 // The whole exposition's budget of series, counted as /metrics lines (a counter or gauge is one,
 // a histogram its buckets + 3). The rules engine bounds each label dimension, but their product
@@ -34,4 +34,4 @@ class SeriesBudget {
 // /metrics lines of collected families: one per counter or gauge, buckets + 3 per histogram.
 size_t exposition_lines(const std::vector<prometheus::MetricFamily>& families);
 
-}  // namespace docguard::proxy
+}  // namespace docguard::telemetry

@@ -3,6 +3,7 @@
 #include <bson/bson.h>
 
 #include "docguard/advisor/bson_types.h"
+#include "docguard/codec/bson_view.h"
 
 namespace docguard::advisor {
 
@@ -19,9 +20,7 @@ std::string document_id_text(const uint8_t* data, uint32_t size) {
     case BSON_TYPE_DOUBLE:
       return std::to_string(bson_iter_double(&it));
     case BSON_TYPE_UTF8: {
-      uint32_t length = 0;
-      const char* text = bson_iter_utf8(&it, &length);
-      return "\"" + std::string(text, std::min<uint32_t>(length, 64)) + "\"";
+      return "\"" + std::string(codec::utf8_of(it).substr(0, 64)) + "\"";
     }
     case BSON_TYPE_OID: {
       char hex[25];

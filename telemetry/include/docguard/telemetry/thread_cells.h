@@ -24,7 +24,7 @@
 
 #include "docguard/codec/bson_view.h"
 
-namespace docguard::proxy {
+namespace docguard::telemetry {
 
 class ThreadCells {
  public:
@@ -208,4 +208,4 @@ class ThreadCells {
   uint32_t next_slot_ = 0;
 };
 
-}  // namespace docguard::proxy
+}  // namespace docguard::telemetry

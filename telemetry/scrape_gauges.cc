@@ -2,9 +2,9 @@
 // their new label sets take lines from the series budget like every other series.
 #include <map>
 
-#include "docguard/proxy/metrics.h"
+#include "docguard/telemetry/metrics.h"
 
-namespace docguard::proxy {
+namespace docguard::telemetry {
 
 void Metrics::update_findings(const std::vector<advisor::Finding>& findings) {
   // Label sets are bounded by the advisor (namespaces x kinds x severities); past kMaxFindingSeries
@@ -49,4 +49,4 @@ void Metrics::update_array_gauges(const rules::Engine& engine) {
   }
 }
 
-}  // namespace docguard::proxy
+}  // namespace docguard::telemetry

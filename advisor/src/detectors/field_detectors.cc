@@ -193,37 +193,37 @@ void detect_too_many_collections(const std::vector<const CollectionProfile*>& pr
     ++per_db[p->db()];
     source_of_db.emplace(p->db(), metadata_finding_source(p->metadata()));
   }
-  if (profiles.size() > s.collections_cluster_warn) {
+  // One finding for the deployment, one per crowded database: the same pattern, other reasons.
+  auto add = [&out](std::string db, const char* source, std::string evidence,
+                    const char* suggestion) {
     Finding f;
+    f.db = std::move(db);
     f.kind = Finding::Kind::kTooManyCollections;
     f.severity = Severity::kWarn;
-    f.source = metadata_finding_source(profiles.front()->metadata());
-    f.evidence = with_commas(profiles.size()) + " collections in " + with_commas(per_db.size()) +
-                 (per_db.size() == 1 ? " database" : " databases") + " (MongoDB flags > " +
-                 with_commas(s.collections_cluster_warn) + " in one deployment)";
+    f.source = source;
+    f.evidence = std::move(evidence);
     f.pattern = "bucket / attribute (fewer, wider collections)";
-    f.suggestion =
+    f.suggestion = suggestion;
+    out.push_back(std::move(f));
+  };
+  if (profiles.size() > s.collections_cluster_warn) {
+    add("", metadata_finding_source(profiles.front()->metadata()),
+        with_commas(profiles.size()) + " collections in " + with_commas(per_db.size()) +
+            (per_db.size() == 1 ? " database" : " databases") + " (MongoDB flags > " +
+            with_commas(s.collections_cluster_warn) + " in one deployment)",
         "Each collection has at least two files (data and the _id index) and its own cache "
         "and catalog entries: startup, failover and backups slow down with their number. Merge "
         "collections of one shape into one with the distinguishing value as an indexed field, "
-        "and drop the ones nothing reads.";
-    out.push_back(std::move(f));
+        "and drop the ones nothing reads.");
   }
   for (const auto& [db, count] : per_db) {
     if (count <= s.collections_warn) continue;
-    Finding f;
-    f.db = db;
-    f.kind = Finding::Kind::kTooManyCollections;
-    f.severity = Severity::kWarn;
-    f.source = source_of_db[db];
-    f.evidence = std::to_string(count) + " collections in `" + db + "` (Atlas flags > " +
-                 std::to_string(s.collections_warn) + ")";
-    f.pattern = "bucket / attribute (fewer, wider collections)";
-    f.suggestion =
+    add(db, source_of_db[db],
+        std::to_string(count) + " collections in `" + db + "` (Atlas flags > " +
+            std::to_string(s.collections_warn) + ")",
         "Many collections of one shape (one per customer, per day, per sensor) cost "
         "files, indexes and cache each. Merge them into one collection with the "
-        "distinguishing value as an indexed field.";
-    out.push_back(std::move(f));
+        "distinguishing value as an indexed field.");
   }
 }
 

@@ -35,15 +35,8 @@ typename Map::mapped_type* bounded(Map& map, std::string_view key) {
   return &map.emplace(std::string(key), typename Map::mapped_type{}).first->second;
 }
 
-std::string_view key_of(const bson_iter_t& it) {
-  return {bson_iter_key(&it), bson_iter_key_len(&it)};
-}
-
-bool iter_child(const bson_iter_t& it, bson_iter_t* child) {
-  bson_iter_t copy = it;
-  return (BSON_ITER_HOLDS_DOCUMENT(&copy) || BSON_ITER_HOLDS_ARRAY(&copy)) &&
-         bson_iter_recurse(&copy, child);
-}
+using codec::child_of;
+using codec::key_of;
 
 }  // namespace
 
@@ -116,9 +109,9 @@ void walk_filter(const bson_iter_t& start, std::vector<std::string>& equalities,
     const std::string_view key = key_of(it);
     if (key == "$and" || key == "$or" || key == "$nor") {
       bson_iter_t arr, clause;
-      if (!iter_child(it, &arr)) continue;
+      if (!child_of(it, &arr)) continue;
       while (bson_iter_next(&arr)) {
-        if (iter_child(arr, &clause)) walk_filter(clause, equalities, regex_field, depth + 1);
+        if (child_of(arr, &clause)) walk_filter(clause, equalities, regex_field, depth + 1);
       }
       continue;
     }
@@ -132,7 +125,7 @@ void walk_filter(const bson_iter_t& start, std::vector<std::string>& equalities,
     if (BSON_ITER_HOLDS_DOCUMENT(&it)) {
       bson_iter_t op;
       bool has_operator = false;
-      if (!iter_child(it, &op)) continue;
+      if (!child_of(it, &op)) continue;
       while (bson_iter_next(&op)) {
         const std::string_view name = key_of(op);
         if (!name.empty() && name[0] == '$') has_operator = true;
@@ -179,7 +172,7 @@ void collect_used_fields(const bson_iter_t& start, std::set<std::string>& out, i
     const std::string_view s = codec::utf8_of(it);
     if (s.size() > 1 && s[0] == '$' && s[1] != '$') out.emplace(s.substr(1, s.find('.') - 1));
     bson_iter_t child;
-    if (iter_child(it, &child)) collect_used_fields(child, out, depth + 1);
+    if (child_of(it, &child)) collect_used_fields(child, out, depth + 1);
   }
 }
 
@@ -210,11 +203,11 @@ void LiveAdvisor::observe_locked(Namespace& ns, const codec::CommandView& cmd) {
   if (cmd.kind == codec::CommandKind::kFind) {
     if (bson_iter_init_find(&it, &body, "filter") && BSON_ITER_HOLDS_DOCUMENT(&it)) {
       bson_iter_t filter;
-      if (iter_child(it, &filter)) walk_filter(filter, equalities, &regex_field, 0);
+      if (child_of(it, &filter)) walk_filter(filter, equalities, &regex_field, 0);
     }
     if (bson_iter_init_find(&it, &body, "projection") && BSON_ITER_HOLDS_DOCUMENT(&it)) {
       bson_iter_t projection;
-      if (iter_child(it, &projection)) {
+      if (child_of(it, &projection)) {
         const auto fields = inclusion_fields(projection);
         if (!fields.empty()) {
           ++ns.projected_reads;
@@ -229,9 +222,9 @@ void LiveAdvisor::observe_locked(Namespace& ns, const codec::CommandView& cmd) {
     bson_iter_t stages, stage, op;
     if (bson_iter_init(&stages, &pipeline)) {
       while (bson_iter_next(&stages)) {
-        if (!iter_child(stages, &stage) || !bson_iter_next(&stage)) continue;
+        if (!child_of(stages, &stage) || !bson_iter_next(&stage)) continue;
         const std::string_view name = key_of(stage);
-        if (name == "$match" && iter_child(stage, &op)) {
+        if (name == "$match" && child_of(stage, &op)) {
           walk_filter(op, equalities, &regex_field, 0);
         } else if (name == "$group") {
           const uint64_t hash = codec::hash_bytes(std::string_view(
@@ -240,7 +233,7 @@ void LiveAdvisor::observe_locked(Namespace& ns, const codec::CommandView& cmd) {
           if (found == ns.groups.end() && ns.groups.size() < kMaxKeys) {
             std::string keys;
             bson_iter_t group;
-            if (iter_child(stage, &group)) {
+            if (child_of(stage, &group)) {
               while (bson_iter_next(&group)) {
                 keys += (keys.empty() ? "" : ", ") + std::string(key_of(group));
               }
@@ -248,7 +241,7 @@ void LiveAdvisor::observe_locked(Namespace& ns, const codec::CommandView& cmd) {
             found = ns.groups.emplace(hash, std::make_pair(uint64_t{0}, keys)).first;
           }
           if (found != ns.groups.end()) ++found->second.first;
-        } else if (name == "$lookup" && iter_child(stage, &op)) {
+        } else if (name == "$lookup" && child_of(stage, &op)) {
           std::string from, local, foreign, as;
           std::set<std::string> used;
           while (bson_iter_next(&op)) {
@@ -258,7 +251,7 @@ void LiveAdvisor::observe_locked(Namespace& ns, const codec::CommandView& cmd) {
             if (k == "foreignField") foreign = codec::utf8_of(op);
             if (k == "as") as = codec::utf8_of(op);
             bson_iter_t sub;
-            if ((k == "pipeline" || k == "let") && iter_child(op, &sub)) {
+            if ((k == "pipeline" || k == "let") && child_of(op, &sub)) {
               collect_used_fields(sub, used, 0);
             }
           }
@@ -272,7 +265,7 @@ void LiveAdvisor::observe_locked(Namespace& ns, const codec::CommandView& cmd) {
               if (info->used_fields.size() < kMaxKeys) info->used_fields.insert(f);
             }
           }
-        } else if (name == "$project" && iter_child(stage, &op)) {
+        } else if (name == "$project" && child_of(stage, &op)) {
           // A projection after a $lookup names the joined fields the reads use: `<as>.<field>`.
           while (bson_iter_next(&op)) {
             const std::string_view k = key_of(op);

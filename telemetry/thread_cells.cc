@@ -1,6 +1,6 @@
-#include "docguard/proxy/thread_cells.h"
+#include "docguard/telemetry/thread_cells.h"
 
-namespace docguard::proxy {
+namespace docguard::telemetry {
 
 namespace {
 std::atomic<uint64_t> g_next_id{1};
@@ -98,4 +98,4 @@ void ThreadCells::fold() {
   }
 }
 
-}  // namespace docguard::proxy
+}  // namespace docguard::telemetry

@@ -60,21 +60,25 @@ std::vector<ApproachingLimit> approaching_limits(const std::vector<rules::PathFo
   std::vector<ApproachingLimit> rows;
   for (const rules::PathForecast& f : forecasts) {
     if (rows.size() >= max) break;
-    ApproachingLimit& row = rows.emplace_back();
-    row.db = f.db;
-    row.collection = f.coll;
-    row.field = f.field;
-    row.limit = rules::limit_name(f.limit);
-    row.bound = f.bound;
-    row.eta_seconds = f.eta_seconds;
-    row.rate = f.rate;
-    row.bytes_per_second = f.bytes_per_second;
-    row.length = f.length;
-    row.namespace_rate = f.namespace_rate;
-    row.growing_documents = f.growing_documents;
-    row.id = f.id.empty() ? "(unknown)"
-                          : document_id_text(f.id.data(), static_cast<uint32_t>(f.id.size()));
-    row.within_horizon = f.eta_seconds < settings.forecast_horizon;
+    ApproachingLimit& row = rows.emplace_back(ApproachingLimit{
+        .db = f.db,
+        .collection = f.coll,
+        .field = f.field,
+        .limit = rules::limit_name(f.limit),
+        .bound = f.bound,
+        .eta_seconds = f.eta_seconds,
+        .rate = f.rate,
+        .bytes_per_second = f.bytes_per_second,
+        .length = f.length,
+        .namespace_rate = f.namespace_rate,
+        .growing_documents = f.growing_documents,
+        .id = f.id.empty() ? "(unknown)"
+                           : document_id_text(f.id.data(), static_cast<uint32_t>(f.id.size())),
+        .apps = {},  // the live advisor adds the apps that grow the field
+        .within_horizon = f.eta_seconds < settings.forecast_horizon,
+        .pattern = {},  // pattern and suggestion: choose_pattern() below
+        .suggestion = {},
+    });
     choose_pattern(row);
   }
   return rows;

@@ -1,6 +1,6 @@
 // docguard_limit_eta_seconds is bounded like every labelled family: the nearest few series per
 // namespace, a cap in all, and series whose forecast went away are removed.
-#include "docguard/proxy/limit_eta_gauge.h"
+#include "docguard/telemetry/limit_eta_gauge.h"
 
 #include <gtest/gtest.h>
 #include <prometheus/registry.h>
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-namespace docguard::proxy {
+namespace docguard::telemetry {
 namespace {
 
 rules::PathForecast forecast(const std::string& coll, const std::string& field, double eta,
@@ -68,4 +68,4 @@ TEST(LimitEtaGaugeTest, AtMostMaxSeriesInAll) {
 }
 
 }  // namespace
-}  // namespace docguard::proxy
+}  // namespace docguard::telemetry

@@ -1,16 +1,13 @@
-#include "docguard/proxy/limit_eta_gauge.h"
+#include "docguard/telemetry/limit_eta_gauge.h"
 
 #include <set>
 
-namespace docguard::proxy {
+#include "docguard/telemetry/metric_families.h"
+
+namespace docguard::telemetry {
 
 LimitEtaGauge::LimitEtaGauge(prometheus::Registry& registry)
-    : family_(prometheus::BuildGauge()
-                  .Name("docguard_limit_eta_seconds")
-                  .Help("Seconds until the soonest tracked document's growing array reaches a "
-                        "limit (array_length, document_bytes: the rule's bounds; 16MB), at its "
-                        "recent growth rate; the nearest few per namespace")
-                  .Register(registry)) {}
+    : family_(register_family<prometheus::Gauge>(registry, family::kLimitEta)) {}
 
 void LimitEtaGauge::update(const std::vector<rules::PathForecast>& forecasts,
                            size_t per_namespace) {
@@ -47,4 +44,4 @@ size_t LimitEtaGauge::series() const {
   return series_.size();
 }
 
-}  // namespace docguard::proxy
+}  // namespace docguard::telemetry

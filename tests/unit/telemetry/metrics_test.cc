@@ -1,6 +1,6 @@
 // The per-message metrics are counted in per-thread cells and folded into the exported series at
 // scrape time: /metrics must show what direct updates of the series would have shown.
-#include "docguard/proxy/metrics.h"
+#include "docguard/telemetry/metrics.h"
 
 #include <gtest/gtest.h>
 #include <prometheus/registry.h>
@@ -10,9 +10,9 @@
 #include <thread>
 #include <vector>
 
-#include "docguard/proxy/thread_cells.h"
+#include "docguard/telemetry/thread_cells.h"
 
-namespace docguard::proxy {
+namespace docguard::telemetry {
 namespace {
 
 bool has_line(const std::string& text, const std::string& line) {
@@ -188,4 +188,4 @@ TEST(MetricsTest, ScrapeShowsThePerMessageMetrics) {
 }
 
 }  // namespace
-}  // namespace docguard::proxy
+}  // namespace docguard::telemetry

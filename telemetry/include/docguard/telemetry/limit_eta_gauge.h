@@ -17,7 +17,7 @@
 
 #include "docguard/rules/growth_forecast.h"
 
-namespace docguard::proxy {
+namespace docguard::telemetry {
 
 class LimitEtaGauge {
  public:
@@ -34,4 +34,4 @@ class LimitEtaGauge {
   std::map<prometheus::Labels, prometheus::Gauge*> series_;
 };
 
-}  // namespace docguard::proxy
+}  // namespace docguard::telemetry

@@ -1,8 +1,8 @@
-#include "docguard/proxy/series_budget.h"
+#include "docguard/telemetry/series_budget.h"
 
 #include <spdlog/spdlog.h>
 
-namespace docguard::proxy {
+namespace docguard::telemetry {
 
 bool SeriesBudget::take(size_t lines) {
   size_t used = used_.load(std::memory_order_relaxed);
@@ -32,4 +32,4 @@ size_t exposition_lines(const std::vector<prometheus::MetricFamily>& families) {
   return lines;
 }
 
-}  // namespace docguard::proxy
+}  // namespace docguard::telemetry

@@ -1,0 +1,164 @@
+// The reads of ClusterReader: databases, collections, indexes and their usage, storage
+// statistics (summed over shards), and documents ($sample, or find).
+#include <optional>
+#include <string_view>
+
+#include "docguard/cluster/cluster_reader.h"
+#include "reader_impl.h"
+
+namespace docguard::cluster {
+
+Expected<std::vector<std::string>> ClusterReader::list_databases() {
+  codec::ScopedBson cmd;
+  BSON_APPEND_INT32(cmd.get(), "listDatabases", 1);
+  BSON_APPEND_BOOL(cmd.get(), "nameOnly", true);
+  impl_->append_max_time(cmd.get());
+  auto reply = impl_->command("admin", cmd.get(), "listDatabases");
+  if (!reply) return reply.error();
+  bson_t doc;
+  bson_init_static(&doc, reply->data(), reply->size());
+  std::vector<std::string> names;
+  bson_iter_t it, databases;
+  if (!bson_iter_init_find(&it, &doc, "databases") || !BSON_ITER_HOLDS_ARRAY(&it) ||
+      !bson_iter_recurse(&it, &databases)) {
+    return Error{"", "listDatabases: the reply has no databases array", kBadReply};
+  }
+  while (bson_iter_next(&databases)) {
+    bson_iter_t entry;
+    if (!BSON_ITER_HOLDS_DOCUMENT(&databases) || !bson_iter_recurse(&databases, &entry) ||
+        !bson_iter_find(&entry, "name") || !BSON_ITER_HOLDS_UTF8(&entry)) {
+      continue;
+    }
+    const std::string name = bson_iter_utf8(&entry, nullptr);
+    if (name == "admin" || name == "local" || name == "config") continue;
+    names.push_back(name);
+  }
+  return names;
+}
+
+Expected<std::vector<ClusterReader::Document>> ClusterReader::list_collections(
+    const std::string& db) {
+  codec::ScopedBson cmd;
+  BSON_APPEND_INT32(cmd.get(), "listCollections", 1);
+  bson_t cursor;
+  BSON_APPEND_DOCUMENT_BEGIN(cmd.get(), "cursor", &cursor);
+  bson_append_document_end(cmd.get(), &cursor);
+  impl_->append_max_time(cmd.get());
+  return impl_->cursor_command(db, cmd.get(), "listCollections on " + db);
+}
+
+Expected<std::vector<ClusterReader::Document>> ClusterReader::list_indexes(
+    const std::string& db, const std::string& coll) {
+  codec::ScopedBson cmd;
+  BSON_APPEND_UTF8(cmd.get(), "listIndexes", coll.c_str());
+  bson_t cursor;
+  BSON_APPEND_DOCUMENT_BEGIN(cmd.get(), "cursor", &cursor);
+  bson_append_document_end(cmd.get(), &cursor);
+  impl_->append_max_time(cmd.get());
+  return impl_->cursor_command(db, cmd.get(), "listIndexes on " + db + "." + coll);
+}
+
+Expected<std::vector<ClusterReader::Document>> ClusterReader::index_stats(const std::string& db,
+                                                                          const std::string& coll) {
+  bson_t* pipeline = BCON_NEW("pipeline", "[", "{", "$indexStats", "{", "}", "}", "]");
+  std::vector<Document> out;
+  auto read = impl_->aggregate(
+      db, coll, pipeline,
+      [&out](const uint8_t* data, uint32_t size) {
+        out.emplace_back(data, data + size);
+        return true;
+      },
+      "$indexStats on " + db + "." + coll);
+  bson_destroy(pipeline);
+  if (!read) return read.error();
+  return out;
+}
+
+Expected<ClusterReader::Document> ClusterReader::collection_stats(const std::string& db,
+                                                                  const std::string& coll) {
+  const std::string what = "$collStats on " + db + "." + coll;
+  bson_t* pipeline =
+      BCON_NEW("pipeline", "[", "{", "$collStats", "{", "storageStats", "{", "}", "}", "}", "]");
+  // A sharded collection gives one document per shard: their storageStats are summed.
+  int64_t count = 0, size = 0, storage_size = 0;
+  uint64_t documents = 0;
+  std::optional<Document> only;
+  auto read = impl_->aggregate(
+      db, coll, pipeline,
+      [&](const uint8_t* data, uint32_t length) {
+        bson_t doc;
+        bson_iter_t stats;
+        if (!bson_init_static(&doc, data, length) ||
+            !bson_iter_init_find(&stats, &doc, "storageStats") ||
+            !BSON_ITER_HOLDS_DOCUMENT(&stats)) {
+          return true;
+        }
+        uint32_t stats_length = 0;
+        const uint8_t* stats_data = nullptr;
+        bson_iter_document(&stats, &stats_length, &stats_data);
+        only = Document(stats_data, stats_data + stats_length);
+        ++documents;
+        bson_iter_t field;
+        if (bson_iter_recurse(&stats, &field)) {
+          while (bson_iter_next(&field)) {
+            const std::string_view key = bson_iter_key(&field);
+            if (!BSON_ITER_HOLDS_NUMBER(&field)) continue;
+            if (key == "count") count += bson_iter_as_int64(&field);
+            if (key == "size") size += bson_iter_as_int64(&field);
+            if (key == "storageSize") storage_size += bson_iter_as_int64(&field);
+          }
+        }
+        return true;
+      },
+      what);
+  bson_destroy(pipeline);
+  if (read && documents == 1) return std::move(*only);
+  if (read && documents > 1) {
+    codec::ScopedBson merged;
+    BSON_APPEND_INT64(merged.get(), "count", count);
+    BSON_APPEND_INT64(merged.get(), "size", size);
+    BSON_APPEND_INT64(merged.get(), "avgObjSize", count > 0 ? size / count : 0);
+    BSON_APPEND_INT64(merged.get(), "storageSize", storage_size);
+    BSON_APPEND_INT64(merged.get(), "shards", static_cast<int64_t>(documents));
+    return copy_of(merged.get());
+  }
+  if (read) return Error{"", what + ": the reply has no storageStats", kBadReply};
+  if (!is_not_supported(read.error())) return read.error();
+  // Servers without the stage still have the command, with the same field names.
+  codec::ScopedBson cmd;
+  BSON_APPEND_UTF8(cmd.get(), "collStats", coll.c_str());
+  impl_->append_max_time(cmd.get());
+  return impl_->command(db, cmd.get(), "collStats on " + db + "." + coll);
+}
+
+Expected<ReadMethod> ClusterReader::read_documents(const std::string& db, const std::string& coll,
+                                                   uint64_t n, const DocumentCallback& callback,
+                                                   bool timeseries) {
+  const std::string ns = db + "." + coll;
+  if (n == 0) {
+    auto all = impl_->find(db, coll, 0, callback, "find on " + ns);
+    if (!all) return all.error();
+    return ReadMethod::kAll;
+  }
+  if (!timeseries) {
+    bson_t* pipeline = BCON_NEW("pipeline", "[", "{", "$sample", "{", "size",
+                                BCON_INT64(static_cast<int64_t>(n)), "}", "}", "]");
+    uint64_t delivered = 0;
+    auto sampled = impl_->aggregate(
+        db, coll, pipeline,
+        [&](const uint8_t* data, uint32_t size) {
+          ++delivered;
+          return callback(data, size);
+        },
+        "$sample on " + ns);
+    bson_destroy(pipeline);
+    if (sampled) return ReadMethod::kSample;
+    // Only a refusal before any document falls back; a failure midway is a failure.
+    if (delivered > 0 || !is_not_supported(sampled.error())) return sampled.error();
+  }
+  auto found = impl_->find(db, coll, n, callback, "find on " + ns);
+  if (!found) return found.error();
+  return ReadMethod::kFind;
+}
+
+}  // namespace docguard::cluster

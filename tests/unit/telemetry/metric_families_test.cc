@@ -19,9 +19,9 @@
 #include "docguard/advisor/finding.h"
 #include "docguard/rules/engine.h"
 #include "docguard/rules/rule_set.h"
+#include "docguard/settings/yaml_settings.h"
 #include "docguard/telemetry/limit_eta_gauge.h"
 #include "docguard/telemetry/metrics.h"
-#include "docguard/settings/yaml_settings.h"
 #include "test_messages.h"
 
 namespace docguard::telemetry {

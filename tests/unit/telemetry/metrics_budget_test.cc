@@ -10,10 +10,10 @@
 #include <sstream>
 #include <string>
 
-#include "docguard/telemetry/metrics.h"
 #include "docguard/rules/engine.h"
 #include "docguard/rules/rule_set.h"
 #include "docguard/settings/yaml_settings.h"
+#include "docguard/telemetry/metrics.h"
 #include "test_messages.h"
 
 namespace docguard::telemetry {

@@ -22,7 +22,6 @@
 
 namespace {
 
-using docguard::proxy::ConfigError;
 using docguard::proxy::ProxyConfig;
 
 constexpr const char* kUsage = R"(usage: docguard [options]

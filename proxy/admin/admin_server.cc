@@ -16,8 +16,8 @@
 
 #include "docguard/base/json_string.h"
 #include "docguard/base/structured_log.h"
+#include "docguard/proxy/collection_facts_json.h"
 #include "docguard/proxy/coroutines.h"
-#include "docguard/proxy/introspector.h"
 
 namespace docguard::proxy {
 
@@ -51,8 +51,9 @@ const char* reason(int status) {
 awaitable<bool> upstream_reachable(ProxyRuntime& rt) {
   auto executor = co_await asio::this_coro::executor;
   tcp::resolver resolver(executor);
-  auto [rec, endpoints] = co_await resolver.async_resolve(
-      rt.config.upstream.host, std::to_string(rt.config.upstream.port), kUseTuple);
+  const HostPort seed = upstream_first_seed(rt.config);
+  auto [rec, endpoints] =
+      co_await resolver.async_resolve(seed.host, std::to_string(seed.port), kUseTuple);
   if (rec) co_return false;
   tcp::socket socket(executor);
   asio::steady_timer timer(executor,
@@ -116,9 +117,8 @@ awaitable<HttpResponse> route_admin(const std::string& method, const std::string
   const bool writable = topology && topology->has_writable();
   // A plain single host keeps its old meaning (a connection succeeds) so an outage shows at
   // once; in front of a cluster, "up" means a writable server is selectable.
-  const bool plain_single = rt.config.upstream_cluster.seeds.size() == 1 &&
-                            !rt.config.upstream_cluster.is_srv &&
-                            rt.config.upstream_cluster.replica_set.empty();
+  const bool plain_single = rt.config.upstream.seeds.size() == 1 && !rt.config.upstream.is_srv &&
+                            rt.config.upstream.replica_set.empty();
   if (path == "/metrics") {
     rt.metrics.upstream_up.Set((plain_single ? co_await upstream_reachable(rt) : writable) ? 1 : 0);
     rt.metrics.update_array_gauges(rt.engine);
@@ -136,7 +136,7 @@ awaitable<HttpResponse> route_admin(const std::string& method, const std::string
     if (up) co_return HttpResponse{200, "text/plain", "ready\n"};
     co_return HttpResponse{
         503, "text/plain",
-        "no writable upstream server in " + rt.config.upstream_cluster.redacted + " (topology " +
+        "no writable upstream server in " + rt.config.upstream.redacted + " (topology " +
             std::string(topology ? cluster::to_string(topology->type) : "Unknown") + ")\n"};
   }
   if (path == "/status") {
@@ -152,7 +152,7 @@ awaitable<HttpResponse> route_admin(const std::string& method, const std::string
     }
     if (topology && !body.empty() && body.front() == '{') {
       std::string member = "\"upstream\":{\"uri\":\"";
-      json::append_escaped(member, rt.config.upstream_cluster.redacted);
+      json::append_escaped(member, rt.config.upstream.redacted);
       member += "\",\"topology\":" + cluster::to_json(*topology) + "}";
       body.insert(1, body.size() > 2 ? member + "," : member);
     }

@@ -1,9 +1,10 @@
 // /status "collections": what docguard knows of each collection, from its own reads of the
 // cluster and from catalog commands seen in traffic.
+#include "docguard/proxy/collection_facts_json.h"
+
 #include <ctime>
 
 #include "docguard/base/json_string.h"
-#include "docguard/proxy/introspector.h"
 
 namespace docguard::proxy {
 namespace {

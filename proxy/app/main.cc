@@ -14,15 +14,14 @@
 #include "docguard/cluster/mongoc_log.h"
 #include "docguard/cluster/upstream_uri.h"
 #include "docguard/proxy/config.h"
-#include "docguard/proxy/introspector.h"
 #include "docguard/proxy/log_format.h"
 #include "docguard/proxy/server.h"
 #include "docguard/proxy/tls.h"
-#include "docguard/rules/rule_set.h"
+#include "docguard/settings/introspection_target.h"
+#include "docguard/settings/settings_reader.h"
 
 namespace {
 
-using docguard::proxy::ConfigError;
 using docguard::proxy::ProxyConfig;
 
 constexpr const char* kUsage = R"(usage: docguard [options]
@@ -84,112 +83,6 @@ void setup_logging(const ProxyConfig& config) {
   spdlog::set_default_logger(logger);
 }
 
-struct Flags {
-  std::map<std::string, std::string> values;
-  std::vector<std::string> listen;  // every --listen, in order: they replace the file's
-  bool check_config = false;
-  bool version = false;
-  bool help = false;
-};
-
-Flags parse_flags(int argc, char** argv) {
-  static const std::vector<std::string> kValued = {"listen",  "upstream",   "admin",     "config",
-                                                   "threads", "log-format", "log-level", "tls-cert",
-                                                   "tls-key", "tls-ca"};
-  Flags flags;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg.rfind("--", 0) != 0) throw ConfigError("unexpected argument '" + arg + "'");
-    std::string name = arg.substr(2), value;
-    bool has_value = false;
-    if (auto eq = name.find('='); eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-      has_value = true;
-    }
-    if (name == "help") {
-      flags.help = true;
-    } else if (name == "version") {
-      flags.version = true;
-    } else if (name == "check-config") {
-      flags.check_config = true;
-      if (has_value) {
-        flags.values["config"] = value;
-      } else if (i + 1 < argc && std::string(argv[i + 1]).rfind("--", 0) != 0) {
-        flags.values["config"] = argv[++i];
-      }
-    } else if (std::find(kValued.begin(), kValued.end(), name) != kValued.end()) {
-      if (!has_value) {
-        if (i + 1 >= argc) throw ConfigError("--" + name + " needs a value");
-        value = argv[++i];
-      }
-      if (name == "listen") {
-        flags.listen.push_back(value);
-      } else {
-        flags.values[name] = value;
-      }
-    } else {
-      throw ConfigError("unknown option --" + name + " (see --help)");
-    }
-  }
-  return flags;
-}
-
-ProxyConfig build_config(const Flags& flags) {
-  ProxyConfig config;
-  if (auto it = flags.values.find("config"); it != flags.values.end()) {
-    config = docguard::proxy::load_config_file(it->second);
-  } else {
-    config.rules = docguard::rules::parse_rules(YAML::Node(), "<defaults>");
-  }
-  if (!flags.listen.empty()) {
-    config.listen.clear();
-    config.listen_unix.clear();
-    for (const auto& value : flags.listen) {
-      docguard::proxy::add_listen_address(config, value, "--listen");
-    }
-  }
-  for (const auto& [name, value] : flags.values) {
-    if (name == "upstream") {
-      docguard::proxy::set_upstream(config, value);
-    } else if (name == "admin") {
-      config.admin = docguard::proxy::parse_host_port(value, "--admin");
-    } else if (name == "threads") {
-      try {
-        size_t used = 0;
-        const int n = std::stoi(value, &used);
-        if (used != value.size() || n < 0 || n > 256) throw std::out_of_range("threads");
-        config.threads = static_cast<unsigned>(n);
-      } catch (const std::exception&) {
-        throw ConfigError("--threads: expected a number from 0 to 256, got '" + value + "'");
-      }
-    } else if (name == "log-format") {
-      using docguard::proxy::kLogFormatNames;
-      const auto format = kLogFormatNames.value(value);
-      if (!format) {
-        throw ConfigError("--log-format: expected " + kLogFormatNames.choices() + ", got '" +
-                          value + "'");
-      }
-      config.log_format = *format;
-    } else if (name == "tls-cert") {
-      config.tls.cert_file = value;
-    } else if (name == "tls-key") {
-      config.tls.key_file = value;
-    } else if (name == "tls-ca") {
-      config.tls.ca_file = value;
-    } else if (name == "log-level") {
-      using docguard::proxy::kLogLevelNames;
-      const auto level = kLogLevelNames.value(value);
-      if (!level) {
-        throw ConfigError("--log-level: expected " + kLogLevelNames.choices() + ", got '" + value +
-                          "'");
-      }
-      config.log_level = *level;
-    }
-  }
-  return config;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -207,7 +100,7 @@ int main(int argc, char** argv) {
     spdlog::set_level(spdlog::level::off);
     // The one config reader: `advisor:` thresholds and the rules, for the scanned documents.
     return docguard::advisor::run_scan(argc - 1, argv + 1, [](const std::string& path) {
-      const ProxyConfig file = docguard::proxy::load_config_file(path);
+      const ProxyConfig file = docguard::settings::load_config_file(path);
       return docguard::advisor::ScanConfig{file.advisor, file.rules};
     });
   }
@@ -217,10 +110,10 @@ int main(int argc, char** argv) {
   // libmongoc would print its own warnings while the upstream URI is parsed; the error
   // docguard reports names the option instead. The server routes its log into spdlog later.
   docguard::cluster::set_mongoc_log_handler({});
-  Flags flags;
+  docguard::settings::Flags flags;
   ProxyConfig config;
   try {
-    flags = parse_flags(argc, argv);
+    flags = docguard::settings::parse_flags(argc, argv);
     if (flags.help) {
       std::cout << kUsage;
       return 0;
@@ -229,13 +122,10 @@ int main(int argc, char** argv) {
       std::cout << "docguard " << DOCGUARD_VERSION << "\n";
       return 0;
     }
-    config = build_config(flags);
-    if (config.tls.cert_file.empty() != config.tls.key_file.empty()) {
-      throw ConfigError("--tls-cert and --tls-key go together");
-    }
+    config = docguard::settings::build_config(flags);
     (void)docguard::proxy::make_tls_contexts(config);  // certificates load, or say which not
     // The introspection credentials file reads, or says why not (never quoting the secret).
-    if (config.introspection.enabled) (void)docguard::proxy::introspection_target(config);
+    if (config.introspection.enabled) (void)docguard::settings::introspection_target(config);
   } catch (const std::exception& e) {
     std::cerr << "docguard: " << e.what() << "\n";
     return 1;

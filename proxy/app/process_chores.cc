@@ -12,6 +12,7 @@
 #include "docguard/cluster/mongoc_log.h"
 #include "docguard/cluster/upstream_uri.h"
 #include "docguard/codec/inbound_buffer.h"
+#include "docguard/settings/settings_reader.h"
 
 namespace docguard::proxy {
 
@@ -81,7 +82,7 @@ void reload_rules(ProxyRuntime& runtime) {
     return;
   }
   try {
-    auto fresh = load_config_file(file);
+    auto fresh = settings::load_config_file(file);
     runtime.engine.reload(fresh.rules);
     runtime.metrics.config_reloads.get("success").Increment();
     spdlog::info("reloaded rules from {}", file);

@@ -24,6 +24,7 @@
 #include "docguard/proxy/runtime.h"
 #include "docguard/proxy/session.h"
 #include "docguard/proxy/session_registry.h"
+#include "docguard/settings/introspection_target.h"
 
 namespace docguard::proxy {
 
@@ -70,9 +71,9 @@ class Server {
     if (!start_monitor(main)) return 2;
     if (runtime_.config.introspection.enabled) {
       try {
-        runtime_.introspector = std::make_unique<Introspector>(
-            runtime_.config.introspection, introspection_target(runtime_.config), runtime_.advisor,
-            runtime_.engine, runtime_.introspection_metrics);
+        runtime_.introspector = std::make_unique<introspection::Introspector>(
+            runtime_.config.introspection, settings::introspection_target(runtime_.config),
+            runtime_.advisor, runtime_.engine, runtime_.introspection_metrics);
       } catch (const std::exception& e) {
         spdlog::critical("cannot read the cluster: {}", e.what());
         return 2;
@@ -135,7 +136,7 @@ class Server {
   // libmongoc's threads.
   bool start_monitor(asio::io_context& main) {
     route_libmongoc_log();
-    cluster::UpstreamUri uri = runtime_.config.upstream_cluster;
+    cluster::UpstreamUri uri = runtime_.config.upstream;
     uri.uri = libmongoc_upstream_uri(runtime_.config);
     for (const auto& option : uri.ignored_options) {
       spdlog::warn(

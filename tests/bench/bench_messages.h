@@ -14,6 +14,7 @@
 #include "docguard/codec/op_msg.h"
 #include "docguard/rules/engine.h"
 #include "docguard/rules/rule_set.h"
+#include "docguard/settings/yaml_settings.h"
 
 namespace docguard::bench {
 
@@ -233,7 +234,7 @@ inline const std::vector<RuleConfig>& rule_configs() {
 }
 
 inline std::shared_ptr<const rules::RuleSet> rule_set(const char* yaml) {
-  return rules::parse_rules(YAML::Load(yaml), "bench.yaml");
+  return settings::parse_rules(YAML::Load(yaml), "bench.yaml");
 }
 
 }  // namespace docguard::bench

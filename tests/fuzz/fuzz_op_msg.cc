@@ -9,12 +9,13 @@
 #include "docguard/conversation/reply_merge.h"
 #include "docguard/conversation/request_plan.h"
 #include "docguard/rules/engine.h"
+#include "docguard/settings/yaml_settings.h"
 
 namespace {
 
 docguard::rules::Engine& engine() {
   // Block everything that can be blocked, so the splitter runs as often as possible.
-  static docguard::rules::Engine e(docguard::rules::parse_rules(YAML::Load(R"(
+  static docguard::rules::Engine e(docguard::settings::parse_rules(YAML::Load(R"(
 mode: block
 rules:
   - match: "*"
@@ -28,7 +29,7 @@ rules:
     lookup_min_reads: 1
 tracking: { max_namespaces: 8, max_field_paths: 8, max_tracked_documents: 16 }
 )"),
-                                                                "fuzz"),
+                                                                   "fuzz"),
                                    nullptr, nullptr);
   return e;
 }

@@ -11,6 +11,7 @@
 #include "docguard/conversation/conversation.h"
 #include "docguard/conversation/reply_signals.h"
 #include "docguard/rules/engine.h"
+#include "docguard/settings/yaml_settings.h"
 
 namespace {
 
@@ -21,7 +22,8 @@ struct Host : conversation::ConversationHost {
 };
 
 rules::Engine& engine() {
-  static rules::Engine e(rules::parse_rules(YAML::Load("mode: warn\n"), "fuzz"), nullptr, nullptr);
+  static rules::Engine e(settings::parse_rules(YAML::Load("mode: warn\n"), "fuzz"), nullptr,
+                         nullptr);
   return e;
 }
 

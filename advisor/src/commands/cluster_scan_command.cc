@@ -13,7 +13,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// The application name a scan introduces itself with (the proxy's introspection has its own).
+// The application name a scan introduces itself with (introspection has its own).
 constexpr const char* kScanAppName = "docguard-scan";
 // Progress lines come at most this often; notes always.
 constexpr auto kProgressInterval = std::chrono::seconds(1);

@@ -10,6 +10,7 @@
 
 #include "docguard/advisor/scan_command.h"
 #include "docguard/rules/engine.h"
+#include "docguard/settings/yaml_settings.h"
 #include "test_messages.h"
 
 namespace docguard::advisor {
@@ -27,7 +28,7 @@ AdvisorSettings every_command() {
 class LiveAdvisorTest : public ::testing::Test {
  protected:
   explicit LiveAdvisorTest(AdvisorSettings s = every_command())
-      : advisor(s), engine(rules::parse_rules(YAML::Node(), "<t>"), nullptr, &advisor) {}
+      : advisor(s), engine(settings::parse_rules(YAML::Node(), "<t>"), nullptr, &advisor) {}
 
   void send(const std::string& body, int times = 1) {
     for (int i = 0; i < times; ++i) {
@@ -224,7 +225,7 @@ TEST(ScanWithConfig, RulesBecomeFindingsAndFailOn) {
   const std::string dump = std::string(DOCGUARD_DUMP_FIXTURES) + "/shop/shop.archive.gz";
   const ScanConfigLoader loader = [](const std::string&) {
     ScanConfig c;
-    c.rules = rules::parse_rules(
+    c.rules = settings::parse_rules(
         YAML::Load("rules:\n  - match: \"shop.orders\"\n    max_array_length: 3\n"
                    "    action: block\n"),
         "test.yaml");

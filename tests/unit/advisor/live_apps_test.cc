@@ -10,6 +10,7 @@
 
 #include "docguard/advisor/live_advisor.h"
 #include "docguard/rules/engine.h"
+#include "docguard/settings/yaml_settings.h"
 #include "test_messages.h"
 
 namespace docguard::advisor {
@@ -27,7 +28,7 @@ class LiveAppsTest : public ::testing::Test {
  protected:
   LiveAppsTest()
       : advisor(every_command()),
-        engine(rules::parse_rules(YAML::Node(), "<t>"), nullptr, &advisor) {}
+        engine(settings::parse_rules(YAML::Node(), "<t>"), nullptr, &advisor) {}
 
   void send(const std::string& app, const std::string& body, int times = 1) {
     for (int i = 0; i < times; ++i) {

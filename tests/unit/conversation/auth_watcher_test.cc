@@ -12,6 +12,7 @@
 #include "docguard/codec/op_query.h"
 #include "docguard/conversation/conversation.h"
 #include "docguard/rules/rule_set.h"
+#include "docguard/settings/yaml_settings.h"
 #include "test_messages.h"
 
 namespace docguard::conversation {
@@ -108,12 +109,12 @@ struct Host : ConversationHost {
 // common name starts with "loader") only.
 struct AuthConversation : ::testing::Test {
   AuthConversation()
-      : engine(rules::parse_rules(YAML::Load(R"(
+      : engine(settings::parse_rules(YAML::Load(R"(
 mode: warn
 rules:
   - {match: 'shop.*', users: [loader, 'CN=loader*'], action: block, max_array_length: 3}
 )"),
-                                  "test.yaml"),
+                                     "test.yaml"),
                nullptr, nullptr) {
     settings.persona.persona = Persona::kMongos;
     settings.persona.advertised_address = "docguard:27017";

@@ -12,6 +12,7 @@
 #include "docguard/codec/op_msg.h"
 #include "docguard/codec/op_query.h"
 #include "docguard/rules/rule_set.h"
+#include "docguard/settings/yaml_settings.h"
 #include "test_messages.h"
 
 namespace docguard::conversation {
@@ -40,7 +41,7 @@ struct Host : ConversationHost {
 
 struct Replay : ::testing::Test {
   explicit Replay(const char* rules_yaml = "mode: warn\n")
-      : engine(rules::parse_rules(YAML::Load(rules_yaml), "test.yaml"), nullptr, nullptr) {
+      : engine(settings::parse_rules(YAML::Load(rules_yaml), "test.yaml"), nullptr, nullptr) {
     settings.persona.persona = Persona::kMongos;
     settings.persona.advertised_address = "docguard:27017";
   }

@@ -12,6 +12,7 @@
 #include "docguard/codec/op_msg.h"
 #include "docguard/codec/op_query.h"
 #include "docguard/conversation/conversation.h"
+#include "docguard/settings/yaml_settings.h"
 
 namespace docguard::conversation {
 namespace {
@@ -34,8 +35,8 @@ struct Host : ConversationHost {
 
 // The signals as the session gets them: through a conversation's on_reply, which decompresses.
 ReplySignals signals_of(codec::Bytes reply) {
-  static rules::Engine engine(rules::parse_rules(YAML::Load("mode: warn\n"), "test.yaml"), nullptr,
-                              nullptr);
+  static rules::Engine engine(settings::parse_rules(YAML::Load("mode: warn\n"), "test.yaml"),
+                              nullptr, nullptr);
   static const ConversationSettings settings;
   Host host;
   Conversation conv(engine, settings, "127.0.0.1:5", host);
@@ -61,8 +62,8 @@ int32_t code_in(codec::Bytes reply) {
 
 // A conversation's refusal of `request` (empty when it expects no reply).
 std::vector<uint8_t> refuse(codec::Bytes request, const std::string& errmsg) {
-  static rules::Engine engine(rules::parse_rules(YAML::Load("mode: warn\n"), "test.yaml"), nullptr,
-                              nullptr);
+  static rules::Engine engine(settings::parse_rules(YAML::Load("mode: warn\n"), "test.yaml"),
+                              nullptr, nullptr);
   static const ConversationSettings settings;
   Host host;
   Conversation conv(engine, settings, "127.0.0.1:5", host);

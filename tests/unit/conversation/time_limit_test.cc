@@ -6,6 +6,7 @@
 #include "docguard/codec/op_msg.h"
 #include "docguard/conversation/conversation.h"
 #include "docguard/rules/rule_set.h"
+#include "docguard/settings/yaml_settings.h"
 #include "test_messages.h"
 
 namespace docguard::conversation {
@@ -30,7 +31,7 @@ rules:
 )";
 
 struct TimeLimit : ::testing::Test {
-  TimeLimit() : engine(rules::parse_rules(YAML::Load(kRules), "test.yaml"), nullptr, nullptr) {}
+  TimeLimit() : engine(settings::parse_rules(YAML::Load(kRules), "test.yaml"), nullptr, nullptr) {}
   testing::Bson forwarded(const std::vector<uint8_t>& request, std::string app = "batch-7") {
     Conversation conv{engine, settings, "127.0.0.1:5", host};
     const auto hello = testing::op_msg(

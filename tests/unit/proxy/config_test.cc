@@ -5,8 +5,12 @@
 #include <cstdio>
 #include <fstream>
 
+#include "docguard/settings/settings_reader.h"
+
 namespace docguard::proxy {
 namespace {
+
+using settings::load_config_file;
 
 std::string write_temp(const std::string& text) {
   char name[] = "/tmp/docguard-config-XXXXXX";
@@ -52,7 +56,7 @@ TEST(Config, UpstreamErrorsNameTheOption) {
 TEST(Config, ReplicaSetPersonaIsTheDefault) {
   ProxyConfig c;
   EXPECT_EQ(c.persona, Persona::kReplicaSet);
-  EXPECT_EQ(c.upstream_cluster.seeds.size(), 1u);
+  EXPECT_EQ(c.upstream.seeds.size(), 1u);
 }
 
 TEST(Config, UpstreamTlsFromTheUriAndTheBlock) {
@@ -122,7 +126,7 @@ mode: warn
   auto c = load_config_file(path);
   ASSERT_EQ(c.listen.size(), 1u);
   EXPECT_EQ(c.listen[0].port, 3000);
-  EXPECT_EQ(c.upstream.port, 4000);
+  EXPECT_EQ(upstream_first_seed(c).port, 4000);
   EXPECT_EQ(c.admin.port, 5000);
   EXPECT_EQ(c.admin_token, "secret");
   EXPECT_EQ(c.threads, 2u);

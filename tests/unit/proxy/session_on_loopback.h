@@ -22,6 +22,7 @@
 #include "docguard/proxy/runtime.h"
 #include "docguard/proxy/session.h"
 #include "docguard/rules/rule_set.h"
+#include "docguard/settings/yaml_settings.h"
 
 namespace docguard::proxy {
 
@@ -44,7 +45,7 @@ struct SessionOnLoopback {
       : runtime(for_upstream(std::move(config), upstream_port)) {
     namespace asio = boost::asio;
     using asio::ip::tcp;
-    runtime.router = std::make_unique<Router>(runtime.config.upstream_cluster, nullptr);
+    runtime.router = std::make_unique<Router>(runtime.config.upstream, nullptr);
     tcp::acceptor acceptor(ioc, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0));
     client.connect(acceptor.local_endpoint());
     timeval tv{static_cast<time_t>(client_timeout.count()), 0};
@@ -65,7 +66,7 @@ struct SessionOnLoopback {
   // `c` pointed at the upstream, with default rules and a 2 s connect timeout.
   static ProxyConfig for_upstream(ProxyConfig c, uint16_t port) {
     set_upstream(c, "mongodb://127.0.0.1:" + std::to_string(port));
-    c.rules = rules::parse_rules(YAML::Node(), "<defaults>");
+    c.rules = settings::parse_rules(YAML::Node(), "<defaults>");
     c.connect_timeout = std::chrono::milliseconds(2000);
     return c;
   }

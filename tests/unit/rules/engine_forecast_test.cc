@@ -8,10 +8,13 @@
 #include <string>
 
 #include "docguard/rules/engine.h"
+#include "docguard/settings/yaml_settings.h"
 #include "test_messages.h"
 
 namespace docguard::rules {
 namespace {
+
+using settings::parse_rules;
 
 using testing::Bson;
 using testing::int_array;

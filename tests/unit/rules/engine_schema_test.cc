@@ -7,10 +7,14 @@
 #include <map>
 
 #include "docguard/rules/engine.h"
+#include "docguard/settings/yaml_settings.h"
 #include "test_messages.h"
 
 namespace docguard::rules {
 namespace {
+
+using settings::ConfigError;
+using settings::parse_rules;
 
 using testing::Bson;
 using testing::Message;

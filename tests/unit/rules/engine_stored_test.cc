@@ -7,11 +7,14 @@
 #include <vector>
 
 #include "docguard/rules/engine.h"
+#include "docguard/settings/yaml_settings.h"
 #include "test_messages.h"
 #include "tracked_documents.h"
 
 namespace docguard::rules {
 namespace {
+
+using settings::parse_rules;
 
 using testing::Bson;
 using testing::int_array;

@@ -9,11 +9,14 @@
 #include <sstream>
 #include <thread>
 
+#include "docguard/settings/yaml_settings.h"
 #include "test_messages.h"
 #include "tracked_documents.h"
 
 namespace docguard::rules {
 namespace {
+
+using settings::parse_rules;
 
 using testing::Bson;
 using testing::int_array;

@@ -9,10 +9,14 @@
 #include "docguard/rules/index_catalog.h"
 #include "docguard/rules/query_guardrail.h"
 #include "docguard/rules/rule_set.h"
+#include "docguard/settings/yaml_settings.h"
 #include "test_messages.h"
 
 namespace docguard::rules {
 namespace {
+
+using settings::ConfigError;
+using settings::parse_rules;
 
 using testing::Bson;
 using testing::request;

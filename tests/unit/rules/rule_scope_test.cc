@@ -8,10 +8,14 @@
 #include "docguard/rules/client_scope.h"
 #include "docguard/rules/engine.h"
 #include "docguard/rules/rule_set.h"
+#include "docguard/settings/yaml_settings.h"
 #include "test_messages.h"
 
 namespace docguard::rules {
 namespace {
+
+using settings::ConfigError;
+using settings::parse_rules;
 
 std::shared_ptr<const RuleSet> parse(const std::string& yaml) {
   return parse_rules(YAML::Load(yaml), "test.yaml");

@@ -4,8 +4,16 @@
 
 #include <algorithm>
 
+#include "docguard/settings/yaml_settings.h"
+
 namespace docguard::rules {
 namespace {
+
+using settings::ConfigError;
+using settings::parse_boolean;
+using settings::parse_byte_size;
+using settings::parse_duration;
+using settings::parse_rules;
 
 std::shared_ptr<const RuleSet> parse(const std::string& yaml) {
   return parse_rules(YAML::Load(yaml), "test.yaml");
@@ -58,7 +66,8 @@ tracking:
 
 TEST(RuleSetTest, ExportsItsTopLevelKeys) {
   for (auto key : {"mode", "rules", "tracking"}) {
-    EXPECT_NE(std::find(kTopLevelKeys.begin(), kTopLevelKeys.end(), key), kTopLevelKeys.end());
+    EXPECT_NE(std::find(settings::kRuleKeys.begin(), settings::kRuleKeys.end(), key),
+              settings::kRuleKeys.end());
   }
 }
 

@@ -8,14 +8,16 @@
 #include <set>
 #include <thread>
 
-#include "docguard/rules/config_reader.h"
 #include "docguard/rules/engine.h"
 #include "docguard/rules/workload_ledger.h"
 #include "docguard/rules/workload_sketch.h"
+#include "docguard/settings/yaml_settings.h"
 #include "test_messages.h"
 
 namespace docguard::rules {
 namespace {
+
+using settings::parse_rules;
 
 using testing::Bson;
 using testing::request;

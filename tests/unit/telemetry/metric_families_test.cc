@@ -19,6 +19,7 @@
 #include "docguard/advisor/finding.h"
 #include "docguard/rules/engine.h"
 #include "docguard/rules/rule_set.h"
+#include "docguard/settings/yaml_settings.h"
 #include "docguard/telemetry/limit_eta_gauge.h"
 #include "docguard/telemetry/metrics.h"
 #include "docguard/telemetry/thread_cells.h"
@@ -114,7 +115,7 @@ TEST(MetricFamilies, MetricsExportsTheTableWithItsTypesAndLabels) {
   forecast.eta_seconds = 60;
   etas.update({forecast}, 5);
   // The array gauges, from what the engine saw.
-  rules::Engine engine(rules::parse_rules(YAML::Node(), "defaults.yaml"), &metrics, nullptr);
+  rules::Engine engine(settings::parse_rules(YAML::Node(), "defaults.yaml"), &metrics, nullptr);
   const auto insert = testing::request(R"({"insert": "orders", "$db": "shop"})", "documents",
                                        {R"({"_id": 1, "items": [1, 2]})"});
   engine.inspect(insert->cmd, rules::RequestContext{"web", "10.0.0.1:5000"});

@@ -12,6 +12,7 @@
 
 #include "docguard/rules/engine.h"
 #include "docguard/rules/rule_set.h"
+#include "docguard/settings/yaml_settings.h"
 #include "docguard/telemetry/metrics.h"
 #include "test_messages.h"
 
@@ -64,7 +65,7 @@ TEST(MetricsBudget, AHundredAppsOnTwoHundredCollectionsStayUnderTenThousandSerie
   const size_t before = mallinfo2().uordblks;
   {
     Metrics metrics;  // the defaults: metrics.max_series and the engine's tracking bounds
-    rules::Engine engine(rules::parse_rules(YAML::Node(), "defaults.yaml"), &metrics, nullptr);
+    rules::Engine engine(settings::parse_rules(YAML::Node(), "defaults.yaml"), &metrics, nullptr);
     drive(engine, 100, 200);
     metrics.update_array_gauges(engine);
     const std::string text = metrics.serialize();

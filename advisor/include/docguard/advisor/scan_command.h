@@ -16,8 +16,9 @@
 namespace docguard::advisor {
 
 // What `--config FILE` gives the scan: the `advisor:` thresholds and the file's rules, which are
-// applied to every scanned document as if it were inserted. The proxy's config reader provides
-// the loader (advisor sits below the proxy); it throws std::exception with a message on errors.
+// applied to every scanned document as if it were inserted. The settings reader provides the
+// loader (advisor sits below the settings layer); it throws std::exception with a message on
+// errors.
 struct ScanConfig {
   AdvisorSettings settings;
   std::shared_ptr<const rules::RuleSet> rules;  // null: no rules applied

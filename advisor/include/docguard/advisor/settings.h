@@ -1,5 +1,5 @@
-// Thresholds of the design advisor, in one plain struct so that the proxy's config reader can map
-// an `advisor:` YAML key onto it field by field. Defaults come from MongoDB's own tools
+// Thresholds of the design advisor, in one plain struct so that the settings reader can map an
+// `advisor:` key onto it field by field. Defaults come from MongoDB's own tools
 // unless a comment says otherwise.
 #pragma once
 

@@ -94,7 +94,7 @@ class ClusterReader {
   Expected<ReadMethod> read_documents(const std::string& db, const std::string& coll, uint64_t n,
                                       const DocumentCallback& callback, bool timeseries = false);
 
-  // A command that writes (the proxy's introspection lease and the facts it shares with its
+  // A command that writes (introspection's lease and the facts it shares with its
   // fleet, in a database docguard is given for it): sent to the primary with maxTimeMS, its
   // reply returned. A reply with ok: 0 or a write error is an Error with the server's code.
   Expected<Document> write_on_primary(const std::string& db, std::span<const uint8_t> command);

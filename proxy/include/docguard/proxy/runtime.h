@@ -6,8 +6,9 @@
 
 #include "docguard/advisor/live_advisor.h"
 #include "docguard/conversation/conversation.h"
+#include "docguard/introspection/introspector.h"
 #include "docguard/proxy/config.h"
-#include "docguard/proxy/introspector.h"
+#include "docguard/proxy/introspection_metrics.h"
 #include "docguard/proxy/router.h"
 #include "docguard/proxy/tls.h"
 #include "docguard/rules/engine.h"
@@ -57,7 +58,7 @@ struct ProxyRuntime {
   telemetry::LimitEtaGauge limit_etas;  // docguard_limit_eta_seconds, refreshed at scrape time
   // docguard's own reads of the cluster (null when introspection.enabled is false); started
   // with the monitor, stopped before it.
-  std::unique_ptr<Introspector> introspector;
+  std::unique_ptr<introspection::Introspector> introspector;
   conversation::ConversationSettings conversation;  // every session's per-message policy
   // The same for the clients of each Unix socket (config.listen_unix, in order); never resized
   // after construction, so sessions may keep references.

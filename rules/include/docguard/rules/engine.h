@@ -139,8 +139,8 @@ class Engine {
     forecast_horizon_.store(seconds, std::memory_order_relaxed);
   }
   double forecast_horizon() const { return forecast_horizon_.load(std::memory_order_relaxed); }
-  // What the query guardrail judges queries against (index_catalog.h): fed by the proxy's
-  // introspection and by the catalog replies observe_catalog_reply() sees.
+  // What the query guardrail judges queries against (index_catalog.h): fed by introspection and
+  // by the catalog replies observe_catalog_reply() sees.
   IndexCatalog& index_catalog() { return index_catalog_; }
   // The query guardrail's part of /status: operations not judged for want of indexes per
   // namespace, the `allow` exceptions (expired or not), the namespaces whose indexes are known.

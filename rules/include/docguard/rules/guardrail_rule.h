@@ -18,14 +18,10 @@
 // `allow` entries all apply. max_time_ms: the smallest of the applying rules' values.
 #pragma once
 
-#include <yaml-cpp/yaml.h>
-
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include "docguard/rules/config_reader.h"
 
 namespace docguard::rules {
 
@@ -41,6 +37,9 @@ struct AllowedShape {
   int64_t expires_unix_ms = 0;  // the end of that day: the exception applies through `until`
   int line = 0;
 };
+
+// The largest max_time_ms a rule may add: a day.
+inline constexpr int64_t kMaxTimeMsLimit = 24LL * 3600 * 1000;
 
 struct GuardrailRule {
   bool require_index = false;
@@ -62,14 +61,6 @@ struct GuardrailLimits {
   int64_t max_time_ms = 0;  // 0: nothing added
   bool max_time_ms_writes = false;
 };
-
-// Reads one guardrail key of a rule into `out`; false when `name` is not a guardrail key.
-// Throws ConfigError (through `reader`) for a bad value.
-bool read_guardrail_key(const ConfigReader& reader, std::string_view name, const YAML::Node& value,
-                        const std::string& key, GuardrailRule& out);
-inline constexpr std::string_view kGuardrailKeys =
-    "require_index, max_time_ms, "
-    "max_time_ms_writes, allow";
 
 // Adds an applying rule's guardrail keys to the namespace's.
 void add_guardrail(GuardrailLimits& limits, const Rule& rule);

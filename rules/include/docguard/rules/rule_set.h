@@ -1,5 +1,6 @@
 // Design rules as data: what the `mode`, `rules` and `tracking` configuration keys say, and
-// which bounds apply to one namespace.
+// which bounds apply to one namespace. The settings layer reads them from the file
+// (settings/rules_yaml.cc); this layer never sees YAML.
 //
 // How several matching rules combine (documented for users in config/docguard.example.yaml):
 //   * Every rule whose `match` glob matches "db.coll" applies; order in the file does not matter.
@@ -26,8 +27,6 @@
 //     thresholds MongoDB's own Atlas advisor uses (kDefault* below). `rules: []` means no rules.
 #pragma once
 
-#include <yaml-cpp/yaml.h>
-
 #include <array>
 #include <chrono>
 #include <cstdint>
@@ -44,7 +43,6 @@
 
 #include "docguard/base/enum_names.h"
 #include "docguard/rules/client_scope.h"
-#include "docguard/rules/config_reader.h"
 #include "docguard/rules/guardrail_rule.h"
 #include "docguard/rules/json_schema.h"
 
@@ -54,11 +52,6 @@ enum class Action { kOff, kWarn, kBlock };
 inline constexpr auto kActionNames = base::enum_names<Action>(
     {{Action::kOff, "off"}, {Action::kWarn, "warn"}, {Action::kBlock, "block"}}, "?");
 inline const char* action_name(Action action) { return kActionNames.name(action); }
-
-// Top-level configuration keys parsed here; the proxy's own config rejects keys that are in
-// neither its set nor this one.
-inline constexpr std::array<std::string_view, 4> kTopLevelKeys = {"mode", "rules", "tracking",
-                                                                  "candidate_rules"};
 
 // Defaults: Atlas advisor thresholds (what MongoDB itself flags
 // in production; Compass's stricter hints, 250 elements, are mentioned in the example config).
@@ -231,11 +224,7 @@ class ConnectionScopeId {
   Slot active_, candidate_;
 };
 
-// Parses the rules part of a configuration document. Keys not in kTopLevelKeys are left to the
-// caller. Throws ConfigError naming file, line and key.
-std::shared_ptr<const RuleSet> parse_rules(const YAML::Node& root, const std::string& file_name);
-
-// Helpers, exposed for tests and for the proxy's own config.
+// Helpers, exposed for tests and for the settings reader.
 bool glob_match(std::string_view pattern, std::string_view text);
 // Field path as rules name it: positional parts ("0", "$", "$[]", "$[x]") removed.
 std::string normalize_field_path(std::string_view path);

@@ -1,4 +1,4 @@
-#include "docguard/rules/config_reader.h"
+#include "config_reader.h"
 
 #include <algorithm>
 #include <cctype>
@@ -6,7 +6,7 @@
 #include <cmath>
 #include <utility>
 
-namespace docguard::rules {
+namespace docguard::settings {
 
 namespace {
 
@@ -153,4 +153,4 @@ std::chrono::milliseconds ConfigReader::duration(const YAML::Node& node,
   return *v;
 }
 
-}  // namespace docguard::rules
+}  // namespace docguard::settings

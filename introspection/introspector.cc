@@ -1,4 +1,4 @@
-#include "docguard/proxy/introspector.h"
+#include "docguard/introspection/introspector.h"
 
 #include <spdlog/spdlog.h>
 
@@ -9,13 +9,10 @@
 #include "docguard/advisor/cluster_source.h"
 #include "docguard/advisor/collection_profile.h"
 #include "docguard/advisor/detectors.h"
-#include "docguard/advisor/scan_arguments.h"
 #include "docguard/base/json_string.h"
 #include "docguard/cluster/cluster_reader.h"
-#include "docguard/cluster/upstream_uri.h"
-#include "docguard/proxy/config.h"
 
-namespace docguard::proxy {
+namespace docguard::introspection {
 namespace {
 
 double unix_now() {
@@ -122,7 +119,7 @@ class IntrospectionVisitor final : public advisor::DumpVisitor {
 
 Introspector::Introspector(const IntrospectionSettings& settings, IntrospectorTarget target,
                            advisor::LiveAdvisor& advisor, rules::Engine& engine,
-                           IntrospectionMetrics& metrics)
+                           IntrospectionSink& metrics)
     : settings_(settings),
       target_(std::move(target)),
       advisor_(advisor),
@@ -387,4 +384,4 @@ std::string Introspector::status_json() const {
          ",\"lease_held\":" + (lease_held_ ? "true" : "false") + "}";
 }
 
-}  // namespace docguard::proxy
+}  // namespace docguard::introspection

@@ -1,3 +1,5 @@
+#include "json_schema_yaml.h"
+
 #include <bson/bson.h>
 
 #include <cerrno>
@@ -8,9 +10,10 @@
 #include <regex>
 #include <sstream>
 
-#include "docguard/rules/json_schema_config.h"
+namespace docguard::settings {
 
-namespace docguard::rules {
+using rules::JsonSchema;
+using rules::JsonSchemaError;
 
 namespace {
 
@@ -202,4 +205,4 @@ std::shared_ptr<const JsonSchema> file_json_schema(const ConfigReader& reader,
   }
 }
 
-}  // namespace docguard::rules
+}  // namespace docguard::settings

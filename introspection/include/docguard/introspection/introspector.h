@@ -10,12 +10,6 @@
 // advisor keeps (bounded by its namespace bound), and a stop ends it within one command.
 #pragma once
 
-#include <prometheus/counter.h>
-#include <prometheus/family.h>
-#include <prometheus/gauge.h>
-#include <prometheus/histogram.h>
-#include <prometheus/registry.h>
-
 #include <atomic>
 #include <condition_variable>
 #include <map>
@@ -27,38 +21,14 @@
 
 #include "docguard/advisor/live_advisor.h"
 #include "docguard/cluster/cluster_reader.h"
-#include "docguard/proxy/introspection_lease.h"
-#include "docguard/proxy/introspection_settings.h"
+#include "docguard/introspection/introspection_lease.h"
+#include "docguard/introspection/introspection_settings.h"
+#include "docguard/introspection/introspection_sink.h"
 #include "docguard/rules/engine.h"
 
-namespace docguard::proxy {
+namespace docguard::introspection {
 
-// docguard_introspection_* and the per-collection gauges the advisor's facts give.
-class IntrospectionMetrics {
- public:
-  explicit IntrospectionMetrics(prometheus::Registry& registry);
-  // docguard_introspection_runs_total{result}: "ok", "partial" (some facts unknown), "failed",
-  // "shared" (another instance of the fleet holds the lease: its facts were loaded).
-  void count_run(const std::string& result);
-  void observe_seconds(double seconds) { seconds_.Observe(seconds); }
-  void add_commands(uint64_t n) { commands_.Increment(static_cast<double>(n)); }
-  void set_unknown_facts(size_t n) { unknown_facts_.Set(static_cast<double>(n)); }
-  // docguard_collection_documents / docguard_collection_size_bytes{db,collection}: the server's
-  // statistics of each collection docguard knows; series of collections gone are removed.
-  void update_collections(const std::vector<advisor::LiveAdvisor::CollectionFacts>& facts);
-
- private:
-  prometheus::Family<prometheus::Counter>& runs_;
-  prometheus::Histogram& seconds_;
-  prometheus::Counter& commands_;
-  prometheus::Gauge& unknown_facts_;
-  prometheus::Family<prometheus::Gauge>& documents_;
-  prometheus::Family<prometheus::Gauge>& size_bytes_;
-  std::mutex mutex_;
-  std::map<std::string, prometheus::Counter*> run_series_;
-  std::map<std::string, std::pair<prometheus::Gauge*, prometheus::Gauge*>> collection_series_;
-};
-
+// Where and as whom to read: built by the layer that knows the upstream (the proxy's settings).
 struct IntrospectorTarget {
   std::string uri;           // with credentials and TLS options; never logged as is
   std::string redacted_uri;  // for log lines and /status
@@ -70,7 +40,7 @@ struct IntrospectorTarget {
 class Introspector {
  public:
   Introspector(const IntrospectionSettings& settings, IntrospectorTarget target,
-               advisor::LiveAdvisor& advisor, rules::Engine& engine, IntrospectionMetrics& metrics);
+               advisor::LiveAdvisor& advisor, rules::Engine& engine, IntrospectionSink& metrics);
   ~Introspector();  // stops and joins
   Introspector(const Introspector&) = delete;
   Introspector& operator=(const Introspector&) = delete;
@@ -102,7 +72,7 @@ class Introspector {
   const IntrospectorTarget target_;
   advisor::LiveAdvisor& advisor_;
   rules::Engine& engine_;
-  IntrospectionMetrics& metrics_;
+  IntrospectionSink& metrics_;
 
   std::unique_ptr<IntrospectionLease> lease_;  // null: every instance reads for itself
   std::unique_ptr<cluster::ClusterReader> reader_;
@@ -122,14 +92,4 @@ class Introspector {
   bool lease_held_ = false;
 };
 
-// The introspection target from the proxy's settings: introspection.uri or the upstream's URI,
-// the upstream_tls settings as URI options, and the credentials file. Throws ConfigError with a
-// clear message when the credentials file cannot be read.
-struct ProxyConfig;
-IntrospectorTarget introspection_target(const ProxyConfig& config);
-
-// /status "collections": per collection, its kind, the server's count and size, index names,
-// validator state, how and when it was last read, and the facts that could not be read.
-std::string collection_facts_json(const advisor::LiveAdvisor& advisor);
-
-}  // namespace docguard::proxy
+}  // namespace docguard::introspection

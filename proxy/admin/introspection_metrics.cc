@@ -1,7 +1,8 @@
-// docguard_introspection_* and the per-collection gauges of what docguard knows of the cluster.
-#include <set>
+// docguard_introspection_* and the per-collection gauges of what docguard knows of the cluster:
+// the introspection layer's sink, in Prometheus.
+#include "docguard/proxy/introspection_metrics.h"
 
-#include "docguard/proxy/introspector.h"
+#include <set>
 
 namespace docguard::proxy {
 

@@ -8,9 +8,9 @@
 #include <charconv>
 #include <vector>
 
-#include "docguard/proxy/config.h"
+#include "section_readers.h"
 
-namespace docguard::proxy {
+namespace docguard::settings {
 namespace {
 
 constexpr std::string_view kUnixPrefix = "unix:";
@@ -104,7 +104,7 @@ void add_listen_address(ProxyConfig& config, const std::string& text, const std:
   }
 }
 
-void apply_listen_yaml(const rules::ConfigReader& r, const YAML::Node& node, ProxyConfig& config) {
+void apply_listen_yaml(const ConfigReader& r, const YAML::Node& node, ProxyConfig& config) {
   config.listen.clear();
   config.listen_unix.clear();
   // Errors from the shared parsers carry the key's position like every other.
@@ -160,4 +160,4 @@ void apply_listen_yaml(const rules::ConfigReader& r, const YAML::Node& node, Pro
   }
 }
 
-}  // namespace docguard::proxy
+}  // namespace docguard::settings

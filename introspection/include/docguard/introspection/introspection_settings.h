@@ -1,16 +1,13 @@
 // How docguard reads the cluster it guards (`introspection:` in the settings file): its own
-// connections, paced, from a secondary when there is one.
+// connections, paced, from a secondary when there is one. A plain struct: the settings layer
+// fills it from the file.
 #pragma once
-
-#include <yaml-cpp/yaml.h>
 
 #include <chrono>
 #include <cstdint>
 #include <string>
 
-#include "docguard/rules/config_reader.h"
-
-namespace docguard::proxy {
+namespace docguard::introspection {
 
 struct IntrospectionSettings {
   bool enabled = true;
@@ -32,8 +29,4 @@ struct IntrospectionSettings {
   std::string lease_database;
 };
 
-// Reads the `introspection:` mapping; errors name the line and key.
-void apply_introspection_yaml(const rules::ConfigReader& reader, const YAML::Node& node,
-                              IntrospectionSettings& settings);
-
-}  // namespace docguard::proxy
+}  // namespace docguard::introspection

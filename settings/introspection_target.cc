@@ -1,16 +1,16 @@
 // Where and as whom docguard reads the cluster, from the proxy's settings.
+#include "docguard/settings/introspection_target.h"
+
 #include <algorithm>
 
 #include "docguard/advisor/scan_arguments.h"
 #include "docguard/cluster/upstream_uri.h"
-#include "docguard/proxy/config.h"
-#include "docguard/proxy/introspector.h"
 
-namespace docguard::proxy {
+namespace docguard::settings {
 
-IntrospectorTarget introspection_target(const ProxyConfig& config) {
-  const IntrospectionSettings& s = config.introspection;
-  IntrospectorTarget target;
+introspection::IntrospectorTarget introspection_target(const ProxyConfig& config) {
+  const introspection::IntrospectionSettings& s = config.introspection;
+  introspection::IntrospectorTarget target;
   // docguard's own TLS settings towards the upstream (a client certificate there is how x.509
   // authentication reaches introspection); an introspection URI of its own is taken as given.
   target.uri = s.uri.empty() ? libmongoc_upstream_uri(config) : s.uri;
@@ -30,4 +30,4 @@ IntrospectorTarget introspection_target(const ProxyConfig& config) {
   return target;
 }
 
-}  // namespace docguard::proxy
+}  // namespace docguard::settings

@@ -1,6 +1,7 @@
-// The one reader of docguard's YAML configuration: every section (rules here, the proxy's
-// settings in proxy/app/config.cc) reads its scalars with these parsers, so a duration, a size or a
-// boolean means the same everywhere, and every error reads "FILE:LINE:COL: key 'K': what".
+// The one reader of docguard's YAML configuration: every section (the rules, the proxy's,
+// introspection's, the advisor's) reads its scalars with these parsers, so a duration, a size or
+// a boolean means the same everywhere, and every error reads "FILE:LINE:COL: key 'K': what".
+// Private to the settings layer: no other layer sees YAML.
 #pragma once
 
 #include <yaml-cpp/yaml.h>
@@ -8,28 +9,13 @@
 #include <chrono>
 #include <initializer_list>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 
 #include "docguard/base/enum_names.h"
+#include "docguard/settings/config_error.h"
 
-namespace docguard::rules {
-
-// A configuration error. what() reads "FILE:LINE:COLUMN: key 'rules[0].max_array_length': ...".
-class ConfigError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-// "2MiB", "512 KB", "1048576" -> bytes; nullopt when malformed.
-std::optional<double> parse_byte_size(std::string_view text);
-// "500ms", "10s", "5m", "1h" -> milliseconds. The unit is required: a bare number is refused
-// (nullopt), since "90" would read as seconds to some and milliseconds to others.
-std::optional<std::chrono::milliseconds> parse_duration(std::string_view text);
-inline constexpr std::string_view kDurationUnits = "ms, s, m, h or d";
-// true/yes/on, false/no/off; nullopt otherwise.
-std::optional<bool> parse_boolean(std::string_view text);
+namespace docguard::settings {
 
 class ConfigReader {
  public:
@@ -61,4 +47,4 @@ class ConfigReader {
   std::string file_;
 };
 
-}  // namespace docguard::rules
+}  // namespace docguard::settings

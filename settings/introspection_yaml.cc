@@ -1,11 +1,12 @@
+// `introspection:` in the settings file: how docguard reads the cluster it guards.
 #include <cmath>
 
-#include "docguard/proxy/introspection_settings.h"
+#include "section_readers.h"
 
-namespace docguard::proxy {
+namespace docguard::settings {
 
-void apply_introspection_yaml(const rules::ConfigReader& r, const YAML::Node& n,
-                              IntrospectionSettings& s) {
+void apply_introspection_yaml(const ConfigReader& r, const YAML::Node& n,
+                              introspection::IntrospectionSettings& s) {
   r.check_keys(n,
                {"enabled", "uri", "credentials_file", "sample_size", "max_commands_per_second",
                 "interval", "max_time", "jitter", "lease_database"},
@@ -45,4 +46,4 @@ void apply_introspection_yaml(const rules::ConfigReader& r, const YAML::Node& n,
   }
 }
 
-}  // namespace docguard::proxy
+}  // namespace docguard::settings

@@ -1,4 +1,4 @@
-#include "docguard/proxy/introspection_lease.h"
+#include "docguard/introspection/introspection_lease.h"
 
 #include <bson/bson.h>
 #include <spdlog/spdlog.h>
@@ -9,7 +9,7 @@
 #include "docguard/codec/bson_view.h"
 #include "docguard/codec/server_errors.h"
 
-namespace docguard::proxy {
+namespace docguard::introspection {
 namespace {
 
 constexpr const char* kLeaseCollection = "docguard_lease";
@@ -196,4 +196,4 @@ std::string fleet_instance_id() {
   return std::string(host) + "/" + std::to_string(getpid()) + "/" + suffix;
 }
 
-}  // namespace docguard::proxy
+}  // namespace docguard::introspection

@@ -17,7 +17,7 @@
 #include "docguard/advisor/shared_facts.h"
 #include "docguard/cluster/cluster_reader.h"
 
-namespace docguard::proxy {
+namespace docguard::introspection {
 
 class IntrospectionLease {
  public:
@@ -49,4 +49,4 @@ class IntrospectionLease {
 // hostname/pid/random: tells the instances of a fleet apart in the lease document.
 std::string fleet_instance_id();
 
-}  // namespace docguard::proxy
+}  // namespace docguard::introspection

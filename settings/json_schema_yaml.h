@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "docguard/rules/config_reader.h"
+#include "config_reader.h"
 #include "docguard/rules/json_schema.h"
 
-namespace docguard::rules {
+namespace docguard::settings {
 
 // The YAML mapping as BSON: mappings are documents, sequences arrays; plain scalars are
 // booleans, null, integers (int32, else int64) or doubles when they read as such, quoted ones
@@ -22,11 +22,12 @@ std::vector<uint8_t> yaml_to_bson(const ConfigReader& reader, const YAML::Node& 
                                   const std::string& key);
 
 // `json_schema: {...}` compiled; errors name the keyword's own line.
-std::shared_ptr<const JsonSchema> inline_json_schema(const ConfigReader& reader,
-                                                     const YAML::Node& node,
-                                                     const std::string& key);
+std::shared_ptr<const rules::JsonSchema> inline_json_schema(const ConfigReader& reader,
+                                                            const YAML::Node& node,
+                                                            const std::string& key);
 // `json_schema_file: path` (relative to the configuration file's folder) compiled.
-std::shared_ptr<const JsonSchema> file_json_schema(const ConfigReader& reader,
-                                                   const YAML::Node& node, const std::string& key);
+std::shared_ptr<const rules::JsonSchema> file_json_schema(const ConfigReader& reader,
+                                                          const YAML::Node& node,
+                                                          const std::string& key);
 
-}  // namespace docguard::rules
+}  // namespace docguard::settings

@@ -1,0 +1,46 @@
+// The introspection layer's sink in Prometheus: docguard_introspection_* and the per-collection
+// gauges the advisor's facts give. One small file so it moves with the rest of the metrics code.
+#pragma once
+
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "docguard/advisor/live_advisor.h"
+#include "docguard/introspection/introspection_sink.h"
+
+namespace docguard::proxy {
+
+class IntrospectionMetrics final : public introspection::IntrospectionSink {
+ public:
+  explicit IntrospectionMetrics(prometheus::Registry& registry);
+  // docguard_introspection_runs_total{result}.
+  void count_run(const std::string& result) override;
+  void observe_seconds(double seconds) override { seconds_.Observe(seconds); }
+  void add_commands(uint64_t n) override { commands_.Increment(static_cast<double>(n)); }
+  void set_unknown_facts(size_t n) override { unknown_facts_.Set(static_cast<double>(n)); }
+  // docguard_collection_documents / docguard_collection_size_bytes{db,collection}: the server's
+  // statistics of each collection docguard knows; series of collections gone are removed.
+  void update_collections(const std::vector<advisor::LiveAdvisor::CollectionFacts>& facts);
+
+ private:
+  prometheus::Family<prometheus::Counter>& runs_;
+  prometheus::Histogram& seconds_;
+  prometheus::Counter& commands_;
+  prometheus::Gauge& unknown_facts_;
+  prometheus::Family<prometheus::Gauge>& documents_;
+  prometheus::Family<prometheus::Gauge>& size_bytes_;
+  std::mutex mutex_;
+  std::map<std::string, prometheus::Counter*> run_series_;
+  std::map<std::string, std::pair<prometheus::Gauge*, prometheus::Gauge*>> collection_series_;
+};
+
+}  // namespace docguard::proxy

@@ -1,0 +1,76 @@
+// The settings file through the reader: every key checked, errors naming the key and the line.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "docguard/settings/yaml_settings.h"
+
+namespace docguard::settings {
+namespace {
+
+ProxyConfig read(const std::string& yaml) {
+  ProxyConfig config;
+  apply_yaml(YAML::Load(yaml), "test.yaml", config);
+  return config;
+}
+
+std::string error_of(const std::string& yaml) {
+  try {
+    read(yaml);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(SettingsFile, AdvisorSharesAreBetweenZeroAndOne) {
+  EXPECT_DOUBLE_EQ(read("advisor:\n  lookup_ratio_warn: 0.25\n").advisor.lookup_ratio_warn, 0.25);
+  const std::string e = error_of("advisor:\n  lookup_ratio_warn: 7\n");
+  EXPECT_NE(e.find("test.yaml:2:"), std::string::npos) << e;
+  EXPECT_NE(e.find("key 'advisor.lookup_ratio_warn'"), std::string::npos) << e;
+  EXPECT_NE(e.find("between 0 and 1"), std::string::npos) << e;
+  EXPECT_NE(error_of("advisor:\n  attribute_max_presence: -0.5\n"), "");
+  EXPECT_NE(error_of("advisor:\n  subset_max_projected_share: 0.3x\n"), "");
+}
+
+TEST(SettingsFile, AdvisorOutlierRatioIsAPositiveNumber) {
+  EXPECT_DOUBLE_EQ(read("advisor:\n  outlier_ratio: 4.5\n").advisor.outlier_ratio, 4.5);
+  for (const char* bad : {"0", "-3", "nan", "inf", "10x", "many"}) {
+    const std::string e = error_of(std::string("advisor:\n  outlier_ratio: ") + bad + "\n");
+    EXPECT_NE(e.find("key 'advisor.outlier_ratio': expected a positive number"), std::string::npos)
+        << bad << ": " << e;
+  }
+}
+
+TEST(SettingsFile, UnknownKeysAreNamedWithTheirLine) {
+  const std::string top = error_of("mode: warn\nlisten_on: 1\n");
+  EXPECT_NE(top.find("test.yaml:2:"), std::string::npos) << top;
+  EXPECT_NE(top.find("key 'listen_on': unknown key"), std::string::npos) << top;
+  EXPECT_NE(error_of("introspection:\n  every: 1h\n").find("introspection"), std::string::npos);
+  EXPECT_NE(error_of("advisor:\n  shiny: 1\n").find("key 'advisor.shiny': unknown key"),
+            std::string::npos);
+}
+
+TEST(SettingsFile, LevelNamesAreChecked) {
+  EXPECT_EQ(read("log_level: warn\n").log_level, LogLevel::kWarn);
+  const std::string e = error_of("log_level: loud\n");
+  EXPECT_NE(e.find("key 'log_level'"), std::string::npos) << e;
+  EXPECT_NE(e.find("got 'loud'"), std::string::npos) << e;
+}
+
+TEST(SettingsFile, TheUpstreamIsHeldOnce) {
+  const ProxyConfig c = read("upstream: mongodb://db1:4000,db2:4001/?replicaSet=rs\n");
+  EXPECT_EQ(c.upstream.uri, "mongodb://db1:4000,db2:4001/?replicaSet=rs");
+  EXPECT_EQ(c.upstream.seeds.size(), 2u);
+  EXPECT_EQ(upstream_first_seed(c).host, "db1");
+  EXPECT_EQ(upstream_first_seed(c).port, 4000);
+}
+
+TEST(SettingsFile, AnEmptyFileGivesTheDefaultRules) {
+  const ProxyConfig c = read("");
+  ASSERT_NE(c.rules, nullptr);
+  EXPECT_EQ(c.rules->rules().size(), 1u);
+}
+
+}  // namespace
+}  // namespace docguard::settings

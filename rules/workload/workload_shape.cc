@@ -81,15 +81,17 @@ uint64_t operators(uint64_t h, const BsonElements& field, int depth) {
   return mix(h, kClose);
 }
 
+// The types first: most values are scalars, and only they are compared by key after that.
 uint64_t value(uint64_t h, const BsonElements& e, int depth) {
-  if ((e.key == "$and" || e.key == "$or" || e.key == "$nor") && e.holds_array()) {
-    h = mix(h, kListOpen);
-    for (BsonElements clause(e.value, e.value_size); clause.next();) {
-      h = clause.holds_document() ? filter(h, clause.container(), depth + 1) : mix(h, kValue);
+  if (e.holds_array()) {
+    if (e.key == "$and" || e.key == "$or" || e.key == "$nor") {
+      h = mix(h, kListOpen);
+      for (BsonElements clause(e.value, e.value_size); clause.next();) {
+        h = clause.holds_document() ? filter(h, clause.container(), depth + 1) : mix(h, kValue);
+      }
+      return mix(h, kListClose);
     }
-    return mix(h, kListClose);
-  }
-  if (e.holds_document()) {
+  } else if (e.holds_document()) {
     const std::string_view first = first_key(e);
     if (is_operator(first) && first != "$ref") return operators(h, e, depth);
   }
@@ -100,7 +102,7 @@ uint64_t filter(uint64_t h, const BsonView& doc, int depth) {
   h = mix(h, kOpen);
   if (depth <= kMaxDepth && !doc.empty()) {
     for (BsonElements e(doc); e.next();) {
-      if (e.key == "$comment") continue;
+      if (is_operator(e.key) && e.key == "$comment") continue;
       h = value(mix_key(h, e.key), e, depth);
     }
   }

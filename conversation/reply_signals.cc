@@ -1,5 +1,6 @@
 #include "docguard/conversation/reply_signals.h"
 
+#include <cstring>
 #include <string_view>
 
 #include "docguard/codec/bson_elements.h"
@@ -38,10 +39,26 @@ int32_t state_change_code_in_entries(const BsonElements& array) {
 // its length prefix alone (its key, "0", "1", ..., is a few bytes), the general walk only for
 // anything else.
 uint64_t first_batch_length(const BsonElements& cursor) {
-  BsonElements child(cursor.value, cursor.value_size);
-  if (!child.find("firstBatch") || !child.holds_array() || child.value_size < 5) return 0;
-  const uint8_t* p = child.value + 4;
-  const uint8_t* const end = child.value + child.value_size - 1;
+  // The servers write firstBatch first: its bytes are compared in place, the walk only when
+  // it is elsewhere.
+  static constexpr char kFirst[] =
+      "\x04"
+      "firstBatch";  // an array named firstBatch, NUL included
+  const uint8_t* batch = nullptr;
+  uint32_t batch_size = 0;
+  constexpr size_t kHead = 4 + sizeof kFirst;
+  if (cursor.value_size >= kHead + 5 && std::memcmp(cursor.value + 4, kFirst, sizeof kFirst) == 0) {
+    batch = cursor.value + kHead;
+    batch_size = codec::le32(batch);
+    if (batch_size < 5 || batch_size > cursor.value_size - kHead - 1) return 0;
+  } else {
+    BsonElements child(cursor.value, cursor.value_size);
+    if (!child.find("firstBatch") || !child.holds_array() || child.value_size < 5) return 0;
+    batch = child.value;
+    batch_size = child.value_size;
+  }
+  const uint8_t* p = batch + 4;
+  const uint8_t* const end = batch + batch_size - 1;
   uint64_t n = 0;
   while (p < end && *p == BSON_TYPE_DOCUMENT) {
     const uint8_t* nul = p + 1;
@@ -54,7 +71,7 @@ uint64_t first_batch_length(const BsonElements& cursor) {
   }
   if (p >= end) return n;
   n = 0;  // not only documents: the general walk, from the start
-  for (BsonElements e(child.value, child.value_size); e.next();) ++n;
+  for (BsonElements e(batch, batch_size); e.next();) ++n;
   return n;
 }
 

@@ -138,6 +138,36 @@ uint64_t keys(uint64_t h, const BsonView& doc) {
   return h;
 }
 
+// The commonest filter, one field equal to a fixed-size scalar ({_id: <ObjectId>}, {n: 5}):
+// its key, when the bytes are exactly that; else empty (the walk decides). Hashes as filter()
+// does such a document, for a fraction of the walk.
+std::string_view single_scalar_key(const BsonView& doc) {
+  if (doc.size < 8) return {};
+  const uint8_t* const key = doc.data + 5;
+  const uint8_t* const end = doc.data + doc.size - 1;
+  const uint8_t* nul = key;
+  while (nul < end && *nul != 0) ++nul;
+  if (nul == key || nul == end || *key == '$') return {};
+  size_t size = 0;
+  switch (doc.data[4]) {
+    case BSON_TYPE_INT32:
+      size = 4;
+      break;
+    case BSON_TYPE_INT64:
+    case BSON_TYPE_DOUBLE:
+    case BSON_TYPE_DATE_TIME:
+      size = 8;
+      break;
+    case BSON_TYPE_OID:
+      size = 12;
+      break;
+    default:
+      return {};
+  }
+  if (static_cast<size_t>(end - (nul + 1)) != size) return {};
+  return {reinterpret_cast<const char*>(key), static_cast<size_t>(nul - key)};
+}
+
 }  // namespace
 
 uint64_t workload_seed(uint64_t namespace_id, uint32_t command) {
@@ -158,7 +188,11 @@ uint64_t workload_shape_hash(const QueryParts& parts, uint64_t seed) {
     }
     return h;
   }
-  h = filter(h, parts.filter, 0);
+  if (const std::string_view key = single_scalar_key(parts.filter); !key.empty()) {
+    h = mix(mix(mix_key(mix(h, kOpen), key), kValue), kClose);
+  } else {
+    h = filter(h, parts.filter, 0);
+  }
   if (!parts.sort.empty()) h = sort(h, parts.sort);
   if (!parts.projection.empty()) h = keys(h, parts.projection);
   return h;

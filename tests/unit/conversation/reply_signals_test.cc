@@ -236,9 +236,9 @@ TEST(ReplySignalsWorkload, CountsTheFirstBatch) {
       workload_signals(R"({"cursor": {"firstBatch": [{"a": 1}, {"b": {"c": 2}}, {}]}, "ok": 1})")
           .documents,
       3u);
-  EXPECT_EQ(workload_signals(R"({"cursor": {"id": 0, "ns": "d.c", "firstBatch": [{}, {}]}})")
-                .documents,
-            2u);
+  EXPECT_EQ(
+      workload_signals(R"({"cursor": {"id": 0, "ns": "d.c", "firstBatch": [{}, {}]}})").documents,
+      2u);
   EXPECT_EQ(workload_signals(R"({"cursor": {"firstBatch": [{}, 1, "x", {}]}, "ok": 1})").documents,
             4u);
   EXPECT_EQ(workload_signals(R"({"cursor": {"firstBatchX": [{}]}, "ok": 1})").documents, 0u);

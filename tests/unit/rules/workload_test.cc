@@ -17,7 +17,6 @@
 namespace docguard::rules {
 namespace {
 
-using testing::Bson;
 using testing::request;
 
 std::shared_ptr<const ShapeInfo> info(uint64_t key) {

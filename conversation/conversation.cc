@@ -281,7 +281,8 @@ Conversation::ReplyOutcome Conversation::on_reply(codec::Bytes message) {
     }
   }
   // Read from every reply, dropped or not: a state change is news wherever it comes from.
-  const ReplySignals signals = read_reply_signals(plain);
+  // The ledger's part only while it waits for a reply (never with the ledger off).
+  const ReplySignals signals = read_reply_signals(plain, !timed_.empty());
   // An exhaust stream's follow-up answers the previous reply, not a request: while the last
   // reply said moreToCome, or when responseTo names that reply, it belongs to the client.
   const bool follow_up =

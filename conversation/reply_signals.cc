@@ -1,5 +1,6 @@
 #include "docguard/conversation/reply_signals.h"
 
+#include <cstring>
 #include <string_view>
 
 #include "docguard/codec/bson_elements.h"
@@ -34,12 +35,43 @@ int32_t state_change_code_in_entries(const BsonElements& array) {
   return 0;
 }
 
-// The length of cursor.firstBatch (0 without one): a walk that steps over each document.
+// The length of cursor.firstBatch (0 without one). A batch is documents: each is stepped over by
+// its length prefix alone (its key, "0", "1", ..., is a few bytes), the general walk only for
+// anything else.
 uint64_t first_batch_length(const BsonElements& cursor) {
-  BsonElements child(cursor.value, cursor.value_size);
-  if (!child.find("firstBatch") || !child.holds_array()) return 0;
+  // The servers write firstBatch first: its bytes are compared in place, the walk only when
+  // it is elsewhere.
+  static constexpr char kFirst[] =
+      "\x04"
+      "firstBatch";  // an array named firstBatch, NUL included
+  const uint8_t* batch = nullptr;
+  uint32_t batch_size = 0;
+  constexpr size_t kHead = 4 + sizeof kFirst;
+  if (cursor.value_size >= kHead + 5 && std::memcmp(cursor.value + 4, kFirst, sizeof kFirst) == 0) {
+    batch = cursor.value + kHead;
+    batch_size = codec::le32(batch);
+    if (batch_size < 5 || batch_size > cursor.value_size - kHead - 1) return 0;
+  } else {
+    BsonElements child(cursor.value, cursor.value_size);
+    if (!child.find("firstBatch") || !child.holds_array() || child.value_size < 5) return 0;
+    batch = child.value;
+    batch_size = child.value_size;
+  }
+  const uint8_t* p = batch + 4;
+  const uint8_t* const end = batch + batch_size - 1;
   uint64_t n = 0;
-  for (BsonElements doc(child.value, child.value_size); doc.next();) ++n;
+  while (p < end && *p == BSON_TYPE_DOCUMENT) {
+    const uint8_t* nul = p + 1;
+    while (nul < end && *nul != 0) ++nul;
+    if (end - nul < 5) return n;
+    const uint32_t size = codec::le32(nul + 1);
+    if (size < 5 || size > static_cast<size_t>(end - nul - 1)) return n;
+    p = nul + 1 + size;
+    ++n;
+  }
+  if (p >= end) return n;
+  n = 0;  // not only documents: the general walk, from the start
+  for (BsonElements e(batch, batch_size); e.next();) ++n;
   return n;
 }
 
@@ -48,7 +80,12 @@ uint64_t first_batch_length(const BsonElements& cursor) {
 // first occurrence, and the top-level `code` wins over `writeConcernError.code`, which wins
 // over `writeErrors[].code`, as drivers check them. The walk checks every bound and stops at a
 // malformed element, as libbson's iterator does, so the reply is not validated as a whole.
-ReplySignals signals_in(const codec::BsonView& doc) {
+// With `kWorkload` (a reply the workload ledger waits for), also what the ledger records: the
+// documents named and whether the reply failed; without, those keys cost nothing.
+// Flattened: the walk's step inlined as in the plain reading (left to itself, the compiler
+// calls it out of line once the ledger's keys make the loop larger, ~50 instructions a key).
+template <bool kWorkload>
+[[gnu::flatten]] ReplySignals signals_in(const codec::BsonView& doc) {
   ReplySignals out;
   if (doc.empty()) return out;
   int32_t top = 0, concern = 0, write_errors = 0;
@@ -68,12 +105,12 @@ ReplySignals signals_in(const codec::BsonView& doc) {
     } else if (key == "writeErrors") {
       if (!seen_errors) write_errors = state_change_code_in_entries(it);
       seen_errors = true;
-      out.failed = out.failed || (it.holds_array() && it.value_size > 5);
-    } else if (key == "ok") {
+      if constexpr (kWorkload) out.failed = out.failed || (it.holds_array() && it.value_size > 5);
+    } else if (kWorkload && key == "ok") {
       out.failed = out.failed || !it.as_bool();
-    } else if (key == "n") {
+    } else if (kWorkload && key == "n") {
       if (!seen_cursor && it.holds_number()) out.documents = static_cast<uint64_t>(it.as_int64());
-    } else if (key == "cursor" && it.holds_document()) {
+    } else if (kWorkload && key == "cursor" && it.holds_document()) {
       seen_cursor = true;
       out.documents = first_batch_length(it);
     } else if (key == "isWritablePrimary" || key == "ismaster") {
@@ -88,15 +125,18 @@ ReplySignals signals_in(const codec::BsonView& doc) {
 
 }  // namespace
 
-ReplySignals read_reply_signals(codec::Bytes plain) {
+ReplySignals read_reply_signals(codec::Bytes plain, bool for_workload) {
+  auto signals_of = [for_workload](const codec::BsonView& doc) {
+    return for_workload ? signals_in<true>(doc) : signals_in<false>(doc);
+  };
   try {
     if (plain.size() < codec::kHeaderSize) return {};
     switch (codec::read_header(plain.data()).op_code) {
       case codec::OpCode::kMsg:
-        return signals_in(codec::op_msg_body(plain));
+        return signals_of(codec::op_msg_body(plain));
       case codec::OpCode::kReply: {
         const auto legacy = codec::OpReply::parse(plain);
-        if (!legacy.documents.empty()) return signals_in(legacy.documents.front());
+        if (!legacy.documents.empty()) return signals_of(legacy.documents.front());
         return {};
       }
       default:

@@ -69,14 +69,12 @@ std::shared_ptr<const ShapeInfo> describe_shape(const CollectionStats& stats,
 
 void Engine::note_workload(const codec::CommandView& cmd, const RequestContext& ctx,
                            const RuleSet& rules, const Verdict* dry, Verdict& verdict) {
+  if (workload_.max_shapes() == 0) return;  // off: nothing more of the ledger costs
   const bool statements = cmd.kind == CommandKind::kUpdate || cmd.kind == CommandKind::kDelete;
   const bool read = cmd.kind == CommandKind::kFind || cmd.kind == CommandKind::kAggregate ||
                     cmd.kind == CommandKind::kCount || cmd.kind == CommandKind::kDistinct ||
                     cmd.kind == CommandKind::kFindAndModify;
-  if ((!statements && !read) || cmd.database.empty() || cmd.collection.empty() ||
-      workload_.max_shapes() == 0) {
-    return;
-  }
+  if ((!statements && !read) || cmd.database.empty() || cmd.collection.empty()) return;
   // The namespace judge() just looked up.
   CollectionStats* stats = scratch().judged_stats;
   if (stats == nullptr) return;

@@ -81,15 +81,17 @@ uint64_t operators(uint64_t h, const BsonElements& field, int depth) {
   return mix(h, kClose);
 }
 
+// The types first: most values are scalars, and only they are compared by key after that.
 uint64_t value(uint64_t h, const BsonElements& e, int depth) {
-  if ((e.key == "$and" || e.key == "$or" || e.key == "$nor") && e.holds_array()) {
-    h = mix(h, kListOpen);
-    for (BsonElements clause(e.value, e.value_size); clause.next();) {
-      h = clause.holds_document() ? filter(h, clause.container(), depth + 1) : mix(h, kValue);
+  if (e.holds_array()) {
+    if (e.key == "$and" || e.key == "$or" || e.key == "$nor") {
+      h = mix(h, kListOpen);
+      for (BsonElements clause(e.value, e.value_size); clause.next();) {
+        h = clause.holds_document() ? filter(h, clause.container(), depth + 1) : mix(h, kValue);
+      }
+      return mix(h, kListClose);
     }
-    return mix(h, kListClose);
-  }
-  if (e.holds_document()) {
+  } else if (e.holds_document()) {
     const std::string_view first = first_key(e);
     if (is_operator(first) && first != "$ref") return operators(h, e, depth);
   }
@@ -100,7 +102,7 @@ uint64_t filter(uint64_t h, const BsonView& doc, int depth) {
   h = mix(h, kOpen);
   if (depth <= kMaxDepth && !doc.empty()) {
     for (BsonElements e(doc); e.next();) {
-      if (e.key == "$comment") continue;
+      if (is_operator(e.key) && e.key == "$comment") continue;
       h = value(mix_key(h, e.key), e, depth);
     }
   }
@@ -136,6 +138,36 @@ uint64_t keys(uint64_t h, const BsonView& doc) {
   return h;
 }
 
+// The commonest filter, one field equal to a fixed-size scalar ({_id: <ObjectId>}, {n: 5}):
+// its key, when the bytes are exactly that; else empty (the walk decides). Hashes as filter()
+// does such a document, for a fraction of the walk.
+std::string_view single_scalar_key(const BsonView& doc) {
+  if (doc.size < 8) return {};
+  const uint8_t* const key = doc.data + 5;
+  const uint8_t* const end = doc.data + doc.size - 1;
+  const uint8_t* nul = key;
+  while (nul < end && *nul != 0) ++nul;
+  if (nul == key || nul == end || *key == '$') return {};
+  size_t size = 0;
+  switch (doc.data[4]) {
+    case BSON_TYPE_INT32:
+      size = 4;
+      break;
+    case BSON_TYPE_INT64:
+    case BSON_TYPE_DOUBLE:
+    case BSON_TYPE_DATE_TIME:
+      size = 8;
+      break;
+    case BSON_TYPE_OID:
+      size = 12;
+      break;
+    default:
+      return {};
+  }
+  if (static_cast<size_t>(end - (nul + 1)) != size) return {};
+  return {reinterpret_cast<const char*>(key), static_cast<size_t>(nul - key)};
+}
+
 }  // namespace
 
 uint64_t workload_seed(uint64_t namespace_id, uint32_t command) {
@@ -156,7 +188,11 @@ uint64_t workload_shape_hash(const QueryParts& parts, uint64_t seed) {
     }
     return h;
   }
-  h = filter(h, parts.filter, 0);
+  if (const std::string_view key = single_scalar_key(parts.filter); !key.empty()) {
+    h = mix(mix(mix_key(mix(h, kOpen), key), kValue), kClose);
+  } else {
+    h = filter(h, parts.filter, 0);
+  }
   if (!parts.sort.empty()) h = sort(h, parts.sort);
   if (!parts.projection.empty()) h = keys(h, parts.projection);
   return h;

@@ -209,3 +209,44 @@ TEST(Refusal, InTheRequestsFamily) {
 
 }  // namespace
 }  // namespace docguard::conversation
+
+namespace docguard::conversation {
+namespace {
+
+ReplySignals workload_signals(const char* body) {
+  return read_reply_signals(msg_reply(body), /*for_workload=*/true);
+}
+
+// The workload ledger's part of a reply is read only when asked for: a reply nobody times
+// costs the ledger nothing.
+TEST(ReplySignalsWorkload, ReadOnlyWhenAsked) {
+  const auto reply = msg_reply(R"({"cursor": {"firstBatch": [{"a": 1}], "id": 0}, "ok": 0})");
+  const ReplySignals plain = read_reply_signals(reply);
+  EXPECT_EQ(plain.documents, 0u);
+  EXPECT_FALSE(plain.failed);
+  const ReplySignals timed = read_reply_signals(reply, true);
+  EXPECT_EQ(timed.documents, 1u);
+  EXPECT_TRUE(timed.failed);
+}
+
+// firstBatch's documents are counted whether firstBatch comes first (as servers write it) or
+// not, and whatever the batch holds.
+TEST(ReplySignalsWorkload, CountsTheFirstBatch) {
+  EXPECT_EQ(workload_signals(R"({"cursor": {"firstBatch": [], "id": 0}, "ok": 1})").documents, 0u);
+  EXPECT_EQ(
+      workload_signals(R"({"cursor": {"firstBatch": [{"a": 1}, {"b": {"c": 2}}, {}]}, "ok": 1})")
+          .documents,
+      3u);
+  EXPECT_EQ(
+      workload_signals(R"({"cursor": {"id": 0, "ns": "d.c", "firstBatch": [{}, {}]}})").documents,
+      2u);
+  EXPECT_EQ(workload_signals(R"({"cursor": {"firstBatch": [{}, 1, "x", {}]}, "ok": 1})").documents,
+            4u);
+  EXPECT_EQ(workload_signals(R"({"cursor": {"firstBatchX": [{}]}, "ok": 1})").documents, 0u);
+  EXPECT_EQ(workload_signals(R"({"n": 5, "ok": 1})").documents, 5u);
+  EXPECT_FALSE(workload_signals(R"({"n": 5, "ok": 1})").failed);
+  EXPECT_TRUE(workload_signals(R"({"n": 0, "writeErrors": [{"code": 11000}], "ok": 1})").failed);
+}
+
+}  // namespace
+}  // namespace docguard::conversation

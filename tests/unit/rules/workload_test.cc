@@ -19,7 +19,6 @@ namespace {
 
 using settings::parse_rules;
 
-using testing::Bson;
 using testing::request;
 
 std::shared_ptr<const ShapeInfo> info(uint64_t key) {
@@ -163,6 +162,35 @@ TEST(WorkloadShapeHash, EqualTextsHashAlikeAndOthersDiffer) {
   EXPECT_EQ(texts.size(), std::size(different) + 1);
   EXPECT_NE(workload_shape_hash(QueryParts{}, workload_seed(1, 1)),
             workload_shape_hash(QueryParts{}, workload_seed(2, 1)));
+}
+
+// One field equal to a scalar takes a shorter way to its hash for some types (numbers, dates,
+// ObjectIds): it must land where the walk does for the others.
+TEST(WorkloadShapeHash, OneScalarFieldHashesAsTheWalkDoes) {
+  const char* same[] = {
+      R"({"find": "c", "$db": "d", "filter": {"_id": {"$oid": "0123456789abcdef01234567"}}})",
+      R"({"find": "c", "$db": "d", "filter": {"_id": 5}})",
+      R"({"find": "c", "$db": "d", "filter": {"_id": {"$numberLong": "5"}}})",
+      R"({"find": "c", "$db": "d", "filter": {"_id": 5.5}})",
+      R"({"find": "c", "$db": "d", "filter": {"_id": {"$date": "2026-01-01T00:00:00Z"}}})",
+      R"({"find": "c", "$db": "d", "filter": {"_id": "text"}})",
+      R"({"find": "c", "$db": "d", "filter": {"_id": true}})",
+      R"({"find": "c", "$db": "d", "filter": {"_id": null}})",
+      R"({"find": "c", "$db": "d", "filter": {"_id": {"k": 1}}})"};
+  for (const char* body : same) {
+    EXPECT_EQ(text_of(body), text_of(same[0])) << body;
+    EXPECT_EQ(hash_of(body), hash_of(same[0])) << body;
+  }
+  const char* different[] = {
+      R"({"find": "c", "$db": "d", "filter": {"_i": 5}})",
+      R"({"find": "c", "$db": "d", "filter": {"_id": {"$gt": 5}}})",
+      R"({"find": "c", "$db": "d", "filter": {"_id": 5, "a": 1}})",
+      R"({"find": "c", "$db": "d", "filter": {"$where": 5}})",
+      R"({"find": "c", "$db": "d", "filter": {}})",
+  };
+  for (const char* body : different) EXPECT_NE(hash_of(body), hash_of(same[0])) << body;
+  EXPECT_EQ(hash_of(R"({"find": "c", "$db": "d", "filter": {"$comment": 5}})"),
+            hash_of(R"({"find": "c", "$db": "d", "filter": {}})"));
 }
 
 // ---- the engine

@@ -17,14 +17,15 @@ struct ReplySignals {
   // A hello/isMaster reply with isWritablePrimary/ismaster false: a demoted primary answering
   // a heartbeat.
   bool hello_not_writable = false;
-  // For the workload ledger: the documents the reply names (cursor.firstBatch's length, else
-  // `n`), and whether it failed (ok: 0, or writeErrors).
+  // For the workload ledger, read only when asked (for_workload): the documents the reply names
+  // (cursor.firstBatch's length, else `n`), and whether it failed (ok: 0, or writeErrors).
   uint64_t documents = 0;
   bool failed = false;
 };
 
 // Reads an uncompressed OP_MSG or OP_REPLY (header included). Never throws: a reply that cannot
 // be read signals nothing (the conversation reports malformed replies where it must read them).
-ReplySignals read_reply_signals(codec::Bytes plain);
+// `for_workload`: also documents and failed (a reply the workload ledger waits for).
+ReplySignals read_reply_signals(codec::Bytes plain, bool for_workload = false);
 
 }  // namespace docguard::conversation

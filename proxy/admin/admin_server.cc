@@ -103,6 +103,22 @@ awaitable<void> serve_one(tcp::socket socket, ProxyRuntime& rt) {
   socket.shutdown(tcp::socket::shutdown_both, ec);
 }
 
+// /report and /report.json: the advisor's report with the sections the engine adds (candidate
+// rules' verdicts, the validators' census, the workload ledger).
+std::string full_report(ProxyRuntime& rt, advisor::ReportFormat format) {
+  const bool html = format == advisor::ReportFormat::kHtml;
+  std::string report = rt.advisor.render(format);
+  const auto verdicts = rt.engine.candidate_verdicts();
+  report = html ? with_candidate_verdicts_html(std::move(report), verdicts)
+                : with_candidate_verdicts_json(std::move(report), verdicts);
+  const auto census = rt.engine.validator_census();
+  report = html ? with_validators_html(std::move(report), census)
+                : with_validators_json(std::move(report), census);
+  const auto workload = rt.engine.workload_report();
+  return html ? with_workload_html(std::move(report), workload)
+              : with_workload_json(std::move(report), workload);
+}
+
 }  // namespace
 
 awaitable<HttpResponse> route_admin(const std::string& method, const std::string& target,
@@ -159,22 +175,11 @@ awaitable<HttpResponse> route_admin(const std::string& method, const std::string
     co_return HttpResponse{200, "application/json", body};
   }
   if (path == "/report") {
-    co_return HttpResponse{
-        200, "text/html; charset=utf-8",
-        with_workload_html(with_validators_html(with_candidate_verdicts_html(
-                                                    rt.advisor.render(advisor::ReportFormat::kHtml),
-                                                    rt.engine.candidate_verdicts()),
-                                                rt.engine.validator_census()),
-                           rt.engine.workload_report())};
+    co_return HttpResponse{200, "text/html; charset=utf-8",
+                           full_report(rt, advisor::ReportFormat::kHtml)};
   }
   if (path == "/report.json") {
-    co_return HttpResponse{
-        200, "application/json",
-        with_workload_json(with_validators_json(with_candidate_verdicts_json(
-                                                    rt.advisor.render(advisor::ReportFormat::kJson),
-                                                    rt.engine.candidate_verdicts()),
-                                                rt.engine.validator_census()),
-                           rt.engine.workload_report())};
+    co_return HttpResponse{200, "application/json", full_report(rt, advisor::ReportFormat::kJson)};
   }
   co_return HttpResponse{
       404, "text/plain",

@@ -2,6 +2,7 @@
 // its shape's hash, counted with its verdict and app, and judged (once per shape and index
 // catalog version) against the known indexes for docguard_unindexed_operations_total.
 #include <algorithm>
+#include <functional>
 
 #include "../engine_internal.h"
 #include "docguard/rules/query_guardrail.h"
@@ -11,6 +12,28 @@ namespace docguard::rules {
 namespace {
 
 const IndexKeys kIdIndex = {{"_id", "1"}};
+
+// What one kept shape may hold, whatever the client sends (BSON keys have no length limit in a
+// message): its text, its namespace's names, and the field paths it is judged by.
+constexpr size_t kMaxShapeText = 1024;
+constexpr size_t kMaxNameBytes = 256;
+constexpr size_t kMaxFieldBytes = 2048;
+
+// `text` cut to at most `max` bytes at a UTF-8 character's start, marked as cut.
+std::string bounded(std::string_view text, size_t max) {
+  if (text.size() <= max) return std::string(text);
+  size_t end = max - 3;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  return std::string(text.substr(0, end)) + "...";
+}
+
+size_t field_bytes(const QueryShape& shape) {
+  size_t bytes = 0;
+  for (const auto& f : shape.equality) bytes += f.size();
+  for (const auto& f : shape.range) bytes += f.size();
+  for (const auto& k : shape.sort) bytes += k.field.size();
+  return bytes;
+}
 
 // 1: an index serves the shape, 0: none of the known ones does and they are all known, -1: not
 // known. The shape's fields only: a filter whose fields are all under $or or $text is not judged.
@@ -44,14 +67,17 @@ WorkloadVerdict verdict_of(const Verdict& verdict, const Verdict* dry, int32_t i
   return WorkloadVerdict::kPassed;
 }
 
-std::shared_ptr<const ShapeInfo> describe_shape(const CollectionStats& stats,
-                                                const codec::CommandView& cmd,
+std::shared_ptr<const ShapeInfo> describe_shape(const codec::CommandView& cmd,
                                                 const QueryParts& parts) {
   auto info = std::make_shared<ShapeInfo>();
-  info->db = std::string(stats.labels.db);
-  info->collection = std::string(stats.labels.coll);
+  // The namespace's own names, not its labels: past tracking.max_namespaces the labels are
+  // "_other" for all, and each shape is still judged against its own collection's indexes.
+  info->db = bounded(cmd.database, kMaxNameBytes);
+  info->collection = bounded(cmd.collection, kMaxNameBytes);
   info->command = std::string(cmd.name);
-  append_shape_text(info->shape, parts);
+  std::string text;
+  append_shape_text(text, parts);
+  info->shape = bounded(text, kMaxShapeText);
   bson_t filter, sort, pipeline;
   auto with = [](const codec::BsonView& v, bson_t* out) {
     return !v.empty() && bson_init_static(out, v.data, v.size) ? out : nullptr;
@@ -60,6 +86,10 @@ std::shared_ptr<const ShapeInfo> describe_shape(const CollectionStats& stats,
     info->fields = pipeline_query_shape(with(parts.pipeline, &pipeline));
   } else {
     info->fields = query_shape(with(parts.filter, &filter), with(parts.sort, &sort));
+  }
+  if (field_bytes(info->fields) > kMaxFieldBytes) {
+    info->fields = QueryShape{};  // too large to keep: judged as not known
+    info->fields.skipped = {"(too large)"};
   }
   info->exempt = exempt_namespace(cmd.database, cmd.collection);
   return info;
@@ -78,7 +108,14 @@ void Engine::note_workload(const codec::CommandView& cmd, const RequestContext& 
   // The namespace judge() just looked up.
   CollectionStats* stats = scratch().judged_stats;
   if (stats == nullptr) return;
-  const uint64_t seed = workload_seed(stats->labels.id, static_cast<uint32_t>(cmd.kind));
+  // Past tracking.max_namespaces every namespace shares the overflow statistics and their id:
+  // the ledger tells those namespaces apart by name.
+  uint64_t namespace_key = stats->labels.id;
+  if (stats->labels.db == kOverflowLabel) {
+    namespace_key = std::hash<std::string_view>{}(cmd.database) * 0x9E3779B97F4A7C15ull ^
+                    std::hash<std::string_view>{}(cmd.collection);
+  }
+  const uint64_t seed = workload_seed(namespace_key, static_cast<uint32_t>(cmd.kind));
   const uint64_t catalog_version = index_catalog_.version();
   WorkloadMarks& marks = verdict.workload;
   uint32_t unindexed = 0;
@@ -89,7 +126,7 @@ void Engine::note_workload(const codec::CommandView& cmd, const RequestContext& 
     auto note = [&](const QueryParts& parts, int32_t index) {
       const uint64_t key = workload_shape_hash(parts, seed);
       SketchEntry* entry = sketch.find(key);
-      if (entry == nullptr) entry = &sketch.admit(key, describe_shape(*stats, cmd, parts));
+      if (entry == nullptr) entry = &sketch.admit(key, describe_shape(cmd, parts));
       ShapeStats& s = entry->stats;
       ++s.count;
       ++s.verdicts[static_cast<size_t>(verdict_of(verdict, dry, index))];

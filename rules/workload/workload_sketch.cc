@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "docguard/rules/collection_stats.h"
+
 namespace docguard::rules {
 
 std::string_view workload_verdict_name(WorkloadVerdict verdict) {
@@ -50,8 +52,12 @@ uint32_t ShapeStats::app_line(std::string_view name) {
   }
   if (apps.size() < kMaxAppsPerShape) {
     apps.push_back(AppStats{std::string(name), 0, 0});
-  } else if (apps.size() == kMaxAppsPerShape) {
-    apps.push_back(AppStats{"_other", 0, 0});  // the apps past the bound share the last line
+  } else {
+    // The apps past the bound share one "_other" line (a merge may have brought one already).
+    for (size_t i = 0; i < apps.size(); ++i) {
+      if (apps[i].app == kOverflowLabel) return static_cast<uint32_t>(i);
+    }
+    apps.push_back(AppStats{std::string(kOverflowLabel), 0, 0});
   }
   return static_cast<uint32_t>(apps.size() - 1);
 }

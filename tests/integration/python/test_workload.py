@@ -126,12 +126,16 @@ def test_exact_counts_per_shape_and_app(traffic):
         assert 0 < entry["p99_micros"] and entry["total_micros"] >= entry["count"]
 
 
-def test_ranked_by_total_time_with_the_slow_shape_first(traffic):
+def test_ranked_by_total_time_and_the_slow_shape_costs_most_per_operation(traffic):
     workload, _ = _workload(traffic)
     totals = [w["total_micros"] for w in workload]
     assert totals == sorted(totals, reverse=True)
-    assert (workload[0]["collection"], workload[0]["shape"]) == ("blobs", "{kind: ?}"), [
-        (w["collection"], w["shape"], w["total_micros"]) for w in workload]
+    # Upstream time is measured, so which shape's total is largest depends on the machine; what
+    # each operation costs does not: a 2 MB find takes longer than a find of three small documents.
+    big = _entry(workload, "find", "{kind: ?}", collection="blobs")
+    small = _entry(workload, "find", "{status: ?}")
+    assert big["total_micros"] / big["count"] > small["total_micros"] / small["count"], [
+        (w["collection"], w["shape"], w["count"], w["total_micros"]) for w in workload]
 
 
 def test_unindexed_shapes_name_the_index_they_need(traffic):

@@ -118,6 +118,21 @@ TEST(ShapeStats, AppsPastTheBoundShareOneLine) {
   EXPECT_EQ(s.apps.back().count, 5u);
 }
 
+TEST(ShapeStats, MergedTablesKeepOneOtherLine) {
+  // One io thread's table already folded its late apps into "_other"; merging another thread's
+  // apps must add to that line, not open a second one.
+  ShapeStats merged, other;
+  merged.app("_other").count = 3;
+  for (size_t i = 0; i < kMaxAppsPerShape + 3; ++i) {
+    ++other.app("app" + std::to_string(i)).count;
+  }
+  merged.merge(other);
+  size_t others = 0;
+  for (const AppStats& a : merged.apps) others += a.app == "_other" ? 1 : 0;
+  EXPECT_EQ(others, 1u);
+  EXPECT_LE(merged.apps.size(), kMaxAppsPerShape + 1);
+}
+
 // ---- the shape hash against the shape text
 
 uint64_t hash_of(const char* body) {
@@ -316,6 +331,40 @@ TEST_F(WorkloadEngineTest, TheLedgerStaysWithinItsBoundAcrossThreads) {
   }
   EXPECT_EQ(count, 10'000u);
   EXPECT_EQ(micros, 100'000u);
+}
+
+TEST_F(WorkloadEngineTest, AShapeKeepsBoundedTextWhateverTheClientSends) {
+  // A key of 1 MB: the kept shape holds its first kilobyte, and nothing it is judged by.
+  const std::string key(1 << 20, 'k');
+  const std::string body = R"({"find": "orders", "$db": "shop", "filter": {")" + key + R"(": 1}})";
+  auto m = request(body);
+  Verdict v = engine->inspect(m->cmd, RequestContext{"web", "127.0.0.1:5000"});
+  WorkloadLedger::record(v.workload, {10, 1, false});
+  const WorkloadSnapshot s = engine->workload_report();
+  ASSERT_EQ(s.shapes.size(), 1u);
+  EXPECT_LE(s.shapes[0].info->shape.size(), 1024u);
+  EXPECT_TRUE(s.shapes[0].info->fields.equality.empty());
+  EXPECT_EQ(s.shapes[0].indexed, -1);  // too large to keep its fields: not judged
+}
+
+TEST_F(WorkloadEngineTest, NamespacesPastTheTrackingBoundKeepTheirOwnShapes) {
+  engine = std::make_unique<Engine>(
+      parse_rules(YAML::Load("tracking:\n  max_namespaces: 1\n"), "test.yaml"), &sink, nullptr);
+  engine->index_catalog().set("shop", "b", {{"customer_1", {{"customer", "1"}}}}, "test");
+  engine->index_catalog().set("shop", "c", {}, "test");
+  for (const char* coll : {"a", "b", "c"}) {  // "a" takes the one tracked namespace
+    const std::string body =
+        std::string(R"({"find": ")") + coll + R"(", "$db": "shop", "filter": {"customer": 1}})";
+    auto m = request(body);
+    Verdict v = engine->inspect(m->cmd, RequestContext{"web", "127.0.0.1:5000"});
+    WorkloadLedger::record(v.workload, {10, 1, false});
+  }
+  const WorkloadSnapshot s = engine->workload_report();
+  std::map<std::string, int> indexed;
+  for (const WorkloadShape& w : s.shapes) indexed[w.info->collection] = w.indexed;
+  ASSERT_EQ(indexed.size(), 3u);
+  EXPECT_EQ(indexed["b"], 1);  // its own index, not another collection's verdict
+  EXPECT_EQ(indexed["c"], 0);
 }
 
 }  // namespace

@@ -32,9 +32,9 @@ std::string_view workload_verdict_name(WorkloadVerdict verdict);
 
 // What a shape is, built once when the shape is admitted (never per operation).
 struct ShapeInfo {
-  std::string db, collection;  // the namespace's bounded labels ("_other" past the bound)
+  std::string db, collection;  // the namespace's names (at most 256 bytes each)
   std::string command;         // find, aggregate, count, distinct, findAndModify, update, delete
-  std::string shape;           // the guardrail's shape text (query_guardrail.h): no values
+  std::string shape;           // the guardrail's shape text (query_guardrail.h), at most 1 KiB
   QueryShape fields;           // equality / sort / range fields: which index would serve it
   bool exempt = false;         // admin, local, config, system.*: never an unindexed query
 };

@@ -214,6 +214,23 @@ def http_get(url: str, timeout: float = 3.0) -> tuple[int, str]:
         return e.code, e.read().decode("utf-8", "replace")
 
 
+def admin_json(proc: "Proc", path: str, timeout: float = 10.0) -> dict:
+    """GET a JSON endpoint of docguard's admin listener (/status, /report.json)."""
+    code, body = http_get(f"http://127.0.0.1:{proc.ports['admin']}{path}", timeout=timeout)
+    assert code == 200, body
+    return json.loads(body)
+
+
+def wait_for_introspection_pass(proc: "Proc", after: int = 0, timeout: float = 60) -> None:
+    """Waits until docguard has finished more than `after` introspection passes."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if admin_json(proc, "/status")["introspection"].get("passes", 0) > after:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"no introspection pass within {timeout} s: {admin_json(proc, '/status')}")
+
+
 def start_docguard(upstream_uri: str, workdir: Path, *, bin_path: Path | None = None,
                    config: Path | str | None = "auto", threads: int | None = 2,
                    log_format: str = "json", extra_args: list[str] | None = None,

@@ -8,7 +8,6 @@ comes from docguard."""
 
 from __future__ import annotations
 
-import json
 import socket
 import struct
 import threading
@@ -53,22 +52,14 @@ introspection:
 
 
 def _status(proc: harness.Proc) -> dict:
-    code, body = harness.http_get(f"http://127.0.0.1:{proc.ports['admin']}/status")
-    assert code == 200, body
-    return json.loads(body)
+    return harness.admin_json(proc, "/status")
 
 
 def _passes(proc: harness.Proc) -> int:
     return _status(proc)["introspection"].get("passes", 0)
 
 
-def _wait_for_pass(proc: harness.Proc, after: int = 0, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if _passes(proc) > after:
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"no introspection pass within {timeout} s: {_status(proc)}")
+_wait_for_pass = harness.wait_for_introspection_pass
 
 
 def _metric(proc: harness.Proc, name: str, **labels: str) -> float:

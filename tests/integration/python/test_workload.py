@@ -6,8 +6,6 @@ within workload.max_shapes (the rest counted as overflow, nothing lost) and /met
 
 from __future__ import annotations
 
-import json
-import time
 
 import pymongo
 import pytest
@@ -28,14 +26,8 @@ introspection:
 """
 
 
-def _get_json(proc: harness.Proc, path: str) -> dict:
-    code, body = harness.http_get(f"http://127.0.0.1:{proc.ports['admin']}{path}", timeout=10)
-    assert code == 200, body
-    return json.loads(body)
-
-
 def _workload(proc: harness.Proc) -> tuple[list[dict], dict]:
-    report = _get_json(proc, "/report.json")
+    report = harness.admin_json(proc, "/report.json")
     return report["workload"], report["workload_overflow"]
 
 
@@ -71,10 +63,7 @@ def cluster(tmp_path_factory):
     clients = {app: pymongo.MongoClient(uri, appname=app, serverSelectionTimeoutMS=10000)
                for app in ("app-a", "app-b")}
     try:
-        deadline = time.monotonic() + 60
-        while _get_json(dg, "/status")["introspection"].get("passes", 0) < 1:
-            assert time.monotonic() < deadline, "no introspection pass within 60 s"
-            time.sleep(0.1)
+        harness.wait_for_introspection_pass(dg)
         yield dg, clients
     finally:
         for c in clients.values():

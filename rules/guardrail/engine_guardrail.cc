@@ -29,9 +29,10 @@ void Engine::guard_read(CommandPass& s) {
   if (s.limits->guardrail.require_index == Action::kOff || exempt_namespace(s.db, s.coll)) return;
   // describe() found find's filter and findAndModify's, count's and distinct's query: the
   // common served cases need no other walk of the command.
-  if (s.cmd.kind != CommandKind::kAggregate &&
-      obviously_served(s.cmd.query, index_catalog_.find_cached(s.db, s.coll))) {
-    return;
+  if (s.cmd.kind != CommandKind::kAggregate) {
+    // {_id: <scalar>} is served whatever else is known: no lookup of the namespace's indexes.
+    if (single_scalar_equality(s.cmd.query) == "_id") return;
+    if (obviously_served(s.cmd.query, index_catalog_.find_cached(s.db, s.coll))) return;
   }
   const QueryParts parts = query_parts(s.cmd);
   guard_query(s, parts.filter, parts.sort, -1);

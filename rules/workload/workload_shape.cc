@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "docguard/codec/bson_elements.h"
+#include "docguard/rules/query_guardrail.h"
 #include "docguard/rules/workload_ledger.h"
 
 namespace docguard::rules {
@@ -138,10 +139,9 @@ uint64_t keys(uint64_t h, const BsonView& doc) {
   return h;
 }
 
-// The commonest filter, one field equal to a fixed-size scalar ({_id: <ObjectId>}, {n: 5}):
-// its key, when the bytes are exactly that; else empty (the walk decides). Hashes as filter()
-// does such a document, for a fraction of the walk.
-std::string_view single_scalar_key(const BsonView& doc) {
+}  // namespace
+
+std::string_view single_scalar_equality(const BsonView& doc) {
   if (doc.size < 8) return {};
   const uint8_t* const key = doc.data + 5;
   const uint8_t* const end = doc.data + doc.size - 1;
@@ -168,8 +168,6 @@ std::string_view single_scalar_key(const BsonView& doc) {
   return {reinterpret_cast<const char*>(key), static_cast<size_t>(nul - key)};
 }
 
-}  // namespace
-
 uint64_t workload_seed(uint64_t namespace_id, uint32_t command) {
   return mix(mix(0x243F6A8885A308D3ull, namespace_id), command);
 }
@@ -188,7 +186,8 @@ uint64_t workload_shape_hash(const QueryParts& parts, uint64_t seed) {
     }
     return h;
   }
-  if (const std::string_view key = single_scalar_key(parts.filter); !key.empty()) {
+  // Hashed as filter() hashes such a document, for a fraction of the walk.
+  if (const std::string_view key = single_scalar_equality(parts.filter); !key.empty()) {
     h = mix(mix(mix_key(mix(h, kOpen), key), kValue), kClose);
   } else {
     h = filter(h, parts.filter, 0);

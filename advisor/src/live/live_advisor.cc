@@ -67,7 +67,9 @@ void LiveAdvisor::on_request(std::string_view db, std::string_view coll,
   if (cmd.kind == codec::CommandKind::kBulkWrite) return;  // on admin, across namespaces
   if (!sampled(sample_counter_)) return;
   // Built before the lock: walking filters allocates, and other io threads wait on the lock.
-  const std::vector<QueryShape> shapes = command_query_shapes(cmd);
+  // None while the workload ledger counts them.
+  const std::vector<QueryShape> shapes =
+      shapes_from_ledger() ? std::vector<QueryShape>{} : command_query_shapes(cmd);
   std::lock_guard lock(mutex_);
   if (Namespace* ns = state_for(db, coll)) {
     observe_locked(*ns, cmd);

@@ -66,15 +66,24 @@ bool judged_metadata(const LiveAdvisor::Namespace& ns, bool expect_cluster_facts
 // Query shapes no index serves. Returns the equality fields of the shapes reported, so that the
 // reference filters they cover are not reported a second time.
 std::set<std::string> LiveAdvisor::detect_unindexed_queries_locked(
-    const Namespace& ns, std::vector<Finding>& out) const {
+    const Namespace& ns, const TrafficShapes& shapes, std::vector<Finding>& out) const {
   std::set<std::string> covered;
   CollectionMetadata judged;
   bool traffic_only = false;
   if (!judged_metadata(ns, expect_cluster_facts_, &judged, &traffic_only)) return covered;
+  // The ledger's counts are exact; the namespace's own are in sampled units, as the threshold is.
+  const uint32_t sample_every = std::max<uint32_t>(settings_.live_sample_every, 1);
+  const QueryShapeCounter* counted = &ns.query_shapes;
+  uint64_t min_count = settings_.unindexed_query_min;
+  if (shapes.from_ledger) {
+    static const QueryShapeCounter kNone(0);
+    const auto it = shapes.by_namespace.find(ns.profile.db() + "." + ns.profile.collection());
+    counted = it == shapes.by_namespace.end() ? &kNone : &it->second;
+    min_count *= sample_every;
+  }
   const size_t first = out.size();
-  detect_unindexed_queries(ns.profile.db(), ns.profile.collection(), ns.query_shapes, judged,
-                           settings_.unindexed_query_min, out,
-                           std::max<uint32_t>(settings_.live_sample_every, 1));
+  detect_unindexed_queries(ns.profile.db(), ns.profile.collection(), *counted, judged, min_count,
+                           out, shapes.from_ledger ? 1 : sample_every);
   for (size_t i = first; i < out.size(); ++i) {
     out[i].source = "traffic";
     if (traffic_only) {
@@ -83,8 +92,7 @@ std::set<std::string> LiveAdvisor::detect_unindexed_queries_locked(
           "(docguard has not read the collection's index list)";
     }
   }
-  for (const QueryShapeCounter::Entry* entry :
-       unserved_query_shapes(ns.query_shapes, judged, settings_.unindexed_query_min)) {
+  for (const QueryShapeCounter::Entry* entry : unserved_query_shapes(*counted, judged, min_count)) {
     covered.insert(entry->shape.equality.begin(), entry->shape.equality.end());
   }
   return covered;
@@ -100,7 +108,8 @@ void LiveAdvisor::detect_index_list_locked(const Namespace& ns, std::vector<Find
   for (size_t i = first; i < out.size(); ++i) out[i].source = "metadata";
 }
 
-void LiveAdvisor::detect_unindexed_locked(const Namespace& ns, std::vector<Finding>& out) const {
+void LiveAdvisor::detect_unindexed_locked(const Namespace& ns, const TrafficShapes& shapes,
+                                          std::vector<Finding>& out) const {
   const AdvisorSettings& s = settings_;
   const CollectionProfile& p = ns.profile;
   // $lookup foreignFields, judged on the joined collection.
@@ -127,7 +136,7 @@ void LiveAdvisor::detect_unindexed_locked(const Namespace& ns, std::vector<Findi
   }
   // Equality filters on references here, unless a query shape with them is reported: its
   // compound index serves these filters too and is the better advice.
-  const std::set<std::string> covered = detect_unindexed_queries_locked(ns, out);
+  const std::set<std::string> covered = detect_unindexed_queries_locked(ns, shapes, out);
   for (const auto& [field, count] : ns.reference_filters) {
     if (count < s.reference_filter_min || covered.count(field) != 0) continue;
     const IndexVerdict v = index_verdict(&ns, field, expect_cluster_facts_);

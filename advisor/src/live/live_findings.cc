@@ -71,7 +71,8 @@ void LiveAdvisor::detect_documents_locked(const Namespace& ns, std::vector<Findi
 }
 
 void LiveAdvisor::detect_locked(std::vector<Finding>& out,
-                                const std::vector<ApproachingLimit>& approaching) const {
+                                const std::vector<ApproachingLimit>& approaching,
+                                const TrafficShapes& shapes) const {
   const AdvisorSettings& s = settings_;
   for (const auto& [name, ns_ptr] : namespaces_) {
     const Namespace& ns = *ns_ptr;
@@ -118,7 +119,7 @@ void LiveAdvisor::detect_locked(std::vector<Finding>& out,
       }
     }
 
-    detect_unindexed_locked(ns, out);
+    detect_unindexed_locked(ns, shapes, out);
     detect_index_list_locked(ns, out);
 
     for (const auto& [hash, group] : ns.groups) {
@@ -246,15 +247,41 @@ void LiveAdvisor::detect_collections_locked(std::vector<Finding>& out) const {
   detect_same_shape_collections(stored, settings_, out);
 }
 
-std::vector<Finding> LiveAdvisor::findings() const {
-  const std::vector<rules::PathForecast> growing = forecasts();  // the engine's locks, not ours
-  std::lock_guard lock(mutex_);
-  std::vector<Finding> out;
-  detect_locked(out, approaching_locked(growing));
+void LiveAdvisor::set_workload_ledger(const rules::WorkloadLedger* ledger) {
+  workload_ledger_ = ledger;
+}
+
+bool LiveAdvisor::shapes_from_ledger() const {
+  return workload_ledger_ != nullptr && workload_ledger_->max_shapes() > 0;
+}
+
+LiveAdvisor::TrafficShapes LiveAdvisor::ledger_shapes() const {
+  TrafficShapes out;
+  if (!shapes_from_ledger()) return out;
+  out.from_ledger = true;
+  for (const rules::WorkloadShape& shape : workload_ledger_->snapshot().shapes) {
+    const std::string name = shape.info->db + "." + shape.info->collection;
+    auto it = out.by_namespace.find(name);
+    if (it == out.by_namespace.end()) {
+      it = out.by_namespace.emplace(name, QueryShapeCounter(settings_.query_shapes_per_collection))
+               .first;
+    }
+    it->second.record(shape.info->fields, shape.stats.count);
+  }
   return out;
 }
 
-ReportInput LiveAdvisor::report_locked(const std::vector<rules::PathForecast>& forecasts) const {
+std::vector<Finding> LiveAdvisor::findings() const {
+  const std::vector<rules::PathForecast> growing = forecasts();  // the engine's locks, not ours
+  const TrafficShapes shapes = ledger_shapes();
+  std::lock_guard lock(mutex_);
+  std::vector<Finding> out;
+  detect_locked(out, approaching_locked(growing), shapes);
+  return out;
+}
+
+ReportInput LiveAdvisor::report_locked(const std::vector<rules::PathForecast>& forecasts,
+                                       const TrafficShapes& shapes) const {
   ReportInput input;
   input.source = "live traffic through docguard (commands sampled 1 in " +
                  std::to_string(settings_.live_sample_every) + ")";
@@ -276,15 +303,16 @@ ReportInput LiveAdvisor::report_locked(const std::vector<rules::PathForecast>& f
     }
   }
   input.approaching_limits = approaching_locked(forecasts);
-  detect_locked(input.findings, input.approaching_limits);
+  detect_locked(input.findings, input.approaching_limits, shapes);
   input.unknown_facts = unknown_facts_locked();
   return input;
 }
 
 std::string LiveAdvisor::render(ReportFormat format) const {
   const std::vector<rules::PathForecast> growing = forecasts();
+  const TrafficShapes shapes = ledger_shapes();
   std::lock_guard lock(mutex_);
-  return advisor::render(report_locked(growing), format);
+  return advisor::render(report_locked(growing, shapes), format);
 }
 
 }  // namespace docguard::advisor

@@ -24,11 +24,13 @@
 #include "docguard/advisor/collection_profile.h"
 #include "docguard/advisor/finding.h"
 #include "docguard/advisor/limit_forecasts.h"
+#include "docguard/advisor/query_shape.h"
 #include "docguard/advisor/report.h"
 #include "docguard/advisor/settings.h"
 #include "docguard/advisor/shared_facts.h"
 #include "docguard/codec/command_view.h"
 #include "docguard/rules/engine_sinks.h"
+#include "docguard/rules/workload_ledger.h"
 
 namespace docguard::advisor {
 
@@ -81,6 +83,11 @@ class LiveAdvisor final : public rules::AdviceSink {
   // findings() and render(), outside the advisor's lock. Set once, before traffic.
   void set_forecast_source(std::function<std::vector<rules::PathForecast>()> source);
 
+  // The proxy's workload ledger. While it is on (max_shapes above 0), the traffic's query shapes
+  // are the ledger's, read when findings are made: it counts every operation's shape on the
+  // message path already, so no request builds shapes of its own here. Set once, before traffic.
+  void set_workload_ledger(const rules::WorkloadLedger* ledger);
+
   std::vector<Finding> findings() const;
   std::string render(ReportFormat format) const;
 
@@ -94,22 +101,34 @@ class LiveAdvisor final : public rules::AdviceSink {
   bool sampled(std::atomic<uint64_t>& counter);
   Namespace* state_for(std::string_view db, std::string_view coll);  // mutex held
   void observe_locked(Namespace& ns, const codec::CommandView& cmd);
-  void detect_locked(std::vector<Finding>& out,
-                     const std::vector<ApproachingLimit>& approaching) const;
+  // Query shapes of one findings pass by namespace ("db.coll"), with the sampling their counts
+  // are in: the ledger's (exact), else each namespace's own (sampled).
+  struct TrafficShapes {
+    std::map<std::string, QueryShapeCounter, std::less<>> by_namespace;
+    bool from_ledger = false;
+  };
+  // Outside the advisor's lock (the ledger's locks, not ours).
+  TrafficShapes ledger_shapes() const;
+  bool shapes_from_ledger() const;
+  void detect_locked(std::vector<Finding>& out, const std::vector<ApproachingLimit>& approaching,
+                     const TrafficShapes& shapes) const;
   // The forecast's rows, soonest first, with the apps that grow each field.
   std::vector<ApproachingLimit> approaching_locked(
       const std::vector<rules::PathForecast>& forecasts) const;
   std::vector<rules::PathForecast> forecasts() const;
   void detect_documents_locked(const Namespace& ns, std::vector<Finding>& out) const;
-  void detect_unindexed_locked(const Namespace& ns, std::vector<Finding>& out) const;
+  void detect_unindexed_locked(const Namespace& ns, const TrafficShapes& shapes,
+                               std::vector<Finding>& out) const;
   std::set<std::string> detect_unindexed_queries_locked(const Namespace& ns,
+                                                        const TrafficShapes& shapes,
                                                         std::vector<Finding>& out) const;
   void detect_index_list_locked(const Namespace& ns, std::vector<Finding>& out) const;
   void detect_collections_locked(std::vector<Finding>& out) const;
   void detect_validator_locked(const Namespace& ns, std::vector<Finding>& out) const;
   void name_apps_locked(const Namespace& ns, std::vector<Finding>& out, size_t first) const;
   std::vector<std::string> unknown_facts_locked() const;
-  ReportInput report_locked(const std::vector<rules::PathForecast>& forecasts) const;
+  ReportInput report_locked(const std::vector<rules::PathForecast>& forecasts,
+                            const TrafficShapes& shapes) const;
 
   AdvisorSettings settings_;
   mutable std::mutex mutex_;
@@ -118,6 +137,7 @@ class LiveAdvisor final : public rules::AdviceSink {
   double (*clock_)() = nullptr;
   bool expect_cluster_facts_ = false;
   std::function<std::vector<rules::PathForecast>()> forecast_source_;
+  const rules::WorkloadLedger* workload_ledger_ = nullptr;
 };
 
 }  // namespace docguard::advisor

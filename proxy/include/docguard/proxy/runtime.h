@@ -38,6 +38,7 @@ struct ProxyRuntime {
     engine.set_forecast_horizon(config.advisor.forecast_horizon);
     engine.workload().set_max_shapes(config.max_workload_shapes);
     advisor.set_forecast_source([this] { return engine.limit_forecasts(); });
+    advisor.set_workload_ledger(&engine.workload());
     persona.max_message_bytes = config.max_message_bytes;
     conversation.max_message_bytes = config.max_message_bytes;
     // A driver that reached docguard through a socket is told that socket's path as the

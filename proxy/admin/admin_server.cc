@@ -21,9 +21,6 @@
 
 namespace docguard::proxy {
 
-namespace asio = boost::asio;
-using asio::awaitable;
-using asio::ip::tcp;
 using namespace asio::experimental::awaitable_operators;
 
 namespace {

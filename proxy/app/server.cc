@@ -28,10 +28,6 @@
 
 namespace docguard::proxy {
 
-namespace asio = boost::asio;
-using asio::awaitable;
-using asio::ip::tcp;
-
 namespace {
 
 // Owns the io_contexts (one per thread: a connection lives on one thread, so a session needs

@@ -23,9 +23,6 @@
 
 namespace docguard::proxy {
 
-namespace asio = boost::asio;
-using asio::awaitable;
-using asio::ip::tcp;
 using asio::local::stream_protocol;
 
 namespace {

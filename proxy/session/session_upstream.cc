@@ -17,9 +17,6 @@
 
 namespace docguard::proxy {
 
-namespace asio = boost::asio;
-using asio::awaitable;
-using asio::ip::tcp;
 using namespace asio::experimental::awaitable_operators;
 
 awaitable<std::string> Session::select_and_connect(bool* no_writable) {

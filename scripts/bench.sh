@@ -16,7 +16,7 @@
 #      the microbenchmarks and the callgrind driver (tests/bench/);
 #   2. starts upstreams: the stub (tests/bench/stub_upstream.c) and FerretDB (.tools/bin);
 #   3. starts targets in front of each: HAProxy (TCP mode, the reference relay), docguard with
-#      all rules on in warn mode, docguard in block mode, mongobetween if .tools/bin has it;
+#      all rules on (the query guardrail and the workload ledger included) in warn mode, docguard in block mode, mongobetween if .tools/bin has it;
 #      "direct" connects the driver to the upstream itself; in front of the stub also HAProxy
 #      and docguard (warn) listening on a Unix domain socket ("haproxy-unix", "dg-warn-unix",
 #      both still reaching the stub over TCP; --no-unix leaves them out);
@@ -170,6 +170,8 @@ rules:
     require_push_slice: true
     max_nesting_depth: 100
     max_lookup_ratio: 0.5
+    # The query guardrail too (the workload ledger is on by default): the finds are by _id.
+    require_index: true
 EOF
 }
 start_docguard() {  # $1 = name, $2 = warn|block, $3 = upstream port, [$4 = unix]

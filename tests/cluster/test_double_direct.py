@@ -535,7 +535,18 @@ class NodeClient:
             self.popen.wait(5)
 
     max_gap_after = Writer.max_gap_after
-    check_nothing_lost = Writer.check_nothing_lost
+
+    def check_nothing_lost(self):
+        # A Node client's error says little alone: the driver's own events (server description
+        # changes, heartbeats, pool clears) and docguard's debug log around it say why.
+        if self.errors:
+            logs = sorted(self.log_path.parent.glob("docguard/docguard-*.log"))
+            docguard = "\n".join(harness.base._tail(p, 80) for p in logs)
+            raise AssertionError(
+                f"clients saw errors: {self.errors[:5]}\n"
+                f"--- the Node driver's events ({self.log_path}):\n"
+                f"{harness.base._tail(self.log_path, 80)}\n--- docguard's log:\n{docguard}")
+        Writer.check_nothing_lost(self)
 
 
 def _wait_all(writers: list[Writer], count: int, timeout: float) -> None:

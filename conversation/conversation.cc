@@ -202,6 +202,11 @@ Conversation::RequestOutcome Conversation::on_op_msg(const codec::MsgHeader& hea
           pending_[header.request_id] = PendingReply::of(PendingReply::Kind::kMerge, plan.merge);
         }
         request_scratch_ = std::move(plan.message);
+        // The statements that go on keep the rule's time limit, as a whole batch would.
+        if (verdict.max_time_ms > 0) {
+          request_scratch_ =
+              detail::with_max_time(codec::OpMsg::parse(request_scratch_), verdict.max_time_ms);
+        }
         forward = request_scratch_;
         break;
       case RequestPlan::Kind::kReplyNow:

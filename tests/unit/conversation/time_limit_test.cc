@@ -28,6 +28,11 @@ rules:
   - match: "shop.writes"
     max_time_ms: 500
     max_time_ms_writes: true
+  - match: "shop.capped"
+    max_document_bytes: 100
+    action: block
+    max_time_ms: 500
+    max_time_ms_writes: true
 )";
 
 struct TimeLimit : ::testing::Test {
@@ -76,6 +81,18 @@ TEST_F(TimeLimit, WritesOnlyWhenTheRuleSaysSo) {
   auto other =
       testing::request(R"({"insert": "orders", "$db": "shop"})", "documents", {R"({"_id": 1})"});
   EXPECT_EQ(forwarded(other->bytes).json().find("maxTimeMS"), std::string::npos);
+}
+
+TEST_F(TimeLimit, APartlyRefusedBatchForwardsItsOtherStatementsWithTheLimit) {
+  const std::string big(200, 'x');
+  auto insert = testing::request(
+      R"({"insert": "capped", "$db": "shop", "ordered": false})", "documents",
+      {R"({"_id": 1})", R"({"_id": 2, "pad": ")" + big + R"("})", R"({"_id": 3})"});
+  const auto body = forwarded(insert->bytes, "web");
+  EXPECT_NE(body.json().find(R"("maxTimeMS" : 500)"), std::string::npos) << body.json();
+  const auto msg = codec::OpMsg::parse(bytes);
+  ASSERT_EQ(msg.sequences.size(), 1u);
+  EXPECT_EQ(msg.sequences[0].documents.size(), 2u);  // the refused document is not forwarded
 }
 
 }  // namespace

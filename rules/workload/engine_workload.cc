@@ -129,7 +129,8 @@ void Engine::note_workload(const codec::CommandView& cmd, const RequestContext& 
       if (entry == nullptr) entry = &sketch.admit(key, describe_shape(cmd, parts));
       ShapeStats& s = entry->stats;
       ++s.count;
-      ++s.verdicts[static_cast<size_t>(verdict_of(verdict, dry, index))];
+      const WorkloadVerdict judged = verdict_of(verdict, dry, index);
+      ++s.verdicts[static_cast<size_t>(judged)];
       const uint32_t app = s.app_line(ctx.app_name);
       ++s.apps[app].count;
       WorkloadSketch::charge(*entry, 1, 0);
@@ -139,6 +140,9 @@ void Engine::note_workload(const codec::CommandView& cmd, const RequestContext& 
         entry->judged_at = catalog_version;
       }
       if (entry->indexed == 0) ++unindexed;
+      // A refused statement never reaches the server: the reply's time, documents and errors
+      // are the forwarded statements' alone.
+      if (judged == WorkloadVerdict::kBlocked) return;
       ++marks.ops;
       if (!marks.marks.empty() && marks.marks.back().key == key && marks.marks.back().app == app) {
         ++marks.marks.back().ops;

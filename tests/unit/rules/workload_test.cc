@@ -308,6 +308,29 @@ TEST_F(WorkloadEngineTest, CountsShapesPerAppWithVerdictsTimesAndIndexes) {
   EXPECT_EQ(sink.counts["shop.orders:ci"], 1);
 }
 
+TEST_F(WorkloadEngineTest, ARefusedStatementIsCountedButTakesNoneOfTheReply) {
+  // ci's unordered batch: the sku statement is refused (unindexed), the status one goes on.
+  Verdict v = inspect(R"({"update": "orders", "$db": "shop", "ordered": false, "updates": [
+                  {"q": {"sku": "c"}, "u": {"$set": {"x": 1}}},
+                  {"q": {"status": "b"}, "u": {"$set": {"x": 1}}}]})",
+                      "ci");
+  ASSERT_FALSE(v.blocked_statements.empty());
+  ASSERT_EQ(v.workload.ops, 1u);
+  WorkloadLedger::record(v.workload, {800, 1, false});
+  const WorkloadSnapshot s = engine->workload_report();
+  const WorkloadShape* sku = shape(s, "update", "{sku: ?}");
+  ASSERT_NE(sku, nullptr);
+  EXPECT_EQ(sku->stats.count, 1u);
+  EXPECT_EQ(sku->stats.verdicts[static_cast<size_t>(WorkloadVerdict::kBlocked)], 1u);
+  EXPECT_EQ(sku->stats.replies, 0u);
+  EXPECT_EQ(sku->stats.micros, 0u);
+  const WorkloadShape* status = shape(s, "update", "{status: ?}");
+  ASSERT_NE(status, nullptr);
+  EXPECT_EQ(status->stats.replies, 1u);
+  EXPECT_EQ(status->stats.micros, 800u);
+  EXPECT_EQ(status->stats.documents, 1u);
+}
+
 TEST_F(WorkloadEngineTest, TheLedgerStaysWithinItsBoundAcrossThreads) {
   engine->workload().set_max_shapes(50);
   auto run = [&](int first) {

@@ -1,5 +1,6 @@
-// OP_MSG parse -> command view -> every rule -> batch splitter -> reply merger, on arbitrary
-// bytes presented as a whole message (the header's length is patched to match).
+// OP_MSG parse -> command view -> every rule (the query guardrail and the workload ledger
+// included) -> batch splitter -> reply merger, on arbitrary bytes presented as a whole message
+// (the header's length is patched to match).
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -27,10 +28,32 @@ rules:
     max_nesting_depth: 3
     max_lookup_ratio: 0.1
     lookup_min_reads: 1
+    require_index: true
+    max_time_ms: 100
+    max_time_ms_writes: true
 tracking: { max_namespaces: 8, max_field_paths: 8, max_tracked_documents: 16 }
 )"),
                                                                    "fuzz"),
                                    nullptr, nullptr);
+  return e;
+}
+
+// The query guardrail judges filters against known indexes (a compound, a hashed, a text and a
+// wildcard one), so its walk of the filter and its shape text run too.
+docguard::rules::Engine& engine_with_indexes() {
+  static docguard::rules::Engine& e = []() -> docguard::rules::Engine& {
+    docguard::rules::Engine& with = engine();
+    for (const char* coll : {"c", "items", "orders"}) {
+      with.index_catalog().set("test", coll,
+                               {{"_id_", {{"_id", "1"}}},
+                                {"a_1_b_-1", {{"a", "1"}, {"b", "-1"}}},
+                                {"h_hashed", {{"h", "hashed"}}},
+                                {"t_text", {{"_fts", "text"}, {"_ftsx", "1"}}},
+                                {"w", {{"w.$**", "1"}}}},
+                               "fuzz");
+    }
+    return with;
+  }();
   return e;
 }
 
@@ -45,7 +68,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     const codec::OpMsg msg = codec::OpMsg::parse(message, /*verify_checksum=*/size % 2 == 0);
     const codec::CommandView view = codec::describe(msg);
-    const rules::Verdict verdict = engine().inspect(view, rules::RequestContext{"fuzz", "fuzz"});
+    const rules::Verdict verdict =
+        engine_with_indexes().inspect(view, rules::RequestContext{"fuzz", "fuzz"});
     if (verdict.any_block()) {
       conversation::RequestPlan plan = conversation::plan_request(msg, view, verdict, -1);
       if (!plan.message.empty()) {

@@ -18,9 +18,9 @@
 
 #include "docguard/cluster/topology_monitor.h"
 #include "docguard/proxy/admin_server.h"
+#include "docguard/proxy/background_tasks.h"
 #include "docguard/proxy/coroutines.h"
 #include "docguard/proxy/listeners.h"
-#include "docguard/proxy/process_chores.h"
 #include "docguard/proxy/runtime.h"
 #include "docguard/proxy/session.h"
 #include "docguard/proxy/session_registry.h"
@@ -33,7 +33,7 @@ namespace {
 // Owns the io_contexts (one per thread: a connection lives on one thread, so a session needs
 // no locks), starts the listeners, the monitor and introspection, hands accepted connections to
 // io threads, and stops on a signal after draining. What else the process does on the side is in
-// process_chores.h; the live sessions are in a SessionRegistry.
+// background_tasks.h; the live sessions are in a SessionRegistry.
 class Server {
  public:
   explicit Server(ProxyConfig config) : runtime_(std::move(config)) {

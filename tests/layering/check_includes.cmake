@@ -5,7 +5,7 @@
 #   * YAML is the settings layer's: no yaml-cpp include outside settings/.
 #   * The settings reader (the file and the flags into settings) is called by the settings layer
 #     itself, by the program's start (proxy/app/main.cc) and by the SIGHUP reload
-#     (proxy/app/process_chores.cc); its YAML entry points by nothing else of the product.
+#     (proxy/app/background_tasks.cc); its YAML entry points by nothing else of the product.
 #   * Introspection reports through its sink: no Prometheus include in introspection/.
 #   * The proxy uses the advisor through its facades only (kProxyMayUseAdvisor below).
 if(NOT SOURCE_DIR)
@@ -13,7 +13,7 @@ if(NOT SOURCE_DIR)
 endif()
 
 set(product_folders base codec rules conversation cluster advisor introspection telemetry settings proxy)
-set(reader_callers proxy/app/main.cc proxy/app/process_chores.cc)
+set(reader_callers proxy/app/main.cc proxy/app/background_tasks.cc)
 # The advisor's headers the proxy may include: the live advisor (the engine's AdviceSink, /report)
 # and what its reports are made of, and the scan and validator subcommands' entry points.
 set(proxy_may_use_advisor

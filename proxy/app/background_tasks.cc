@@ -1,4 +1,4 @@
-#include "docguard/proxy/process_chores.h"
+#include "docguard/proxy/background_tasks.h"
 
 #include <malloc.h>
 #include <spdlog/spdlog.h>

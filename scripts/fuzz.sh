@@ -45,6 +45,12 @@ for path in glob.glob("tests/fixtures/*.hex"):
     if family is not None:
         for awaited in (0, 4, 12):
             open(os.path.join(out, "fuzz_reply", f"{name}-{awaited}"), "wb").write(bytes([family | awaited]) + raw[16:])
+# Hand-written starting points (tests/fuzz/seeds/TARGET/): the commands the query guardrail and
+# the workload ledger judge (find, aggregate, count, distinct, findAndModify, update, delete with
+# $or, $text, $elemMatch, sorts, projections), which no recorded driver capture holds.
+for path in glob.glob("tests/fuzz/seeds/*/*"):
+    target = os.path.basename(os.path.dirname(path))
+    open(os.path.join(out, target, "seed-" + os.path.basename(path)), "wb").write(open(path, "rb").read())
 # Inputs that once crashed a target stay in its corpus (tests/fuzz/regressions/TARGET/).
 for path in glob.glob("tests/fuzz/regressions/*/*"):
     target = os.path.basename(os.path.dirname(path))

@@ -38,17 +38,19 @@ Expected<std::unique_ptr<ClusterReader>> ClusterReader::open(const ReaderOptions
   bson_error_t error{};
   impl.uri = mongoc_uri_new_with_error(options.uri.c_str(), &error);
   if (!impl.uri) {
-    return Error{"", "invalid URI " + reader->redacted_uri_ + ": " + impl.scrub(error.message),
-                 kInvalidUri};
+    return Error{ErrorKind::kConfiguration, ErrorSource::kConfiguration,
+                 "invalid URI " + reader->redacted_uri_ + ": " + impl.scrub(error.message)};
   }
   if (const char* written = mongoc_uri_get_password(impl.uri); written && *written) {
     impl.scrub.secrets.emplace_back(written);
   }
   if (options.username && !mongoc_uri_set_username(impl.uri, options.username->c_str())) {
-    return Error{"", "the user name is not valid UTF-8", kInvalidUri};
+    return Error{ErrorKind::kConfiguration, ErrorSource::kConfiguration,
+                 "the user name is not valid UTF-8"};
   }
   if (options.password && !mongoc_uri_set_password(impl.uri, options.password->c_str())) {
-    return Error{"", "the password is not valid UTF-8", kInvalidUri};
+    return Error{ErrorKind::kConfiguration, ErrorSource::kConfiguration,
+                 "the password is not valid UTF-8"};
   }
   // Bounds a wait the URI leaves open: finding a server, and one batch of a full read.
   if (!mongoc_uri_has_option(impl.uri, MONGOC_URI_SERVERSELECTIONTIMEOUTMS) &&
@@ -98,7 +100,7 @@ Expected<ClusterReader::Document> ClusterReader::write_on_primary(
   if (stopped(impl_->options.stop)) return stopped_error(what);
   bson_t cmd;
   if (!bson_init_static(&cmd, command.data(), command.size())) {
-    return Error{"", what + ": not a BSON document", kBadReply};
+    return Error{ErrorKind::kBadInput, ErrorSource::kDocguard, what + ": not a BSON document"};
   }
   codec::ScopedBson opts, reply;
   impl_->append_max_time(opts.get());

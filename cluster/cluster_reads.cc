@@ -21,7 +21,7 @@ Expected<std::vector<std::string>> ClusterReader::list_databases() {
   bson_iter_t it, databases;
   if (!bson_iter_init_find(&it, &doc, "databases") || !BSON_ITER_HOLDS_ARRAY(&it) ||
       !bson_iter_recurse(&it, &databases)) {
-    return Error{"", "listDatabases: the reply has no databases array", kBadReply};
+    return bad_reply("listDatabases", "the reply has no databases array");
   }
   while (bson_iter_next(&databases)) {
     bson_iter_t entry;
@@ -122,7 +122,7 @@ Expected<ClusterReader::Document> ClusterReader::collection_stats(const std::str
     BSON_APPEND_INT64(merged.get(), "shards", static_cast<int64_t>(documents));
     return copy_of(merged.get());
   }
-  if (read) return Error{"", what + ": the reply has no storageStats", kBadReply};
+  if (read) return bad_reply(what, "the reply has no storageStats");
   if (!is_not_supported(read.error())) return read.error();
   // Servers without the stage still have the command, with the same field names.
   codec::ScopedBson cmd;

@@ -1,5 +1,5 @@
 // How ClusterReader's failures are told apart: libmongoc's bson_error_t turned into an Error
-// with the server's code (or one of the reader's negative codes), and the predicates callers use
+// with a kind (from the server's code when the server answered), and the predicates callers use
 // to decide between "unknown because not allowed", "unknown because not implemented" and a real
 // failure.
 #include "reader_errors.h"
@@ -41,6 +41,7 @@ std::string Scrubber::operator()(std::string text) const {
 }
 
 Error to_error(const bson_error_t& error, const std::string& what, const Scrubber& scrub) {
+  std::string message = what + ": " + scrub(error.message);
   int32_t code = 0;
   switch (error.domain) {
     case MONGOC_ERROR_SERVER:  // error API 2: every error the server reported
@@ -50,27 +51,42 @@ Error to_error(const bson_error_t& error, const std::string& what, const Scrubbe
       break;
     case MONGOC_ERROR_CLIENT:
       // libmongoc reports the server's AuthenticationFailed as its own client error.
-      code = error.code == MONGOC_ERROR_CLIENT_AUTHENTICATE
-                 ? codec::code_of(ServerError::kAuthenticationFailed)
-                 : 0;
-      break;
+      if (error.code == MONGOC_ERROR_CLIENT_AUTHENTICATE) {
+        code = codec::code_of(ServerError::kAuthenticationFailed);
+        break;
+      }
+      return Error{ErrorKind::kInternal, ErrorSource::kDocguard, std::move(message)};
     case MONGOC_ERROR_SERVER_SELECTION:
-      code = kUnreachable;
-      break;
+      return Error{ErrorKind::kConnect, ErrorSource::kUpstream, std::move(message)};
     case MONGOC_ERROR_STREAM:
-      code = error.code == MONGOC_ERROR_STREAM_NAME_RESOLUTION ? kUnreachable : kNetwork;
-      break;
+      return Error{error.code == MONGOC_ERROR_STREAM_NAME_RESOLUTION ? ErrorKind::kConnect
+                                                                     : ErrorKind::kNetwork,
+                   ErrorSource::kUpstream, std::move(message)};
     case MONGOC_ERROR_CURSOR:
     case MONGOC_ERROR_BSON:
     case MONGOC_ERROR_PROTOCOL:
-      code = kBadReply;
-      break;
+      return Error{ErrorKind::kBadReply, ErrorSource::kUpstream, std::move(message)};
     default:
-      break;
+      return Error{ErrorKind::kInternal, ErrorSource::kDocguard, std::move(message)};
   }
-  std::string message = what + ": " + scrub(error.message);
   if (code > 0) message += " (code " + std::to_string(code) + ")";
-  return Error{"", std::move(message), code};
+  return server_error(std::move(message), code);
+}
+
+Error server_error(std::string message, int32_t code) {
+  ErrorKind kind = ErrorKind::kRefused;
+  if (code_in(code, {ServerError::kUnauthorized, ServerError::kAuthenticationFailed})) {
+    kind = ErrorKind::kNotAuthorized;
+  } else if (code_in(code, {ServerError::kCommandNotFound, ServerError::kCommandNotSupported,
+                            ServerError::kNotImplemented, ServerError::kUnrecognizedPipelineStage,
+                            ServerError::kUnknownStageField})) {
+    kind = ErrorKind::kNotSupported;  // NotImplemented is FerretDB's answer to what it lacks
+  } else if (code_in(code, {ServerError::kMaxTimeMSExpired})) {
+    kind = ErrorKind::kTimeout;
+  }
+  Error error{kind, ErrorSource::kUpstream, std::move(message)};
+  error.code = code;
+  return error;
 }
 
 const char* read_method_name(ReadMethod method) {
@@ -85,16 +101,9 @@ const char* read_method_name(ReadMethod method) {
   return "all";
 }
 
-bool is_unauthorized(const Error& error) {
-  return code_in(error.code, {ServerError::kUnauthorized, ServerError::kAuthenticationFailed});
-}
+bool is_unauthorized(const Error& error) { return error.kind == ErrorKind::kNotAuthorized; }
 
-bool is_not_supported(const Error& error) {
-  // NotImplemented is FerretDB's answer to what it lacks.
-  return code_in(error.code, {ServerError::kCommandNotFound, ServerError::kCommandNotSupported,
-                              ServerError::kNotImplemented, ServerError::kUnrecognizedPipelineStage,
-                              ServerError::kUnknownStageField});
-}
+bool is_not_supported(const Error& error) { return error.kind == ErrorKind::kNotSupported; }
 
 std::optional<Error> first_write_error(const bson_t* reply, const std::string& what) {
   bson_iter_t it, errors, first;
@@ -110,7 +119,7 @@ std::optional<Error> first_write_error(const bson_t* reply, const std::string& w
     if (key == "code") code = static_cast<int32_t>(bson_iter_as_int64(&first));
     if (key == "errmsg" && BSON_ITER_HOLDS_UTF8(&first)) message = bson_iter_utf8(&first, nullptr);
   }
-  return Error{"", what + ": " + message, code};
+  return server_error(what + ": " + message, code);
 }
 
 }  // namespace docguard::cluster

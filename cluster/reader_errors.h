@@ -20,8 +20,13 @@ struct Scrubber {
   std::string operator()(std::string text) const;
 };
 
-// "WHAT: libmongoc's message (code N)", with Error::code the server's code or a reader code.
+// "WHAT: libmongoc's message (code N)", with Error::code the server's code when the server
+// answered (and the kind it means), or a kind of the reader's failures otherwise.
 Error to_error(const bson_error_t& error, const std::string& what, const Scrubber& scrub);
+// "WHAT: MESSAGE", a reply docguard could not make sense of.
+inline Error bad_reply(const std::string& what, const std::string& message) {
+  return Error{ErrorKind::kBadReply, ErrorSource::kUpstream, what + ": " + message};
+}
 // The first of an ok reply's writeErrors, as "WHAT: errmsg" with its code; nullopt when none.
 std::optional<Error> first_write_error(const bson_t* reply, const std::string& what);
 

@@ -22,7 +22,7 @@ using Clock = std::chrono::steady_clock;
 inline bool stopped(const std::atomic<bool>* stop) { return stop && stop->load(); }
 
 inline Error stopped_error(const std::string& what) {
-  return Error{"", what + ": stopped before it finished", kStopped};
+  return Error{ErrorKind::kStopped, ErrorSource::kDocguard, what + ": stopped before it finished"};
 }
 
 inline ClusterReader::Document copy_of(const bson_t* doc) {

@@ -170,15 +170,20 @@ Expected<std::unique_ptr<TopologyMonitor>> TopologyMonitor::start(const Upstream
 
   bson_error_t err{};
   impl->mongoc_uri = mongoc_uri_new_with_error(uri.uri.c_str(), &err);
-  if (!impl->mongoc_uri) return Error{"", std::string("invalid upstream URI: ") + err.message};
+  if (!impl->mongoc_uri) {
+    return Error{ErrorKind::kConfiguration, ErrorSource::kConfiguration,
+                 std::string("invalid upstream URI: ") + err.message};
+  }
   mongoc_uri_set_option_as_int32(impl->mongoc_uri, MONGOC_URI_SERVERSELECTIONTIMEOUTMS,
                                  kMonitorSelectionTimeoutMs);
 
   // Resolves mongodb+srv:// (SRV and TXT records) and applies the URI's TLS options.
   impl->pool = mongoc_client_pool_new_with_error(impl->mongoc_uri, &err);
   if (!impl->pool) {
-    return Error{uri.is_srv ? "mongodb+srv" : "",
-                 std::string("cannot monitor upstream ") + uri.redacted + ": " + err.message};
+    // A DNS failure of a mongodb+srv:// name: the name or the DNS is at fault.
+    return Error{ErrorKind::kConnect, ErrorSource::kUpstream,
+                 std::string("cannot monitor upstream ") + uri.redacted + ": " + err.message,
+                 uri.is_srv ? "mongodb+srv" : ""};
   }
   if (!mongoc_uri_get_appname(impl->mongoc_uri) && !impl->options.app_name.empty()) {
     mongoc_client_pool_set_appname(impl->pool, impl->options.app_name.c_str());
@@ -193,9 +198,10 @@ Expected<std::unique_ptr<TopologyMonitor>> TopologyMonitor::start(const Upstream
   // A TXT record can turn on loadBalanced after parse_upstream_uri checked the string.
   if (mongoc_uri_get_option_as_bool(mongoc_client_get_uri(impl->client), MONGOC_URI_LOADBALANCED,
                                     false)) {
-    return Error{"loadBalanced", "upstream " + uri.redacted +
-                                     ": the DNS TXT record sets loadBalanced=true, which docguard "
-                                     "cannot serve"};
+    return Error{ErrorKind::kNotSupported, ErrorSource::kUpstream,
+                 "upstream " + uri.redacted +
+                     ": the DNS TXT record sets loadBalanced=true, which docguard cannot serve",
+                 "loadBalanced"};
   }
   impl->no_server_matches = mongoc_read_prefs_new(MONGOC_READ_SECONDARY);
   bson_t tags = BSON_INITIALIZER;

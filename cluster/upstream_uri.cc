@@ -123,7 +123,8 @@ std::vector<std::string> option_keys(std::string_view uri) {
 
 Error option_error(std::string option, const std::string& why) {
   std::string message = "upstream URI option " + option + ": " + why;
-  return Error{std::move(option), std::move(message)};
+  return Error{ErrorKind::kConfiguration, ErrorSource::kConfiguration, std::move(message),
+               std::move(option)};
 }
 
 std::optional<Error> check_value(const mongoc_uri_t* uri, std::string_view key,
@@ -219,7 +220,10 @@ Expected<UpstreamUri> parse_upstream_uri(std::string_view text) {
   bson_error_t err{};
   std::unique_ptr<mongoc_uri_t, decltype(&mongoc_uri_destroy)> uri(
       mongoc_uri_new_with_error(out.uri.c_str(), &err), &mongoc_uri_destroy);
-  if (!uri) return Error{"", std::string("invalid upstream URI: ") + err.message};
+  if (!uri) {
+    return Error{ErrorKind::kConfiguration, ErrorSource::kConfiguration,
+                 std::string("invalid upstream URI: ") + err.message};
+  }
 
   for (const auto& key : option_keys(text)) {
     const std::string lowered = lower(key);
@@ -242,8 +246,10 @@ Expected<UpstreamUri> parse_upstream_uri(std::string_view text) {
   for (const mongoc_host_list_t* h = mongoc_uri_get_hosts(uri.get()); h; h = h->next) {
     // docguard dials TCP only.
     if (h->family == AF_UNIX) {
-      return Error{h->host, std::string("upstream host ") + h->host +
-                                ": Unix domain sockets are not supported; use host:port"};
+      return Error{ErrorKind::kConfiguration, ErrorSource::kConfiguration,
+                   std::string("upstream host ") + h->host +
+                       ": Unix domain sockets are not supported; use host:port",
+                   h->host};
     }
     out.seeds.emplace_back(h->host_and_port);
   }

@@ -239,7 +239,7 @@ void Introspector::catch_up() {
     scope.sample_size = settings_.sample_size;
     scope.max_namespaces = 1;
     if (const auto failed = advisor::read_cluster(*r, scope, visitor)) {
-      if (failed->code == cluster::kStopped) return;
+      if (failed->kind == base::ErrorKind::kStopped) return;
       spdlog::debug("introspection: {}.{} not read: {}", db, collection, failed->message);
     }
     visitor.flush();
@@ -295,7 +295,7 @@ void Introspector::pass() {
       if (lease_) scope.skip_databases.push_back(lease_->database());
       const auto error = advisor::read_cluster(r, scope, visitor);
       visitor.flush();
-      if (error && error->code == cluster::kStopped) return;
+      if (error && error->kind == base::ErrorKind::kStopped) return;
       if (error) {
         result = "failed";
         error_text = error->message;

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 
 #include <charconv>
+#include <utility>
 
 #include "docguard/rules/rule_set.h"
 
@@ -54,13 +55,16 @@ bool Cidr::contains(const IpAddress& address) const {
   return (address.bytes[whole] & mask) == (network.bytes[whole] & mask);
 }
 
-std::optional<Cidr> parse_cidr(std::string_view text, std::string* why) {
+base::Expected<Cidr> parse_cidr(std::string_view text) {
+  const auto refused = [](std::string why) {
+    return base::Error{base::ErrorKind::kBadInput, base::ErrorSource::kConfiguration,
+                       std::move(why)};
+  };
   const size_t slash = text.find('/');
   const std::string_view address_text = text.substr(0, slash);
   const auto address = parse_ip_address(address_text);
   if (!address) {
-    *why = "'" + std::string(address_text) + "' is not an IPv4 or IPv6 address";
-    return std::nullopt;
+    return refused("'" + std::string(address_text) + "' is not an IPv4 or IPv6 address");
   }
   const bool v4 = address_text.find(':') == std::string_view::npos;
   const int family_bits = v4 ? 32 : 128;
@@ -71,16 +75,14 @@ std::optional<Cidr> parse_cidr(std::string_view text, std::string* why) {
     const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), bits);
     if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size() || bits < 0 ||
         bits > family_bits) {
-      *why = "prefix length must be 0 to " + std::to_string(family_bits) + ", got '" +
-             std::string(digits) + "'";
-      return std::nullopt;
+      return refused("prefix length must be 0 to " + std::to_string(family_bits) + ", got '" +
+                     std::string(digits) + "'");
     }
     out.prefix = bits + (128 - family_bits);
   }
   for (int bit = out.prefix; bit < 128; ++bit) {
     if ((out.network.bytes[bit / 8] >> (7 - bit % 8)) & 1) {
-      *why = "'" + std::string(text) + "' has address bits set past its prefix length";
-      return std::nullopt;
+      return refused("'" + std::string(text) + "' has address bits set past its prefix length");
     }
   }
   return out;

@@ -16,13 +16,12 @@ introspection::IntrospectorTarget introspection_target(const ProxyConfig& config
   target.uri = s.uri.empty() ? libmongoc_upstream_uri(config) : s.uri;
   target.redacted_uri = cluster::redact_uri(target.uri);
   if (!s.credentials_file.empty()) {
-    advisor::Credentials credentials;
-    std::string why;
-    if (!advisor::read_credentials_file(s.credentials_file, &credentials, &why)) {
-      throw ConfigError("introspection.credentials_file: " + why);
+    const auto credentials = advisor::read_credentials_file(s.credentials_file);
+    if (!credentials) {
+      throw ConfigError("introspection.credentials_file: " + credentials.error().message);
     }
-    target.username = credentials.username;
-    target.password = credentials.password;
+    target.username = credentials->username;
+    target.password = credentials->password;
   }
   target.profile_settings = config.advisor;
   target.max_namespaces =

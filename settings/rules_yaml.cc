@@ -83,10 +83,11 @@ class Parser : public ConfigReader {
         r.scope.users = globs(v, key, true);
       } else if (name == "clients") {
         for (const auto& [item, item_key] : list(v, key)) {
-          std::string why;
-          auto cidr = rules::parse_cidr(scalar(item, item_key), &why);
-          if (!cidr)
-            fail(item, item_key, why + " (expected an address or a range like 10.0.0.0/8)");
+          auto cidr = rules::parse_cidr(scalar(item, item_key));
+          if (!cidr) {
+            fail(item, item_key,
+                 cidr.error().message + " (expected an address or a range like 10.0.0.0/8)");
+          }
           r.scope.clients.push_back(*cidr);
         }
       } else if (!read_guardrail_key(*this, name, v, key, r.guardrail)) {

@@ -257,6 +257,7 @@ void Session::count(const codec::Error& error) {
       rt_.metrics.upstream_errors.get(codec::metric_label(error)).Increment();
       break;
     case codec::ErrorSource::kDocguard:
+    case codec::ErrorSource::kConfiguration:
       break;
   }
 }

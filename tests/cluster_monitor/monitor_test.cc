@@ -142,7 +142,7 @@ TEST(MonitorStart, SrvLookupFailureIsAnError) {
   ASSERT_TRUE(parsed.ok());
   auto m = TopologyMonitor::start(parsed.value());
   ASSERT_FALSE(m.ok());
-  EXPECT_EQ(m.error().option, "mongodb+srv");
+  EXPECT_EQ(m.error().subject, "mongodb+srv");
   EXPECT_NE(m.error().message.find("SRV"), std::string::npos) << m.error().message;
 }
 

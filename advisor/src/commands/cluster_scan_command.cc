@@ -79,14 +79,13 @@ bool scan_cluster(const ScanArguments& args, const char* command, DumpVisitor& v
   options.uri = args.source;
   options.app_name = kScanAppName;
   if (!args.credentials_file.empty()) {
-    Credentials credentials;
-    std::string why;
-    if (!read_credentials_file(args.credentials_file, &credentials, &why)) {
-      err << command << ": " << why << "\n";
+    const auto credentials = read_credentials_file(args.credentials_file);
+    if (!credentials) {
+      err << command << ": " << credentials.error().message << "\n";
       return false;
     }
-    options.username = credentials.username;
-    options.password = credentials.password;
+    options.username = credentials->username;
+    options.password = credentials->password;
   }
   // libmongoc's own warnings, on stderr like ours; its debug lines (failed heartbeats) only
   // repeat the error reported below. A password, in a URI the message quotes or from the

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <fstream>
 #include <sstream>
+#include <utility>
 
 namespace docguard::advisor {
 namespace {
@@ -131,7 +132,11 @@ bool parse_scan_arguments(int argc, char** argv, ScanArguments* out, std::string
   return true;
 }
 
-bool parse_credentials(std::string_view text, Credentials* out, std::string* error) {
+base::Expected<Credentials> parse_credentials(std::string_view text) {
+  const auto refused = [](std::string why) {
+    return base::Error{base::ErrorKind::kConfiguration, base::ErrorSource::kConfiguration,
+                       std::move(why)};
+  };
   Credentials found;
   int line_number = 0;
   while (!text.empty()) {
@@ -142,43 +147,40 @@ bool parse_credentials(std::string_view text, Credentials* out, std::string* err
     if (line.empty() || line.front() == '#') continue;
     if (is_cluster_uri(line)) {
       if (found.username || found.password) {
-        *error = "the credentials file has both a connection string and user/password lines";
-        return false;
+        return refused("the credentials file has both a connection string and user/password lines");
       }
-      if (!credentials_from_uri(line, &found, error)) return false;
+      if (std::string why; !credentials_from_uri(line, &found, &why)) return refused(why);
       continue;
     }
     const auto colon = line.find(':');
     const std::string_view key = trim(line.substr(0, colon));
     if (colon == std::string_view::npos || (key != "user" && key != "password")) {
-      *error = "credentials file line " + std::to_string(line_number) +
-               ": expected `user: NAME`, `password: SECRET` or a connection string";
-      return false;
+      return refused("credentials file line " + std::to_string(line_number) +
+                     ": expected `user: NAME`, `password: SECRET` or a connection string");
     }
     const std::string value(trim(line.substr(colon + 1)));
     (key == "user" ? found.username : found.password) = value;
   }
-  if (!found.username) {
-    *error = "the credentials file names no user";
-    return false;
-  }
-  *out = std::move(found);
-  return true;
+  if (!found.username) return refused("the credentials file names no user");
+  return found;
 }
 
-bool read_credentials_file(const std::string& path, Credentials* out, std::string* error) {
+base::Expected<Credentials> read_credentials_file(const std::string& path) {
   std::ifstream file(path);
   if (!file) {
-    *error = "cannot read the credentials file " + path;
-    return false;
+    return base::Error{base::ErrorKind::kIo, base::ErrorSource::kConfiguration,
+                       "cannot read the credentials file " + path, path};
   }
   std::ostringstream text;
   text << file.rdbuf();
-  if (!parse_credentials(text.str(), out, error)) {
-    *error = path + ": " + *error;
-    return false;
+  auto parsed = parse_credentials(text.str());
+  if (!parsed) {
+    base::Error error = parsed.error();
+    error.message = path + ": " + error.message;
+    error.subject = path;
+    return error;
   }
-  return true;
+  return parsed;
 }
 
 }  // namespace docguard::advisor

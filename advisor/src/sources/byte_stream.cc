@@ -48,14 +48,14 @@ class GzipFileStream final : public ByteStream {
 
 }  // namespace
 
-std::unique_ptr<ByteStream> open_file_stream(const std::string& path, std::string* error) {
+base::Expected<std::unique_ptr<ByteStream>> open_file_stream(const std::string& path) {
   gzFile file = gzopen(path.c_str(), "rb");
   if (!file) {
-    *error = std::string("cannot open: ") + std::strerror(errno);
-    return nullptr;
+    return base::Error{base::ErrorKind::kIo, base::ErrorSource::kDocguard,
+                       std::string("cannot open: ") + std::strerror(errno), path};
   }
   gzbuffer(file, 1 << 18);
-  return std::make_unique<GzipFileStream>(path, file);
+  return std::unique_ptr<ByteStream>(std::make_unique<GzipFileStream>(path, file));
 }
 
 BsonFramer::BsonFramer(ByteStream& in, uint32_t max_document_bytes, uint32_t chunk_bytes)

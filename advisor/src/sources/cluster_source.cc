@@ -11,6 +11,8 @@ namespace {
 
 using cluster::ClusterReader;
 using cluster::Error;
+using cluster::ErrorKind;
+using cluster::ErrorSource;
 
 bool is_system_database(const std::string& db) {
   return db == "admin" || db == "local" || db == "config";
@@ -20,8 +22,8 @@ bool is_system_collection(const std::string& name) { return name.rfind("system."
 
 // Failures that end the whole read rather than one fact of one collection.
 bool is_fatal(const Error& error) {
-  return error.code == cluster::kStopped || error.code == cluster::kUnreachable ||
-         error.code == cluster::kNetwork || error.code == cluster::kInvalidUri;
+  return error.kind == ErrorKind::kStopped || error.kind == ErrorKind::kConnect ||
+         error.kind == ErrorKind::kNetwork || error.kind == ErrorKind::kConfiguration;
 }
 
 // "indexes: not authorized on shop to execute command ... (code 13)"
@@ -43,7 +45,8 @@ class Reading {
     if (!db.empty()) {
       databases.push_back(db);
     } else if (!selection_.collection.empty()) {
-      return Error{"", "a collection needs its database (--db, or the URI's /database)"};
+      return Error{ErrorKind::kBadInput, ErrorSource::kConfiguration,
+                   "a collection needs its database (--db, or the URI's /database)"};
     } else {
       auto listed = reader_.list_databases();
       if (!listed) return listed.error();
@@ -91,7 +94,8 @@ class Reading {
       collections.push_back(std::move(metadata));
     }
     if (!selection_.collection.empty() && collections.empty()) {
-      return Error{"", "no collection " + db + "." + selection_.collection};
+      return Error{ErrorKind::kNotFound, ErrorSource::kUpstream,
+                   "no collection " + db + "." + selection_.collection};
     }
     std::sort(collections.begin(), collections.end(),
               [](const auto& a, const auto& b) { return a.collection < b.collection; });
@@ -135,7 +139,10 @@ class Reading {
           return true;
         },
         m.is_timeseries());
-    if (!refused.empty()) return Error{"", m.db + "." + m.collection + ": " + refused};
+    if (!refused.empty()) {
+      return Error{ErrorKind::kBadInput, ErrorSource::kDocguard,
+                   m.db + "." + m.collection + ": " + refused};
+    }
     if (!method) {
       if (is_fatal(method.error())) return method.error();
       m.unknown.push_back(unknown_line("documents", method.error()));

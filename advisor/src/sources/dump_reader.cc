@@ -6,7 +6,9 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <set>
+#include <utility>
 
 #include "docguard/advisor/byte_stream.h"
 #include "docguard/codec/bson_view.h"
@@ -167,9 +169,9 @@ namespace {
 std::optional<ReadError> read_metadata_file(const std::string& path, const std::string& db,
                                             const std::string& collection, CollectionMetadata* out,
                                             const ReaderLimits& limits) {
-  std::string error;
-  auto in = open_file_stream(path, &error);
-  if (!in) return file_error(path, error);
+  auto opened = open_file_stream(path);
+  if (!opened) return file_error(path, opened.error().message);
+  const std::unique_ptr<ByteStream> in = std::move(opened).value();
   std::string json;
   std::vector<uint8_t> chunk(size_t{64} * 1024);
   for (;;) {
@@ -181,7 +183,9 @@ std::optional<ReadError> read_metadata_file(const std::string& path, const std::
       return make_error(path, json.size(), "metadata larger than the limit");
     }
   }
-  if (!parse_metadata_json(json, out, &error)) return make_error(path, 0, error);
+  if (std::string error; !parse_metadata_json(json, out, &error)) {
+    return make_error(path, 0, error);
+  }
   out->db = db;
   out->collection = collection;
   return std::nullopt;
@@ -210,10 +214,10 @@ std::optional<ReadError> read_file(const fs::path& path, DumpVisitor& visitor,
     have_metadata = true;
     break;
   }
-  std::string error;
-  auto in = open_file_stream(path.string(), &error);
-  if (!in) return file_error(path.string(), error);
-  return read_stream(*in, db, collection, have_metadata ? &metadata : nullptr, visitor, limits);
+  auto in = open_file_stream(path.string());
+  if (!in) return file_error(path.string(), in.error().message);
+  return read_stream(*in.value(), db, collection, have_metadata ? &metadata : nullptr, visitor,
+                     limits);
 }
 
 // A database directory: <collection>.bson[.gz] with optional <collection>.metadata.json[.gz].
@@ -247,9 +251,9 @@ std::optional<ReadError> read_database_directory(const fs::path& dir, DumpVisito
       visitor.on_collection(metadata);
       continue;
     }
-    std::string error;
-    auto in = open_file_stream(data->second.string(), &error);
-    if (!in) return file_error(data->second.string(), error);
+    auto opened = open_file_stream(data->second.string());
+    if (!opened) return file_error(data->second.string(), opened.error().message);
+    const std::unique_ptr<ByteStream> in = std::move(opened).value();
     BsonFramer framer(*in, limits.max_document_bytes, limits.read_chunk_bytes);
     visitor.on_collection(metadata);
     if (auto failure = read_bson_documents(*in, framer, db, collection, visitor)) return failure;

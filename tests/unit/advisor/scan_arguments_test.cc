@@ -80,34 +80,39 @@ TEST(ScanArguments, Refusals) {
   EXPECT_FALSE(parse({"dump", "other"}, &g, &error));
 }
 
+// The error's message, "" when `parsed` holds credentials.
+std::string error_of(const base::Expected<Credentials>& parsed) {
+  return parsed ? "" : parsed.error().message;
+}
+
 TEST(Credentials, UserAndPasswordLines) {
-  Credentials c;
-  std::string error;
-  ASSERT_TRUE(parse_credentials("# scanner\nuser: reader\npassword:  p@ss: word \n", &c, &error))
-      << error;
-  EXPECT_EQ(c.username, "reader");
-  EXPECT_EQ(c.password, "p@ss: word");
+  const auto c = parse_credentials("# scanner\nuser: reader\npassword:  p@ss: word \n");
+  ASSERT_TRUE(c) << error_of(c);
+  EXPECT_EQ(c->username, "reader");
+  EXPECT_EQ(c->password, "p@ss: word");
 }
 
 TEST(Credentials, ConnectionStringLine) {
-  Credentials c;
-  std::string error;
-  ASSERT_TRUE(parse_credentials("mongodb://us%40er:s%3Acret@db1,db2/?replicaSet=rs\n", &c, &error))
-      << error;
-  EXPECT_EQ(c.username, "us@er");
-  EXPECT_EQ(c.password, "s:cret");
+  const auto c = parse_credentials("mongodb://us%40er:s%3Acret@db1,db2/?replicaSet=rs\n");
+  ASSERT_TRUE(c) << error_of(c);
+  EXPECT_EQ(c->username, "us@er");
+  EXPECT_EQ(c->password, "s:cret");
 }
 
 TEST(Credentials, ErrorsNeverQuoteTheSecret) {
-  Credentials c;
-  std::string error;
-  EXPECT_FALSE(parse_credentials("password: hunter2\n", &c, &error));
-  EXPECT_EQ(error.find("hunter2"), std::string::npos);
-  EXPECT_FALSE(parse_credentials("user reader\npasswd hunter2\n", &c, &error));
-  EXPECT_EQ(error.find("hunter2"), std::string::npos);
-  EXPECT_FALSE(parse_credentials("mongodb://u:s3kr1t%zz@h/\n", &c, &error));
-  EXPECT_EQ(error.find("s3kr1t"), std::string::npos);
-  EXPECT_FALSE(read_credentials_file("/nonexistent/credentials", &c, &error));
+  auto c = parse_credentials("password: hunter2\n");
+  EXPECT_FALSE(c);
+  EXPECT_EQ(error_of(c).find("hunter2"), std::string::npos);
+  EXPECT_EQ(c.error().kind, base::ErrorKind::kConfiguration);
+  c = parse_credentials("user reader\npasswd hunter2\n");
+  EXPECT_FALSE(c);
+  EXPECT_EQ(error_of(c).find("hunter2"), std::string::npos);
+  c = parse_credentials("mongodb://u:s3kr1t%zz@h/\n");
+  EXPECT_FALSE(c);
+  EXPECT_EQ(error_of(c).find("s3kr1t"), std::string::npos);
+  c = read_credentials_file("/nonexistent/credentials");
+  EXPECT_FALSE(c);
+  EXPECT_EQ(c.error().kind, base::ErrorKind::kIo);
 }
 
 TEST(LiveScanCommand, InvalidUriIsExit2WithoutThePassword) {

@@ -119,17 +119,17 @@ TEST(UpstreamUri, PerOperationOptionsAreAcceptedButReportedIgnored) {
 
 TEST(UpstreamUri, ReadPreferencePrimaryOnly) {
   ok("mongodb://a/?readPreference=primary");
-  EXPECT_EQ(refused("mongodb://a/?readPreference=secondaryPreferred").option, "readPreference");
-  EXPECT_EQ(refused("mongodb://a/?readPreference=nearest&maxStalenessSeconds=120").option,
+  EXPECT_EQ(refused("mongodb://a/?readPreference=secondaryPreferred").subject, "readPreference");
+  EXPECT_EQ(refused("mongodb://a/?readPreference=nearest&maxStalenessSeconds=120").subject,
             "readPreference");
   refused("mongodb://a/?readPreferenceTags=dc:ny");  // libmongoc: tags need a non-primary mode
   // libmongoc 1.23 drops slaveOk as unsupported: unknown to docguard too.
-  EXPECT_EQ(refused("mongodb://a/?slaveOk=true").option, "slaveOk");
+  EXPECT_EQ(refused("mongodb://a/?slaveOk=true").subject, "slaveOk");
 }
 
 TEST(UpstreamUri, LoadBalancedRefused) {
   const Error e = refused("mongodb://lb.example:27017/?loadBalanced=true");
-  EXPECT_EQ(e.option, "loadBalanced");
+  EXPECT_EQ(e.subject, "loadBalanced");
   EXPECT_NE(e.message.find("loadBalanced"), std::string::npos);
   ok("mongodb://a/?loadBalanced=false");
 }
@@ -137,7 +137,7 @@ TEST(UpstreamUri, LoadBalancedRefused) {
 TEST(UpstreamUri, UnknownOptionRefusedByName) {
   // libmongoc only warns and drops it; a misspelt replicaSet would silently change the topology.
   const Error e = refused("mongodb://a,b/?replSet=rs0");
-  EXPECT_EQ(e.option, "replSet");
+  EXPECT_EQ(e.subject, "replSet");
   EXPECT_NE(e.message.find("replSet"), std::string::npos);
 }
 
@@ -148,7 +148,7 @@ TEST(UpstreamUri, InvalidValuesRefused) {
   EXPECT_NE(
       refused("mongodb://a/?serverSelectionTimeoutMS=abc").message.find("serverselectiontimeoutms"),
       std::string::npos);
-  EXPECT_EQ(refused("mongodb://a/?localThresholdMS=-1").option, "localThresholdMS");
+  EXPECT_EQ(refused("mongodb://a/?localThresholdMS=-1").subject, "localThresholdMS");
   refused("mongodb://a/?ssl=true&tls=false");
   refused("mongodb://a/?tlsInsecure=true&tlsAllowInvalidHostnames=true");
   refused("mongodb://a/?srvMaxHosts=2");  // only with mongodb+srv://
@@ -162,7 +162,7 @@ TEST(UpstreamUri, MalformedRefused) {
 }
 
 TEST(UpstreamUri, UnixSocketRefused) {
-  EXPECT_EQ(refused("mongodb://%2Ftmp%2Fmongodb-27017.sock").option, "/tmp/mongodb-27017.sock");
+  EXPECT_EQ(refused("mongodb://%2Ftmp%2Fmongodb-27017.sock").subject, "/tmp/mongodb-27017.sock");
 }
 
 }  // namespace

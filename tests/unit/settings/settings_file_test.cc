@@ -23,6 +23,19 @@ std::string error_of(const std::string& yaml) {
   return "";
 }
 
+TEST(SettingsFile, AConfigErrorIsABaseErrorFromTheConfiguration) {
+  try {
+    read("advisor:\n  lookup_ratio_warn: 7\n");
+    FAIL() << "7 is not a share";
+  } catch (const ConfigError& e) {
+    const base::Error error = e.error();
+    EXPECT_EQ(error.kind, base::ErrorKind::kConfiguration);
+    EXPECT_EQ(error.source, base::ErrorSource::kConfiguration);
+    EXPECT_FALSE(error.retry_can_help);
+    EXPECT_EQ(error.message, e.what());
+  }
+}
+
 TEST(SettingsFile, AdvisorSharesAreBetweenZeroAndOne) {
   EXPECT_DOUBLE_EQ(read("advisor:\n  lookup_ratio_warn: 0.25\n").advisor.lookup_ratio_warn, 0.25);
   const std::string e = error_of("advisor:\n  lookup_ratio_warn: 7\n");

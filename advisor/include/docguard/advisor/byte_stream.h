@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "docguard/base/expected.h"
+
 namespace docguard::advisor {
 
 class ByteStream {
@@ -21,8 +23,9 @@ class ByteStream {
   virtual bool inflated() const { return false; }
 };
 
-// Opens `path` for reading; gzip content is inflated transparently. nullptr with `error` set.
-std::unique_ptr<ByteStream> open_file_stream(const std::string& path, std::string* error);
+// Opens `path` for reading; gzip content is inflated transparently. A kIo error ("cannot open:
+// No such file or directory", the path as its subject) when it cannot be opened.
+base::Expected<std::unique_ptr<ByteStream>> open_file_stream(const std::string& path);
 
 // Frames BSON documents out of a ByteStream with one reusable buffer (bounded by the document
 // limit plus one read chunk). Archive terminators (int32 -1) are reported, not treated as errors.

@@ -11,6 +11,7 @@
 
 #include "docguard/advisor/finding.h"
 #include "docguard/advisor/report.h"
+#include "docguard/base/expected.h"
 
 namespace docguard::advisor {
 
@@ -40,9 +41,10 @@ struct Credentials {
 };
 
 // A credentials file: `user: NAME` and `password: SECRET` lines (blank lines and # comments
-// ignored), or one connection string line whose user and password are taken. False with `error`
-// set (never quoting the secret) when it is neither.
-bool parse_credentials(std::string_view text, Credentials* out, std::string* error);
-bool read_credentials_file(const std::string& path, Credentials* out, std::string* error);
+// ignored), or one connection string line whose user and password are taken. A kConfiguration
+// error (its message never quoting the secret) when it is neither; reading the file, a kIo error
+// when it cannot be read, and the path before the message of either.
+base::Expected<Credentials> parse_credentials(std::string_view text);
+base::Expected<Credentials> read_credentials_file(const std::string& path);
 
 }  // namespace docguard::advisor

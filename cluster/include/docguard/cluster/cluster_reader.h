@@ -37,7 +37,7 @@ struct ReaderOptions {
   int32_t max_time_ms = 10000;
   double max_commands_per_second = 0;  // 0: unpaced
   // When set and true, a pause ends at once and a read stops between documents (the call then
-  // fails with kStopped). May be changed from any thread.
+  // fails with ErrorKind::kStopped). May be changed from any thread.
   std::atomic<bool>* stop = nullptr;
 };
 
@@ -45,13 +45,14 @@ struct ReaderOptions {
 enum class ReadMethod { kSample, kFind, kAll };
 const char* read_method_name(ReadMethod method);  // "$sample", "find", "all"
 
-// Codes of failures that are not the server's (the server's codes are positive).
-inline constexpr int32_t kStopped = -1;      // the stop flag was set
-inline constexpr int32_t kUnreachable = -2;  // no server could be selected, or the URI's DNS
-inline constexpr int32_t kNetwork = -3;      // a connection failed or timed out mid-command
-inline constexpr int32_t kBadReply = -4;     // a reply docguard could not make sense of
-inline constexpr int32_t kInvalidUri = -5;   // the URI (or a credential) was refused
+// A reader's failures that are not the server's answer have these kinds: kStopped (the stop
+// flag was set), kConnect (no server could be selected, or the URI's DNS), kNetwork (a
+// connection failed or timed out mid-command), kBadReply (a reply docguard could not make sense
+// of), kConfiguration (the URI or a credential was refused).
 
+// The Error for a command the server refused with `code`: its kind says what the code means
+// (kNotAuthorized, kNotSupported, kTimeout; kRefused for any other code).
+Error server_error(std::string message, int32_t code);
 bool is_unauthorized(const Error& error);   // 13 Unauthorized, 18 AuthenticationFailed
 bool is_not_supported(const Error& error);  // the server lacks the command or stage
 

@@ -58,7 +58,7 @@ struct UpstreamUri {
   std::vector<std::string> ignored_options;
 };
 
-// Parses and checks `uri`. Errors name the option (Error::option) when one is at fault.
+// Parses and checks `uri`. Errors name the option (Error::subject) when one is at fault.
 Expected<UpstreamUri> parse_upstream_uri(std::string_view uri);
 
 // The URI with any password replaced by "****"; safe to log even for an invalid URI.

@@ -1,58 +1,27 @@
-// Every error docguard counts, declared once: what went wrong (ErrorKind) and where it came from
-// (ErrorSource), so the proxy routes each to its metric family by its source rather than by
-// spelling. The codec throws ProtocolError with a kind; the proxy, which knows the direction,
-// makes it an Error. Errors from the client are counted in docguard_protocol_errors_total{kind},
-// from the upstream in docguard_upstream_errors_total{kind}; both families pre-create every
-// label below, and the metrics table in docs/metrics.md names them. The labels are what dashboards
-// and alerts match: a kind's label never changes.
+// The errors docguard counts, routed to their metric family by their source rather than by
+// spelling. The kinds and sources are base's (docguard/base/error.h); the codec throws
+// ProtocolError with a kind, and the proxy, which knows the direction, makes it an Error. Errors
+// from the client are counted in docguard_protocol_errors_total{kind}, from the upstream in
+// docguard_upstream_errors_total{kind}; both families pre-create every label below, and the
+// metrics table in docs/metrics.md names them. The labels are what dashboards and alerts match:
+// a kind's label never changes.
 #pragma once
 
 #include <array>
-#include <cstdint>
+
+#include "docguard/base/error.h"
 
 namespace docguard::codec {
 
-enum class ErrorKind : uint8_t {
-  // A message docguard could not accept (from the client; from the upstream: a bad reply).
-  kBadLength,
-  kTooLarge,
-  kBadOpMsg,
-  kBadBson,
-  kChecksum,
-  kUnknownRequiredFlag,
-  kBadOpQuery,
-  kBadOpReply,
-  kBadOpCompressed,
-  kBadCompressedData,
-  kDecompressionLimit,
-  kDecompressionSize,
-  kTooManyInFlight,  // a client pipelining past Conversation::kMaxAwaitingReplies
-  kBadReply,         // a reply docguard rewrites is not valid BSON throughout (the hello's)
-  // A connection's life.
-  kTruncatedFrame,
-  kFrameTimeout,  // a message stalled in the middle
-  kIdleTimeout,   // the client sent nothing for idle_timeout
-  kSilent,        // requests in flight and the upstream silent for upstream_timeout
-  kTlsHandshake,
-  kConnect,
-  kClosed,
-};
+using base::Error;
+using base::ErrorKind;
+using base::ErrorSource;
+// name(ErrorKind), name(ErrorSource): the kind's name is a client error's label.
+using base::name;
 
-// Who the error came from. docguard's own failures (an unexpected exception) are logged, not
-// counted.
-enum class ErrorSource : uint8_t { kClient, kUpstream, kDocguard };
-
-struct Error {
-  ErrorKind kind;
-  ErrorSource source;
-  friend constexpr bool operator==(const Error&, const Error&) = default;
-};
-
-// The kind's name, as a client error's label: "bad_length", "client_frame_timeout", ...
-const char* name(ErrorKind kind);
-const char* name(ErrorSource source);
 // The label of `error` in its source's metric family. Every upstream message error counts as
-// "bad_reply", and both upstream timeouts as "timeout".
+// "bad_reply", and both upstream timeouts as "timeout". Errors of docguard's own (an unexpected
+// exception) or of the configuration are logged, not counted; their label is the kind's name.
 const char* metric_label(const Error& error);
 // The error in a log line: the label, except for the upstream timeouts, which say which one
 // ("upstream_frame_timeout", "upstream_timeout").

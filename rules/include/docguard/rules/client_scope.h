@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "docguard/base/expected.h"
+
 namespace docguard::rules {
 
 // An IPv4 or IPv6 address. IPv4 is held in its IPv4-mapped IPv6 form (::ffff:a.b.c.d), so one
@@ -31,9 +33,10 @@ struct Cidr {
   int prefix = 128;  // bits of the 128-bit form that must match (an IPv4 /24 is 120)
   bool contains(const IpAddress& address) const;
 };
-// nullopt with `why` set when `text` is not a range, or names host bits past its prefix (a
-// "10.1.2.3/8" is most likely a typo for "10.0.0.0/8", or for "/32").
-std::optional<Cidr> parse_cidr(std::string_view text, std::string* why);
+// A kBadInput error when `text` is not a range, or names host bits past its prefix (a
+// "10.1.2.3/8" is most likely a typo for "10.0.0.0/8", or for "/32"); the ranges come from the
+// settings, so its source is the configuration.
+base::Expected<Cidr> parse_cidr(std::string_view text);
 
 // A rule's scope keys; an empty list is a key not written. A rule applies to a connection when
 // each key it has matches:

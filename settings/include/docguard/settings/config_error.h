@@ -7,12 +7,21 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "docguard/base/error.h"
+
 namespace docguard::settings {
 
 // A configuration error. what() reads "FILE:LINE:COLUMN: key 'rules[0].max_array_length': ...".
+// Thrown, since the readers nest deeply and any key may fail; error() is the same failure as
+// base's Error, for code that reports errors of every layer alike.
 class ConfigError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+
+  // Kind and source kConfiguration, what() as the message; retrying cannot help.
+  base::Error error() const {
+    return base::Error{base::ErrorKind::kConfiguration, base::ErrorSource::kConfiguration, what()};
+  }
 };
 
 // "2MiB", "512 KB", "1048576" -> bytes; nullopt when malformed.

@@ -77,8 +77,7 @@ constexpr bool retry_can_help_by_default(ErrorKind kind) {
   }
 }
 
-// An aggregate, so `{kind, source}` and `{kind, source, message}` make one, and a table of them
-// can be constexpr.
+// An aggregate, so `{kind, source}` and `{kind, source, message}` make one.
 struct Error {
   ErrorKind kind = ErrorKind::kInternal;
   ErrorSource source = ErrorSource::kDocguard;

@@ -39,7 +39,8 @@ inline constexpr std::array<ErrorKind, 15> kProtocolErrorKinds = {
     ErrorKind::kFrameTimeout,      ErrorKind::kIdleTimeout,
     ErrorKind::kTlsHandshake};
 // The upstream family's labels, one Error for each.
-inline constexpr std::array<Error, 5> kUpstreamErrors = {
+// Not constexpr: an Error holds strings, which g++ 12 cannot keep in a constant under ASan.
+inline const std::array<Error, 5> kUpstreamErrors = {
     Error{ErrorKind::kConnect, ErrorSource::kUpstream},
     Error{ErrorKind::kClosed, ErrorSource::kUpstream},
     Error{ErrorKind::kBadReply, ErrorSource::kUpstream},

@@ -13,12 +13,37 @@ namespace docguard::conversation::detail {
 
 namespace {
 
+// The server's texts: its planner's when no index serves, and when a $natural hint or sort (the
+// server turns the sort into the hint) or a tailable cursor asks for a collection scan.
 constexpr const char* kNotablescanMessage =
     "No indexed plans available, and running with 'notablescan'";
+constexpr const char* kCollectionScanRefused =
+    "not allowed to output a collection scan because 'notablescan' is enabled";
+
+std::string server_message(rules::ScanReason reason) {
+  switch (reason) {
+    case rules::ScanReason::kNaturalHint:
+    case rules::ScanReason::kNaturalSort:
+      return fmt::format(
+          "could not force a collection scan with a $natural hint :: caused by :: {}",
+          kCollectionScanRefused);
+    case rules::ScanReason::kTailable:
+      return fmt::format("query is tailable so must do a collection scan :: caused by :: {}",
+                         kCollectionScanRefused);
+    case rules::ScanReason::kNoIndex:
+      break;
+  }
+  return kNotablescanMessage;
+}
 
 }  // namespace
 
 std::string guardrail_message(const rules::Violation& v) {
+  if (v.scan_reason != rules::ScanReason::kNoIndex) {
+    return fmt::format(
+        "{} (docguard: design rule require_index, rule \"{}\": {} is a collection scan)",
+        server_message(v.scan_reason), v.rule_id, v.shape);
+  }
   return fmt::format(
       "{} (docguard: design rule require_index, rule \"{}\": no index serves {}; an index that "
       "would: {})",

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <optional>
 
+#include "docguard/rules/query_guardrail.h"
 #include "engine_internal.h"
 
 namespace docguard::rules {
@@ -278,7 +279,7 @@ void Engine::judge(const codec::CommandView& cmd, const RequestContext& ctx,
             }
           }
           inspect_update(s, q, u, pipeline, static_cast<int32_t>(i));
-          guard_query(s, q, {}, static_cast<int32_t>(i));
+          guard_query(s, statement_parts(stmt), static_cast<int32_t>(i));
         }
         break;
       case CommandKind::kDelete:
@@ -288,7 +289,7 @@ void Engine::judge(const codec::CommandView& cmd, const RequestContext& ctx,
           if (!stmt.empty() && bson_iter_init_from_data(&iter, stmt.data, stmt.size) &&
               bson_iter_find(&iter, "q")) {
             inspect_delete(s, sub_view(&iter));
-            guard_query(s, sub_view(&iter), {}, static_cast<int32_t>(i));
+            guard_query(s, statement_parts(stmt), static_cast<int32_t>(i));
           }
         }
         break;

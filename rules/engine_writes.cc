@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "docguard/rules/query_guardrail.h"
 #include "engine_internal.h"
 
 namespace docguard::rules {
@@ -264,10 +265,10 @@ void Engine::inspect_bulk_write(const codec::CommandView& cmd, const RequestCont
       inspect_insert(s, document, index);
     } else if (verb == "update") {
       inspect_update(s, filter, mods, mods_pipeline, index);
-      guard_query(s, filter, {}, index);
+      guard_query(s, statement_parts(op), index);
     } else if (verb == "delete") {
       inspect_delete(s, filter);
-      guard_query(s, filter, {}, index);
+      guard_query(s, statement_parts(op), index);
     }
     report(s, before);
   }

@@ -21,17 +21,6 @@ void for_each_document(const codec::BsonView& doc, const char* key, const Each& 
   }
 }
 
-KnownIndex index_of(const codec::BsonView& spec) {
-  KnownIndex index;
-  index.name = std::string(codec::find_string(spec, "name"));
-  bson_iter_t it;
-  if (bson_iter_init_from_data(&it, spec.data, spec.size) && bson_iter_find(&it, "key") &&
-      BSON_ITER_HOLDS_DOCUMENT(&it)) {
-    index.keys = index_keys_of(codec::view_of(it));
-  }
-  return index;
-}
-
 std::pair<std::string_view, std::string_view> split_ns(std::string_view ns) {
   const size_t dot = ns.find('.');
   if (dot == std::string_view::npos) return {};
@@ -59,7 +48,7 @@ void learn_from_catalog_reply(IndexCatalog& catalog, const codec::CommandView& r
   if (coll.empty()) return;
   if (name == "createIndexes") {
     for_each_document(request.body, "indexes", [&](const codec::BsonView& spec) {
-      KnownIndex index = index_of(spec);
+      KnownIndex index = known_index_of(spec);
       if (!index.keys.empty()) catalog.add(db, coll, std::move(index));
     });
   } else if (name == "dropIndexes" || name == "deleteIndexes") {
@@ -78,10 +67,17 @@ void learn_from_catalog_reply(IndexCatalog& catalog, const codec::CommandView& r
       while (bson_iter_next(&names)) catalog.drop(db, coll, codec::utf8_of(names));
     }
   } else if (name == "drop") {
-    // Gone: a collection created again later starts with its _id index only.
-    catalog.set(db, coll, {KnownIndex{"_id_", {{"_id", "1"}}}}, "drop");
+    // Gone: nothing to scan until it is created again.
+    catalog.set_kind(db, coll, NamespaceKind::kAbsent, "drop");
   } else if (name == "create") {
-    if (codec::find_string(request.body, "viewOn").empty()) {
+    bson_iter_t it;
+    const bool timeseries = bson_iter_init_from_data(&it, request.body.data, request.body.size) &&
+                            bson_iter_find(&it, "timeseries");
+    if (!codec::find_string(request.body, "viewOn").empty()) {
+      catalog.set_kind(db, coll, NamespaceKind::kView, "create");
+    } else if (timeseries) {
+      catalog.set_kind(db, coll, NamespaceKind::kTimeseries, "create");
+    } else {
       catalog.set(db, coll, {KnownIndex{"_id_", {{"_id", "1"}}}}, "create");
     }
   } else if (name == "listIndexes") {
@@ -92,7 +88,7 @@ void learn_from_catalog_reply(IndexCatalog& catalog, const codec::CommandView& r
     if (!bson_iter_init_from_data(&it, batch.data, batch.size)) return;
     while (bson_iter_next(&it)) {
       if (!BSON_ITER_HOLDS_DOCUMENT(&it)) continue;
-      KnownIndex index = index_of(codec::view_of(it));
+      KnownIndex index = known_index_of(codec::view_of(it));
       if (!index.keys.empty()) indexes.push_back(std::move(index));
     }
     catalog.set(db, coll, std::move(indexes), "listIndexes");

@@ -32,19 +32,23 @@ void Engine::guard_read(CommandPass& s) {
   if (s.cmd.kind != CommandKind::kAggregate) {
     // {_id: <scalar>} is served whatever else is known: no lookup of the namespace's indexes.
     if (single_scalar_equality(s.cmd.query) == "_id") return;
-    if (obviously_served(s.cmd.query, index_catalog_.find_cached(s.db, s.coll))) return;
   }
   const QueryParts parts = query_parts(s.cmd);
-  guard_query(s, parts.filter, parts.sort, -1);
+  // A collation of the command's own decides which indexes compare its strings alike.
+  if (s.cmd.kind != CommandKind::kAggregate && parts.collation.empty() &&
+      obviously_served(s.cmd.query, index_catalog_.find_cached(s.db, s.coll))) {
+    return;
+  }
+  guard_query(s, parts, -1);
 }
 
-void Engine::guard_query(CommandPass& s, const codec::BsonView& filter, const codec::BsonView& sort,
-                         int32_t index) {
+void Engine::guard_query(CommandPass& s, const QueryParts& parts, int32_t index) {
   const GuardrailLimits& g = s.limits->guardrail;
   if (g.require_index == Action::kOff || exempt_namespace(s.db, s.coll)) return;
   const NamespaceIndexes* indexes = index_catalog_.find_cached(s.db, s.coll);
   IndexKeys suggestion;
-  switch (judge_query(filter, sort, indexes, &suggestion)) {
+  const PlanJudgement judgement = judge_plan(parts, indexes, &suggestion);
+  switch (judgement.verdict) {
     case IndexVerdict::kServed:
       return;
     case IndexVerdict::kUnknown:
@@ -58,12 +62,6 @@ void Engine::guard_query(CommandPass& s, const codec::BsonView& filter, const co
   }
   // A whole read's shape is its filter, sort and projection (the text errInfo gives and `allow`
   // takes); a write statement's is its filter.
-  QueryParts parts;
-  if (index < 0 && s.cmd.kind != CommandKind::kBulkWrite) {
-    parts = query_parts(s.cmd);
-  } else {
-    parts.filter = filter;
-  }
   std::string shape;
   append_shape_text(shape, parts);
   const int64_t now_ms = wall_ms();
@@ -94,6 +92,7 @@ void Engine::guard_query(CommandPass& s, const codec::BsonView& filter, const co
   v.rule_id = g.rule_name;
   v.shape = std::move(shape);
   v.suggested_index = std::move(suggestion);
+  v.scan_reason = judgement.reason;
 }
 
 void Engine::limit_time(CommandPass& s) {

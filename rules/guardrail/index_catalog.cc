@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "docguard/base/json_string.h"
+#include "docguard/codec/bson_elements.h"
 
 namespace docguard::rules {
 
@@ -28,6 +29,24 @@ std::string key_type(const bson_iter_t& it) {
 }
 
 std::atomic<uint64_t> g_next_catalog_id{1};
+
+std::string_view kind_name(NamespaceKind kind) {
+  switch (kind) {
+    case NamespaceKind::kCollection:
+      return "collection";
+    case NamespaceKind::kAbsent:
+      return "absent";
+    case NamespaceKind::kView:
+      return "view";
+    case NamespaceKind::kTimeseries:
+      return "timeseries";
+  }
+  return "collection";
+}
+
+std::string bytes_of(const codec::BsonElements& e) {
+  return std::string(reinterpret_cast<const char*>(e.value), e.value_size);
+}
 
 }  // namespace
 
@@ -67,6 +86,34 @@ IndexKeys index_keys_of(const codec::BsonView& key_document) {
   return keys;
 }
 
+KnownIndex known_index_of(const codec::BsonView& spec) {
+  KnownIndex index;
+  for (codec::BsonElements e(spec); e.next();) {
+    const std::string_view key = e.key;
+    if (key == "name") {
+      index.name = std::string(e.utf8());
+    } else if (key == "key" && e.holds_document()) {
+      index.keys = index_keys_of(e.container());
+    } else if (key == "sparse") {
+      index.sparse = e.as_bool();
+    } else if (key == "hidden") {
+      index.hidden = e.as_bool();
+    } else if (key == "partialFilterExpression" && e.holds_document()) {
+      index.partial_filter = bytes_of(e);
+    } else if (key == "collation" && e.holds_document()) {
+      // {locale: "simple"} is the simple collation, which listIndexes does not show.
+      if (codec::find_string(e.container(), "locale") != "simple") index.collation = bytes_of(e);
+    } else if (key == "wildcardProjection" && e.holds_document()) {
+      index.wildcard_projection = bytes_of(e);
+    } else if (key == "clustered") {
+      index.clustered = e.as_bool();
+    } else if (key == "2dsphereIndexVersion" && e.holds_number()) {
+      index.s2_version = static_cast<int>(e.as_int64());
+    }
+  }
+  return index;
+}
+
 template <typename Change>
 void IndexCatalog::update(std::string_view db, std::string_view coll, const Change& change) {
   std::unique_lock lock(mutex_);
@@ -87,6 +134,18 @@ void IndexCatalog::set(std::string_view db, std::string_view coll, std::vector<K
                        std::string_view source) {
   update(db, coll, [&](NamespaceIndexes& n) {
     n.indexes = std::move(indexes);
+    n.kind = NamespaceKind::kCollection;
+    n.complete = true;
+    n.source = std::string(source);
+  });
+}
+
+void IndexCatalog::set_kind(std::string_view db, std::string_view coll, NamespaceKind kind,
+                            std::string_view source) {
+  update(db, coll, [&](NamespaceIndexes& n) {
+    n.kind = kind;
+    // A collection created again after a drop starts with its _id index alone.
+    if (kind == NamespaceKind::kAbsent) n.indexes = {KnownIndex{"_id_", {{"_id", "1"}}}};
     n.complete = true;
     n.source = std::string(source);
   });
@@ -122,6 +181,8 @@ void IndexCatalog::add(std::string_view db, std::string_view coll, KnownIndex in
       n.indexes.push_back(std::move(index));
     }
     if (n.source.empty()) n.source = "createIndexes";
+    // createIndexes creates a collection that does not exist.
+    if (n.kind == NamespaceKind::kAbsent) n.kind = NamespaceKind::kCollection;
   });
 }
 
@@ -181,7 +242,9 @@ std::string IndexCatalog::status_json(size_t max_namespaces) const {
     const auto& [ns, n] = copy[i];
     out += i ? "," : "";
     json::append_string(out, ns);
-    out += ":{\"complete\":";
+    out += ":{\"kind\":";
+    json::append_string(out, kind_name(n->kind));
+    out += ",\"complete\":";
     out += n->complete ? "true" : "false";
     out += ",\"source\":";
     json::append_string(out, n->source);

@@ -95,6 +95,8 @@ std::string index_key_text(const bson_iter_t* value) {
 }
 
 void read_index_document(bson_iter_t* index, IndexSpec* out) {
+  // The iterator starts at the document's first element: `raw` and `len` are the document.
+  out->spec.assign(reinterpret_cast<const char*>(index->raw), index->len);
   while (bson_iter_next(index)) {
     const std::string_view key = bson_iter_key(index);
     if (key == "name") {

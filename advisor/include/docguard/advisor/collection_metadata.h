@@ -24,6 +24,9 @@ struct IndexSpec {
   std::optional<int64_t> expire_after_seconds = std::nullopt;  // a TTL index
   bool collation = false;                                      // has its own collation
   std::optional<uint64_t> accesses = std::nullopt;  // $indexStats accesses.ops, when read
+  // The specification document's bytes as listIndexes gave it: the query guardrail reads the
+  // options that decide which queries the index can serve (sparse, partial filter, collation).
+  std::string spec = {};
 };
 
 // The server's statistics of a collection ($collStats storageStats, or the collStats command).

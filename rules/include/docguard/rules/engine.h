@@ -28,6 +28,7 @@
 #include "docguard/rules/document_tracker.h"
 #include "docguard/rules/engine_sinks.h"
 #include "docguard/rules/index_catalog.h"
+#include "docguard/rules/query_guardrail.h"
 #include "docguard/rules/rule_hits.h"
 #include "docguard/rules/rule_set.h"
 #include "docguard/rules/schema_census.h"
@@ -56,6 +57,7 @@ struct Violation {
   std::string rule_id;
   std::string shape;
   IndexKeys suggested_index;
+  ScanReason scan_reason = ScanReason::kNoIndex;  // which of the server's messages
 };
 
 struct RequestContext {
@@ -203,8 +205,7 @@ class Engine {
   void inspect_read(CommandPass& s, const codec::CommandView& cmd);
   // The query guardrail (engine_guardrail.cc): whether an index serves the filter of the
   // command (`index` -1) or of one statement.
-  void guard_query(CommandPass& s, const codec::BsonView& filter, const codec::BsonView& sort,
-                   int32_t index);
+  void guard_query(CommandPass& s, const QueryParts& parts, int32_t index);
   void guard_read(CommandPass& s);
   // Sets verdict.max_time_ms when a guardrail rule gives this command a time limit.
   void limit_time(CommandPass& s);

@@ -28,13 +28,35 @@
 
 namespace docguard::rules {
 
+// One index as listIndexes describes it: its key pattern, and the options that decide which
+// queries the server's planner may use it for (index_eligibility.h).
 struct KnownIndex {
   std::string name;
   IndexKeys keys;
+  bool sparse = false;
+  bool hidden = false;  // the planner never uses a hidden index
+  // Each a whole BSON document's bytes, empty when the index has none: the filter of a partial
+  // index, the index's own collation (empty: the simple collation), a wildcard index's
+  // projection.
+  std::string partial_filter = {};
+  std::string collation = {};
+  std::string wildcard_projection = {};
+  int s2_version = 0;      // 2dsphereIndexVersion; 0 when not given
+  bool clustered = false;  // a clustered collection's index: its bounded scans pass notablescan
 };
+
+// An index from its listIndexes / createIndexes specification document (key, name, options);
+// `keys` empty when the document has no key pattern.
+KnownIndex known_index_of(const codec::BsonView& spec);
+
+// What the namespace is: the server never refuses a scan of a collection that does not exist
+// (nothing to scan), and views and time-series collections are planned against another
+// collection's indexes.
+enum class NamespaceKind : uint8_t { kCollection, kAbsent, kView, kTimeseries };
 
 struct NamespaceIndexes {
   std::vector<KnownIndex> indexes;
+  NamespaceKind kind = NamespaceKind::kCollection;
   // Every index of the namespace is listed; false: only some are known (created through
   // docguard before any listing), and what they do not serve is unknown.
   bool complete = false;
@@ -52,6 +74,9 @@ class IndexCatalog {
   // The complete list of a namespace's indexes.
   void set(std::string_view db, std::string_view coll, std::vector<KnownIndex> indexes,
            std::string_view source);
+  // The namespace is known to be a view, a time-series collection, or not to exist (dropped).
+  void set_kind(std::string_view db, std::string_view coll, NamespaceKind kind,
+                std::string_view source);
   // The namespace's indexes are not known (e.g. listIndexes was refused).
   void forget(std::string_view db, std::string_view coll);
   void forget_database(std::string_view db);

@@ -1,17 +1,14 @@
 // The query guardrail's judgement of one query (a read's filter, or one write statement's) and
 // the text of its shape.
 //
-// Can an index serve the query? (MongoDB's notablescan refuses what none can.)
-//   * an empty filter passes (the server allows it under notablescan), and so do the admin,
-//     local and config databases and system.* collections (the server skips them too);
-//   * _id is always served (every collection has its _id index);
-//   * otherwise the filter's shape (query_shape.h: equality, sort, range fields) is served when
-//     some index's first key serves it (rules::index_serves, the advisor's rule);
-//   * $or (at the top level or inside $and) is served when every branch is;
-//   * $text needs a text index, $near / $nearSphere / $geoNear a geo index on the field;
-//   * nothing else ($where, $expr, $nor alone, unindexed fields) is served.
-// While the namespace's indexes are not known, a query that the known ones do not serve is
-// "unknown": never refused.
+// Would a server running with notablescan find an indexed plan? The guardrail follows the
+// server's planner (plan_judgement.cc, docs/guardrail.md): an empty filter and the admin, local
+// and config databases and system.* collections are exempt; a tailable cursor and a $natural hint
+// are collection scans; a hint naming an index is an indexed plan; otherwise some index must be
+// usable for a predicate on its leading field, or give the requested sort, or every branch of an
+// $or must be served. What depends on what listIndexes does not tell (multikey paths, the
+// collection's default collation) or on rules not modelled is "unknown": never refused. While
+// the namespace's indexes are not all known, a query the known ones do not serve is unknown too.
 //
 // The shape text names fields and operators, never values, and is what `allow` entries,
 // errInfo.shape and the workload ledger use:
@@ -32,18 +29,35 @@ namespace docguard::rules {
 
 enum class IndexVerdict { kServed, kUnserved, kUnknown };
 
-// What a command asks of an index: its filter, sort and projection (any may be empty).
+// Why a query would be a collection scan: the server's message differs.
+enum class ScanReason : uint8_t { kNoIndex, kNaturalHint, kNaturalSort, kTailable };
+
+struct PlanJudgement {
+  IndexVerdict verdict = IndexVerdict::kServed;
+  ScanReason reason = ScanReason::kNoIndex;
+};
+
+// What a command asks of an index: its filter, sort and projection (any may be empty), and what
+// else decides the plan.
 struct QueryParts {
   codec::BsonView filter;
   codec::BsonView sort;
   codec::BsonView projection;
   // aggregate: the pipeline, whose leading $match / $sort stages are the filter and sort.
   codec::BsonView pipeline;
+  std::string_view hint_name;  // hint: "name_1"
+  codec::BsonView hint_keys;   // hint: {name: 1} or {$natural: 1}
+  codec::BsonView collation;
+  bool tailable = false;
   bool has_max_time = false;  // the command carries maxTimeMS
 };
 
 // The parts of a read command (find, aggregate, count, distinct, findAndModify) from its body.
 QueryParts query_parts(const codec::CommandView& cmd);
+
+// The parts of one update or delete statement ({q, hint, collation}), or of one bulkWrite
+// operation ({filter, hint, collation}).
+QueryParts statement_parts(const codec::BsonView& statement);
 
 // Whether the namespace is one the server never refuses a collection scan on.
 bool exempt_namespace(std::string_view db, std::string_view coll);
@@ -55,12 +69,17 @@ bool exempt_namespace(std::string_view db, std::string_view coll);
 std::string_view single_scalar_equality(const codec::BsonView& filter);
 
 // The common served cases, in one walk of the filter's top level without building a shape: an
-// empty filter, an equality on _id or on a field some known index starts with (ascending,
-// descending or hashed). Sound, not complete: false sends the query the whole way (judge_query).
+// empty filter, an equality on _id or on a field some plain known index starts with (ascending,
+// descending or hashed; not sparse, partial or hidden; with a collation only for a value no
+// collation compares). Sound, not complete: false sends the query the whole way (judge_plan).
 bool obviously_served(const codec::BsonView& filter, const NamespaceIndexes* indexes);
 
-// Judges a filter and sort against what is known of the namespace's indexes (null: nothing).
-// When the verdict is kUnserved, `suggestion` gets the index that would serve (ESR order).
+// Judges a query against what is known of the namespace's indexes (null: nothing). When the
+// verdict is kUnserved, `suggestion` (may be null) gets the index that would serve (ESR order).
+PlanJudgement judge_plan(const QueryParts& parts, const NamespaceIndexes* indexes,
+                         IndexKeys* suggestion);
+
+// The same for a filter and a sort alone.
 IndexVerdict judge_query(const codec::BsonView& filter, const codec::BsonView& sort,
                          const NamespaceIndexes* indexes, IndexKeys* suggestion);
 

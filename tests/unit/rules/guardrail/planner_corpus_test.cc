@@ -1,0 +1,133 @@
+// The query guardrail against a corpus of the server's own planner facts: each row of
+// planner_corpus.jsonl gives indexes as listIndexes lists them, a command as a driver sends it,
+// and what a server running with notablescan does (served; collscan: refused with 291; or
+// unknown: it depends on what listIndexes does not say, or the server fails the query for another
+// reason, so docguard must pass it), with the server test or source it comes from. A row may add
+// "docguard": the verdict docguard gives instead and why ("note"), only ever unknown where the
+// server refuses (a pass, never a false refusal).
+#include <bson/bson.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "docguard/codec/bson_elements.h"
+#include "docguard/rules/index_catalog.h"
+#include "docguard/rules/query_guardrail.h"
+#include "test_messages.h"
+
+namespace docguard::rules {
+namespace {
+
+using testing::Bson;
+
+struct Row {
+  int line = 0;
+  std::string json;
+};
+
+std::vector<Row> corpus() {
+  std::ifstream in(std::string(DOCGUARD_SOURCE_DIR) +
+                   "/tests/unit/rules/guardrail/planner_corpus.jsonl");
+  std::vector<Row> rows;
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    if (!line.empty()) rows.push_back({n, line});
+  }
+  return rows;
+}
+
+IndexVerdict verdict_named(std::string_view name) {
+  if (name == "served") return IndexVerdict::kServed;
+  if (name == "collscan") return IndexVerdict::kUnserved;
+  return IndexVerdict::kUnknown;
+}
+
+const char* name_of(IndexVerdict v) {
+  switch (v) {
+    case IndexVerdict::kServed:
+      return "served";
+    case IndexVerdict::kUnserved:
+      return "collscan";
+    case IndexVerdict::kUnknown:
+      return "unknown";
+  }
+  return "?";
+}
+
+// What docguard decides for one row, through the same functions the engine calls.
+IndexVerdict judge_row(const Bson& row) {
+  const codec::BsonView doc = row.view();
+  std::string db = "test";
+  NamespaceIndexes known;
+  known.complete = true;
+  known.source = "listIndexes";
+  bool listed_id = false;
+  codec::BsonView command;
+  for (codec::BsonElements e(doc); e.next();) {
+    if (e.key == "db") db = std::string(e.utf8());
+    if (e.key == "command") command = e.container();
+    if (e.key != "indexes") continue;
+    for (codec::BsonElements spec(e.container()); spec.next();) {
+      KnownIndex index = known_index_of(spec.container());
+      listed_id |= index.name == "_id_";
+      known.indexes.push_back(std::move(index));
+    }
+  }
+  if (!listed_id) known.indexes.insert(known.indexes.begin(), KnownIndex{"_id_", {{"_id", "1"}}});
+  // The command as the engine sees it: described from an OP_MSG with its $db.
+  const Bson given(command);
+  bson_t* body = bson_copy(given.get());
+  bson_append_utf8(body, "$db", 3, db.c_str(), static_cast<int>(db.size()));
+  codec::OpMsgBuilder builder(1, 0, 0);
+  builder.body(body);
+  const auto message = testing::Message::parse(builder.finish());
+  bson_destroy(body);
+  const codec::CommandView& cmd = message->cmd;
+  if (exempt_namespace(cmd.database, cmd.collection)) return IndexVerdict::kServed;
+  QueryParts parts;
+  if (cmd.kind == codec::CommandKind::kUpdate || cmd.kind == codec::CommandKind::kDelete) {
+    if (cmd.statements.empty()) return IndexVerdict::kServed;
+    parts = statement_parts(cmd.statements.front());
+  } else {
+    parts = query_parts(cmd);
+  }
+  return judge_plan(parts, &known, nullptr).verdict;
+}
+
+TEST(PlannerCorpusTest, EveryRowAsTheServerDecides) {
+  const std::vector<Row> rows = corpus();
+  ASSERT_GE(rows.size(), 150u);
+  size_t served = 0, refused = 0, unknown = 0, failures = 0;
+  for (const Row& row : rows) {
+    const Bson doc(row.json);
+    const codec::BsonView view = doc.view();
+    std::string expect = std::string(codec::find_string(view, "expect"));
+    const std::string source = std::string(codec::find_string(view, "source"));
+    ASSERT_FALSE(source.empty()) << "line " << row.line << " names no source";
+    const std::string docguard = std::string(codec::find_string(view, "docguard"));
+    if (!docguard.empty()) {
+      // A documented difference may only pass where the server refuses.
+      ASSERT_EQ(expect, "collscan") << "line " << row.line;
+      ASSERT_EQ(docguard, "unknown") << "line " << row.line;
+      expect = docguard;
+    }
+    const IndexVerdict got = judge_row(doc);
+    // "unknown" rows depend on what docguard cannot see: it must pass them, served or unknown.
+    const bool passes = expect == "unknown" && got != IndexVerdict::kUnserved;
+    if (got != verdict_named(expect) && !passes) {
+      ++failures;
+      ADD_FAILURE() << "line " << row.line << " (" << source << "): expected " << expect
+                    << ", docguard says " << name_of(got) << "\n  " << row.json;
+    }
+    served += got == IndexVerdict::kServed;
+    refused += got == IndexVerdict::kUnserved;
+    unknown += got == IndexVerdict::kUnknown;
+  }
+  std::printf("corpus: %zu rows, %zu served, %zu refused, %zu unknown, %zu differ\n", rows.size(),
+              served, refused, unknown, failures);
+}
+
+}  // namespace
+}  // namespace docguard::rules

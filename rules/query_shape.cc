@@ -243,17 +243,26 @@ QueryShape pipeline_query_shape(const bson_t* pipeline) {
 bool index_serves(const QueryShape& shape, const IndexKeys& keys) {
   if (keys.empty()) return false;
   const auto& first = keys.front();
-  if (!shape.equality.empty()) {
-    return std::any_of(shape.equality.begin(), shape.equality.end(), [&](const std::string& f) {
-      return first_key_serves(first, f, true, false);
-    });
-  }
-  if (!shape.sort.empty() && first_key_serves(first, shape.sort.front().field, false, true)) {
+  // Any predicate on the index's leading field, equality or range (a hashed field: equality).
+  if (std::any_of(shape.equality.begin(), shape.equality.end(),
+                  [&](const std::string& f) { return first_key_serves(first, f, true, false); })) {
     return true;
   }
-  return std::any_of(shape.range.begin(), shape.range.end(), [&](const std::string& field) {
-    return first_key_serves(first, field, false, false);
-  });
+  if (std::any_of(shape.range.begin(), shape.range.end(),
+                  [&](const std::string& f) { return first_key_serves(first, f, false, false); })) {
+    return true;
+  }
+  // A sort the index gives: a prefix of its ordered fields, or of their reverse.
+  if (shape.sort.empty() || shape.sort.size() > keys.size()) return false;
+  bool forward = true, backward = true;
+  for (size_t i = 0; i < shape.sort.size(); ++i) {
+    const int direction = index_key_direction(keys[i].second);
+    forward &= direction != 0 && keys[i].first == shape.sort[i].field &&
+               direction == shape.sort[i].direction;
+    backward &= direction != 0 && keys[i].first == shape.sort[i].field &&
+                direction == -shape.sort[i].direction;
+  }
+  return forward || backward;
 }
 
 std::vector<std::pair<std::string, std::string>> suggest_index(const QueryShape& shape) {

@@ -123,6 +123,14 @@ Planner::Planner(const NamespaceIndexes* indexes, const BsonView& query_collatio
   if (!has_id) {
     implicit_id_ = KnownIndex{"_id_", {{"_id", "1"}}};
     indexes_.push_back(model_of(implicit_id_));
+    // A collection's default collation is every index's that was created without one: a
+    // complete list where no index has one is a collection without a default.
+    const bool any_collation =
+        indexes != nullptr && std::any_of(indexes->indexes.begin(), indexes->indexes.end(),
+                                          [](const KnownIndex& i) { return !i.collation.empty(); });
+    if (indexes != nullptr && indexes->complete && !any_collation) {
+      collection_default_ = &implicit_id_.collation;
+    }
   }
 }
 

@@ -18,6 +18,55 @@ const IndexKeys kIdIndex = {{"_id", "1"}};
 constexpr size_t kMaxShapeText = 1024;
 constexpr size_t kMaxNameBytes = 256;
 constexpr size_t kMaxFieldBytes = 2048;
+constexpr size_t kMaxPlanBytes = 1024;
+
+// The plan inputs of a query as one BSON document: {f, s, p, hn, hk, c, t}.
+std::string plan_of(const QueryParts& parts) {
+  if (parts.filter.size + parts.sort.size + parts.pipeline.size + parts.hint_keys.size +
+          parts.collation.size + parts.hint_name.size() >
+      kMaxPlanBytes) {
+    return {};
+  }
+  bson_t doc = BSON_INITIALIZER;
+  auto put = [&doc](const char* key, const codec::BsonView& v, bool array) {
+    bson_t child;
+    if (v.empty() || !bson_init_static(&child, v.data, v.size)) return;
+    if (array) {
+      bson_append_array(&doc, key, -1, &child);
+    } else {
+      bson_append_document(&doc, key, -1, &child);
+    }
+  };
+  put("f", parts.filter, false);
+  put("s", parts.sort, false);
+  put("p", parts.pipeline, true);
+  put("hk", parts.hint_keys, false);
+  put("c", parts.collation, false);
+  if (!parts.hint_name.empty()) {
+    bson_append_utf8(&doc, "hn", -1, parts.hint_name.data(),
+                     static_cast<int>(parts.hint_name.size()));
+  }
+  if (parts.tailable) bson_append_bool(&doc, "t", -1, true);
+  std::string out(reinterpret_cast<const char*>(bson_get_data(&doc)), doc.len);
+  bson_destroy(&doc);
+  return out;
+}
+
+QueryParts parts_of_plan(const std::string& plan) {
+  QueryParts parts;
+  const codec::BsonView doc{reinterpret_cast<const uint8_t*>(plan.data()),
+                            static_cast<uint32_t>(plan.size())};
+  for (codec::BsonElements e(doc); e.next();) {
+    if (e.key == "f") parts.filter = e.container();
+    if (e.key == "s") parts.sort = e.container();
+    if (e.key == "p") parts.pipeline = e.container();
+    if (e.key == "hk") parts.hint_keys = e.container();
+    if (e.key == "c") parts.collation = e.container();
+    if (e.key == "hn") parts.hint_name = e.utf8();
+    if (e.key == "t") parts.tailable = e.as_bool();
+  }
+  return parts;
+}
 
 // `text` cut to at most `max` bytes at a UTF-8 character's start, marked as cut.
 std::string bounded(std::string_view text, size_t max) {
@@ -39,6 +88,17 @@ size_t field_bytes(const QueryShape& shape) {
 // known. The shape's fields only: a filter whose fields are all under $or or $text is not judged.
 int8_t judge_shape(const ShapeInfo& info, const NamespaceIndexes* known) {
   if (info.exempt) return 1;
+  if (!info.plan.empty()) {
+    // The guardrail's own judgement (plan_judgement.cc) of the shape's first query.
+    switch (judge_plan(parts_of_plan(info.plan), known, nullptr).verdict) {
+      case IndexVerdict::kServed:
+        return 1;
+      case IndexVerdict::kUnserved:
+        return 0;
+      case IndexVerdict::kUnknown:
+        return -1;
+    }
+  }
   const QueryShape& shape = info.fields;
   if (shape.empty()) return shape.skipped.empty() ? 1 : -1;  // no filter: nothing to index
   if (index_serves(shape, kIdIndex)) return 1;
@@ -68,7 +128,8 @@ WorkloadVerdict verdict_of(const Verdict& verdict, const Verdict* dry, int32_t i
 }
 
 std::shared_ptr<const ShapeInfo> describe_shape(const codec::CommandView& cmd,
-                                                const QueryParts& parts) {
+                                                const QueryParts& parts,
+                                                const codec::BsonView& statement) {
   auto info = std::make_shared<ShapeInfo>();
   // The namespace's own names, not its labels: past tracking.max_namespaces the labels are
   // "_other" for all, and each shape is still judged against its own collection's indexes.
@@ -92,6 +153,8 @@ std::shared_ptr<const ShapeInfo> describe_shape(const codec::CommandView& cmd,
     info->fields.skipped = {"(too large)"};
   }
   info->exempt = exempt_namespace(cmd.database, cmd.collection);
+  // Once per new shape: the whole command's (or statement's) hint, collation and tailable too.
+  info->plan = plan_of(statement.empty() ? query_parts(cmd) : statement_parts(statement));
   return info;
 }
 
@@ -123,10 +186,10 @@ void Engine::note_workload(const codec::CommandView& cmd, const RequestContext& 
     WorkloadLedger::Local table = workload_.local();
     WorkloadSketch& sketch = table.sketch();
     marks.table = table.table();
-    auto note = [&](const QueryParts& parts, int32_t index) {
+    auto note = [&](const QueryParts& parts, int32_t index, const codec::BsonView& statement) {
       const uint64_t key = workload_shape_hash(parts, seed);
       SketchEntry* entry = sketch.find(key);
-      if (entry == nullptr) entry = &sketch.admit(key, describe_shape(cmd, parts));
+      if (entry == nullptr) entry = &sketch.admit(key, describe_shape(cmd, parts, statement));
       ShapeStats& s = entry->stats;
       ++s.count;
       const WorkloadVerdict judged = verdict_of(verdict, dry, index);
@@ -160,7 +223,7 @@ void Engine::note_workload(const codec::CommandView& cmd, const RequestContext& 
         parts.sort = cmd.sort;
         parts.projection = cmd.projection;
       }
-      note(parts, -1);
+      note(parts, -1, {});
     } else {
       for (size_t i = 0; i < cmd.statements.size(); ++i) {
         QueryParts parts;
@@ -170,7 +233,7 @@ void Engine::note_workload(const codec::CommandView& cmd, const RequestContext& 
             break;
           }
         }
-        note(parts, static_cast<int32_t>(i));
+        note(parts, static_cast<int32_t>(i), cmd.statements[i]);
       }
     }
   }

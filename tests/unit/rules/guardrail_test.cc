@@ -379,5 +379,66 @@ TEST_F(GuardrailEngineTest, IndexCreatedThroughDocguardAppliesAtOnce) {
   EXPECT_FALSE(inspect(find).any_block());
 }
 
+// The queries a team turning the guardrail on meets first: pagination, feeds and job queues
+// over an index on {created: -1}. The server serves all three under notablescan.
+TEST_F(GuardrailEngineTest, ServesWhatTheServersPlannerServes) {
+  use(kBlockCi);
+  engine->index_catalog().set(
+      "shop", "jobs", {{"_id_", {{"_id", "1"}}}, {"created_-1", {{"created", "-1"}}}}, "test");
+  EXPECT_FALSE(inspect(R"({"find": "jobs", "$db": "shop",
+                          "filter": {"status": "open", "created": {"$gte": 10}}})")
+                   .any_block());
+  EXPECT_FALSE(inspect(R"({"find": "jobs", "$db": "shop", "filter": {"status": "open"},
+                          "sort": {"created": -1}, "limit": 20})")
+                   .any_block());
+  EXPECT_FALSE(inspect(R"({"find": "jobs", "$db": "shop", "filter": {"status": "open"},
+                          "hint": "created_-1"})")
+                   .any_block());
+  // A $natural hint asks for the collection scan the server refuses, with its own message.
+  Verdict v = inspect(R"({"find": "jobs", "$db": "shop", "filter": {"status": "open"},
+                         "hint": {"$natural": 1}})");
+  ASSERT_TRUE(v.block_command);
+  EXPECT_EQ(v.violations[0].scan_reason, ScanReason::kNaturalHint);
+  // The optimizer moves a $match ahead of an $addFields it does not read: judged, and refused.
+  EXPECT_TRUE(inspect(R"({"aggregate": "jobs", "$db": "shop", "cursor": {}, "pipeline":
+                        [{"$addFields": {"x": 1}}, {"$match": {"status": "open"}}]})")
+                  .block_command);
+  EXPECT_FALSE(inspect(R"({"aggregate": "jobs", "$db": "shop", "cursor": {}, "pipeline":
+                         [{"$match": {"status": "open"}}, {"$addFields": {"x": 1}},
+                          {"$match": {"created": {"$gte": 10}}}]})")
+                   .any_block());
+  // A $match on the field $addFields computes stays behind it: the query is empty.
+  EXPECT_FALSE(inspect(R"({"aggregate": "jobs", "$db": "shop", "cursor": {}, "pipeline":
+                         [{"$addFields": {"status": "x"}}, {"$match": {"status": "open"}}]})")
+                   .any_block());
+  // Write statements take their hint and collation.
+  v = inspect(R"({"delete": "jobs", "$db": "shop", "ordered": false, "deletes": [
+      {"q": {"status": "a"}, "limit": 0, "hint": "created_-1"},
+      {"q": {"status": "a"}, "limit": 0}]})");
+  EXPECT_EQ(v.blocked_statements, std::vector<int32_t>{1});
+}
+
+TEST_F(GuardrailEngineTest, ViewsTimeSeriesAndDroppedCollectionsAreNeverRefused) {
+  use(kBlockCi);
+  auto created =
+      request(R"({"create": "recent", "viewOn": "orders", "pipeline": [], "$db": "shop"})");
+  learn_from_catalog_reply(engine->index_catalog(), created->cmd, {});
+  auto series = request(R"({"create": "ticks", "timeseries": {"timeField": "t"}, "$db": "shop"})");
+  learn_from_catalog_reply(engine->index_catalog(), series->cmd, {});
+  auto dropped = request(R"({"drop": "orders", "$db": "shop"})");
+  learn_from_catalog_reply(engine->index_catalog(), dropped->cmd, {});
+  for (const char* coll : {"recent", "ticks", "orders"}) {
+    const std::string body =
+        std::string(R"({"find": ")") + coll + R"(", "$db": "shop", "filter": {"customer": "x"}})";
+    EXPECT_FALSE(inspect(body.c_str()).any_block()) << coll;
+  }
+  // Creating an index on the dropped collection creates it again: its scans are refused.
+  auto index = request(R"({"createIndexes": "orders", "$db": "shop",
+                           "indexes": [{"key": {"status": 1}, "name": "status_1"}]})");
+  learn_from_catalog_reply(engine->index_catalog(), index->cmd, {});
+  EXPECT_TRUE(
+      inspect(R"({"find": "orders", "$db": "shop", "filter": {"customer": "x"}})").block_command);
+}
+
 }  // namespace
 }  // namespace docguard::rules

@@ -66,13 +66,14 @@ QueryShape pipeline_query_shape(const bson_t* pipeline);
 // "hashed"), as listIndexes gives them.
 using IndexKeys = std::vector<std::pair<std::string, std::string>>;
 
-// Whether the index with `keys` can serve the shape at all, the rule MongoDB's Performance
-// Advisor applies before it suggests an index: the index's FIRST key is one of the shape's
-// equality fields, or, when there is no equality, its first sort field or one of its range
-// fields. Whether a compound index serves the whole shape (ESR order) is not asked: that is
-// tuning, not a missing index. Text and geo first keys do not serve ordinary predicates; a hashed
-// first key serves only equality; a wildcard key ("$**", "a.$**") serves any field below it but
-// no sort. The design advisor (a finding) and the query guardrail (a refusal) both ask this.
+// Whether the index with `keys` can serve the shape at all, by the server planner's rule as far
+// as a shape tells it (the guardrail judges whole queries: query_guardrail.h): some equality or
+// range field of the shape is the index's FIRST key, or the shape's sort is a prefix of the
+// index's key pattern or of its reverse. Text and geo first keys do not serve ordinary
+// predicates; a hashed first key serves only equality; a wildcard key ("$**", "a.$**") serves any
+// field below it but no sort. Whether a compound index serves the whole shape (ESR order) is not
+// asked: that is tuning, not a missing index. The design advisor's unindexed-query finding asks
+// this.
 bool index_serves(const QueryShape& shape, const IndexKeys& keys);
 
 // The index for the shape in equality-sort-range order: equality fields ascending, the sort

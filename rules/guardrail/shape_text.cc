@@ -81,6 +81,8 @@ void ShapeWriter::value(const bson_iter_t& it, std::string_view key, int depth) 
   } else if (BSON_ITER_HOLDS_DOCUMENT(&it) && is_operator(first_key(it)) &&
              first_key(it) != "$ref") {
     operators(it, depth);
+  } else if (BSON_ITER_HOLDS_REGEX(&it)) {
+    out.append("/?/");  // a regex uses an index otherwise than an equality: its own shape
   } else {
     out.push_back('?');
   }

@@ -207,9 +207,14 @@ void Engine::note_workload(const codec::CommandView& cmd, const RequestContext& 
       // are the forwarded statements' alone.
       if (judged == WorkloadVerdict::kBlocked) return;
       ++marks.ops;
-      if (!marks.marks.empty() && marks.marks.back().key == key && marks.marks.back().app == app) {
-        ++marks.marks.back().ops;
-      } else if (marks.marks.size() < WorkloadMarks::kMaxMarks) {
+      // One mark per shape and app, however the batch's statements alternate between shapes.
+      for (WorkloadMark& mark : marks.marks) {
+        if (mark.key == key && mark.app == app) {
+          ++mark.ops;
+          return;
+        }
+      }
+      if (marks.marks.size() < WorkloadMarks::kMaxMarks) {
         marks.marks.push_back(WorkloadMark{key, entry, 1, app});
       }
     };
@@ -225,7 +230,13 @@ void Engine::note_workload(const codec::CommandView& cmd, const RequestContext& 
       }
       note(parts, -1, {});
     } else {
-      for (size_t i = 0; i < cmd.statements.size(); ++i) {
+      // An ordered batch stops at its first refused statement: the ones after it are never
+      // sent, so they are neither passed nor refused.
+      const auto& blocked = verdict.blocked_statements;
+      const size_t sent = cmd.ordered && !blocked.empty() && !verdict.block_command
+                              ? static_cast<size_t>(blocked.front()) + 1
+                              : cmd.statements.size();
+      for (size_t i = 0; i < cmd.statements.size() && i < sent; ++i) {
         QueryParts parts;
         for (codec::BsonElements field(cmd.statements[i]); field.next();) {
           if (field.key == "q") {

@@ -106,7 +106,8 @@ void WorkloadLedger::record(const WorkloadMarks& marks, const WorkloadReply& rep
     s.replies += mark.ops;
     s.documents +=
         marks.marks.size() == 1 ? reply.documents : reply.documents * mark.ops / marks.ops;
-    s.errors += reply.failed ? 1 : 0;
+    // A failed reply is one error, the first shape's: not one for each shape of the command.
+    s.errors += reply.failed && &mark == &marks.marks.front() ? 1 : 0;
     s.latency.add(mark.ops == 1 ? micros : micros / mark.ops);
     if (mark.app < s.apps.size()) s.apps[mark.app].micros += micros;
     WorkloadSketch::charge(*entry, 0, micros);

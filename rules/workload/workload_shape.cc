@@ -15,7 +15,8 @@ namespace {
 using codec::BsonElements;
 using codec::BsonView;
 
-// As the writer's: nesting past this is not walked.
+// As the writer's: nesting past this is not written out. The hash goes on past it, over the
+// deeper part's bytes (values too): two shapes that differ only there never merge.
 constexpr int kMaxDepth = 8;
 
 constexpr uint64_t kMultiplier = 0x9E3779B97F4A7C15ull;
@@ -32,7 +33,8 @@ enum Mark : uint64_t {
   kPipeline,
   kAscending,
   kDescending,
-  kOther
+  kOther,
+  kRegex
 };
 
 inline uint64_t mix(uint64_t h, uint64_t v) {
@@ -68,7 +70,9 @@ uint64_t filter(uint64_t h, const BsonView& doc, int depth);
 
 uint64_t operators(uint64_t h, const BsonElements& field, int depth) {
   h = mix(h, kOpen);
-  if (depth <= kMaxDepth) {
+  if (depth > kMaxDepth) {
+    h = mix_key(h, {reinterpret_cast<const char*>(field.value), field.value_size});
+  } else {
     for (BsonElements e(field.value, field.value_size); e.next();) {
       h = mix_key(h, e.key);
       if ((e.key == "$elemMatch" || e.key == "$not") && e.holds_document()) {
@@ -95,13 +99,17 @@ uint64_t value(uint64_t h, const BsonElements& e, int depth) {
   } else if (e.holds_document()) {
     const std::string_view first = first_key(e);
     if (is_operator(first) && first != "$ref") return operators(h, e, depth);
+  } else if (e.type == BSON_TYPE_REGEX) {
+    return mix(h, kRegex);  // {name: /^a/} is not {name: "a"}: another index use, another shape
   }
   return mix(h, kValue);
 }
 
 uint64_t filter(uint64_t h, const BsonView& doc, int depth) {
   h = mix(h, kOpen);
-  if (depth <= kMaxDepth && !doc.empty()) {
+  if (depth > kMaxDepth && !doc.empty()) {
+    h = mix_key(h, {reinterpret_cast<const char*>(doc.data), doc.size});
+  } else if (!doc.empty()) {
     for (BsonElements e(doc); e.next();) {
       if (is_operator(e.key) && e.key == "$comment") continue;
       h = value(mix_key(h, e.key), e, depth);

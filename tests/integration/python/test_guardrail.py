@@ -75,6 +75,9 @@ def _load(client: pymongo.MongoClient) -> None:
     db.orders.create_index("status")
     db.orders.create_index([("customer", 1), ("created", -1)])
     client.cand.orders.insert_many([{"_id": i, "x": i} for i in range(5)])
+    db.jobs.insert_many([{"_id": i, "status": "open" if i % 2 else "done", "created": i}
+                         for i in range(20)])
+    db.jobs.create_index([("created", -1)])
 
 
 @pytest.fixture(scope="module")
@@ -134,6 +137,29 @@ def test_served_queries_pass(cluster):
     assert len(orders.distinct("total", {"status": "open"})) == 10
     assert len(list(orders.aggregate([{"$match": {"status": "open"}},
                                       {"$group": {"_id": "$customer"}}]))) == 5
+
+
+def test_what_the_servers_planner_serves_passes_and_forced_scans_are_refused(cluster):
+    """An index on {created: -1}: a range on its field, the sort it gives and a hint naming it
+    are indexed plans under notablescan; a $natural hint, and a $match the optimizer moves ahead
+    of an $addFields it does not read, are collection scans."""
+    _, _, clients = cluster
+    jobs = clients["ci-nightly"].guard.jobs
+    assert len(list(jobs.find({"status": "open", "created": {"$gte": 10}}))) == 5
+    assert len(list(jobs.find({"status": "open"}).sort("created", -1).limit(20))) == 10
+    assert len(list(jobs.find({"status": "open"}).hint("created_-1"))) == 10
+    with pytest.raises(OperationFailure) as natural:
+        list(jobs.find({"status": "open"}).hint([("$natural", 1)]))
+    assert natural.value.code == 291
+    assert "$natural" in natural.value.details["errmsg"]
+    assert "'notablescan'" in natural.value.details["errmsg"]
+    with pytest.raises(OperationFailure) as behind:
+        list(jobs.aggregate([{"$addFields": {"x": 1}}, {"$match": {"status": "open"}}]))
+    assert behind.value.code == 291
+    assert behind.value.details["errInfo"]["index"] == {"status": 1}
+    # A $match on the field $addFields computes stays behind it: an empty query, which scans.
+    assert len(list(jobs.aggregate([{"$addFields": {"status": "x"}},
+                                    {"$match": {"status": "x"}}]))) == 20
 
 
 def test_unindexed_or_branch_and_writes_are_refused(cluster):

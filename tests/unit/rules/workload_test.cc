@@ -390,5 +390,64 @@ TEST_F(WorkloadEngineTest, NamespacesPastTheTrackingBoundKeepTheirOwnShapes) {
   EXPECT_EQ(indexed["c"], 0);
 }
 
+TEST_F(WorkloadEngineTest, StatementsAfterARefusedOneInAnOrderedBatchAreNeverCounted) {
+  // ci's ordered batch stops at its refused first statement: the others are never sent.
+  Verdict v = inspect(R"({"delete": "orders", "$db": "shop", "ordered": true, "deletes": [
+                  {"q": {"sku": "c"}, "limit": 0},
+                  {"q": {"status": "a"}, "limit": 0},
+                  {"q": {"status": "b"}, "limit": 0}]})",
+                      "ci");
+  ASSERT_EQ(v.blocked_statements, std::vector<int32_t>{0});
+  EXPECT_EQ(v.workload.ops, 0u);
+  WorkloadLedger::record(v.workload, {500, 0, false});
+  const WorkloadSnapshot s = engine->workload_report();
+  const WorkloadShape* sku = shape(s, "delete", "{sku: ?}");
+  ASSERT_NE(sku, nullptr);
+  EXPECT_EQ(sku->stats.verdicts[static_cast<size_t>(WorkloadVerdict::kBlocked)], 1u);
+  const WorkloadShape* status = shape(s, "delete", "{status: ?}");
+  EXPECT_TRUE(status == nullptr ||
+              status->stats.verdicts[static_cast<size_t>(WorkloadVerdict::kPassed)] == 0);
+}
+
+TEST_F(WorkloadEngineTest, AlternatingShapesKeepTheirOwnCountsAndOneErrorPerReply) {
+  std::string body = R"({"update": "orders", "$db": "shop", "ordered": false, "updates": [)";
+  for (int i = 0; i < 40; ++i) {
+    body += i ? "," : "";
+    body += i % 2 ? R"({"q": {"sku": 1}, "u": {"$set": {"x": 1}}})"
+                  : R"({"q": {"status": 1}, "u": {"$set": {"x": 1}}})";
+  }
+  body += "]}";
+  Verdict v = inspect(body.c_str(), "web");
+  ASSERT_EQ(v.workload.ops, 40u);
+  ASSERT_EQ(v.workload.marks.size(), 2u);
+  WorkloadLedger::record(v.workload, {4000, 40, true});
+  const WorkloadSnapshot s = engine->workload_report();
+  const WorkloadShape* status = shape(s, "update", "{status: ?}");
+  const WorkloadShape* sku = shape(s, "update", "{sku: ?}");
+  ASSERT_NE(status, nullptr);
+  ASSERT_NE(sku, nullptr);
+  EXPECT_EQ(status->stats.replies, 20u);
+  EXPECT_EQ(sku->stats.replies, 20u);
+  EXPECT_EQ(status->stats.micros, 2000u);
+  EXPECT_EQ(sku->stats.micros, 2000u);
+  EXPECT_EQ(status->stats.errors + sku->stats.errors, 1u);  // one failed reply, one error
+}
+
+TEST(WorkloadShapeHash, ARegexIsNotAnEqualityAndDeepFiltersStayApart) {
+  const char* eq = R"({"find": "c", "$db": "d", "filter": {"name": "a"}})";
+  const char* regex =
+      R"({"find": "c", "$db": "d", "filter": {"name": {"$regularExpression": {"pattern": "^a", "options": ""}}}})";
+  EXPECT_NE(text_of(eq), text_of(regex));
+  EXPECT_NE(hash_of(eq), hash_of(regex));
+  EXPECT_EQ(text_of(regex), "{name: /?/}");
+  // Two filters that differ past the depth the shape text spells out are two shapes.
+  auto nested = [](const char* leaf) {
+    std::string inner = std::string(R"({")") + leaf + R"(": 1})";
+    for (int i = 0; i < 12; ++i) inner = R"({"$and": [)" + inner + "]}";
+    return std::string(R"({"find": "c", "$db": "d", "filter": )") + inner + "}";
+  };
+  EXPECT_NE(hash_of(nested("a").c_str()), hash_of(nested("b").c_str()));
+}
+
 }  // namespace
 }  // namespace docguard::rules

@@ -22,7 +22,8 @@ struct BodyFields {
   BsonElements db{nullptr, 0}, ordered{nullptr, 0}, payload{nullptr, 0}, ns_info{nullptr, 0},
       pipeline{nullptr, 0}, query{nullptr, 0}, update{nullptr, 0}, upsert{nullptr, 0},
       remove{nullptr, 0}, filter{nullptr, 0}, collection{nullptr, 0}, sort{nullptr, 0},
-      projection{nullptr, 0}, fields{nullptr, 0};
+      projection{nullptr, 0}, fields{nullptr, 0}, hint{nullptr, 0}, collation{nullptr, 0},
+      tailable{nullptr, 0}, max_time{nullptr, 0};
 };
 
 const char* payload_field_of(CommandKind kind) {
@@ -90,7 +91,20 @@ void scan_body(BsonElements it, std::string_view payload_field, BodyFields& f) {
         }
         break;
       case 'c':
-        if (key == "collection") take(f.collection, it);
+        if (key == "collection") {
+          take(f.collection, it);
+        } else if (key == "collation") {
+          take(f.collation, it);
+        }
+        break;
+      case 'h':
+        if (key == "hint") take(f.hint, it);
+        break;
+      case 't':
+        if (key == "tailable") take(f.tailable, it);
+        break;
+      case 'm':
+        if (key == "maxTimeMS") take(f.max_time, it);
         break;
       default:
         break;
@@ -207,6 +221,7 @@ CommandView describe(const codec::OpMsg& msg) {
       break;
     }
     case CommandKind::kFind:
+      if (f.tailable.type != 0) view.tailable = f.tailable.as_bool();
       if (f.filter.holds_document()) view.query = f.filter.container();
       if (f.sort.holds_document()) view.sort = f.sort.container();
       if (f.projection.holds_document()) view.projection = f.projection.container();
@@ -242,6 +257,11 @@ CommandView describe(const codec::OpMsg& msg) {
     default:
       break;
   }
+  // What else decides a read's plan: its hint (a name or a key pattern) and collation.
+  if (f.hint.type == BSON_TYPE_UTF8) view.hint_name = f.hint.utf8();
+  if (f.hint.holds_document()) view.hint = f.hint.container();
+  if (f.collation.holds_document()) view.collation = f.collation.container();
+  view.has_max_time = f.max_time.type != 0;
   return view;
 }
 

@@ -33,13 +33,12 @@ void Engine::guard_read(CommandPass& s) {
     // {_id: <scalar>} is served whatever else is known: no lookup of the namespace's indexes.
     if (single_scalar_equality(s.cmd.query) == "_id") return;
   }
-  const QueryParts parts = query_parts(s.cmd);
   // A collation of the command's own decides which indexes compare its strings alike.
-  if (s.cmd.kind != CommandKind::kAggregate && parts.collation.empty() &&
+  if (s.cmd.kind != CommandKind::kAggregate && s.cmd.collation.empty() &&
       obviously_served(s.cmd.query, index_catalog_.find_cached(s.db, s.coll))) {
     return;
   }
-  guard_query(s, parts, -1);
+  guard_query(s, query_parts(s.cmd), -1);
 }
 
 void Engine::guard_query(CommandPass& s, const QueryParts& parts, int32_t index) {
@@ -102,13 +101,7 @@ void Engine::limit_time(CommandPass& s) {
                      s.cmd.kind == CommandKind::kDelete ||
                      s.cmd.kind == CommandKind::kFindAndModify;
   if (!(read || (write && g.max_time_ms_writes)) || s.cmd.more_to_come) return;
-  bson_iter_t it;
-  if (s.cmd.body.empty() || !bson_iter_init_from_data(&it, s.cmd.body.data, s.cmd.body.size)) {
-    return;
-  }
-  while (bson_iter_next(&it)) {
-    if (key_of(&it) == "maxTimeMS") return;  // the client's own limit stands, whatever it is
-  }
+  if (s.cmd.has_max_time) return;  // the client's own limit stands, whatever it is
   s.verdict.max_time_ms = g.max_time_ms;
 }
 

@@ -87,6 +87,12 @@ PlanJudgement judge_plan(const QueryParts& parts, const NamespaceIndexes* indexe
         indexes->kind == NamespaceKind::kAbsent ? IndexVerdict::kServed : IndexVerdict::kUnknown;
     return out;
   }
+  // The common served cases (an equality on _id or on a plain index's leading field), from the
+  // filter's top level alone.
+  if (parts.pipeline.empty() && parts.hint_name.empty() && parts.hint_keys.empty() &&
+      parts.collation.empty() && !parts.tailable && obviously_served(parts.filter, indexes)) {
+    return out;
+  }
   std::vector<BsonView> filters;
   BsonView sort = parts.sort;
   bool later_match = false;

@@ -82,40 +82,20 @@ bool obviously_served(const codec::BsonView& filter, const NamespaceIndexes* ind
 }
 
 QueryParts query_parts(const codec::CommandView& cmd) {
+  // describe() read them all in its one walk of the body.
   QueryParts parts;
-  if (cmd.body.empty()) return parts;
-  const bool find_and_modify = cmd.kind == codec::CommandKind::kFindAndModify;
-  for (codec::BsonElements e(cmd.body); e.next();) {
-    const std::string_view key = e.key;
-    if (key == "maxTimeMS") {
-      parts.has_max_time = true;
-      continue;
-    }
-    if (key == "hint" && e.type == BSON_TYPE_UTF8) {
-      parts.hint_name = e.utf8();
-      continue;
-    }
-    if (key == "tailable") {
-      parts.tailable = cmd.kind == codec::CommandKind::kFind && e.as_bool();
-      continue;
-    }
-    const BsonView value = e.container();
-    if (value.empty()) continue;
-    if (key == "filter" || key == "query") {
-      parts.filter = value;
-    } else if (key == "sort") {
-      parts.sort = value;
-    } else if (key == "projection" || (find_and_modify && key == "fields")) {
-      parts.projection = value;
-    } else if (key == "pipeline" && cmd.kind == codec::CommandKind::kAggregate) {
-      parts.pipeline = value;
-    } else if (key == "hint") {
-      parts.hint_keys = value;
-    } else if (key == "collation") {
-      parts.collation = value;
-    }
+  parts.filter = cmd.query;
+  parts.sort = cmd.sort;
+  parts.projection = cmd.projection;
+  parts.hint_name = cmd.hint_name;
+  parts.hint_keys = cmd.hint;
+  parts.collation = cmd.collation;
+  parts.tailable = cmd.tailable;
+  parts.has_max_time = cmd.has_max_time;
+  if (cmd.kind == codec::CommandKind::kAggregate) {
+    parts.pipeline = cmd.pipeline;
+    if (!parts.pipeline.empty()) leading_stages(parts.pipeline, &parts.filter, &parts.sort);
   }
-  if (!parts.pipeline.empty()) leading_stages(parts.pipeline, &parts.filter, &parts.sort);
   return parts;
 }
 

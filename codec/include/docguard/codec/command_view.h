@@ -59,6 +59,13 @@ struct CommandView {
 
   // aggregate `pipeline`, or create's view `pipeline` (an array; may be empty).
   codec::BsonView pipeline;
+  // The rest of what decides a read's plan: `hint` (a name, or a key pattern / {$natural: 1}),
+  // `collation`, find's `tailable`; and whether the command carries `maxTimeMS`.
+  std::string_view hint_name;
+  codec::BsonView hint;
+  codec::BsonView collation;
+  bool tailable = false;
+  bool has_max_time = false;
   // explain: the inner command's name (e.g. "aggregate"); its pipeline goes to `pipeline`
   // and its collection to `collection`.
   std::string_view explained;

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <optional>
 
+#include "docguard/base/bounded_text.h"
 #include "docguard/codec/bson_view.h"
 #include "docguard/codec/op_msg.h"
 #include "docguard/codec/op_query.h"
@@ -117,6 +118,8 @@ Conversation::RequestOutcome Conversation::on_request(codec::Bytes message) {
   codec::Bytes forward = message;
   codec::Bytes inspect = message;
   codec::OpCode op = header.op_code;
+  request_command_.clear();
+  request_traceparent_.clear();
 
   if (op == codec::OpCode::kCompressed) {
     const auto compressor = static_cast<codec::Compressor>(message[codec::kHeaderSize + 8]);
@@ -172,6 +175,10 @@ Conversation::RequestOutcome Conversation::on_op_msg(const codec::MsgHeader& hea
     forward = request_scratch_;
   }
   const codec::CommandView view = codec::describe(msg);
+  base::append_bounded(request_command_, view.name, kMaxLoggedBytes);
+  if (!view.traceparent.empty()) {
+    base::append_bounded(request_traceparent_, view.traceparent, kMaxLoggedBytes);
+  }
   const AuthWatcher::Step auth = auth_.on_request(view);
   if (view.kind == codec::CommandKind::kHello) {
     pending_[header.request_id] = PendingReply::of(PendingReply::Kind::kHello);

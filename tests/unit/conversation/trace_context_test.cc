@@ -61,15 +61,26 @@ std::vector<uint8_t> request(std::string_view body, const std::vector<std::strin
 struct TraceContext : ::testing::Test {
   TraceContext()
       : engine(settings::parse_rules(YAML::Load(kRules), "test.yaml"), nullptr, nullptr) {}
-  // What docguard does with `message` on a fresh connection of `app`.
+  // What docguard does with `message` on a fresh connection of `app`, after a hello answered
+  // by an upstream of `wire_version` (none: no reply yet).
   std::pair<Action, std::vector<uint8_t>> handle(const std::vector<uint8_t>& message,
-                                                 const std::string& app = "web") {
+                                                 const std::string& app = "web",
+                                                 int wire_version = 0) {
     conv = std::make_unique<Conversation>(engine, settings, "127.0.0.1:5", host);
     conv->on_request(testing::op_msg(
         ("{\"hello\": 1, \"$db\": \"admin\", \"client\": {\"application\": {\"name\": \"" + app +
          "\"}}}")
             .c_str(),
         1));
+    if (wire_version > 0) {
+      const auto reply =
+          codec::OpMsgBuilder(2, 1)
+              .body(testing::Bson(R"({"isWritablePrimary": true, "maxWireVersion": )" +
+                                  std::to_string(wire_version) + R"(, "ok": 1})")
+                        .get())
+              .finish();
+      conv->on_reply(reply);
+    }
     const auto out = conv->on_request(message);
     return {out.action, std::vector<uint8_t>(out.bytes.begin(), out.bytes.end())};
   }
@@ -132,6 +143,30 @@ TEST_F(TraceContext, TheLoggedTraceparentIsBounded) {
   EXPECT_TRUE(conv->request_traceparent().ends_with(base::kCutMarker));
   handle(request(kFind, {}, false));
   EXPECT_TRUE(conv->request_traceparent().empty());
+}
+
+// FerretDB 1.x (wire version 21) and servers before wire version 29 close the connection on
+// section kind 3: it goes to them without it, the rest of the request as sent.
+TEST_F(TraceContext, LeftOutForAnUpstreamThatCannotTakeIt) {
+  const auto [action, bytes] = handle(request(kFind, {}, true), "web", 21);
+  ASSERT_EQ(action, Action::kForward);
+  EXPECT_EQ(bytes, request(kFind, {}, false));
+  EXPECT_EQ(conv->request_traceparent(), kTraceparent);  // still logged
+
+  const std::string big(200, 'x');
+  const std::vector<std::string> docs = {R"({"_id": 1})", R"({"_id": 2, "pad": ")" + big + "\"}"};
+  const auto rewritten = handle(request(kInsert, docs, true), "web", 21);
+  const auto msg = codec::OpMsg::parse(rewritten.second);
+  EXPECT_EQ(msg.sequences[0].documents.size(), 1u);
+  EXPECT_TRUE(msg.trace_context.empty());
+
+  const auto limited = handle(request(kFind, {}, true), "batch-1", 21);
+  EXPECT_TRUE(codec::OpMsg::parse(limited.second).trace_context.empty());
+}
+
+TEST_F(TraceContext, KeptForAnUpstreamThatTakesIt) {
+  const auto message = request(kFind, {}, true);
+  EXPECT_EQ(handle(message, "web", 29).second, message);
 }
 
 }  // namespace

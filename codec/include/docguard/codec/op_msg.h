@@ -23,6 +23,11 @@ constexpr uint32_t kRequiredMask = 0x0000FFFFu;
 constexpr uint32_t kKnownMask = kChecksumPresent | kMoreToCome | kExhaustAllowed;
 }  // namespace op_msg_flags
 
+// The wire version from which servers take section kind 3 (trace context); drivers send it only
+// to servers that announce at least this maxWireVersion, and older servers close the
+// connection on it.
+constexpr int64_t kTraceContextMinWireVersion = 29;
+
 // A kind-1 section: an identifier and documents back to back.
 struct DocumentSequence {
   std::string_view identifier;

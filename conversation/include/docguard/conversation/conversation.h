@@ -135,6 +135,8 @@ class Conversation {
   AuthWatcher auth_;
   rules::ConnectionScopeId scope_;  // which scoped rules apply, found again when app or user change
   std::vector<uint8_t> request_scratch_;
+  // From the upstream's hello reply: which OP_MSG sections it takes (trace_context.h).
+  std::optional<int64_t> upstream_max_wire_version_;
   std::string request_command_;
   std::string request_traceparent_;
   std::vector<uint8_t> reply_plain_;  // the last reply, decompressed

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "docguard/base/bounded_text.h"
 #include "docguard/codec/crc32c.h"
 #include "docguard/codec/error_kinds.h"
 
@@ -63,6 +64,9 @@ size_t sequence_size(Bytes message, size_t pos, size_t end) {
   }
   return static_cast<size_t>(size);
 }
+
+// How much of an identifier an error message repeats: the message reaches the log.
+constexpr size_t kMaxIdentifierInError = 128;
 
 // The kind byte of the section that carries trace context: one BSON document, sized like the
 // body's.
@@ -155,7 +159,8 @@ OpMsg OpMsg::parse(Bytes message, bool verify_checksum) {
       }
       if (msg.sequence(identifier) != nullptr) {
         throw ProtocolError(ErrorKind::kBadOpMsg,
-                            "duplicate kind 1 identifier '" + std::string(identifier) + "'");
+                            "duplicate kind 1 identifier '" +
+                                base::bounded(identifier, kMaxIdentifierInError) + "'");
       }
       DocumentSequence& seq = msg.sequences.emplace_back();
       seq.identifier = identifier;
@@ -194,7 +199,8 @@ OpMsg OpMsg::parse(Bytes message, bool verify_checksum) {
   }
   if (have_trace_context) validate_structure(msg.trace_context);
   if (!clash.empty()) {
-    throw ProtocolError(ErrorKind::kBadOpMsg, "identifier '" + std::string(clash) +
+    throw ProtocolError(ErrorKind::kBadOpMsg, "identifier '" +
+                                                  base::bounded(clash, kMaxIdentifierInError) +
                                                   "' appears in both the body and a sequence");
   }
   return msg;

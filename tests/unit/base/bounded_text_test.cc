@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "docguard/base/structured_log.h"
+
 namespace docguard::base {
 namespace {
 
@@ -44,6 +46,15 @@ TEST(BoundedText, BoundSmallerThanTheMarkerKeepsThePartOfTheMarkerThatFits) {
 TEST(BoundedText, InvalidUtf8IsCutAtTheBound) {
   const std::string bytes(32, '\x80');
   EXPECT_EQ(utf8_prefix_length(bytes, 10), 10u);
+}
+
+TEST(BoundedText, ALogValueOfMegabytesMakesALineOfAFewKiB) {
+  log::Fields fields;
+  fields.add("shape", std::string(6 * 1024 * 1024, 'f')).add("rule", "require_index");
+  const std::string line = fields.message("docguard design rule violated");
+  EXPECT_LT(line.size(), 4096u);
+  EXPECT_NE(line.find(std::string(kCutMarker) + "\""), std::string::npos);
+  EXPECT_NE(line.find("rule=require_index"), std::string::npos);
 }
 
 }  // namespace

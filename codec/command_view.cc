@@ -179,6 +179,14 @@ CommandView describe(const codec::OpMsg& msg) {
   CommandView view;
   view.more_to_come = msg.more_to_come();
   view.body = msg.body;
+  view.trace_context = msg.trace_context;
+  if (!msg.trace_context.empty()) {
+    BsonElements context(msg.trace_context);
+    if (context.find("otel") && context.holds_document()) {
+      BsonElements otel(context.container());
+      if (otel.find("traceparent")) view.traceparent = otel.utf8();
+    }
+  }
   // The body was validated by OpMsg::parse; the walk still checks bounds.
   BsonElements it(msg.body);
   if (!it.next()) return view;

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "docguard/base/bounded_text.h"
 #include "docguard/codec/crc32c.h"
 #include "docguard/codec/error_kinds.h"
 
@@ -64,11 +65,26 @@ size_t sequence_size(Bytes message, size_t pos, size_t end) {
   return static_cast<size_t>(size);
 }
 
+// How much of an identifier an error message repeats: the message reaches the log.
+constexpr size_t kMaxIdentifierInError = 128;
+
+// The kind byte of the section that carries trace context: one BSON document, sized like the
+// body's.
+constexpr uint8_t kTraceContextKind = 3;
+
+std::string repeated_or_unknown_kind(uint8_t kind) {
+  if (kind == 0 || kind == kTraceContextKind) {
+    return "OP_MSG has multiple kind " + std::to_string(kind) + " sections";
+  }
+  return "OP_MSG has unknown section kind " + std::to_string(kind);
+}
+
 }  // namespace
 
 BsonView op_msg_body(Bytes message) {
   const Frame f = check_frame(message);
   BsonView body;
+  bool have_trace_context = false;
   size_t pos = kHeaderSize + 4;
   while (pos < f.sections_end) {
     const uint8_t kind = message[pos++];
@@ -77,10 +93,11 @@ BsonView op_msg_body(Bytes message) {
       pos += body.size;
     } else if (kind == 1) {
       pos += sequence_size(message, pos, f.sections_end);
+    } else if (kind == kTraceContextKind && !have_trace_context) {
+      pos += checked_bson(message.subspan(pos, f.sections_end - pos)).size;
+      have_trace_context = true;
     } else {
-      throw ProtocolError(ErrorKind::kBadOpMsg,
-                          kind == 0 ? "OP_MSG has multiple kind 0 sections"
-                                    : "OP_MSG has unknown section kind " + std::to_string(kind));
+      throw ProtocolError(ErrorKind::kBadOpMsg, repeated_or_unknown_kind(kind));
     }
   }
   return body;
@@ -109,16 +126,23 @@ OpMsg OpMsg::parse(Bytes message, bool verify_checksum) {
 
   size_t pos = kHeaderSize + 4;
   bool have_body = false;
+  bool have_trace_context = false;
   while (pos < end) {
     const uint8_t kind = message[pos];
     const size_t section_start = pos;
     ++pos;
     if (kind == 0) {
-      if (have_body)
-        throw ProtocolError(ErrorKind::kBadOpMsg, "OP_MSG has multiple kind 0 sections");
+      if (have_body) throw ProtocolError(ErrorKind::kBadOpMsg, repeated_or_unknown_kind(kind));
       msg.body = checked_bson(message.subspan(pos, end - pos));
       pos += msg.body.size;
       have_body = true;
+    } else if (kind == kTraceContextKind) {
+      if (have_trace_context) {
+        throw ProtocolError(ErrorKind::kBadOpMsg, repeated_or_unknown_kind(kind));
+      }
+      msg.trace_context = checked_bson(message.subspan(pos, end - pos));
+      pos += msg.trace_context.size;
+      have_trace_context = true;
     } else if (kind == 1) {
       const size_t section_end = pos + sequence_size(message, pos, end);
       size_t p = pos + 4;
@@ -135,7 +159,8 @@ OpMsg OpMsg::parse(Bytes message, bool verify_checksum) {
       }
       if (msg.sequence(identifier) != nullptr) {
         throw ProtocolError(ErrorKind::kBadOpMsg,
-                            "duplicate kind 1 identifier '" + std::string(identifier) + "'");
+                            "duplicate kind 1 identifier '" +
+                                base::bounded(identifier, kMaxIdentifierInError) + "'");
       }
       DocumentSequence& seq = msg.sequences.emplace_back();
       seq.identifier = identifier;
@@ -149,8 +174,7 @@ OpMsg OpMsg::parse(Bytes message, bool verify_checksum) {
       seq.section_size = section_end - section_start;
       pos = section_end;
     } else {
-      throw ProtocolError(ErrorKind::kBadOpMsg,
-                          "OP_MSG has unknown section kind " + std::to_string(kind));
+      throw ProtocolError(ErrorKind::kBadOpMsg, repeated_or_unknown_kind(kind));
     }
   }
   if (!have_body) throw ProtocolError(ErrorKind::kBadOpMsg, "OP_MSG has no kind 0 section");
@@ -173,8 +197,10 @@ OpMsg OpMsg::parse(Bytes message, bool verify_checksum) {
   for (const auto& s : msg.sequences) {
     for (const auto& d : s.documents) validate_structure(d);
   }
+  if (have_trace_context) validate_structure(msg.trace_context);
   if (!clash.empty()) {
-    throw ProtocolError(ErrorKind::kBadOpMsg, "identifier '" + std::string(clash) +
+    throw ProtocolError(ErrorKind::kBadOpMsg, "identifier '" +
+                                                  base::bounded(clash, kMaxIdentifierInError) +
                                                   "' appears in both the body and a sequence");
   }
   return msg;
@@ -217,6 +243,13 @@ OpMsgBuilder& OpMsgBuilder::sequence(std::string_view identifier,
   out_.push_back(0);
   for (const auto& d : documents) out_.insert(out_.end(), d.data, d.data + d.size);
   store_le32(out_.data() + size_at, static_cast<int32_t>(out_.size() - size_at));
+  return *this;
+}
+
+OpMsgBuilder& OpMsgBuilder::trace_context(const BsonView& document) {
+  if (document.empty()) return *this;
+  out_.push_back(kTraceContextKind);
+  out_.insert(out_.end(), document.data, document.data + document.size);
   return *this;
 }
 

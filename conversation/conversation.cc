@@ -4,12 +4,14 @@
 #include <chrono>
 #include <optional>
 
+#include "docguard/base/bounded_text.h"
 #include "docguard/codec/bson_view.h"
 #include "docguard/codec/op_msg.h"
 #include "docguard/codec/op_query.h"
 #include "docguard/conversation/reply_merge.h"
 #include "error_documents.h"
 #include "time_limit.h"
+#include "trace_context.h"
 
 namespace docguard::conversation {
 
@@ -117,6 +119,8 @@ Conversation::RequestOutcome Conversation::on_request(codec::Bytes message) {
   codec::Bytes forward = message;
   codec::Bytes inspect = message;
   codec::OpCode op = header.op_code;
+  request_command_.clear();
+  request_traceparent_.clear();
 
   if (op == codec::OpCode::kCompressed) {
     const auto compressor = static_cast<codec::Compressor>(message[codec::kHeaderSize + 8]);
@@ -172,6 +176,10 @@ Conversation::RequestOutcome Conversation::on_op_msg(const codec::MsgHeader& hea
     forward = request_scratch_;
   }
   const codec::CommandView view = codec::describe(msg);
+  base::append_bounded(request_command_, view.name, kMaxLoggedBytes);
+  if (!view.traceparent.empty()) {
+    base::append_bounded(request_traceparent_, view.traceparent, kMaxLoggedBytes);
+  }
   const AuthWatcher::Step auth = auth_.on_request(view);
   if (view.kind == codec::CommandKind::kHello) {
     pending_[header.request_id] = PendingReply::of(PendingReply::Kind::kHello);
@@ -183,7 +191,17 @@ Conversation::RequestOutcome Conversation::on_op_msg(const codec::MsgHeader& hea
   }
   const rules::RequestContext context{app_name_, peer_, auth_.user(), &scope_};
   rules::Verdict verdict = engine_.inspect(view, context);
-  std::vector<uint8_t> timed;
+  // What goes upstream: the request, less its trace context when the upstream would close the
+  // connection on it (trace_context.h). The rules and the log line still see it in `view`.
+  const bool drop_trace_context = !msg.trace_context.empty() &&
+                                  !detail::upstream_takes_trace_context(upstream_max_wire_version_);
+  std::optional<codec::OpMsg> untraced;
+  if (drop_trace_context) {
+    untraced = msg;
+    untraced->trace_context = {};
+  }
+  const codec::OpMsg& sent = untraced ? *untraced : msg;
+  std::vector<uint8_t> rebuilt;
   // Inspection ends, and the upstream's time (the workload ledger's) starts, here.
   auto inspected = [&] {
     const auto now = std::chrono::steady_clock::now();
@@ -192,10 +210,11 @@ Conversation::RequestOutcome Conversation::on_op_msg(const codec::MsgHeader& hea
   };
   std::chrono::steady_clock::time_point forwarded;
   if (verdict.any_block()) {
-    RequestPlan plan = plan_request(msg, view, verdict, host_.new_request_id());
+    RequestPlan plan = plan_request(sent, view, verdict, host_.new_request_id());
     forwarded = inspected();
     switch (plan.kind) {
       case RequestPlan::Kind::kForwardOriginal:
+        if (drop_trace_context) rebuilt = detail::without_trace_context(sent);
         break;
       case RequestPlan::Kind::kForwardRewritten:
         if (!view.more_to_come) {
@@ -219,10 +238,15 @@ Conversation::RequestOutcome Conversation::on_op_msg(const codec::MsgHeader& hea
     }
   } else {
     forwarded = inspected();
-    // A guardrail rule's time limit for a command without one: the only change docguard
-    // makes to a request it forwards whole. Kept aside until the views into the request
-    // (possibly in request_scratch_) are no longer read.
-    if (verdict.max_time_ms > 0) timed = detail::with_max_time(msg, verdict.max_time_ms);
+    // A guardrail rule's time limit for a command without one, and a trace context the
+    // upstream cannot take: the only changes docguard makes to a request it forwards whole.
+    // Kept aside until the views into the request (possibly in request_scratch_) are no longer
+    // read.
+    if (verdict.max_time_ms > 0) {
+      rebuilt = detail::with_max_time(sent, verdict.max_time_ms);
+    } else if (drop_trace_context) {
+      rebuilt = detail::without_trace_context(sent);
+    }
     if (!view.more_to_come && is_catalog_command(view)) {
       auto p = PendingReply::of(PendingReply::Kind::kCatalog);
       p.db = std::string(view.database);
@@ -242,8 +266,8 @@ Conversation::RequestOutcome Conversation::on_op_msg(const codec::MsgHeader& hea
       timed_.push_back({header.request_id, forwarded, std::move(verdict.workload)});
     }
   }
-  if (!timed.empty()) {
-    request_scratch_ = std::move(timed);
+  if (!rebuilt.empty()) {
+    request_scratch_ = std::move(rebuilt);
     forward = request_scratch_;
   }
   return {RequestOutcome::Action::kForward, forward};
@@ -335,6 +359,7 @@ std::vector<uint8_t> Conversation::rewrite_reply(const PendingReply& pending,
       auto rewritten =
           rewrite_hello_reply(reply.documents[0], client_compressors_, settings_.persona);
       upstream_compressors_ = rewritten.upstream_compressors;
+      upstream_max_wire_version_ = rewritten.upstream_max_wire_version;
       return codec::build_op_reply(header.request_id, header.response_to,
                                    rewritten.reply.view().bytes(), reply.response_flags);
     }
@@ -344,6 +369,7 @@ std::vector<uint8_t> Conversation::rewrite_reply(const PendingReply& pending,
       note_auth_reply(pending.auth, reply.body);
       auto rewritten = rewrite_hello_reply(reply.body, client_compressors_, settings_.persona);
       upstream_compressors_ = rewritten.upstream_compressors;
+      upstream_max_wire_version_ = rewritten.upstream_max_wire_version;
       return codec::OpMsgBuilder(header.request_id, header.response_to)
           .body(rewritten.reply.get())
           .finish();

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <string>
 
+#include "docguard/base/bounded_text.h"
 #include "docguard/codec/op_query.h"
 #include "docguard/codec/server_errors.h"
 
@@ -19,7 +20,17 @@ using rules::Action;
 using rules::RuleKind;
 using rules::Violation;
 
-std::string violation_message(const Violation& v) {
+namespace {
+
+// A refusal is no larger than the server's own error would be: a few KiB of errmsg, an errInfo
+// of bounded parts. What comes from the client (field paths, shapes, ids) is cut to these, at a
+// UTF-8 character boundary and marked (base/bounded_text.h).
+constexpr size_t kMaxErrmsgBytes = 4096;
+constexpr size_t kMaxFieldPathBytes = 512;
+// A failing document's _id larger than this is left out of errInfo rather than repeated.
+constexpr size_t kMaxFailingIdBytes = 1024;
+
+std::string unbounded_violation_message(const Violation& v, std::string_view field_path) {
   std::string what;
   switch (v.kind) {
     case RuleKind::kMaxDocumentBytes:
@@ -27,16 +38,16 @@ std::string violation_message(const Violation& v) {
       break;
     case RuleKind::kMaxArrayLength:
     case RuleKind::kArrayLength:
-      what = fmt::format("array '{}' reaches {} elements, bound {}", v.field_path, v.measured,
-                         v.bound);
+      what =
+          fmt::format("array '{}' reaches {} elements, bound {}", field_path, v.measured, v.bound);
       break;
     case RuleKind::kTrackedArrayLength:
       what = fmt::format("array '{}' of this document would reach {} elements, bound {}",
-                         v.field_path, v.measured, v.bound);
+                         field_path, v.measured, v.bound);
       break;
     case RuleKind::kRequirePushSlice:
       what = fmt::format("'{}' grows without $slice ({} elements added); cap it with $slice",
-                         v.field_path, v.measured);
+                         field_path, v.measured);
       break;
     case RuleKind::kMaxNestingDepth:
       what = fmt::format("document nests {} levels, bound {}", v.measured, v.bound);
@@ -56,6 +67,20 @@ std::string violation_message(const Violation& v) {
   }
   return fmt::format("docguard: design rule {} (match \"{}\") violated: {}",
                      rules::rule_name(v.kind), v.rule_match, what);
+}
+
+}  // namespace
+
+std::string violation_message(const Violation& v) {
+  std::string path_scratch;
+  std::string_view field_path = v.field_path;
+  if (field_path.size() > kMaxFieldPathBytes) {
+    path_scratch = base::bounded(field_path, kMaxFieldPathBytes);
+    field_path = path_scratch;
+  }
+  std::string message = unbounded_violation_message(v, field_path);
+  if (message.size() > kMaxErrmsgBytes) message = base::bounded(message, kMaxErrmsgBytes);
+  return message;
 }
 
 namespace detail {
@@ -107,10 +132,10 @@ void append_err_info(bson_t* parent, const Violation& v) {
   BSON_APPEND_UTF8(&info, "rule", rules::rule_name(v.kind));
   BSON_APPEND_UTF8(&info, "match", v.rule_match.c_str());
   if (v.rule_line > 0) BSON_APPEND_INT32(&info, "ruleLine", v.rule_line);
-  BSON_APPEND_UTF8(&info, "fieldPath", v.field_path.c_str());
+  BSON_APPEND_UTF8(&info, "fieldPath", base::bounded(v.field_path, kMaxFieldPathBytes).c_str());
   append_number(&info, "measured", v.measured);
   append_number(&info, "bound", v.bound);
-  if (!v.failing_id.empty()) {
+  if (!v.failing_id.empty() && v.failing_id.size() <= kMaxFailingIdBytes) {
     bson_t id;
     bson_iter_t it;
     if (bson_init_static(&id, v.failing_id.data(), v.failing_id.size()) &&
@@ -213,7 +238,7 @@ std::vector<uint8_t> error_reply(codec::Bytes request, int32_t reply_request_id,
   }
   OwnedBson doc;
   BSON_APPEND_DOUBLE(doc.get(), "ok", 0.0);
-  BSON_APPEND_UTF8(doc.get(), "errmsg", errmsg.c_str());
+  BSON_APPEND_UTF8(doc.get(), "errmsg", base::bounded(errmsg, kMaxErrmsgBytes).c_str());
   append_code(doc.get(), code);
   if (header.op_code == codec::OpCode::kQuery) {
     return codec::build_op_reply(reply_request_id, header.request_id, doc.view().bytes());

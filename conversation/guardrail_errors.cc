@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "docguard/base/bounded_text.h"
 #include "error_documents.h"
 
 namespace docguard::conversation::detail {
@@ -36,27 +37,41 @@ std::string server_message(rules::ScanReason reason) {
   return kNotablescanMessage;
 }
 
+// The shape text and the suggested index's fields come bounded from the rules (shape_text.cc,
+// query_shape.cc); these bounds hold whatever they hold, so the refusal stays a few KiB.
+constexpr size_t kMaxMessageBytes = 4096;
+constexpr size_t kMaxShapeBytes = 1024;
+constexpr size_t kMaxIndexFieldBytes = 512;
+constexpr size_t kMaxIndexFields = 32;
+
 }  // namespace
 
 std::string guardrail_message(const rules::Violation& v) {
   if (v.scan_reason != rules::ScanReason::kNoIndex) {
-    return fmt::format(
-        "{} (docguard: design rule require_index, rule \"{}\": {} is a collection scan)",
-        server_message(v.scan_reason), v.rule_id, v.shape);
+    return base::bounded(
+        fmt::format(
+            "{} (docguard: design rule require_index, rule \"{}\": {} is a collection scan)",
+            server_message(v.scan_reason), v.rule_id, base::bounded(v.shape, kMaxShapeBytes)),
+        kMaxMessageBytes);
   }
-  return fmt::format(
-      "{} (docguard: design rule require_index, rule \"{}\": no index serves {}; an index that "
-      "would: {})",
-      kNotablescanMessage, v.rule_id, v.shape, rules::index_keys_text(v.suggested_index));
+  return base::bounded(
+      fmt::format("{} (docguard: design rule require_index, rule \"{}\": no index serves {}; an "
+                  "index that would: {})",
+                  kNotablescanMessage, v.rule_id, base::bounded(v.shape, kMaxShapeBytes),
+                  rules::index_keys_text(v.suggested_index)),
+      kMaxMessageBytes);
 }
 
 void append_guardrail_err_info(bson_t* parent, const rules::Violation& v) {
   bson_t info, index;
   BSON_APPEND_DOCUMENT_BEGIN(parent, "errInfo", &info);
   BSON_APPEND_UTF8(&info, "rule", v.rule_id.c_str());
-  BSON_APPEND_UTF8(&info, "shape", v.shape.c_str());
+  BSON_APPEND_UTF8(&info, "shape", base::bounded(v.shape, kMaxShapeBytes).c_str());
   BSON_APPEND_DOCUMENT_BEGIN(&info, "index", &index);
-  for (const auto& [field, type] : v.suggested_index) {
+  size_t fields = 0;
+  for (const auto& [whole_field, type] : v.suggested_index) {
+    if (++fields > kMaxIndexFields) break;
+    const std::string field = base::bounded(whole_field, kMaxIndexFieldBytes);
     const int direction = rules::index_key_direction(type);
     if (direction != 0) {
       bson_append_int32(&index, field.data(), static_cast<int>(field.size()), direction);

@@ -68,6 +68,8 @@ HelloRewrite rewrite_hello_reply(const codec::BsonView& upstream_reply,
         writable = bson_iter_as_bool(&it);
       } else if (key == "ismaster") {
         writable = bson_iter_as_bool(&it);
+      } else if (key == "maxWireVersion" && BSON_ITER_HOLDS_NUMBER(&it)) {
+        result.upstream_max_wire_version = bson_iter_as_int64(&it);
       } else if (key == "compression" && BSON_ITER_HOLDS_ARRAY(&it)) {
         bson_iter_t child;
         if (bson_iter_recurse(&it, &child)) {

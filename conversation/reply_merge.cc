@@ -227,6 +227,7 @@ std::vector<uint8_t> merge_reply(const PendingMerge& merge, const codec::OpMsg& 
                               upstream_reply.flags & ~codec::op_msg_flags::kChecksumPresent);
   builder.body(body.bytes());
   for (const auto& seq : upstream_reply.sequences) builder.sequence(seq.identifier, seq.documents);
+  builder.trace_context(upstream_reply.trace_context);
   return builder.finish();
 }
 

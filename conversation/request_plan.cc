@@ -19,7 +19,7 @@ using namespace detail;
 namespace {
 
 // The request with only the `keep` statements, in the same place (body array or kind-1
-// sequence) they came from; no checksum.
+// sequence) they came from, and its trace context; no checksum.
 std::vector<uint8_t> rewrite_request(const codec::OpMsg& request, const codec::CommandView& cmd,
                                      const std::vector<int32_t>& keep) {
   std::vector<codec::BsonView> kept;
@@ -52,6 +52,7 @@ std::vector<uint8_t> rewrite_request(const codec::OpMsg& request, const codec::C
       builder.sequence(seq.identifier, seq.documents);
     }
   }
+  builder.trace_context(request.trace_context);
   return builder.finish();
 }
 

@@ -22,6 +22,7 @@ std::vector<uint8_t> with_max_time(const codec::OpMsg& request, int64_t ms) {
                               request.flags & ~codec::op_msg_flags::kChecksumPresent);
   builder.body(body.bytes());
   for (const auto& seq : request.sequences) builder.sequence(seq.identifier, seq.documents);
+  builder.trace_context(request.trace_context);
   return builder.finish();
 }
 

@@ -6,6 +6,7 @@
 #include <set>
 #include <string_view>
 
+#include "docguard/base/bounded_text.h"
 #include "docguard/codec/bson_view.h"
 
 namespace docguard::rules {
@@ -18,9 +19,42 @@ using codec::key_of;
 // that deep is not one an index advice could be written for anyway).
 constexpr int kMaxDepth = 16;
 
+// What one shape may hold, whatever the client sends (a BSON key has no length limit short of
+// the message's): a field path or an operator name of megabytes must not be copied into the
+// shape, which the workload ledger keeps and the guardrail's suggestion and errInfo repeat.
+constexpr size_t kMaxPathBytes = 512;    // a field path judged; a longer one is left out
+constexpr size_t kMaxSkippedBytes = 64;  // a skipped operator's name as kept (cut, marked)
+constexpr size_t kMaxShapeBytes = 4096;  // all paths and names of one shape together
+constexpr std::string_view kTooLarge = "(too large)";
+
 struct ShapeBuilder {
   std::set<std::string> equality, range, skipped;
   std::vector<SortKey> sort;
+  size_t bytes = 0;
+
+  // A field path into `fields`, unless it or the shape is too large: then the shape says
+  // so in `skipped` (a path left out cannot be judged, nor suggested for an index).
+  bool fits(size_t size) {
+    if (size <= kMaxPathBytes && bytes + size <= kMaxShapeBytes) {
+      bytes += size;
+      return true;
+    }
+    skipped.emplace(kTooLarge);
+    return false;
+  }
+  void add(std::set<std::string>& fields, std::string path) {
+    if (fits(path.size())) fields.insert(std::move(path));
+  }
+  // An operator left out of the judgement, by its name cut to kMaxSkippedBytes.
+  void skip(std::string_view name) {
+    std::string kept = base::bounded(name, kMaxSkippedBytes);
+    const size_t size = kept.size();
+    if (bytes + size > kMaxShapeBytes) {
+      skipped.emplace(kTooLarge);
+      return;
+    }
+    if (skipped.insert(std::move(kept)).second) bytes += size;
+  }
 };
 
 // The first key of the document `it` holds, or "" when it holds no document or an empty one.
@@ -50,9 +84,9 @@ void add_operators(const bson_iter_t& start, const std::string& path, ShapeBuild
   while (bson_iter_next(&it)) {
     const std::string_view op = key_of(it);
     if (op == "$eq" || op == "$in" || op == "$all") {
-      b.equality.insert(path);
+      b.add(b.equality, path);
     } else if (is_range_operator(op)) {
-      b.range.insert(path);
+      b.add(b.range, path);
     } else if (op == "$options") {
       // belongs to $regex, already counted
     } else if (op == "$elemMatch") {
@@ -67,7 +101,7 @@ void add_operators(const bson_iter_t& start, const std::string& path, ShapeBuild
         add_filter(inner, path + ".", b, depth + 1);
       }
     } else {
-      b.skipped.insert(std::string(op));  // geo operators, $size, unknown ones
+      b.skip(op);  // geo operators, $size, unknown ones
     }
   }
 }
@@ -86,21 +120,25 @@ void add_filter(const bson_iter_t& start, const std::string& prefix, ShapeBuilde
           }
         }
       } else if (key != "$comment") {
-        b.skipped.insert(std::string(key));  // $or, $nor, $text, $where, $expr, $jsonSchema
+        b.skip(key);  // $or, $nor, $text, $where, $expr, $jsonSchema
       }
+      continue;
+    }
+    if (prefix.size() + key.size() > kMaxPathBytes) {
+      b.fits(prefix.size() + key.size());  // never copied: says the shape is too large
       continue;
     }
     std::string path = prefix;
     path.append(key);
     if (BSON_ITER_HOLDS_REGEX(&it)) {
-      b.range.insert(std::move(path));
+      b.add(b.range, std::move(path));
     } else if (const std::string_view first = first_key(it);
                is_operator(first) && first != "$ref") {
       bson_iter_t ops;
       if (child_of(it, &ops)) add_operators(ops, path, b, depth + 1);
     } else {
       // A value, or a whole embedded document (a DBRef {$ref, $id} is one too).
-      b.equality.insert(std::move(path));
+      b.add(b.equality, std::move(path));
     }
   }
 }
@@ -115,9 +153,10 @@ void add_sort(const bson_t* sort, ShapeBuilder& b) {
     const double value = numeric ? bson_iter_as_double(&it) : 0;
     if (value != 1 && value != -1) {
       // {score: {$meta: "textScore"}} or a malformed sort: no index order can give it.
-      b.skipped.insert(first_key(it) == "$meta" ? "$meta" : "sort");
+      b.skip(first_key(it) == "$meta" ? "$meta" : "sort");
       return;
     }
+    if (!b.fits(key_of(it).size())) return;
     keys.push_back(SortKey{std::string(key_of(it)), value > 0 ? 1 : -1});
   }
   b.sort = std::move(keys);

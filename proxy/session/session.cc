@@ -15,6 +15,7 @@
 #include <optional>
 #include <tuple>
 
+#include "docguard/base/structured_log.h"
 #include "docguard/codec/error_kinds.h"
 #include "docguard/codec/server_errors.h"
 #include "docguard/proxy/coroutines.h"
@@ -307,6 +308,16 @@ awaitable<void> Session::client_to_upstream() {
 
 awaitable<void> Session::handle_request(codec::Bytes message) {
   const auto outcome = conversation_.on_request(message);
+  if (spdlog::should_log(spdlog::level::debug)) {
+    // The request's line: what it is and, when the driver traces it, its trace (both bounded
+    // by the conversation), so a trace can be followed through docguard's log.
+    log::Fields fields;
+    fields.add("client", peer_).add("command", conversation_.request_command());
+    if (!conversation_.request_traceparent().empty()) {
+      fields.add("traceparent", conversation_.request_traceparent());
+    }
+    spdlog::debug("{}", fields.message("request"));
+  }
   using Action = conversation::Conversation::RequestOutcome::Action;
   switch (outcome.action) {
     case Action::kForward:

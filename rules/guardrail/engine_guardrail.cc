@@ -62,10 +62,12 @@ void Engine::guard_query(CommandPass& s, const QueryParts& parts, int32_t index)
   // A whole read's shape is its filter, sort and projection (the text errInfo gives and `allow`
   // takes); a write statement's is its filter.
   std::string shape;
-  append_shape_text(shape, parts);
+  // A cut text is the start of a longer shape: no entry names that shape in full, so none
+  // applies (an entry's text could equal the cut one).
+  const bool cut = append_shape_text(shape, parts);
   const int64_t now_ms = wall_ms();
   for (const AllowedShape& allowed : g.allow) {
-    if (allowed.shape != shape) continue;
+    if (cut || allowed.shape != shape) continue;
     if (now_ms < allowed.expires_unix_ms) return;
     // Expired: it no longer applies. Said once per entry, not per query.
     bool log = false;

@@ -2,6 +2,7 @@
 // (query_guardrail.h says what it looks like and who reads it).
 #include <bson/bson.h>
 
+#include "docguard/base/bounded_text.h"
 #include "docguard/codec/bson_view.h"
 #include "docguard/rules/query_guardrail.h"
 
@@ -29,7 +30,7 @@ std::string_view first_key(const bson_iter_t& it) {
 struct ShapeWriter {
   std::string& out;
   size_t limit;
-  bool full = false;
+  bool full = false;  // cut: the text says no more, and ends its last name with "..."
 
   bool room() {
     if (!full && out.size() > limit) {
@@ -37,6 +38,18 @@ struct ShapeWriter {
       full = true;
     }
     return !full;
+  }
+  // A key or a stage name: whole when it fits under the limit, else cut inside it (at a UTF-8
+  // character boundary) and marked, so one key of megabytes is not copied whole.
+  void name(std::string_view key) {
+    if (full) return;
+    const size_t left = limit > out.size() ? limit - out.size() : 0;
+    if (key.size() <= left) {
+      out.append(key);
+      return;
+    }
+    out.append(key.substr(0, base::utf8_prefix_length(key, left))).append("...");
+    full = true;
   }
   void filter(const BsonView& doc, int depth);
   void operators(const bson_iter_t& field, int depth);
@@ -53,7 +66,9 @@ void ShapeWriter::filter(const BsonView& doc, int depth) {
     while (bson_iter_next(&it) && room()) {
       const std::string_view key = key_of(it);
       if (key == "$comment") continue;
-      out.append(first ? "" : ", ").append(key).append(": ");
+      out.append(first ? "" : ", ");
+      name(key);
+      out.append(": ");
       first = false;
       value(it, key, depth);
     }
@@ -95,7 +110,9 @@ void ShapeWriter::operators(const bson_iter_t& field, int depth) {
     bool first = true;
     while (bson_iter_next(&it) && room()) {
       const std::string_view op = key_of(it);
-      out.append(first ? "" : ", ").append(op).append(": ");
+      out.append(first ? "" : ", ");
+      name(op);
+      out.append(": ");
       first = false;
       if ((op == "$elemMatch" || op == "$not") && BSON_ITER_HOLDS_DOCUMENT(&it)) {
         if (is_operator(first_key(it))) {
@@ -117,7 +134,9 @@ void ShapeWriter::sort(const BsonView& doc) {
   bool first = true;
   if (bson_iter_init_from_data(&it, doc.data, doc.size)) {
     while (bson_iter_next(&it) && room()) {
-      out.append(first ? "" : ", ").append(key_of(it)).append(": ");
+      out.append(first ? "" : ", ");
+      name(key_of(it));
+      out.append(": ");
       first = false;
       const bool numeric =
           BSON_ITER_HOLDS_INT32(&it) || BSON_ITER_HOLDS_INT64(&it) || BSON_ITER_HOLDS_DOUBLE(&it);
@@ -133,7 +152,8 @@ void ShapeWriter::keys(const BsonView& doc) {
   bool first = true;
   if (bson_iter_init_from_data(&it, doc.data, doc.size)) {
     while (bson_iter_next(&it) && room()) {
-      out.append(first ? "" : ", ").append(key_of(it));
+      out.append(first ? "" : ", ");
+      name(key_of(it));
       first = false;
     }
   }
@@ -142,7 +162,7 @@ void ShapeWriter::keys(const BsonView& doc) {
 
 }  // namespace
 
-void append_shape_text(std::string& out, const QueryParts& parts, size_t max_bytes) {
+bool append_shape_text(std::string& out, const QueryParts& parts, size_t max_bytes) {
   ShapeWriter w{out, out.size() + max_bytes};
   if (!parts.pipeline.empty()) {
     bson_iter_t stages, stage;
@@ -155,7 +175,8 @@ void append_shape_text(std::string& out, const QueryParts& parts, size_t max_byt
           continue;
         }
         const std::string_view name = key_of(stage);
-        out.append(first ? "" : ", ").append(name);
+        out.append(first ? "" : ", ");
+        w.name(name);
         first = false;
         if ((name == "$match" || name == "$sort") && BSON_ITER_HOLDS_DOCUMENT(&stage)) {
           out.push_back(' ');
@@ -168,7 +189,7 @@ void append_shape_text(std::string& out, const QueryParts& parts, size_t max_byt
       }
     }
     out.push_back(']');
-    return;
+    return w.full;
   }
   w.filter(parts.filter, 0);
   if (!parts.sort.empty() && w.room()) {
@@ -179,6 +200,7 @@ void append_shape_text(std::string& out, const QueryParts& parts, size_t max_byt
     out.append(" projection ");
     w.keys(parts.projection);
   }
+  return w.full;
 }
 
 }  // namespace docguard::rules

@@ -14,7 +14,8 @@ namespace {
 const IndexKeys kIdIndex = {{"_id", "1"}};
 
 // What one kept shape may hold, whatever the client sends (BSON keys have no length limit in a
-// message): its text, its namespace's names, and the field paths it is judged by.
+// message): its text, its namespace's and command's names, and the field paths and operator
+// names it is judged by.
 constexpr size_t kMaxShapeText = 1024;
 constexpr size_t kMaxNameBytes = 256;
 constexpr size_t kMaxFieldBytes = 2048;
@@ -81,6 +82,7 @@ size_t field_bytes(const QueryShape& shape) {
   for (const auto& f : shape.equality) bytes += f.size();
   for (const auto& f : shape.range) bytes += f.size();
   for (const auto& k : shape.sort) bytes += k.field.size();
+  for (const auto& op : shape.skipped) bytes += op.size();
   return bytes;
 }
 
@@ -135,7 +137,7 @@ std::shared_ptr<const ShapeInfo> describe_shape(const codec::CommandView& cmd,
   // "_other" for all, and each shape is still judged against its own collection's indexes.
   info->db = bounded(cmd.database, kMaxNameBytes);
   info->collection = bounded(cmd.collection, kMaxNameBytes);
-  info->command = std::string(cmd.name);
+  info->command = bounded(cmd.name, kMaxNameBytes);
   std::string text;
   append_shape_text(text, parts);
   info->shape = bounded(text, kMaxShapeText);

@@ -1,8 +1,9 @@
-// OP_MSG parse -> command view -> every rule (the query guardrail and the workload ledger
-// included) -> batch splitter -> reply merger, on arbitrary bytes presented as a whole message
-// (the header's length is patched to match).
+// OP_MSG parse (section kinds 0, 1 and 3) -> command view -> every rule (the query guardrail and
+// the workload ledger included) -> batch splitter -> reply merger, on arbitrary bytes presented as
+// a whole message (the header's length is patched to match).
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "docguard/codec/command_view.h"
@@ -57,6 +58,10 @@ docguard::rules::Engine& engine_with_indexes() {
   return e;
 }
 
+bool same_bytes(const docguard::codec::BsonView& a, const docguard::codec::BsonView& b) {
+  return a.size == b.size && (a.size == 0 || std::memcmp(a.data, b.data, a.size) == 0);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -74,7 +79,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       conversation::RequestPlan plan = conversation::plan_request(msg, view, verdict, -1);
       if (!plan.message.empty()) {
         const codec::OpMsg rebuilt = codec::OpMsg::parse(plan.message);
-        (void)rebuilt;
+        // A rewritten request keeps the client's trace context byte for byte.
+        if (plan.kind == conversation::RequestPlan::Kind::kForwardRewritten &&
+            !same_bytes(rebuilt.trace_context, msg.trace_context)) {
+          __builtin_trap();
+        }
       }
       if (plan.merge) {
         // Feed the request itself back as if it were the upstream's reply.

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "docguard/base/bounded_text.h"
 #include "docguard/base/log_escape.h"
 
 namespace docguard::log {
@@ -20,7 +21,17 @@ constexpr char kFieldsSeparator = '\x1e';
 
 class Fields {
  public:
+  // A value's bound before escaping: values come from clients (names, shapes, errors), and a
+  // name of megabytes must not make a log line of megabytes. Longer values are cut and marked
+  // (base/bounded_text.h).
+  static constexpr size_t kMaxValueBytes = 1024;
+
   Fields& add(std::string_view key, std::string_view value) {
+    std::string cut;
+    if (value.size() > kMaxValueBytes) {
+      cut = base::bounded(value, kMaxValueBytes);
+      value = cut;
+    }
     begin(key);
     json_.push_back('"');
     append_escaped(json_, value, Escaping::kJson);

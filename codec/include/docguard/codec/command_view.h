@@ -38,6 +38,12 @@ struct CommandView {
   bool ordered = true;          // `ordered` field, default true
   bool more_to_come = false;    // unacknowledged request: the server sends no reply
 
+  // The message's kind-3 trace context (empty without one), and its W3C `otel.traceparent`
+  // when that is a string: for log lines and tracing, never judged. A view of client bytes of
+  // any length: bound it before logging it.
+  codec::BsonView trace_context;
+  std::string_view traceparent;
+
   // The write payload (insert `documents`, update `updates`, delete `deletes`,
   // bulkWrite `ops`) and where it came from. payload_field names the array / sequence.
   codec::BsonViews statements;

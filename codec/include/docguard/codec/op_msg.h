@@ -23,6 +23,11 @@ constexpr uint32_t kRequiredMask = 0x0000FFFFu;
 constexpr uint32_t kKnownMask = kChecksumPresent | kMoreToCome | kExhaustAllowed;
 }  // namespace op_msg_flags
 
+// The wire version from which servers take section kind 3 (trace context); drivers send it only
+// to servers that announce at least this maxWireVersion, and older servers close the
+// connection on it.
+constexpr int64_t kTraceContextMinWireVersion = 29;
+
 // A kind-1 section: an identifier and documents back to back.
 struct DocumentSequence {
   std::string_view identifier;
@@ -39,6 +44,10 @@ struct OpMsg {
   BsonView body;
   // Inline: a request has at most two (bulkWrite's ops and nsInfo), most have none or one.
   base::InlineVector<DocumentSequence, 2> sequences;
+  // The kind-3 section's document, empty when there is none: trace context the driver sends
+  // for the server (e.g. {otel: {traceparent: "00-..."}}), not part of the command. Forwarded
+  // as sent; a message docguard rebuilds keeps it.
+  BsonView trace_context;
   bool checksum_present = false;
 
   bool more_to_come() const { return (flags & op_msg_flags::kMoreToCome) != 0; }
@@ -46,7 +55,8 @@ struct OpMsg {
   const DocumentSequence* sequence(std::string_view identifier) const;
 
   // Parses a whole message (header included). Throws ProtocolError on: unknown required flag
-  // bits, zero or several kind-0 sections, unknown section kinds, duplicate identifiers,
+  // bits, zero or several kind-0 sections, several kind-3 sections, unknown section kinds,
+  // duplicate identifiers,
   // sections overrunning the message, malformed BSON (framing and every element, recursively),
   // and checksum mismatch (when verify_checksum is set).
   static OpMsg parse(Bytes message, bool verify_checksum = true);
@@ -66,7 +76,8 @@ bool clear_unknown_optional_flags(std::vector<uint8_t>& message);
 // Recomputes the trailing CRC-32C of a message that has one.
 void recompute_checksum(std::vector<uint8_t>& message);
 
-// Builds an OP_MSG: a body and optional kind-1 sequences. No checksum.
+// Builds an OP_MSG: a body, optional kind-1 sequences and an optional kind-3 trace context.
+// No checksum.
 class OpMsgBuilder {
  public:
   OpMsgBuilder(int32_t request_id, int32_t response_to, uint32_t flags = 0);
@@ -76,6 +87,8 @@ class OpMsgBuilder {
   OpMsgBuilder& sequence(std::string_view identifier, std::initializer_list<BsonView> documents) {
     return sequence(identifier, std::span<const BsonView>(documents.begin(), documents.size()));
   }
+  // A kind-3 section; nothing when `document` is empty.
+  OpMsgBuilder& trace_context(const BsonView& document);
   std::vector<uint8_t> finish();
 
  private:

@@ -86,6 +86,12 @@ class Conversation {
   // The subject of the client certificate docguard verified in the TLS handshake: the
   // connection's user from the handshake on (auth_watcher.h).
   void set_certificate_user(std::string_view subject);
+  // The last OP_MSG request's command name and the traceparent of its trace context (section
+  // kind 3), each at most kMaxLoggedBytes (cut and marked): for the request's log line. Empty
+  // for other requests and for a request without one.
+  static constexpr size_t kMaxLoggedBytes = 128;
+  std::string_view request_command() const { return request_command_; }
+  std::string_view request_traceparent() const { return request_traceparent_; }
   // Releases the buffers used for the last message, so an idle connection holds none.
   void release_request_buffer();
   void release_reply_buffer();
@@ -129,6 +135,10 @@ class Conversation {
   AuthWatcher auth_;
   rules::ConnectionScopeId scope_;  // which scoped rules apply, found again when app or user change
   std::vector<uint8_t> request_scratch_;
+  // From the upstream's hello reply: which OP_MSG sections it takes (trace_context.h).
+  std::optional<int64_t> upstream_max_wire_version_;
+  std::string request_command_;
+  std::string request_traceparent_;
   std::vector<uint8_t> reply_plain_;  // the last reply, decompressed
   std::vector<uint8_t> reply_scratch_;
   std::unordered_map<int32_t, PendingReply> pending_;

@@ -2,6 +2,7 @@
 // only through docguard.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,7 @@ struct PersonaSettings {
 struct HelloRewrite {
   codec::OwnedBson reply;
   std::vector<codec::Compressor> upstream_compressors;  // what the upstream agreed to
+  std::optional<int64_t> upstream_max_wire_version;     // when the reply has one
 };
 
 // The compressors docguard can decompress, in the client's order of preference.

@@ -84,7 +84,9 @@ IndexVerdict judge_query(const codec::BsonView& filter, const codec::BsonView& s
                          const NamespaceIndexes* indexes, IndexKeys* suggestion);
 
 // Appends the shape text of a query (see the file comment). `pipeline` non-empty: the shape of
-// an aggregation, "pipeline [$match {...}, $sort {...}, $group]".
-void append_shape_text(std::string& out, const QueryParts& parts, size_t max_bytes = 512);
+// an aggregation, "pipeline [$match {...}, $sort {...}, $group]". At most about max_bytes are
+// appended: past them, even inside a key, the text is cut and ends with "...". Returns whether
+// it was cut: a cut text names no shape in full (an `allow` entry must not match it).
+bool append_shape_text(std::string& out, const QueryParts& parts, size_t max_bytes = 512);
 
 }  // namespace docguard::rules

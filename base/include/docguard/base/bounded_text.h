@@ -1,0 +1,27 @@
+// Text from clients cut to a bound before docguard keeps, logs or sends it: a field name or an
+// operator name may be megabytes long, and a copy of it in a set, a log line or an error
+// message must not be. A cut ends on a UTF-8 character boundary (no half character reaches a
+// reader) and is marked, so a reader knows the text goes on.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace docguard::base {
+
+// Appended where a text was cut.
+inline constexpr std::string_view kCutMarker = "...(cut)";
+
+// The length of the longest prefix of s of at most max bytes that does not end inside a
+// multi-byte UTF-8 character.
+size_t utf8_prefix_length(std::string_view s, size_t max);
+
+// Appends s to out when it is at most max bytes; otherwise its first bytes, cut at a character
+// boundary, and kCutMarker, max bytes in all (the marker included). Returns whether it cut.
+bool append_bounded(std::string& out, std::string_view s, size_t max);
+
+// s, or its bounded form as append_bounded writes it.
+std::string bounded(std::string_view s, size_t max);
+
+}  // namespace docguard::base

@@ -87,4 +87,22 @@ void Engine::judge_schemas(CommandPass& s, const codec::BsonView& doc, int32_t i
   }
 }
 
+void Engine::judge_schemas_with_id(CommandPass& s, const codec::BsonView& doc, bool has_id,
+                                   const bson_value_t& id, int32_t index,
+                                   const bson_iter_t* failing_id) {
+  if (has_id) {
+    judge_schemas(s, doc, index, failing_id, false);
+    return;
+  }
+  // The server validates the document it stores, which always has an _id, placed first.
+  bson_t with_id = BSON_INITIALIZER;
+  bson_t written;
+  bson_append_value(&with_id, "_id", 3, &id);
+  if (bson_init_static(&written, doc.data, doc.size)) bson_concat(&with_id, &written);
+  std::vector<uint8_t>& image = scratch().post_image;
+  image.assign(bson_get_data(&with_id), bson_get_data(&with_id) + with_id.len);
+  bson_destroy(&with_id);
+  judge_schemas(s, {image.data(), static_cast<uint32_t>(image.size())}, index, failing_id, false);
+}
+
 }  // namespace docguard::rules

@@ -22,7 +22,7 @@ struct BodyFields {
   BsonElements db{nullptr, 0}, ordered{nullptr, 0}, payload{nullptr, 0}, ns_info{nullptr, 0},
       pipeline{nullptr, 0}, query{nullptr, 0}, update{nullptr, 0}, upsert{nullptr, 0},
       remove{nullptr, 0}, filter{nullptr, 0}, collection{nullptr, 0}, sort{nullptr, 0},
-      projection{nullptr, 0}, fields{nullptr, 0};
+      projection{nullptr, 0}, fields{nullptr, 0}, bypass{nullptr, 0};
 };
 
 const char* payload_field_of(CommandKind kind) {
@@ -55,6 +55,9 @@ void scan_body(BsonElements it, std::string_view payload_field, BodyFields& f) {
         break;
       case 'o':
         if (key == "ordered") take(f.ordered, it);
+        break;
+      case 'b':
+        if (key == "bypassDocumentValidation") take(f.bypass, it);
         break;
       case 'n':
         if (key == "nsInfo") take(f.ns_info, it);
@@ -178,6 +181,7 @@ CommandView describe(const codec::OpMsg& msg) {
   scan_body(it, payload_field != nullptr ? std::string_view(payload_field) : std::string_view(), f);
   if (f.db.type != 0) view.database = f.db.utf8();
   if (f.ordered.type != 0) view.ordered = f.ordered.as_bool();
+  if (f.bypass.type != 0) view.bypass_document_validation = f.bypass.as_bool();
 
   switch (view.kind) {
     case CommandKind::kInsert:

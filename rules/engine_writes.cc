@@ -55,7 +55,7 @@ void Engine::inspect_insert(CommandPass& s, const codec::BsonView& doc, int32_t 
   s.check_shape(shape, true, index, shape.has_id() ? &shape.id() : nullptr);
   if (!s.limits->schemas.empty()) {
     if (shape.has_id()) {
-      judge_schemas(s, doc, index, &shape.id(), false);
+      judge_schemas(s, doc, index, &shape.id(), Written::kInsert);
     } else {
       // Without an _id, the server gives the document a new ObjectId before validating it.
       bson_value_t id;
@@ -65,7 +65,7 @@ void Engine::inspect_insert(CommandPass& s, const codec::BsonView& doc, int32_t 
       bson_append_value(&id_doc, "_id", 3, &id);
       bson_iter_t id_iter;
       if (bson_iter_init_find(&id_iter, &id_doc, "_id")) {
-        judge_schemas_with_id(s, doc, false, id, index, &id_iter);
+        judge_schemas_with_id(s, doc, false, id, index, &id_iter, Written::kInsert);
       }
       bson_destroy(&id_doc);
     }
@@ -111,7 +111,7 @@ void Engine::inspect_update(CommandPass& s, const codec::BsonView& q, const code
       stored.value_type = BSON_TYPE_OID;
       bson_oid_init_from_data(&stored.value.v_oid, kPlaceholderObjectId);
       if (has_q_id) bson_value_copy(bson_iter_value(&q_id), &stored);
-      judge_schemas_with_id(s, u, shape.has_id(), stored, index, id);
+      judge_schemas_with_id(s, u, shape.has_id(), stored, index, id, Written::kReplacement);
       bson_value_destroy(&stored);
     }
     if (s.dry_run) return;
@@ -130,7 +130,7 @@ void Engine::inspect_update(CommandPass& s, const codec::BsonView& q, const code
   UpdateShape& update = sc.update;
   update.measure(u, u_is_pipeline);
   const bson_iter_t* id = has_q_id ? &q_id : nullptr;
-  if (!s.limits->schemas.empty()) judge_schemas(s, u, index, id, true);
+  if (!s.limits->schemas.empty()) judge_schemas(s, u, index, id, Written::kOperatorUpdate);
   if (track && id != nullptr) DocumentTracker::make_key(s.db, s.coll, *id, &sc.key);
 
   // Whole arrays and documents set by $set: their lengths are exact.

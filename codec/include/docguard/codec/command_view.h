@@ -36,7 +36,10 @@ struct CommandView {
   std::string_view database;    // $db
   std::string_view collection;  // value of the first key when it is a string
   bool ordered = true;          // `ordered` field, default true
-  bool more_to_come = false;    // unacknowledged request: the server sends no reply
+  // `bypassDocumentValidation`: the server then skips its validator (insert, update,
+  // findAndModify, bulkWrite, ...); docguard's json_schema rules do the same unless told not to.
+  bool bypass_document_validation = false;
+  bool more_to_come = false;  // unacknowledged request: the server sends no reply
 
   // The write payload (insert `documents`, update `updates`, delete `deletes`,
   // bulkWrite `ops`) and where it came from. payload_field names the array / sequence.

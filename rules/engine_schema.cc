@@ -12,6 +12,9 @@ namespace docguard::rules {
 
 namespace {
 
+// Room kept in errInfo's size bound for failingDocumentId and the keys beside the details.
+constexpr size_t kErrInfoBesideDetails = 16 * 1024;
+
 std::vector<uint8_t> details_of(const bson_t* out) {
   bson_iter_t it;
   uint32_t len = 0;
@@ -64,9 +67,14 @@ void Engine::judge_schemas(CommandPass& s, const codec::BsonView& doc, int32_t i
     const JsonSchema& schema = *limit.schema;
     bson_t out = BSON_INITIALIZER;  // stays on the stack unless a failure is explained
     bool failed = false;
+    DetailsSize size = DetailsSize::kFull;
     if (written != Written::kOperatorUpdate) {
       failed = !schema.matches(doc);
-      if (failed) schema.explain(doc, &out, "details");
+      // The bound holds the whole errInfo: the details, and the _id and keys beside them.
+      if (failed) {
+        size = schema.explain_within(doc, kMaxValidationErrorBytes - kErrInfoBesideDetails, &out,
+                                     "details");
+      }
     } else {
       switch (schema.judge_update(doc, &out)) {
         case UpdateJudgement::kPass:
@@ -94,6 +102,7 @@ void Engine::judge_schemas(CommandPass& s, const codec::BsonView& doc, int32_t i
           failing_properties({details.data(), static_cast<uint32_t>(details.size())});
       s.add(RuleKind::kJsonSchema, limit.bound, names.empty() ? "" : names.front(), 0, index, id);
       s.verdict.violations.back().details = std::move(details);
+      s.verdict.violations.back().details_size = size;
       census_.write_failed(s.db, s.coll, rule_name_of(s.rules, s.hits, limit.bound.rule), s.dry_run,
                            s.ctx.app_name, now());
     }

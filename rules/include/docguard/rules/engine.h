@@ -49,8 +49,10 @@ struct Violation {
   Action action = Action::kWarn;
   int32_t statement_index = -1;     // index in the client's batch, -1 = whole command
   std::vector<uint8_t> failing_id;  // BSON bytes of {_id: <value>} when known, else empty
-  // json_schema: the server's errInfo.details ({operatorName: "$jsonSchema", ...}) as BSON.
+  // json_schema: the server's errInfo.details ({operatorName: "$jsonSchema", ...}) as BSON,
+  // and how much of them fit the server's size bound (empty when too large).
   std::vector<uint8_t> details;
+  DetailsSize details_size = DetailsSize::kFull;
   // require_index: the deciding rule's id (its match without one), the shape text refused and
   // the index that would serve it (ESR order).
   std::string rule_id;

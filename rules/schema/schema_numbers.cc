@@ -10,9 +10,9 @@
 // - the server's remainder is Decimal128 fmod, which is exact, so it is zero iff value / divisor
 //   is an integer; with divisor = 2^a 5^b m (m prime to 10) and value = cx 10^ex, that holds iff
 //   m divides cx and cx's own factors of 2 and 5 plus (ex - ey) cover a and b.
-// The server converts a double to Decimal128 by rounding it to 34 digits (binary64_to_bid128)
-// and then quantizing that to 15 significant digits, both ties-to-even; printf("%.33e") gives
-// the same 34 digits (glibc rounds exactly, ties to even) and the 15-digit step is done here.
+// The server converts a double to Decimal128 by rounding it to 34 digits and then quantizing that
+// to 15 significant digits, both ties-to-even; printf("%.33e") gives the same 34 digits (glibc
+// rounds exactly, ties to even) and the 15-digit step is done here.
 #include "schema_numbers.h"
 
 #include <array>

@@ -1,8 +1,8 @@
 // Numbers as the server compares them (private to rules/schema/). int32, int64, double and
-// Decimal128 are compared exactly across types, as the server's compareNumbers does: distinct
+// Decimal128 are compared exactly across types, as the server compares numbers: distinct
 // int64 values above 2^53 stay distinct, a Decimal128 is compared with a double's exact binary
 // value, NaN sorts below every number and equals NaN. `multipleOf` takes the remainder in
-// Decimal128 after converting both sides, as the server's $_internalSchemaFmod does, where a
+// Decimal128 after converting both sides, as the server's validator does, where a
 // double becomes a Decimal128 of 15 significant digits.
 #pragma once
 
@@ -46,7 +46,7 @@ int compare_numbers(const Number& a, const Number& b);
 enum class Comparison : uint8_t { kLess, kLessEqual, kGreater, kGreaterEqual };
 bool compares(const Number& value, Comparison op, const Number& bound);
 
-// The Decimal128 the server converts a number to (BSONElement::numberDecimal): int32 and
+// The Decimal128 the server converts a number to: int32 and
 // int64 exactly, a double rounded to 15 significant digits; nullopt for NaN and infinities.
 std::optional<DecimalParts> to_decimal128(const Number& n);
 

@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
 """Writes the number rows of json_schema_corpus.jsonl (multipleOf, minimum/maximum, enum and
 uniqueItems across int, long, double and decimal) from an oracle written apart from docguard
-with Python's decimal module, on the server's rules:
-- multipleOf (expression_internal_schema_fmod.cpp): value.numberDecimal() fmod divisor is zero
-  with no flag raised; a double becomes a Decimal128 by rounding its exact value to 34 digits,
-  then to 15 significant digits, ties to even (decimal128.cpp, Decimal128(double)); NaN and
-  infinities raise a flag or leave a non-zero remainder, so they are never multiples.
-- minimum/maximum (expression_leaf.cpp, compare_numbers.h): exact comparison across types;
-  NaN satisfies <= and >= only against NaN, and never < or >.
-- enum and uniqueItems: equality as compareNumbers (exact, NaN equals NaN, -0 equals 0).
-Usage: make_number_rows.py > rows.jsonl (the corpus holds its output under "numbers")."""
+with Python's decimal module, on the server's rules (each row's "source" names where they are):
+- multipleOf: the value's Decimal128 remainder by the divisor's is zero with no flag raised; a
+  double becomes a Decimal128 by rounding its exact value to 34 digits, then to 15 significant
+  digits, ties to even; NaN and infinities raise a flag or leave a non-zero remainder, so they
+  are never multiples.
+- minimum/maximum: exact comparison across types; NaN satisfies <= and >= only against NaN,
+  and never < or >.
+- enum and uniqueItems: exact equality across types, NaN equals NaN, -0 equals 0.
+Usage: make_number_rows.py > rows.jsonl (the first 316 rows of the corpus are its output)."""
 import json
 from decimal import Decimal, Context, ROUND_HALF_EVEN
 

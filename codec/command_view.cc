@@ -23,7 +23,7 @@ struct BodyFields {
       pipeline{nullptr, 0}, query{nullptr, 0}, update{nullptr, 0}, upsert{nullptr, 0},
       remove{nullptr, 0}, filter{nullptr, 0}, collection{nullptr, 0}, sort{nullptr, 0},
       projection{nullptr, 0}, fields{nullptr, 0}, hint{nullptr, 0}, collation{nullptr, 0},
-      tailable{nullptr, 0}, max_time{nullptr, 0};
+      tailable{nullptr, 0}, max_time{nullptr, 0}, bypass{nullptr, 0};
 };
 
 const char* payload_field_of(CommandKind kind) {
@@ -56,6 +56,9 @@ void scan_body(BsonElements it, std::string_view payload_field, BodyFields& f) {
         break;
       case 'o':
         if (key == "ordered") take(f.ordered, it);
+        break;
+      case 'b':
+        if (key == "bypassDocumentValidation") take(f.bypass, it);
         break;
       case 'n':
         if (key == "nsInfo") take(f.ns_info, it);
@@ -200,6 +203,7 @@ CommandView describe(const codec::OpMsg& msg) {
   scan_body(it, payload_field != nullptr ? std::string_view(payload_field) : std::string_view(), f);
   if (f.db.type != 0) view.database = f.db.utf8();
   if (f.ordered.type != 0) view.ordered = f.ordered.as_bool();
+  if (f.bypass.type != 0) view.bypass_document_validation = f.bypass.as_bool();
 
   switch (view.kind) {
     case CommandKind::kInsert:

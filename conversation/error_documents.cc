@@ -104,7 +104,9 @@ void append_number(bson_t* doc, const char* key, double value) {
   }
 }
 
-// A $jsonSchema refusal's errInfo as the server writes it: {failingDocumentId?, details}.
+// A $jsonSchema refusal's errInfo as the server writes it: {failingDocumentId, details}. The
+// server always names the document's _id; null when docguard cannot know it (an operator
+// update or a replacement whose query does not name the _id).
 void append_schema_err_info(bson_t* parent, const Violation& v) {
   bson_t info;
   BSON_APPEND_DOCUMENT_BEGIN(parent, "errInfo", &info);
@@ -113,7 +115,16 @@ void append_schema_err_info(bson_t* parent, const Violation& v) {
   if (!v.failing_id.empty() && bson_init_static(&id, v.failing_id.data(), v.failing_id.size()) &&
       bson_iter_init_find(&it, &id, "_id")) {
     bson_append_value(&info, "failingDocumentId", -1, bson_iter_value(&it));
+  } else {
+    bson_append_null(&info, "failingDocumentId", -1);
   }
+  // The server's size rule: a truncated error says so; one too large even then is a note.
+  if (v.details_size == rules::DetailsSize::kTooLarge) {
+    BSON_APPEND_UTF8(&info, "note", "detailed error was too large");
+    bson_append_document_end(parent, &info);
+    return;
+  }
+  if (v.details_size == rules::DetailsSize::kTruncated) BSON_APPEND_BOOL(&info, "truncated", true);
   bson_t details;
   if (bson_init_static(&details, v.details.data(), v.details.size())) {
     bson_append_document(&info, "details", -1, &details);

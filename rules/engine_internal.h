@@ -77,6 +77,8 @@ struct Scratch {
   };
   std::vector<LogDecision> log_decisions;
   std::vector<RuleKind> kinds;
+  // The document a $jsonSchema judges when the written one has no _id (schema judgement only).
+  std::vector<uint8_t> post_image;
   // The query guardrail counted this command as not judged (indexes unknown) already.
   bool guardrail_unknown_counted = false;
   // The namespace the command in judgement names (null: none, or a bulkWrite's several), for

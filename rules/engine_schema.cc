@@ -12,6 +12,9 @@ namespace docguard::rules {
 
 namespace {
 
+// Room kept in errInfo's size bound for failingDocumentId and the keys beside the details.
+constexpr size_t kErrInfoBesideDetails = 16 * 1024;
+
 std::vector<uint8_t> details_of(const bson_t* out) {
   bson_iter_t it;
   uint32_t len = 0;
@@ -52,14 +55,26 @@ void Engine::census_stored_document(const RuleSet& rules, bool candidates, std::
 }
 
 void Engine::judge_schemas(CommandPass& s, const codec::BsonView& doc, int32_t index,
-                           const bson_iter_t* id, bool operator_update) {
+                           const bson_iter_t* id, Written written) {
+  bool bypassed = false;
   for (const SchemaLimit& limit : s.limits->schemas) {
+    // The server skips its validator for a write that sets bypassDocumentValidation (an
+    // authorized user's choice); a rule may opt out to see such writes anyway.
+    if (s.cmd.bypass_document_validation && limit.honor_bypass) {
+      bypassed = true;
+      continue;
+    }
     const JsonSchema& schema = *limit.schema;
     bson_t out = BSON_INITIALIZER;  // stays on the stack unless a failure is explained
     bool failed = false;
-    if (!operator_update) {
+    DetailsSize size = DetailsSize::kFull;
+    if (written != Written::kOperatorUpdate) {
       failed = !schema.matches(doc);
-      if (failed) schema.explain(doc, &out, "details");
+      // The bound holds the whole errInfo: the details, and the _id and keys beside them.
+      if (failed) {
+        size = schema.explain_within(doc, kMaxValidationErrorBytes - kErrInfoBesideDetails, &out,
+                                     "details");
+      }
     } else {
       switch (schema.judge_update(doc, &out)) {
         case UpdateJudgement::kPass:
@@ -74,17 +89,46 @@ void Engine::judge_schemas(CommandPass& s, const codec::BsonView& doc, int32_t i
           break;
       }
     }
+    if (failed && limit.moderate && written != Written::kInsert) {
+      // validationLevel moderate: the server judges an update only when the stored document
+      // was valid, which docguard cannot see; the update passes, counted as unjudged.
+      failed = false;
+      if (!s.dry_run && measurements_ != nullptr)
+        measurements_->on_schema_unjudged(s.stats->labels);
+    }
     if (failed) {
       std::vector<uint8_t> details = details_of(&out);
       const auto names =
           failing_properties({details.data(), static_cast<uint32_t>(details.size())});
       s.add(RuleKind::kJsonSchema, limit.bound, names.empty() ? "" : names.front(), 0, index, id);
       s.verdict.violations.back().details = std::move(details);
+      s.verdict.violations.back().details_size = size;
       census_.write_failed(s.db, s.coll, rule_name_of(s.rules, s.hits, limit.bound.rule), s.dry_run,
                            s.ctx.app_name, now());
     }
     bson_destroy(&out);
   }
+  if (bypassed && !s.dry_run && measurements_ != nullptr) {
+    measurements_->on_schema_bypassed(s.stats->labels, s.app);
+  }
+}
+
+void Engine::judge_schemas_with_id(CommandPass& s, const codec::BsonView& doc, bool has_id,
+                                   const bson_value_t& id, int32_t index,
+                                   const bson_iter_t* failing_id, Written written) {
+  if (has_id) {
+    judge_schemas(s, doc, index, failing_id, written);
+    return;
+  }
+  // The server validates the document it stores, which always has an _id, placed first.
+  bson_t with_id = BSON_INITIALIZER;
+  bson_t given;
+  bson_append_value(&with_id, "_id", 3, &id);
+  if (bson_init_static(&given, doc.data, doc.size)) bson_concat(&with_id, &given);
+  std::vector<uint8_t>& image = scratch().post_image;
+  image.assign(bson_get_data(&with_id), bson_get_data(&with_id) + with_id.len);
+  bson_destroy(&with_id);
+  judge_schemas(s, {image.data(), static_cast<uint32_t>(image.size())}, index, failing_id, written);
 }
 
 }  // namespace docguard::rules

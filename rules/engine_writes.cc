@@ -44,13 +44,32 @@ void record_shape(CollectionStats* stats, MeasurementSink* measurements, const D
 
 }  // namespace engine_detail
 
+namespace {
+// Stands for a stored ObjectId docguard cannot see (judging a replacement without _id).
+constexpr uint8_t kPlaceholderObjectId[12] = {};
+}  // namespace
+
 void Engine::inspect_insert(CommandPass& s, const codec::BsonView& doc, int32_t index) {
   Scratch& sc = scratch();
   DocumentShape& shape = sc.shape;
   shape.measure(doc);
   s.check_shape(shape, true, index, shape.has_id() ? &shape.id() : nullptr);
   if (!s.limits->schemas.empty()) {
-    judge_schemas(s, doc, index, shape.has_id() ? &shape.id() : nullptr, false);
+    if (shape.has_id()) {
+      judge_schemas(s, doc, index, &shape.id(), Written::kInsert);
+    } else {
+      // Without an _id, the server gives the document a new ObjectId before validating it.
+      bson_value_t id;
+      id.value_type = BSON_TYPE_OID;
+      bson_oid_init(&id.value.v_oid, nullptr);
+      bson_t id_doc = BSON_INITIALIZER;
+      bson_append_value(&id_doc, "_id", 3, &id);
+      bson_iter_t id_iter;
+      if (bson_iter_init_find(&id_iter, &id_doc, "_id")) {
+        judge_schemas_with_id(s, doc, false, id, index, &id_iter, Written::kInsert);
+      }
+      bson_destroy(&id_doc);
+    }
   }
   if (s.dry_run) return;
   record_shape(s.stats, measurements_, shape, "insert", true, s.rules.tracking().max_field_paths);
@@ -86,7 +105,16 @@ void Engine::inspect_update(CommandPass& s, const codec::BsonView& q, const code
     shape.measure(u);
     const bson_iter_t* id = has_q_id ? &q_id : (shape.has_id() ? &shape.id() : nullptr);
     s.check_shape(shape, true, index, id);
-    if (!s.limits->schemas.empty()) judge_schemas(s, u, index, id, false);
+    if (!s.limits->schemas.empty()) {
+      // A replacement keeps the stored _id: the query's when it names one, else an ObjectId
+      // (the default _id) stands for it, and errInfo's failingDocumentId is then unknown.
+      bson_value_t stored;
+      stored.value_type = BSON_TYPE_OID;
+      bson_oid_init_from_data(&stored.value.v_oid, kPlaceholderObjectId);
+      if (has_q_id) bson_value_copy(bson_iter_value(&q_id), &stored);
+      judge_schemas_with_id(s, u, shape.has_id(), stored, index, id, Written::kReplacement);
+      bson_value_destroy(&stored);
+    }
     if (s.dry_run) return;
     record_shape(s.stats, measurements_, shape, "replace", true, max_fields);
     if (track && id != nullptr && !s.blocked(index)) {
@@ -103,7 +131,7 @@ void Engine::inspect_update(CommandPass& s, const codec::BsonView& q, const code
   UpdateShape& update = sc.update;
   update.measure(u, u_is_pipeline);
   const bson_iter_t* id = has_q_id ? &q_id : nullptr;
-  if (!s.limits->schemas.empty()) judge_schemas(s, u, index, id, true);
+  if (!s.limits->schemas.empty()) judge_schemas(s, u, index, id, Written::kOperatorUpdate);
   if (track && id != nullptr) DocumentTracker::make_key(s.db, s.coll, *id, &sc.key);
 
   // Whole arrays and documents set by $set: their lengths are exact.

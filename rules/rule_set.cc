@@ -98,7 +98,8 @@ NamespaceLimits RuleSet::resolve(std::string_view db, std::string_view coll, uin
     if (!applies) continue;
     if (r.max_document_bytes) out.document_bytes.add(*r.max_document_bytes, r.action, r);
     if (r.json_schema) {
-      out.schemas.push_back({r.json_schema, Bound{0, r.action, r.match, r.line, r.index}});
+      out.schemas.push_back({r.json_schema, Bound{0, r.action, r.match, r.line, r.index},
+                             r.schema_moderate, r.honor_bypass});
     }
     if (r.max_array_length) out.array_length_any.add(*r.max_array_length, r.action, r);
     for (const auto& [path, bound] : r.array_length) {

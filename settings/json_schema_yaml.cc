@@ -118,24 +118,65 @@ YAML::Node locate(const YAML::Node& root, const std::string& keyword_path) {
   return at;
 }
 
-// The $jsonSchema in a validator file: {$jsonSchema}, {validator: {$jsonSchema}}, or the schema.
-codec::BsonView unwrap(const bson_t* doc) {
-  bson_iter_t it, inner;
-  const auto view_of = [](const bson_iter_t* i) {
-    uint32_t len = 0;
-    const uint8_t* data = nullptr;
-    bson_iter_document(i, &len, &data);
-    return codec::BsonView{data, len};
-  };
+codec::BsonView view_of(const bson_iter_t* i) {
+  uint32_t len = 0;
+  const uint8_t* data = nullptr;
+  bson_iter_document(i, &len, &data);
+  return codec::BsonView{data, len};
+}
+
+// A validator's keys beside $jsonSchema are query operators ({status: {$in: [...]}}): docguard
+// judges only the $jsonSchema, so such a validator is refused rather than half applied.
+std::string first_key_beside_schema(const bson_t* validator) {
+  bson_iter_t it;
+  if (!bson_iter_init(&it, validator)) return "";
+  while (bson_iter_next(&it)) {
+    if (std::string_view(bson_iter_key(&it)) != "$jsonSchema") return bson_iter_key(&it);
+  }
+  return "";
+}
+
+std::string beside_schema_message(const std::string& where, const std::string& key) {
+  return "'" + where + key +
+         "' beside $jsonSchema: query operators in a validator are not judged by docguard "
+         "(put the condition in the $jsonSchema, or keep it on the server)";
+}
+
+// The $jsonSchema in a validator file: {$jsonSchema}, {validator: {$jsonSchema}, validationLevel,
+// validationAction} (what `docguard validator` writes), or the schema itself.
+codec::BsonView unwrap(const ConfigReader& reader, const YAML::Node& node, const std::string& key,
+                       const bson_t* doc, ValidatorFile* out) {
+  bson_iter_t it;
   if (bson_iter_init_find(&it, doc, "$jsonSchema") && BSON_ITER_HOLDS_DOCUMENT(&it)) {
+    const std::string other = first_key_beside_schema(doc);
+    if (!other.empty()) reader.fail(node, key, beside_schema_message("", other));
     return view_of(&it);
   }
-  if (bson_iter_init_find(&it, doc, "validator") && BSON_ITER_HOLDS_DOCUMENT(&it) &&
-      bson_iter_recurse(&it, &inner) && bson_iter_find(&inner, "$jsonSchema") &&
-      BSON_ITER_HOLDS_DOCUMENT(&inner)) {
-    return view_of(&inner);
+  if (!bson_iter_init_find(&it, doc, "validator")) return {bson_get_data(doc), doc->len};
+  const codec::BsonView validator =
+      BSON_ITER_HOLDS_DOCUMENT(&it) ? view_of(&it) : codec::BsonView{};
+  bson_t v;
+  bson_iter_t schema;
+  if (validator.empty() || !bson_init_static(&v, validator.data, validator.size) ||
+      !bson_iter_init_find(&schema, &v, "$jsonSchema") || !BSON_ITER_HOLDS_DOCUMENT(&schema)) {
+    reader.fail(node, key, "'validator' must be a document holding $jsonSchema");
   }
-  return {bson_get_data(doc), doc->len};
+  const std::string other = first_key_beside_schema(&v);
+  if (!other.empty()) reader.fail(node, key, beside_schema_message("validator.", other));
+  const auto text = [&](const char* name, std::initializer_list<const char*> allowed) {
+    bson_iter_t f;
+    if (!bson_iter_init_find(&f, doc, name)) return std::string();
+    const std::string value = BSON_ITER_HOLDS_UTF8(&f) ? bson_iter_utf8(&f, nullptr) : "";
+    for (const char* a : allowed) {
+      if (value == a) return value;
+    }
+    std::string names;
+    for (const char* a : allowed) names += std::string(names.empty() ? "" : ", ") + a;
+    reader.fail(node, key, std::string(name) + " must be one of " + names);
+  };
+  out->level = text("validationLevel", {"strict", "moderate", "off"});
+  out->action = text("validationAction", {"error", "warn"});
+  return view_of(&schema);
 }
 
 }  // namespace
@@ -163,19 +204,27 @@ std::shared_ptr<const JsonSchema> inline_json_schema(const ConfigReader& reader,
   const std::vector<uint8_t> bson = yaml_to_bson(reader, node, key);
   // A rule may hold the validator as `docguard validator` prints it: {$jsonSchema: {...}}.
   YAML::Node schema_node = node;
-  if (node.IsMap() && node.size() == 1 && node["$jsonSchema"]) schema_node = node["$jsonSchema"];
+  if (node.IsMap() && node["$jsonSchema"]) {
+    for (const auto& kv : node) {
+      const std::string name = kv.first.as<std::string>();
+      if (name != "$jsonSchema")
+        reader.fail(kv.first, key + "." + name, beside_schema_message("", name));
+    }
+    schema_node = node["$jsonSchema"];
+  }
   bson_t doc;
   if (!bson_init_static(&doc, bson.data(), bson.size())) reader.fail(node, key, "invalid");
+  ValidatorFile ignored;
   try {
-    return JsonSchema::compile(unwrap(&doc));
+    return JsonSchema::compile(unwrap(reader, node, key, &doc, &ignored));
   } catch (const JsonSchemaError& e) {
     const std::string& path = e.keyword_path();
     reader.fail(locate(schema_node, path), path.empty() ? key : key + "." + path, e.what());
   }
 }
 
-std::shared_ptr<const JsonSchema> file_json_schema(const ConfigReader& reader,
-                                                   const YAML::Node& node, const std::string& key) {
+ValidatorFile file_json_schema(const ConfigReader& reader, const YAML::Node& node,
+                               const std::string& key) {
   const std::string name = reader.scalar(node, key);
   if (name.empty()) reader.fail(node, key, "must name a JSON file");
   std::string path = name;
@@ -196,9 +245,10 @@ std::shared_ptr<const JsonSchema> file_json_schema(const ConfigReader& reader,
     reader.fail(node, key, "'" + path + "' is not a JSON document: " + error.message);
   }
   try {
-    auto schema = JsonSchema::compile(unwrap(doc));
+    ValidatorFile out;
+    out.schema = JsonSchema::compile(unwrap(reader, node, key, doc, &out));
     bson_destroy(doc);
-    return schema;
+    return out;
   } catch (const JsonSchemaError& e) {
     bson_destroy(doc);
     reader.fail(node, key, "in '" + path + "': " + e.what());

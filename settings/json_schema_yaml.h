@@ -25,9 +25,15 @@ std::vector<uint8_t> yaml_to_bson(const ConfigReader& reader, const YAML::Node& 
 std::shared_ptr<const rules::JsonSchema> inline_json_schema(const ConfigReader& reader,
                                                             const YAML::Node& node,
                                                             const std::string& key);
-// `json_schema_file: path` (relative to the configuration file's folder) compiled.
-std::shared_ptr<const rules::JsonSchema> file_json_schema(const ConfigReader& reader,
-                                                          const YAML::Node& node,
-                                                          const std::string& key);
+// A validator file: its schema, and the collection options `docguard validator` writes beside
+// it ("" when absent): validationLevel (strict, moderate, off), validationAction (error, warn).
+struct ValidatorFile {
+  std::shared_ptr<const rules::JsonSchema> schema;
+  std::string level, action;
+};
+// `json_schema_file: path` (relative to the configuration file's folder) compiled. A validator
+// with query operators beside $jsonSchema is refused, naming the operator's key.
+ValidatorFile file_json_schema(const ConfigReader& reader, const YAML::Node& node,
+                               const std::string& key);
 
 }  // namespace docguard::settings

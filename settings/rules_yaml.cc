@@ -33,6 +33,7 @@ class Parser : public ConfigReader {
     r.action = mode;
     r.line = node.Mark().is_null() ? 0 : node.Mark().line + 1;
     bool has_match = false;
+    ValidatorFile validator;
     for (const auto& kv : node) {
       const std::string name = kv.first.as<std::string>();
       const std::string key = prefix + "." + name;
@@ -75,8 +76,14 @@ class Parser : public ConfigReader {
         r.lookup_min_reads = static_cast<uint64_t>(count(v, key));
       } else if (name == "json_schema" || name == "json_schema_file") {
         if (r.json_schema) fail(kv.first, key, "a rule holds one of json_schema, json_schema_file");
-        r.json_schema = name == "json_schema" ? inline_json_schema(*this, v, key)
-                                              : file_json_schema(*this, v, key);
+        if (name == "json_schema") {
+          r.json_schema = inline_json_schema(*this, v, key);
+        } else {
+          validator = file_json_schema(*this, v, key);
+          r.json_schema = validator.schema;
+        }
+      } else if (name == "honor_bypass") {
+        r.honor_bypass = boolean(v, key);
       } else if (name == "apps") {
         r.scope.apps = globs(v, key, false);
       } else if (name == "users") {
@@ -94,12 +101,19 @@ class Parser : public ConfigReader {
         fail(kv.first, key,
              "unknown key (known: id, match, action, max_document_bytes, max_array_length, "
              "array_length, require_push_slice, max_nesting_depth, max_lookup_ratio, "
-             "lookup_window, lookup_min_reads, json_schema, json_schema_file, apps, users, "
+             "lookup_window, lookup_min_reads, json_schema, json_schema_file, honor_bypass, apps, "
+             "users, "
              "clients, " +
                  std::string(kGuardrailKeys) + ")");
       }
     }
     if (!has_match) fail(node, prefix + ".match", "missing; every rule needs a namespace glob");
+    // The validator file's own options, as the server would apply them: off judges nothing,
+    // warn never refuses, moderate lets updates pass that docguard cannot show to apply to a
+    // valid stored document.
+    if (validator.level == "off") r.action = Action::kOff;
+    if (validator.action == "warn" && r.action == Action::kBlock) r.action = Action::kWarn;
+    r.schema_moderate = validator.level == "moderate";
     return r;
   }
 

@@ -32,6 +32,7 @@ std::span<const MetricFamily> metric_families() {
                                       kViolations,
                                       kCandidateViolations,
                                       kSchemaUnjudged,
+                                      kSchemaBypassed,
                                       kGuardrailUnknown,
                                       kUnindexedOperations,
                                       kFindings,

@@ -65,6 +65,7 @@ Metrics::Metrics(MetricsSettings settings)
       violations_(counters(family::kViolations)),
       candidate_violations_(counters(family::kCandidateViolations)),
       schema_unjudged_(counters(family::kSchemaUnjudged)),
+      schema_bypassed_(counters(family::kSchemaBypassed)),
       guardrail_unknown_(counters(family::kGuardrailUnknown)),
       unindexed_operations_(counters(family::kUnindexedOperations)),
       array_length_max_(gauges(family::kArrayLengthMax)),
@@ -230,6 +231,11 @@ void Metrics::on_candidate_violation(const rules::NamespaceLabels& ns, std::stri
 void Metrics::on_schema_unjudged(const rules::NamespaceLabels& ns) {
   cells_.increment(
       cells_for(schema_unjudged_index_, schema_unjudged_, family::kSchemaUnjudged, &ns, {}));
+}
+
+void Metrics::on_schema_bypassed(const rules::NamespaceLabels& ns, std::string_view app) {
+  cells_.increment(
+      cells_for(schema_bypassed_index_, schema_bypassed_, family::kSchemaBypassed, &ns, {app}));
 }
 
 void Metrics::on_guardrail_unknown(const rules::NamespaceLabels& ns) {

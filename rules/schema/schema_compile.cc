@@ -96,9 +96,13 @@ class Compiler {
     if (const Value* v = get("minLength"))
       node->min_length = count_value(*v, join(path, "minLength"));
     if (const Value* v = get("multipleOf")) {
-      const double m = number_value(*v, join(path, "multipleOf"));
-      if (!(m > 0)) fail(join(path, "multipleOf"), "must be a positive number");
-      node->multiple_of = m;
+      // The server's divisor is the value as a Decimal128: positive, finite, not NaN.
+      const std::string here = join(path, "multipleOf");
+      const auto divisor = schema::to_decimal128(number_value(*v, here));
+      if (!divisor || divisor->negative || divisor->coefficient == 0) {
+        fail(here, "must be a positive, finite number");
+      }
+      node->multiple_of = *divisor;
     }
     bounds(get("maximum"), get("exclusiveMaximum"), path, "maximum", "exclusiveMaximum",
            &node->maximum, &node->exclusive_maximum);
@@ -220,7 +224,7 @@ class Compiler {
 
  private:
   void bounds(const Value* bound, const Value* exclusive, const std::string& path, const char* name,
-              const char* exclusive_name, std::optional<double>* out, bool* exclusive_out) {
+              const char* exclusive_name, std::optional<schema::Number>* out, bool* exclusive_out) {
     if (exclusive != nullptr) {
       *exclusive_out = bool_value(*exclusive, join(path, exclusive_name));
       if (bound == nullptr) {

@@ -31,20 +31,20 @@ void explain_string(const Node& n, const Value& v, ArrayOut& out) {
 }
 
 void explain_number(const Node& n, const Value& v, ArrayOut& out) {
-  const auto x = number_of(v);
+  const auto x = decode_number(v);
   if (!x) return;
-  if (n.multiple_of && std::fmod(*x, *n.multiple_of) != 0) {
+  if (!multiple_of_holds(n, *x)) {
     simple(out, n, "multipleOf", "considered value is not a multiple of the specified value", v,
            {"multipleOf"});
   }
-  if (n.maximum && (n.exclusive_maximum ? !(*x < *n.maximum) : !(*x <= *n.maximum))) {
+  if (!maximum_holds(n, *x)) {
     if (n.exclusive_maximum) {
       simple(out, n, "maximum", "comparison failed", v, {"maximum", "exclusiveMaximum"});
     } else {
       simple(out, n, "maximum", "comparison failed", v, {"maximum"});
     }
   }
-  if (n.minimum && (n.exclusive_minimum ? !(*x > *n.minimum) : !(*x >= *n.minimum))) {
+  if (!minimum_holds(n, *x)) {
     if (n.exclusive_minimum) {
       simple(out, n, "minimum", "comparison failed", v, {"minimum", "exclusiveMinimum"});
     } else {
@@ -68,21 +68,13 @@ void explain_array(const Node& n, const Value& v, ArrayOut& out) {
   if (n.max_items && count > *n.max_items) items_count(out, n, "maxItems", v, count);
   if (n.min_items && count < *n.min_items) items_count(out, n, "minItems", v, count);
   if (n.unique_items) {
-    bool done = false;
-    for (codec::BsonElements a(v.data, v.size); !done && a.next();) {
-      codec::BsonElements b = a;
-      while (b.next()) {
-        if (values_equal(Value::of(a), Value::of(b))) {
-          EntryOut e(out);
-          operator_name(e.get(), "uniqueItems");
-          specified_as(e.get(), n, {"uniqueItems"});
-          bson_append_utf8(e.get(), "reason", -1, "found a duplicate item", -1);
-          append_value(e.get(), "consideredValue", v);
-          append_value(e.get(), "duplicatedValue", Value::of(a));
-          done = true;
-          break;
-        }
-      }
+    if (const auto duplicate = first_duplicate(v)) {
+      EntryOut e(out);
+      operator_name(e.get(), "uniqueItems");
+      specified_as(e.get(), n, {"uniqueItems"});
+      bson_append_utf8(e.get(), "reason", -1, "found a duplicate item", -1);
+      append_value(e.get(), "consideredValue", v);
+      append_value(e.get(), "duplicatedValue", *duplicate);
     }
   }
   if (n.items) {

@@ -72,9 +72,9 @@ bool bool_value(const Value& v, const std::string& path) {
   if (v.type != BSON_TYPE_BOOL) fail(path, "must be a boolean");
   return v.data[0] != 0;
 }
-double number_value(const Value& v, const std::string& path) {
-  auto n = number_of(v);
-  if (!n || std::isnan(*n)) fail(path, "must be a number");
+Number number_value(const Value& v, const std::string& path) {
+  auto n = decode_number(v);
+  if (!n) fail(path, "must be a number");
   return *n;
 }
 uint64_t count_value(const Value& v, const std::string& path) {

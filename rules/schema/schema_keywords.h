@@ -24,7 +24,8 @@ void check_keyword(std::string_view key, const std::string& here);
 
 std::string_view string_value(const Value& v, const std::string& path);
 bool bool_value(const Value& v, const std::string& path);
-double number_value(const Value& v, const std::string& path);
+// Any number, NaN included (the server accepts NaN as a bound).
+Number number_value(const Value& v, const std::string& path);
 // A non-negative integer, of any numeric type (the server: representable as a long).
 uint64_t count_value(const Value& v, const std::string& path);
 

@@ -2,8 +2,6 @@
 // allocation. Each keyword restricted to a type (minimum to numbers, minLength to strings,
 // minItems to arrays, properties to objects, ...) passes values of other types, as the server
 // translates them.
-#include <cmath>
-
 #include "docguard/rules/json_schema.h"
 #include "schema_node.h"
 
@@ -24,12 +22,9 @@ bool string_matches(const Node& n, const Value& v) {
 
 bool number_matches(const Node& n, const Value& v) {
   if (!n.multiple_of && !n.maximum && !n.minimum) return true;
-  const auto x = number_of(v);
+  const auto x = decode_number(v);
   if (!x) return true;
-  if (n.multiple_of && std::fmod(*x, *n.multiple_of) != 0) return false;
-  if (n.maximum && (n.exclusive_maximum ? !(*x < *n.maximum) : !(*x <= *n.maximum))) return false;
-  if (n.minimum && (n.exclusive_minimum ? !(*x > *n.minimum) : !(*x >= *n.minimum))) return false;
-  return true;
+  return multiple_of_holds(n, *x) && maximum_holds(n, *x) && minimum_holds(n, *x);
 }
 
 bool array_matches(const Node& n, const Value& v) {
@@ -38,14 +33,7 @@ bool array_matches(const Node& n, const Value& v) {
     if (n.max_items && count > *n.max_items) return false;
     if (n.min_items && count < *n.min_items) return false;
   }
-  if (n.unique_items) {
-    for (codec::BsonElements a(v.data, v.size); a.next();) {
-      codec::BsonElements b = a;
-      while (b.next()) {
-        if (values_equal(Value::of(a), Value::of(b))) return false;
-      }
-    }
-  }
+  if (n.unique_items && first_duplicate(v)) return false;
   if (n.items || n.has_item_list) {
     size_t i = 0;
     for (codec::BsonElements e(v.data, v.size); e.next(); ++i) {
@@ -168,6 +156,19 @@ bool logic_matches(const Node& n, const Value& v) {
 }
 
 }  // namespace
+
+bool multiple_of_holds(const Node& n, const Number& x) {
+  return !n.multiple_of || is_multiple_of(x, *n.multiple_of);
+}
+bool maximum_holds(const Node& n, const Number& x) {
+  return !n.maximum ||
+         compares(x, n.exclusive_maximum ? Comparison::kLess : Comparison::kLessEqual, *n.maximum);
+}
+bool minimum_holds(const Node& n, const Number& x) {
+  return !n.minimum ||
+         compares(x, n.exclusive_minimum ? Comparison::kGreater : Comparison::kGreaterEqual,
+                  *n.minimum);
+}
 
 bool node_matches(const Node& n, const Value& v) {
   if (n.has_type && (n.types & type_bit(v.type)) == 0) return false;

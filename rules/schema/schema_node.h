@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "schema_numbers.h"
 #include "schema_values.h"
 
 namespace docguard::rules::schema {
@@ -69,8 +70,8 @@ struct Node {
   // scalars
   std::unique_ptr<Regex> pattern;
   std::optional<uint64_t> max_length, min_length;
-  std::optional<double> multiple_of;
-  std::optional<double> maximum, minimum;
+  std::optional<DecimalParts> multiple_of;  // as the server's Decimal128 divisor
+  std::optional<Number> maximum, minimum;
   bool exclusive_maximum = false, exclusive_minimum = false;
 
   // arrays
@@ -108,5 +109,9 @@ struct Node {
 
 // Judging (schema_match.cc): whether `v` satisfies `node`; no allocation.
 bool node_matches(const Node& node, const Value& v);
+// One numeric keyword on a number (shared by judging and explaining).
+bool multiple_of_holds(const Node& node, const Number& x);
+bool maximum_holds(const Node& node, const Number& x);
+bool minimum_holds(const Node& node, const Number& x);
 
 }  // namespace docguard::rules::schema

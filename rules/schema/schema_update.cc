@@ -312,14 +312,16 @@ void JsonSchema::explain(const codec::BsonView& document, bson_t* parent, const 
   bson_t details;
   begin_details(*root_, parent, key, &details);
   if (always_false_) {
-    bson_t spec;
-    bson_append_document_begin(&details, "specifiedAs", -1, &spec);
-    codec::BsonView s = source();
-    bson_t schema_doc;
-    if (bson_init_static(&schema_doc, s.data, s.size)) {
-      bson_append_document(&spec, "$jsonSchema", -1, &schema_doc);
+    if (!schema::omit_specified_as) {
+      bson_t spec;
+      bson_append_document_begin(&details, "specifiedAs", -1, &spec);
+      codec::BsonView s = source();
+      bson_t schema_doc;
+      if (bson_init_static(&schema_doc, s.data, s.size)) {
+        bson_append_document(&spec, "$jsonSchema", -1, &schema_doc);
+      }
+      bson_append_document_end(&details, &spec);
     }
-    bson_append_document_end(&details, &spec);
     bson_append_utf8(&details, "reason", -1, "expression always evaluates to false", -1);
   } else {
     bson_t rules;
@@ -328,6 +330,21 @@ void JsonSchema::explain(const codec::BsonView& document, bson_t* parent, const 
     bson_append_array_end(&details, &rules);
   }
   bson_append_document_end(parent, &details);
+}
+
+DetailsSize JsonSchema::explain_within(const codec::BsonView& document, size_t limit,
+                                       bson_t* parent, const char* key) const {
+  for (const bool truncate : {false, true}) {
+    schema::omit_specified_as = truncate;
+    bson_t attempt = BSON_INITIALIZER;
+    explain(document, &attempt, key);
+    schema::omit_specified_as = false;
+    const bool fits = attempt.len <= limit;
+    if (fits) bson_concat(parent, &attempt);
+    bson_destroy(&attempt);
+    if (fits) return truncate ? DetailsSize::kTruncated : DetailsSize::kFull;
+  }
+  return DetailsSize::kTooLarge;
 }
 
 UpdateJudgement JsonSchema::judge_update(const codec::BsonView& update, bson_t* details) const {

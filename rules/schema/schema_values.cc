@@ -1,11 +1,14 @@
 #include "schema_values.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <utility>
 #include <vector>
+
+#include "schema_numbers.h"
 
 namespace docguard::rules::schema {
 
@@ -85,13 +88,46 @@ bool arrays_equal(const Value& a, const Value& b, int depth) {
 bool equal_at(const Value& a, const Value& b, int depth) {
   if (depth > kMaxCompareDepth) return false;
   if (a.is_number() && b.is_number()) {
-    auto x = number_of(a), y = number_of(b);
-    return x && y && *x == *y;
+    auto x = decode_number(a), y = decode_number(b);
+    return x && y && compare_numbers(*x, *y) == 0;
   }
   if (a.type != b.type) return false;
   if (a.is_document()) return documents_equal_unordered(a, b, depth);
   if (a.is_array()) return arrays_equal(a, b, depth);
   return a.size == b.size && (a.size == 0 || std::memcmp(a.data, b.data, a.size) == 0);
+}
+
+uint64_t hash_bytes(uint64_t h, const uint8_t* p, size_t n) {
+  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001B3ULL;  // FNV-1a
+  return h;
+}
+
+uint64_t hash_at(const Value& v, int depth) {
+  constexpr uint64_t kBasis = 0xCBF29CE484222325ULL;
+  if (v.is_number()) {
+    auto n = decode_number(v);
+    return n ? number_hash(*n) : 0;
+  }
+  const uint64_t typed = hash_bytes(kBasis, &v.type, 1);
+  if (depth > kMaxCompareDepth) return typed;
+  if (v.is_document()) {
+    // Field order does not matter to equality, so the fields' hashes are summed.
+    uint64_t sum = typed;
+    for (codec::BsonElements e(v.data, v.size); e.next();) {
+      const uint64_t key =
+          hash_bytes(kBasis, reinterpret_cast<const uint8_t*>(e.key.data()), e.key.size());
+      sum += (key * 31) ^ hash_at(Value::of(e), depth + 1);
+    }
+    return sum;
+  }
+  if (v.is_array()) {
+    uint64_t h = typed;
+    for (codec::BsonElements e(v.data, v.size); e.next();) {
+      h = h * 0x100000001B3ULL + hash_at(Value::of(e), depth + 1);
+    }
+    return h;
+  }
+  return hash_bytes(typed, v.data, v.size);
 }
 
 }  // namespace
@@ -174,6 +210,53 @@ uint32_t element_count(const Value& v) {
 }
 
 bool values_equal(const Value& a, const Value& b) { return equal_at(a, b, 0); }
+
+uint64_t value_hash(const Value& v) { return hash_at(v, 0); }
+
+std::optional<Value> first_duplicate(const Value& array) {
+  // Short arrays: pairwise, without allocating.
+  constexpr uint32_t kPairwise = 16;
+  if (element_count(array) <= kPairwise) {
+    for (codec::BsonElements later(array.data, array.size); later.next();) {
+      for (codec::BsonElements earlier(array.data, array.size); earlier.next();) {
+        if (earlier.value == later.value) break;
+        if (values_equal(Value::of(earlier), Value::of(later))) return Value::of(later);
+      }
+    }
+    return std::nullopt;
+  }
+  // Longer ones: sorted by hash (equal values hash alike), then only equal hashes compared.
+  struct Entry {
+    uint64_t hash;
+    uint32_t index;
+    Value value;
+  };
+  std::vector<Entry> entries;
+  uint32_t index = 0;
+  for (codec::BsonElements e(array.data, array.size); e.next(); ++index) {
+    entries.push_back({value_hash(Value::of(e)), index, Value::of(e)});
+  }
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    return a.hash != b.hash ? a.hash < b.hash : a.index < b.index;
+  });
+  const Entry* first = nullptr;
+  for (size_t run = 0; run < entries.size();) {
+    size_t end = run + 1;
+    while (end < entries.size() && entries[end].hash == entries[run].hash) ++end;
+    for (size_t later = run + 1; later < end; ++later) {
+      if (first != nullptr && entries[later].index >= first->index) break;
+      for (size_t earlier = run; earlier < later; ++earlier) {
+        if (values_equal(entries[earlier].value, entries[later].value)) {
+          first = &entries[later];
+          break;
+        }
+      }
+      if (first == &entries[later]) break;
+    }
+    run = end;
+  }
+  return first ? std::optional<Value>(first->value) : std::nullopt;
+}
 
 void append_value(bson_t* parent, const char* key, const Value& v) {
   // A one-element document {"": v}, iterated to reach libbson's append of an iterator.

@@ -50,7 +50,8 @@ std::optional<TypeMask> bson_type_alias(std::string_view alias);
 // The types a JSON Schema `type` names (object, array, number, boolean, string, null).
 std::optional<TypeMask> json_type_alias(std::string_view alias);
 
-// A number as a double (decimal128 through its string form); nullopt for other types.
+// A number as a double (decimal128 through its string form); nullopt for other types. Only
+// for counts (maxLength, ...): comparisons go through schema_numbers.h.
 std::optional<double> number_of(const Value& v);
 // Code points in UTF-8 text (what minLength/maxLength count).
 uint64_t code_points(std::string_view text);
@@ -59,6 +60,11 @@ uint32_t element_count(const Value& v);
 // Equality as the server's $jsonSchema `enum` and `uniqueItems` compare: numbers by value
 // across types, documents regardless of field order, arrays in order, others byte for byte.
 bool values_equal(const Value& a, const Value& b);
+// A hash equal for values that are equal as above (for uniqueItems in O(n log n)).
+uint64_t value_hash(const Value& v);
+// The first element equal to an earlier one (the server's duplicatedValue: the later of the
+// two), nullopt when all are distinct; O(n log n) for long arrays.
+std::optional<Value> first_duplicate(const Value& array);
 
 // Appends `v` under `key` (explain path only: copies through a small buffer).
 void append_value(bson_t* parent, const char* key, const Value& v);

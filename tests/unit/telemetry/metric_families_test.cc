@@ -84,7 +84,7 @@ TEST(MetricFamilies, EachPerMessageFamilyHasItsOwnCellsSlot) {
     EXPECT_TRUE(slots.insert(f.cells_slot).second) << f.name;
     EXPECT_LT(static_cast<size_t>(f.cells_slot), ThreadCells::kFamilies) << f.name;
   }
-  EXPECT_EQ(slots.size(), 13u);  // the families Metrics counts in its cells
+  EXPECT_EQ(slots.size(), 14u);  // the families Metrics counts in its cells
 }
 
 TEST(MetricFamilies, MetricsExportsTheTableWithItsTypesAndLabels) {
@@ -101,6 +101,7 @@ TEST(MetricFamilies, MetricsExportsTheTableWithItsTypesAndLabels) {
   metrics.on_violation(ns, "max_document_bytes", rules::Action::kBlock, "web");
   metrics.on_candidate_violation(ns, "max_document_bytes", rules::Action::kWarn, "web");
   metrics.on_schema_unjudged(ns);
+  metrics.on_schema_bypassed(ns, "web");
   metrics.on_guardrail_unknown(ns);
   metrics.on_unindexed_operation(ns, "web");
   metrics.upstream_connections("db1:27017").Set(1);

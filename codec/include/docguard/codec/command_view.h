@@ -36,7 +36,10 @@ struct CommandView {
   std::string_view database;    // $db
   std::string_view collection;  // value of the first key when it is a string
   bool ordered = true;          // `ordered` field, default true
-  bool more_to_come = false;    // unacknowledged request: the server sends no reply
+  // `bypassDocumentValidation`: the server then skips its validator (insert, update,
+  // findAndModify, bulkWrite, ...); docguard's json_schema rules do the same unless told not to.
+  bool bypass_document_validation = false;
+  bool more_to_come = false;  // unacknowledged request: the server sends no reply
 
   // The message's kind-3 trace context (empty without one), and its W3C `otel.traceparent`
   // when that is a string: for log lines and tracing, never judged. A view of client bytes of

@@ -50,8 +50,10 @@ struct Violation {
   Action action = Action::kWarn;
   int32_t statement_index = -1;     // index in the client's batch, -1 = whole command
   std::vector<uint8_t> failing_id;  // BSON bytes of {_id: <value>} when known, else empty
-  // json_schema: the server's errInfo.details ({operatorName: "$jsonSchema", ...}) as BSON.
+  // json_schema: the server's errInfo.details ({operatorName: "$jsonSchema", ...}) as BSON,
+  // and how much of them fit the server's size bound (empty when too large).
   std::vector<uint8_t> details;
+  DetailsSize details_size = DetailsSize::kFull;
   // require_index: the deciding rule's id (its match without one), the shape text refused and
   // the index that would serve it (ESR order).
   std::string rule_id;
@@ -195,8 +197,14 @@ class Engine {
   void inspect_delete(CommandPass& s, const codec::BsonView& q);
   // The namespace's $jsonSchema rules on a whole document, or on what an operator update
   // changes (engine_schema.cc).
+  enum class Written : uint8_t { kInsert, kReplacement, kOperatorUpdate };
   void judge_schemas(CommandPass& s, const codec::BsonView& doc, int32_t index,
-                     const bson_iter_t* id, bool operator_update);
+                     const bson_iter_t* id, Written written);
+  // A whole written document judged as the server stores it: one without _id gets `id` first
+  // (an insert's new ObjectId, a replacement's stored _id); `failing_id` is errInfo's id.
+  void judge_schemas_with_id(CommandPass& s, const codec::BsonView& doc, bool has_id,
+                             const bson_value_t& id, int32_t index, const bson_iter_t* failing_id,
+                             Written written);
   // A sampled stored document judged by every $jsonSchema rule of its namespace, for the census.
   void census_stored_document(const RuleSet& rules, bool candidates, std::string_view db,
                               std::string_view coll, const codec::BsonView& document);

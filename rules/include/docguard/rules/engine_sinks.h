@@ -59,6 +59,8 @@ class MeasurementSink {
   virtual void on_unindexed_operation(const NamespaceLabels& /*ns*/, std::string_view /*app*/) {}
   // An operator update a $jsonSchema rule could not judge without the stored document.
   virtual void on_schema_unjudged(const NamespaceLabels& /*ns*/) {}
+  // A write a $jsonSchema rule let through unjudged because it set bypassDocumentValidation.
+  virtual void on_schema_bypassed(const NamespaceLabels& /*ns*/, std::string_view /*app*/) {}
 };
 
 // What the design advisor reads of the traffic beyond the measurements: the commands

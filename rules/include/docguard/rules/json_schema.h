@@ -42,6 +42,13 @@ class JsonSchemaError : public std::runtime_error {
   std::string keyword_path_;
 };
 
+// How much of the server's errInfo a failure carries (the server's size rule): everything; the
+// details without specifiedAs ("truncated": true beside them); or only a note that the
+// detailed error was too large.
+enum class DetailsSize : uint8_t { kFull, kTruncated, kTooLarge };
+// The server's bound on one validation error's size.
+inline constexpr size_t kMaxValidationErrorBytes = 12 * 1024 * 1024;
+
 // What an operator update's change does to a schema, judged without the stored document.
 enum class UpdateJudgement { kPass, kFail, kUnjudged };
 
@@ -62,6 +69,10 @@ class JsonSchema {
   bool matches(const codec::BsonView& document) const;
   // The server's details for a document that does not match, appended to `parent` as `key`.
   void explain(const codec::BsonView& document, bson_t* parent, const char* key) const;
+  // The same within `limit` bytes, as the server bounds its errors: a second attempt without
+  // specifiedAs, then nothing (kTooLarge: nothing is appended).
+  DetailsSize explain_within(const codec::BsonView& document, size_t limit, bson_t* parent,
+                             const char* key) const;
 
   // An operator update ({$set: ...}, {$unset: ...}, ...) judged on what it changes: values
   // set against the schema of their path, removed fields against `required`; a change whose

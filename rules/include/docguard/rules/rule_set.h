@@ -98,6 +98,11 @@ struct Rule {
   RuleScope scope;  // who the rule applies to; empty: everyone
   // `json_schema` / `json_schema_file`: a $jsonSchema judged on every written document.
   std::shared_ptr<const JsonSchema> json_schema;
+  // A validator file's validationLevel: moderate lets updates pass that docguard cannot show
+  // to apply to a valid stored document (off and validationAction warn change `action`).
+  bool schema_moderate = false;
+  // `honor_bypass` (default true): a write with bypassDocumentValidation skips the schema.
+  bool honor_bypass = true;
   GuardrailRule guardrail;  // require_index, max_time_ms, allow (guardrail_rule.h)
   int line = 0;             // 1-based line in the file, for messages
   uint32_t index = 0;       // position in its RuleSet's rules(), set by the RuleSet
@@ -135,6 +140,8 @@ struct Limit {
 struct SchemaLimit {
   std::shared_ptr<const JsonSchema> schema;
   Bound bound;  // value unused
+  bool moderate = false;
+  bool honor_bypass = true;
 };
 
 // The combined bounds for one namespace.

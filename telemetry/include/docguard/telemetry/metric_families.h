@@ -129,6 +129,11 @@ inline constexpr MetricFamily kSchemaUnjudged{
     "Operator updates a $jsonSchema rule could not judge without the stored document (passed, "
     "not guessed), per collection",
     10};
+inline constexpr MetricFamily kSchemaBypassed{
+    "docguard_schema_bypassed_total", kCounter, "db,collection,app",
+    "Writes a $jsonSchema rule let through unjudged because they set bypassDocumentValidation, "
+    "as the server does, by client app",
+    13};
 inline constexpr MetricFamily kGuardrailUnknown{
     "docguard_guardrail_unknown_total", kCounter, "db,collection",
     "Operations the query guardrail (require_index) did not judge because the collection's "

@@ -147,6 +147,8 @@ class Metrics final : public rules::MeasurementSink {
                               rules::Action would, std::string_view app) override;
   // docguard_schema_unjudged_total{db,collection}
   void on_schema_unjudged(const rules::NamespaceLabels& ns) override;
+  // docguard_schema_bypassed_total{db,collection,app}
+  void on_schema_bypassed(const rules::NamespaceLabels& ns, std::string_view app) override;
   // docguard_guardrail_unknown_total{db,collection}: operations the query guardrail did not
   // judge because the namespace's indexes were not known yet.
   void on_guardrail_unknown(const rules::NamespaceLabels& ns) override;
@@ -192,6 +194,7 @@ class Metrics final : public rules::MeasurementSink {
   prometheus::Family<prometheus::Counter>& violations_;
   prometheus::Family<prometheus::Counter>& candidate_violations_;
   prometheus::Family<prometheus::Counter>& schema_unjudged_;
+  prometheus::Family<prometheus::Counter>& schema_bypassed_;
   prometheus::Family<prometheus::Counter>& guardrail_unknown_;
   prometheus::Family<prometheus::Counter>& unindexed_operations_;
   prometheus::Family<prometheus::Gauge>& array_length_max_;
@@ -211,8 +214,8 @@ class Metrics final : public rules::MeasurementSink {
 
   MetricIndex<prometheus::Counter> commands_index_, app_commands_index_, array_push_index_,
       reads_index_, reads_with_lookup_index_, lookups_index_, violations_index_,
-      candidate_violations_index_, schema_unjudged_index_, guardrail_unknown_index_,
-      unindexed_operations_index_;
+      candidate_violations_index_, schema_unjudged_index_, schema_bypassed_index_,
+      guardrail_unknown_index_, unindexed_operations_index_;
   MetricIndex<prometheus::Histogram> document_size_index_, array_length_index_;
 };
 

@@ -1,0 +1,129 @@
+"""$jsonSchema rules on the server's semantics through docguard (block mode) in front of FerretDB
+(which has no validators: every refusal is docguard's): multipleOf as the server's Decimal128
+remainder (19.99 and 0.3 pass, 19.995 is refused); the document the server validates (an
+insert without _id gets one, a replacement keeps the stored _id, so a validator from `docguard
+validator`, which requires _id, passes a replace_one); bypassDocumentValidation lets a write
+through, counted per app; a validator file's validationLevel moderate lets an update pass and
+still refuses an invalid insert.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pymongo
+import pytest
+from pymongo.errors import WriteError
+
+import rules_harness
+from rules_harness import RulesProxy
+
+pytestmark = pytest.mark.proxy
+
+CONFIG = """\
+mode: warn
+tracking:
+  read_sample_rate: 0
+rules:
+  - id: prices
+    match: "*.prices"
+    action: block
+    json_schema:
+      properties:
+        price: { bsonType: double, multipleOf: 0.01 }
+        r: { multipleOf: 0.1 }
+  - id: generated
+    match: "*.generated"
+    action: block
+    json_schema_file: generated.json
+  - id: strict
+    match: "*.strict"
+    action: block
+    json_schema:
+      required: [name]
+"""
+
+# What `docguard validator` prints: _id required, moderate, error.
+GENERATED = {
+    "collMod": "generated",
+    "validator": {"$jsonSchema": {
+        "bsonType": "object", "required": ["_id", "name"], "additionalProperties": False,
+        "properties": {"_id": {"bsonType": "objectId"}, "name": {"bsonType": "string"}}}},
+    "validationLevel": "moderate",
+    "validationAction": "error",
+}
+
+
+@pytest.fixture(scope="module")
+def dg(env):
+    if not env.proxied:
+        pytest.skip("needs docguard (DOCGUARD_DIRECT=1)")
+    (env.workdir / "generated.json").write_text(json.dumps(GENERATED))
+    try:
+        p = RulesProxy(env.ferret_uri, env.workdir, CONFIG, f"semantics-{uuid.uuid4().hex[:6]}")
+    except rules_harness.harness.StartError as e:
+        pytest.fail(f"could not start docguard with json_schema rules: {e}")
+    yield p
+    assert p.alive(), "docguard died during the tests"
+    p.stop()
+
+
+@pytest.fixture(scope="module")
+def upstream(env):
+    c = pymongo.MongoClient(env.ferret_uri, directConnection=True, serverSelectionTimeoutMS=10000)
+    yield c
+    c.close()
+
+
+@pytest.fixture()
+def db(upstream):
+    name = "it_semantics_" + uuid.uuid4().hex[:8]
+    yield name
+    upstream.drop_database(name)
+
+
+def test_multiple_of_as_the_servers_decimal_remainder(dg, db, upstream):
+    coll = dg.client(appname="shop")[db].prices
+    coll.insert_one({"_id": 1, "price": 19.99})
+    coll.insert_one({"_id": 2, "r": 0.3})
+    with pytest.raises(WriteError) as e:
+        coll.insert_one({"_id": 3, "price": 19.995})
+    assert e.value.code == 121
+    detail = e.value.details["errInfo"]["details"]["schemaRulesNotSatisfied"][0]
+    assert detail["propertiesNotSatisfied"][0]["details"][0]["operatorName"] == "multipleOf"
+    assert sorted(d["_id"] for d in upstream[db].prices.find()) == [1, 2]
+
+
+def test_the_post_image_id(dg, db, upstream):
+    coll = dg.client(appname="shop")[db].generated
+    inserted = coll.insert_one({"name": "a"}).inserted_id  # the driver adds the ObjectId
+    assert coll.replace_one({"_id": inserted}, {"name": "b"}).modified_count == 1
+    assert coll.replace_one({"name": "b"}, {"name": "c"}).modified_count == 1
+    with pytest.raises(WriteError) as e:
+        coll.insert_one({"name": 5})
+    assert e.value.code == 121
+    assert e.value.details["errInfo"]["failingDocumentId"] is not None
+    assert upstream[db].generated.find_one({"_id": inserted})["name"] == "c"
+
+
+def test_bypass_document_validation(dg, db, upstream):
+    coll = dg.client(appname="loader")[db].strict
+    coll.insert_one({"_id": 1, "x": 1}, bypass_document_validation=True)
+    with pytest.raises(WriteError) as e:
+        coll.insert_one({"_id": 2, "x": 1})
+    assert e.value.code == 121
+    assert [d["_id"] for d in upstream[db].strict.find()] == [1]
+    assert dg.wait_metric(1, "docguard_schema_bypassed_total", db=db, collection="strict",
+                          app="loader") == 1
+
+
+def test_moderate_lets_updates_pass_and_refuses_invalid_inserts(dg, db, upstream):
+    coll = dg.client(appname="shop")[db].generated
+    inserted = coll.insert_one({"name": "a"}).inserted_id
+    assert coll.update_one({"_id": inserted}, {"$set": {"name": 5}}).modified_count == 1
+    assert upstream[db].generated.find_one({"_id": inserted})["name"] == 5
+    with pytest.raises(WriteError):
+        coll.insert_one({"name": 7})
+    assert dg.wait_metric(1, "docguard_schema_unjudged_total", db=db,
+                          collection="generated") >= 1

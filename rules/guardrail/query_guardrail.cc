@@ -22,6 +22,15 @@ std::string_view first_key_of(const codec::BsonElements& e) {
   return inner.next() ? inner.key : std::string_view();
 }
 
+// An index of ordered and hashed fields only: a text, geo or wildcard field anywhere changes
+// which predicates the index serves (a 2dsphere or text index needs its own predicate beside).
+bool plain_keys(const KnownIndex& index) {
+  return std::all_of(index.keys.begin(), index.keys.end(), [](const auto& key) {
+    return (index_key_direction(key.second) != 0 || key.second == "hashed") &&
+           !key.first.ends_with("$**");
+  });
+}
+
 // A value every index compares alike whatever its collation, and that a sparse index holds.
 bool plain_value(const codec::BsonElements& e) {
   return e.type != BSON_TYPE_UTF8 && e.type != BSON_TYPE_SYMBOL && !e.holds_document() &&
@@ -69,13 +78,15 @@ bool obviously_served(const codec::BsonView& filter, const NamespaceIndexes* ind
     const bool collated = std::any_of(indexes->indexes.begin(), indexes->indexes.end(),
                                       [](const KnownIndex& i) { return !i.collation.empty(); });
     if (collated && !plain_value(e)) continue;
+    const bool operators = e.holds_document() && is_operator(first_key_of(e));
     for (const KnownIndex& index : indexes->indexes) {
       if (index.keys.empty() || index.keys.front().first != key || index.sparse || index.hidden ||
-          !index.partial_filter.empty()) {
+          !index.partial_filter.empty() || !plain_keys(index)) {
         continue;
       }
       const std::string& type = index.keys.front().second;
-      if (index_key_direction(type) != 0 || type == "hashed") return true;
+      // A hashed field takes a plain value; $in's regexes or $all's $elemMatch it cannot.
+      if (index_key_direction(type) != 0 || (type == "hashed" && !operators)) return true;
     }
   }
   return empty;

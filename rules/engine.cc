@@ -268,18 +268,21 @@ void Engine::judge(const codec::CommandView& cmd, const RequestContext& ctx,
         for (size_t i = 0; i < cmd.statements.size() && !s.batch_stopped(); ++i) {
           const codec::BsonView& stmt = cmd.statements[i];
           if (stmt.empty()) continue;
-          codec::BsonView q, u;
+          codec::BsonView u;
           bool pipeline = false;
-          // The statement was validated with the message: a walk that steps over values.
+          // The statement was validated with the message: a walk that steps over values, which
+          // reads the guardrail's parts (q, hint, collation) on the way.
+          QueryParts parts;
           for (codec::BsonElements field(stmt); field.next();) {
-            if (field.key == "q") q = field.container();
             if (field.key == "u") {
               u = field.container();
               pipeline = field.holds_array();
+            } else {
+              read_statement_part(field, parts);
             }
           }
-          inspect_update(s, q, u, pipeline, static_cast<int32_t>(i));
-          guard_query(s, statement_parts(stmt), static_cast<int32_t>(i));
+          inspect_update(s, parts.filter, u, pipeline, static_cast<int32_t>(i));
+          guard_query(s, parts, static_cast<int32_t>(i));
         }
         break;
       case CommandKind::kDelete:

@@ -86,6 +86,21 @@ IndexKeys index_keys_of(const codec::BsonView& key_document) {
   return keys;
 }
 
+KnownIndex::FastLeading fast_leading_of(const KnownIndex& index) {
+  using Fast = KnownIndex::FastLeading;
+  if (index.keys.empty() || index.sparse || index.hidden || !index.partial_filter.empty()) {
+    return Fast::kNone;
+  }
+  // A text, geo or wildcard field anywhere changes which predicates the index serves (a 2dsphere
+  // or text index needs its own predicate beside).
+  for (const auto& [name, type] : index.keys) {
+    if ((index_key_direction(type) == 0 && type != "hashed") || name.ends_with("$**")) {
+      return Fast::kNone;
+    }
+  }
+  return index.keys.front().second == "hashed" ? Fast::kHashed : Fast::kOrdered;
+}
+
 KnownIndex known_index_of(const codec::BsonView& spec) {
   KnownIndex index;
   for (codec::BsonElements e(spec); e.next();) {
@@ -122,6 +137,7 @@ void IndexCatalog::update(std::string_view db, std::string_view coll, const Chan
   auto next = it == entries_.end() ? std::make_shared<NamespaceIndexes>()
                                    : std::make_shared<NamespaceIndexes>(*it->second);
   change(*next);
+  for (KnownIndex& index : next->indexes) index.fast_leading = fast_leading_of(index);
   if (it == entries_.end()) {
     entries_.emplace(ns_key(db, coll), std::move(next));
   } else {

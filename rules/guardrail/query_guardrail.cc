@@ -22,15 +22,6 @@ std::string_view first_key_of(const codec::BsonElements& e) {
   return inner.next() ? inner.key : std::string_view();
 }
 
-// An index of ordered and hashed fields only: a text, geo or wildcard field anywhere changes
-// which predicates the index serves (a 2dsphere or text index needs its own predicate beside).
-bool plain_keys(const KnownIndex& index) {
-  return std::all_of(index.keys.begin(), index.keys.end(), [](const auto& key) {
-    return (index_key_direction(key.second) != 0 || key.second == "hashed") &&
-           !key.first.ends_with("$**");
-  });
-}
-
 // A value every index compares alike whatever its collation, and that a sparse index holds.
 bool plain_value(const codec::BsonElements& e) {
   return e.type != BSON_TYPE_UTF8 && e.type != BSON_TYPE_SYMBOL && !e.holds_document() &&
@@ -80,13 +71,11 @@ bool obviously_served(const codec::BsonView& filter, const NamespaceIndexes* ind
     if (collated && !plain_value(e)) continue;
     const bool operators = e.holds_document() && is_operator(first_key_of(e));
     for (const KnownIndex& index : indexes->indexes) {
-      if (index.keys.empty() || index.keys.front().first != key || index.sparse || index.hidden ||
-          !index.partial_filter.empty() || !plain_keys(index)) {
-        continue;
-      }
-      const std::string& type = index.keys.front().second;
       // A hashed field takes a plain value; $in's regexes or $all's $elemMatch it cannot.
-      if (index_key_direction(type) != 0 || (type == "hashed" && !operators)) return true;
+      if (index.fast_leading == KnownIndex::FastLeading::kOrdered ||
+          (index.fast_leading == KnownIndex::FastLeading::kHashed && !operators)) {
+        if (index.keys.front().first == key) return true;
+      }
     }
   }
   return empty;
@@ -110,18 +99,20 @@ QueryParts query_parts(const codec::CommandView& cmd) {
   return parts;
 }
 
+void read_statement_part(const codec::BsonElements& e, QueryParts& parts) {
+  if (e.key == "q" || e.key == "filter") {
+    parts.filter = e.container();
+  } else if (e.key == "hint") {
+    if (e.type == BSON_TYPE_UTF8) parts.hint_name = e.utf8();
+    parts.hint_keys = e.holds_document() ? e.container() : BsonView{};
+  } else if (e.key == "collation") {
+    parts.collation = e.container();
+  }
+}
+
 QueryParts statement_parts(const codec::BsonView& statement) {
   QueryParts parts;
-  for (codec::BsonElements e(statement); e.next();) {
-    if (e.key == "q" || e.key == "filter") {
-      parts.filter = e.container();
-    } else if (e.key == "hint") {
-      if (e.type == BSON_TYPE_UTF8) parts.hint_name = e.utf8();
-      parts.hint_keys = e.holds_document() ? e.container() : BsonView{};
-    } else if (e.key == "collation") {
-      parts.collation = e.container();
-    }
-  }
+  for (codec::BsonElements e(statement); e.next();) read_statement_part(e, parts);
   return parts;
 }
 

@@ -43,7 +43,15 @@ struct KnownIndex {
   std::string wildcard_projection = {};
   int s2_version = 0;      // 2dsphereIndexVersion; 0 when not given
   bool clustered = false;  // a clustered collection's index: its bounded scans pass notablescan
+  // Set by the catalog when it stores the index: whether the guardrail's fast path may take an
+  // equality on the leading field as served (a plain index: ordered and hashed fields only, not
+  // sparse, partial or hidden), and what the leading field is.
+  enum class FastLeading : uint8_t { kNone, kOrdered, kHashed };
+  FastLeading fast_leading = FastLeading::kNone;
 };
+
+// What the guardrail's fast path may take of this index (KnownIndex::fast_leading).
+KnownIndex::FastLeading fast_leading_of(const KnownIndex& index);
 
 // An index from its listIndexes / createIndexes specification document (key, name, options);
 // `keys` empty when the document has no key pattern.

@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 
+#include "docguard/codec/bson_elements.h"
 #include "docguard/codec/bson_view.h"
 #include "docguard/codec/command_view.h"
 #include "docguard/rules/index_catalog.h"
@@ -58,6 +59,8 @@ QueryParts query_parts(const codec::CommandView& cmd);
 // The parts of one update or delete statement ({q, hint, collation}), or of one bulkWrite
 // operation ({filter, hint, collation}).
 QueryParts statement_parts(const codec::BsonView& statement);
+// One field of such a statement into `parts`, for a caller that walks the statement itself.
+void read_statement_part(const codec::BsonElements& field, QueryParts& parts);
 
 // Whether the namespace is one the server never refuses a collection scan on.
 bool exempt_namespace(std::string_view db, std::string_view coll);

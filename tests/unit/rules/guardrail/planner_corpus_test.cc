@@ -60,9 +60,7 @@ const char* name_of(IndexVerdict v) {
 IndexVerdict judge_row(const Bson& row) {
   const codec::BsonView doc = row.view();
   std::string db = "test";
-  NamespaceIndexes known;
-  known.complete = true;
-  known.source = "listIndexes";
+  std::vector<KnownIndex> listed;
   bool listed_id = false;
   codec::BsonView command;
   for (codec::BsonElements e(doc); e.next();) {
@@ -72,10 +70,10 @@ IndexVerdict judge_row(const Bson& row) {
     for (codec::BsonElements spec(e.container()); spec.next();) {
       KnownIndex index = known_index_of(spec.container());
       listed_id |= index.name == "_id_";
-      known.indexes.push_back(std::move(index));
+      listed.push_back(std::move(index));
     }
   }
-  if (!listed_id) known.indexes.insert(known.indexes.begin(), KnownIndex{"_id_", {{"_id", "1"}}});
+  if (!listed_id) listed.insert(listed.begin(), KnownIndex{"_id_", {{"_id", "1"}}});
   // The command as the engine sees it: described from an OP_MSG with its $db.
   const Bson given(command);
   bson_t* body = bson_copy(given.get());
@@ -86,6 +84,11 @@ IndexVerdict judge_row(const Bson& row) {
   bson_destroy(body);
   const codec::CommandView& cmd = message->cmd;
   if (exempt_namespace(cmd.database, cmd.collection)) return IndexVerdict::kServed;
+  // The indexes as the engine has them: a complete list, stored by the catalog (which also
+  // marks what the fast path may take).
+  IndexCatalog catalog;
+  catalog.set(cmd.database, cmd.collection, std::move(listed), "listIndexes");
+  const auto known = catalog.find(cmd.database, cmd.collection);
   QueryParts parts;
   if (cmd.kind == codec::CommandKind::kUpdate || cmd.kind == codec::CommandKind::kDelete) {
     if (cmd.statements.empty()) return IndexVerdict::kServed;
@@ -93,7 +96,7 @@ IndexVerdict judge_row(const Bson& row) {
   } else {
     parts = query_parts(cmd);
   }
-  return judge_plan(parts, &known, nullptr).verdict;
+  return judge_plan(parts, known.get(), nullptr).verdict;
 }
 
 TEST(PlannerCorpusTest, EveryRowAsTheServerDecides) {

@@ -13,7 +13,7 @@ namespace docguard::rules {
 namespace {
 
 // Room kept in errInfo's size bound for failingDocumentId and the keys beside the details.
-constexpr size_t kErrInfoBesideDetails = 16 * 1024;
+constexpr size_t kErrInfoBesideDetails = size_t{16} * 1024;
 
 std::vector<uint8_t> details_of(const bson_t* out) {
   bson_iter_t it;

@@ -47,7 +47,7 @@ class JsonSchemaError : public std::runtime_error {
 // detailed error was too large.
 enum class DetailsSize : uint8_t { kFull, kTruncated, kTooLarge };
 // The server's bound on one validation error's size.
-inline constexpr size_t kMaxValidationErrorBytes = 12 * 1024 * 1024;
+inline constexpr size_t kMaxValidationErrorBytes = size_t{12} * 1024 * 1024;
 
 // What an operator update's change does to a schema, judged without the stored document.
 enum class UpdateJudgement { kPass, kFail, kUnjudged };

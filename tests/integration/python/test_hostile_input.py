@@ -1,6 +1,6 @@
 """Hostile input through docguard in front of FerretDB, with a require_index rule in block mode:
-names of megabytes in filters (an operator name, a field name) are refused with a refusal of a
-few KiB, logged in lines of a few KiB, and leave no memory behind (docguard's VmRSS comes back
+names of megabytes in filters (an operator name the server itself fails, a field name docguard
+refuses with a refusal of a few KiB) are logged in lines of a few KiB and leave no memory behind (docguard's VmRSS comes back
 within 100 MiB of where it started once the load is over)."""
 
 from __future__ import annotations
@@ -72,9 +72,13 @@ def test_huge_operator_names_leave_no_memory_behind(proxy):
     for i in range(40):
         # Each a different name, so each is a new shape for the workload ledger.
         name = "$" + chr(ord("a") + i % 26) * (2 * MIB) + str(i)
-        with pytest.raises(OperationFailure) as refused:
+        # An operator the guardrail does not know is never refused by docguard (the server
+        # judges it): the query goes upstream, which fails it with its own error (FerretDB:
+        # BadValue, unknown operator; its reply is forwarded as the server wrote it), and
+        # docguard keeps only a bounded shape of it.
+        with pytest.raises(OperationFailure) as failed:
             list(orders.find({"total": {name: 1}}))
-        assert refused.value.code == 291
+        assert failed.value.code != 291
     # Per-connection buffers shrink after each message; the spare block of an io thread and
     # the heap's free pages go back within seconds (the memory release runs every 5 s).
     deadline = time.monotonic() + 20

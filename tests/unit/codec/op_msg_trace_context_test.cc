@@ -114,8 +114,9 @@ TEST(OpMsgTraceContext, BodySequenceAndTraceContextInAnyOrder) {
 
 TEST(OpMsgTraceContext, WithoutTraceparentTheContextIsStillKept) {
   const Bson other(R"({"baggage": "k=v", "otel": {"traceparent": 7}})");
-  const OpMsg msg =
-      OpMsg::parse(Frame{}.document_section(0, find_body()).document_section(3, other).finish());
+  // The message's bytes outlive the parsed message, which points into them.
+  const auto bytes = Frame{}.document_section(0, find_body()).document_section(3, other).finish();
+  const OpMsg msg = OpMsg::parse(bytes);
   EXPECT_FALSE(msg.trace_context.empty());
   EXPECT_TRUE(describe(msg).traceparent.empty());
 }

@@ -244,13 +244,16 @@ ValidatorFile file_json_schema(const ConfigReader& reader, const YAML::Node& nod
   if (doc == nullptr) {
     reader.fail(node, key, "'" + path + "' is not a JSON document: " + error.message);
   }
+  // Freed on every way out, the configuration errors unwrap() throws included.
+  struct Owned {
+    bson_t* doc;
+    ~Owned() { bson_destroy(doc); }
+  } const owned{doc};
   try {
     ValidatorFile out;
     out.schema = JsonSchema::compile(unwrap(reader, node, key, doc, &out));
-    bson_destroy(doc);
     return out;
   } catch (const JsonSchemaError& e) {
-    bson_destroy(doc);
     reader.fail(node, key, "in '" + path + "': " + e.what());
   }
 }

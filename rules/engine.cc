@@ -270,6 +270,7 @@ void Engine::judge(const codec::CommandView& cmd, const RequestContext& ctx,
           if (stmt.empty()) continue;
           codec::BsonView u;
           bool pipeline = false;
+          bool upsert = false;
           // The statement was validated with the message: a walk that steps over values, which
           // reads the guardrail's parts (q, hint, collation) on the way.
           QueryParts parts;
@@ -277,11 +278,13 @@ void Engine::judge(const codec::CommandView& cmd, const RequestContext& ctx,
             if (field.key == "u") {
               u = field.container();
               pipeline = field.holds_array();
+            } else if (field.key == "upsert") {
+              upsert = field.as_bool();
             } else {
               read_statement_part(field, parts);
             }
           }
-          inspect_update(s, parts.filter, u, pipeline, static_cast<int32_t>(i));
+          inspect_update(s, parts.filter, u, pipeline, upsert, static_cast<int32_t>(i));
           guard_query(s, parts, static_cast<int32_t>(i));
         }
         break;
@@ -302,7 +305,7 @@ void Engine::judge(const codec::CommandView& cmd, const RequestContext& ctx,
         if (cmd.remove) {
           inspect_delete(s, cmd.query);
         } else {
-          inspect_update(s, cmd.query, cmd.update, cmd.update_is_pipeline, -1);
+          inspect_update(s, cmd.query, cmd.update, cmd.update_is_pipeline, cmd.upsert, -1);
         }
         break;
       case CommandKind::kExplain:

@@ -68,7 +68,9 @@ void Engine::judge_schemas(CommandPass& s, const codec::BsonView& doc, int32_t i
     bson_t out = BSON_INITIALIZER;  // stays on the stack unless a failure is explained
     bool failed = false;
     DetailsSize size = DetailsSize::kFull;
-    if (written != Written::kOperatorUpdate) {
+    const bool operators =
+        written == Written::kOperatorUpdate || written == Written::kOperatorUpsert;
+    if (!operators) {
       failed = !schema.matches(doc);
       // The bound holds the whole errInfo: the details, and the _id and keys beside them.
       if (failed) {
@@ -76,7 +78,7 @@ void Engine::judge_schemas(CommandPass& s, const codec::BsonView& doc, int32_t i
                                      "details");
       }
     } else {
-      switch (schema.judge_update(doc, &out)) {
+      switch (schema.judge_update(doc, written == Written::kOperatorUpsert, &out)) {
         case UpdateJudgement::kPass:
           break;
         case UpdateJudgement::kFail:

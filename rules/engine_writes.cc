@@ -91,7 +91,7 @@ void Engine::inspect_delete(CommandPass& s, const codec::BsonView& q) {
 }
 
 void Engine::inspect_update(CommandPass& s, const codec::BsonView& q, const codec::BsonView& u,
-                            bool u_is_pipeline, int32_t index) {
+                            bool u_is_pipeline, bool upsert, int32_t index) {
   if (u.empty()) return;
   Scratch& sc = scratch();
   bson_iter_t q_id;
@@ -131,7 +131,9 @@ void Engine::inspect_update(CommandPass& s, const codec::BsonView& q, const code
   UpdateShape& update = sc.update;
   update.measure(u, u_is_pipeline);
   const bson_iter_t* id = has_q_id ? &q_id : nullptr;
-  if (!s.limits->schemas.empty()) judge_schemas(s, u, index, id, Written::kOperatorUpdate);
+  if (!s.limits->schemas.empty()) {
+    judge_schemas(s, u, index, id, upsert ? Written::kOperatorUpsert : Written::kOperatorUpdate);
+  }
   if (track && id != nullptr) DocumentTracker::make_key(s.db, s.coll, *id, &sc.key);
 
   // Whole arrays and documents set by $set: their lengths are exact.
@@ -278,6 +280,7 @@ void Engine::inspect_bulk_write(const codec::CommandView& cmd, const RequestCont
     s.app = app;
     codec::BsonView document, filter, mods;
     bool mods_pipeline = false;
+    bool upsert = false;
     while (bson_iter_next(&iter)) {
       const std::string_view k = key_of(&iter);
       if (k == "document") document = sub_view(&iter);
@@ -286,13 +289,14 @@ void Engine::inspect_bulk_write(const codec::CommandView& cmd, const RequestCont
         mods = sub_view(&iter);
         mods_pipeline = BSON_ITER_HOLDS_ARRAY(&iter);
       }
+      if (k == "upsert") upsert = bson_iter_as_bool(&iter);
     }
     const auto index = static_cast<int32_t>(i);
     const size_t before = verdict.violations.size();
     if (verb == "insert") {
       inspect_insert(s, document, index);
     } else if (verb == "update") {
-      inspect_update(s, filter, mods, mods_pipeline, index);
+      inspect_update(s, filter, mods, mods_pipeline, upsert, index);
       guard_query(s, statement_parts(op), index);
     } else if (verb == "delete") {
       inspect_delete(s, filter);

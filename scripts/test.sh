@@ -97,8 +97,13 @@ collect_background() {
   done
 }
 
+# Line tables only (-g1), not full debug info: enough for a sanitizer's or a debugger's stack
+# trace, and a fifth less compile time for the Asio-heavy sources. Code generation is unchanged
+# (the instruction guard counts the same).
+line_info=-g1
 build_ok=0
-step build bash -c "cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDOCGUARD_WERROR=ON && ninja -C build -j $jobs" &&
+step build bash -c "cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDOCGUARD_WERROR=ON \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO='-O2 $line_info -DNDEBUG' && ninja -C build -j $jobs" &&
   build_ok=1
 if ((build_ok)) && command -v clang-tidy >/dev/null; then
   export -f tidy_sources
@@ -116,12 +121,13 @@ fi
 
 if [ "${DOCGUARD_SKIP_ASAN:-}" != 1 ]; then
   if step build-asan bash -c "cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-      -DDOCGUARD_SANITIZE=ON -DDOCGUARD_WERROR=ON -DDOCGUARD_BENCH=OFF && ninja -C build-asan -j $jobs"; then
+      -DCMAKE_CXX_FLAGS_DEBUG=$line_info -DDOCGUARD_SANITIZE=ON -DDOCGUARD_WERROR=ON -DDOCGUARD_BENCH=OFF && ninja -C build-asan -j $jobs"; then
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       step unit-tests-asan ctest --test-dir build-asan --output-on-failure -j "$jobs"
     # The PyMongo integration suite against the sanitized proxy: a sanitizer report aborts
-    # docguard, which fails the tests that use it.
-    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    # docguard, which fails the tests that use it. A smaller quarantine (freed memory held back to
+    # catch use-after-free) keeps the tests' memory bounds meaningful: they add its size.
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:quarantine_size_mb=32 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       DOCGUARD_BIN="$root/build-asan/bin/docguard" \
       step integration-asan bash tests/integration/run.sh python
   else
@@ -149,7 +155,7 @@ tsan_step() {  # tsan_step NAME command...
 }
 if [ "${DOCGUARD_SKIP_TSAN:-}" != 1 ]; then
   if step build-tsan bash -c "cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-      -DDOCGUARD_TSAN=ON -DDOCGUARD_WERROR=ON -DDOCGUARD_BENCH=OFF >/dev/null && ninja -C build-tsan -j $jobs docguard rules_tests"; then
+      -DCMAKE_CXX_FLAGS_DEBUG=$line_info -DDOCGUARD_TSAN=ON -DDOCGUARD_WERROR=ON -DDOCGUARD_BENCH=OFF >/dev/null && ninja -C build-tsan -j $jobs docguard rules_tests"; then
     tsan_step unit-tests-tsan build-tsan/tests/unit/rules/rules_tests
     # The PyMongo suite and the cluster suite (failover under load, stepdowns, killed members,
     # several mongos, SCRAM, SRV) through the sanitized docguard.

@@ -166,7 +166,7 @@ codec::BsonView unwrap(const ConfigReader& reader, const YAML::Node& node, const
   const auto text = [&](const char* name, std::initializer_list<const char*> allowed) {
     bson_iter_t f;
     if (!bson_iter_init_find(&f, doc, name)) return std::string();
-    const std::string value = BSON_ITER_HOLDS_UTF8(&f) ? bson_iter_utf8(&f, nullptr) : "";
+    std::string value = BSON_ITER_HOLDS_UTF8(&f) ? bson_iter_utf8(&f, nullptr) : "";
     for (const char* a : allowed) {
       if (value == a) return value;
     }

@@ -105,6 +105,10 @@ struct Node {
            !enum_values.empty() || !dependencies.empty() || max_properties || min_properties;
   }
   const Property* property(std::string_view name) const;
+  bool is_required(std::string_view name) const {
+    const Property* p = property(name);
+    return p != nullptr && p->required_index >= 0;
+  }
 };
 
 // Judging (schema_match.cc): whether `v` satisfies `node`; no allocation.

@@ -66,16 +66,20 @@ class UpdateJudge {
 
   // A path set to `value` (null: a value that depends on the stored one).
   UpdateJudgement written(std::string_view path, const Value* value) {
-    return walk(root_, split_path(path), 0, value, false, out_);
+    return walk(root_, split_path(path), 0, value, false, true, out_);
   }
   UpdateJudgement removed(std::string_view path) {
-    return walk(root_, split_path(path), 0, nullptr, true, out_);
+    return walk(root_, split_path(path), 0, nullptr, true, true, out_);
   }
 
  private:
   // Judges segments[i..] under `n`; on kFail appends the failing entries to `out` (if any).
+  // `present`: the object `n` judges is in every stored document the update could leave valid
+  // (the root; a field its parent requires, whose schema says it is an object). Where it may
+  // be absent, removing under it changes nothing, and setting under it creates it: neither
+  // outcome can be told without the stored document.
   UpdateJudgement walk(const Node& n, const std::vector<std::string_view>& segments, size_t i,
-                       const Value* value, bool removal, bson_t* out) {
+                       const Value* value, bool removal, bool present, bson_t* out) {
     if (!n.constrains) return UpdateJudgement::kPass;
     const std::string_view seg = segments[i];
     if (positional(seg) || n.has_whole_object_keywords()) return UpdateJudgement::kUnjudged;
@@ -83,6 +87,7 @@ class UpdateJudge {
     if (removal && last) {
       for (const std::string& name : n.required) {
         if (name != seg) continue;
+        if (!present) return UpdateJudgement::kUnjudged;
         if (out != nullptr) {
           bson_t e;
           begin_entry(out, &e);
@@ -161,7 +166,15 @@ class UpdateJudge {
           }
         }
       } else {
-        r = walk(*child.node, segments, i + 1, value, removal, out != nullptr ? &inner : nullptr);
+        const bool child_present = present && surely_object(*child.node) && n.is_required(seg);
+        r = walk(*child.node, segments, i + 1, value, removal, child_present,
+                 out != nullptr ? &inner : nullptr);
+        // A $set under a parent that may be absent creates it with one field: whether the new
+        // object satisfies the parent's schema (its other required fields, its type) is unknown.
+        if (r == UpdateJudgement::kPass && !removal && !child_present &&
+            may_reject_new_object(*child.node, segments[i + 1])) {
+          r = UpdateJudgement::kUnjudged;
+        }
       }
       if (r == UpdateJudgement::kFail && out != nullptr) wrap(out, child, seg, &inner);
       bson_destroy(&inner);
@@ -169,6 +182,16 @@ class UpdateJudge {
       if (r == UpdateJudgement::kUnjudged) result = r;
     }
     return result;
+  }
+
+  static bool surely_object(const Node& n) {
+    return n.has_type && n.types == schema::type_bit(BSON_TYPE_DOCUMENT);
+  }
+  // Whether {field: value}, a new object, could fail `n` for a reason other than the value.
+  static bool may_reject_new_object(const Node& n, std::string_view field) {
+    if (n.has_type && (n.types & schema::type_bit(BSON_TYPE_DOCUMENT)) == 0) return true;
+    return std::any_of(n.required.begin(), n.required.end(),
+                       [&](const std::string& name) { return name != field; });
   }
 
   // The entry naming field `seg` of an object, around the child's failing entries.
@@ -218,88 +241,6 @@ class UpdateJudge {
   bson_t* out_;
 };
 
-// The server judges the whole post-image: one entry per keyword, in its parser's order. The
-// entries of an update's failing paths are merged the same way: one `properties` entry listing
-// every failing property, one `required` entry with the missing names sorted, and so on (an
-// `additionalProperties` schema reports its first failing property only, as the server does).
-void merge_entries(const bson_t* entries, bson_t* out) {
-  struct Kind {
-    const char* name;
-    const char* list;  // the member whose items are merged; null: the first entry only
-  };
-  static constexpr Kind kKinds[] = {{"properties", "propertiesNotSatisfied"},
-                                    {"additionalProperties", "additionalProperties"},
-                                    {"patternProperties", "details"},
-                                    {"required", "missingProperties"}};
-  uint32_t written = 0;
-  for (const Kind& kind : kKinds) {
-    std::vector<const uint8_t*> docs;
-    std::vector<uint32_t> sizes;
-    bson_iter_t it;
-    if (!bson_iter_init(&it, entries)) return;
-    while (bson_iter_next(&it)) {
-      if (!BSON_ITER_HOLDS_DOCUMENT(&it)) continue;
-      uint32_t len = 0;
-      const uint8_t* data = nullptr;
-      bson_iter_document(&it, &len, &data);
-      bson_iter_t op;
-      if (bson_iter_init_from_data(&op, data, len) && bson_iter_find(&op, "operatorName") &&
-          BSON_ITER_HOLDS_UTF8(&op) &&
-          std::string_view(bson_iter_utf8(&op, nullptr)) == kind.name) {
-        docs.push_back(data);
-        sizes.push_back(len);
-      }
-    }
-    if (docs.empty()) continue;
-    const std::string key = std::to_string(written++);
-    bson_t first;
-    if (!bson_init_static(&first, docs[0], sizes[0])) continue;
-    bson_iter_t list_it;
-    const bool mergeable = docs.size() > 1 && bson_iter_init_find(&list_it, &first, kind.list) &&
-                           BSON_ITER_HOLDS_ARRAY(&list_it);
-    if (!mergeable) {
-      bson_append_document(out, key.c_str(), -1, &first);
-      continue;
-    }
-    bson_t merged;
-    bson_append_document_begin(out, key.c_str(), -1, &merged);
-    bson_iter_t field;
-    bson_iter_init(&field, &first);
-    while (bson_iter_next(&field)) {
-      if (std::string_view(bson_iter_key(&field)) != kind.list) {
-        bson_append_iter(&merged, bson_iter_key(&field), -1, &field);
-        continue;
-      }
-      // The items of every entry's list; names (required, additionalProperties) once each.
-      std::vector<std::string> names;
-      bson_t items;
-      bson_append_array_begin(&merged, kind.list, -1, &items);
-      uint32_t n = 0;
-      for (size_t i = 0; i < docs.size(); ++i) {
-        bson_iter_t l, item;
-        if (!bson_iter_init_from_data(&l, docs[i], sizes[i]) || !bson_iter_find(&l, kind.list) ||
-            !bson_iter_recurse(&l, &item)) {
-          continue;
-        }
-        while (bson_iter_next(&item)) {
-          if (BSON_ITER_HOLDS_UTF8(&item)) {
-            names.emplace_back(bson_iter_utf8(&item, nullptr));
-          } else {
-            bson_append_iter(&items, std::to_string(n++).c_str(), -1, &item);
-          }
-        }
-      }
-      std::sort(names.begin(), names.end());
-      names.erase(std::unique(names.begin(), names.end()), names.end());
-      for (const std::string& name : names) {
-        bson_append_utf8(&items, std::to_string(n++).c_str(), -1, name.c_str(), -1);
-      }
-      bson_append_array_end(&merged, &items);
-    }
-    bson_append_document_end(out, &merged);
-  }
-}
-
 void begin_details(const Node& root, bson_t* parent, const char* key, bson_t* details) {
   bson_append_document_begin(parent, key, -1, details);
   bson_append_utf8(details, "operatorName", -1, "$jsonSchema", -1);
@@ -347,13 +288,15 @@ DetailsSize JsonSchema::explain_within(const codec::BsonView& document, size_t l
   return DetailsSize::kTooLarge;
 }
 
-UpdateJudgement JsonSchema::judge_update(const codec::BsonView& update, bson_t* details) const {
+UpdateJudgement JsonSchema::judge_update(const codec::BsonView& update, bool upsert,
+                                         bson_t* details) const {
   if (always_false_) {
     if (details != nullptr) explain(codec::BsonView{}, details, "details");
     return UpdateJudgement::kFail;
   }
   bson_t entries = BSON_INITIALIZER;
   UpdateJudge judge(*root_, details != nullptr ? &entries : nullptr);
+  UpdateJudge unexplained(*root_, nullptr);
   UpdateJudgement result = UpdateJudgement::kPass;
   auto take = [&](UpdateJudgement r) {
     if (r == UpdateJudgement::kFail) result = r;
@@ -363,9 +306,16 @@ UpdateJudgement JsonSchema::judge_update(const codec::BsonView& update, bson_t* 
     if (!op.holds_document()) continue;
     const std::string_view name = op.key;
     for (codec::BsonElements f(op.value, op.value_size); f.next();) {
-      if (name == "$set" || name == "$setOnInsert") {
+      if (name == "$set") {
         const Value v = Value::of(f);
         take(judge.written(f.key, &v));
+      } else if (name == "$setOnInsert") {
+        // Applied only when the update inserts, which depends on what the query matches.
+        if (!upsert) break;
+        const Value v = Value::of(f);
+        if (unexplained.written(f.key, &v) != UpdateJudgement::kPass) {
+          take(UpdateJudgement::kUnjudged);
+        }
       } else if (name == "$unset") {
         take(judge.removed(f.key));
       } else if (name == "$rename") {
@@ -382,7 +332,7 @@ UpdateJudgement JsonSchema::judge_update(const codec::BsonView& update, bson_t* 
     bson_t d, rules;
     begin_details(*root_, details, "details", &d);
     bson_append_array_begin(&d, "schemaRulesNotSatisfied", -1, &rules);
-    merge_entries(&entries, &rules);
+    schema::merge_update_entries(&entries, &rules);
     bson_append_array_end(&d, &rules);
     bson_append_document_end(details, &d);
   }

@@ -37,7 +37,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   bson_t out = BSON_INITIALIZER;
   if (!ok) schema->explain(view, &out, "details");
   bson_reinit(&out);
-  (void)schema->judge_update(view, &out);
+  (void)schema->judge_update(view, true, &out);
   bson_destroy(&out);
   return 0;
 }

@@ -190,6 +190,28 @@ def docguard_bin() -> Path:
     return Path(os.environ.get("DOCGUARD_BIN") or DEFAULT_DOCGUARD_BIN)
 
 
+def rss_mib(pid: int) -> float:
+    """A process's resident memory (VmRSS) in MiB."""
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    raise AssertionError("no VmRSS")
+
+
+def sanitizer_quarantine_mib() -> int:
+    """Memory an AddressSanitizer build of docguard keeps after it is freed (its quarantine, which
+    catches use-after-free by not reusing freed blocks at once): 0 for a plain build. A test that
+    bounds docguard's memory adds it, so the bound holds the same claim under the sanitizer."""
+    with open(docguard_bin(), "rb") as binary:
+        if b"__asan_init" not in binary.read():
+            return 0
+    for option in os.environ.get("ASAN_OPTIONS", "").split(":"):
+        if option.startswith("quarantine_size_mb="):
+            return int(option.split("=", 1)[1])
+    return 256  # AddressSanitizer's default on 64-bit Linux
+
+
 def write_config(path: Path, listen: str, upstream: str, admin: str, log_format: str,
                  threads: int | None) -> Path:
     """A docguard YAML config holding the same settings the flags give (flags override it)."""

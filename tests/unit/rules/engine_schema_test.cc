@@ -138,6 +138,24 @@ TEST_F(EngineSchemaTest, ReplacementsAndUpdatesAreJudged) {
   EXPECT_EQ(counts.unjudged["shop.products"], 1);
 }
 
+TEST_F(EngineSchemaTest, SetOnInsertIsJudgedOnlyWhenTheUpdateMayInsert) {
+  use(kRules);
+  // Without upsert, $setOnInsert never applies: nothing to judge.
+  auto plain = request(
+      R"({"update": "products", "$db": "shop", "updates": [{"q": {"_id": 1}, "u": {"$set": {"price": 3}, "$setOnInsert": {"price": "x"}}}]})");
+  EXPECT_TRUE(inspect(*plain).violations.empty());
+  EXPECT_EQ(counts.unjudged["shop.products"], 0);
+  // With upsert it applies only if nothing matches: passed, counted as unjudged.
+  auto upsert = request(
+      R"({"update": "products", "$db": "shop", "updates": [{"q": {"_id": 1}, "u": {"$setOnInsert": {"price": "x"}}, "upsert": true}]})");
+  EXPECT_TRUE(inspect(*upsert).violations.empty());
+  EXPECT_EQ(counts.unjudged["shop.products"], 1);
+  auto fam = request(
+      R"({"findAndModify": "products", "$db": "shop", "query": {"_id": 1}, "update": {"$setOnInsert": {"price": "x"}}, "upsert": true})");
+  EXPECT_TRUE(inspect(*fam).violations.empty());
+  EXPECT_EQ(counts.unjudged["shop.products"], 2);
+}
+
 TEST_F(EngineSchemaTest, CandidatesCountPerAppAndBlockNothing) {
   use(kRules);
   auto m = request(R"({"insert": "products", "$db": "shop"})", "documents",

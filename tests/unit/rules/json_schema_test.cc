@@ -359,10 +359,10 @@ TEST(JsonSchemaTest, ExplainsAFailureAsTheServerDoes) {
 }
 
 UpdateJudgement judge(const std::string& schema, const std::string& update,
-                      std::string* details = nullptr) {
+                      std::string* details = nullptr, bool upsert = false) {
   Json u(update);
   bson_t out = BSON_INITIALIZER;
-  const UpdateJudgement r = compile(schema)->judge_update(u.view(), &out);
+  const UpdateJudgement r = compile(schema)->judge_update(u.view(), upsert, &out);
   if (details != nullptr) {
     bson_iter_t it;
     *details = "(none)";
@@ -396,7 +396,8 @@ TEST(JsonSchemaTest, JudgesAnUpdateOnWhatItChanges) {
       details,
       canonical(
           R"({"operatorName": "$jsonSchema", "schemaRulesNotSatisfied": [{"operatorName": "required", "specifiedAs": {"required": ["name", "price"]}, "missingProperties": ["price"]}]})"));
-  EXPECT_EQ(judge(kShop, R"({"$unset": {"dims.w": ""}})"), UpdateJudgement::kFail);
+  // dims is optional: where a stored document has none, the $unset changes nothing.
+  EXPECT_EQ(judge(kShop, R"({"$unset": {"dims.w": ""}})"), UpdateJudgement::kUnjudged);
   EXPECT_EQ(judge(kShop, R"({"$unset": {"note": ""}})"), UpdateJudgement::kPass);
   EXPECT_EQ(judge(kShop, R"({"$rename": {"name": "title"}})"), UpdateJudgement::kFail);
   // Several failing paths: one entry per keyword, as the server's for the whole post-image.
@@ -425,13 +426,59 @@ TEST(JsonSchemaTest, JudgesAnUpdateOnWhatItChanges) {
             UpdateJudgement::kUnjudged);
 }
 
+// An update is refused only when every document it could apply to would fail; what depends on
+// the stored document passes as unjudged.
+TEST(JsonSchemaTest, AnUpdateFailsOnlyWhenEveryStoredDocumentWould) {
+  // $setOnInsert applies only to an insert: without upsert it changes nothing; with upsert a
+  // matched document never sees it.
+  EXPECT_EQ(judge(kShop, R"({"$setOnInsert": {"price": "5"}})"), UpdateJudgement::kPass);
+  EXPECT_EQ(judge(kShop, R"({"$setOnInsert": {"price": "5"}})", nullptr, true),
+            UpdateJudgement::kUnjudged);
+  EXPECT_EQ(judge(kShop, R"({"$setOnInsert": {"price": 5}})", nullptr, true),
+            UpdateJudgement::kPass);
+  // A failing $setOnInsert adds nothing to the details of a failing $set.
+  std::string details;
+  EXPECT_EQ(
+      judge(kShop, R"({"$set": {"name": 1}, "$setOnInsert": {"price": "5"}})", &details, true),
+      UpdateJudgement::kFail);
+  EXPECT_EQ(details.find("price"), std::string::npos) << details;
+  // A required object, typed as one, is in every valid stored document: removing its required
+  // field fails for certain.
+  constexpr const char* kRequiredDims =
+      R"({"required": ["dims"], "properties": {"dims": {"bsonType": "object", "required": ["w"], "properties": {"w": {"bsonType": "int"}}}}})";
+  EXPECT_EQ(judge(kRequiredDims, R"({"$unset": {"dims.w": ""}})"), UpdateJudgement::kFail);
+  EXPECT_EQ(judge(kRequiredDims, R"({"$rename": {"dims.w": "dims.v"}})"), UpdateJudgement::kFail);
+  // Required but not typed: a stored non-object dims has no w to remove and stays valid.
+  EXPECT_EQ(judge(R"({"required": ["dims"], "properties": {"dims": {"required": ["w"]}}})",
+                  R"({"$unset": {"dims.w": ""}})"),
+            UpdateJudgement::kUnjudged);
+  // A $set under an optional parent may create it: {dims: {h: 1}} would miss w.
+  EXPECT_EQ(
+      judge(
+          R"({"properties": {"dims": {"bsonType": "object", "required": ["w"], "properties": {"h": {"bsonType": "int"}}}}})",
+          R"({"$set": {"dims.h": 1}})"),
+      UpdateJudgement::kUnjudged);
+  // ... and one that creates exactly what the parent requires passes.
+  EXPECT_EQ(
+      judge(
+          R"({"properties": {"dims": {"bsonType": "object", "required": ["w"], "properties": {"w": {"bsonType": "int"}}}}})",
+          R"({"$set": {"dims.w": 1}})"),
+      UpdateJudgement::kPass);
+  // A value that fails its own schema fails wherever it lands.
+  EXPECT_EQ(
+      judge(
+          R"({"properties": {"dims": {"bsonType": "object", "required": ["w"], "properties": {"h": {"bsonType": "int"}}}}})",
+          R"({"$set": {"dims.h": "x"}})"),
+      UpdateJudgement::kFail);
+}
+
 TEST(JsonSchemaTest, BadDocumentsNeverCrash) {
   auto s = compile(kShop);
   const uint8_t junk[] = {12, 0, 0, 0, 3, 'a', 0, 200, 0, 0, 0, 0};
   (void)s->matches({junk, sizeof junk});
   bson_t out = BSON_INITIALIZER;
   s->explain({junk, sizeof junk}, &out, "details");
-  (void)s->judge_update({junk, sizeof junk}, &out);
+  (void)s->judge_update({junk, sizeof junk}, false, &out);
   bson_destroy(&out);
 }
 

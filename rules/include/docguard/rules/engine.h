@@ -193,11 +193,11 @@ class Engine {
   const std::string& app_label(std::string_view app, uint32_t max_apps);
   void inspect_insert(CommandPass& s, const codec::BsonView& doc, int32_t index);
   void inspect_update(CommandPass& s, const codec::BsonView& q, const codec::BsonView& u,
-                      bool u_is_pipeline, int32_t index);
+                      bool u_is_pipeline, bool upsert, int32_t index);
   void inspect_delete(CommandPass& s, const codec::BsonView& q);
   // The namespace's $jsonSchema rules on a whole document, or on what an operator update
   // changes (engine_schema.cc).
-  enum class Written : uint8_t { kInsert, kReplacement, kOperatorUpdate };
+  enum class Written : uint8_t { kInsert, kReplacement, kOperatorUpdate, kOperatorUpsert };
   void judge_schemas(CommandPass& s, const codec::BsonView& doc, int32_t index,
                      const bson_iter_t* id, Written written);
   // A whole written document judged as the server stores it: one without _id gets `id` first

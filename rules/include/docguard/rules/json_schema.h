@@ -78,8 +78,12 @@ class JsonSchema {
   // set against the schema of their path, removed fields against `required`; a change whose
   // result depends on the stored document (an $inc, a $push, a path under a keyword that
   // looks at the whole object) is kUnjudged unless nothing in the schema constrains its path.
+  // A failure is kFail only when every stored document the update could apply to would fail
+  // (a removal under an object that may be absent, or a $set that may create the parent, is
+  // kUnjudged). $setOnInsert applies only when the update inserts: ignored without `upsert`,
+  // and with it kUnjudged at most (a matched document never sees it).
   // On kFail, `details` (when not null) receives the server-shaped details of the failure.
-  UpdateJudgement judge_update(const codec::BsonView& update, bson_t* details) const;
+  UpdateJudgement judge_update(const codec::BsonView& update, bool upsert, bson_t* details) const;
 
   // The schema as compiled (the $jsonSchema value), e.g. for collMod.
   codec::BsonView source() const;

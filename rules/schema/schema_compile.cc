@@ -86,7 +86,8 @@ class Compiler {
     if (const Value* v = get("pattern")) {
       const std::string here = join(path, "pattern");
       try {
-        node->pattern = std::make_unique<schema::Regex>(std::string(string_value(*v, here)));
+        node->pattern = std::make_unique<schema::Regex>(std::string(string_value(*v, here)),
+                                                        schema::Regex::kValue);
       } catch (const std::invalid_argument& e) {
         fail(here, std::string("invalid regular expression: ") + e.what());
       }
@@ -96,13 +97,24 @@ class Compiler {
     if (const Value* v = get("minLength"))
       node->min_length = count_value(*v, join(path, "minLength"));
     if (const Value* v = get("multipleOf")) {
-      // The server's divisor is the value as a Decimal128: positive, finite, not NaN.
+      // The server's divisor is the value as a Decimal128: positive, finite, not NaN. At the
+      // top level the keyword never applies (the document is not a number), and the server
+      // accepts an infinite or NaN divisor there without using it.
       const std::string here = join(path, "multipleOf");
-      const auto divisor = schema::to_decimal128(number_value(*v, here));
-      if (!divisor || divisor->negative || divisor->coefficient == 0) {
-        fail(here, "must be a positive, finite number");
+      const schema::Number number = number_value(*v, here);
+      const auto divisor = schema::to_decimal128(number);
+      if (!divisor) {
+        const bool negative = number.kind == schema::Number::Kind::kInfinite && number.negative;
+        if (negative) fail(here, "must have a positive value");
+        if (!path.empty()) {
+          fail(here, number.kind == schema::Number::Kind::kNaN ? "divisor cannot be NaN"
+                                                               : "divisor cannot be infinite");
+        }
+      } else if (divisor->negative || divisor->coefficient == 0) {
+        fail(here, "must have a positive value");
+      } else {
+        node->multiple_of = *divisor;
       }
-      node->multiple_of = *divisor;
     }
     bounds(get("maximum"), get("exclusiveMaximum"), path, "maximum", "exclusiveMaximum",
            &node->maximum, &node->exclusive_maximum);
@@ -176,7 +188,7 @@ class Compiler {
         if (!e.holds_document()) fail(prop, "each pattern's schema must be an object");
         schema::PatternProperty pp;
         try {
-          pp.regex = std::make_unique<schema::Regex>(std::string(e.key));
+          pp.regex = std::make_unique<schema::Regex>(std::string(e.key), schema::Regex::kFieldName);
         } catch (const std::invalid_argument& ex) {
           fail(prop, std::string("invalid regular expression: ") + ex.what());
         }
@@ -218,6 +230,9 @@ class Compiler {
       if (!v->is_array() || schema::element_count(*v) == 0) {
         fail(join(path, "enum"), "must be a non-empty array");
       }
+      if (schema::first_duplicate(*v)) {
+        fail(join(path, "enum"), "array cannot contain duplicate values");
+      }
       node->enum_values.assign(v->data, v->data + v->size);
     }
   }
@@ -240,6 +255,9 @@ class Compiler {
     if (!v.is_document()) fail(here, "must be an object");
     for (codec::BsonElements e(v.data, v.size); e.next();) {
       const std::string dep = join(here, e.key);
+      // The server's parser reads a string under `title` or `description` as an annotation of
+      // the dependencies keyword itself, not as a dependency.
+      if (e.type == BSON_TYPE_UTF8 && (e.key == "title" || e.key == "description")) continue;
       schema::Dependency d;
       d.property = std::string(e.key);
       if (e.holds_document()) {
@@ -284,6 +302,7 @@ std::shared_ptr<const JsonSchema> JsonSchema::compile(const codec::BsonView& doc
   }
   std::shared_ptr<JsonSchema> out(new JsonSchema());
   out->root_ = std::make_unique<schema::Node>();
+  out->root_->root = true;
   Compiler c;
   c.compile(doc, out->root_.get(), "", 0);
   out->node_count_ = c.nodes;

@@ -110,7 +110,8 @@ void explain_array(const Node& n, const Value& v, ArrayOut& out) {
       const Node& sub = n.item_list[static_cast<size_t>(i)];
       if (node_matches(sub, Value::of(el))) continue;
       EntryOut item(details);
-      bson_append_int32(item.get(), "itemIndex", -1, i);
+      // A list position is a long in the server's entry (the object form's index is an int).
+      bson_append_int64(item.get(), "itemIndex", -1, i);
       details_of(item.get(), sub, Value::of(el));
     }
   }
@@ -200,7 +201,36 @@ void explain_logic(const Node& n, const Value& v, ArrayOut& out) {
          !found && el.next();) {
       found = values_equal(v, Value::of(el));
     }
-    if (!found) simple(out, n, "enum", "value was not found in enum", v, {"enum"});
+    if (found) return;
+    bool any_document = false;
+    for (codec::BsonElements el(n.enum_values.data(), static_cast<uint32_t>(n.enum_values.size()));
+         !any_document && el.next();) {
+      any_document = el.holds_document();
+    }
+    if (n.root && !any_document) {
+      // No document can equal a top-level enum without objects: the server's parser makes it
+      // "always false" and reports it so.
+      EntryOut e(out);
+      operator_name(e.get(), "enum");
+      specified_as(e.get(), n, {"enum"});
+      bson_append_utf8(e.get(), "reason", -1, "expression always evaluates to false", -1);
+    } else {
+      simple(out, n, "enum", "value was not found in enum", v, {"enum"});
+    }
+  }
+}
+
+// The types a keyword of the value's kind restricts (minLength: strings; minimum: every number).
+TypeMask restricted_types(uint8_t type) {
+  switch (type) {
+    case BSON_TYPE_INT32:
+    case BSON_TYPE_INT64:
+    case BSON_TYPE_DOUBLE:
+    case BSON_TYPE_DECIMAL128:
+      return type_bit(BSON_TYPE_INT32) | type_bit(BSON_TYPE_INT64) | type_bit(BSON_TYPE_DOUBLE) |
+             type_bit(BSON_TYPE_DECIMAL128);
+    default:
+      return type_bit(type);
   }
 }
 
@@ -209,7 +239,10 @@ void explain_logic(const Node& n, const Value& v, ArrayOut& out) {
 void explain_entries(const Node& n, const Value& v, bson_t* array) {
   // The caller's array is continued: keys follow the entries already in it.
   ArrayOut out_view(array);
-  switch (v.type) {
+  // Under one stated type, the server's parser drops the keywords of other kinds (a minimum
+  // under bsonType "string"): they have no entry even when the value's own kind fails them.
+  const bool inactive = n.has_type && n.single_type && (n.types & restricted_types(v.type)) == 0;
+  switch (inactive ? uint8_t{BSON_TYPE_EOD} : v.type) {
     case BSON_TYPE_UTF8:
       explain_string(n, v, out_view);
       break;

@@ -10,15 +10,11 @@ namespace docguard::rules::schema {
 
 namespace {
 
-bool has_field(const Value& object, std::string_view name, Value* out = nullptr) {
-  for (codec::BsonElements e(object.data, object.size); e.next();) {
-    if (e.key == name) {
-      if (out != nullptr) *out = Value::of(e);
-      return true;
-    }
-  }
-  return false;
+// A property's value to judge (a dotted name is a path), as judging finds it.
+bool has_field(const Value& object, std::string_view name, Value* out) {
+  return value_at(object, name, out) == At::kFound;
 }
+bool has_field(const Value& object, std::string_view name) { return path_exists(object, name); }
 
 bool in_properties(const Node& n, std::string_view key) {
   const Property* p = n.property(key);
@@ -98,25 +94,31 @@ void explain_object(const Node& n, const Value& v, ArrayOut& out) {
     }
   }
   if (!n.pattern_properties.empty()) {
-    bool any = false;
-    for (codec::BsonElements f(v.data, v.size); f.next();) {
-      for (const PatternProperty& pp : n.pattern_properties) {
-        if (pp.regex->matches(f.key) && !node_matches(*pp.schema, Value::of(f))) any = true;
+    // One item per pattern that some field fails, naming the first such field in the
+    // document, as the server reports it.
+    auto first_failing = [&](const PatternProperty& pp, codec::BsonElements* at) {
+      for (codec::BsonElements f(v.data, v.size); f.next();) {
+        if (pp.regex->matches(f.key) && !node_matches(*pp.schema, Value::of(f))) {
+          *at = f;
+          return true;
+        }
       }
-    }
+      return false;
+    };
+    bool any = false;
+    codec::BsonElements field(v.data, v.size);
+    for (const PatternProperty& pp : n.pattern_properties) any = any || first_failing(pp, &field);
     if (any) {
       EntryOut e(out);
       operator_name(e.get(), "patternProperties");
       ArrayOut list(e.get(), "details");
-      for (codec::BsonElements f(v.data, v.size); f.next();) {
-        for (const PatternProperty& pp : n.pattern_properties) {
-          if (!pp.regex->matches(f.key) || node_matches(*pp.schema, Value::of(f))) continue;
-          EntryOut item(list);
-          utf8(item.get(), "propertyName", f.key);
-          title_description(item.get(), *pp.schema);
-          utf8(item.get(), "regexMatched", pp.regex->source());
-          details_of(item.get(), *pp.schema, Value::of(f));
-        }
+      for (const PatternProperty& pp : n.pattern_properties) {
+        if (!first_failing(pp, &field)) continue;
+        EntryOut item(list);
+        utf8(item.get(), "propertyName", field.key);
+        title_description(item.get(), *pp.schema);
+        utf8(item.get(), "regexMatched", pp.regex->source());
+        details_of(item.get(), *pp.schema, Value::of(field));
       }
     }
   }

@@ -100,6 +100,7 @@ void compile_types(const Value& v, const std::string& path, bool bson, Node* nod
   };
   if (v.is_string()) {
     one(v.utf8());
+    node->single_type = true;
   } else if (v.is_array()) {
     std::set<std::string_view> names;
     for (codec::BsonElements e(v.data, v.size); e.next();) {
@@ -110,6 +111,7 @@ void compile_types(const Value& v, const std::string& path, bool bson, Node* nod
       one(e.utf8());
     }
     if (names.empty()) fail(path, "must name at least one type");
+    node->single_type = names.size() == 1;
   } else {
     fail(path, "must be either a string or an array of strings");
   }
@@ -121,6 +123,8 @@ Property* property_slot(Node* node, std::string_view name) {
   }
   auto& p = node->properties.emplace_back();
   p.name = std::string(name);
+  p.dotted = name.find('.') != std::string_view::npos;
+  node->has_dotted_properties = node->has_dotted_properties || p.dotted;
   return &p;
 }
 

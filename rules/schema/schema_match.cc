@@ -54,11 +54,21 @@ bool array_matches(const Node& n, const Value& v) {
   return true;
 }
 
-bool has_field(const Value& object, std::string_view name) {
-  for (codec::BsonElements e(object.data, object.size); e.next();) {
-    if (e.key == name) return true;
+// The dotted names of `properties` and `required`: paths, judged apart from the field walk.
+bool dotted_properties_match(const Node& n, const Value& v, uint64_t* required_seen) {
+  for (const Property& p : n.properties) {
+    if (!p.dotted) continue;
+    if (p.schema) {
+      Value value;
+      if (value_at(v, p.name, &value) == At::kFound && !node_matches(*p.schema, value)) {
+        return false;
+      }
+    }
+    if (p.required_index >= 0 && p.required_index < 64 && path_exists(v, p.name)) {
+      *required_seen |= uint64_t{1} << p.required_index;
+    }
   }
-  return false;
+  return true;
 }
 
 bool object_matches(const Node& n, const Value& v) {
@@ -74,7 +84,8 @@ bool object_matches(const Node& n, const Value& v) {
       ++fields;
       const Property* p = look_up ? n.property(e.key) : nullptr;
       const Value field = Value::of(e);
-      if (p != nullptr) {
+      // A field named like a dotted property is only allowed by it (additionalProperties).
+      if (p != nullptr && !p->dotted) {
         if (p->required_index >= 0 && few_required) {
           required_seen |= uint64_t{1} << p->required_index;
         }
@@ -96,6 +107,7 @@ bool object_matches(const Node& n, const Value& v) {
       }
     }
   }
+  if (n.has_dotted_properties && !dotted_properties_match(n, v, &required_seen)) return false;
   if (!n.required.empty()) {
     if (few_required) {
       const uint64_t all =
@@ -103,16 +115,16 @@ bool object_matches(const Node& n, const Value& v) {
       if (required_seen != all) return false;
     } else {
       for (const std::string& name : n.required) {
-        if (!has_field(v, name)) return false;
+        if (!path_exists(v, name)) return false;
       }
     }
   }
   if (n.max_properties && fields > *n.max_properties) return false;
   if (n.min_properties && fields < *n.min_properties) return false;
   for (const Dependency& d : n.dependencies) {
-    if (!has_field(v, d.property)) continue;
+    if (!path_exists(v, d.property)) continue;
     for (const std::string& name : d.required) {
-      if (!has_field(v, name)) return false;
+      if (!path_exists(v, name)) return false;
     }
     if (d.schema && !node_matches(*d.schema, v)) return false;
   }

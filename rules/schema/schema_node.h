@@ -18,10 +18,15 @@
 
 namespace docguard::rules::schema {
 
-// A `pattern` or `patternProperties` key, compiled once (UTF mode, JIT when available).
+// A `pattern` or `patternProperties` key, compiled once (JIT when available), as the server
+// compiles them: a value's `pattern` in UTF mode, a field-name pattern on bytes; at most
+// kMaxLength bytes. A match that reaches the server's heap limit does not match, as there.
 class Regex {
  public:
-  explicit Regex(std::string source);  // throws std::invalid_argument with PCRE2's message
+  enum Mode : uint8_t { kValue, kFieldName };
+  static constexpr size_t kMaxLength = 32'764;
+  // Throws std::invalid_argument with PCRE2's message.
+  Regex(std::string source, Mode mode);
   ~Regex();
   Regex(const Regex&) = delete;
   Regex& operator=(const Regex&) = delete;
@@ -39,6 +44,9 @@ struct Property {
   std::string name;
   std::unique_ptr<Node> schema;  // null: named by `required` only
   int32_t required_index = -1;   // its position in Node::required, -1 if not required
+  // A dotted name: the server's parser reads it as a path into sub-documents for `properties`
+  // and `required`, and as a literal name only for additionalProperties.
+  bool dotted = false;
 };
 
 struct PatternProperty {
@@ -65,6 +73,7 @@ struct Node {
   // type / bsonType
   bool has_type = false;
   bool type_is_bson = false;  // bsonType rather than type
+  bool single_type = false;   // one type name ("number" included)
   TypeMask types = 0;
 
   // scalars
@@ -84,7 +93,8 @@ struct Node {
   std::unique_ptr<Node> additional_items_schema;
 
   // objects
-  std::vector<Property> properties;   // sorted by name; includes names only `required`
+  std::vector<Property> properties;  // sorted by name; includes names only `required`
+  bool has_dotted_properties = false;
   std::vector<std::string> required;  // as written
   bool has_properties = false;
   std::vector<PatternProperty> pattern_properties;
@@ -97,6 +107,7 @@ struct Node {
   std::vector<Node> all_of, any_of, one_of;
   std::unique_ptr<Node> not_schema;
   std::vector<uint8_t> enum_values;  // BSON array; empty when absent
+  bool root = false;                 // the top-level schema, which judges whole documents
 
   // Whether any keyword constrains an object's own fields beyond properties (what an update
   // of one path cannot judge without the stored document).
@@ -110,6 +121,14 @@ struct Node {
     return p != nullptr && p->required_index >= 0;
   }
 };
+
+// A name of `properties`, `required` or `dependencies` in `object`, as the server's parser reads
+// it: a dotted name is a path into sub-documents. Existence crosses arrays as a query's $exists
+// does (an element, or a numeric position); a value to judge is only looked for through
+// documents, and a path through an array is kUncertain (docguard then does not judge it).
+bool path_exists(const Value& object, std::string_view name);
+enum class At : uint8_t { kAbsent, kFound, kUncertain };
+At value_at(const Value& object, std::string_view name, Value* out);
 
 // Judging (schema_match.cc): whether `v` satisfies `node`; no allocation.
 bool node_matches(const Node& node, const Value& v);

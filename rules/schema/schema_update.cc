@@ -82,7 +82,10 @@ class UpdateJudge {
                        const Value* value, bool removal, bool present, bson_t* out) {
     if (!n.constrains) return UpdateJudgement::kPass;
     const std::string_view seg = segments[i];
-    if (positional(seg) || n.has_whole_object_keywords()) return UpdateJudgement::kUnjudged;
+    // A dotted property name is a path the update's own segments do not follow one by one.
+    if (positional(seg) || n.has_whole_object_keywords() || n.has_dotted_properties) {
+      return UpdateJudgement::kUnjudged;
+    }
     const bool last = i + 1 == segments.size();
     if (removal && last) {
       for (const std::string& name : n.required) {

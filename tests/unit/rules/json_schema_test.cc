@@ -426,6 +426,27 @@ TEST(JsonSchemaTest, JudgesAnUpdateOnWhatItChanges) {
             UpdateJudgement::kUnjudged);
 }
 
+// The server appends a list position (items: [schemas]) as a long, and the object form's index
+// (items: {schema}, additionalItems) as an int.
+TEST(JsonSchemaTest, ItemIndexHasTheServersType) {
+  auto explained_canonically = [](const std::string& schema) {
+    Json d(R"({"a": [1, "x"]})");
+    bson_t out = BSON_INITIALIZER;
+    compile(schema)->explain(d.view(), &out, "details");
+    char* json = bson_as_canonical_extended_json(&out, nullptr);
+    std::string text = json;
+    bson_free(json);
+    bson_destroy(&out);
+    return text;
+  };
+  const std::string list =
+      explained_canonically(R"({"properties": {"a": {"items": [{}, {"bsonType": "int"}]}}})");
+  EXPECT_NE(list.find(R"("itemIndex" : { "$numberLong" : "1" })"), std::string::npos) << list;
+  const std::string each =
+      explained_canonically(R"({"properties": {"a": {"items": {"bsonType": "int"}}}})");
+  EXPECT_NE(each.find(R"("itemIndex" : { "$numberInt" : "1" })"), std::string::npos) << each;
+}
+
 // An update is refused only when every document it could apply to would fail; what depends on
 // the stored document passes as unjudged.
 TEST(JsonSchemaTest, AnUpdateFailsOnlyWhenEveryStoredDocumentWould) {

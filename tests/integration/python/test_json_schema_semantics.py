@@ -162,3 +162,49 @@ def test_a_large_failing_value_gets_a_bounded_refusal_and_no_memory_stays(dg, db
         time.sleep(0.5)
     assert rss_mib(pid) - start < bound, f"RSS grew from {start:.0f} to {rss_mib(pid):.0f} MiB"
     assert [d["_id"] for d in upstream[db].large.find()] == [10]
+
+
+def test_what_docguard_validator_prints_loads_as_a_rule_and_judges_as_the_server(env, upstream,
+                                                                                 db):
+    """Round trip: `docguard validator URI NS` profiles stored documents and prints a collMod;
+    that output, loaded as is by a `json_schema_file` rule in block mode, passes every document
+    the data already has (re-inserted through docguard, without their _id), refuses an insert of
+    the wrong type (code 121, as the server with that validator would), passes a replacement
+    without _id (the stored _id is kept), and under the printed validationLevel moderate lets a
+    failing update pass, counted as unjudged."""
+    if not env.proxied:
+        pytest.skip("needs docguard (DOCGUARD_DIRECT=1)")
+    import subprocess
+
+    seeded = [{"name": f"n{i}", "qty": i, "tags": ["a", "b"][: i % 3]} for i in range(30)]
+    upstream[db].items.insert_many([dict(d) for d in seeded])
+    uri = env.ferret_uri + ("&" if "?" in env.ferret_uri else "/?") + "directConnection=true"
+    r = subprocess.run([str(harness.docguard_bin()), "validator", uri, f"{db}.items"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r
+    printed = json.loads(r.stdout)
+    assert printed["validationLevel"] == "moderate" and printed["validationAction"] == "error"
+    workdir = env.workdir / f"roundtrip-{uuid.uuid4().hex[:6]}"
+    workdir.mkdir()
+    (workdir / "printed.json").write_text(r.stdout)
+    config = ("mode: warn\ntracking:\n  read_sample_rate: 0\nrules:\n  - id: printed\n"
+              f"    match: \"{db}.*\"\n    action: block\n    json_schema_file: printed.json\n")
+    p = RulesProxy(env.ferret_uri, workdir, config, f"roundtrip-{uuid.uuid4().hex[:6]}")
+    try:
+        copies = p.client(appname="roundtrip")[db].copies
+        copies.insert_many([dict(d) for d in seeded])  # every stored shape passes
+        with pytest.raises(WriteError) as refused:
+            copies.insert_one({"name": "x", "qty": "seven", "tags": []})
+        assert refused.value.code == 121
+        assert refused.value.details["errInfo"]["failingDocumentId"] is not None
+        stored = upstream[db].copies.find_one({"name": "n1"})
+        copies.replace_one({"_id": stored["_id"]}, {"name": "n1b", "qty": 1, "tags": []})
+        before = p.metric("docguard_schema_unjudged_total", db=db, collection="copies")
+        copies.update_one({"_id": stored["_id"]}, {"$set": {"qty": "one"}})
+        assert p.wait_metric(before + 1, "docguard_schema_unjudged_total", db=db,
+                             collection="copies") == before + 1
+        assert upstream[db].copies.find_one({"_id": stored["_id"]})["qty"] == "one"
+        assert upstream[db].copies.count_documents({}) == 30
+    finally:
+        assert p.alive(), "docguard died during the round trip"
+        p.stop()

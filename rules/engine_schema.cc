@@ -5,6 +5,8 @@
 // update that cannot be judged without the stored document passes and is counted.
 #include <bson/bson.h>
 
+#include <algorithm>
+
 #include "docguard/rules/json_schema.h"
 #include "engine_internal.h"
 
@@ -89,6 +91,20 @@ void Engine::judge_schemas(CommandPass& s, const codec::BsonView& doc, int32_t i
             measurements_->on_schema_unjudged(s.stats->labels);
           }
           break;
+      }
+    }
+    if (failed && written == Written::kReplacementOfUnknownId) {
+      // The stand-in _id may be what fails (a schema typing _id, an enum of whole documents):
+      // only a failure of another named property is certain, whatever the stored _id.
+      const std::vector<uint8_t> details = details_of(&out);
+      const auto names =
+          failing_properties({details.data(), static_cast<uint32_t>(details.size())});
+      const bool certain = std::any_of(names.begin(), names.end(),
+                                       [](const std::string& name) { return name != "_id"; });
+      if (!certain) {
+        failed = false;
+        if (!s.dry_run && measurements_ != nullptr)
+          measurements_->on_schema_unjudged(s.stats->labels);
       }
     }
     if (failed && limit.moderate && written != Written::kInsert) {

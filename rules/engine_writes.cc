@@ -112,7 +112,9 @@ void Engine::inspect_update(CommandPass& s, const codec::BsonView& q, const code
       stored.value_type = BSON_TYPE_OID;
       bson_oid_init_from_data(&stored.value.v_oid, kPlaceholderObjectId);
       if (has_q_id) bson_value_copy(bson_iter_value(&q_id), &stored);
-      judge_schemas_with_id(s, u, shape.has_id(), stored, index, id, Written::kReplacement);
+      judge_schemas_with_id(
+          s, u, shape.has_id(), stored, index, id,
+          shape.has_id() || has_q_id ? Written::kReplacement : Written::kReplacementOfUnknownId);
       bson_value_destroy(&stored);
     }
     if (s.dry_run) return;

@@ -197,7 +197,15 @@ class Engine {
   void inspect_delete(CommandPass& s, const codec::BsonView& q);
   // The namespace's $jsonSchema rules on a whole document, or on what an operator update
   // changes (engine_schema.cc).
-  enum class Written : uint8_t { kInsert, kReplacement, kOperatorUpdate, kOperatorUpsert };
+  // kReplacementOfUnknownId: a replacement without _id whose query does not name the stored
+  // one; a stand-in ObjectId is judged, and a failure that may come from it is not certain.
+  enum class Written : uint8_t {
+    kInsert,
+    kReplacement,
+    kReplacementOfUnknownId,
+    kOperatorUpdate,
+    kOperatorUpsert
+  };
   void judge_schemas(CommandPass& s, const codec::BsonView& doc, int32_t index,
                      const bson_iter_t* id, Written written);
   // A whole written document judged as the server stores it: one without _id gets `id` first

@@ -36,17 +36,6 @@ void append_document_array(bson_t* parent, const char* key, std::span<const Bson
   bson_append_array_end(parent, &array);
 }
 
-BsonView view_of(const bson_iter_t& iter) {
-  uint32_t len = 0;
-  const uint8_t* data = nullptr;
-  if (BSON_ITER_HOLDS_DOCUMENT(&iter)) {
-    bson_iter_document(&iter, &len, &data);
-  } else if (BSON_ITER_HOLDS_ARRAY(&iter)) {
-    bson_iter_array(&iter, &len, &data);
-  }
-  return BsonView{data, len};
-}
-
 std::string_view find_string(const BsonView& doc, const char* key) {
   if (doc.empty()) return {};
   bson_t b = doc.borrow();

@@ -32,16 +32,7 @@ namespace engine_detail {
 inline constexpr uint32_t kMaxOffenders = 16;
 inline constexpr uint32_t kMaxLookupFroms = 32;
 
-inline codec::BsonView sub_view(const bson_iter_t* iter) {
-  uint32_t len = 0;
-  const uint8_t* data = nullptr;
-  if (BSON_ITER_HOLDS_DOCUMENT(iter)) {
-    bson_iter_document(iter, &len, &data);
-  } else if (BSON_ITER_HOLDS_ARRAY(iter)) {
-    bson_iter_array(iter, &len, &data);
-  }
-  return data == nullptr ? codec::BsonView{} : codec::BsonView{data, len};
-}
+inline codec::BsonView sub_view(const bson_iter_t* iter) { return codec::view_of(*iter); }
 
 // Finds _id in a filter when it is an equality (a value, not {$in: ...}): the document the
 // statement targets is then known.

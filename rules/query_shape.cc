@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "docguard/base/bounded_text.h"
+#include "docguard/codec/bson_elements.h"
 #include "docguard/codec/bson_view.h"
 
 namespace docguard::rules {
@@ -57,14 +58,8 @@ struct ShapeBuilder {
   }
 };
 
-// The first key of the document `it` holds, or "" when it holds no document or an empty one.
-std::string_view first_key(const bson_iter_t& it) {
-  bson_iter_t child;
-  if (!BSON_ITER_HOLDS_DOCUMENT(&it) || !child_of(it, &child) || !bson_iter_next(&child)) return {};
-  return key_of(child);
-}
-
-bool is_operator(std::string_view key) { return !key.empty() && key[0] == '$'; }
+using codec::first_key_of;
+using codec::is_operator;
 
 bool is_logical(std::string_view key) { return key == "$and" || key == "$or" || key == "$nor"; }
 
@@ -92,7 +87,7 @@ void add_operators(const bson_iter_t& start, const std::string& path, ShapeBuild
     } else if (op == "$elemMatch") {
       bson_iter_t inner;
       if (depth >= kMaxDepth || !BSON_ITER_HOLDS_DOCUMENT(&it) || !child_of(it, &inner)) continue;
-      const std::string_view first = first_key(it);
+      const std::string_view first = first_key_of(it);
       // {$elemMatch: {$gt: 1}} matches values; {$elemMatch: {sku: 1}} matches fields of
       // documents, which an index reaches as path.sku.
       if (is_operator(first) && !is_logical(first)) {
@@ -132,7 +127,7 @@ void add_filter(const bson_iter_t& start, const std::string& prefix, ShapeBuilde
     path.append(key);
     if (BSON_ITER_HOLDS_REGEX(&it)) {
       b.add(b.range, std::move(path));
-    } else if (const std::string_view first = first_key(it);
+    } else if (const std::string_view first = first_key_of(it);
                is_operator(first) && first != "$ref") {
       bson_iter_t ops;
       if (child_of(it, &ops)) add_operators(ops, path, b, depth + 1);
@@ -153,7 +148,7 @@ void add_sort(const bson_t* sort, ShapeBuilder& b) {
     const double value = numeric ? bson_iter_as_double(&it) : 0;
     if (value != 1 && value != -1) {
       // {score: {$meta: "textScore"}} or a malformed sort: no index order can give it.
-      b.skip(first_key(it) == "$meta" ? "$meta" : "sort");
+      b.skip(first_key_of(it) == "$meta" ? "$meta" : "sort");
       return;
     }
     if (!b.fits(key_of(it).size())) return;

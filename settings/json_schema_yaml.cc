@@ -118,12 +118,7 @@ YAML::Node locate(const YAML::Node& root, const std::string& keyword_path) {
   return at;
 }
 
-codec::BsonView view_of(const bson_iter_t* i) {
-  uint32_t len = 0;
-  const uint8_t* data = nullptr;
-  bson_iter_document(i, &len, &data);
-  return codec::BsonView{data, len};
-}
+codec::BsonView view_of(const bson_iter_t* i) { return codec::view_of(*i); }
 
 // A validator's keys beside $jsonSchema are query operators ({status: {$in: [...]}}): docguard
 // judges only the $jsonSchema, so such a validator is refused rather than half applied.

@@ -19,12 +19,8 @@ using codec::BsonView;
 
 constexpr int kMaxDepth = 32;
 
-bool is_operator(std::string_view key) { return !key.empty() && key[0] == '$'; }
-
-std::string_view first_key(const BsonView& doc) {
-  BsonElements e(doc);
-  return e.next() ? e.key : std::string_view();
-}
+using codec::first_key;
+using codec::is_operator;
 
 bool collatable(uint8_t type) {
   return type == BSON_TYPE_UTF8 || type == BSON_TYPE_SYMBOL || type == BSON_TYPE_ARRAY ||

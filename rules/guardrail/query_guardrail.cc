@@ -13,14 +13,8 @@ namespace {
 using codec::BsonView;
 using codec::key_of;
 
-bool is_operator(std::string_view key) { return !key.empty() && key[0] == '$'; }
-
-// The first key of an embedded document, or "".
-std::string_view first_key_of(const codec::BsonElements& e) {
-  if (!e.holds_document()) return {};
-  codec::BsonElements inner(e.container());
-  return inner.next() ? inner.key : std::string_view();
-}
+using codec::first_key_of;
+using codec::is_operator;
 
 // A value every index compares alike whatever its collation, and that a sparse index holds.
 bool plain_value(const codec::BsonElements& e) {

@@ -3,6 +3,7 @@
 #include <bson/bson.h>
 
 #include "docguard/base/bounded_text.h"
+#include "docguard/codec/bson_elements.h"
 #include "docguard/codec/bson_view.h"
 #include "docguard/rules/query_guardrail.h"
 
@@ -16,16 +17,8 @@ using codec::key_of;
 // Past this depth of $and / $or / $elemMatch nesting the shape text says no more.
 constexpr int kMaxDepth = 8;
 
-bool is_operator(std::string_view key) { return !key.empty() && key[0] == '$'; }
-
-std::string_view first_key(const bson_iter_t& it) {
-  bson_iter_t child;
-  if (!BSON_ITER_HOLDS_DOCUMENT(&it) || !bson_iter_recurse(&it, &child) ||
-      !bson_iter_next(&child)) {
-    return {};
-  }
-  return key_of(child);
-}
+using codec::first_key_of;
+using codec::is_operator;
 
 struct ShapeWriter {
   std::string& out;
@@ -93,8 +86,8 @@ void ShapeWriter::value(const bson_iter_t& it, std::string_view key, int depth) 
       }
     }
     out.push_back(']');
-  } else if (BSON_ITER_HOLDS_DOCUMENT(&it) && is_operator(first_key(it)) &&
-             first_key(it) != "$ref") {
+  } else if (BSON_ITER_HOLDS_DOCUMENT(&it) && is_operator(first_key_of(it)) &&
+             first_key_of(it) != "$ref") {
     operators(it, depth);
   } else if (BSON_ITER_HOLDS_REGEX(&it)) {
     out.append("/?/");  // a regex uses an index otherwise than an equality: its own shape
@@ -115,7 +108,7 @@ void ShapeWriter::operators(const bson_iter_t& field, int depth) {
       out.append(": ");
       first = false;
       if ((op == "$elemMatch" || op == "$not") && BSON_ITER_HOLDS_DOCUMENT(&it)) {
-        if (is_operator(first_key(it))) {
+        if (is_operator(first_key_of(it))) {
           operators(it, depth + 1);
         } else {
           filter(codec::view_of(it), depth + 1);

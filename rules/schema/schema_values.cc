@@ -48,12 +48,6 @@ TypeMask numbers() {
          type_bit(BSON_TYPE_DECIMAL128);
 }
 
-int32_t read_i32(const uint8_t* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
-
 // Documents nest at most 100 levels on a server; deeper values compare unequal rather than
 // recurse without bound.
 constexpr int kMaxCompareDepth = 128;
@@ -173,7 +167,7 @@ std::optional<double> number_of(const Value& v) {
     }
     case BSON_TYPE_INT32:
       if (v.size < 4) return std::nullopt;
-      return static_cast<double>(read_i32(v.data));
+      return static_cast<double>(codec::load_le32(v.data));
     case BSON_TYPE_INT64: {
       if (v.size < 8) return std::nullopt;
       int64_t i;

@@ -58,13 +58,8 @@ inline uint64_t mix_key(uint64_t h, std::string_view key) {
   return mix(h, tail);
 }
 
-bool is_operator(std::string_view key) { return !key.empty() && key[0] == '$'; }
-
-std::string_view first_key(const BsonElements& e) {
-  if (!e.holds_document()) return {};
-  BsonElements inner(e.value, e.value_size);
-  return inner.next() ? inner.key : std::string_view();
-}
+using codec::first_key_of;
+using codec::is_operator;
 
 uint64_t filter(uint64_t h, const BsonView& doc, int depth);
 
@@ -76,8 +71,8 @@ uint64_t operators(uint64_t h, const BsonElements& field, int depth) {
     for (BsonElements e(field.value, field.value_size); e.next();) {
       h = mix_key(h, e.key);
       if ((e.key == "$elemMatch" || e.key == "$not") && e.holds_document()) {
-        h = is_operator(first_key(e)) ? operators(h, e, depth + 1)
-                                      : filter(h, e.container(), depth + 1);
+        h = is_operator(first_key_of(e)) ? operators(h, e, depth + 1)
+                                         : filter(h, e.container(), depth + 1);
       } else {
         h = mix(h, kValue);
       }
@@ -97,7 +92,7 @@ uint64_t value(uint64_t h, const BsonElements& e, int depth) {
       return mix(h, kListClose);
     }
   } else if (e.holds_document()) {
-    const std::string_view first = first_key(e);
+    const std::string_view first = first_key_of(e);
     if (is_operator(first) && first != "$ref") return operators(h, e, depth);
   } else if (e.type == BSON_TYPE_REGEX) {
     return mix(h, kRegex);  // {name: /^a/} is not {name: "a"}: another index use, another shape

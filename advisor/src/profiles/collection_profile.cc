@@ -14,6 +14,7 @@
 
 #include "docguard/advisor/bson_types.h"
 #include "docguard/advisor/document_id.h"
+#include "docguard/codec/bson_elements.h"
 
 namespace docguard::advisor {
 namespace {
@@ -28,82 +29,6 @@ uint64_t mix(uint64_t h) {
   h *= 0xff51afd7ed558ccdULL;
   h ^= h >> 33;
   return h | 1;  // never 0, the empty marker
-}
-
-int32_t read_i32(const uint8_t* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
-
-// Size of an element's value from its type and length prefix (checked within [p, end) for
-// the variable-size types; value_size() below checks every type).
-int64_t raw_value_size(uint8_t type, const uint8_t* p, const uint8_t* end) {
-  const int64_t left = end - p;
-  switch (type) {
-    case 0x01:
-    case 0x09:
-    case 0x11:
-    case 0x12:
-      return 8;
-    case 0x07:
-      return 12;
-    case 0x08:
-      return 1;
-    case 0x10:
-      return 4;
-    case 0x13:
-      return 16;
-    case 0x06:
-    case 0x0A:
-    case 0xFF:
-    case 0x7F:
-      return 0;
-    case 0x02:
-    case 0x0D:
-    case 0x0E: {
-      if (left < 4) return -1;
-      const int32_t n = read_i32(p);
-      if (n < 1 || n > left - 4 || p[4 + n - 1] != 0) return -1;
-      return 4 + static_cast<int64_t>(n);
-    }
-    case 0x03:
-    case 0x04:
-    case 0x0F: {
-      if (left < 5) return -1;
-      const int32_t n = read_i32(p);
-      if (n < 5 || n > left || p[n - 1] != 0) return -1;
-      return n;
-    }
-    case 0x05: {
-      if (left < 5) return -1;
-      const int32_t n = read_i32(p);
-      if (n < 0 || n > left - 5) return -1;
-      return 5 + static_cast<int64_t>(n);
-    }
-    case 0x0B: {
-      const void* a = std::memchr(p, 0, static_cast<size_t>(left));
-      if (!a) return -1;
-      const uint8_t* q = static_cast<const uint8_t*>(a) + 1;
-      const void* b = std::memchr(q, 0, static_cast<size_t>(end - q));
-      if (!b) return -1;
-      return static_cast<const uint8_t*>(b) + 1 - p;
-    }
-    case 0x0C: {
-      if (left < 4) return -1;
-      const int32_t n = read_i32(p);
-      if (n < 1 || n > left - 16 || p[4 + n - 1] != 0) return -1;
-      return 4 + static_cast<int64_t>(n) + 12;
-    }
-    default:
-      return -1;
-  }
-}
-
-// Size of an element's value, or -1 when it does not fit in [p, end).
-int64_t value_size(uint8_t type, const uint8_t* p, const uint8_t* end) {
-  const int64_t size = raw_value_size(type, p, end);
-  return size <= end - p ? size : -1;
 }
 
 bool is_reference_name(const uint8_t* key, size_t n) {
@@ -184,7 +109,7 @@ int32_t CollectionProfile::slot_for(uint64_t hash, int32_t parent_slot, const ui
   return slot_index_[i];
 }
 
-bool CollectionProfile::walk_array(Walk& walk, const uint8_t* p, const uint8_t* end, uint64_t hash,
+bool CollectionProfile::walk_array(Walk& walk, const codec::BsonView& container, uint64_t hash,
                                    int32_t slot, uint32_t depth) {
   if (depth > walk.max_depth) walk.max_depth = depth;
   // An index, not a pointer: nested arrays may grow arrays_ while this one is walked.
@@ -198,26 +123,21 @@ bool CollectionProfile::walk_array(Walk& walk, const uint8_t* p, const uint8_t* 
     array = field.array;
   }
   uint64_t length = 0;
-  while (p < end) {
-    const uint8_t type = *p++;
-    const void* key_end = std::memchr(p, 0, static_cast<size_t>(end - p));
-    if (!key_end) return false;
-    p = static_cast<const uint8_t*>(key_end) + 1;
-    const int64_t size = value_size(type, p, end);
-    if (size < 0) return false;
+  codec::BsonElements e(container);
+  while (e.next()) {
     ++length;
-    if (array >= 0) arrays_[array].element_types |= bson_type_bit(type);
+    if (array >= 0) arrays_[array].element_types |= bson_type_bit(e.type);
     if (depth < kMaxWalkDepth) {
       // Elements' fields share the array's path: "items.productId" for every element.
-      if (type == 0x03 && !walk_document(walk, p + 4, p + size - 1, hash, slot, depth + 1, true)) {
+      if (e.holds_document() && !walk_document(walk, e.container(), hash, slot, depth + 1, true)) {
         return false;
       }
-      if (type == 0x04 && !walk_array(walk, p + 4, p + size - 1, hash, slot, depth + 1)) {
+      if (e.holds_array() && !walk_array(walk, e.container(), hash, slot, depth + 1)) {
         return false;
       }
     }
-    p += size;
   }
+  if (e.malformed()) return false;
   if (array >= 0) {
     ArrayStats& stats = arrays_[array];
     stats.lengths.add(length);
@@ -228,23 +148,21 @@ bool CollectionProfile::walk_array(Walk& walk, const uint8_t* p, const uint8_t* 
   return true;
 }
 
-bool CollectionProfile::walk_document(Walk& walk, const uint8_t* p, const uint8_t* end,
+bool CollectionProfile::walk_document(Walk& walk, const codec::BsonView& container,
                                       uint64_t parent_hash, int32_t parent_slot, uint32_t depth,
                                       bool inside_array) {
   if (depth > walk.max_depth) walk.max_depth = depth;
-  while (p < end) {
-    const uint8_t type = *p++;
-    // Hash the key while looking for its end: one pass over its bytes.
-    const uint8_t* key = p;
+  codec::BsonElements e(container);
+  while (e.next()) {
+    const uint8_t type = e.type;
+    const std::string_view key = e.key;
     uint64_t h = parent_hash ^ 0x2e;
-    while (p < end && *p) h = (h ^ *p++) * kFnvPrime;
-    if (p >= end) return false;
-    const size_t key_length = static_cast<size_t>(p - key);
-    ++p;
+    for (const char c : key) h = (h ^ static_cast<uint8_t>(c)) * kFnvPrime;
     h = mix(h);
-    const int64_t size = value_size(type, p, end);
-    if (size < 0) return false;
-    const int32_t slot = slot_for(h, parent_slot, key, key_length, depth, inside_array);
+    const uint8_t* p = e.value;
+    const uint32_t size = e.value_size;
+    const int32_t slot = slot_for(h, parent_slot, reinterpret_cast<const uint8_t*>(key.data()),
+                                  key.size(), depth, inside_array);
     if (slot >= 0) {
       FieldStats& field = fields_[slot];
       ++field.occurrences;
@@ -253,38 +171,38 @@ bool CollectionProfile::walk_document(Walk& walk, const uint8_t* p, const uint8_
         ++field.documents;
       }
       field.types |= bson_type_bit(type);
-      const uint64_t bytes = static_cast<uint64_t>(size) + key_length + 2;
+      const uint64_t bytes = uint64_t{size} + key.size() + 2;
       field.total_value_bytes += bytes;
       if (bytes > field.max_value_bytes) field.max_value_bytes = bytes;
-      if (type == 0x09) {
+      if (type == BSON_TYPE_DATE_TIME) {
         int64_t millis;
         std::memcpy(&millis, p, 8);
         field.min_date = std::min(field.min_date, millis);
         field.max_date = std::max(field.max_date, millis);
       }
-      if (depth == 1 && (type == 0x02 || type == 0x07 || type == 0x10 || type == 0x12)) {
+      if (depth == 1 && (type == BSON_TYPE_UTF8 || type == BSON_TYPE_OID ||
+                         type == BSON_TYPE_INT32 || type == BSON_TYPE_INT64)) {
         if (!field.distinct && distinct_fields_ < settings_.max_distinct_tracked_fields &&
-            !(key_length == 3 && std::memcmp(key, "_id", 3) == 0)) {
+            key != "_id") {
           field.distinct = std::make_unique<DistinctCounter>(settings_.distinct_values_cap);
           ++distinct_fields_;
         }
         if (field.distinct && !field.distinct->saturated()) {
-          field.distinct->add(hash_bytes(p, static_cast<size_t>(size)) ^ type);
+          field.distinct->add(hash_bytes(p, size) ^ type);
         }
       }
     }
     if (depth < kMaxWalkDepth) {
-      if (type == 0x03 &&
-          !walk_document(walk, p + 4, p + size - 1, h, slot, depth + 1, inside_array)) {
+      if (e.holds_document() &&
+          !walk_document(walk, e.container(), h, slot, depth + 1, inside_array)) {
         return false;
       }
-      if (type == 0x04 && !walk_array(walk, p + 4, p + size - 1, h, slot, depth + 1)) {
+      if (e.holds_array() && !walk_array(walk, e.container(), h, slot, depth + 1)) {
         return false;
       }
     }
-    p += size;
   }
-  return true;
+  return !e.malformed();
 }
 
 void CollectionProfile::note_longest(std::vector<DocumentRef>& list, uint64_t value,
@@ -304,13 +222,13 @@ void CollectionProfile::note_longest(std::vector<DocumentRef>& list, uint64_t va
 }
 
 bool CollectionProfile::add_document(const uint8_t* data, uint32_t size, std::string* error) {
-  if (size < 5 || static_cast<uint32_t>(read_i32(data)) != size || data[size - 1] != 0) {
+  if (size < 5 || static_cast<uint32_t>(codec::load_le32(data)) != size || data[size - 1] != 0) {
     *error = "corrupt document: length prefix does not match its framing";
     return false;
   }
   Walk walk{sizes_.count() + 1, 1};
   pending_longest_.clear();
-  if (!walk_document(walk, data + 4, data + size - 1, kRootHash, -1, 1, false)) {
+  if (!walk_document(walk, codec::BsonView{data, size}, kRootHash, -1, 1, false)) {
     *error = "corrupt document: an element runs past its document's end or has an unknown type";
     return false;
   }

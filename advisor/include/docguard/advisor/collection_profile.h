@@ -13,6 +13,7 @@
 #include "docguard/advisor/dump_reader.h"
 #include "docguard/advisor/log_histogram.h"
 #include "docguard/advisor/settings.h"
+#include "docguard/codec/bson_view.h"
 
 namespace docguard::advisor {
 
@@ -85,9 +86,9 @@ class CollectionProfile {
 
  private:
   struct Walk;
-  bool walk_document(Walk& walk, const uint8_t* p, const uint8_t* end, uint64_t parent_hash,
+  bool walk_document(Walk& walk, const codec::BsonView& container, uint64_t parent_hash,
                      int32_t parent_slot, uint32_t depth, bool inside_array);
-  bool walk_array(Walk& walk, const uint8_t* p, const uint8_t* end, uint64_t hash, int32_t slot,
+  bool walk_array(Walk& walk, const codec::BsonView& container, uint64_t hash, int32_t slot,
                   uint32_t depth);
   int32_t slot_for(uint64_t hash, int32_t parent_slot, const uint8_t* key, size_t key_length,
                    uint32_t depth, bool inside_array);

@@ -212,17 +212,39 @@ class BsonElements {
     return true;
   }
 
+  // Whether the walk ended on a malformed element rather than at the container's end.
+  bool malformed() const { return malformed_; }
+
  private:
   bool stop() {
     p_ = end_;
+    malformed_ = true;
     return false;
   }
   const uint8_t* p_;
   const uint8_t* end_;
+  bool malformed_ = false;
 };
 
 inline bool is_container(uint8_t type) {
   return type == BSON_TYPE_DOCUMENT || type == BSON_TYPE_ARRAY;
+}
+
+// A query or update operator's name ($gte, $set, $elemMatch): how filters and updates tell
+// their operators from field names.
+inline bool is_operator(std::string_view key) { return !key.empty() && key[0] == '$'; }
+
+// The first key of a document, "" when it is empty (or malformed).
+inline std::string_view first_key(const BsonView& doc) {
+  BsonElements e(doc);
+  return e.next() ? e.key : std::string_view();
+}
+// The first key of the document an element or iterator holds; "" for any other value.
+inline std::string_view first_key_of(const BsonElements& e) {
+  return e.holds_document() ? first_key(e.container()) : std::string_view();
+}
+inline std::string_view first_key_of(const bson_iter_t& it) {
+  return BSON_ITER_HOLDS_DOCUMENT(&it) ? first_key(view_of(it)) : std::string_view();
 }
 
 }  // namespace docguard::codec

@@ -138,8 +138,17 @@ struct StringHash {
   size_t operator()(std::string_view s) const { return hash_bytes(s); }
 };
 
-// Returns the view of an embedded document/array value the iterator points at.
-BsonView view_of(const bson_iter_t& iter);
+// The document or array an iterator is on (empty for any other value).
+inline BsonView view_of(const bson_iter_t& iter) {
+  uint32_t len = 0;
+  const uint8_t* data = nullptr;
+  if (BSON_ITER_HOLDS_DOCUMENT(&iter)) {
+    bson_iter_document(&iter, &len, &data);
+  } else if (BSON_ITER_HOLDS_ARRAY(&iter)) {
+    bson_iter_array(&iter, &len, &data);
+  }
+  return BsonView{data, len};
+}
 
 // Appends `docs` to `parent` as the array `key` ("0", "1", ... keys).
 void append_document_array(bson_t* parent, const char* key, std::span<const BsonView> docs);

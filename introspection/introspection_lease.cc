@@ -172,14 +172,11 @@ cluster::Expected<std::vector<advisor::SharedCollection>> IntrospectionLease::lo
   auto read = reader.read_documents(
       database_, kFactsCollection, 0, [&](const uint8_t* data, uint32_t size) {
         advisor::SharedCollection shared;
-        std::string why;
-        if (advisor::read_shared_collection(data, size, &shared, &why)) {
+        if (auto read = advisor::read_shared_collection(data, size, &shared)) {
           out.push_back(std::move(shared));
         } else {
-          spdlog::debug(
-              "introspection lease: a facts document "
-              "was skipped: {}",
-              why);
+          spdlog::debug("introspection lease: a facts document was skipped: {}",
+                        read.error().message);
         }
         return true;
       });

@@ -80,14 +80,14 @@ class IntrospectionVisitor final : public advisor::DumpVisitor {
     namespaces_.push_back(metadata.db + "." + metadata.collection);
   }
 
-  bool on_document(std::string_view db, std::string_view collection, const uint8_t* data,
-                   uint32_t size, std::string*) override {
-    if (!current_ || current_->db() != db || current_->collection() != collection) return true;
-    std::string ignored;  // a document the profile cannot walk is skipped, not fatal
-    current_->add_document(data, size, &ignored);
+  base::Expected<void> on_document(std::string_view db, std::string_view collection,
+                                   const uint8_t* data, uint32_t size) override {
+    if (!current_ || current_->db() != db || current_->collection() != collection) return {};
+    // A document the profile cannot walk is skipped, not fatal.
+    (void)current_->add_document(data, size);
     engine_.learn_stored_document(db, collection, codec::BsonView{data, size});
     ++documents_;
-    return true;
+    return {};
   }
 
   void flush() {
@@ -209,7 +209,7 @@ void Introspector::run() {
   }
 }
 
-cluster::ClusterReader* Introspector::reader(std::string* error) {
+base::Expected<cluster::ClusterReader*> Introspector::reader() {
   if (reader_) return reader_.get();
   cluster::ReaderOptions options;
   options.uri = target_.uri;
@@ -219,10 +219,7 @@ cluster::ClusterReader* Introspector::reader(std::string* error) {
   options.max_commands_per_second = settings_.max_commands_per_second;
   options.stop = &stop_;
   auto opened = cluster::ClusterReader::open(options);
-  if (!opened) {
-    *error = opened.error().message;
-    return nullptr;
-  }
+  if (!opened) return opened.error();
   reader_ = std::move(opened).value();
   return reader_.get();
 }
@@ -230,9 +227,9 @@ cluster::ClusterReader* Introspector::reader(std::string* error) {
 void Introspector::catch_up() {
   const auto unread = advisor_.take_unread_namespaces(kCatchUpMaxCollections);
   if (unread.empty()) return;
-  std::string error;
-  cluster::ClusterReader* r = reader(&error);
-  if (r == nullptr) return;
+  auto opened = reader();
+  if (!opened) return;
+  cluster::ClusterReader* r = opened.value();
   const uint64_t commands_before = r->commands_sent();
   bool held;
   {
@@ -240,7 +237,7 @@ void Introspector::catch_up() {
     held = lease_held_;
   }
   // A follower first looks at what the holder stored: it may know these already.
-  if (lease_ && !held) load_shared(*r, &error);
+  if (lease_ && !held) (void)load_shared(*r);  // what cannot be loaded is read below
   IntrospectionVisitor visitor(target_.profile_settings, advisor_, engine_);
   if (lease_ && held) visitor.share();
   for (const auto& [db, collection] : unread) {
@@ -282,23 +279,27 @@ void Introspector::pass() {
     std::lock_guard lock(mutex_);
     last_started_ = unix_now();
   }
-  std::string result, error_text;
+  PassResult result = PassResult::kFailed;
+  std::string error_text;
   uint64_t commands = 0;
   IntrospectionVisitor visitor(target_.profile_settings, advisor_, engine_);
-  if (cluster::ClusterReader* opened = reader(&error_text); opened == nullptr) {
-    result = "failed";
+  if (auto opened = reader(); !opened) {
+    error_text = opened.error().message;
   } else {
-    cluster::ClusterReader& r = *opened;
+    cluster::ClusterReader& r = *opened.value();
     const uint64_t commands_before = r.commands_sent();
     // A lease lasts two intervals: the holder renews it every pass, and when it is gone another
     // instance takes over within two intervals.
     cluster::Expected<bool> held = true;
     if (lease_) held = lease_->acquire(r, settings_.interval * 2);
     if (!held) {
-      result = "failed";
       error_text = "the introspection lease in " + lease_->database() + ": " + held.error().message;
     } else if (!held.value()) {
-      result = load_shared(r, &error_text);
+      if (auto loaded = load_shared(r)) {
+        result = PassResult::kShared;
+      } else {
+        error_text = loaded.error().message;
+      }
     } else {
       if (lease_) visitor.share();
       advisor::ClusterSelection scope;
@@ -310,12 +311,11 @@ void Introspector::pass() {
       visitor.flush();
       if (error && error->kind == base::ErrorKind::kStopped) return;
       if (error) {
-        result = "failed";
         error_text = error->message;
         if (cluster::is_unauthorized(*error)) log_unknown_once("cannot list: " + error->message);
       } else {
         advisor_.on_cluster_pass(visitor.databases(), visitor.namespaces());
-        result = visitor.unknown().empty() ? "ok" : "partial";
+        result = visitor.unknown().empty() ? PassResult::kOk : PassResult::kPartial;
         if (lease_) {
           if (auto published =
                   lease_->publish(r, visitor.shared(), IntrospectionLease::FactsPass::kComplete)) {
@@ -336,10 +336,10 @@ void Introspector::pass() {
   metrics_.observe_seconds(seconds);
   metrics_.add_commands(commands);
   metrics_.set_unknown_facts(visitor.unknown().size());
-  if (result == "shared") {
+  if (result == PassResult::kShared) {
     spdlog::debug("introspection: another instance holds the lease; its facts were loaded from {}",
                   settings_.lease_database);
-  } else if (result == "failed") {
+  } else if (result == PassResult::kFailed) {
     spdlog::warn("introspection of {} failed after {:.1f} s: {} (retried at the next pass)",
                  target_.redacted_uri, seconds, error_text);
   } else {
@@ -358,11 +358,12 @@ void Introspector::pass() {
   last_seconds_ = seconds;
 }
 
-std::string Introspector::load_shared(cluster::ClusterReader& reader, std::string* error) {
+base::Expected<void> Introspector::load_shared(cluster::ClusterReader& reader) {
   auto loaded = lease_->load(reader);
   if (!loaded) {
-    *error = "the fleet's facts in " + lease_->database() + ": " + loaded.error().message;
-    return "failed";
+    base::Error error = loaded.error();
+    error.message = "the fleet's facts in " + lease_->database() + ": " + error.message;
+    return error;
   }
   std::vector<std::string> databases, namespaces;
   for (advisor::SharedCollection& shared : loaded.value()) {
@@ -375,7 +376,7 @@ std::string Introspector::load_shared(cluster::ClusterReader& reader, std::strin
     advisor_.on_shared_collection(std::move(shared));
   }
   advisor_.on_cluster_pass(databases, namespaces);
-  return "shared";
+  return {};
 }
 
 std::string Introspector::status_json() const {
@@ -390,7 +391,7 @@ std::string Introspector::status_json() const {
                 static_cast<unsigned long long>(commands_), last_started_, last_seconds_,
                 std::max(0.0, next));
   return std::string("{\"enabled\":true,\"uri\":") + json::quoted(target_.redacted_uri) + "," +
-         numbers + ",\"last_result\":" + json::quoted(last_result_) +
+         numbers + ",\"last_result\":" + json::quoted(kPassResultNames.name(last_result_)) +
          ",\"last_error\":" + json::quoted(last_error_) +
          ",\"lease_database\":" + json::quoted(settings_.lease_database) +
          ",\"lease_holder\":" + json::quoted(lease_ ? lease_->holder() : "") +

@@ -35,10 +35,11 @@ IntrospectionMetrics::IntrospectionMetrics(prometheus::Registry& registry)
                       .Help("Uncompressed data size of the collection, from the server")
                       .Register(registry)) {}
 
-void IntrospectionMetrics::count_run(const std::string& result) {
+void IntrospectionMetrics::count_run(introspection::PassResult result) {
+  const std::string label = introspection::kPassResultNames.name(result);
   std::lock_guard lock(mutex_);
-  auto [it, inserted] = run_series_.try_emplace(result, nullptr);
-  if (inserted) it->second = &runs_.Add({{"result", result}});
+  auto [it, inserted] = run_series_.try_emplace(label, nullptr);
+  if (inserted) it->second = &runs_.Add({{"result", label}});
   it->second->Increment();
 }
 

@@ -34,18 +34,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   advisor::CollectionMetadata metadata;
   advisor::apply_create_options(doc.data(), length, &metadata);
   advisor::apply_collmod(doc.data(), length, &metadata);
-  std::string error;
-  advisor::apply_collection_entry(advisor::BsonBytes{doc.data(), doc.size()}, &metadata, &error);
-  advisor::apply_collection_stats(advisor::BsonBytes{doc.data(), doc.size()}, &metadata, &error);
-  advisor::apply_index_documents({doc}, &metadata, &error);
-  advisor::apply_index_stats({doc}, &metadata, &error);
+  (void)advisor::apply_collection_entry(advisor::BsonBytes{doc.data(), doc.size()}, &metadata);
+  (void)advisor::apply_collection_stats(advisor::BsonBytes{doc.data(), doc.size()}, &metadata);
+  (void)advisor::apply_index_documents({doc}, &metadata);
+  (void)advisor::apply_index_stats({doc}, &metadata);
 
   advisor::SharedCollection shared;
-  if (advisor::read_shared_collection(doc.data(), length, &shared, &error)) {
+  if (advisor::read_shared_collection(doc.data(), length, &shared)) {
     const std::vector<uint8_t> again = advisor::shared_collection_bson(shared);
     advisor::SharedCollection reread;
-    if (!advisor::read_shared_collection(again.data(), static_cast<uint32_t>(again.size()), &reread,
-                                         &error)) {
+    if (!advisor::read_shared_collection(again.data(), static_cast<uint32_t>(again.size()),
+                                         &reread)) {
       __builtin_trap();  // what docguard wrote, it must read back
     }
   }

@@ -22,10 +22,10 @@ class ExactCopyProfiler final : public DumpVisitor {
   void on_collection(const CollectionMetadata& metadata) override {
     profile(metadata.db, metadata.collection).set_metadata(metadata);
   }
-  bool on_document(std::string_view db, std::string_view collection, const uint8_t* data,
-                   uint32_t size, std::string* error) override {
+  docguard::base::Expected<void> on_document(std::string_view db, std::string_view collection,
+                                             const uint8_t* data, uint32_t size) override {
     const std::vector<uint8_t> copy(data, data + size);
-    return profile(db, collection).add_document(copy.data(), size, error);
+    return profile(db, collection).add_document(copy.data(), size);
   }
 
  private:
@@ -49,8 +49,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ReaderLimits limits;
   limits.max_document_bytes = 1 << 20;
   limits.read_chunk_bytes = 4096;  // documents straddle chunks: the buffer's compaction runs
-  const auto error =
+  const auto read =
       docguard::testing::read_stream_from_memory("fuzz.input", data, size, profiler, limits);
-  if (error && error->offset > size) __builtin_trap();
+  if (!read && read.error().offset > size) __builtin_trap();
   return 0;
 }

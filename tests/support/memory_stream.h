@@ -36,9 +36,9 @@ class MemoryStream final : public advisor::ByteStream {
 
 // Reads one archive or BSON stream held in memory, as read_dump reads one file. `name` is used
 // in errors and, for a BSON stream, as "db.collection" or "collection".
-inline std::optional<advisor::ReadError> read_stream_from_memory(
-    const std::string& name, const uint8_t* data, size_t size, advisor::DumpVisitor& visitor,
-    const advisor::ReaderLimits& limits = {}) {
+inline advisor::ReadResult read_stream_from_memory(const std::string& name, const uint8_t* data,
+                                                   size_t size, advisor::DumpVisitor& visitor,
+                                                   const advisor::ReaderLimits& limits = {}) {
   MemoryStream in(name, data, size);
   const size_t dot = name.find('.');
   const std::string db = dot == std::string::npos ? "" : name.substr(0, dot);

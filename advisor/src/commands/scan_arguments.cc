@@ -8,6 +8,12 @@
 namespace docguard::advisor {
 namespace {
 
+// A command line or credentials file docguard cannot use: the user fixes what they wrote.
+base::Error usage_error(std::string message) {
+  return base::Error{base::ErrorKind::kConfiguration, base::ErrorSource::kConfiguration,
+                     std::move(message)};
+}
+
 std::string_view trim(std::string_view text) {
   while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
   while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r')) {
@@ -41,27 +47,25 @@ bool percent_decode(std::string_view text, std::string* out) {
   return true;
 }
 
-bool credentials_from_uri(std::string_view uri, Credentials* out, std::string* error) {
+base::Expected<void> credentials_from_uri(std::string_view uri, Credentials* out) {
   const auto start = uri.find("://") + 3;
   const auto end = uri.find_first_of("/?", start);
   const std::string_view authority =
       uri.substr(start, end == std::string_view::npos ? end : end - start);
   const auto at = authority.rfind('@');
   if (at == std::string_view::npos) {
-    *error = "the connection string in the credentials file has no user";
-    return false;
+    return usage_error("the connection string in the credentials file has no user");
   }
   const std::string_view userinfo = authority.substr(0, at);
   const auto colon = userinfo.find(':');
   std::string user, password;
   if (!percent_decode(userinfo.substr(0, colon), &user) ||
       (colon != std::string_view::npos && !percent_decode(userinfo.substr(colon + 1), &password))) {
-    *error = "the connection string in the credentials file has a bad %-escape";
-    return false;
+    return usage_error("the connection string in the credentials file has a bad %-escape");
   }
   out->username = user;
   if (colon != std::string_view::npos) out->password = password;
-  return true;
+  return {};
 }
 
 }  // namespace
@@ -70,7 +74,7 @@ bool is_cluster_uri(std::string_view source) {
   return source.rfind("mongodb://", 0) == 0 || source.rfind("mongodb+srv://", 0) == 0;
 }
 
-bool parse_scan_arguments(int argc, char** argv, ScanArguments* out, std::string* error) {
+base::Expected<void> parse_scan_arguments(int argc, char** argv, ScanArguments* out) {
   bool cluster_only = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
@@ -78,15 +82,13 @@ bool parse_scan_arguments(int argc, char** argv, ScanArguments* out, std::string
     if (arg == "--format" && has_value) {
       const auto format = kReportFormatNames.value(argv[++i]);
       if (!format) {
-        *error = "--format takes " + kReportFormatNames.choices();
-        return false;
+        return usage_error("--format takes " + kReportFormatNames.choices());
       }
       out->format = *format;
     } else if (arg == "--fail-on" && has_value) {
       Severity severity;
       if (!parse_severity(argv[++i], &severity) || severity == Severity::kInfo) {
-        *error = "--fail-on takes warn or block";
-        return false;
+        return usage_error("--fail-on takes warn or block");
       }
       out->fail_on = severity;
     } else if (arg == "--config" && has_value) {
@@ -96,8 +98,7 @@ bool parse_scan_arguments(int argc, char** argv, ScanArguments* out, std::string
       const auto [end, ec] =
           std::from_chars(value.data(), value.data() + value.size(), out->sample);
       if (ec != std::errc() || end != value.data() + value.size() || out->sample == 0) {
-        *error = "--sample takes a number of documents per collection (1 or more)";
-        return false;
+        return usage_error("--sample takes a number of documents per collection (1 or more)");
       }
       cluster_only = true;
     } else if (arg == "--db" && has_value) {
@@ -113,23 +114,21 @@ bool parse_scan_arguments(int argc, char** argv, ScanArguments* out, std::string
       out->quiet = true;
     } else if (arg == "-h" || arg == "--help") {
       out->help = true;
-      return true;
+      return {};
     } else if (out->source.empty() && !arg.empty() && arg[0] != '-') {
       out->source = arg;
     } else {
-      *error = "unexpected argument: " + arg;
-      return false;
+      return usage_error("unexpected argument: " + arg);
     }
   }
   if (out->source.empty()) {
-    *error = "a dump path or a mongodb:// URI is needed";
-    return false;
+    return usage_error("a dump path or a mongodb:// URI is needed");
   }
   if (cluster_only && !is_cluster_uri(out->source)) {
-    *error = "--sample, --db, --collection and --credentials-file apply to a mongodb:// URI";
-    return false;
+    return usage_error(
+        "--sample, --db, --collection and --credentials-file apply to a mongodb:// URI");
   }
-  return true;
+  return {};
 }
 
 base::Expected<Credentials> parse_credentials(std::string_view text) {
@@ -149,7 +148,8 @@ base::Expected<Credentials> parse_credentials(std::string_view text) {
       if (found.username || found.password) {
         return refused("the credentials file has both a connection string and user/password lines");
       }
-      if (std::string why; !credentials_from_uri(line, &found, &why)) return refused(why);
+      if (auto read = credentials_from_uri(line, &found); !read)
+        return refused(read.error().message);
       continue;
     }
     const auto colon = line.find(':');

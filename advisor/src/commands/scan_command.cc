@@ -37,8 +37,8 @@ bool read_source(const ScanArguments& args, const char* command, DumpVisitor& vi
                  std::ostream& err, std::string* source) {
   if (is_cluster_uri(args.source)) return scan_cluster(args, command, visitor, err, source);
   *source = args.source;
-  if (auto error = read_dump(args.source, visitor)) {
-    err << command << ": " << error->to_string() << "\n";
+  if (auto read = read_dump(args.source, visitor); !read) {
+    err << command << ": " << read.error().to_string() << "\n";
     return false;
   }
   return true;
@@ -49,9 +49,8 @@ bool read_source(const ScanArguments& args, const char* command, DumpVisitor& vi
 int run_scan(int argc, char** argv, std::ostream& out, std::ostream& err,
              const ScanConfigLoader& loader) {
   ScanArguments args;
-  std::string why;
-  if (!parse_scan_arguments(argc, argv, &args, &why)) {
-    err << why << "\n" << kScanUsage;
+  if (auto parsed = parse_scan_arguments(argc, argv, &args); !parsed) {
+    err << parsed.error().message << "\n" << kScanUsage;
     return 2;
   }
   if (args.help) {
@@ -111,10 +110,11 @@ int run_validator(int argc, char** argv, std::ostream& out, std::ostream& err) {
     }
   }
   ScanArguments args;
-  std::string why;
-  if (!parse_scan_arguments(static_cast<int>(scan_argv.size()), scan_argv.data(), &args, &why) ||
-      !args.db.empty() || !args.collection.empty()) {
-    err << (why.empty() ? "validator: the namespace names the collection" : why) << "\n"
+  const auto parsed =
+      parse_scan_arguments(static_cast<int>(scan_argv.size()), scan_argv.data(), &args);
+  if (!parsed || !args.db.empty() || !args.collection.empty()) {
+    err << (parsed ? "validator: the namespace names the collection" : parsed.error().message)
+        << "\n"
         << kValidatorUsage;
     return 2;
   }

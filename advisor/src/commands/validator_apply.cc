@@ -22,15 +22,15 @@ class CensusVisitor final : public DumpVisitor {
   CensusVisitor(const rules::JsonSchema& schema, std::string ns)
       : schema_(schema), ns_(std::move(ns)) {}
   void on_collection(const CollectionMetadata&) override {}
-  bool on_document(std::string_view db, std::string_view collection, const uint8_t* data,
-                   uint32_t size, std::string*) override {
+  base::Expected<void> on_document(std::string_view db, std::string_view collection,
+                                   const uint8_t* data, uint32_t size) override {
     const bool mine = (db.size() + 1 + collection.size() == ns_.size() &&
                        ns_.compare(0, db.size(), db) == 0 && ns_.ends_with(collection)) ||
                       (ns_.find('.') == std::string::npos && collection == ns_);
-    if (!mine) return true;
+    if (!mine) return {};
     ++documents;
     const codec::BsonView doc{data, size};
-    if (schema_.matches(doc)) return true;
+    if (schema_.matches(doc)) return {};
     ++failing;
     bson_t out = BSON_INITIALIZER;
     schema_.explain(doc, &out, "details");
@@ -42,7 +42,7 @@ class CensusVisitor final : public DumpVisitor {
       for (const std::string& p : rules::failing_properties({d, len})) ++properties[p];
     }
     bson_destroy(&out);
-    return true;
+    return {};
   }
   uint64_t documents = 0, failing = 0;
   std::map<std::string, uint64_t> properties;

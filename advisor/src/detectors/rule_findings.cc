@@ -15,9 +15,10 @@ void RuleCheckingVisitor::on_collection(const CollectionMetadata& metadata) {
   inner_.on_collection(metadata);
 }
 
-bool RuleCheckingVisitor::on_document(std::string_view db, std::string_view collection,
-                                      const uint8_t* data, uint32_t size, std::string* error) {
-  if (!inner_.on_document(db, collection, data, size, error)) return false;
+base::Expected<void> RuleCheckingVisitor::on_document(std::string_view db,
+                                                      std::string_view collection,
+                                                      const uint8_t* data, uint32_t size) {
+  if (auto profiled = inner_.on_document(db, collection, data, size); !profiled) return profiled;
   codec::CommandView insert;
   insert.name = "insert";
   insert.kind = codec::CommandKind::kInsert;
@@ -47,7 +48,7 @@ bool RuleCheckingVisitor::on_document(std::string_view db, std::string_view coll
     }
     if (v.measured > t.max_measured) t.max_measured = v.measured;
   }
-  return true;
+  return {};
 }
 
 void RuleCheckingVisitor::append_findings(std::vector<Finding>& out) const {

@@ -138,8 +138,7 @@ void LiveAdvisor::on_catalog_reply(const codec::CommandView& request,
     if (!codec::complete_first_batch(reply, &batch)) return;
     for_each_in(batch, [&](const codec::BsonView& entry) {
       CollectionMetadata listed;
-      std::string why;
-      if (!apply_collection_entry(BsonBytes{entry.data, entry.size}, &listed, &why)) return;
+      if (!apply_collection_entry(BsonBytes{entry.data, entry.size}, &listed)) return;
       if (Namespace* ns = state_for(db, listed.collection)) {
         take_options(ns->metadata, listed);
         ns->metadata_changed();

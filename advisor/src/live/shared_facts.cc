@@ -207,12 +207,11 @@ std::vector<uint8_t> shared_collection_bson(const SharedCollection& shared) {
   return out;
 }
 
-bool read_shared_collection(const uint8_t* data, uint32_t size, SharedCollection* out,
-                            std::string* error) {
+base::Expected<void> read_shared_collection(const uint8_t* data, uint32_t size,
+                                            SharedCollection* out) {
   bson_iter_t it;
   if (data == nullptr || !bson_iter_init_from_data(&it, data, size)) {
-    *error = "not a BSON document";
-    return false;
+    return base::bad_input("not a BSON document");
   }
   bool has_metadata = false;
   while (bson_iter_next(&it)) {
@@ -231,10 +230,9 @@ bool read_shared_collection(const uint8_t* data, uint32_t size, SharedCollection
     }
   }
   if (!has_metadata || out->metadata.db.empty() || out->metadata.collection.empty()) {
-    *error = "not a collection's shared facts (no metadata with a namespace)";
-    return false;
+    return base::bad_input("not a collection's shared facts (no metadata with a namespace)");
   }
-  return true;
+  return {};
 }
 
 }  // namespace docguard::advisor

@@ -221,16 +221,15 @@ void CollectionProfile::note_longest(std::vector<DocumentRef>& list, uint64_t va
   if (list.size() > kLongestKept) list.pop_back();
 }
 
-bool CollectionProfile::add_document(const uint8_t* data, uint32_t size, std::string* error) {
+base::Expected<void> CollectionProfile::add_document(const uint8_t* data, uint32_t size) {
   if (size < 5 || static_cast<uint32_t>(codec::load_le32(data)) != size || data[size - 1] != 0) {
-    *error = "corrupt document: length prefix does not match its framing";
-    return false;
+    return base::bad_input("corrupt document: length prefix does not match its framing");
   }
   Walk walk{sizes_.count() + 1, 1};
   pending_longest_.clear();
   if (!walk_document(walk, codec::BsonView{data, size}, kRootHash, -1, 1, false)) {
-    *error = "corrupt document: an element runs past its document's end or has an unknown type";
-    return false;
+    return base::bad_input(
+        "corrupt document: an element runs past its document's end or has an unknown type");
   }
   sizes_.add(size);
   const bool largest = largest_.size() < kLongestKept || size > largest_.back().value;
@@ -243,7 +242,7 @@ bool CollectionProfile::add_document(const uint8_t* data, uint32_t size, std::st
     for (const auto& [array, length] : pending_longest_)
       note_longest(arrays_[array].longest, length, id);
   }
-  return true;
+  return {};
 }
 
 }  // namespace docguard::advisor

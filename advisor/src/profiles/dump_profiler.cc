@@ -22,10 +22,10 @@ void DumpProfiler::on_collection(const CollectionMetadata& metadata) {
   profile_for(metadata.db, metadata.collection).set_metadata(metadata);
 }
 
-bool DumpProfiler::on_document(std::string_view db, std::string_view collection,
-                               const uint8_t* data, uint32_t size, std::string* error) {
+base::Expected<void> DumpProfiler::on_document(std::string_view db, std::string_view collection,
+                                               const uint8_t* data, uint32_t size) {
   bytes_ += size;
-  return profile_for(db, collection).add_document(data, size, error);
+  return profile_for(db, collection).add_document(data, size);
 }
 
 std::vector<const CollectionProfile*> DumpProfiler::profiles() const {

@@ -16,22 +16,23 @@ uint64_t non_negative(const bson_iter_t* it) {
   return value > 0 ? static_cast<uint64_t>(value) : 0;
 }
 
-bool init_document(BsonBytes bytes, bson_t* doc, bson_iter_t* it, const char* what,
-                   std::string* error) {
+base::Expected<void> init_document(BsonBytes bytes, bson_t* doc, bson_iter_t* it,
+                                   const char* what) {
   if (bytes.empty() || !bson_init_static(doc, bytes.data(), bytes.size()) ||
       !bson_iter_init(it, doc)) {
-    *error = std::string(what) + " is not a BSON document";
-    return false;
+    return base::bad_input(std::string(what) + " is not a BSON document");
   }
-  return true;
+  return {};
 }
 
 }  // namespace
 
-bool apply_collection_entry(BsonBytes entry, CollectionMetadata* out, std::string* error) {
+base::Expected<void> apply_collection_entry(BsonBytes entry, CollectionMetadata* out) {
   bson_t doc;
   bson_iter_t it;
-  if (!init_document(entry, &doc, &it, "listCollections entry", error)) return false;
+  if (auto framed = init_document(entry, &doc, &it, "listCollections entry"); !framed) {
+    return framed;
+  }
   bool named = false;
   while (bson_iter_next(&it)) {
     const std::string_view key = bson_iter_key(&it);
@@ -46,35 +47,36 @@ bool apply_collection_entry(BsonBytes entry, CollectionMetadata* out, std::strin
       read_collection_options(&child, out);
     }
   }
-  if (!named) {
-    *error = "listCollections entry without a name";
-    return false;
-  }
+  if (!named) return base::bad_input("listCollections entry without a name");
   if (out->type.empty()) out->type = "collection";  // servers before 3.4 send no type
   out->known = true;
-  return true;
+  return {};
 }
 
-bool apply_index_documents(const std::vector<std::vector<uint8_t>>& indexes,
-                           CollectionMetadata* out, std::string* error) {
+base::Expected<void> apply_index_documents(const std::vector<std::vector<uint8_t>>& indexes,
+                                           CollectionMetadata* out) {
   std::vector<IndexSpec> specs;
   for (const auto& bytes : indexes) {
     bson_t doc;
     bson_iter_t it;
-    if (!init_document(bytes, &doc, &it, "listIndexes document", error)) return false;
+    if (auto framed = init_document(bytes, &doc, &it, "listIndexes document"); !framed) {
+      return framed;
+    }
     IndexSpec spec;
     read_index_document(&it, &spec);
     specs.push_back(std::move(spec));
   }
   out->indexes = std::move(specs);
   out->indexes_known = true;
-  return true;
+  return {};
 }
 
-bool apply_collection_stats(BsonBytes stats, CollectionMetadata* out, std::string* error) {
+base::Expected<void> apply_collection_stats(BsonBytes stats, CollectionMetadata* out) {
   bson_t doc;
   bson_iter_t it;
-  if (!init_document(stats, &doc, &it, "collection statistics", error)) return false;
+  if (auto framed = init_document(stats, &doc, &it, "collection statistics"); !framed) {
+    return framed;
+  }
   CollectionStatsFacts facts;
   bool counted = false;
   while (bson_iter_next(&it)) {
@@ -91,22 +93,21 @@ bool apply_collection_stats(BsonBytes stats, CollectionMetadata* out, std::strin
       facts.storage_bytes = non_negative(&it);
     }
   }
-  if (!counted) {
-    *error = "collection statistics without a count";
-    return false;
-  }
+  if (!counted) return base::bad_input("collection statistics without a count");
   facts.known = true;
   out->stats = facts;
-  return true;
+  return {};
 }
 
-bool apply_index_stats(const std::vector<std::vector<uint8_t>>& stats, CollectionMetadata* out,
-                       std::string* error) {
+base::Expected<void> apply_index_stats(const std::vector<std::vector<uint8_t>>& stats,
+                                       CollectionMetadata* out) {
   for (IndexSpec& index : out->indexes) index.accesses.reset();
   for (const auto& bytes : stats) {
     bson_t doc;
     bson_iter_t it;
-    if (!init_document(bytes, &doc, &it, "$indexStats document", error)) return false;
+    if (auto framed = init_document(bytes, &doc, &it, "$indexStats document"); !framed) {
+      return framed;
+    }
     std::string name;
     std::optional<uint64_t> ops;
     while (bson_iter_next(&it)) {
@@ -127,7 +128,7 @@ bool apply_index_stats(const std::vector<std::vector<uint8_t>>& stats, Collectio
     }
   }
   out->index_usage_known = true;
-  return true;
+  return {};
 }
 
 }  // namespace docguard::advisor

@@ -84,9 +84,8 @@ class Reading {
       CollectionMetadata metadata;
       metadata.db = db;
       metadata.source = "cluster";
-      std::string why;
-      if (!apply_collection_entry(entry, &metadata, &why)) {
-        note(db, "", "a listCollections entry skipped: " + why);
+      if (auto applied = apply_collection_entry(entry, &metadata); !applied) {
+        note(db, "", "a listCollections entry skipped: " + applied.error().message);
         continue;
       }
       if (is_system_collection(metadata.collection)) continue;
@@ -125,13 +124,16 @@ class Reading {
     ClusterProgress p = event(ClusterProgress::Event::kCollectionStarted, m);
     if (m.stats.known) p.expected_documents = m.stats.documents;
     report(p);
-    std::string refused;
+    std::optional<base::Error> refused;  // why the visitor stopped the read
     auto method = reader_.read_documents(
         m.db, m.collection, selection_.sample_size,
         [&](const uint8_t* data, uint32_t size) {
           ++p.documents;
           p.bytes += size;
-          if (!visitor_.on_document(m.db, m.collection, data, size, &refused)) return false;
+          if (auto visited = visitor_.on_document(m.db, m.collection, data, size); !visited) {
+            refused = visited.error();
+            return false;
+          }
           if (p.documents % kProgressEvery == 0) {
             p.event = ClusterProgress::Event::kDocuments;
             report(p);
@@ -139,9 +141,9 @@ class Reading {
           return true;
         },
         m.is_timeseries());
-    if (!refused.empty()) {
+    if (refused) {
       return Error{ErrorKind::kBadInput, ErrorSource::kDocguard,
-                   m.db + "." + m.collection + ": " + refused};
+                   m.db + "." + m.collection + ": " + refused->message};
     }
     if (!method) {
       if (is_fatal(method.error())) return method.error();
@@ -162,23 +164,22 @@ class Reading {
 
   // Indexes, statistics and index usage; a fact that cannot be read is noted as unknown.
   std::optional<Error> read_facts(CollectionMetadata& m) {
-    std::string why;
     auto indexes = reader_.list_indexes(m.db, m.collection);
     if (!indexes && is_fatal(indexes.error())) return indexes.error();
     if (!indexes) {
       m.indexes_known = false;
       m.unknown.push_back(unknown_line("indexes", indexes.error()));
-    } else if (!apply_index_documents(indexes.value(), &m, &why)) {
+    } else if (auto applied = apply_index_documents(indexes.value(), &m); !applied) {
       m.indexes_known = false;
-      m.unknown.push_back("indexes: " + why);
+      m.unknown.push_back("indexes: " + applied.error().message);
     }
     if (selection_.read_statistics) {
       auto stats = reader_.collection_stats(m.db, m.collection);
       if (!stats && is_fatal(stats.error())) return stats.error();
       if (!stats) {
         m.unknown.push_back(unknown_line("statistics", stats.error()));
-      } else if (!apply_collection_stats(stats.value(), &m, &why)) {
-        m.unknown.push_back("statistics: " + why);
+      } else if (auto applied = apply_collection_stats(stats.value(), &m); !applied) {
+        m.unknown.push_back("statistics: " + applied.error().message);
       }
     }
     if (selection_.read_index_usage && m.indexes_known) {
@@ -186,8 +187,8 @@ class Reading {
       if (!usage && is_fatal(usage.error())) return usage.error();
       if (!usage) {
         m.unknown.push_back(unknown_line("index usage", usage.error()));
-      } else if (!apply_index_stats(usage.value(), &m, &why)) {
-        m.unknown.push_back("index usage: " + why);
+      } else if (auto applied = apply_index_stats(usage.value(), &m); !applied) {
+        m.unknown.push_back("index usage: " + applied.error().message);
       }
     }
     return std::nullopt;

@@ -73,7 +73,7 @@ bool read_header(const uint8_t* data, uint32_t size, HeaderFields* out) {
   return it.err_off == 0;
 }
 
-std::optional<ReadError> read_archive(ByteStream& in, BsonFramer& framer, DumpVisitor& visitor) {
+ReadResult read_archive(ByteStream& in, BsonFramer& framer, DumpVisitor& visitor) {
   framer.skip(4);
   if (framer.next(false) != BsonFramer::Next::kDocument) {
     if (!framer.error().empty()) return framer_error(in, framer);
@@ -92,9 +92,10 @@ std::optional<ReadError> read_archive(ByteStream& in, BsonFramer& framer, DumpVi
       return stream_error(in, framer.offset(), "malformed collection header in prelude");
     }
     CollectionMetadata metadata;
-    std::string error;
-    if (!header.metadata.empty() && !parse_metadata_json(header.metadata, &metadata, &error)) {
-      return stream_error(in, framer.offset(), error);
+    if (!header.metadata.empty()) {
+      if (auto parsed = parse_metadata_json(header.metadata, &metadata); !parsed) {
+        return stream_error(in, framer.offset(), parsed.error().message);
+      }
     }
     metadata.db = header.db;
     metadata.collection = header.collection;
@@ -104,7 +105,7 @@ std::optional<ReadError> read_archive(ByteStream& in, BsonFramer& framer, DumpVi
   // Namespace blocks: a header, documents, a terminator. Blocks of collections interleave.
   for (;;) {
     const auto next = framer.next(false);
-    if (next == BsonFramer::Next::kEnd) return std::nullopt;
+    if (next == BsonFramer::Next::kEnd) return {};
     if (next == BsonFramer::Next::kError) return framer_error(in, framer);
     HeaderFields header;
     if (!read_header(framer.data(), framer.size(), &header) || header.collection.empty()) {
@@ -119,35 +120,33 @@ std::optional<ReadError> read_archive(ByteStream& in, BsonFramer& framer, DumpVi
             in.name(), framer.offset(),
             "archive ends inside the block of " + header.db + "." + header.collection);
       }
-      std::string error;
-      if (!visitor.on_document(header.db, header.collection, framer.data(), framer.size(),
-                               &error)) {
-        return stream_error(in, framer.offset(), error);
+      if (auto visited =
+              visitor.on_document(header.db, header.collection, framer.data(), framer.size());
+          !visited) {
+        return stream_error(in, framer.offset(), visited.error().message);
       }
     }
   }
 }
 
-std::optional<ReadError> read_bson_documents(ByteStream& in, BsonFramer& framer,
-                                             const std::string& db, const std::string& collection,
-                                             DumpVisitor& visitor) {
+ReadResult read_bson_documents(ByteStream& in, BsonFramer& framer, const std::string& db,
+                               const std::string& collection, DumpVisitor& visitor) {
   for (;;) {
     const auto next = framer.next(false);
-    if (next == BsonFramer::Next::kEnd) return std::nullopt;
+    if (next == BsonFramer::Next::kEnd) return {};
     if (next == BsonFramer::Next::kError) return framer_error(in, framer);
-    std::string error;
-    if (!visitor.on_document(db, collection, framer.data(), framer.size(), &error)) {
-      return stream_error(in, framer.offset(), error);
+    if (auto visited = visitor.on_document(db, collection, framer.data(), framer.size());
+        !visited) {
+      return stream_error(in, framer.offset(), visited.error().message);
     }
   }
 }
 
 }  // namespace
 
-std::optional<ReadError> read_stream(ByteStream& in, const std::string& db,
-                                     const std::string& collection,
-                                     const CollectionMetadata* metadata, DumpVisitor& visitor,
-                                     const ReaderLimits& limits) {
+ReadResult read_stream(ByteStream& in, const std::string& db, const std::string& collection,
+                       const CollectionMetadata* metadata, DumpVisitor& visitor,
+                       const ReaderLimits& limits) {
   BsonFramer framer(in, limits.max_document_bytes, limits.read_chunk_bytes);
   uint8_t magic[4];
   if (!framer.peek(magic, 4)) {
@@ -166,9 +165,9 @@ std::optional<ReadError> read_stream(ByteStream& in, const std::string& db,
 
 namespace {
 
-std::optional<ReadError> read_metadata_file(const std::string& path, const std::string& db,
-                                            const std::string& collection, CollectionMetadata* out,
-                                            const ReaderLimits& limits) {
+ReadResult read_metadata_file(const std::string& path, const std::string& db,
+                              const std::string& collection, CollectionMetadata* out,
+                              const ReaderLimits& limits) {
   auto opened = open_file_stream(path);
   if (!opened) return file_error(path, opened.error().message);
   const std::unique_ptr<ByteStream> in = std::move(opened).value();
@@ -183,12 +182,12 @@ std::optional<ReadError> read_metadata_file(const std::string& path, const std::
       return make_error(path, json.size(), "metadata larger than the limit");
     }
   }
-  if (std::string error; !parse_metadata_json(json, out, &error)) {
-    return make_error(path, 0, error);
+  if (auto parsed = parse_metadata_json(json, out); !parsed) {
+    return make_error(path, 0, parsed.error().message);
   }
   out->db = db;
   out->collection = collection;
-  return std::nullopt;
+  return {};
 }
 
 std::string strip_suffixes(std::string name, std::initializer_list<const char*> suffixes) {
@@ -198,8 +197,7 @@ std::string strip_suffixes(std::string name, std::initializer_list<const char*> 
   return name;
 }
 
-std::optional<ReadError> read_file(const fs::path& path, DumpVisitor& visitor,
-                                   const ReaderLimits& limits) {
+ReadResult read_file(const fs::path& path, DumpVisitor& visitor, const ReaderLimits& limits) {
   const std::string collection = strip_suffixes(path.filename().string(), {".gz", ".bson"});
   const std::string db = path.parent_path().filename().string();
   CollectionMetadata metadata;
@@ -208,8 +206,9 @@ std::optional<ReadError> read_file(const fs::path& path, DumpVisitor& visitor,
     const fs::path candidate = path.parent_path() / (collection + suffix);
     std::error_code ec;
     if (!fs::is_regular_file(candidate, ec)) continue;
-    if (auto error = read_metadata_file(candidate.string(), db, collection, &metadata, limits)) {
-      return error;
+    if (auto read = read_metadata_file(candidate.string(), db, collection, &metadata, limits);
+        !read) {
+      return read;
     }
     have_metadata = true;
     break;
@@ -221,8 +220,8 @@ std::optional<ReadError> read_file(const fs::path& path, DumpVisitor& visitor,
 }
 
 // A database directory: <collection>.bson[.gz] with optional <collection>.metadata.json[.gz].
-std::optional<ReadError> read_database_directory(const fs::path& dir, DumpVisitor& visitor,
-                                                 const ReaderLimits& limits) {
+ReadResult read_database_directory(const fs::path& dir, DumpVisitor& visitor,
+                                   const ReaderLimits& limits) {
   const std::string db = dir.filename().string();
   std::map<std::string, fs::path> data_files, metadata_files;
   for (const auto& entry : fs::directory_iterator(dir)) {
@@ -242,8 +241,9 @@ std::optional<ReadError> read_database_directory(const fs::path& dir, DumpVisito
     metadata.db = db;
     metadata.collection = collection;
     if (auto it = metadata_files.find(collection); it != metadata_files.end()) {
-      if (auto error = read_metadata_file(it->second.string(), db, collection, &metadata, limits)) {
-        return error;
+      if (auto read = read_metadata_file(it->second.string(), db, collection, &metadata, limits);
+          !read) {
+        return read;
       }
     }
     auto data = data_files.find(collection);
@@ -256,9 +256,9 @@ std::optional<ReadError> read_database_directory(const fs::path& dir, DumpVisito
     const std::unique_ptr<ByteStream> in = std::move(opened).value();
     BsonFramer framer(*in, limits.max_document_bytes, limits.read_chunk_bytes);
     visitor.on_collection(metadata);
-    if (auto failure = read_bson_documents(*in, framer, db, collection, visitor)) return failure;
+    if (auto read = read_bson_documents(*in, framer, db, collection, visitor); !read) return read;
   }
-  return std::nullopt;
+  return {};
 }
 
 bool holds_dump_files(const fs::path& dir) {
@@ -275,8 +275,7 @@ bool holds_dump_files(const fs::path& dir) {
 
 }  // namespace
 
-std::optional<ReadError> read_dump(const std::string& path, DumpVisitor& visitor,
-                                   const ReaderLimits& limits) {
+ReadResult read_dump(const std::string& path, DumpVisitor& visitor, const ReaderLimits& limits) {
   std::error_code ec;
   const fs::path root(path);
   if (fs::is_regular_file(root, ec)) return read_file(root, visitor, limits);
@@ -294,12 +293,12 @@ std::optional<ReadError> read_dump(const std::string& path, DumpVisitor& visitor
     }
     if (databases.empty()) return file_error(path, "no .bson or .metadata.json files found");
     for (const fs::path& db : databases) {
-      if (auto error = read_database_directory(db, visitor, limits)) return error;
+      if (auto read = read_database_directory(db, visitor, limits); !read) return read;
     }
   } catch (const fs::filesystem_error& e) {
     return file_error(e.path1().string(), e.code().message());
   }
-  return std::nullopt;
+  return {};
 }
 
 }  // namespace docguard::advisor

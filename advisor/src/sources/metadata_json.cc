@@ -9,14 +9,12 @@
 
 namespace docguard::advisor {
 
-bool parse_metadata_json(std::string_view json, CollectionMetadata* out, std::string* error) {
+base::Expected<void> parse_metadata_json(std::string_view json, CollectionMetadata* out) {
   bson_error_t bson_error;
   bson_t* doc = bson_new_from_json(reinterpret_cast<const uint8_t*>(json.data()),
                                    static_cast<ssize_t>(json.size()), &bson_error);
-  if (!doc) {
-    *error = std::string("metadata is not valid JSON: ") + bson_error.message;
-    return false;
-  }
+  if (!doc)
+    return base::bad_input(std::string("metadata is not valid JSON: ") + bson_error.message);
   out->known = true;
   bson_iter_t it;
   bson_iter_init(&it, doc);
@@ -41,7 +39,7 @@ bool parse_metadata_json(std::string_view json, CollectionMetadata* out, std::st
     }
   }
   bson_destroy(doc);
-  return true;
+  return {};
 }
 
 bool CollectionMetadata::indexed_as_prefix(std::string_view path) const {

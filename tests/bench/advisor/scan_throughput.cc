@@ -93,8 +93,8 @@ int main(int argc, char** argv) {
     AdvisorSettings settings;
     DumpProfiler profiler(settings);
     const auto start = std::chrono::steady_clock::now();
-    if (auto error = docguard::advisor::read_dump(path, profiler)) {
-      std::fprintf(stderr, "%s\n", error->to_string().c_str());
+    if (auto read = docguard::advisor::read_dump(path, profiler); !read) {
+      std::fprintf(stderr, "%s\n", read.error().to_string().c_str());
       return 2;
     }
     const auto findings = docguard::advisor::run_offline_detectors(profiler.profiles(), settings);

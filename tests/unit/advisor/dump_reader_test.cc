@@ -51,10 +51,24 @@ class ShopDump : public ::testing::Test {
 };
 fs::path ShopDump::root_;
 
+// Where a read stopped, or nothing when it succeeded: these tests look at the stopping point.
+std::optional<ReadError> failure_of(const ReadResult& read) {
+  if (read) return std::nullopt;
+  return read.error();
+}
+template <class... Args>
+std::optional<ReadError> dump_failure(Args&&... args) {
+  return failure_of(read_dump(std::forward<Args>(args)...));
+}
+template <class... Args>
+std::optional<ReadError> memory_failure(Args&&... args) {
+  return failure_of(docguard::testing::read_stream_from_memory(std::forward<Args>(args)...));
+}
+
 std::vector<Finding> scan(const fs::path& path) {
   AdvisorSettings settings;
   DumpProfiler profiler(settings);
-  const auto error = read_dump(path.string(), profiler);
+  const auto error = dump_failure(path.string(), profiler);
   EXPECT_FALSE(error) << error->to_string();
   return run_offline_detectors(profiler.profiles(), settings);
 }
@@ -108,18 +122,18 @@ TEST_F(ShopDump, ASingleBsonFileIsACollection) {
 
 struct Recorder final : DumpVisitor {
   void on_collection(const CollectionMetadata& m) override { collections.push_back(m.collection); }
-  bool on_document(std::string_view, std::string_view collection, const uint8_t*, uint32_t,
-                   std::string*) override {
+  base::Expected<void> on_document(std::string_view, std::string_view collection, const uint8_t*,
+                                   uint32_t) override {
     documents.emplace_back(collection);
-    return true;
+    return {};
   }
   std::vector<std::string> collections, documents;
 };
 
 std::optional<ReadError> read_bytes(const std::string& name, const std::string& bytes) {
   Recorder recorder;
-  return docguard::testing::read_stream_from_memory(
-      name, reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), recorder);
+  return memory_failure(name, reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(),
+                        recorder);
 }
 
 std::string document_bytes(int id) {
@@ -158,8 +172,8 @@ TEST(DumpReaderErrors, BadLengthAndCorruptContentGiveTheirOffset) {
   DumpProfiler profiler(settings);
   std::string corrupt = one + one;
   corrupt[one.size() + 4] = 0x42;  // unknown element type in the second document
-  error = docguard::testing::read_stream_from_memory(
-      "shop.c", reinterpret_cast<const uint8_t*>(corrupt.data()), corrupt.size(), profiler);
+  error = memory_failure("shop.c", reinterpret_cast<const uint8_t*>(corrupt.data()), corrupt.size(),
+                         profiler);
   ASSERT_TRUE(error);
   EXPECT_EQ(error->offset, one.size());
   EXPECT_NE(error->message.find("corrupt"), std::string::npos);
@@ -171,8 +185,8 @@ TEST(DumpReaderErrors, DocumentsPastTheLimitAreRefusedBeforeBuffering) {
   ReaderLimits limits;
   limits.max_document_bytes = static_cast<uint32_t>(one.size()) - 1;
   const std::string two = one + one;
-  const auto error = docguard::testing::read_stream_from_memory(
-      "shop.c", reinterpret_cast<const uint8_t*>(two.data()), two.size(), recorder, limits);
+  const auto error = memory_failure("shop.c", reinterpret_cast<const uint8_t*>(two.data()),
+                                    two.size(), recorder, limits);
   ASSERT_TRUE(error);
   EXPECT_EQ(error->offset, 0u);
   EXPECT_NE(error->message.find("exceeds the document limit"), std::string::npos);
@@ -203,8 +217,8 @@ std::string archive_with_interleaved_blocks() {
 TEST(ArchiveReader, ReadsInterleavedBlocks) {
   const std::string archive = archive_with_interleaved_blocks();
   Recorder recorder;
-  const auto error = docguard::testing::read_stream_from_memory(
-      "t.archive", reinterpret_cast<const uint8_t*>(archive.data()), archive.size(), recorder);
+  const auto error = memory_failure("t.archive", reinterpret_cast<const uint8_t*>(archive.data()),
+                                    archive.size(), recorder);
   ASSERT_FALSE(error) << error->to_string();
   EXPECT_EQ(recorder.collections, (std::vector<std::string>{"a", "b"}));
   EXPECT_EQ(recorder.documents, (std::vector<std::string>{"a", "a", "b", "a"}));
@@ -231,15 +245,15 @@ TEST_F(ShopDump, TruncatedGzipAndMissingPathsAreErrors) {
   write_file(root_ / "cut.archive.gz", gz.substr(0, gz.size() / 2));
   AdvisorSettings settings;
   DumpProfiler profiler(settings);
-  auto error = read_dump((root_ / "cut.archive.gz").string(), profiler);
+  auto error = dump_failure((root_ / "cut.archive.gz").string(), profiler);
   ASSERT_TRUE(error);
   EXPECT_EQ(error->file, (root_ / "cut.archive.gz").string());
   EXPECT_GT(error->offset, 0u);
 
-  error = read_dump((root_ / "nothing-here").string(), profiler);
+  error = dump_failure((root_ / "nothing-here").string(), profiler);
   ASSERT_TRUE(error);
   fs::create_directories(root_ / "empty-dir");
-  error = read_dump((root_ / "empty-dir").string(), profiler);
+  error = dump_failure((root_ / "empty-dir").string(), profiler);
   ASSERT_TRUE(error);
   EXPECT_NE(error->message.find("no .bson"), std::string::npos);
 }

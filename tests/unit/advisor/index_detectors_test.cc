@@ -213,7 +213,6 @@ TEST(TooManyIndexesDetector, NothingWhileTheIndexListIsUnknown) {
 
 TEST(OfflineIndexDetectors, ReadIndexOptionsFromADumpsMetadata) {
   CollectionMetadata m;
-  std::string error;
   ASSERT_TRUE(parse_metadata_json(
       R"({"indexes": [{"v": 2, "key": {"_id": 1}, "name": "_id_"},
           {"v": 2, "key": {"email": 1}, "name": "email_1", "unique": true},
@@ -223,8 +222,7 @@ TEST(OfflineIndexDetectors, ReadIndexOptionsFromADumpsMetadata) {
           {"v": 2, "key": {"k": 1}, "name": "k_1"},
           {"v": 2, "key": {"k": 1, "n": 1}, "name": "k_1_n_1"}],
           "options": {}, "collectionName": "users"})",
-      &m, &error))
-      << error;
+      &m));
   EXPECT_TRUE(m.indexes[1].unique);
   EXPECT_EQ(m.indexes[3].expire_after_seconds, 60);
   CollectionProfile p("shop", "users", kSettings);

@@ -61,8 +61,7 @@ TEST(IndexKeyValues, FromAListIndexesReply) {
   expect_directions(spec.keys);
 
   CollectionMetadata m;
-  std::string error;
-  ASSERT_TRUE(apply_index_documents({index}, &m, &error)) << error;
+  ASSERT_TRUE(apply_index_documents({index}, &m));
   ASSERT_EQ(m.indexes.size(), 1u);
   EXPECT_EQ(m.indexes[0].keys, kShown);
 }
@@ -74,8 +73,7 @@ TEST(IndexKeyValues, FromADumpsMetadata) {
       "e": {"$numberDouble": "-1.5"}, "f": {"$numberDecimal": "1"}}, "name": "odd"}],
       "collectionName": "orders", "type": "collection"})";
   CollectionMetadata m;
-  std::string error;
-  ASSERT_TRUE(parse_metadata_json(json, &m, &error)) << error;
+  ASSERT_TRUE(parse_metadata_json(json, &m));
   ASSERT_EQ(m.indexes.size(), 1u);
   EXPECT_EQ(m.indexes[0].keys, kShown);
   expect_directions(m.indexes[0].keys);
@@ -92,10 +90,7 @@ TEST(IndexKeyValues, ThroughAFleetsSharedFacts) {
                               &shared.metadata.indexes.emplace_back()));
   const std::vector<uint8_t> stored = shared_collection_bson(shared);
   SharedCollection reread;
-  std::string error;
-  ASSERT_TRUE(
-      read_shared_collection(stored.data(), static_cast<uint32_t>(stored.size()), &reread, &error))
-      << error;
+  ASSERT_TRUE(read_shared_collection(stored.data(), static_cast<uint32_t>(stored.size()), &reread));
   ASSERT_EQ(reread.metadata.indexes.size(), 1u);
   EXPECT_EQ(reread.metadata.indexes[0].keys, kShown);
   expect_directions(reread.metadata.indexes[0].keys);

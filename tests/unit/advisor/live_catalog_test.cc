@@ -187,10 +187,7 @@ TEST(SharedFactsTest, WhatIsWrittenReadsBack) {
   shared.read_at = 1.5e9;
   const std::vector<uint8_t> bytes = shared_collection_bson(shared);
   SharedCollection back;
-  std::string error;
-  ASSERT_TRUE(
-      read_shared_collection(bytes.data(), static_cast<uint32_t>(bytes.size()), &back, &error))
-      << error;
+  ASSERT_TRUE(read_shared_collection(bytes.data(), static_cast<uint32_t>(bytes.size()), &back));
   EXPECT_EQ(back.metadata.db, "shop");
   EXPECT_EQ(back.metadata.indexes.size(), 1u);
   EXPECT_EQ(back.metadata.indexes[0].keys, index.keys);
@@ -206,7 +203,7 @@ TEST(SharedFactsTest, WhatIsWrittenReadsBack) {
   EXPECT_EQ(back.sampled_documents, 1000u);
   EXPECT_EQ(back.read_at, 1.5e9);
   const Bson not_facts(R"({"_id": "x"})");
-  EXPECT_FALSE(read_shared_collection(not_facts.view().data, not_facts.view().size, &back, &error));
+  EXPECT_FALSE(read_shared_collection(not_facts.view().data, not_facts.view().size, &back));
 }
 
 }  // namespace

@@ -58,8 +58,7 @@ std::unique_ptr<CollectionProfile> cluster_collection(const std::string& db,
   profile->set_metadata(m);
   for (const std::string& json : documents) {
     const testing::Bson doc(json);
-    std::string error;
-    EXPECT_TRUE(profile->add_document(doc.view().data, doc.view().size, &error)) << error;
+    EXPECT_TRUE(profile->add_document(doc.view().data, doc.view().size));
   }
   return profile;
 }

@@ -66,21 +66,21 @@ TEST(CollectionProfile, CorruptDocumentsAreRefusedNotRead) {
   bson_t* doc = document_with_array(1, "items", 3);
   std::vector<uint8_t> bytes(bson_get_data(doc), bson_get_data(doc) + doc->len);
   bson_destroy(doc);
-  std::string error;
   for (size_t cut = 5; cut < bytes.size(); ++cut) {
     // Claim a shorter document: every element crossing the new end must be refused.
     std::vector<uint8_t> copy(bytes.begin(), bytes.begin() + static_cast<long>(cut));
     const uint32_t length = static_cast<uint32_t>(cut);
     std::memcpy(copy.data(), &length, 4);
     copy.back() = 0;
-    p.add_document(copy.data(), length, &error);  // must not crash or read past `cut`
+    (void)p.add_document(copy.data(), length);  // must not crash or read past `cut`
   }
   // A fixed-size value (a double) cut short by the document's end: refused, not read past.
   const uint8_t short_double[] = {11, 0, 0, 0, 0x01, 'a', 0, 1, 2, 3, 0};
-  EXPECT_FALSE(p.add_document(short_double, sizeof short_double, &error));
+  EXPECT_FALSE(p.add_document(short_double, sizeof short_double));
   bytes[4] = 0x42;  // an unknown element type
-  EXPECT_FALSE(p.add_document(bytes.data(), static_cast<uint32_t>(bytes.size()), &error));
-  EXPECT_NE(error.find("corrupt"), std::string::npos);
+  const auto walked = p.add_document(bytes.data(), static_cast<uint32_t>(bytes.size()));
+  ASSERT_FALSE(walked);
+  EXPECT_NE(walked.error().message.find("corrupt"), std::string::npos);
 }
 
 }  // namespace

@@ -14,11 +14,14 @@ namespace docguard::advisor {
 namespace {
 
 // Runs parse_scan_arguments on "scan ARGS...".
-bool parse(std::vector<std::string> args, ScanArguments* out, std::string* error) {
+// True, or false with the error's message in `why`.
+bool parse(std::vector<std::string> args, ScanArguments* out, std::string& why) {
   args.insert(args.begin(), "scan");
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
-  return parse_scan_arguments(static_cast<int>(argv.size()), argv.data(), out, error);
+  const auto parsed = parse_scan_arguments(static_cast<int>(argv.size()), argv.data(), out);
+  why = parsed ? "" : parsed.error().message;
+  return parsed.ok();
 }
 
 int run(const char* command, std::vector<std::string> args, std::string* out, std::string* err) {
@@ -47,7 +50,7 @@ TEST(ScanArguments, EveryOptionOfALiveScan) {
   ASSERT_TRUE(
       parse({"mongodb://h:1/shop", "--sample", "50", "--db", "shop", "--collection", "products",
              "--credentials-file", "/c", "--format", "json", "--fail-on", "warn", "--quiet"},
-            &a, &error))
+            &a, error))
       << error;
   EXPECT_EQ(a.source, "mongodb://h:1/shop");
   EXPECT_EQ(a.sample, 50u);
@@ -63,21 +66,21 @@ TEST(ScanArguments, EveryOptionOfALiveScan) {
 TEST(ScanArguments, Refusals) {
   std::string error;
   ScanArguments a;
-  EXPECT_FALSE(parse({"mongodb://h/", "--sample", "0"}, &a, &error));
+  EXPECT_FALSE(parse({"mongodb://h/", "--sample", "0"}, &a, error));
   EXPECT_NE(error.find("--sample"), std::string::npos);
   ScanArguments b;
-  EXPECT_FALSE(parse({"mongodb://h/", "--sample", "12x"}, &b, &error));
+  EXPECT_FALSE(parse({"mongodb://h/", "--sample", "12x"}, &b, error));
   ScanArguments c;
-  EXPECT_FALSE(parse({"dump/shop", "--collection", "products"}, &c, &error));
+  EXPECT_FALSE(parse({"dump/shop", "--collection", "products"}, &c, error));
   EXPECT_NE(error.find("mongodb:// URI"), std::string::npos);
   ScanArguments d;
-  EXPECT_FALSE(parse({"--format", "json"}, &d, &error));
+  EXPECT_FALSE(parse({"--format", "json"}, &d, error));
   ScanArguments e;
-  EXPECT_FALSE(parse({"dump", "--format", "xml"}, &e, &error));
+  EXPECT_FALSE(parse({"dump", "--format", "xml"}, &e, error));
   ScanArguments f;
-  EXPECT_FALSE(parse({"dump", "--fail-on", "info"}, &f, &error));
+  EXPECT_FALSE(parse({"dump", "--fail-on", "info"}, &f, error));
   ScanArguments g;
-  EXPECT_FALSE(parse({"dump", "other"}, &g, &error));
+  EXPECT_FALSE(parse({"dump", "other"}, &g, error));
 }
 
 // The error's message, "" when `parsed` holds credentials.

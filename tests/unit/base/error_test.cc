@@ -73,6 +73,32 @@ TEST(Error, CarriesSourceMessageSubjectAndCode) {
                       "upstream URI option x: unknown", "x"}));
 }
 
+// A reader whose failure says more than a sentence (where in a file it stopped) keeps its own
+// error type and the same convention: truthy means success.
+struct Stopped {
+  uint64_t offset = 0;
+};
+
+TEST(Expected, CarriesAnErrorTypeOfItsOwn) {
+  const Expected<void, Stopped> done;
+  EXPECT_TRUE(done);
+  const Expected<void, Stopped> cut = Stopped{42};
+  ASSERT_FALSE(cut);
+  EXPECT_EQ(cut.error().offset, 42u);
+  const Expected<int, Stopped> value = 7;
+  ASSERT_TRUE(value);
+  EXPECT_EQ(*value, 7);
+}
+
+TEST(Expected, BadInputIsTheKindForWhatCannotBeUsed) {
+  const Expected<void> refused = bad_input("not a BSON document");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().kind, ErrorKind::kBadInput);
+  EXPECT_EQ(refused.error().source, ErrorSource::kDocguard);
+  EXPECT_EQ(refused.error().message, "not a BSON document");
+  EXPECT_FALSE(refused.error().retry_can_help);
+}
+
 TEST(Error, AKindAndASourceMakeOne) {
   static const Error kTimeout{ErrorKind::kSilent, ErrorSource::kUpstream};
   static_assert(retry_can_help_by_default(ErrorKind::kSilent));

@@ -18,9 +18,9 @@ namespace {
 // Records what the introspector reports; passes wait on it.
 class RecordingSink final : public IntrospectionSink {
  public:
-  void count_run(const std::string& result) override {
+  void count_run(PassResult result) override {
     std::lock_guard lock(mutex_);
-    runs_.push_back(result);
+    runs_.emplace_back(kPassResultNames.name(result));
     changed_.notify_all();
   }
   void observe_seconds(double seconds) override {

@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "docguard/base/expected.h"
+
 namespace docguard::advisor {
 
 struct IndexSpec {
@@ -68,7 +70,7 @@ struct CollectionMetadata {
 };
 
 // Parses a collection's metadata as mongodump writes it (metadata.json, or the archive prelude's
-// metadata string); false and `error` set when it is not that JSON.
-bool parse_metadata_json(std::string_view json, CollectionMetadata* out, std::string* error);
+// metadata string); a bad-input error when it is not that JSON.
+base::Expected<void> parse_metadata_json(std::string_view json, CollectionMetadata* out);
 
 }  // namespace docguard::advisor

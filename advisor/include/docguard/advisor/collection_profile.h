@@ -66,8 +66,8 @@ class CollectionProfile {
  public:
   CollectionProfile(std::string db, std::string collection, const AdvisorSettings& settings);
 
-  // Walks one BSON document (bounds-checked: a corrupt one gives false and `error`).
-  bool add_document(const uint8_t* data, uint32_t size, std::string* error);
+  // Walks one BSON document (bounds-checked: a corrupt one is a bad-input error).
+  base::Expected<void> add_document(const uint8_t* data, uint32_t size);
   void set_metadata(const CollectionMetadata& metadata);
 
   const std::string& db() const { return db_; }

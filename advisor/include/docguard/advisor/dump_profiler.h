@@ -15,8 +15,8 @@ class DumpProfiler final : public DumpVisitor {
  public:
   explicit DumpProfiler(const AdvisorSettings& settings) : settings_(settings) {}
   void on_collection(const CollectionMetadata& metadata) override;
-  bool on_document(std::string_view db, std::string_view collection, const uint8_t* data,
-                   uint32_t size, std::string* error) override;
+  base::Expected<void> on_document(std::string_view db, std::string_view collection,
+                                   const uint8_t* data, uint32_t size) override;
 
   // Profiles in namespace order (valid while the profiler lives).
   std::vector<const CollectionProfile*> profiles() const;

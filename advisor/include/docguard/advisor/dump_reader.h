@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "docguard/advisor/collection_metadata.h"
+#include "docguard/base/expected.h"
 
 namespace docguard::advisor {
 
@@ -33,9 +34,9 @@ class DumpVisitor {
   // prelude, before any document).
   virtual void on_collection(const CollectionMetadata& metadata) = 0;
   // The bytes are a framed BSON document (length checked, terminating NUL present) valid only
-  // during the call. Return false with `error` set to stop the read (e.g. a corrupt document).
-  virtual bool on_document(std::string_view db, std::string_view collection, const uint8_t* data,
-                           uint32_t size, std::string* error) = 0;
+  // during the call. An error stops the read (e.g. a corrupt document).
+  virtual base::Expected<void> on_document(std::string_view db, std::string_view collection,
+                                           const uint8_t* data, uint32_t size) = 0;
 };
 
 struct ReadError {
@@ -47,16 +48,18 @@ struct ReadError {
   std::string to_string() const;
 };
 
-// Reads the dump at `path` (any layout above) and calls the visitor. nullopt on success.
-std::optional<ReadError> read_dump(const std::string& path, DumpVisitor& visitor,
-                                   const ReaderLimits& limits = {});
+// Success, or where the read stopped and why.
+using ReadResult = base::Expected<void, ReadError>;
+
+// Reads the dump at `path` (any layout above) and calls the visitor.
+ReadResult read_dump(const std::string& path, DumpVisitor& visitor,
+                     const ReaderLimits& limits = {});
 
 // Reads one stream (what read_dump does per file): an archive when it starts with the archive's
 // magic number, else the BSON documents of `db`.`collection`, announced with `metadata` (may be
-// null: then only the names are known). nullopt on success.
-std::optional<ReadError> read_stream(ByteStream& in, const std::string& db,
-                                     const std::string& collection,
-                                     const CollectionMetadata* metadata, DumpVisitor& visitor,
-                                     const ReaderLimits& limits = {});
+// null: then only the names are known).
+ReadResult read_stream(ByteStream& in, const std::string& db, const std::string& collection,
+                       const CollectionMetadata* metadata, DumpVisitor& visitor,
+                       const ReaderLimits& limits = {});
 
 }  // namespace docguard::advisor

@@ -22,8 +22,8 @@ class RuleCheckingVisitor final : public DumpVisitor {
  public:
   RuleCheckingVisitor(DumpVisitor& inner, std::shared_ptr<const rules::RuleSet> rules);
   void on_collection(const CollectionMetadata& metadata) override;
-  bool on_document(std::string_view db, std::string_view collection, const uint8_t* data,
-                   uint32_t size, std::string* error) override;
+  base::Expected<void> on_document(std::string_view db, std::string_view collection,
+                                   const uint8_t* data, uint32_t size) override;
   void append_findings(std::vector<Finding>& out) const;
 
  private:

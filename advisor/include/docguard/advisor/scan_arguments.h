@@ -32,8 +32,8 @@ struct ScanArguments {
   bool quiet = false;  // no progress lines on stderr
 };
 
-// argv[0] is the subcommand's name. False with `error` set on a bad command line.
-bool parse_scan_arguments(int argc, char** argv, ScanArguments* out, std::string* error);
+// argv[0] is the subcommand's name. A configuration error on a bad command line.
+base::Expected<void> parse_scan_arguments(int argc, char** argv, ScanArguments* out);
 
 struct Credentials {
   std::optional<std::string> username;

@@ -21,8 +21,8 @@ struct SharedCollection {
 
 // {_id: "db.collection", metadata: {...}, findings: [...], sampled_documents, read_at}.
 std::vector<uint8_t> shared_collection_bson(const SharedCollection& shared);
-// False with `error` set when the document is not one shared_collection_bson wrote.
-bool read_shared_collection(const uint8_t* data, uint32_t size, SharedCollection* out,
-                            std::string* error);
+// A bad-input error when the document is not one shared_collection_bson wrote.
+base::Expected<void> read_shared_collection(const uint8_t* data, uint32_t size,
+                                            SharedCollection* out);
 
 }  // namespace docguard::advisor

@@ -93,4 +93,9 @@ struct Error {
   friend bool operator==(const Error&, const Error&) = default;
 };
 
+// What cannot be used as given (a document, a file's content, an argument), in one sentence.
+inline Error bad_input(std::string message, ErrorSource source = ErrorSource::kDocguard) {
+  return Error{ErrorKind::kBadInput, source, std::move(message)};
+}
+
 }  // namespace docguard::base

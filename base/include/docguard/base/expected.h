@@ -1,5 +1,7 @@
-// A small expected-like result (C++20 has no std::expected): a value or the base Error saying why
-// there is none. Expected<void> is a success or an Error, for what has nothing to return.
+// A small expected-like result (C++20 has no std::expected): a value or the error saying why
+// there is none, the base Error unless a reader needs more (a dump reader's byte offset).
+// Expected<void> is a success or an error, for what has nothing to return. Truthy means success,
+// everywhere: no optional error whose presence means failure.
 #pragma once
 
 #include <utility>
@@ -9,11 +11,11 @@
 
 namespace docguard::base {
 
-template <class T>
+template <class T, class E = Error>
 class Expected {
  public:
-  Expected(T value) : v_(std::move(value)) {}      // NOLINT(google-explicit-constructor)
-  Expected(Error error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
+  Expected(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Expected(E error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
   bool ok() const { return v_.index() == 0; }
   explicit operator bool() const { return ok(); }
@@ -24,25 +26,25 @@ class Expected {
   const T& operator*() const& { return value(); }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
-  const Error& error() const { return std::get<1>(v_); }
+  const E& error() const { return std::get<1>(v_); }
 
  private:
-  std::variant<T, Error> v_;
+  std::variant<T, E> v_;
 };
 
-template <>
-class Expected<void> {
+template <class E>
+class Expected<void, E> {
  public:
   Expected() = default;
-  Expected(Error error)
+  Expected(E error)
       : error_(std::move(error)), ok_(false) {}  // NOLINT(google-explicit-constructor)
 
   bool ok() const { return ok_; }
   explicit operator bool() const { return ok_; }
-  const Error& error() const { return error_; }
+  const E& error() const { return error_; }
 
  private:
-  Error error_;
+  E error_;
   bool ok_ = true;
 };
 

@@ -57,11 +57,11 @@ class Introspector {
   void pass();
   // Between passes: reads the collections traffic reached that no pass read yet.
   void catch_up();
-  // The reader, opened on first use and kept (its pool reconnects by itself); null and
-  // `error` set when the URI or credentials are refused.
-  cluster::ClusterReader* reader(std::string* error);
-  // With a lease held by another instance: its stored facts instead of a read. The result.
-  std::string load_shared(cluster::ClusterReader& reader, std::string* error);
+  // The reader, opened on first use and kept (its pool reconnects by itself); an error when the
+  // URI or credentials are refused.
+  base::Expected<cluster::ClusterReader*> reader();
+  // With a lease held by another instance: its stored facts instead of a read.
+  base::Expected<void> load_shared(cluster::ClusterReader& reader);
   // Sleeps until `deadline` (or stop); false when stopped.
   bool wait_until(std::chrono::steady_clock::time_point deadline);
   double unit_random();  // [0, 1)
@@ -82,7 +82,7 @@ class Introspector {
   std::condition_variable wake_;
   uint64_t passes_ = 0;
   uint64_t commands_ = 0;
-  std::string last_result_ = "none";
+  PassResult last_result_ = PassResult::kNone;
   std::string last_error_;
   double last_started_ = 0;  // Unix seconds
   double last_seconds_ = 0;

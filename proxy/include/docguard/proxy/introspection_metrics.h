@@ -23,7 +23,7 @@ class IntrospectionMetrics final : public introspection::IntrospectionSink {
  public:
   explicit IntrospectionMetrics(prometheus::Registry& registry);
   // docguard_introspection_runs_total{result}.
-  void count_run(const std::string& result) override;
+  void count_run(introspection::PassResult result) override;
   void observe_seconds(double seconds) override { seconds_.Observe(seconds); }
   void add_commands(uint64_t n) override { commands_.Increment(static_cast<double>(n)); }
   void set_unknown_facts(size_t n) override { unknown_facts_.Set(static_cast<double>(n)); }

@@ -110,7 +110,7 @@ Expected<ClusterReader::Document> ClusterReader::write_on_primary(
     return impl_->fail(error, what);
   }
   // libmongoc reports ok: 0 as a failure, but a write error inside an ok reply as success.
-  if (auto failed = first_write_error(reply.get(), what)) return *failed;
+  if (auto written = check_write_errors(reply.get(), what); !written) return written.error();
   return copy_of(reply.get());
 }
 

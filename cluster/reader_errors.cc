@@ -105,12 +105,12 @@ bool is_unauthorized(const Error& error) { return error.kind == ErrorKind::kNotA
 
 bool is_not_supported(const Error& error) { return error.kind == ErrorKind::kNotSupported; }
 
-std::optional<Error> first_write_error(const bson_t* reply, const std::string& what) {
+Expected<void> check_write_errors(const bson_t* reply, const std::string& what) {
   bson_iter_t it, errors, first;
   if (!bson_iter_init_find(&it, reply, "writeErrors") || !BSON_ITER_HOLDS_ARRAY(&it) ||
       !bson_iter_recurse(&it, &errors) || !bson_iter_next(&errors) ||
       !BSON_ITER_HOLDS_DOCUMENT(&errors) || !bson_iter_recurse(&errors, &first)) {
-    return std::nullopt;
+    return {};
   }
   int32_t code = 0;
   std::string message = "write error";

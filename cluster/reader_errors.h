@@ -27,7 +27,8 @@ Error to_error(const bson_error_t& error, const std::string& what, const Scrubbe
 inline Error bad_reply(const std::string& what, const std::string& message) {
   return Error{ErrorKind::kBadReply, ErrorSource::kUpstream, what + ": " + message};
 }
-// The first of an ok reply's writeErrors, as "WHAT: errmsg" with its code; nullopt when none.
-std::optional<Error> first_write_error(const bson_t* reply, const std::string& what);
+// An ok reply's first writeErrors entry as the failure "WHAT: errmsg" with its code (libmongoc
+// counts a write error inside an ok reply as success); success when there is none.
+Expected<void> check_write_errors(const bson_t* reply, const std::string& what);
 
 }  // namespace docguard::cluster

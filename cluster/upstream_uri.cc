@@ -127,8 +127,8 @@ Error option_error(std::string option, const std::string& why) {
                std::move(option)};
 }
 
-std::optional<Error> check_value(const mongoc_uri_t* uri, std::string_view key,
-                                 const std::string& as_written) {
+Expected<void> check_value(const mongoc_uri_t* uri, std::string_view key,
+                           const std::string& as_written) {
   if (key == "loadbalanced") {
     if (mongoc_uri_get_option_as_bool(uri, MONGOC_URI_LOADBALANCED, false)) {
       return option_error(as_written,
@@ -150,7 +150,7 @@ std::optional<Error> check_value(const mongoc_uri_t* uri, std::string_view key,
   } else if (key == "readpreferencetags" || key == "maxstalenessseconds") {
     return option_error(as_written, "read preference settings cannot be honoured by docguard");
   }
-  return std::nullopt;
+  return {};
 }
 
 std::string utf8_option(const mongoc_uri_t* uri, const char* name) {
@@ -239,7 +239,7 @@ Expected<UpstreamUri> parse_upstream_uri(std::string_view text) {
         out.ignored_options.push_back(lowered);
       }
     } else if (rule->policy == Policy::kChecked) {
-      if (auto e = check_value(uri.get(), lowered, key)) return *e;
+      if (auto checked = check_value(uri.get(), lowered, key); !checked) return checked.error();
     }
   }
 

@@ -113,7 +113,7 @@ cluster::Expected<bool> IntrospectionLease::acquire(cluster::ClusterReader& read
   return affected(inserted.value()) > 0;
 }
 
-std::optional<cluster::Error> IntrospectionLease::publish(
+cluster::Expected<void> IntrospectionLease::publish(
     cluster::ClusterReader& reader, const std::vector<advisor::SharedCollection>& facts,
     FactsPass pass) {
   for (size_t start = 0; start < facts.size(); start += kFactsPerCommand) {
@@ -140,7 +140,7 @@ std::optional<cluster::Error> IntrospectionLease::publish(
       return written.error();
     }
   }
-  if (pass != FactsPass::kComplete) return std::nullopt;
+  if (pass != FactsPass::kComplete) return {};
   // Collections gone since: their facts go too.
   Command remove;
   bson_t deletes, statement, q, id, names;
@@ -163,7 +163,7 @@ std::optional<cluster::Error> IntrospectionLease::publish(
   if (auto removed = reader.write_on_primary(database_, remove.bytes()); !removed) {
     return removed.error();
   }
-  return std::nullopt;
+  return {};
 }
 
 cluster::Expected<std::vector<advisor::SharedCollection>> IntrospectionLease::load(

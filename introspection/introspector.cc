@@ -248,17 +248,18 @@ void Introspector::catch_up() {
     scope.collection = collection;
     scope.sample_size = settings_.sample_size;
     scope.max_namespaces = 1;
-    if (const auto failed = advisor::read_cluster(*r, scope, visitor)) {
-      if (failed->kind == base::ErrorKind::kStopped) return;
-      spdlog::debug("introspection: {}.{} not read: {}", db, collection, failed->message);
+    if (const auto read = advisor::read_cluster(*r, scope, visitor); !read) {
+      if (read.error().kind == base::ErrorKind::kStopped) return;
+      spdlog::debug("introspection: {}.{} not read: {}", db, collection, read.error().message);
     }
     visitor.flush();
   }
   for (const std::string& line : visitor.unknown()) log_unknown_once(line);
   if (lease_ && held && !visitor.shared().empty()) {
     if (auto published =
-            lease_->publish(*r, visitor.shared(), IntrospectionLease::FactsPass::kPartial)) {
-      spdlog::debug("introspection: facts not stored for the fleet: {}", published->message);
+            lease_->publish(*r, visitor.shared(), IntrospectionLease::FactsPass::kPartial);
+        !published) {
+      spdlog::debug("introspection: facts not stored for the fleet: {}", published.error().message);
     }
   }
   const uint64_t commands = r->commands_sent() - commands_before;
@@ -307,20 +308,23 @@ void Introspector::pass() {
       scope.max_namespaces = target_.max_namespaces;
       scope.ignore_uri_database = true;
       if (lease_) scope.skip_databases.push_back(lease_->database());
-      const auto error = advisor::read_cluster(r, scope, visitor);
+      const auto read = advisor::read_cluster(r, scope, visitor);
       visitor.flush();
-      if (error && error->kind == base::ErrorKind::kStopped) return;
-      if (error) {
-        error_text = error->message;
-        if (cluster::is_unauthorized(*error)) log_unknown_once("cannot list: " + error->message);
+      if (!read && read.error().kind == base::ErrorKind::kStopped) return;
+      if (!read) {
+        error_text = read.error().message;
+        if (cluster::is_unauthorized(read.error())) {
+          log_unknown_once("cannot list: " + read.error().message);
+        }
       } else {
         advisor_.on_cluster_pass(visitor.databases(), visitor.namespaces());
         result = visitor.unknown().empty() ? PassResult::kOk : PassResult::kPartial;
         if (lease_) {
           if (auto published =
-                  lease_->publish(r, visitor.shared(), IntrospectionLease::FactsPass::kComplete)) {
+                  lease_->publish(r, visitor.shared(), IntrospectionLease::FactsPass::kComplete);
+              !published) {
             spdlog::warn("introspection: the facts could not be stored in {} for the fleet: {}",
-                         lease_->database(), published->message);
+                         lease_->database(), published.error().message);
           }
         }
       }

@@ -114,10 +114,11 @@ bool scan_cluster(const ScanArguments& args, const char* command, DumpVisitor& v
   selection.collection = args.collection;
   selection.sample_size = args.sample;
   ProgressPrinter printer(command, err, args.quiet);
-  auto error = read_cluster(*reader.value(), selection, visitor,
-                            [&printer](const ClusterProgress& p) { printer(p); });
-  if (error) {
-    err << command << ": " << reader.value()->redacted_uri() << ": " << error->message << "\n";
+  auto read = read_cluster(*reader.value(), selection, visitor,
+                           [&printer](const ClusterProgress& p) { printer(p); });
+  if (!read) {
+    err << command << ": " << reader.value()->redacted_uri() << ": " << read.error().message
+        << "\n";
     return false;
   }
   printer.summary(reader.value()->commands_sent());

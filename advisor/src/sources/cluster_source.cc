@@ -13,6 +13,7 @@ using cluster::ClusterReader;
 using cluster::Error;
 using cluster::ErrorKind;
 using cluster::ErrorSource;
+using cluster::Expected;
 
 bool is_system_database(const std::string& db) {
   return db == "admin" || db == "local" || db == "config";
@@ -37,7 +38,7 @@ class Reading {
           const ClusterProgressCallback& progress)
       : reader_(reader), selection_(selection), visitor_(visitor), progress_(progress) {}
 
-  std::optional<Error> run() {
+  Expected<void> run() {
     std::vector<std::string> databases;
     const std::string db = !selection_.db.empty() || selection_.ignore_uri_database
                                ? selection_.db
@@ -70,15 +71,15 @@ class Reading {
         note(name, "", "skipped: " + entries.error().message);
         continue;
       }
-      if (auto error = read_database(name, entries.value())) return error;
+      if (auto read = read_database(name, entries.value()); !read) return read;
       if (stopped_at_limit_) break;
     }
-    return std::nullopt;
+    return {};
   }
 
  private:
-  std::optional<Error> read_database(const std::string& db,
-                                     const std::vector<ClusterReader::Document>& entries) {
+  Expected<void> read_database(const std::string& db,
+                               const std::vector<ClusterReader::Document>& entries) {
     std::vector<CollectionMetadata> collections;
     for (const auto& entry : entries) {
       CollectionMetadata metadata;
@@ -104,20 +105,20 @@ class Reading {
              "stopped after " + std::to_string(namespaces_) +
                  " collections (the most one read takes)");
         stopped_at_limit_ = true;
-        return std::nullopt;
+        return {};
       }
       ++namespaces_;
-      if (auto error = read_collection(metadata)) return error;
+      if (auto read = read_collection(metadata); !read) return read;
     }
-    return std::nullopt;
+    return {};
   }
 
-  std::optional<Error> read_collection(CollectionMetadata& m) {
+  Expected<void> read_collection(CollectionMetadata& m) {
     if (m.is_view()) {
       visitor_.on_collection(m);  // a view has no documents or indexes of its own
-      return std::nullopt;
+      return {};
     }
-    if (auto error = read_facts(m)) return error;
+    if (auto read = read_facts(m); !read) return read;
     m.sample_method = selection_.sample_size == 0 ? "all" : m.is_timeseries() ? "find" : "$sample";
     visitor_.on_collection(m);
 
@@ -150,7 +151,7 @@ class Reading {
       m.unknown.push_back(unknown_line("documents", method.error()));
       visitor_.on_collection(m);
       note(m.db, m.collection, m.unknown.back());
-      return std::nullopt;
+      return {};
     }
     if (cluster::read_method_name(*method) != m.sample_method) {
       m.sample_method = cluster::read_method_name(*method);
@@ -159,11 +160,11 @@ class Reading {
     p.event = ClusterProgress::Event::kCollectionDone;
     p.method = m.sample_method;
     report(p);
-    return std::nullopt;
+    return {};
   }
 
   // Indexes, statistics and index usage; a fact that cannot be read is noted as unknown.
-  std::optional<Error> read_facts(CollectionMetadata& m) {
+  Expected<void> read_facts(CollectionMetadata& m) {
     auto indexes = reader_.list_indexes(m.db, m.collection);
     if (!indexes && is_fatal(indexes.error())) return indexes.error();
     if (!indexes) {
@@ -191,7 +192,7 @@ class Reading {
         m.unknown.push_back("index usage: " + applied.error().message);
       }
     }
-    return std::nullopt;
+    return {};
   }
 
   ClusterProgress event(ClusterProgress::Event kind, const CollectionMetadata& m) const {
@@ -228,13 +229,13 @@ class Reading {
 
 }  // namespace
 
-std::optional<Error> read_cluster(ClusterReader& reader, const ClusterSelection& selection,
-                                  DumpVisitor& visitor, const ClusterProgressCallback& progress) {
+Expected<void> read_cluster(ClusterReader& reader, const ClusterSelection& selection,
+                            DumpVisitor& visitor, const ClusterProgressCallback& progress) {
   return Reading(reader, selection, visitor, progress).run();
 }
 
-std::optional<Error> read_cluster(const ClusterReadOptions& options, DumpVisitor& visitor,
-                                  const ClusterProgressCallback& progress) {
+Expected<void> read_cluster(const ClusterReadOptions& options, DumpVisitor& visitor,
+                            const ClusterProgressCallback& progress) {
   auto reader = ClusterReader::open(options.reader);
   if (!reader) return reader.error();
   return read_cluster(*reader.value(), options.selection, visitor, progress);

@@ -66,14 +66,14 @@ using ClusterProgressCallback = std::function<void(const ClusterProgress&)>;
 // are listed in CollectionMetadata::unknown with the reason, never taken as absent), then
 // on_document for each document read. on_collection is called a second time for a collection whose
 // documents were read by another method than announced (the server refused $sample) or could not be
-// read. Views get on_collection only; admin, local, config and system.* are skipped. nullopt on
-// success; an error when nothing could be listed, the server went away, the stop flag was set, or
-// the visitor refused a document. A collection that cannot be read is a note, not an error.
-std::optional<cluster::Error> read_cluster(cluster::ClusterReader& reader,
-                                           const ClusterSelection& selection, DumpVisitor& visitor,
-                                           const ClusterProgressCallback& progress = {});
+// read. Views get on_collection only; admin, local, config and system.* are skipped. An error when
+// nothing could be listed, the server went away, the stop flag was set, or the visitor refused a
+// document. A collection that cannot be read is a note, not an error.
+cluster::Expected<void> read_cluster(cluster::ClusterReader& reader,
+                                     const ClusterSelection& selection, DumpVisitor& visitor,
+                                     const ClusterProgressCallback& progress = {});
 // The same with a reader of its own (opened and closed here).
-std::optional<cluster::Error> read_cluster(const ClusterReadOptions& options, DumpVisitor& visitor,
-                                           const ClusterProgressCallback& progress = {});
+cluster::Expected<void> read_cluster(const ClusterReadOptions& options, DumpVisitor& visitor,
+                                     const ClusterProgressCallback& progress = {});
 
 }  // namespace docguard::advisor

@@ -35,9 +35,9 @@ class IntrospectionLease {
   enum class FactsPass { kPartial, kComplete };
   // The holder stores each collection's facts (replacing what it stored of them before); after
   // a complete pass, the facts of collections no longer there are removed.
-  std::optional<cluster::Error> publish(cluster::ClusterReader& reader,
-                                        const std::vector<advisor::SharedCollection>& facts,
-                                        FactsPass pass);
+  cluster::Expected<void> publish(cluster::ClusterReader& reader,
+                                  const std::vector<advisor::SharedCollection>& facts,
+                                  FactsPass pass);
   // What the holder stored.
   cluster::Expected<std::vector<advisor::SharedCollection>> load(cluster::ClusterReader& reader);
 

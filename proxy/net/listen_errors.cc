@@ -45,7 +45,7 @@ void throw_listen_error(const std::string& address, std::string_view step,
   std::string text = "cannot listen on " + address + ": " + std::string(step) + ": " + ec.message();
   const std::string hint = listen_error_hint(ec, unix_socket);
   if (!hint.empty()) text += "; " + hint;
-  throw ListenError(text);
+  throw ListenError(address, text);
 }
 
 }  // namespace docguard::proxy

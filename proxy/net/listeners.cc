@@ -40,8 +40,10 @@ void clear_stale_socket(const std::string& path) {
     throw_listen_error("unix:" + path, "lstat", errno_code(errno), true);
   }
   if (!S_ISSOCK(st.st_mode)) {
-    throw ListenError("cannot listen on unix:" + path +
-                      ": the path exists and is not a socket; remove it or choose another path");
+    throw ListenError(
+        "unix:" + path,
+        "cannot listen on unix:" + path +
+            ": the path exists and is not a socket; remove it or choose another path");
   }
   const int probe = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (probe < 0) throw_listen_error("unix:" + path, "socket", errno_code(errno), true);
@@ -53,8 +55,10 @@ void clear_stale_socket(const std::string& path) {
   ::close(probe);
   // EAGAIN: a listener whose backlog is full, which is live too.
   if (rc == 0 || err == EAGAIN || err == EINPROGRESS) {
-    throw ListenError("cannot listen on unix:" + path +
-                      ": another process listens on this socket; stop it or choose another path");
+    throw ListenError(
+        "unix:" + path,
+        "cannot listen on unix:" + path +
+            ": another process listens on this socket; stop it or choose another path");
   }
   if (err != ECONNREFUSED) {
     throw_listen_error("unix:" + path, "probing whether the socket is in use", errno_code(err),

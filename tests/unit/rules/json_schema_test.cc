@@ -47,6 +47,8 @@ std::string compile_error(const std::string& schema) {
   try {
     compile(schema);
   } catch (const JsonSchemaError& e) {
+    EXPECT_EQ(e.error().kind, base::ErrorKind::kBadInput);
+    EXPECT_EQ(e.error().subject, e.keyword_path());
     return e.what();
   }
   return "(compiled)";

@@ -9,11 +9,23 @@
 #include <string>
 #include <string_view>
 
+#include "docguard/base/error.h"
+
 namespace docguard::proxy {
 
 class ListenError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  ListenError(std::string address, const std::string& text)
+      : std::runtime_error(text), address_(std::move(address)) {}
+  // The operator's to fix (another address, a stopped process, a path): kind and source
+  // kConfiguration, the address as its subject, what() as the message.
+  base::Error error() const {
+    return base::Error{base::ErrorKind::kConfiguration, base::ErrorSource::kConfiguration, what(),
+                       address_};
+  }
+
+ private:
+  std::string address_;
 };
 
 // "cannot listen on 127.0.0.1:27018: bind: address already in use; another process ...".

@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "docguard/base/error.h"
 #include "docguard/codec/bson_view.h"
 
 namespace docguard::rules {
@@ -37,6 +38,11 @@ class JsonSchemaError : public std::runtime_error {
                            ": " + what),
         keyword_path_(std::move(keyword_path)) {}
   const std::string& keyword_path() const { return keyword_path_; }
+  // A schema that cannot be used as written: kind kBadInput, the keyword path as its subject.
+  base::Error error() const {
+    return base::Error{base::ErrorKind::kBadInput, base::ErrorSource::kConfiguration, what(),
+                       keyword_path_};
+  }
 
  private:
   std::string keyword_path_;

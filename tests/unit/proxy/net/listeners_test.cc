@@ -170,6 +170,10 @@ std::string listen_failure(ProxyConfig config, asio::io_context& ioc) {
   try {
     ClientListeners listeners(ioc, config);
   } catch (const ListenError& e) {
+    // The same words as the base error the configuration check reports.
+    EXPECT_EQ(e.error().kind, base::ErrorKind::kConfiguration);
+    EXPECT_EQ(e.error().message, e.what());
+    EXPECT_FALSE(e.error().subject.empty());
     return e.what();
   }
   return "no error";

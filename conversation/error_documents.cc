@@ -17,6 +17,7 @@ namespace docguard::conversation {
 using codec::OwnedBson;
 using codec::ServerError;
 using rules::Action;
+using rules::RefusalStyle;
 using rules::RuleKind;
 using rules::Violation;
 
@@ -31,42 +32,18 @@ constexpr size_t kMaxFieldPathBytes = 512;
 constexpr size_t kMaxFailingIdBytes = 1024;
 
 std::string unbounded_violation_message(const Violation& v, std::string_view field_path) {
-  std::string what;
-  switch (v.kind) {
-    case RuleKind::kMaxDocumentBytes:
-      what = fmt::format("document is {} bytes, bound {}", v.measured, v.bound);
-      break;
-    case RuleKind::kMaxArrayLength:
-    case RuleKind::kArrayLength:
-      what =
-          fmt::format("array '{}' reaches {} elements, bound {}", field_path, v.measured, v.bound);
-      break;
-    case RuleKind::kTrackedArrayLength:
-      what = fmt::format("array '{}' of this document would reach {} elements, bound {}",
-                         field_path, v.measured, v.bound);
-      break;
-    case RuleKind::kRequirePushSlice:
-      what = fmt::format("'{}' grows without $slice ({} elements added); cap it with $slice",
-                         field_path, v.measured);
-      break;
-    case RuleKind::kMaxNestingDepth:
-      what = fmt::format("document nests {} levels, bound {}", v.measured, v.bound);
-      break;
-    case RuleKind::kMaxLookupRatio:
-      what = fmt::format("{:.0f}% of recent reads on this collection use $lookup, bound {:.0f}%",
-                         v.measured * 100, v.bound * 100);
-      break;
-    case RuleKind::kJsonSchema:
+  const rules::RuleKindRow& row = rules::rule_kind(v.kind);
+  switch (row.refusal) {
+    case RefusalStyle::kDocumentValidation:
       // What the server says for a document its validator refuses; errInfo.details says why.
       return "Document failed validation";
-    case RuleKind::kRequireIndex:
+    case RefusalStyle::kNoIndex:
       return detail::guardrail_message(v);
-    case RuleKind::kCount:
-      what = fmt::format("measured {}, bound {}", v.measured, v.bound);
+    case RefusalStyle::kDesignRule:
       break;
   }
-  return fmt::format("docguard: design rule {} (match \"{}\") violated: {}",
-                     rules::rule_name(v.kind), v.rule_match, what);
+  return fmt::format("docguard: design rule {} (match \"{}\") violated: {}", row.name, v.rule_match,
+                     row.describe(v, field_path));
 }
 
 }  // namespace
@@ -134,7 +111,7 @@ void append_schema_err_info(bson_t* parent, const Violation& v) {
 
 // errInfo: {rule, match, fieldPath, measured, bound, failingDocumentId?}
 void append_err_info(bson_t* parent, const Violation& v) {
-  if (v.kind == RuleKind::kJsonSchema) {
+  if (rules::rule_kind(v.kind).refusal == RefusalStyle::kDocumentValidation) {
     append_schema_err_info(parent, v);
     return;
   }
@@ -160,13 +137,13 @@ void append_err_info(bson_t* parent, const Violation& v) {
 // A refusal's code: what the server reports for the same thing (notablescan's 291 for the
 // query guardrail, validation's 121 for the design rules on documents).
 ServerError refusal_code(const Violation* v) {
-  return v != nullptr && v->kind == RuleKind::kRequireIndex
+  return v != nullptr && rules::rule_kind(v->kind).refusal == RefusalStyle::kNoIndex
              ? ServerError::kNoQueryExecutionPlans
              : ServerError::kDocumentValidationFailure;
 }
 
 void append_refusal_info(bson_t* doc, const Violation& v) {
-  if (v.kind == RuleKind::kRequireIndex) {
+  if (rules::rule_kind(v.kind).refusal == RefusalStyle::kNoIndex) {
     append_guardrail_err_info(doc, v);
   } else {
     append_err_info(doc, v);

@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "docguard/advisor/report.h"
+#include "docguard/rules/rule_kinds.h"
 
 namespace docguard::advisor {
 
@@ -32,26 +33,10 @@ bool parse_severity(std::string_view text, Severity* out) {
 }
 
 Finding::Kind rule_finding_kind(rules::RuleKind rule) {
-  switch (rule) {
-    case rules::RuleKind::kMaxDocumentBytes:
-      return Finding::Kind::kRuleMaxDocumentBytes;
-    case rules::RuleKind::kMaxArrayLength:
-      return Finding::Kind::kRuleMaxArrayLength;
-    case rules::RuleKind::kArrayLength:
-      return Finding::Kind::kRuleArrayLength;
-    case rules::RuleKind::kRequirePushSlice:
-      return Finding::Kind::kRuleRequirePushSlice;
-    case rules::RuleKind::kMaxNestingDepth:
-      return Finding::Kind::kRuleMaxNestingDepth;
-    case rules::RuleKind::kMaxLookupRatio:
-      return Finding::Kind::kRuleMaxLookupRatio;
-    case rules::RuleKind::kTrackedArrayLength:
-      return Finding::Kind::kRuleTrackedArrayLength;
-    case rules::RuleKind::kJsonSchema:
-      return Finding::Kind::kRuleJsonSchema;
-    case rules::RuleKind::kRequireIndex:  // judged on traffic only, never in a scan
-    case rules::RuleKind::kCount:         // the number of kinds, never a violation's
-      break;
+  // A rule's finding is named after it ("rule:max_document_bytes"): the rule table's name.
+  const rules::RuleKindRow& row = rules::rule_kind(rule);
+  if (row.judged_on_documents) {
+    if (auto kind = kFindingKindNames.value(std::string("rule:") + row.name)) return *kind;
   }
   return Finding::Kind::kRuleTrackedArrayLength;
 }

@@ -245,5 +245,15 @@ TEST(ScanWithConfig, RulesBecomeFindingsAndFailOn) {
   EXPECT_EQ(out2.str().find("rule:"), std::string::npos);
 }
 
+// A rule's finding is named after the rule table's row: "rule:" and the rule's name.
+TEST(ScanWithConfig, ARuleFindingIsNamedAfterItsRule) {
+  for (size_t i = 0; i < static_cast<size_t>(rules::RuleKind::kCount); ++i) {
+    const auto rule = static_cast<rules::RuleKind>(i);
+    if (!rules::rule_kind(rule).judged_on_documents) continue;
+    EXPECT_EQ(std::string(kind_name(rule_finding_kind(rule))),
+              std::string("rule:") + rules::rule_name(rule));
+  }
+}
+
 }  // namespace
 }  // namespace docguard::advisor

@@ -70,7 +70,8 @@ class LookupWindow {
   std::array<Slot, kSlots> slots_{};
 };
 
-// Rules as reported in Violation::kind, in a fixed order for counters.
+// Rules as reported in Violation::kind, in a fixed order for counters. Each has its row in
+// rule_kinds.h (its name, refusal and finding).
 enum class RuleKind : uint8_t {
   kMaxDocumentBytes,
   kMaxArrayLength,
@@ -83,19 +84,6 @@ enum class RuleKind : uint8_t {
   kRequireIndex,  // the query guardrail: no known index serves the query
   kCount
 };
-inline constexpr auto kRuleNames =
-    base::enum_names<RuleKind>({{RuleKind::kMaxDocumentBytes, "max_document_bytes"},
-                                {RuleKind::kMaxArrayLength, "max_array_length"},
-                                {RuleKind::kArrayLength, "array_length"},
-                                {RuleKind::kRequirePushSlice, "require_push_slice"},
-                                {RuleKind::kMaxNestingDepth, "max_nesting_depth"},
-                                {RuleKind::kMaxLookupRatio, "max_lookup_ratio"},
-                                {RuleKind::kTrackedArrayLength, "tracked_array_length"},
-                                {RuleKind::kJsonSchema, "json_schema"},
-
-                                {RuleKind::kRequireIndex, "require_index"}},
-                               "?");
-inline const char* rule_name(RuleKind kind) { return kRuleNames.name(kind); }
 
 // Everything known about one namespace (or the "_other" overflow namespace). Not thread-safe
 // by itself: the engine holds `mutex` while touching it.

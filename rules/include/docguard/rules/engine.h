@@ -30,6 +30,7 @@
 #include "docguard/rules/index_catalog.h"
 #include "docguard/rules/query_guardrail.h"
 #include "docguard/rules/rule_hits.h"
+#include "docguard/rules/rule_kinds.h"
 #include "docguard/rules/rule_set.h"
 #include "docguard/rules/schema_census.h"
 #include "docguard/rules/workload_ledger.h"

@@ -1,0 +1,77 @@
+#include "docguard/rules/rule_kinds.h"
+
+#include <fmt/format.h>
+
+#include <array>
+
+#include "docguard/rules/engine.h"
+
+namespace docguard::rules {
+namespace {
+
+std::string document_bytes(const Violation& v, std::string_view) {
+  return fmt::format("document is {} bytes, bound {}", v.measured, v.bound);
+}
+
+std::string array_elements(const Violation& v, std::string_view path) {
+  return fmt::format("array '{}' reaches {} elements, bound {}", path, v.measured, v.bound);
+}
+
+std::string tracked_array_elements(const Violation& v, std::string_view path) {
+  return fmt::format("array '{}' of this document would reach {} elements, bound {}", path,
+                     v.measured, v.bound);
+}
+
+std::string push_without_slice(const Violation& v, std::string_view path) {
+  return fmt::format("'{}' grows without $slice ({} elements added); cap it with $slice", path,
+                     v.measured);
+}
+
+std::string nesting_depth(const Violation& v, std::string_view) {
+  return fmt::format("document nests {} levels, bound {}", v.measured, v.bound);
+}
+
+std::string lookup_ratio(const Violation& v, std::string_view) {
+  return fmt::format("{:.0f}% of recent reads on this collection use $lookup, bound {:.0f}%",
+                     v.measured * 100, v.bound * 100);
+}
+
+std::string measured_and_bound(const Violation& v, std::string_view) {
+  return fmt::format("measured {}, bound {}", v.measured, v.bound);
+}
+
+using enum RefusalStyle;
+
+// In RuleKind's order: rule_kind() indexes it.
+constexpr std::array<RuleKindRow, static_cast<size_t>(RuleKind::kCount)> kRows{{
+    {RuleKind::kMaxDocumentBytes, "max_document_bytes", kDesignRule, true, document_bytes},
+    {RuleKind::kMaxArrayLength, "max_array_length", kDesignRule, true, array_elements},
+    {RuleKind::kArrayLength, "array_length", kDesignRule, true, array_elements},
+    {RuleKind::kRequirePushSlice, "require_push_slice", kDesignRule, true, push_without_slice},
+    {RuleKind::kMaxNestingDepth, "max_nesting_depth", kDesignRule, true, nesting_depth},
+    {RuleKind::kMaxLookupRatio, "max_lookup_ratio", kDesignRule, true, lookup_ratio},
+    {RuleKind::kTrackedArrayLength, "tracked_array_length", kDesignRule, true,
+     tracked_array_elements},
+    {RuleKind::kJsonSchema, "json_schema", kDocumentValidation, true, nullptr},
+    // Judged on queries in traffic only: a stored document breaks no index rule.
+    {RuleKind::kRequireIndex, "require_index", kNoIndex, false, nullptr},
+}};
+
+constexpr bool rows_in_order() {
+  for (size_t i = 0; i < kRows.size(); ++i) {
+    if (static_cast<size_t>(kRows[i].kind) != i) return false;
+  }
+  return true;
+}
+static_assert(rows_in_order(), "one row per RuleKind, in its order");
+
+constexpr RuleKindRow kUnknownRow{RuleKind::kCount, "?", kDesignRule, false, measured_and_bound};
+
+}  // namespace
+
+const RuleKindRow& rule_kind(RuleKind kind) {
+  const auto i = static_cast<size_t>(kind);
+  return i < kRows.size() ? kRows[i] : kUnknownRow;
+}
+
+}  // namespace docguard::rules

@@ -7,13 +7,10 @@
 #include <algorithm>
 #include <ctime>
 
-#include "docguard/base/json_string.h"
-#include "docguard/codec/recording_redaction.h"
 #include "docguard/proxy/recording_namespace.h"
 #include "writer_state.h"
 
 namespace docguard::proxy {
-
 namespace {
 
 // What a queued message costs against queue_bytes: its bytes and the bookkeeping beside them.

@@ -220,6 +220,14 @@ def test_recording_holds_every_request_in_order_and_no_secret(tmp_path, auth_ups
         assert "$clusterTime" not in b
         if "speculativeAuthenticate" in b:
             assert b["speculativeAuthenticate"] == "[redacted by docguard]", b
+    # The handshake authenticated speculatively, and the server's SCRAM answers are gone too.
+    assert any("speculativeAuthenticate" in body_of(p) for p in requests
+               if next(iter(body_of(p))) in ("hello", "isMaster", "ismaster"))
+    sasl_ids = {p.request_id for p in requests if next(iter(body_of(p))) in ("saslStart",
+                                                                             "saslContinue")}
+    sasl_replies = [body_of(p) for p in packets if p.event == 1 and p.response_to in sasl_ids]
+    assert sasl_replies and all(r["payload"] == "[redacted by docguard]" for r in sasl_replies)
+    assert not any("$clusterTime" in body_of(p) for p in packets if p.event == 1)
 
     # No secret in any file: the password, SCRAM's messages raw or in base64.
     password = harness.AUTH_PASSWORD.encode()

@@ -124,6 +124,13 @@ def admin_call(proc, method: str, path: str, body: dict | None = None, token: st
         return e.code, (json.loads(text) if text.startswith("{") else {"text": text})
 
 
+def metrics(proc) -> dict:
+    req = urllib.request.Request(f"http://127.0.0.1:{proc.ports['admin']}/metrics",
+                                 headers={"Authorization": f"Bearer {TOKEN}"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return harness.parse_prometheus(r.read().decode())
+
+
 def start_proxy(workdir: Path, upstream: str, recording: str = "") -> harness.Proc:
     workdir.mkdir(parents=True, exist_ok=True)
     cfg = workdir / "docguard.yaml"
@@ -159,9 +166,10 @@ def test_recording_holds_every_request_in_order_and_no_secret(tmp_path, auth_ups
     listener = Started()
     uri = f"mongodb://127.0.0.1:{dg.ports['listen']}"
     try:
-        for mechanism in ("SCRAM-SHA-256", "SCRAM-SHA-1"):
+        # The second client compresses its requests: they are recorded decompressed.
+        for mechanism, compression in (("SCRAM-SHA-256", {}), ("SCRAM-SHA-1", {"compressors": "zlib"})):
             c = pymongo.MongoClient(uri, username=harness.AUTH_USER, password=harness.AUTH_PASSWORD,
-                                    authSource="admin", authMechanism=mechanism,
+                                    authSource="admin", authMechanism=mechanism, **compression,
                                     appName="rec-" + mechanism, retryWrites=True,
                                     event_listeners=[listener], serverSelectionTimeoutMS=10000)
             coll = c["it_rec_" + uuid.uuid4().hex[:8]].c
@@ -176,6 +184,8 @@ def test_recording_holds_every_request_in_order_and_no_secret(tmp_path, auth_ups
             c.close()
         code, status = admin_call(dg, "POST", "/recording/stop")
         assert code == 200 and status["state"] == "stopped", status
+        assert metrics(dg)[("docguard_compressed_messages_total",
+                            frozenset({("compressor", "zlib")}))] > 0
     finally:
         dg.stop()
 
@@ -205,6 +215,7 @@ def test_recording_holds_every_request_in_order_and_no_secret(tmp_path, auth_ups
                 seen.add(p.request_id)
             if p.event == 1:
                 assert p.response_to in seen, conn  # each reply after its request
+    assert not [p for p in packets if p.opcode == 2012]  # OP_COMPRESSED written decompressed
     commands = [next(iter(body_of(p))) for p in requests]
     for name in ("saslStart", "saslContinue", "insert", "find", "getMore", "killCursors",
                  "update"):
@@ -279,10 +290,7 @@ def test_a_flood_past_the_queue_fails_the_recording_not_the_traffic(tmp_path):
         code, status = admin_call(dg, "GET", "/recording")
         assert code == 200 and status["state"] == "failed", status
         assert "queue" in status["reason"] and status["dropped"] >= 1, status
-        req = urllib.request.Request(f"http://127.0.0.1:{dg.ports['admin']}/metrics",
-                                     headers={"Authorization": f"Bearer {TOKEN}"})
-        with urllib.request.urlopen(req, timeout=10) as r:
-            m = harness.parse_prometheus(r.read().decode())
+        m = metrics(dg)
         assert harness.metric_sum(m, "docguard_recording_failures_total", reason="queue_full") == 1
         assert harness.metric_sum(m, "docguard_recording_dropped_total") >= 1
         assert harness.metric_sum(m, "docguard_upstream_errors_total") == 0

@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <thread>
 
 #include "test_messages.h"
 
@@ -134,6 +137,45 @@ TEST_F(RecorderTest, MaxDurationEndsTheRecording) {
   }
   EXPECT_FALSE(recorder.active());
   EXPECT_NE(recorder.status_json().find("max_duration"), std::string::npos);
+}
+
+TEST_F(RecorderTest, SessionsOnManyThreadsKeepTheirOrderAndNothingIsLost) {
+  Recorder recorder(metrics_, codec::kDefaultMaxMessageBytes);
+  ASSERT_EQ(recorder.start(settings_), "");
+  constexpr int kThreads = 4;
+  constexpr int kMessages = 500;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&recorder] {
+      RecordingTap tap;
+      for (int i = 1; i <= kMessages; ++i) {
+        const auto ping = testing::op_msg(R"({"ping": 1, "$db": "admin"})", i);
+        recorder.on_request(tap, "p", ping, {});
+      }
+      recorder.on_session_end(tap, "p");
+    });
+  }
+  for (int i = 0; i < 50; ++i) (void)recorder.status_json();  // read while they write
+  for (auto& t : threads) t.join();
+  recorder.stop();
+  EXPECT_EQ(packets_on_disk(), static_cast<size_t>(kThreads * (kMessages + 2)));
+  // Within each connection the request ids (1, 2, ...) come in the order they were sent.
+  std::map<uint64_t, int32_t> last;
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    if (entry.path().extension() != ".bin") continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::vector<uint8_t> b{std::istreambuf_iterator<char>(in), {}};
+    for (size_t at = 0; at + 4 <= b.size(); at += codec::load_le32(b.data() + at)) {
+      if (b[at + 4] != 0) continue;  // requests only
+      uint64_t connection = 0;
+      std::memcpy(&connection, b.data() + at + 5, 8);
+      const size_t message = at + 13 + 2 + 16;  // session "p" and its NUL, offset, order
+      const int32_t id = codec::load_le32(b.data() + message + 4);
+      EXPECT_EQ(id, last[connection] + 1);
+      last[connection] = id;
+    }
+  }
+  EXPECT_EQ(last.size(), static_cast<size_t>(kThreads));
 }
 
 }  // namespace

@@ -36,8 +36,9 @@ void apply_yaml(const YAML::Node& root, const std::string& file, ProxyConfig& co
   for (const auto& kv : root) {
     const auto key = kv.first.as<std::string>();
     static constexpr std::string_view kProxyKeys[] = {
-        "listen",  "upstream", "admin",        "threads", "log_format",    "log_level", "limits",
-        "persona", "tls",      "upstream_tls", "advisor", "introspection", "metrics",   "workload"};
+        "listen",    "upstream",      "admin",   "threads",  "log_format",
+        "log_level", "limits",        "persona", "tls",      "upstream_tls",
+        "advisor",   "introspection", "metrics", "workload", "recording"};
     if (std::find(std::begin(kProxyKeys), std::end(kProxyKeys), key) == std::end(kProxyKeys) &&
         std::find(kRuleKeys.begin(), kRuleKeys.end(), key) == kRuleKeys.end()) {
       r.fail(kv.first, key, "unknown key");
@@ -148,6 +149,7 @@ void apply_yaml(const YAML::Node& root, const std::string& file, ProxyConfig& co
   }
   if (auto n = root["advisor"]) apply_advisor_yaml(r, n, config.advisor);
   if (auto n = root["introspection"]) apply_introspection_yaml(r, n, config.introspection);
+  if (auto n = root["recording"]) apply_recording_yaml(r, n, config.recording);
   config.rules = parse_rules(root, file);
 }
 

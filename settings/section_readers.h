@@ -8,6 +8,7 @@
 #include "docguard/advisor/settings.h"
 #include "docguard/introspection/introspection_settings.h"
 #include "docguard/settings/proxy_settings.h"
+#include "docguard/settings/recording_settings.h"
 
 namespace docguard::settings {
 
@@ -20,5 +21,8 @@ void apply_introspection_yaml(const ConfigReader& reader, const YAML::Node& node
 // `advisor:`, field by field under the struct's own names.
 void apply_advisor_yaml(const ConfigReader& reader, const YAML::Node& node,
                         advisor::AdvisorSettings& settings);
+// `recording:` (recording_yaml.cc).
+void apply_recording_yaml(const ConfigReader& reader, const YAML::Node& node,
+                          RecordingSettings& settings);
 
 }  // namespace docguard::settings

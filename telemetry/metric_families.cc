@@ -60,6 +60,9 @@ std::span<const MetricFamily> metric_families() {
                                       kInspectionSeconds,
                                       kAnsweredByProxy,
                                       kConfigReloads,
+                                      kRecordingPackets,
+                                      kRecordingDropped,
+                                      kRecordingFailures,
                                       kBuildInfo,
                                       kMetricSeries,
                                       kMetricSeriesOverBudget};

@@ -48,6 +48,9 @@ Metrics::Metrics(MetricsSettings settings)
       upstream_errors(counters(family::kUpstreamErrors), "kind"),
       compressed_messages(counters(family::kCompressedMessages), "compressor"),
       config_reloads(counters(family::kConfigReloads), "result"),
+      recording_packets(counters(family::kRecordingPackets).Add({})),
+      recording_dropped(counters(family::kRecordingDropped).Add({})),
+      recording_failures(counters(family::kRecordingFailures), "reason"),
       upstream_up(gauges(family::kUpstreamUp).Add({})),
       primary_changes(counters(family::kPrimaryChanges).Add({})),
       selection_waits(counters(family::kSelectionWaits).Add({})),
@@ -86,6 +89,7 @@ Metrics::Metrics(MetricsSettings settings)
   for (const auto kind : codec::kProtocolErrorKinds) protocol_errors.get(codec::name(kind));
   for (const char* c : {"snappy", "zlib", "zstd"}) compressed_messages.get(c);
   for (const char* r : {"success", "failure"}) config_reloads.get(r);
+  for (const char* r : {"queue_full", "write_error"}) recording_failures.get(r);
   // The fixed series count against the budget too: what is left is for the labelled ones.
   budget_.take(exposition_lines(registry_->Collect()));
 }

@@ -7,6 +7,7 @@
 #include <boost/asio/connect.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/read.hpp>
 #include <boost/asio/read_until.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/streambuf.hpp>
@@ -18,6 +19,7 @@
 #include "docguard/base/structured_log.h"
 #include "docguard/proxy/collection_facts_json.h"
 #include "docguard/proxy/coroutines.h"
+#include "docguard/proxy/recording_endpoints.h"
 
 namespace docguard::proxy {
 
@@ -37,6 +39,8 @@ const char* reason(int status) {
       return "Not Found";
     case 405:
       return "Method Not Allowed";
+    case 409:
+      return "Conflict";
     case 400:
       return "Bad Request";
     case 503:
@@ -71,6 +75,7 @@ awaitable<void> serve_one(tcp::socket socket, ProxyRuntime& rt) {
   } else {
     std::istream in(&buffer);
     std::string method, target, version, line, authorization;
+    size_t content_length = 0;
     in >> method >> target >> version;
     std::getline(in, line);
     while (std::getline(in, line) && line != "\r") {
@@ -78,6 +83,9 @@ awaitable<void> serve_one(tcp::socket socket, ProxyRuntime& rt) {
       if (colon == std::string::npos) continue;
       std::string name = line.substr(0, colon);
       for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (name == "content-length") {
+        content_length = std::strtoull(line.c_str() + colon + 1, nullptr, 10);
+      }
       if (name == "authorization") {
         authorization = line.substr(colon + 1);
         while (!authorization.empty() && (authorization.front() == ' ')) authorization.erase(0, 1);
@@ -87,7 +95,19 @@ awaitable<void> serve_one(tcp::socket socket, ProxyRuntime& rt) {
         }
       }
     }
-    response = co_await route_admin(method, target, authorization, rt);
+    // A body (POST /recording/start's settings): what came with the head, and the rest.
+    std::string body;
+    if (content_length > kMaxRequestBytes / 2) {
+      response = {400, "text/plain; charset=utf-8", "request body too large\n"};
+    } else {
+      if (buffer.size() < content_length) {
+        co_await asio::async_read(
+            socket, buffer, asio::transfer_exactly(content_length - buffer.size()), kUseTuple);
+      }
+      body.resize(std::min(content_length, buffer.size()));
+      in.read(body.data(), static_cast<std::streamsize>(body.size()));
+      response = co_await route_admin(method, target, authorization, rt, body);
+    }
   }
   std::ostringstream head;
   head << "HTTP/1.1 " << response.status << ' ' << reason(response.status) << "\r\n"
@@ -119,12 +139,19 @@ std::string full_report(ProxyRuntime& rt, advisor::ReportFormat format) {
 }  // namespace
 
 awaitable<HttpResponse> route_admin(const std::string& method, const std::string& target,
-                                    const std::string& authorization, ProxyRuntime& rt) {
+                                    const std::string& authorization, ProxyRuntime& rt,
+                                    const std::string& body) {
   const std::string path = target.substr(0, target.find('?'));
-  if (method != "GET" && method != "HEAD") co_return HttpResponse{405, "text/plain", "GET only\n"};
+  const bool recorder_path = path.starts_with("/recording");
+  if (method != "GET" && method != "HEAD" && !recorder_path) {
+    co_return HttpResponse{405, "text/plain", "GET only\n"};
+  }
   if (path == "/healthz") co_return HttpResponse{200, "text/plain; charset=utf-8", "ok\n"};
   if (!rt.config.admin_token.empty() && authorization != "Bearer " + rt.config.admin_token) {
     co_return HttpResponse{401, "text/plain; charset=utf-8", "missing or wrong bearer token\n"};
+  }
+  if (recorder_path) {
+    if (auto response = route_recording(method, path, body, rt)) co_return *response;
   }
   const auto topology = rt.router ? rt.router->snapshot() : nullptr;
   const bool writable = topology && topology->has_writable();
@@ -160,7 +187,8 @@ awaitable<HttpResponse> route_admin(const std::string& method, const std::string
       // its own reads of the cluster go.
       std::string member =
           "\"collection_facts\":" + collection_facts_json(rt.advisor) + ",\"introspection\":" +
-          (rt.introspector ? rt.introspector->status_json() : std::string("{\"enabled\":false}"));
+          (rt.introspector ? rt.introspector->status_json() : std::string("{\"enabled\":false}")) +
+          ",\"recording\":" + rt.recorder.status_json();
       body.insert(1, body.size() > 2 ? member + "," : member);
     }
     if (topology && !body.empty() && body.front() == '{') {

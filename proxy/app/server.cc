@@ -80,6 +80,13 @@ class Server {
                  DOCGUARD_VERSION, listeners->describe(), runtime_.router->uri().redacted,
                  runtime_.config.admin.to_string(), contexts_.size());
 
+    if (runtime_.config.recording.enabled) {
+      // A recording that cannot start leaves the proxy serving: recording is never a reason
+      // for traffic to stop; GET /recording tells why.
+      if (std::string why = runtime_.recorder.start(runtime_.config.recording); !why.empty()) {
+        spdlog::error("recording not started: {}", why);
+      }
+    }
     listeners->start([this](AcceptedClient client) { admit(client); });
     asio::co_spawn(main, serve_admin(admin, runtime_), asio::detached);
 
@@ -122,6 +129,7 @@ class Server {
     for (auto& g : guards) g.reset();
     for (auto& ctx : contexts_) ctx->stop();
     for (auto& t : threads) t.join();
+    runtime_.recorder.stop();  // its queue written, its files closed with their checksums
     spdlog::info("docguard stopped");
     return 0;
   }

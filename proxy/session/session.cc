@@ -54,6 +54,9 @@ Session::Session(tcp::socket client, ProxyRuntime& runtime,
 }
 
 Session::~Session() {
+  if (recording_tap_.started && rt_.recorder.active()) {
+    rt_.recorder.on_session_end(recording_tap_, peer_);
+  }
   if (!server_.empty()) rt_.metrics.upstream_connections(server_).Decrement();
   rt_.active_sessions.fetch_sub(1);
   rt_.metrics.connections_active.Decrement();
@@ -319,6 +322,13 @@ awaitable<void> Session::handle_request(codec::Bytes message) {
     spdlog::debug("{}", fields.message("request"));
   }
   using Action = conversation::Conversation::RequestOutcome::Action;
+  if (rt_.recorder.active()) {
+    record_request(message, outcome.action == Action::kForward ? "forwarded"
+                            : outcome.action == Action::kReply ? "answered_by_docguard"
+                                                               : "nothing");
+    // docguard's own answer is the reply the client gets: recorded as that.
+    if (outcome.action == Action::kReply) record_reply(outcome.bytes);
+  }
   switch (outcome.action) {
     case Action::kForward:
       co_await write_upstream(outcome.bytes);
@@ -329,6 +339,17 @@ awaitable<void> Session::handle_request(codec::Bytes message) {
     case Action::kNothing:
       break;
   }
+}
+
+void Session::record_request(codec::Bytes message, std::string_view verdict) {
+  rt_.recorder.on_request(
+      recording_tap_, peer_, message,
+      {conversation_.app_name(), conversation_.user(), conversation_.request_command(), verdict});
+}
+
+void Session::record_reply(codec::Bytes message) {
+  rt_.recorder.on_reply(recording_tap_, peer_, message,
+                        {conversation_.app_name(), conversation_.user(), {}, {}});
 }
 
 awaitable<void> Session::upstream_to_client(std::shared_ptr<Session> self) {
@@ -350,6 +371,8 @@ awaitable<void> Session::upstream_to_client(std::shared_ptr<Session> self) {
       rt_.metrics.add_upstream_bytes(message.size());
       const auto outcome = conversation_.on_reply(message);
       const conversation::ReplySignals signals = outcome.signals;
+      // The upstream's reply as it came: what the cluster answered, before any rewrite.
+      if (!outcome.drop && rt_.recorder.active()) record_reply(message);
       if (!outcome.drop) co_await write_client(outcome.bytes);
       conversation_.release_reply_buffer();
       if (signals.state_change) {

@@ -1,7 +1,9 @@
 // The settings file through the reader: every key checked, errors naming the key and the line.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
+#include <vector>
 
 #include "docguard/settings/yaml_settings.h"
 
@@ -83,6 +85,33 @@ TEST(SettingsFile, AnEmptyFileGivesTheDefaultRules) {
   const ProxyConfig c = read("");
   ASSERT_NE(c.rules, nullptr);
   EXPECT_EQ(c.rules->rules().size(), 1u);
+}
+
+TEST(SettingsFile, RecordingSection) {
+  const auto c = read(
+      "recording:\n  enabled: true\n  directory: /tmp/rec\n  apps: [a, b]\n  users: alice\n"
+      "  namespaces: [shop.*]\n  sample: 0.5\n  max_duration: 10m\n  queue_bytes: 4KiB\n"
+      "  max_file_bytes: 1MiB\n  max_total_bytes: 1GiB\n");
+  const auto& r = c.recording;
+  EXPECT_TRUE(r.enabled);
+  EXPECT_EQ(r.directory, "/tmp/rec");
+  EXPECT_EQ(r.apps, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(r.users, (std::vector<std::string>{"alice"}));
+  EXPECT_EQ(r.namespaces, (std::vector<std::string>{"shop.*"}));
+  EXPECT_DOUBLE_EQ(r.sample, 0.5);
+  EXPECT_EQ(r.max_duration, std::chrono::minutes(10));
+  EXPECT_EQ(r.queue_bytes, 4096u);
+  EXPECT_EQ(r.max_file_bytes, 1u << 20);
+  EXPECT_EQ(r.max_total_bytes, 1ull << 30);
+  EXPECT_FALSE(read("").recording.enabled);
+}
+
+TEST(SettingsFile, RecordingNeedsADirectoryAndKnownKeys) {
+  EXPECT_NE(error_of("recording:\n  enabled: true\n").find("recording.directory is required"),
+            std::string::npos);
+  EXPECT_NE(error_of("recording:\n  directry: /tmp\n").find("directry"), std::string::npos);
+  EXPECT_NE(error_of("recording:\n  sample: 2\n"), "");
+  EXPECT_EQ(error_of("recording:\n  directory: /tmp/x\n"), "");  // off: nothing more needed
 }
 
 }  // namespace

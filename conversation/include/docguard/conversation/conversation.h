@@ -83,6 +83,8 @@ class Conversation {
   static constexpr size_t kMaxAwaitingReplies = 1024;
   // "name@db" once the client authenticated, else empty.
   const std::string& user() const { return auth_.user(); }
+  // The driver's appName from its hello, else empty.
+  const std::string& app_name() const { return app_name_; }
   // The subject of the client certificate docguard verified in the TLS handshake: the
   // connection's user from the handshake on (auth_watcher.h).
   void set_certificate_user(std::string_view subject);

@@ -39,10 +39,11 @@ std::string with_validators_html(std::string report,
 std::string with_workload_json(std::string report, const rules::WorkloadSnapshot& workload);
 std::string with_workload_html(std::string report, const rules::WorkloadSnapshot& workload);
 
-// Routes one request (method, target, Authorization header value). Exposed for tests.
+// Routes one request (method, target, Authorization header value, body). Exposed for tests.
 boost::asio::awaitable<HttpResponse> route_admin(const std::string& method,
                                                  const std::string& target,
                                                  const std::string& authorization,
-                                                 ProxyRuntime& runtime);
+                                                 ProxyRuntime& runtime,
+                                                 const std::string& body = "");
 
 }  // namespace docguard::proxy

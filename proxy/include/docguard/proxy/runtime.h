@@ -9,6 +9,7 @@
 #include "docguard/introspection/introspector.h"
 #include "docguard/proxy/config.h"
 #include "docguard/proxy/introspection_metrics.h"
+#include "docguard/proxy/recorder.h"
 #include "docguard/proxy/router.h"
 #include "docguard/proxy/tls.h"
 #include "docguard/rules/engine.h"
@@ -25,7 +26,8 @@ struct ProxyRuntime {
         engine(config.rules, &metrics, &advisor),
         introspection_metrics(metrics.registry()),
         limit_etas(metrics.registry()),
-        tls(make_tls_contexts(config)) {
+        tls(make_tls_contexts(config)),
+        recorder(metrics, config.max_message_bytes) {
     auto& persona = conversation.persona;
     persona.persona = config.persona;
     persona.replica_set_name = config.replica_set_name;
@@ -65,6 +67,8 @@ struct ProxyRuntime {
   // after construction, so sessions may keep references.
   std::vector<conversation::ConversationSettings> unix_conversations;
   TlsContexts tls;
+  // The traffic recorder: sessions hand it their messages while active() (recorder.h).
+  Recorder recorder;
   // Set at startup, before any session: the topology monitor and server selection.
   std::unique_ptr<Router> router;
   std::atomic<int64_t> active_sessions{0};

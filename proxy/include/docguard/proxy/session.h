@@ -105,6 +105,10 @@ class Session final : public std::enable_shared_from_this<Session>, private Swee
 
   // Passes one request through the conversation and does what it says.
   boost::asio::awaitable<void> handle_request(codec::Bytes message);
+  // Hand a request (with what became of it) or a reply to the recorder; called only while it
+  // is active, so not recording costs the relay one atomic load per message.
+  void record_request(codec::Bytes message, std::string_view verdict);
+  void record_reply(codec::Bytes message);
   void protocol_error(const char* where, const codec::ProtocolError& e);
   // Counts `error` in its source's metric family.
   void count(const codec::Error& error);
@@ -129,6 +133,7 @@ class Session final : public std::enable_shared_from_this<Session>, private Swee
   TimePoint last_client_activity_{};
   TimePoint last_upstream_activity_{};
   bool closed_ = false;
+  RecordingTap recording_tap_;  // this connection's part in the traffic recording
   // The upstream server this session is pinned to, and the writable-set generation then.
   std::string server_;
   uint64_t generation_ = 0;

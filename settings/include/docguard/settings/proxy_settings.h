@@ -19,6 +19,7 @@
 #include "docguard/introspection/introspection_settings.h"
 #include "docguard/rules/rule_set.h"
 #include "docguard/settings/config_error.h"
+#include "docguard/settings/recording_settings.h"
 
 namespace docguard::settings {
 
@@ -135,7 +136,8 @@ struct ProxyConfig {
 
   advisor::AdvisorSettings advisor;  // the design advisor's thresholds (`advisor:`)
   introspection::IntrospectionSettings
-      introspection;  // docguard's own reads of the cluster (`introspection:`)
+      introspection;            // docguard's own reads of the cluster (`introspection:`)
+  RecordingSettings recording;  // the traffic recorder (`recording:`), startable live too
 
   std::string config_file;  // where the rules came from, for SIGHUP reloads
   std::shared_ptr<const rules::RuleSet> rules;

@@ -177,6 +177,16 @@ inline constexpr MetricFamily kCollectionSizeBytes{
 // The process and the exposition itself.
 inline constexpr MetricFamily kConfigReloads{"docguard_config_reloads_total", kCounter, "result",
                                              "Configuration reloads (SIGHUP), by result"};
+// The traffic recorder (docs/recording.md).
+inline constexpr MetricFamily kRecordingPackets{
+    "docguard_recording_packets_total", kCounter, "",
+    "Packets (requests, replies, session events) written to traffic recordings"};
+inline constexpr MetricFamily kRecordingDropped{
+    "docguard_recording_dropped_total", kCounter, "",
+    "Messages not recorded because the recording's queue was full (the recording failed)"};
+inline constexpr MetricFamily kRecordingFailures{
+    "docguard_recording_failures_total", kCounter, "reason",
+    "Recordings that failed, by reason (queue_full, write_error); traffic went on"};
 inline constexpr MetricFamily kBuildInfo{"docguard_build_info", kGauge, "version",
                                          "docguard build information"};
 inline constexpr MetricFamily kMetricSeries{

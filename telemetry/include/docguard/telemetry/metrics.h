@@ -115,7 +115,11 @@ class Metrics final : public rules::MeasurementSink {
   LabeledCounter upstream_errors;      // {kind}
   LabeledCounter compressed_messages;  // {compressor}
   LabeledCounter config_reloads;       // {result}
-  prometheus::Gauge& upstream_up;      // 1 when the upstream accepted the last connection attempt
+  // The traffic recorder: counted by its writer thread, and once when a recording fails.
+  prometheus::Counter& recording_packets;
+  prometheus::Counter& recording_dropped;
+  LabeledCounter recording_failures;  // {reason}
+  prometheus::Gauge& upstream_up;     // 1 when the upstream accepted the last connection attempt
 
   // The upstream cluster.
   prometheus::Counter& primary_changes;           // docguard_cluster_primary_changes_total

@@ -1,0 +1,117 @@
+#include "docguard/proxy/recording_endpoints.h"
+
+#include <bson/bson.h>
+
+#include <string_view>
+
+#include "docguard/base/json_string.h"
+#include "docguard/codec/bson_view.h"
+
+namespace docguard::proxy {
+namespace {
+
+std::optional<std::vector<std::string>> strings_of(bson_iter_t& it) {
+  std::vector<std::string> out;
+  if (BSON_ITER_HOLDS_UTF8(&it)) {
+    out.emplace_back(codec::utf8_of(it));
+    return out;
+  }
+  bson_iter_t child;
+  if (!BSON_ITER_HOLDS_ARRAY(&it) || !bson_iter_recurse(&it, &child)) return std::nullopt;
+  while (bson_iter_next(&child)) {
+    if (!BSON_ITER_HOLDS_UTF8(&child)) return std::nullopt;
+    out.emplace_back(codec::utf8_of(child));
+  }
+  return out;
+}
+
+std::optional<double> number_of(const bson_iter_t& it) {
+  if (!BSON_ITER_HOLDS_NUMBER(&it)) return std::nullopt;
+  return bson_iter_as_double(&it);
+}
+
+HttpResponse json_response(int status, std::string body) {
+  return {status, "application/json", std::move(body) + "\n"};
+}
+
+HttpResponse error_response(int status, std::string_view why, ProxyRuntime& rt) {
+  std::string body = "{\"error\":";
+  json::append_string(body, why);
+  body += ",\"recording\":" + rt.recorder.status_json() + "}";
+  return json_response(status, std::move(body));
+}
+
+}  // namespace
+
+std::string apply_recording_json(const std::string& body, settings::RecordingSettings& s) {
+  if (body.find_first_not_of(" \t\r\n") == std::string::npos) return "";
+  bson_error_t error;
+  bson_t* doc = bson_new_from_json(reinterpret_cast<const uint8_t*>(body.data()),
+                                   static_cast<ssize_t>(body.size()), &error);
+  if (!doc) return std::string("the body is not a JSON object: ") + error.message;
+  const codec::OwnedBson owned(doc);
+  bson_iter_t it;
+  if (!bson_iter_init(&it, doc)) return "the body is not a JSON object";
+  while (bson_iter_next(&it)) {
+    const std::string key(codec::key_of(it));
+    bool ok = true;
+    if (key == "directory") {
+      ok = BSON_ITER_HOLDS_UTF8(&it);
+      if (ok) s.directory = codec::utf8_of(it);
+    } else if (key == "apps" || key == "users" || key == "namespaces") {
+      auto list = strings_of(it);
+      ok = list.has_value();
+      if (ok) (key == "apps" ? s.apps : key == "users" ? s.users : s.namespaces) = *list;
+    } else if (key == "sample") {
+      const auto v = number_of(it);
+      ok = v.has_value();
+      if (ok) s.sample = *v;
+    } else if (key == "max_duration") {
+      if (BSON_ITER_HOLDS_UTF8(&it)) {
+        const auto d = settings::parse_duration(codec::utf8_of(it));
+        ok = d.has_value();
+        if (ok) s.max_duration = *d;
+      } else if (const auto v = number_of(it); v && *v >= 0) {
+        s.max_duration = std::chrono::milliseconds(static_cast<int64_t>(*v * 1000));
+      } else {
+        ok = false;
+      }
+    } else if (key == "queue_bytes" || key == "max_file_bytes" || key == "max_total_bytes") {
+      const auto v = number_of(it);
+      ok = v.has_value() && *v >= 1 && *v < 1e18;
+      if (ok) {
+        (key == "queue_bytes"      ? s.queue_bytes
+         : key == "max_file_bytes" ? s.max_file_bytes
+                                   : s.max_total_bytes) = static_cast<uint64_t>(*v);
+      }
+    } else {
+      return "unknown member '" + key + "'";
+    }
+    if (!ok) return "member '" + key + "' has a wrong type or value";
+  }
+  return "";
+}
+
+std::optional<HttpResponse> route_recording(const std::string& method, const std::string& path,
+                                            const std::string& body, ProxyRuntime& rt) {
+  if (path == "/recording") {
+    if (method != "GET" && method != "HEAD") return HttpResponse{405, "text/plain", "GET only\n"};
+    return json_response(200, rt.recorder.status_json());
+  }
+  if (path != "/recording/start" && path != "/recording/stop") return std::nullopt;
+  if (method != "POST") return HttpResponse{405, "text/plain", "POST only\n"};
+  if (path == "/recording/stop") {
+    if (!rt.recorder.stop()) return error_response(409, "no recording is running", rt);
+    return json_response(200, rt.recorder.status_json());
+  }
+  settings::RecordingSettings settings = rt.config.recording;
+  if (std::string problem = apply_recording_json(body, settings); !problem.empty()) {
+    return error_response(400, problem, rt);
+  }
+  if (std::string problem = rt.recorder.start(settings); !problem.empty()) {
+    return error_response(409, problem, rt);
+  }
+  return json_response(200, rt.recorder.status_json());
+}
+
+}  // namespace docguard::proxy

@@ -1,0 +1,45 @@
+#include "docguard/proxy/recording_namespace.h"
+
+#include <algorithm>
+
+#include "docguard/codec/bson_view.h"
+#include "docguard/codec/op_msg.h"
+
+namespace docguard::proxy {
+
+std::string request_namespace(codec::Bytes message) {
+  if (message.size() < codec::kHeaderSize ||
+      codec::read_header(message.data()).op_code != codec::OpCode::kMsg) {
+    return "";
+  }
+  try {
+    const codec::BsonView body = codec::op_msg_body(message);
+    bson_t doc = body.borrow();
+    bson_iter_t it;
+    if (body.empty() || !bson_iter_init(&it, &doc)) return "";
+    std::string collection;
+    std::string db;
+    bool first = true;
+    while (bson_iter_next(&it)) {
+      if (first) collection = codec::utf8_of(it);
+      first = false;
+      if (codec::key_of(it) == "$db") db = codec::utf8_of(it);
+    }
+    if (db.empty()) return "";
+    return collection.empty() ? db : db + "." + collection;
+  } catch (const codec::ProtocolError&) {
+    return "";
+  }
+}
+
+bool namespace_admitted(const std::vector<std::string>& patterns, std::string_view ns) {
+  if (ns.empty()) return false;
+  const std::string_view db = ns.substr(0, ns.find('.'));
+  return std::any_of(patterns.begin(), patterns.end(), [&](const std::string& p) {
+    if (p == ns) return true;
+    if (p == db) return true;
+    return p.size() == db.size() + 2 && p.ends_with(".*") && p.starts_with(db);
+  });
+}
+
+}  // namespace docguard::proxy

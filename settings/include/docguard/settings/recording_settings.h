@@ -1,0 +1,33 @@
+// Recording of the traffic docguard relays (`recording:` in the file, or the admin API's
+// POST /recording/start): where the files go, which connections are recorded, and the bounds
+// that keep a recording from slowing live traffic or filling a disk.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace docguard::settings {
+
+struct RecordingSettings {
+  bool enabled = false;   // start recording when docguard starts
+  std::string directory;  // where the data files, side files and checksum.txt go; required
+  // Filters; an empty list lets every connection through. apps: the driver's appName; users:
+  // "name@db" or "name"; namespaces: "db.collection", "db.*" or "db".
+  std::vector<std::string> apps;
+  std::vector<std::string> users;
+  std::vector<std::string> namespaces;
+  double sample = 1.0;  // the share of connections recorded, decided once per connection
+  std::chrono::milliseconds max_duration{0};  // 0: until stopped
+  // Bytes waiting for the writer thread; past it the recording fails and traffic goes on.
+  uint64_t queue_bytes = 64ull << 20;
+  uint64_t max_file_bytes = 256ull << 20;  // a data file rotates before it grows past this
+  uint64_t max_total_bytes = 10ull << 30;  // all data files together; then recording stops
+};
+
+// Why `settings` cannot be used ("" when it can): a missing directory, a sample outside (0, 1],
+// bounds of zero.
+std::string recording_settings_problem(const RecordingSettings& settings);
+
+}  // namespace docguard::settings

@@ -1,0 +1,56 @@
+// `recording:`: the traffic recorder's settings (recording_settings.h).
+#include "docguard/settings/recording_settings.h"
+#include "section_readers.h"
+
+namespace docguard::settings {
+namespace {
+
+std::vector<std::string> string_list(const ConfigReader& r, const YAML::Node& node,
+                                     const std::string& key) {
+  std::vector<std::string> out;
+  if (node.IsScalar()) {
+    out.push_back(r.scalar(node, key));
+    return out;
+  }
+  if (!node.IsSequence()) r.fail(node, key, "expected a list of strings");
+  for (const auto& item : node) out.push_back(r.scalar(item, key));
+  return out;
+}
+
+}  // namespace
+
+void apply_recording_yaml(const ConfigReader& r, const YAML::Node& node,
+                          RecordingSettings& settings) {
+  r.check_keys(node,
+               {"enabled", "directory", "apps", "users", "namespaces", "sample", "max_duration",
+                "queue_bytes", "max_file_bytes", "max_total_bytes"},
+               "recording");
+  if (auto v = node["enabled"]) settings.enabled = r.boolean(v, "recording.enabled");
+  if (auto v = node["directory"]) settings.directory = r.scalar(v, "recording.directory");
+  if (auto v = node["apps"]) settings.apps = string_list(r, v, "recording.apps");
+  if (auto v = node["users"]) settings.users = string_list(r, v, "recording.users");
+  if (auto v = node["namespaces"]) {
+    settings.namespaces = string_list(r, v, "recording.namespaces");
+  }
+  if (auto v = node["sample"]) settings.sample = r.ratio(v, "recording.sample");
+  if (auto v = node["max_duration"]) {
+    settings.max_duration = r.duration(v, "recording.max_duration");
+  }
+  if (auto v = node["queue_bytes"]) {
+    settings.queue_bytes = static_cast<uint64_t>(r.bytes(v, "recording.queue_bytes"));
+  }
+  if (auto v = node["max_file_bytes"]) {
+    settings.max_file_bytes = static_cast<uint64_t>(r.bytes(v, "recording.max_file_bytes"));
+  }
+  if (auto v = node["max_total_bytes"]) {
+    settings.max_total_bytes = static_cast<uint64_t>(r.bytes(v, "recording.max_total_bytes"));
+  }
+  // The directory is needed only to record: a section that leaves recording off may omit it.
+  if (settings.enabled) {
+    if (const std::string problem = recording_settings_problem(settings); !problem.empty()) {
+      r.fail(node, "recording", problem);
+    }
+  }
+}
+
+}  // namespace docguard::settings

@@ -1,0 +1,344 @@
+"""Traffic recording through docguard: a SCRAM workload recorded in the MongoDB server's
+traffic-recording layout, read back by a reader written here from the layout alone; secrets
+absent from every file; a flood past a tiny queue fails the recording but no operation; start
+and stop through the admin API behind its token."""
+
+from __future__ import annotations
+
+import base64
+import json
+import struct
+import threading
+import urllib.request
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import bson
+import pymongo
+import pytest
+from pymongo import monitoring
+
+import harness
+
+pytestmark = pytest.mark.proxy
+TOKEN = "rec-" + uuid.uuid4().hex
+
+
+# ------------------------------------------------------------ an independent reader (layout only)
+
+@dataclass
+class Packet:
+    event: int  # 0 request, 1 response, 2 session start, 3 session end
+    connection: int
+    session: str
+    offset: int
+    order: int
+    message: bytes
+    length: int = 0
+    request_id: int = 0
+    response_to: int = 0
+    opcode: int = 0
+
+
+def read_packets(directory: Path) -> list[Packet]:
+    """Every packet of every .bin file, files in name order: u32 size, u8 event, u64 id, the
+    session text and a NUL, u64 offset, u64 order, then the wire message and its header."""
+    packets = []
+    for path in sorted(directory.glob("*.bin")):
+        data = path.read_bytes()
+        at = 0
+        while at < len(data):
+            size, event, connection = struct.unpack_from("<IBQ", data, at)
+            end = data.index(b"\0", at + 13)
+            offset, order = struct.unpack_from("<QQ", data, end + 1)
+            p = Packet(event, connection, data[at + 13:end].decode(), offset, order,
+                       data[end + 17:at + size])
+            if p.message:
+                p.length, p.request_id, p.response_to, p.opcode = struct.unpack_from(
+                    "<iiii", p.message)
+                assert p.length == len(p.message), (path, order)
+            packets.append(p)
+            at += size
+        assert at == len(data), path
+    return packets
+
+
+def body_of(p: Packet) -> dict:
+    """The command document of an OP_MSG (kind-0 section) or OP_QUERY / OP_REPLY."""
+    m = p.message
+    if p.opcode == 2013:
+        at = 20
+        while at < len(m):
+            kind = m[at]
+            if kind == 0:
+                size = struct.unpack_from("<i", m, at + 1)[0]
+                return bson.decode(m[at + 1:at + 1 + size])
+            at += 1 + struct.unpack_from("<i", m, at + 1)[0]
+        raise AssertionError("no body")
+    if p.opcode == 2004:
+        at = m.index(b"\0", 20) + 9
+    else:
+        at = 36
+    size = struct.unpack_from("<i", m, at)[0]
+    return bson.decode(m[at:at + size])
+
+
+def sequences_of(p: Packet) -> dict[str, int]:
+    """Kind-1 sections of an OP_MSG: identifier -> number of documents."""
+    m, out, at = p.message, {}, 20
+    while at < len(m) and p.opcode == 2013:
+        size = struct.unpack_from("<i", m, at + 1)[0]
+        if m[at] == 1:
+            ident_end = m.index(b"\0", at + 5)
+            docs, pos = 0, ident_end + 1
+            while pos < at + 1 + size:
+                pos += struct.unpack_from("<i", m, pos)[0]
+                docs += 1
+            out[m[at + 5:ident_end].decode()] = docs
+        at += 1 + size
+    return out
+
+
+def crc32c(data: bytes) -> int:
+    crc = 0xFFFFFFFF
+    for byte in data:
+        crc ^= byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
+    return crc ^ 0xFFFFFFFF
+
+
+# ------------------------------------------------------------ docguard with recording
+
+def admin_call(proc, method: str, path: str, body: dict | None = None, token: str | None = TOKEN):
+    req = urllib.request.Request(f"http://127.0.0.1:{proc.ports['admin']}{path}", method=method,
+                                 data=json.dumps(body).encode() if body is not None else b"")
+    if token:
+        req.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, json.loads(r.read() or b"{}")
+    except urllib.error.HTTPError as e:
+        text = e.read().decode()
+        return e.code, (json.loads(text) if text.startswith("{") else {"text": text})
+
+
+def metrics(proc) -> dict:
+    req = urllib.request.Request(f"http://127.0.0.1:{proc.ports['admin']}/metrics",
+                                 headers={"Authorization": f"Bearer {TOKEN}"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return harness.parse_prometheus(r.read().decode())
+
+
+def start_proxy(workdir: Path, upstream: str, recording: str = "") -> harness.Proc:
+    workdir.mkdir(parents=True, exist_ok=True)
+    cfg = workdir / "docguard.yaml"
+    cfg.write_text(f"admin: {{listen: '127.0.0.1:9216', token: {TOKEN}}}\n{recording}")
+    return harness.start_docguard(upstream, workdir, config=cfg, wait_upstream=False)
+
+
+class Started(monitoring.CommandListener):
+    def __init__(self):
+        self.events = []
+
+    def started(self, event):
+        self.events.append((event.request_id, event.command_name))
+
+    def succeeded(self, event):
+        pass
+
+    def failed(self, event):
+        pass
+
+
+@pytest.fixture
+def auth_upstream(tmp_path):
+    fdb = harness.start_ferretdb(tmp_path / "fdb", auth=True)
+    yield f"mongodb://127.0.0.1:{fdb.ports['listen']}"
+    fdb.stop()
+
+
+def test_recording_holds_every_request_in_order_and_no_secret(tmp_path, auth_upstream):
+    rec = tmp_path / "rec"
+    dg = start_proxy(tmp_path, auth_upstream,
+                     f"recording: {{enabled: true, directory: '{rec}', max_file_bytes: 64KiB}}\n")
+    listener = Started()
+    uri = f"mongodb://127.0.0.1:{dg.ports['listen']}"
+    try:
+        # The second client compresses its requests: they are recorded decompressed.
+        for mechanism, compression in (("SCRAM-SHA-256", {}), ("SCRAM-SHA-1", {"compressors": "zlib"})):
+            c = pymongo.MongoClient(uri, username=harness.AUTH_USER, password=harness.AUTH_PASSWORD,
+                                    authSource="admin", authMechanism=mechanism, **compression,
+                                    appName="rec-" + mechanism, retryWrites=True,
+                                    event_listeners=[listener], serverSelectionTimeoutMS=10000)
+            coll = c["it_rec_" + uuid.uuid4().hex[:8]].c
+            coll.insert_many([{"i": i, "pad": "x" * 200} for i in range(300)])  # kind-1
+            assert len(list(coll.find({}, batch_size=70))) == 300  # find + 4 getMores
+            cursor = coll.find({}, batch_size=10)
+            next(cursor)
+            cursor.close()  # killCursors
+            with c.start_session() as s:
+                coll.update_one({"i": 1}, {"$set": {"r": 1}}, session=s)  # retryable: txnNumber
+            coll.database.client.drop_database(coll.database.name)
+            c.close()
+        code, status = admin_call(dg, "POST", "/recording/stop")
+        assert code == 200 and status["state"] == "stopped", status
+        assert metrics(dg)[("docguard_compressed_messages_total",
+                            frozenset({("compressor", "zlib")}))] > 0
+    finally:
+        dg.stop()
+
+    packets = read_packets(rec)
+    assert [p.order for p in packets] == sorted(p.order for p in packets)
+    assert len({p.order for p in packets}) == len(packets)
+    requests = [p for p in packets if p.event == 0]
+    recorded = {(p.request_id, next(iter(body_of(p)))) for p in requests}
+    missing = [e for e in listener.events if e not in recorded]
+    assert not missing, missing
+    conn_of = {p.request_id: p.connection for p in requests}
+    by_conn: dict[int, list[Packet]] = {}
+    for p in packets:
+        by_conn.setdefault(p.connection, []).append(p)
+    for conn, ps in by_conn.items():
+        assert ps[0].event == 2 and ps[-1].event == 3, conn  # session start ... end
+        offsets = [p.offset for p in ps]
+        assert offsets == sorted(offsets), conn
+        # Per-connection order: the requests in the order the driver sent them on that socket.
+        monitored = {rid for rid, _ in listener.events}
+        in_file = [p.request_id for p in ps if p.event == 0 and p.request_id in monitored]
+        sent = [rid for rid, _ in listener.events if conn_of[rid] == conn]
+        assert in_file == sent, conn
+        seen = set()
+        for p in ps:
+            if p.event == 0:
+                seen.add(p.request_id)
+            if p.event == 1:
+                assert p.response_to in seen, conn  # each reply after its request
+    assert not [p for p in packets if p.opcode == 2012]  # OP_COMPRESSED written decompressed
+    commands = [next(iter(body_of(p))) for p in requests]
+    for name in ("saslStart", "saslContinue", "insert", "find", "getMore", "killCursors",
+                 "update"):
+        assert name in commands, (name, commands)
+    assert commands.count("getMore") >= 8
+    inserts = [p for p in requests if next(iter(body_of(p))) == "insert"]
+    assert sum(sequences_of(p).get("documents", 0) for p in inserts) == 600
+    assert any("txnNumber" in body_of(p) for p in requests if next(iter(body_of(p))) == "update")
+    for p in requests:
+        b = body_of(p)
+        if next(iter(b)) in ("saslStart", "saslContinue"):
+            assert b["payload"] == "[redacted by docguard]", b
+        assert "$clusterTime" not in b
+        if "speculativeAuthenticate" in b:
+            assert b["speculativeAuthenticate"] == "[redacted by docguard]", b
+    # The handshake authenticated speculatively, and the server's SCRAM answers are gone too.
+    assert any("speculativeAuthenticate" in body_of(p) for p in requests
+               if next(iter(body_of(p))) in ("hello", "isMaster", "ismaster"))
+    sasl_ids = {p.request_id for p in requests if next(iter(body_of(p))) in ("saslStart",
+                                                                             "saslContinue")}
+    sasl_replies = [body_of(p) for p in packets if p.event == 1 and p.response_to in sasl_ids]
+    assert sasl_replies and all(r["payload"] == "[redacted by docguard]" for r in sasl_replies)
+    assert not any("$clusterTime" in body_of(p) for p in packets if p.event == 1)
+
+    # No secret in any file: the password, SCRAM's messages raw or in base64.
+    password = harness.AUTH_PASSWORD.encode()
+    needles = [password, base64.b64encode(password), b"n,,n=", b"biwsbj0", b"c=biws,r=",
+               base64.b64encode(b"c=biws,r=")[:8]]
+    for path in rec.iterdir():
+        data = path.read_bytes()
+        for needle in needles:
+            assert needle not in data, (path.name, needle)
+    # Each finished file has its CRC-32C in checksum.txt.
+    sums = dict(line.split("\t") for line in (rec / "checksum.txt").read_text().splitlines())
+    bins = sorted(p.name for p in rec.glob("*.bin"))
+    assert len(bins) >= 2  # rotated at 64 KiB
+    for name in bins + [n[:-4] + ".docguard.jsonl" for n in bins]:
+        assert int(sums[name], 16) == crc32c((rec / name).read_bytes()), name
+    side = [json.loads(line) for n in bins for line in
+            (rec / (n[:-4] + ".docguard.jsonl")).read_text().splitlines()]
+    assert len(side) == len(packets)
+    assert {s["app"] for s in side if "app" in s} >= {"rec-SCRAM-SHA-256", "rec-SCRAM-SHA-1"}
+    assert any(s.get("command") == "find" and s.get("verdict") == "forwarded" for s in side)
+
+
+def test_a_flood_past_the_queue_fails_the_recording_not_the_traffic(tmp_path):
+    fdb = harness.start_ferretdb(tmp_path / "fdb")
+    rec = tmp_path / "rec"
+    dg = start_proxy(tmp_path, f"mongodb://127.0.0.1:{fdb.ports['listen']}",
+                     f"recording: {{enabled: true, directory: '{rec}', queue_bytes: 4KiB}}\n")
+    errors: list[BaseException] = []
+    try:
+        c = pymongo.MongoClient(f"mongodb://127.0.0.1:{dg.ports['listen']}", maxPoolSize=8)
+        coll = c["it_rec_flood_" + uuid.uuid4().hex[:6]].c
+
+        def flood(t: int):
+            try:
+                for i in range(20):
+                    r = coll.insert_many([{"t": t, "i": i, "k": k, "pad": "y" * 500}
+                                          for k in range(20)])
+                    assert len(r.inserted_ids) == 20
+            except BaseException as e:  # noqa: BLE001 - any failure of live traffic counts
+                errors.append(e)
+
+        threads = [threading.Thread(target=flood, args=(t,)) for t in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors, errors[:3]
+        assert coll.count_documents({}) == 4 * 20 * 20
+        code, status = admin_call(dg, "GET", "/recording")
+        assert code == 200 and status["state"] == "failed", status
+        assert "queue" in status["reason"] and status["dropped"] >= 1, status
+        m = metrics(dg)
+        assert harness.metric_sum(m, "docguard_recording_failures_total", reason="queue_full") == 1
+        assert harness.metric_sum(m, "docguard_recording_dropped_total") >= 1
+        assert harness.metric_sum(m, "docguard_upstream_errors_total") == 0
+        code, full = admin_call(dg, "GET", "/status")
+        assert full["recording"]["state"] == "failed"
+        c.drop_database(coll.database.name)
+        c.close()
+    finally:
+        dg.stop()
+        fdb.stop()
+    read_packets(rec)  # what was written before the failure is whole
+
+
+def test_recording_starts_and_stops_through_the_admin_api(tmp_path):
+    fdb = harness.start_ferretdb(tmp_path / "fdb")
+    rec = tmp_path / "api-rec"
+    dg = start_proxy(tmp_path, f"mongodb://127.0.0.1:{fdb.ports['listen']}")
+    try:
+        assert admin_call(dg, "GET", "/recording")[1]["state"] == "stopped"
+        for token in (None, "wrong"):
+            code, _ = admin_call(dg, "POST", "/recording/start", {"directory": str(rec)}, token)
+            assert code == 401
+            assert admin_call(dg, "GET", "/recording", token=token)[0] == 401
+        assert not rec.exists()
+        code, status = admin_call(dg, "POST", "/recording/start",
+                                  {"directory": str(rec), "apps": ["api-app"]})
+        assert code == 200 and status["state"] == "recording", status
+        assert admin_call(dg, "POST", "/recording/start", {"directory": str(rec)})[0] == 409
+        assert admin_call(dg, "POST", "/recording/start", {"nope": 1})[0] == 400
+        uri = f"mongodb://127.0.0.1:{dg.ports['listen']}"
+        name = "it_rec_api_" + uuid.uuid4().hex[:6]
+        for app in ("api-app", "other-app"):
+            c = pymongo.MongoClient(uri, appName=app)
+            c[name].c.insert_one({"app": app})
+            c.close()
+        assert admin_call(dg, "POST", "/recording/stop", token=None)[0] == 401
+        code, status = admin_call(dg, "POST", "/recording/stop")
+        assert code == 200 and status["state"] == "stopped", status
+        assert status["packets"] > 0 and status["files"], status
+        assert admin_call(dg, "POST", "/recording/stop")[0] == 409
+        packets = read_packets(rec)
+        inserts = [body_of(p) for p in packets if p.event == 0 and p.opcode == 2013
+                   and next(iter(body_of(p))) == "insert"]
+        assert len(inserts) == 1
+        side = [json.loads(line) for f in rec.glob("*.docguard.jsonl")
+                for line in f.read_text().splitlines()]
+        assert {s.get("app") for s in side if s["event"] in ("request", "response")} == {"api-app"}
+        pymongo.MongoClient(uri).drop_database(name)
+    finally:
+        dg.stop()
+        fdb.stop()

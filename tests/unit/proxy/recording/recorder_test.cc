@@ -1,0 +1,182 @@
+// The recorder without sockets: what it admits (filters, sample), that a full queue fails the
+// recording without blocking, and that start/stop leave complete files behind.
+#include "docguard/proxy/recorder.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <thread>
+
+#include "test_messages.h"
+
+namespace docguard::proxy {
+namespace {
+
+namespace fs = std::filesystem;
+
+class RecorderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("docguard-recorder-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    settings_.directory = dir_.string();
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  size_t packets_on_disk() const {
+    size_t n = 0;
+    for (const auto& entry : fs::directory_iterator(dir_)) {
+      if (entry.path().extension() != ".bin") continue;
+      std::ifstream in(entry.path(), std::ios::binary);
+      std::vector<uint8_t> b{std::istreambuf_iterator<char>(in), {}};
+      for (size_t at = 0; at + 4 <= b.size(); ++n) at += codec::load_le32(b.data() + at);
+    }
+    return n;
+  }
+
+  telemetry::Metrics metrics_;
+  settings::RecordingSettings settings_;
+  fs::path dir_;
+};
+
+TEST_F(RecorderTest, RecordsRequestsRepliesAndSessionEvents) {
+  Recorder recorder(metrics_, codec::kDefaultMaxMessageBytes);
+  EXPECT_FALSE(recorder.active());
+  ASSERT_EQ(recorder.start(settings_), "");
+  EXPECT_TRUE(recorder.active());
+  EXPECT_NE(recorder.start(settings_), "");  // one at a time
+  RecordingTap tap;
+  const auto find = testing::op_msg(R"({"find": "c", "$db": "d"})", 5);
+  recorder.on_request(tap, "peer", find, {"app", "", "find", "forwarded"});
+  const auto reply = codec::OpMsgBuilder(6, 5).body(testing::json(R"({"ok": 1})").get()).finish();
+  recorder.on_reply(tap, "peer", reply, {"app", "", {}, {}});
+  recorder.on_session_end(tap, "peer");
+  EXPECT_TRUE(recorder.stop());
+  EXPECT_FALSE(recorder.active());
+  EXPECT_FALSE(recorder.stop());
+  EXPECT_EQ(packets_on_disk(), 4u);  // start, request, reply, end
+  EXPECT_NE(recorder.status_json().find("\"state\":\"stopped\""), std::string::npos);
+  EXPECT_NE(recorder.status_json().find("\"packets\":4"), std::string::npos);
+}
+
+TEST_F(RecorderTest, FiltersByAppUserAndNamespace) {
+  settings_.apps = {"billing"};
+  settings_.users = {"alice"};
+  settings_.namespaces = {"shop.*"};
+  Recorder recorder(metrics_, codec::kDefaultMaxMessageBytes);
+  ASSERT_EQ(recorder.start(settings_), "");
+  RecordingTap tap;
+  const auto in_shop = testing::op_msg(R"({"find": "orders", "$db": "shop"})", 1);
+  const auto elsewhere = testing::op_msg(R"({"find": "orders", "$db": "crm"})", 2);
+  recorder.on_request(tap, "p", in_shop, {"other-app", "alice@admin", "find", ""});
+  recorder.on_request(tap, "p", in_shop, {"billing", "bob@admin", "find", ""});
+  recorder.on_request(tap, "p", elsewhere, {"billing", "alice@admin", "find", ""});
+  recorder.on_request(tap, "p", in_shop, {"billing", "alice@admin", "find", ""});
+  // Only the reply to the request recorded.
+  const auto to_crm = codec::OpMsgBuilder(9, 2).body(testing::json(R"({"ok": 1})").get()).finish();
+  const auto to_shop =
+      codec::OpMsgBuilder(10, 1).body(testing::json(R"({"ok": 1})").get()).finish();
+  recorder.on_reply(tap, "p", to_crm, {"billing", "alice@admin", {}, {}});
+  recorder.on_reply(tap, "p", to_shop, {"billing", "alice@admin", {}, {}});
+  recorder.stop();
+  EXPECT_EQ(packets_on_disk(), 4u);  // start, the request, its reply, the end at stop
+}
+
+TEST_F(RecorderTest, ASampleRecordsAShareOfTheConnections) {
+  settings_.sample = 0.5;
+  Recorder recorder(metrics_, codec::kDefaultMaxMessageBytes);
+  ASSERT_EQ(recorder.start(settings_), "");
+  const auto ping = testing::op_msg(R"({"ping": 1, "$db": "admin"})");
+  std::vector<RecordingTap> taps(200);
+  for (auto& tap : taps) recorder.on_request(tap, "p", ping, {});
+  recorder.stop();
+  size_t sampled = 0;
+  for (const auto& tap : taps) sampled += tap.sampled ? 1 : 0;
+  EXPECT_GT(sampled, 60u);
+  EXPECT_LT(sampled, 140u);
+  EXPECT_EQ(packets_on_disk(), sampled * 3);  // start, ping, end
+}
+
+TEST_F(RecorderTest, AFullQueueFailsTheRecordingAndTrafficIsNotHeld) {
+  settings_.queue_bytes = 1024;
+  Recorder recorder(metrics_, codec::kDefaultMaxMessageBytes);
+  ASSERT_EQ(recorder.start(settings_), "");
+  RecordingTap tap;
+  const std::string big(400, 'x');
+  const auto insert =
+      testing::op_msg((R"({"insert": "c", "$db": "d", "pad": ")" + big + R"("})").c_str());
+  int handed = 0;
+  while (recorder.active() && handed < 1000) {
+    recorder.on_request(tap, "p", insert, {});
+    ++handed;
+  }
+  EXPECT_FALSE(recorder.active());
+  const std::string status = recorder.status_json();
+  EXPECT_NE(status.find("\"state\":\"failed\""), std::string::npos) << status;
+  EXPECT_NE(status.find("queue"), std::string::npos) << status;
+  EXPECT_NE(status.find("\"dropped\":1"), std::string::npos) << status;
+  EXPECT_EQ(metrics_.recording_dropped.Value(), 1.0);
+  EXPECT_EQ(metrics_.recording_failures.get("queue_full").Value(), 1.0);
+  // A new recording may start after a failed one.
+  settings_.queue_bytes = 1 << 20;
+  EXPECT_EQ(recorder.start(settings_), "");
+  EXPECT_TRUE(recorder.stop());
+}
+
+TEST_F(RecorderTest, MaxDurationEndsTheRecording) {
+  settings_.max_duration = std::chrono::milliseconds(50);
+  Recorder recorder(metrics_, codec::kDefaultMaxMessageBytes);
+  ASSERT_EQ(recorder.start(settings_), "");
+  for (int i = 0; i < 100 && recorder.active(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_FALSE(recorder.active());
+  EXPECT_NE(recorder.status_json().find("max_duration"), std::string::npos);
+}
+
+TEST_F(RecorderTest, SessionsOnManyThreadsKeepTheirOrderAndNothingIsLost) {
+  Recorder recorder(metrics_, codec::kDefaultMaxMessageBytes);
+  ASSERT_EQ(recorder.start(settings_), "");
+  constexpr int kThreads = 4;
+  constexpr int kMessages = 500;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&recorder] {
+      RecordingTap tap;
+      for (int i = 1; i <= kMessages; ++i) {
+        const auto ping = testing::op_msg(R"({"ping": 1, "$db": "admin"})", i);
+        recorder.on_request(tap, "p", ping, {});
+      }
+      recorder.on_session_end(tap, "p");
+    });
+  }
+  for (int i = 0; i < 50; ++i) (void)recorder.status_json();  // read while they write
+  for (auto& t : threads) t.join();
+  recorder.stop();
+  EXPECT_EQ(packets_on_disk(), static_cast<size_t>(kThreads * (kMessages + 2)));
+  // Within each connection the request ids (1, 2, ...) come in the order they were sent.
+  std::map<uint64_t, int32_t> last;
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    if (entry.path().extension() != ".bin") continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::vector<uint8_t> b{std::istreambuf_iterator<char>(in), {}};
+    for (size_t at = 0; at + 4 <= b.size(); at += codec::load_le32(b.data() + at)) {
+      if (b[at + 4] != 0) continue;  // requests only
+      uint64_t connection = 0;
+      std::memcpy(&connection, b.data() + at + 5, 8);
+      const size_t message = at + 13 + 2 + 16;  // session "p" and its NUL, offset, order
+      const int32_t id = codec::load_le32(b.data() + message + 4);
+      EXPECT_EQ(id, last[connection] + 1);
+      last[connection] = id;
+    }
+  }
+  EXPECT_EQ(last.size(), static_cast<size_t>(kThreads));
+}
+
+}  // namespace
+}  // namespace docguard::proxy

@@ -14,14 +14,11 @@ namespace {
 
 using prometheus::Histogram;
 
-const Histogram::BucketBoundaries kSizeBuckets = {
-    256, 1024, 4096, 16384, 65536, 262144, 1048576, 2097152, 4194304, 8388608, 12582912, 16777216};
-const Histogram::BucketBoundaries kArrayBuckets = {1,   5,    10,   25,   50,    100,  250,
-                                                   500, 1000, 2500, 5000, 10000, 50000};
-const Histogram::BucketBoundaries kSelectionBuckets = {0.01, 0.05, 0.1, 0.25, 0.5, 1,
-                                                       2.5,  5,    10,  30,   60};
-const Histogram::BucketBoundaries kInspectionBuckets = {1e-6, 2e-6,   5e-6, 1e-5, 2.5e-5, 5e-5,
-                                                        1e-4, 2.5e-4, 1e-3, 1e-2, 1e-1};
+// The families' bucket bounds, from the table, kept for the series added later.
+const Histogram::BucketBoundaries kSizeBuckets = family::kDocumentSize.bucket_bounds();
+const Histogram::BucketBoundaries kArrayBuckets = family::kArrayLength.bucket_bounds();
+const Histogram::BucketBoundaries kSelectionBuckets = family::kSelectionWaitSeconds.bucket_bounds();
+const Histogram::BucketBoundaries kInspectionBuckets = family::kInspectionSeconds.bucket_bounds();
 
 std::string s(std::string_view v) { return std::string(v); }
 

@@ -4,36 +4,26 @@
 
 #include <set>
 
+#include "docguard/telemetry/metric_families.h"
+
 namespace docguard::proxy {
 
 IntrospectionMetrics::IntrospectionMetrics(prometheus::Registry& registry)
-    : runs_(prometheus::BuildCounter()
-                .Name("docguard_introspection_runs_total")
-                .Help("Introspection passes (docguard's own reads of the cluster), by result")
-                .Register(registry)),
-      seconds_(prometheus::BuildHistogram()
-                   .Name("docguard_introspection_seconds")
-                   .Help("Duration of introspection passes")
-                   .Register(registry)
-                   .Add({}, prometheus::Histogram::BucketBoundaries{1, 5, 15, 60, 300, 900, 3600})),
-      commands_(prometheus::BuildCounter()
-                    .Name("docguard_introspection_commands_total")
-                    .Help("Commands docguard sent to read the cluster")
-                    .Register(registry)
+    : runs_(telemetry::register_family<prometheus::Counter>(registry,
+                                                            telemetry::family::kIntrospectionRuns)),
+      seconds_(telemetry::register_family<prometheus::Histogram>(
+                   registry, telemetry::family::kIntrospectionSeconds)
+                   .Add({}, telemetry::family::kIntrospectionSeconds.bucket_bounds())),
+      commands_(telemetry::register_family<prometheus::Counter>(
+                    registry, telemetry::family::kIntrospectionCommands)
                     .Add({})),
-      unknown_facts_(prometheus::BuildGauge()
-                         .Name("docguard_introspection_unknown_facts")
-                         .Help("Facts the last pass could not read (rights, server support)")
-                         .Register(registry)
+      unknown_facts_(telemetry::register_family<prometheus::Gauge>(
+                         registry, telemetry::family::kIntrospectionUnknownFacts)
                          .Add({})),
-      documents_(prometheus::BuildGauge()
-                     .Name("docguard_collection_documents")
-                     .Help("Documents in the collection, from the server's statistics")
-                     .Register(registry)),
-      size_bytes_(prometheus::BuildGauge()
-                      .Name("docguard_collection_size_bytes")
-                      .Help("Uncompressed data size of the collection, from the server")
-                      .Register(registry)) {}
+      documents_(telemetry::register_family<prometheus::Gauge>(
+          registry, telemetry::family::kCollectionDocuments)),
+      size_bytes_(telemetry::register_family<prometheus::Gauge>(
+          registry, telemetry::family::kCollectionSizeBytes)) {}
 
 void IntrospectionMetrics::count_run(introspection::PassResult result) {
   const std::string label = introspection::kPassResultNames.name(result);

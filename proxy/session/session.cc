@@ -341,17 +341,6 @@ awaitable<void> Session::handle_request(codec::Bytes message) {
   }
 }
 
-void Session::record_request(codec::Bytes message, std::string_view verdict) {
-  rt_.recorder.on_request(
-      recording_tap_, peer_, message,
-      {conversation_.app_name(), conversation_.user(), conversation_.request_command(), verdict});
-}
-
-void Session::record_reply(codec::Bytes message) {
-  rt_.recorder.on_reply(recording_tap_, peer_, message,
-                        {conversation_.app_name(), conversation_.user(), {}, {}});
-}
-
 awaitable<void> Session::upstream_to_client(std::shared_ptr<Session> self) {
   // Every way out reaches stop() below: no co_return in here.
   try {

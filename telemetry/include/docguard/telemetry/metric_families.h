@@ -18,6 +18,19 @@ namespace docguard::telemetry {
 
 enum class MetricType : uint8_t { kCounter, kGauge, kHistogram };
 
+// The histograms' bucket upper bounds, beside their families in the table.
+namespace buckets {
+inline constexpr double kDocumentBytes[] = {256,     1024,    4096,    16384,   65536,    262144,
+                                            1048576, 2097152, 4194304, 8388608, 12582912, 16777216};
+inline constexpr double kArrayLength[] = {1,   5,    10,   25,   50,    100,  250,
+                                          500, 1000, 2500, 5000, 10000, 50000};
+inline constexpr double kSelectionWaitSeconds[] = {0.01, 0.05, 0.1, 0.25, 0.5, 1,
+                                                   2.5,  5,    10,  30,   60};
+inline constexpr double kInspectionSeconds[] = {1e-6, 2e-6,   5e-6, 1e-5, 2.5e-5, 5e-5,
+                                                1e-4, 2.5e-4, 1e-3, 1e-2, 1e-1};
+inline constexpr double kIntrospectionSeconds[] = {1, 5, 15, 60, 300, 900, 3600};
+}  // namespace buckets
+
 struct MetricFamily {
   std::string_view name;
   MetricType type;
@@ -28,8 +41,13 @@ struct MetricFamily {
   // For the families counted on every message: the family's slot in each thread's cells
   // (ThreadCells::find), unique among them; -1 for the others.
   int8_t cells_slot = -1;
+  // A histogram's bucket upper bounds (empty for the other types).
+  std::span<const double> buckets = {};
 
   std::vector<std::string> label_names() const;
+  prometheus::Histogram::BucketBoundaries bucket_bounds() const {
+    return {buckets.begin(), buckets.end()};
+  }
   bool by_namespace() const { return labels.starts_with("db,collection"); }
 };
 
@@ -50,8 +68,12 @@ inline constexpr MetricFamily kCompressedMessages{
     "docguard_compressed_messages_total", kCounter, "compressor",
     "OP_COMPRESSED messages received from clients, by compressor"};
 inline constexpr MetricFamily kInspectionSeconds{
-    "docguard_inspection_seconds", kHistogram, "",
-    "Time spent decoding a request and evaluating the rules"};
+    "docguard_inspection_seconds",
+    kHistogram,
+    "",
+    "Time spent decoding a request and evaluating the rules",
+    -1,
+    buckets::kInspectionSeconds};
 inline constexpr MetricFamily kAnsweredByProxy{
     "docguard_requests_answered_by_proxy_total", kCounter, "",
     "Requests docguard answered itself (blocked writes, upstream down)"};
@@ -76,8 +98,12 @@ inline constexpr MetricFamily kSelectionFailures{
     "Client connections that found no writable upstream server within serverSelectionTimeoutMS "
     "(their requests got error 133)"};
 inline constexpr MetricFamily kSelectionWaitSeconds{
-    "docguard_server_selection_wait_seconds", kHistogram, "",
-    "How long client connections waited for a writable upstream server"};
+    "docguard_server_selection_wait_seconds",
+    kHistogram,
+    "",
+    "How long client connections waited for a writable upstream server",
+    -1,
+    buckets::kSelectionWaitSeconds};
 inline constexpr MetricFamily kTopologyType{
     "docguard_cluster_topology_type", kGauge, "type",
     "1 for the upstream's current SDAM topology type (Unknown, Single, ReplicaSetNoPrimary, "
@@ -92,12 +118,19 @@ inline constexpr MetricFamily kCommands{"docguard_commands_total", kCounter,
                                         0};
 inline constexpr MetricFamily kAppCommands{"docguard_app_commands_total", kCounter, "app,command",
                                            "Commands seen, per client app", 1};
-inline constexpr MetricFamily kDocumentSize{
-    "docguard_document_size_bytes", kHistogram, "db,collection,source",
-    "Size of written documents and sampled read documents", 2};
+inline constexpr MetricFamily kDocumentSize{"docguard_document_size_bytes",
+                                            kHistogram,
+                                            "db,collection,source",
+                                            "Size of written documents and sampled read documents",
+                                            2,
+                                            buckets::kDocumentBytes};
 inline constexpr MetricFamily kArrayLength{
-    "docguard_array_length", kHistogram, "db,collection,field",
-    "Length of arrays in written and sampled documents, per field path", 3};
+    "docguard_array_length",
+    kHistogram,
+    "db,collection,field",
+    "Length of arrays in written and sampled documents, per field path",
+    3,
+    buckets::kArrayLength};
 inline constexpr MetricFamily kArrayPush{"docguard_array_push_elements_total", kCounter,
                                          "db,collection,field",
                                          "Elements appended by $push/$addToSet, per field path", 4};
@@ -159,8 +192,9 @@ inline constexpr MetricFamily kLimitEta{
 inline constexpr MetricFamily kIntrospectionRuns{
     "docguard_introspection_runs_total", kCounter, "result",
     "Introspection passes (docguard's own reads of the cluster), by result"};
-inline constexpr MetricFamily kIntrospectionSeconds{"docguard_introspection_seconds", kHistogram,
-                                                    "", "Duration of introspection passes"};
+inline constexpr MetricFamily kIntrospectionSeconds{
+    "docguard_introspection_seconds",   kHistogram, "",
+    "Duration of introspection passes", -1,         buckets::kIntrospectionSeconds};
 inline constexpr MetricFamily kIntrospectionCommands{"docguard_introspection_commands_total",
                                                      kCounter, "",
                                                      "Commands docguard sent to read the cluster"};

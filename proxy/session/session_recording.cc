@@ -1,0 +1,18 @@
+// What a session hands the traffic recorder: each request with the conversation's app, user,
+// command and what docguard did with it, and each reply the client gets.
+#include "docguard/proxy/session.h"
+
+namespace docguard::proxy {
+
+void Session::record_request(codec::Bytes message, std::string_view verdict) {
+  rt_.recorder.on_request(
+      recording_tap_, peer_, message,
+      {conversation_.app_name(), conversation_.user(), conversation_.request_command(), verdict});
+}
+
+void Session::record_reply(codec::Bytes message) {
+  rt_.recorder.on_reply(recording_tap_, peer_, message,
+                        {conversation_.app_name(), conversation_.user(), {}, {}});
+}
+
+}  // namespace docguard::proxy

@@ -18,7 +18,6 @@ using codec::OwnedBson;
 using codec::ServerError;
 using rules::Action;
 using rules::RefusalStyle;
-using rules::RuleKind;
 using rules::Violation;
 
 namespace {

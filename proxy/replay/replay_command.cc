@@ -144,20 +144,17 @@ int run_replay(int argc, char** argv) {
   size_t differing = 0;
   for (const ShapeResult& s : shapes) differing += s.differing > 0 ? 1 : 0;
   const ReplayCounts& c = outcome->counts;
-  std::fprintf(stderr,
-               "docguard replay: %llu requests on %llu connections, %llu replayed (%llu "
-               "handshakes, %llu writes, %llu legacy skipped; %llu failed) in %.1f s (recorded "
-               "%.1f s); %zu of %zu shapes differ; report in %s\n",
-               static_cast<unsigned long long>(c.requests),
-               static_cast<unsigned long long>(c.connections),
-               static_cast<unsigned long long>(c.sent),
-               static_cast<unsigned long long>(c.handshakes),
-               static_cast<unsigned long long>(c.skipped_writes),
-               static_cast<unsigned long long>(c.skipped_legacy),
-               static_cast<unsigned long long>(c.failed),
-               static_cast<double>(c.replay_micros) / 1e6,
-               static_cast<double>(c.recorded_micros) / 1e6, differing, shapes.size(),
-               options.report_dir.string().c_str());
+  std::fprintf(
+      stderr,
+      "docguard replay: %llu requests on %llu connections, %llu replayed (%llu "
+      "handshakes, %llu writes, %llu legacy skipped; %llu failed) in %.1f s (recorded "
+      "%.1f s); %zu of %zu shapes differ; report in %s\n",
+      static_cast<unsigned long long>(c.requests), static_cast<unsigned long long>(c.connections),
+      static_cast<unsigned long long>(c.sent), static_cast<unsigned long long>(c.handshakes),
+      static_cast<unsigned long long>(c.skipped_writes),
+      static_cast<unsigned long long>(c.skipped_legacy), static_cast<unsigned long long>(c.failed),
+      static_cast<double>(c.replay_micros) / 1e6, static_cast<double>(c.recorded_micros) / 1e6,
+      differing, shapes.size(), options.report_dir.string().c_str());
   return differing > 0 ? 1 : 0;
 }
 

@@ -112,9 +112,9 @@ bool same_answer(const ReplyDigest& recorded, const ReplyDigest& live, bool orde
     return false;
   };
   if (!recorded.present || !live.present) {
-    return recorded.present == live.present ? true
-                                            : differ(live.present ? "no recorded reply"
-                                                                  : "no live reply");
+    return recorded.present == live.present
+               ? true
+               : differ(live.present ? "no recorded reply" : "no live reply");
   }
   if (recorded.ok != live.ok) {
     return differ(std::string("ok ") + (recorded.ok ? "1" : "0") + " vs " + (live.ok ? "1" : "0"));
@@ -130,7 +130,8 @@ bool same_answer(const ReplyDigest& recorded, const ReplyDigest& live, bool orde
     };
     return differ(std::string(name) + " " + text(a) + " vs " + text(b));
   };
-  if (!count("n", recorded.n, live.n) || !count("nModified", recorded.n_modified, live.n_modified) ||
+  if (!count("n", recorded.n, live.n) ||
+      !count("nModified", recorded.n_modified, live.n_modified) ||
       !count("nMatched", recorded.n_matched, live.n_matched)) {
     return false;
   }

@@ -79,13 +79,13 @@ std::string latency_svg(const std::vector<ShapeResult>& shapes) {
     const auto bar = [&](double row_y, uint64_t p50, uint64_t p99, const char* light,
                          const char* dark, const char* what) {
       svg += "<rect x='" + fixed(kLabel) + "' y='" + fixed(row_y) + "' width='" +
-             fixed(width_of(p99)) + "' height='12' fill='" + light + "'><title>" + what +
-             " p99 " + millis(p99) + " ms</title></rect>";
+             fixed(width_of(p99)) + "' height='12' fill='" + light + "'><title>" + what + " p99 " +
+             millis(p99) + " ms</title></rect>";
       svg += "<rect x='" + fixed(kLabel) + "' y='" + fixed(row_y) + "' width='" +
-             fixed(width_of(p50)) + "' height='12' fill='" + dark + "'><title>" + what +
-             " p50 " + millis(p50) + " ms</title></rect>";
-      svg += "<text x='" + fixed(kLabel + width_of(p99) + 4) + "' y='" + fixed(row_y + 10) +
-             "'>" + millis(p50) + " / " + millis(p99) + "</text>";
+             fixed(width_of(p50)) + "' height='12' fill='" + dark + "'><title>" + what + " p50 " +
+             millis(p50) + " ms</title></rect>";
+      svg += "<text x='" + fixed(kLabel + width_of(p99) + 4) + "' y='" + fixed(row_y + 10) + "'>" +
+             millis(p50) + " / " + millis(p99) + "</text>";
     };
     bar(y, s.recorded_p50, s.recorded_p99, "#cfcfcf", "#8a8a8a", "recorded");
     bar(y + 14, s.live_p50, s.live_p99, "#a9c4f0", "#4a7bd0", "replayed");
@@ -152,14 +152,15 @@ std::string replay_report_json(const ReplayReport& report) {
 std::string replay_report_html(const ReplayReport& report) {
   const ReplayCounts& c = report.outcome.counts;
   const size_t differing = differing_shapes(report.shapes);
-  std::string html = "<!doctype html><html><head><meta charset='utf-8'><title>docguard replay"
-                     "</title><style>" +
-                     std::string(kStyle) + "</style></head><body><h1>docguard replay</h1>";
+  std::string html =
+      "<!doctype html><html><head><meta charset='utf-8'><title>docguard replay"
+      "</title><style>" +
+      std::string(kStyle) + "</style></head><body><h1>docguard replay</h1>";
   html += "<p>Recording <code>" + html_escape(report.options.recording.string()) + "</code>, " +
           std::to_string(c.connections) + " connections, " + std::to_string(c.requests) +
           " requests: " + std::to_string(c.sent) + " replayed, " + std::to_string(c.handshakes) +
-          " handshakes not replayed, " + std::to_string(c.skipped_writes) +
-          " writes skipped, " + std::to_string(c.skipped_legacy) + " legacy requests skipped, " +
+          " handshakes not replayed, " + std::to_string(c.skipped_writes) + " writes skipped, " +
+          std::to_string(c.skipped_legacy) + " legacy requests skipped, " +
           std::to_string(c.failed) + " without a reply. Recorded over " +
           millis(c.recorded_micros) + " ms, replayed in " + millis(c.replay_micros) +
           " ms (speed " +
@@ -167,14 +168,15 @@ std::string replay_report_html(const ReplayReport& report) {
           ").</p><p><b>" + std::to_string(differing) + " of " +
           std::to_string(report.shapes.size()) + " shapes differ.</b></p>";
   html += "<h2>Latency per shape</h2>" + latency_svg(report.shapes);
-  html += "<h2>Shapes</h2><table><tr><th>shape</th><th>operations</th><th>differing</th>"
-          "<th>recorded p50 / p99 ms</th><th>replayed p50 / p99 ms</th><th>difference</th></tr>";
+  html +=
+      "<h2>Shapes</h2><table><tr><th>shape</th><th>operations</th><th>differing</th>"
+      "<th>recorded p50 / p99 ms</th><th>replayed p50 / p99 ms</th><th>difference</th></tr>";
   for (const ShapeResult& s : report.shapes) {
     html += "<tr class='" + std::string(s.differing > 0 ? "differs" : "same") + "'><td><code>" +
-            html_escape(s.shape) + "</code></td><td>" + std::to_string(s.operations) +
-            "</td><td>" + std::to_string(s.differing) + "</td><td>" + millis(s.recorded_p50) +
-            " / " + millis(s.recorded_p99) + "</td><td>" + millis(s.live_p50) + " / " +
-            millis(s.live_p99) + "</td><td>" + html_escape(s.first_difference) + "</td></tr>";
+            html_escape(s.shape) + "</code></td><td>" + std::to_string(s.operations) + "</td><td>" +
+            std::to_string(s.differing) + "</td><td>" + millis(s.recorded_p50) + " / " +
+            millis(s.recorded_p99) + "</td><td>" + millis(s.live_p50) + " / " + millis(s.live_p99) +
+            "</td><td>" + html_escape(s.first_difference) + "</td></tr>";
   }
   html += "</table>";
   if (differing > 0) html += "<h2>Differences</h2>";
@@ -182,11 +184,13 @@ std::string replay_report_html(const ReplayReport& report) {
     if (s.example == nullptr) continue;
     html += "<h3><code>" + html_escape(s.shape) + "</code>: " + html_escape(s.first_difference) +
             "</h3><table><tr><th>request (as replayed)</th><td><pre>" +
-            html_escape(s.example->request_json) + "</pre></td></tr><tr><th>recorded reply</th>"
-            "<td><pre>" + html_escape(s.example->recorded_reply_json) +
+            html_escape(s.example->request_json) +
+            "</pre></td></tr><tr><th>recorded reply</th>"
+            "<td><pre>" +
+            html_escape(s.example->recorded_reply_json) +
             "</pre></td></tr><tr><th>replayed reply</th><td><pre>" +
             html_escape(s.example->live_reply_json.empty() ? s.example->live_error
-                                                            : s.example->live_reply_json) +
+                                                           : s.example->live_reply_json) +
             "</pre></td></tr></table>";
   }
   return html + "</body></html>\n";

@@ -119,9 +119,9 @@ ReplayRequest from_op_msg(codec::Bytes message, SessionMap& sessions, const Curs
   // A document sequence is the body's array of the same name, sent apart to save a copy.
   for (const codec::DocumentSequence& sequence : msg.sequences) {
     const std::string identifier(sequence.identifier);
-    codec::append_document_array(out.command.get(), identifier.c_str(),
-                                 std::span<const BsonView>(sequence.documents.data(),
-                                                           sequence.documents.size()));
+    codec::append_document_array(
+        out.command.get(), identifier.c_str(),
+        std::span<const BsonView>(sequence.documents.data(), sequence.documents.size()));
   }
   out.is_write = !is_read_command(out.name, msg.body);
   return out;
@@ -228,12 +228,34 @@ bool is_read_command(std::string_view name, const BsonView& body) {
     return bytes.find("$out") == std::string_view::npos &&
            bytes.find("$merge") == std::string_view::npos;
   }
-  return name_is(name, {"find", "count", "distinct", "getMore", "killCursors", "listCollections",
-                        "listIndexes", "listDatabases", "dbStats", "collStats", "dataSize",
-                        "explain", "ping", "buildInfo", "serverStatus", "hostInfo",
-                        "connectionStatus", "getParameter", "getLog", "currentOp", "dbHash",
-                        "validate", "whatsmyuri", "getCmdLineOpts", "listCommands",
-                        "getFreeMonitoringStatus", "replSetGetStatus", "usersInfo",
+  return name_is(name, {"find",
+                        "count",
+                        "distinct",
+                        "getMore",
+                        "killCursors",
+                        "listCollections",
+                        "listIndexes",
+                        "listDatabases",
+                        "dbStats",
+                        "collStats",
+                        "dataSize",
+                        "explain",
+                        "ping",
+                        "buildInfo",
+                        "serverStatus",
+                        "hostInfo",
+                        "connectionStatus",
+                        "getParameter",
+                        "getLog",
+                        "currentOp",
+                        "dbHash",
+                        "validate",
+                        "whatsmyuri",
+                        "getCmdLineOpts",
+                        "listCommands",
+                        "getFreeMonitoringStatus",
+                        "replSetGetStatus",
+                        "usersInfo",
                         "rolesInfo"});
 }
 

@@ -1,7 +1,7 @@
 // Replays a recording: packets grouped per connection, requests paired with their recorded
 // replies, one thread per connection replaying its requests in order at the recorded offsets
 // (scaled by the speed) through a libmongoc client of one pool, each answer compared.
-#include "docguard/proxy/replay_runner.h"
+#include "replay_runner.h"
 
 #include <mongoc/mongoc.h>
 
@@ -33,6 +33,7 @@ struct Step {
 struct RecordedConnection {
   uint64_t id = 0;
   std::vector<Step> steps;  // in the connection's order
+  uint64_t end_offset = 0;  // its last packet: the session's end, when it was recorded
 };
 
 struct Loaded {
@@ -57,9 +58,10 @@ base::Expected<Loaded> load(const std::filesystem::path& dir) {
     if (first) loaded.first_offset = p.offset_micros;
     first = false;
     loaded.last_offset = std::max(loaded.last_offset, p.offset_micros);
-    if (p.message.size() < codec::kHeaderSize) continue;  // session events
     RecordedConnection& connection = by_id[p.connection];
     connection.id = p.connection;
+    connection.end_offset = std::max(connection.end_offset, p.offset_micros);
+    if (p.message.size() < codec::kHeaderSize) continue;  // session events
     const codec::MsgHeader header = codec::read_header(p.message.data());
     if (p.event == RecordedEvent::kRequest) {
       open_requests[p.connection][header.request_id] = connection.steps.size();
@@ -112,6 +114,9 @@ class ConnectionReplay {
       replay(step);
       shared_.progress.done.fetch_add(1, std::memory_order_relaxed);
     }
+    // The connection lived until its recorded end (an application's pause before it closed):
+    // so does the replay's, and a replay at 1x lasts as long as the recording.
+    pace(recorded_.end_offset);
     mongoc_client_pool_push(shared_.pool, client_);
   }
 
@@ -192,8 +197,9 @@ class ConnectionReplay {
     bson_error_t error;
     server_id_ = request.server_id;
     if (server_id_ == 0) {
-      mongoc_server_description_t* server =
-          mongoc_client_select_server(client_, request.is_write, prefs.get(), &error);
+      // A write goes to the primary: libmongoc takes no read preference with it.
+      mongoc_server_description_t* server = mongoc_client_select_server(
+          client_, request.is_write, request.is_write ? nullptr : prefs.get(), &error);
       if (server == nullptr) {
         bson_init(reply.get());
         return record_failure(error);
@@ -204,7 +210,8 @@ class ConnectionReplay {
     codec::ScopedBson opts;
     BSON_APPEND_INT32(opts.get(), "serverId", static_cast<int32_t>(server_id_));
     const char* db = request.database.empty() ? "admin" : request.database.c_str();
-    const bool ok = mongoc_client_command_with_opts(client_, db, request.command.get(), prefs.get(),
+    const bool ok = mongoc_client_command_with_opts(client_, db, request.command.get(),
+                                                    request.is_write ? nullptr : prefs.get(),
                                                     opts.get(), reply.get(), &error);
     if (!ok && reply.get()->len <= 5) return record_failure(error);
     return true;
@@ -256,8 +263,8 @@ base::Expected<ReplayOutcome> replay_recording(const ReplayOptions& options,
   mongoc_client_pool_set_error_api(pool, MONGOC_ERROR_API_VERSION_2);
   mongoc_client_pool_set_appname(pool, "docguard-replay");
   // Every recorded connection replays at once: the pool must not make one wait for another.
-  mongoc_client_pool_max_size(pool,
-                              static_cast<uint32_t>(std::max<size_t>(loaded->connections.size(), 1)));
+  mongoc_client_pool_max_size(
+      pool, static_cast<uint32_t>(std::max<size_t>(loaded->connections.size(), 1)));
 
   ReplayOutcome outcome;
   for (const RecordedConnection& connection : loaded->connections) {
@@ -280,8 +287,8 @@ base::Expected<ReplayOutcome> replay_recording(const ReplayOptions& options,
   ReplayCounts& counts = outcome.counts;
   counts.connections = loaded->connections.size();
   counts.recorded_micros = loaded->last_offset - loaded->first_offset;
-  counts.replay_micros = static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::microseconds>(elapsed).count());
+  counts.replay_micros =
+      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(elapsed).count());
   for (auto& replay : replays) {
     const ReplayCounts& c = replay->counts;
     counts.sent += c.sent;

@@ -24,14 +24,14 @@ struct ReplayOptions {
 
 struct ReplayCounts {
   uint64_t connections = 0;
-  uint64_t requests = 0;           // recorded requests
-  uint64_t sent = 0;               // replayed
-  uint64_t handshakes = 0;         // not replayed: hello, authentication, markers
-  uint64_t skipped_writes = 0;     // --read-only
-  uint64_t skipped_legacy = 0;     // legacy requests that are not commands
-  uint64_t failed = 0;             // sent, but no reply came (network, server selection)
-  uint64_t recorded_micros = 0;    // first to last packet of the recording
-  uint64_t replay_micros = 0;      // wall time of the replay
+  uint64_t requests = 0;         // recorded requests
+  uint64_t sent = 0;             // replayed
+  uint64_t handshakes = 0;       // not replayed: hello, authentication, markers
+  uint64_t skipped_writes = 0;   // --read-only
+  uint64_t skipped_legacy = 0;   // legacy requests that are not commands
+  uint64_t failed = 0;           // sent, but no reply came (network, server selection)
+  uint64_t recorded_micros = 0;  // first to last packet of the recording
+  uint64_t replay_micros = 0;    // wall time of the replay
   // Per command name: how many were sent, and how many the target answered with ok: 1.
   std::map<std::string, std::pair<uint64_t, uint64_t>> commands;
 };

@@ -74,7 +74,7 @@ struct ShapeResult {
   uint64_t recorded_documents = 0;  // result documents, all operations together
   uint64_t live_documents = 0;
   uint64_t recorded_p50 = 0, recorded_p99 = 0, live_p50 = 0, live_p99 = 0;  // microseconds
-  std::string first_difference;                                              // in words
+  std::string first_difference;                                             // in words
   const ComparedOperation* example = nullptr;  // the first differing operation
 };
 

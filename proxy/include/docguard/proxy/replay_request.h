@@ -79,8 +79,7 @@ struct ReplayRequest {
 
 // Rewrites a recorded request message (OP_MSG or OP_QUERY, header included). Never throws: a
 // message the codec cannot parse comes back kUnsupported.
-ReplayRequest rewrite_request(codec::Bytes message, SessionMap& sessions,
-                              const CursorMap& cursors);
+ReplayRequest rewrite_request(codec::Bytes message, SessionMap& sessions, const CursorMap& cursors);
 
 // The reply document of a recorded reply message (OP_MSG body or OP_REPLY's first document);
 // empty when there is none.

@@ -62,11 +62,11 @@ TEST(ReplayCompare, SortedReadsCompareInOrderUnsortedAsMultiset) {
 
 TEST(ReplayCompare, StatusCodeAndCountsDiffer) {
   std::string why;
-  EXPECT_FALSE(same_answer(digest(R"({"ok": 1, "n": 1})"), digest(R"({"ok": 1, "n": 0})"), false,
-                           &why));
+  EXPECT_FALSE(
+      same_answer(digest(R"({"ok": 1, "n": 1})"), digest(R"({"ok": 1, "n": 0})"), false, &why));
   EXPECT_EQ(why, "n 1 vs 0");
-  EXPECT_FALSE(same_answer(digest(R"({"ok": 1})"), digest(R"({"ok": 0, "code": 11000})"), false,
-                           &why));
+  EXPECT_FALSE(
+      same_answer(digest(R"({"ok": 1})"), digest(R"({"ok": 0, "code": 11000})"), false, &why));
   EXPECT_EQ(why, "ok 1 vs 0");
   EXPECT_FALSE(same_answer(digest(R"({"ok": 0, "code": 2})"), digest(R"({"ok": 0, "code": 3})"),
                            false, &why));

@@ -96,8 +96,7 @@ TEST(ReplayRequest, CursorIdsOfGetMoreAndKillCursorsAreRemapped) {
   EXPECT_EQ(bson_iter_as_int64(&it), 999);
 
   auto kill = rewrite_request(
-      testing::request(
-          R"({"killCursors": "c", "cursors": [{"$numberLong": "111"}], "$db": "d"})")
+      testing::request(R"({"killCursors": "c", "cursors": [{"$numberLong": "111"}], "$db": "d"})")
           ->bytes,
       sessions, cursors);
   EXPECT_EQ(text_of(kill), R"({ "killCursors" : "c", "cursors" : [ 999 ] })");

@@ -68,8 +68,7 @@ void rewrite_body(const BsonView& body, SessionMap& sessions, const CursorMap& c
       continue;
     }
     if (key == "lsid" && BSON_ITER_HOLDS_DOCUMENT(&it)) {
-      const bson_t lsid = sessions.replay_lsid(codec::view_of(it)).borrow();
-      bson_append_document(out.command.get(), "lsid", 4, &lsid);
+      out.lsid = sessions.replay_lsid(codec::view_of(it));
       continue;
     }
     if (command_field && out.name == "getMore") {

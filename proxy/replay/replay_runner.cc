@@ -117,6 +117,8 @@ class ConnectionReplay {
     // The connection lived until its recorded end (an application's pause before it closed):
     // so does the replay's, and a replay at 1x lasts as long as the recording.
     pace(recorded_.end_offset);
+    for (auto& [key, session] : sessions_) mongoc_client_session_destroy(session);
+    sessions_.clear();
     mongoc_client_pool_push(shared_.pool, client_);
   }
 
@@ -209,12 +211,30 @@ class ConnectionReplay {
     }
     codec::ScopedBson opts;
     BSON_APPEND_INT32(opts.get(), "serverId", static_cast<int32_t>(server_id_));
+    if (!request.lsid.empty()) {
+      mongoc_client_session_t* session = session_for(request.lsid, error);
+      if (session == nullptr || !mongoc_client_session_append(session, opts.get(), &error)) {
+        bson_init(reply.get());
+        return record_failure(error);
+      }
+    }
     const char* db = request.database.empty() ? "admin" : request.database.c_str();
     const bool ok = mongoc_client_command_with_opts(client_, db, request.command.get(),
                                                     request.is_write ? nullptr : prefs.get(),
                                                     opts.get(), reply.get(), &error);
     if (!ok && reply.get()->len <= 5) return record_failure(error);
     return true;
+  }
+
+  // The libmongoc session standing for a recorded lsid on this connection: started on first
+  // use, so its server session id is a fresh one.
+  mongoc_client_session_t* session_for(const codec::BsonView& lsid, bson_error_t& error) {
+    std::string key(reinterpret_cast<const char*>(lsid.data), lsid.size);
+    const auto found = sessions_.find(key);
+    if (found != sessions_.end()) return found->second;
+    mongoc_client_session_t* session = mongoc_client_start_session(client_, nullptr, &error);
+    if (session != nullptr) sessions_.emplace(std::move(key), session);
+    return session;
   }
 
   bool record_failure(const bson_error_t& error) {
@@ -236,7 +256,8 @@ class ConnectionReplay {
   const RecordedConnection& recorded_;
   mongoc_client_t* client_ = nullptr;
   uint32_t server_id_ = 0;
-  std::map<int64_t, size_t> cursor_operations_;  // recorded cursor id -> its operation
+  std::map<int64_t, size_t> cursor_operations_;               // recorded cursor id -> its operation
+  std::map<std::string, mongoc_client_session_t*> sessions_;  // SessionMap key -> session
 };
 
 }  // namespace

@@ -7,8 +7,10 @@
 //     command as one document);
 //   - drops $clusterTime (signed by the recorded cluster), $db (the database is passed apart)
 //     and $readPreference (given to libmongoc, which does the server selection);
-//   - gives each recorded lsid a fresh session id, the same one every time that lsid comes
-//     back, so a replayed retryable write keeps its txnNumber sequence in a new session;
+//   - takes the lsid out: each recorded lsid gets a key of its own (a fresh session id, the same
+//     every time that lsid comes back), and the replay runs the command in a libmongoc session
+//     of its own for that key (libmongoc would add a second lsid to a body that has one), so a
+//     replayed retryable write keeps its txnNumber sequence in a new session;
 //   - rewrites the cursor id of getMore and killCursors from the recorded cluster's to the
 //     live one's (CursorMap: filled from the replies as the replay goes).
 // Handshakes and authentication are not replayed: libmongoc does its own with the target URI's
@@ -69,7 +71,10 @@ struct ReplayRequest {
   std::string database;  // from $db (OP_QUERY: from the collection name)
   codec::OwnedBson command;
   std::string read_preference;  // $readPreference.mode, empty for the default (primary)
-  bool is_write = false;        // anything that is not a read: skipped by --read-only
+  // The replay's session key for the recorded lsid ({id: <fresh UUID>}, owned by the
+  // SessionMap); empty when the request had none.
+  codec::BsonView lsid;
+  bool is_write = false;  // anything that is not a read: skipped by --read-only
   // getMore / killCursors: the recorded cursor ids they name (before the rewrite), so the
   // comparison attaches their batches to the operation that opened the cursor.
   int64_t recorded_cursor = 0;

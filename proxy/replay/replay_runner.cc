@@ -6,6 +6,7 @@
 #include <mongoc/mongoc.h>
 
 #include <chrono>
+#include <latch>
 #include <map>
 #include <memory>
 #include <optional>
@@ -86,9 +87,11 @@ struct Shared {
   mongoc_client_pool_t* pool;
   SessionMap sessions;
   CursorMap cursors;
-  Clock::time_point start;
+  Clock::time_point start;  // written before `go` opens
   uint64_t first_offset = 0;
   ReplayProgress& progress;
+  std::latch& connected;  // every connection ready (and the starter)
+  std::latch& go;         // the clock has started
 };
 
 constexpr size_t kMaxShownJson = 8192;
@@ -110,6 +113,16 @@ class ConnectionReplay {
 
   void run() {
     client_ = mongoc_client_pool_pop(shared_.pool);
+    // Connect and authenticate before the clock starts, so that no replayed latency and no
+    // pacing includes a handshake the recording did not time.
+    if (!recorded_.steps.empty()) {
+      codec::ScopedBson ping;
+      BSON_APPEND_INT32(ping.get(), "ping", 1);
+      codec::ScopedBson reply;
+      mongoc_client_command_simple(client_, "admin", ping.get(), nullptr, reply.get(), nullptr);
+    }
+    shared_.connected.count_down();
+    shared_.go.wait();
     for (const Step& step : recorded_.steps) {
       replay(step);
       shared_.progress.done.fetch_add(1, std::memory_order_relaxed);
@@ -291,7 +304,9 @@ base::Expected<ReplayOutcome> replay_recording(const ReplayOptions& options,
   for (const RecordedConnection& connection : loaded->connections) {
     progress.total.fetch_add(connection.steps.size(), std::memory_order_relaxed);
   }
-  Shared shared{options, pool, {}, {}, Clock::now(), loaded->first_offset, progress};
+  std::latch connected(static_cast<std::ptrdiff_t>(loaded->connections.size()) + 1);
+  std::latch go(1);
+  Shared shared{options, pool, {}, {}, Clock::now(), loaded->first_offset, progress, connected, go};
   std::vector<std::unique_ptr<ConnectionReplay>> replays;
   replays.reserve(loaded->connections.size());
   for (const RecordedConnection& connection : loaded->connections) {
@@ -301,6 +316,9 @@ base::Expected<ReplayOutcome> replay_recording(const ReplayOptions& options,
     std::vector<std::jthread> threads;
     threads.reserve(replays.size());
     for (auto& replay : replays) threads.emplace_back([&replay] { replay->run(); });
+    connected.arrive_and_wait();
+    shared.start = Clock::now();
+    go.count_down();
   }
   const auto elapsed = Clock::now() - shared.start;
   mongoc_client_pool_destroy(pool);

@@ -28,8 +28,8 @@
 
 namespace docguard::proxy {
 
-// Recorded lsid -> the replay's session id. Shared by every replayed connection: a driver's
-// session pool hands one session to several connections over time.
+// Recorded lsid -> the replay's session key, a fresh session id; the runner keeps a libmongoc
+// session per key and connection.
 class SessionMap {
  public:
   // The replay's lsid document ({id: <UUID>}) for a recorded lsid's bytes.

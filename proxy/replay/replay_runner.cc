@@ -190,6 +190,7 @@ class ConnectionReplay {
     ++counts.sent;
     if (!answered) {
       ++counts.failed;
+      if (op.live_error.empty()) op.live_error = failure_;
       return;
     }
     auto& [sent, ok] = counts.commands[request.name];
@@ -255,9 +256,7 @@ class ConnectionReplay {
   }
 
   bool record_failure(const bson_error_t& error) {
-    if (!operations.empty() && operations.back().live_error.empty()) {
-      operations.back().live_error = error.message;
-    }
+    failure_ = error.message;
     return false;
   }
 
@@ -273,6 +272,7 @@ class ConnectionReplay {
   const RecordedConnection& recorded_;
   mongoc_client_t* client_ = nullptr;
   uint32_t server_id_ = 0;
+  std::string failure_;  // libmongoc's message when the last command got no reply
   std::map<int64_t, size_t> cursor_operations_;               // recorded cursor id -> its operation
   std::map<std::string, mongoc_client_session_t*> sessions_;  // SessionMap key -> session
 };

@@ -213,3 +213,7 @@ def test_one_changed_document_flags_its_shape_alone(clusters):
     assert '"price" : 70' in example["recorded_reply"]
     assert '"price" : 71' in example["replayed_reply"]
     assert "sku-7" in example["request"]
+    html = (clusters["work"] / "changed" / "report" / "report.html").read_text()
+    assert f"1 of {len(report['shapes'])} shapes differ" in html
+    assert "<h2>Differences</h2>" in html and html.count("<h3>") == 1
+    assert "sku-7" in html and "&quot;price&quot; : 71" in html

@@ -99,10 +99,13 @@ collect_background() {
 
 # Line tables only (-g1), not full debug info: enough for a sanitizer's or a debugger's stack
 # trace, and a fifth less compile time for the Asio-heavy sources. Code generation is unchanged
-# (the instruction guard counts the same).
+# (the instruction guard counts the same). Precompiled GoogleTest and Asio headers for the unit
+# tests (DOCGUARD_PCH) take a fifth to a half off each test's source; gold links in two thirds
+# of the time of the default linker. Neither changes the product's code.
 line_info=-g1
+fast_build=(-DDOCGUARD_PCH=ON -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=gold)
 build_ok=0
-step build bash -c "cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDOCGUARD_WERROR=ON \
+step build bash -c "cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDOCGUARD_WERROR=ON ${fast_build[*]} \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO='-O2 $line_info -DNDEBUG' && ninja -C build -j $jobs" &&
   build_ok=1
 if ((build_ok)) && command -v clang-tidy >/dev/null; then
@@ -121,7 +124,7 @@ fi
 
 if [ "${DOCGUARD_SKIP_ASAN:-}" != 1 ]; then
   if step build-asan bash -c "cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-      -DCMAKE_CXX_FLAGS_DEBUG=$line_info -DDOCGUARD_SANITIZE=ON -DDOCGUARD_WERROR=ON -DDOCGUARD_BENCH=OFF && ninja -C build-asan -j $jobs"; then
+      -DCMAKE_CXX_FLAGS_DEBUG=$line_info -DDOCGUARD_SANITIZE=ON -DDOCGUARD_WERROR=ON -DDOCGUARD_BENCH=OFF ${fast_build[*]} && ninja -C build-asan -j $jobs"; then
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       step unit-tests-asan ctest --test-dir build-asan --output-on-failure -j "$jobs"
     # The PyMongo integration suite against the sanitized proxy: a sanitizer report aborts
@@ -155,7 +158,7 @@ tsan_step() {  # tsan_step NAME command...
 }
 if [ "${DOCGUARD_SKIP_TSAN:-}" != 1 ]; then
   if step build-tsan bash -c "cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-      -DCMAKE_CXX_FLAGS_DEBUG=$line_info -DDOCGUARD_TSAN=ON -DDOCGUARD_WERROR=ON -DDOCGUARD_BENCH=OFF >/dev/null && ninja -C build-tsan -j $jobs docguard rules_tests"; then
+      -DCMAKE_CXX_FLAGS_DEBUG=$line_info -DDOCGUARD_TSAN=ON -DDOCGUARD_WERROR=ON -DDOCGUARD_BENCH=OFF ${fast_build[*]} >/dev/null && ninja -C build-tsan -j $jobs docguard rules_tests"; then
     tsan_step unit-tests-tsan build-tsan/tests/unit/rules/rules_tests
     # The PyMongo suite and the cluster suite (failover under load, stepdowns, killed members,
     # several mongos, SCRAM, SRV) through the sanitized docguard.

@@ -23,7 +23,7 @@ namespace {
 
 constexpr const char* kReplayUsage =
     "usage: docguard replay --recording DIR --target URI [--speed 1|4|max] [--read-only]\n"
-    "                       [--report-dir DIR]\n";
+    "                       [--report-dir DIR] [--max-connections N (512)]\n";
 
 int usage(const std::string& problem) {
   std::fprintf(stderr, "docguard replay: %s\n%s", problem.c_str(), kReplayUsage);
@@ -110,6 +110,11 @@ int run_replay(int argc, char** argv) {
       options.target = std::string(v);
     } else if (arg == "--report-dir" && value(v)) {
       options.report_dir = std::string(v);
+    } else if (arg == "--max-connections" && value(v)) {
+      const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), options.max_connections);
+      if (ec != std::errc{} || end != v.data() + v.size() || options.max_connections == 0) {
+        return usage("--max-connections takes a number above 0");
+      }
     } else if (arg == "--speed" && value(v)) {
       if (!parse_speed(v, options.speed)) return usage("--speed takes a number above 0 or max");
     } else if (arg == "--help" || arg == "-h") {

@@ -3,6 +3,7 @@
 // (scaled by the speed) through a libmongoc client of one pool, each answer compared.
 #include "replay_runner.h"
 
+#include <fmt/format.h>
 #include <mongoc/mongoc.h>
 
 #include <chrono>
@@ -283,6 +284,12 @@ base::Expected<ReplayOutcome> replay_recording(const ReplayOptions& options,
                                                ReplayProgress& progress) {
   auto loaded = load(options.recording);
   if (!loaded) return loaded.error();
+  if (loaded->connections.size() > options.max_connections) {
+    return base::bad_input(fmt::format(
+        "the recording has {} connections, more than --max-connections {} (each replays on a "
+        "thread and a connection of its own)",
+        loaded->connections.size(), options.max_connections));
+  }
   cluster::ensure_mongoc_initialized();
   bson_error_t error;
   mongoc_uri_t* uri = mongoc_uri_new_with_error(options.target.c_str(), &error);

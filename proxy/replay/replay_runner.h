@@ -20,6 +20,9 @@ struct ReplayOptions {
   double speed = 1;    // recorded time / replay time; 0: no waiting at all
   bool read_only = false;
   std::filesystem::path report_dir = ".";
+  // Each recorded connection replays on a thread and a connection of its own, all at once: a
+  // recording of more connections than this is refused rather than opening them all.
+  size_t max_connections = 512;
 };
 
 struct ReplayCounts {

@@ -33,38 +33,17 @@ from rs_double import RunningDouble  # noqa: E402
 StartError = base.StartError
 Proc = base.Proc
 free_port = base.free_port
+findings = base.findings
 
-ADMIN_USER, ADMIN_PASSWORD = "admin", "docguard-test-secret"
+ADMIN_USER, ADMIN_PASSWORD = base.AUTH_USER, base.AUTH_PASSWORD
 SRV_DOMAIN = "docguard.test"           # SRV name: cluster.docguard.test; members db.docguard.test
 SRV_NAME, SRV_TARGET = f"cluster.{SRV_DOMAIN}", f"db.{SRV_DOMAIN}"
 
 
 def start_ferretdb(workdir: Path, *, auth: bool = False, timeout: float = 30.0) -> Proc:
-    """FerretDB v1.24 (SQLite) on a free port. auth=True: SCRAM on, user ADMIN_USER/ADMIN_PASSWORD
-    in admin (FerretDB gives it both SCRAM-SHA-1 and SCRAM-SHA-256)."""
-    if not os.access(base.FERRETDB_BIN, os.X_OK):
-        raise StartError(f"FerretDB not found at {base.FERRETDB_BIN}: run scripts/install-deps.sh")
-    last = ""
-    for _attempt in range(3):
-        port = free_port()
-        data = workdir / f"ferretdb-{port}"
-        data.mkdir(parents=True, exist_ok=True)
-        args = [str(base.FERRETDB_BIN), "--handler=sqlite", f"--sqlite-url=file:{data}/",
-                f"--listen-addr=127.0.0.1:{port}", f"--state-dir={data}", "--telemetry=disable",
-                "--debug-addr=-", "--log-level=warn", "--log-format=text"]
-        if auth:
-            args += ["--test-enable-new-auth", f"--setup-username={ADMIN_USER}",
-                     f"--setup-password={ADMIN_PASSWORD}", "--setup-database=admin"]
-        proc = base._spawn("ferretdb", args, workdir / f"ferretdb-{port}.log")
-        proc.ports["listen"] = port
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and proc.alive():
-            if base.port_open(port) and base._mongo_ping(port, 2.0):  # ping needs no auth
-                return proc
-            time.sleep(0.2)
-        last = base._tail(proc.log_path)
-        proc.stop()
-    raise StartError(f"FerretDB did not start within {timeout}s; log:\n{last}")
+    """FerretDB v1.24 (SQLite) on a free port, started by the one harness. auth=True: SCRAM on,
+    user ADMIN_USER/ADMIN_PASSWORD in admin (both SCRAM-SHA-1 and SCRAM-SHA-256)."""
+    return base.start_ferretdb(workdir, timeout, auth=auth)
 
 
 def dns_ip() -> str | None:

@@ -113,11 +113,6 @@ def _wait_for_pass(proc: harness.Proc, passes: int = 1, timeout: float = 60) -> 
     raise AssertionError(f"no introspection pass within {timeout} s: {_get(proc, '/status')}")
 
 
-def _findings(report: dict, db: str, collection: str, kind: str) -> list[dict]:
-    return [f for f in report["findings"]
-            if (f["db"], f["collection"], f["kind"]) == (db, collection, kind)]
-
-
 def _brief(records: list[dict]) -> list[tuple]:
     return [(r["member"], r["command"], r["collection"], r["read_preference"], r["app_name"])
             for r in records]
@@ -224,22 +219,22 @@ def test_validators_from_list_collections(rsd, seeded, introspecting):
         "warned": "warn", "strict": "error", "off": "off", "plain": "none"}, facts
     report = _get(dg, "/report.json")
 
-    warned = _findings(report, seeded, "warned", "validator_not_enforced")
+    warned = harness.findings(report, db=seeded, collection="warned", kind="validator_not_enforced")
     assert len(warned) == 1 and warned[0]["source"] == "metadata", warned
     assert "validationAction: warn" in warned[0]["evidence"], warned
-    assert _findings(report, seeded, "warned", "no_validator") == []
+    assert harness.findings(report, db=seeded, collection="warned", kind="no_validator") == []
 
-    assert _findings(report, seeded, "strict", "validator_not_enforced") == []
-    assert _findings(report, seeded, "strict", "no_validator") == []
+    assert harness.findings(report, db=seeded, collection="strict", kind="validator_not_enforced") == []
+    assert harness.findings(report, db=seeded, collection="strict", kind="no_validator") == []
 
-    off = _findings(report, seeded, "off", "validator_not_enforced")
+    off = harness.findings(report, db=seeded, collection="off", kind="validator_not_enforced")
     assert len(off) == 1 and "validationLevel is off" in off[0]["evidence"], off
-    assert _findings(report, seeded, "off", "no_validator") == []
+    assert harness.findings(report, db=seeded, collection="off", kind="no_validator") == []
 
-    plain = _findings(report, seeded, "plain", "no_validator")
+    plain = harness.findings(report, db=seeded, collection="plain", kind="no_validator")
     assert len(plain) == 1 and plain[0]["source"] == "metadata", plain
     assert "listCollections" in plain[0]["evidence"], plain
-    assert _findings(report, seeded, "plain", "validator_not_enforced") == []
+    assert harness.findings(report, db=seeded, collection="plain", kind="validator_not_enforced") == []
 
 
 # ---------------------------------------------------------------- $sample
@@ -291,7 +286,7 @@ def test_live_report_has_unused_index(rsd, seeded, introspecting):
     dg = introspecting(interval="1h")
     _wait_for_pass(dg)
     report = _get(dg, "/report.json")
-    unused = _findings(report, seeded, "orders", "unused_index")
+    unused = harness.findings(report, db=seeded, collection="orders", kind="unused_index")
     assert [f["field"] for f in unused] == ["customerId"], report["findings"]
     assert "customerId_1" in unused[0]["evidence"], unused
 

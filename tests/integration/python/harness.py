@@ -148,6 +148,12 @@ def _mongo_ping(port: int, timeout: float) -> bool:
         return False
 
 
+def findings(report: dict, **match: str) -> list[dict]:
+    """The findings of a /report or `docguard scan --format json` whose members equal `match`
+    (e.g. collection="orders", kind="approaching_limit")."""
+    return [f for f in report["findings"] if all(f.get(k) == v for k, v in match.items())]
+
+
 # The SCRAM user of an auth FerretDB (start_ferretdb(auth=True)): FerretDB gives it both
 # SCRAM-SHA-1 and SCRAM-SHA-256 credentials.
 AUTH_USER, AUTH_PASSWORD = "admin", "docguard-test-secret"

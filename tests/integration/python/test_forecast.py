@@ -56,11 +56,6 @@ def _rows(report: dict, collection: str) -> list[dict]:
             if r["collection"] == collection and r["limit"] == "array_length"]
 
 
-def _findings(report: dict, collection: str) -> list[dict]:
-    return [f for f in report["findings"]
-            if f["collection"] == collection and f["kind"] == "approaching_limit"]
-
-
 def _gauge(proc: harness.Proc, collection: str) -> float | None:
     metrics = harness.fetch_metrics(f"127.0.0.1:{proc.ports['admin']}")
     for (name, labels), value in metrics.items():
@@ -136,7 +131,7 @@ def test_steady_rates_fast_slow_and_sliced(stack):
             assert rows[0]["_id"] == '"fast"' and rows[0]["within_horizon"], rows[0]
             assert abs(rows[0]["elements_per_second"] - 10) < 2.5, rows[0]
             assert rows[0]["bound"] == BOUND
-            finding = _findings(report, "fast")
+            finding = harness.findings(report, collection="fast", kind="approaching_limit")
             assert finding and finding[0]["field"] == "events", report["findings"]
             assert APP in finding[0]["apps"], finding
             assert "fast" in finding[0]["evidence"]
@@ -145,9 +140,9 @@ def test_steady_rates_fast_slow_and_sliced(stack):
             # slow: beyond the horizon, forecast but not a finding; sliced: no forecast
             slow = _rows(report, "slow")
             assert slow and slow[0]["eta_seconds"] > HORIZON and not slow[0]["within_horizon"], slow
-            assert _findings(report, "slow") == []
+            assert harness.findings(report, collection="slow", kind="approaching_limit") == []
             assert [r for r in report["approaching_limits"] if r["collection"] == "sliced"] == []
-            assert _findings(report, "sliced") == []
+            assert harness.findings(report, collection="sliced", kind="approaching_limit") == []
     assert checked is not None, "refused before the forecast was read"
     assert pushes["fast"] == BOUND  # refused exactly at the bound
     truth = refused_at - checked[0]

@@ -53,10 +53,6 @@ def _wait_for_pass(proc: harness.Proc, passes: int = 1, timeout: float = 60) -> 
     raise AssertionError(f"no introspection pass within {timeout} s: {_status(proc)}")
 
 
-def _findings(report: dict, collection: str, kind: str) -> list[dict]:
-    return [f for f in report["findings"] if f["collection"] == collection and f["kind"] == kind]
-
-
 def _load(client: pymongo.MongoClient) -> None:
     db = client.intro
     db.orders.insert_many([{"_id": i, "customerId": i % 7, "total": i} for i in range(50)])
@@ -97,9 +93,9 @@ def test_stored_documents_and_indexes_count_with_no_traffic(cluster):
     # FerretDB 1.24 has no $sample (238 NotImplemented): the documents were read with find.
     assert orders["sample_method"] == "find"
     report = _report(dg)
-    large = _findings(report, "products", "large_array")
+    large = harness.findings(report, collection="products", kind="large_array")
     assert large and large[0]["field"] == "tags" and large[0]["source"] == "sample", large
-    no_validator = _findings(report, "orders", "no_validator")
+    no_validator = harness.findings(report, collection="orders", kind="no_validator")
     assert no_validator and no_validator[0]["source"] == "metadata"
 
 
@@ -111,7 +107,7 @@ def test_an_index_created_before_start_means_no_unindexed_finding(cluster):
         list(client.intro.orders.find({"customerId": i % 7}))
         list(client.intro.products.find({"vendorId": i}))
     report = _report(dg)
-    assert _findings(report, "orders", "unindexed_reference") == []
+    assert harness.findings(report, collection="orders", kind="unindexed_reference") == []
     assert [f for f in report["findings"] if f["collection"] == "orders"
             and f["kind"] == "unindexed_query" and f["field"] == "customerId"] == []
     # The same traffic on a field no index starts with is advised on.
@@ -179,7 +175,7 @@ def test_introspection_off(tmp_path):
         status = _status(dg)
         assert status["introspection"] == {"enabled": False}
         assert "intro.products" not in status["collection_facts"]
-        assert _findings(_report(dg), "products", "large_array") == []
+        assert harness.findings(_report(dg), collection="products", kind="large_array") == []
     finally:
         dg.stop()
         fdb.stop()
@@ -201,7 +197,7 @@ def test_scram_with_a_credentials_file(tmp_path):
         metrics = harness.fetch_metrics(f"127.0.0.1:{bare.ports['admin']}")
         assert harness.metric_sum(metrics, "docguard_introspection_runs_total",
                                   result="failed") >= 1
-        assert _findings(_report(bare), "orders", "no_validator") == []
+        assert harness.findings(_report(bare), collection="orders", kind="no_validator") == []
     finally:
         bare.stop()
     credentials = tmp_path / "introspection.credentials"
@@ -214,7 +210,7 @@ def test_scram_with_a_credentials_file(tmp_path):
         status = _wait_for_pass(dg)
         assert status["introspection"]["last_result"] in ("ok", "partial"), status
         assert "customerId_1" in status["collection_facts"]["intro.orders"]["indexes"]
-        assert _findings(_report(dg), "products", "large_array")
+        assert harness.findings(_report(dg), collection="products", kind="large_array")
         log = dg.log_path.read_text()
         assert harness.AUTH_PASSWORD not in log
     finally:
@@ -260,7 +256,7 @@ def test_a_fleet_reads_once_per_interval_through_the_lease(tmp_path):
         assert len({json.dumps({k: f[k] for k in ("documents", "indexes", "validator")},
                                sort_keys=True) for f in facts}) == 1
         for dg in fleet:
-            assert _findings(_report(dg), "products", "large_array"), dg.log_path
+            assert harness.findings(_report(dg), collection="products", kind="large_array"), dg.log_path
         # The fleet's own database is not advised on.
         assert not any(k.startswith("docguard_fleet.") for k in statuses[0]["collection_facts"])
         lease = direct.docguard_fleet.docguard_lease.find_one({"_id": "introspection"})

@@ -8,13 +8,15 @@
 
 #include "docguard/rules/engine.h"
 #include "docguard/settings/yaml_settings.h"
+#include "rules_yaml.h"
 #include "test_messages.h"
 
 namespace docguard::rules {
 namespace {
 
-using settings::ConfigError;
 using settings::parse_rules;
+using testing::error_of;
+using testing::parse;
 
 using testing::Bson;
 using testing::Message;
@@ -35,15 +37,6 @@ class Counting : public MeasurementSink {
   }
   std::map<std::string, int> violations, candidates, unjudged;
 };
-
-std::string error_of(const std::string& yaml, const std::string& file = "test.yaml") {
-  try {
-    parse_rules(YAML::Load(yaml), file);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 constexpr const char* kRules = R"(
 mode: warn

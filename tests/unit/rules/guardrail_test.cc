@@ -10,13 +10,14 @@
 #include "docguard/rules/query_guardrail.h"
 #include "docguard/rules/rule_set.h"
 #include "docguard/settings/yaml_settings.h"
+#include "rules_yaml.h"
 #include "test_messages.h"
 
 namespace docguard::rules {
 namespace {
 
-using settings::ConfigError;
-using settings::parse_rules;
+using testing::error_of;
+using testing::parse;
 
 using testing::Bson;
 using testing::request;
@@ -138,19 +139,6 @@ TEST(GuardrailShapeTest, NamesFieldsAndOperatorsNeverValues) {
   const std::string text = shape_of(long_filter.c_str());
   EXPECT_LE(text.size(), 540u);
   EXPECT_NE(text.find("..."), std::string::npos);
-}
-
-std::shared_ptr<const RuleSet> parse(const std::string& yaml) {
-  return parse_rules(YAML::Load(yaml), "test.yaml");
-}
-
-std::string error_of(const std::string& yaml) {
-  try {
-    parse(yaml);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "(no error)";
 }
 
 TEST(GuardrailConfigTest, ParsesKeys) {

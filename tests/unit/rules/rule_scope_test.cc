@@ -9,26 +9,14 @@
 #include "docguard/rules/engine.h"
 #include "docguard/rules/rule_set.h"
 #include "docguard/settings/yaml_settings.h"
+#include "rules_yaml.h"
 #include "test_messages.h"
 
 namespace docguard::rules {
 namespace {
 
-using settings::ConfigError;
-using settings::parse_rules;
-
-std::shared_ptr<const RuleSet> parse(const std::string& yaml) {
-  return parse_rules(YAML::Load(yaml), "test.yaml");
-}
-
-std::string error_of(const std::string& yaml) {
-  try {
-    parse(yaml);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using testing::error_of;
+using testing::parse;
 
 IpAddress ip(std::string_view text) {
   auto a = parse_ip_address(text);

@@ -5,28 +5,17 @@
 #include <algorithm>
 
 #include "docguard/settings/yaml_settings.h"
+#include "rules_yaml.h"
 
 namespace docguard::rules {
 namespace {
 
-using settings::ConfigError;
 using settings::parse_boolean;
 using settings::parse_byte_size;
 using settings::parse_duration;
 using settings::parse_rules;
-
-std::shared_ptr<const RuleSet> parse(const std::string& yaml) {
-  return parse_rules(YAML::Load(yaml), "test.yaml");
-}
-
-std::string error_of(const std::string& yaml) {
-  try {
-    parse(yaml);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using testing::error_of;
+using testing::parse;
 
 TEST(RuleSetTest, ParsesTheIssueExample) {
   auto rules = parse(R"(

@@ -17,6 +17,7 @@
 #include "docguard/proxy/log_format.h"
 #include "docguard/proxy/server.h"
 #include "docguard/proxy/tls.h"
+#include "docguard/proxy/whatif.h"
 #include "docguard/settings/introspection_target.h"
 #include "docguard/settings/settings_reader.h"
 
@@ -28,11 +29,15 @@ constexpr const char* kUsage = R"(usage: docguard [options]
        docguard scan PATH|URI [--config FILE] [--format text|json|html] [--fail-on warn|block]
                      [--sample N] [--db NAME] [--collection NAME] [--credentials-file FILE]
        docguard validator PATH|URI NAMESPACE
+       docguard whatif --config FILE --recording DIR [--format text|json|html] [--output FILE]
+                       [--show-values]
 
 A MongoDB wire-protocol proxy that decodes every OP_MSG and enforces document design rules.
 `scan` reads mongodump output, or a live cluster (mongodb://, mongodb+srv://) as mongodump
 reads it, and prints the design advisor's findings (and, with --config, the file's rules
-applied to every document); `validator` prints a collMod $jsonSchema.
+applied to every document); `validator` prints a collMod $jsonSchema; `whatif` judges a
+traffic recording with the file's rules as a live docguard would have (exit code 1 when some
+request would be refused).
 
 options:
   --listen HOST:PORT        where clients connect (default 127.0.0.1:27018); unix:PATH.sock for a
@@ -106,6 +111,9 @@ int main(int argc, char** argv) {
   }
   if (argc > 1 && std::string_view(argv[1]) == "validator") {
     return docguard::advisor::run_validator(argc - 1, argv + 1);
+  }
+  if (argc > 1 && std::string_view(argv[1]) == "whatif") {
+    return docguard::proxy::run_whatif(argc - 1, argv + 1);
   }
   // libmongoc would print its own warnings while the upstream URI is parsed; the error
   // docguard reports names the option instead. The server routes its log into spdlog later.

@@ -19,7 +19,7 @@ CC=clang CXX=clang++ cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithD
   -DDOCGUARD_FUZZ=ON -DDOCGUARD_WERROR=ON -DDOCGUARD_TESTS=OFF -DDOCGUARD_BENCH=OFF >/dev/null
 ninja -C "$build" -j "${DOCGUARD_JOBS:-2}" fuzz_inbound_buffer fuzz_op_msg fuzz_op_query \
   fuzz_op_compressed fuzz_config fuzz_bson fuzz_dump_reader fuzz_catalog fuzz_reply fuzz_json_schema \
-  fuzz_recording_redaction fuzz_planted_ub
+  fuzz_recording_redaction fuzz_recording_packet fuzz_planted_ub
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 
 corpus="$build/corpus"
@@ -28,7 +28,7 @@ mkdir -p "$build/artifacts"
 python3 - "$corpus" <<'PY'
 import os, sys, glob, struct
 out = sys.argv[1]
-for t in ("fuzz_inbound_buffer", "fuzz_op_msg", "fuzz_op_query", "fuzz_op_compressed", "fuzz_config", "fuzz_bson", "fuzz_dump_reader", "fuzz_catalog", "fuzz_reply", "fuzz_json_schema", "fuzz_recording_redaction"):
+for t in ("fuzz_inbound_buffer", "fuzz_op_msg", "fuzz_op_query", "fuzz_op_compressed", "fuzz_config", "fuzz_bson", "fuzz_dump_reader", "fuzz_catalog", "fuzz_reply", "fuzz_json_schema", "fuzz_recording_redaction", "fuzz_recording_packet"):
     os.makedirs(os.path.join(out, t), exist_ok=True)
 for path in glob.glob("tests/fixtures/*.hex"):
     raw = bytes.fromhex(open(path).read().strip())
@@ -44,6 +44,10 @@ for path in glob.glob("tests/fixtures/*.hex"):
     # fuzz_recording_redaction's first byte: 0 a request, 1 a reply, 3 a reply to an auth step.
     for mode in (0, 1, 3):
         open(os.path.join(out, "fuzz_recording_redaction", f"{name}-{mode}"), "wb").write(bytes([mode]) + raw)
+    # fuzz_recording_packet: the message inside a request packet of the recording layout.
+    session = b"127.0.0.1:27017\0"
+    body = bytes([0]) + struct.pack("<Q", 7) + session + struct.pack("<QQ", 1500, 3) + raw
+    open(os.path.join(out, "fuzz_recording_packet", name), "wb").write(struct.pack("<I", len(body) + 4) + body)
     family = {2013: 0, 1: 1, 2012: 2}.get(opcode)
     if family is not None:
         for awaited in (0, 4, 12):
@@ -109,7 +113,8 @@ echo "== fuzz_planted_ub failed as it must: $(grep -m1 -o 'runtime error: .*' "$
 
 status=0
 for t in fuzz_inbound_buffer fuzz_op_msg fuzz_op_query fuzz_op_compressed fuzz_config fuzz_bson \
-    fuzz_dump_reader fuzz_catalog fuzz_reply fuzz_json_schema fuzz_recording_redaction; do
+    fuzz_dump_reader fuzz_catalog fuzz_reply fuzz_json_schema fuzz_recording_redaction \
+    fuzz_recording_packet; do
   if [ -n "${FUZZ_RUNS:-}" ]; then
     runs=$FUZZ_RUNS
     # A YAML config or a dump costs 20-40 times a wire message per input (1,200-2,100 inputs a

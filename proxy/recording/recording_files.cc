@@ -12,31 +12,11 @@
 namespace docguard::proxy {
 namespace {
 
-void put_le(std::vector<uint8_t>& out, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i) out.push_back(static_cast<uint8_t>(v >> (8 * i)));
-}
-
 [[noreturn]] void fail(const std::string& what, const std::filesystem::path& path) {
   throw std::runtime_error(what + " " + path.string() + ": " + std::strerror(errno));
 }
 
 }  // namespace
-
-void append_packet(std::vector<uint8_t>& out, const PacketHeader& header, codec::Bytes message) {
-  const size_t start = out.size();
-  put_le(out, 0, 4);  // the size, known at the end
-  out.push_back(static_cast<uint8_t>(header.event));
-  put_le(out, header.connection, 8);
-  for (const char c : header.session) {
-    // The text ends at the first NUL on reading: one inside would shift every field after it.
-    out.push_back(c == '\0' ? static_cast<uint8_t>('?') : static_cast<uint8_t>(c));
-  }
-  out.push_back(0);
-  put_le(out, header.offset_micros, 8);
-  put_le(out, header.order, 8);
-  out.insert(out.end(), message.begin(), message.end());
-  codec::store_le32(out.data() + start, static_cast<int32_t>(out.size() - start));
-}
 
 RecordingFiles::RecordingFiles(std::filesystem::path directory, uint64_t max_file_bytes,
                                uint64_t max_total_bytes)

@@ -13,28 +13,14 @@
 #include <vector>
 
 #include "docguard/codec/message.h"
+#include "docguard/codec/recording_packet.h"
 
 namespace docguard::proxy {
 
-// The packet's kind, as the server's recorder numbers it (one byte on disk).
-enum class RecordedEvent : uint8_t {
-  kRequest = 0,
-  kResponse = 1,
-  kSessionStart = 2,
-  kSessionEnd = 3
-};
-
-struct PacketHeader {
-  RecordedEvent event = RecordedEvent::kRequest;
-  uint64_t connection = 0;     // the connection's id, the same for all its packets
-  std::string_view session;    // the connection's description (no NUL: it is terminated by one)
-  uint64_t offset_micros = 0;  // since the recording started
-  uint64_t order = 0;          // the packet's place in the whole recording, from 1
-};
-
-// Appends one packet: little-endian u32 size of all of it, u8 event, u64 connection, the
-// session text and a NUL, u64 offset, u64 order, then `message` (empty for session events).
-void append_packet(std::vector<uint8_t>& out, const PacketHeader& header, codec::Bytes message);
+// The packet layout is codec's (one definition for the writer and the readers).
+using codec::append_packet;
+using codec::PacketHeader;
+using codec::RecordedEvent;
 
 class RecordingFiles {
  public:

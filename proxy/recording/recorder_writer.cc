@@ -94,8 +94,8 @@ void Recorder::write_batch(std::deque<Queued>& batch, WriterState& w) {
       w.open.erase(p.connection);
       w.sensitive.erase(p.connection);
     }
-    const std::string line = side_line(h, ns, p.app, p.user, p.command, p.verdict, p.rule, p.refused,
-                                          safe.marker);
+    const std::string line =
+        side_line(h, ns, p.app, p.user, p.command, p.verdict, p.rule, p.refused, safe.marker);
     try {
       if (files_->write(h, safe.bytes, line) == RecordingFiles::Written::kCapReached) {
         end_from_writer(State::kStopped, "recording.max_total_bytes reached");

@@ -5,9 +5,8 @@
 // feed the query guardrail's index catalog, sampled reads the document tracker, a hello reply
 // the upstream's features. Only what docguard reads from the cluster itself (introspection) has
 // no place in a recording.
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <tuple>
@@ -30,10 +29,6 @@ class OfflineHost final : public conversation::ConversationHost {
 
  private:
   int32_t last_id_ = 0;
-};
-
-struct Replayed {
-  std::unique_ptr<conversation::Conversation> conversation;
 };
 
 // The namespace and command of a request, for shapes that are not the guardrail's own.
@@ -97,17 +92,16 @@ base::Expected<Judgement> judge_recording(const std::filesystem::path& dir,
   conversation::ConversationSettings settings;
   settings.max_message_bytes = max_message_bytes;
   OfflineHost host;
-  std::unordered_map<uint64_t, Replayed> connections;
+  std::unordered_map<uint64_t, std::unique_ptr<conversation::Conversation>> connections;
   std::map<GroupKey, Group> groups;
 
   const auto conversation_of = [&](const RecordedPacket& p) -> conversation::Conversation& {
-    Replayed& r = connections[p.connection];
-    if (!r.conversation) {
-      r.conversation =
-          std::make_unique<conversation::Conversation>(engine, settings, p.session, host);
+    auto& replayed = connections[p.connection];
+    if (!replayed) {
+      replayed = std::make_unique<conversation::Conversation>(engine, settings, p.session, host);
       ++judgement.connections;
     }
-    return *r.conversation;
+    return *replayed;
   };
 
   while (true) {

@@ -91,8 +91,8 @@ int run_whatif(int argc, char** argv) {
     std::cerr << "docguard whatif: " << e.what() << "\n";
     return kUsageOrIoError;
   }
-  auto judgement = whatif::judge_recording(args->recording, config.rules,
-                                           config.max_message_bytes, args->show_values);
+  auto judgement = whatif::judge_recording(args->recording, config.rules, config.max_message_bytes,
+                                           args->show_values);
   if (!judgement) {
     std::cerr << "docguard whatif: " << judgement.error().message << "\n";
     return kUsageOrIoError;

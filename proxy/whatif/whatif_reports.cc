@@ -37,8 +37,8 @@ std::string refs_json(const std::vector<RequestRef>& refs) {
 }
 
 std::string summary(const Judgement& j) {
-  return with_commas(j.requests) + " requests on " + with_commas(j.connections) +
-         " connections; " + with_commas(j.refused.size()) + " would be refused";
+  return with_commas(j.requests) + " requests on " + with_commas(j.connections) + " connections; " +
+         with_commas(j.refused.size()) + " would be refused";
 }
 
 }  // namespace
@@ -97,8 +97,9 @@ std::string render_json(const Judgement& j) {
 }
 
 std::string render_html(const Judgement& j) {
-  std::string out = "<!DOCTYPE html><html><head><meta charset='utf-8'><title>docguard whatif"
-                    "</title><style>";
+  std::string out =
+      "<!DOCTYPE html><html><head><meta charset='utf-8'><title>docguard whatif"
+      "</title><style>";
   out += advisor::html_report_style();
   out += "</style></head><body><h1>docguard whatif</h1><p>" + html_escape(summary(j)) + "</p>";
   if (j.unrecorded > 0 || j.malformed > 0) {
@@ -109,8 +110,9 @@ std::string render_html(const Judgement& j) {
   if (j.groups.empty()) {
     out += "<p>No request breaks a rule.</p>";
   } else {
-    out += "<table><tr><th>outcome</th><th>app</th><th>rule</th><th>shape</th><th>requests</th>"
-           "<th>examples</th></tr>";
+    out +=
+        "<table><tr><th>outcome</th><th>app</th><th>rule</th><th>shape</th><th>requests</th>"
+        "<th>examples</th></tr>";
     for (const Group& g : j.groups) {
       out += std::string("<tr><td class='sev ") + (g.refused ? "block'>refused" : "warn'>warned") +
              "</td><td>" + html_escape(g.app) + "</td><td>" + html_escape(g.rule) + "</td><td>" +

@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
-#include "whatif/whatif_judgement.h"
 #include "docguard/codec/op_msg.h"
 #include "docguard/proxy/recording_files.h"
 #include "docguard/proxy/whatif.h"
 #include "docguard/settings/settings_reader.h"
 #include "test_messages.h"
+#include "whatif/whatif_judgement.h"
 
 namespace docguard::proxy::whatif {
 namespace {
@@ -55,9 +55,13 @@ rules:
 
 // An insert whose documents travel in a document sequence, as drivers send them.
 std::vector<uint8_t> insert(const char* coll, const char* db, const char* document, int32_t id) {
-  auto body = json((std::string(R"({"insert": ")") + coll + R"(", "$db": ")" + db + R"("})").c_str());
+  auto body =
+      json((std::string(R"({"insert": ")") + coll + R"(", "$db": ")" + db + R"("})").c_str());
   auto doc = json(document);
-  return codec::OpMsgBuilder(id, 0).body(body.get()).sequence("documents", {testing::view(doc)}).finish();
+  return codec::OpMsgBuilder(id, 0)
+      .body(body.get())
+      .sequence("documents", {testing::view(doc)})
+      .finish();
 }
 
 std::vector<uint8_t> reply(const char* body_json, int32_t response_to) {
@@ -86,9 +90,9 @@ class RecordingJudgeTest : public ::testing::Test {
     if (!app.empty()) line += ",\"app\":\"" + app + "\"";
     if (!user.empty()) line += ",\"user\":\"" + user + "\"";
     line += "}";
-    files_->write({event, connection, "127.0.0.1:" + std::to_string(40000 + connection), order * 10,
-                   order},
-                  message, line);
+    files_->write(
+        {event, connection, "127.0.0.1:" + std::to_string(40000 + connection), order * 10, order},
+        message, line);
     return order;
   }
   uint64_t request(uint64_t connection, const std::vector<uint8_t>& message,
@@ -107,32 +111,38 @@ class RecordingJudgeTest : public ::testing::Test {
     Expected e;
     start(1);
     request(1, op_msg(R"({"hello": 1, "client": {"application": {"name": "billing"}},
-                          "$db": "admin"})", 1));
+                          "$db": "admin"})",
+                      1));
     write(RecordedEvent::kResponse, 1, reply(R"({"isWritablePrimary": true, "ok": 1})", 1),
           "billing");
     request(1, op_msg(R"({"listIndexes": "orders", "$db": "shop"})", 2), "billing");
     write(RecordedEvent::kResponse, 1,
           reply(R"({"cursor": {"id": {"$numberLong": "0"}, "ns": "shop.orders", "firstBatch": [
                       {"v": 2, "key": {"_id": 1}, "name": "_id_"},
-                      {"v": 2, "key": {"status": 1}, "name": "status_1"}]}, "ok": 1})", 2),
+                      {"v": 2, "key": {"status": 1}, "name": "status_1"}]}, "ok": 1})",
+                2),
           "billing");
     const std::string big = R"({"_id": 1, "note": ")" + std::string(300, 'x') + R"("})";
     e.refused.push_back({1, request(1, insert("orders", "shop", big.c_str(), 3), "billing")});
     request(1, insert("orders", "shop", R"({"_id": 2, "secret": "hunter2"})", 4), "billing");
     request(1, op_msg(R"({"find": "orders", "filter": {"status": "open"}, "$db": "shop"})", 5),
             "billing");
-    e.refused.push_back({1, request(1, op_msg(R"({"find": "orders", "filter": {"customer": 7},
-                                                 "$db": "shop"})", 6), "billing")});
+    e.refused.push_back({1, request(1,
+                                    op_msg(R"({"find": "orders", "filter": {"customer": 7},
+                                                 "$db": "shop"})",
+                                           6),
+                                    "billing")});
     start(2);
-    e.refused.push_back({2, request(2, insert("people", "crm", R"({"tags": [1, 2, 3, 4]})", 1),
-                                    "", "api@admin")});
+    e.refused.push_back(
+        {2, request(2, insert("people", "crm", R"({"tags": [1, 2, 3, 4]})", 1), "", "api@admin")});
     start(3);
     request(3, insert("people", "crm", R"({"tags": [1, 2, 3, 4]})", 1), "", "other@admin");
     start(4);
     request(4, op_msg(R"({"hello": 1, "client": {"application": {"name": "reporter"}},
-                          "$db": "admin"})", 1));
-    e.warned = {4, request(4, insert("people", "crm", R"({"tags": [1, 2, 3, 4, 5]})", 2),
-                           "reporter")};
+                          "$db": "admin"})",
+                      1));
+    e.warned = {4,
+                request(4, insert("people", "crm", R"({"tags": [1, 2, 3, 4, 5]})", 2), "reporter")};
     files_->close();
     return e;
   }
@@ -235,15 +245,14 @@ TEST_F(RecordingJudgeTest, ExitCodeSaysWhetherAnythingWouldBeRefused) {
   const std::string out = dir_.string() + ".out";
   EXPECT_EQ(run({"--config", config(kCandidate), "--recording", dir_.string(), "--output", out}),
             1);
-  EXPECT_EQ(run({"--config", config(kPermissive), "--recording", dir_.string(), "--format",
-                 "json", "--output", out}),
+  EXPECT_EQ(run({"--config", config(kPermissive), "--recording", dir_.string(), "--format", "json",
+                 "--output", out}),
             0);
   EXPECT_EQ(run({"--config", config(kPermissive), "--recording", (dir_ / "missing").string(),
                  "--output", out}),
             2);
   EXPECT_EQ(run({"--recording", dir_.string()}), 2);
-  EXPECT_EQ(run({"--config", config(kPermissive), "--recording", dir_.string(), "--format",
-                 "pdf"}),
+  EXPECT_EQ(run({"--config", config(kPermissive), "--recording", dir_.string(), "--format", "pdf"}),
             2);
   fs::remove(out);
   fs::remove(dir_.string() + ".yaml");

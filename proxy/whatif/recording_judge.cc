@@ -66,6 +66,8 @@ std::string detail_of(const rules::Violation& v) {
       }
       detail += "}";
     }
+  } else if (rules::rule_kind(v.kind).refusal == rules::RefusalStyle::kDocumentValidation) {
+    detail += "fails the $jsonSchema";  // the server's errInfo details are not summed up here
   } else if (v.bound > 0 || v.measured > 0) {
     detail += number_text(v.measured) + " against the bound " + number_text(v.bound);
   }

@@ -46,7 +46,7 @@ struct RecordedFacts {
   std::string_view verdict;  // requests: forwarded, answered_by_docguard, nothing
   // Requests docguard judged: the deciding rule's name (rule_kinds.h), and whether docguard
   // refused the request or some of its statements (rather than only warning).
-  std::string_view rule;
+  std::string_view rule = {};
   bool refused = false;
 };
 

@@ -20,6 +20,7 @@ namespace docguard::proxy::whatif {
 struct RequestRef {
   uint64_t connection = 0;
   uint64_t order = 0;
+  bool operator==(const RequestRef&) const = default;
 };
 
 struct Example {

@@ -166,10 +166,6 @@ class RecordingJudgeTest : public ::testing::Test {
   uint64_t order_ = 0;
 };
 
-bool operator==(const RequestRef& a, const RequestRef& b) {
-  return a.connection == b.connection && a.order == b.order;
-}
-
 TEST_F(RecordingJudgeTest, RefusesWhatTheCandidateRefusesPerAppRuleAndShape) {
   const Expected expected = record_workload();
   const auto rules = settings::load_config_file(config(kCandidate)).rules;

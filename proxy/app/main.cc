@@ -113,7 +113,11 @@ int main(int argc, char** argv) {
     return docguard::advisor::run_validator(argc - 1, argv + 1);
   }
   if (argc > 1 && std::string_view(argv[1]) == "whatif") {
-    return docguard::proxy::run_whatif(argc - 1, argv + 1);
+    // The candidate file through the one config reader, as `scan` reads its rules.
+    return docguard::proxy::run_whatif(argc - 1, argv + 1, [](const std::string& path) {
+      const ProxyConfig file = docguard::settings::load_config_file(path);
+      return docguard::proxy::WhatifConfig{file.rules, file.max_message_bytes};
+    });
   }
   // libmongoc would print its own warnings while the upstream URI is parsed; the error
   // docguard reports names the option instead. The server routes its log into spdlog later.

@@ -9,7 +9,6 @@
 #include <string_view>
 
 #include "docguard/proxy/whatif.h"
-#include "docguard/settings/settings_reader.h"
 #include "whatif_judgement.h"
 
 namespace docguard::proxy {
@@ -75,7 +74,7 @@ std::optional<WhatifArguments> parse(int argc, char** argv) {
 
 }  // namespace
 
-int run_whatif(int argc, char** argv) {
+int run_whatif(int argc, char** argv, const WhatifConfigLoader& load_config) {
   if (argc > 1 && (std::string_view(argv[1]) == "--help" || std::string_view(argv[1]) == "-h")) {
     std::cout << kUsage;
     return kNothingRefused;
@@ -84,9 +83,9 @@ int run_whatif(int argc, char** argv) {
   if (!args) return kUsageOrIoError;
   // Each violation would be logged as a live docguard logs it; the report says it once.
   spdlog::set_level(spdlog::level::off);
-  settings::ProxyConfig config;
+  WhatifConfig config;
   try {
-    config = settings::load_config_file(args->config);
+    config = load_config(args->config);
   } catch (const std::exception& e) {
     std::cerr << "docguard whatif: " << e.what() << "\n";
     return kUsageOrIoError;

@@ -158,7 +158,10 @@ class RecordingJudgeTest : public ::testing::Test {
     all.insert(all.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (auto& a : all) argv.push_back(a.data());
-    return run_whatif(static_cast<int>(argv.size()), argv.data());
+    return run_whatif(static_cast<int>(argv.size()), argv.data(), [](const std::string& path) {
+      const auto file = settings::load_config_file(path);
+      return WhatifConfig{file.rules, file.max_message_bytes};
+    });
   }
 
   fs::path dir_;

@@ -30,7 +30,7 @@ constexpr const char* kUsage = R"(usage: docguard [options]
                      [--sample N] [--db NAME] [--collection NAME] [--credentials-file FILE]
        docguard validator PATH|URI NAMESPACE
        docguard whatif --config FILE --recording DIR [--format text|json|html] [--output FILE]
-                       [--show-values]
+                       [--show-values] [--facts-from DUMP]
 
 A MongoDB wire-protocol proxy that decodes every OP_MSG and enforces document design rules.
 `scan` reads mongodump output, or a live cluster (mongodb://, mongodb+srv://) as mongodump

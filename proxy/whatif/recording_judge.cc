@@ -14,6 +14,7 @@
 #include "docguard/codec/command_view.h"
 #include "docguard/codec/op_msg.h"
 #include "docguard/conversation/conversation.h"
+#include "docguard/introspection/catalog_facts.h"
 #include "docguard/proxy/recording_reader.h"
 #include "docguard/rules/engine.h"
 #include "whatif_judgement.h"
@@ -82,7 +83,8 @@ using GroupKey = std::tuple<bool, std::string, std::string, std::string>;  // !r
 
 base::Expected<Judgement> judge_recording(const std::filesystem::path& dir,
                                           std::shared_ptr<const rules::RuleSet> rules,
-                                          uint32_t max_message_bytes, bool show_values) {
+                                          uint32_t max_message_bytes, bool show_values,
+                                          const std::string& facts_from) {
   auto reader = RecordingReader::open(dir);
   if (!reader) return reader.error();
   Judgement judgement;
@@ -91,6 +93,10 @@ base::Expected<Judgement> judge_recording(const std::filesystem::path& dir,
   if (!side) return side.error();
 
   rules::Engine engine(std::move(rules), nullptr, nullptr);
+  if (!facts_from.empty()) {
+    auto learned = introspection::learn_indexes_from_dump(facts_from, engine);
+    if (!learned) return learned.error();
+  }
   conversation::ConversationSettings settings;
   settings.max_message_bytes = max_message_bytes;
   OfflineHost host;

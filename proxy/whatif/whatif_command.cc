@@ -17,7 +17,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: docguard whatif --config FILE --recording DIR [--format text|json|html]\n"
-    "                       [--output FILE] [--show-values]\n";
+    "                       [--output FILE] [--show-values] [--facts-from DUMP]\n";
 
 constexpr int kNothingRefused = 0;
 constexpr int kSomethingRefused = 1;
@@ -28,6 +28,7 @@ struct WhatifArguments {
   std::string recording;
   std::string format = "text";
   std::string output;
+  std::string facts_from;  // a mongodump whose indexes stand in for introspection's
   bool show_values = false;
 };
 
@@ -50,6 +51,8 @@ std::optional<WhatifArguments> parse(int argc, char** argv) {
       ok = value(a.format);
     } else if (arg == "--output") {
       ok = value(a.output);
+    } else if (arg == "--facts-from") {
+      ok = value(a.facts_from);
     } else if (arg == "--show-values") {
       a.show_values = true;
     } else {
@@ -91,7 +94,7 @@ int run_whatif(int argc, char** argv, const WhatifConfigLoader& load_config) {
     return kUsageOrIoError;
   }
   auto judgement = whatif::judge_recording(args->recording, config.rules, config.max_message_bytes,
-                                           args->show_values);
+                                           args->show_values, args->facts_from);
   if (!judgement) {
     std::cerr << "docguard whatif: " << judgement.error().message << "\n";
     return kUsageOrIoError;

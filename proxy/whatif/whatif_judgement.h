@@ -69,10 +69,13 @@ base::Expected<SideFactsByOrder> read_side_facts(const std::filesystem::path& di
                                                  const std::vector<std::string>& data_files);
 
 // Replays every recorded request through a conversation of its own connection, against an engine
-// holding `rules`, feeding recorded replies where the live path learns from them.
+// holding `rules`, feeding recorded replies where the live path learns from them. With
+// `facts_from` (a mongodump), the guardrail's index catalog starts from its collections' indexes,
+// as a live docguard's starts from introspection.
 base::Expected<Judgement> judge_recording(const std::filesystem::path& dir,
                                           std::shared_ptr<const rules::RuleSet> rules,
-                                          uint32_t max_message_bytes, bool show_values);
+                                          uint32_t max_message_bytes, bool show_values,
+                                          const std::string& facts_from = "");
 
 // The request's command (OP_MSG body with its document sequences as arrays) as relaxed extended
 // JSON; every scalar value replaced by its type's name unless `show_values`. Bounded in length.

@@ -1,6 +1,7 @@
 // `docguard whatif`: judges a traffic recording offline with a candidate configuration, as a
 // live docguard with that configuration would have judged the same traffic.
 //   whatif --config FILE --recording DIR [--format text|json|html] [--output FILE] [--show-values]
+//          [--facts-from DUMP]
 #pragma once
 
 #include <cstdint>

@@ -239,6 +239,28 @@ TEST_F(RecordingJudgeTest, JsonListsEveryRefusalAndHtmlIsOnePageWithoutScript) {
   EXPECT_EQ(html.find("<script"), std::string::npos);
 }
 
+TEST_F(RecordingJudgeTest, IndexesComeFromADumpAsFromIntrospection) {
+  start(1);
+  request(1, op_msg(R"({"find": "orders", "filter": {"customerId": 7}, "$db": "shop"})", 1));
+  const uint64_t unindexed =
+      request(1, op_msg(R"({"find": "orders", "filter": {"total": 7}, "$db": "shop"})", 2));
+  files_->close();
+  const auto rules = settings::load_config_file(config(kCandidate)).rules;
+  // Nobody listed shop.orders' indexes: unknown, never refused.
+  auto unknown = judge_recording(dir_, rules, codec::kDefaultMaxMessageBytes, false);
+  ASSERT_TRUE(unknown) << unknown.error().message;
+  EXPECT_TRUE(unknown->refused.empty()) << render_text(*unknown);
+  // The dump lists _id_ and customerId_1.
+  auto known =
+      judge_recording(dir_, rules, codec::kDefaultMaxMessageBytes, false,
+                      std::string(DOCGUARD_SOURCE_DIR) + "/tests/fixtures/dumps/shop/dir-gzip");
+  ASSERT_TRUE(known) << known.error().message;
+  EXPECT_EQ(known->refused, (std::vector<RequestRef>{{1, unindexed}})) << render_text(*known);
+  auto missing = judge_recording(dir_, rules, codec::kDefaultMaxMessageBytes, false,
+                                 (dir_ / "no-dump").string());
+  EXPECT_FALSE(missing);
+}
+
 TEST_F(RecordingJudgeTest, ExitCodeSaysWhetherAnythingWouldBeRefused) {
   record_workload();
   const std::string out = dir_.string() + ".out";

@@ -1,0 +1,87 @@
+// The replay's comparison: for each operation, what the recorded cluster answered against what
+// the live one answers, gathered per query shape.
+//
+// An operation is one recorded request and its reply; a cursor's getMores join the operation
+// that opened it, so its documents are compared whole, however the batches fell. What is
+// compared: ok and the error code; n, nModified and nMatched when the reply has them; the
+// result documents (firstBatch and every nextBatch), each hashed, in order when the command
+// sorts and as a multiset otherwise (an unsorted read may return the same documents in another
+// order on another cluster, and that is no difference). Latencies are kept to show p50 / p99.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "docguard/codec/bson_view.h"
+#include "docguard/codec/message.h"
+
+namespace docguard::proxy {
+
+// What a reply says, reduced to what the comparison looks at.
+struct ReplyDigest {
+  bool present = false;  // false: no reply (not recorded, or the request was not sent)
+  bool ok = false;
+  int32_t code = 0;
+  std::optional<int64_t> n, n_modified, n_matched;
+  std::vector<uint64_t> documents;  // a hash per result document, in the order received
+  int64_t cursor_id = 0;            // cursor.id of the last reply, 0 when none or exhausted
+};
+
+// Reads ok, code, the counts, cursor.id and the documents of cursor.firstBatch or nextBatch
+// into `digest`, appending the documents to those already there (a getMore's batch).
+void add_reply(ReplyDigest& digest, const codec::BsonView& reply);
+
+// A document's hash for the comparison: of its bytes, so field order counts, as the server
+// keeps it.
+uint64_t document_hash(const codec::BsonView& document);
+
+// Whether two digests give the same answer; `why` (may be null) gets the first difference in
+// words ("n 3 vs 2", "documents differ (multiset): 1 of 40 not matched").
+bool same_answer(const ReplyDigest& recorded, const ReplyDigest& live, bool ordered,
+                 std::string* why);
+
+// The shape of a recorded request: the command name, its namespace and its filter or pipeline
+// with values replaced by their place (the guardrail's shape text), e.g.
+// `find shop.orders {status: ?} sort {created: -1}`; and whether its result is sorted.
+struct RequestShape {
+  std::string text;
+  std::string ns;
+  bool sorted = false;
+};
+RequestShape shape_of_request(codec::Bytes message);
+
+// One compared operation, with what the report shows of it.
+struct ComparedOperation {
+  std::string shape;
+  bool sorted = false;
+  ReplyDigest recorded;
+  ReplyDigest live;
+  std::vector<uint64_t> recorded_micros;  // per request of the operation (the find, its getMores)
+  std::vector<uint64_t> live_micros;
+  std::string request_json;  // the replayed command
+  std::string recorded_reply_json;
+  std::string live_reply_json;
+  std::string live_error;  // libmongoc's error when no reply came (network, selection)
+};
+
+// The result per shape.
+struct ShapeResult {
+  std::string shape;
+  uint64_t operations = 0;
+  uint64_t differing = 0;
+  uint64_t recorded_documents = 0;  // result documents, all operations together
+  uint64_t live_documents = 0;
+  uint64_t recorded_p50 = 0, recorded_p99 = 0, live_p50 = 0, live_p99 = 0;  // microseconds
+  std::string first_difference;                                             // in words
+  const ComparedOperation* example = nullptr;  // the first differing operation
+};
+
+// Groups operations by shape, compares each, in shape order.
+std::vector<ShapeResult> compare_by_shape(const std::vector<ComparedOperation>& operations);
+
+// The p-th percentile (0..100) of the values, nearest rank; 0 when there are none.
+uint64_t percentile(std::vector<uint64_t> values, double p);
+
+}  // namespace docguard::proxy

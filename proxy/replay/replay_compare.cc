@@ -1,0 +1,232 @@
+// The replay's comparison of recorded and live answers, per query shape (replay_compare.h).
+#include "docguard/proxy/replay_compare.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "docguard/codec/bson_elements.h"
+#include "docguard/codec/command_view.h"
+#include "docguard/codec/op_msg.h"
+#include "docguard/codec/op_query.h"
+#include "docguard/rules/query_guardrail.h"
+
+namespace docguard::proxy {
+
+namespace {
+
+using codec::BsonView;
+using codec::key_of;
+
+void add_batch(ReplyDigest& digest, const bson_iter_t& batch) {
+  bson_iter_t doc;
+  if (!codec::child_of(batch, &doc)) return;
+  while (bson_iter_next(&doc)) {
+    if (BSON_ITER_HOLDS_DOCUMENT(&doc)) {
+      digest.documents.push_back(document_hash(codec::view_of(doc)));
+    }
+  }
+}
+
+void add_cursor(ReplyDigest& digest, const bson_iter_t& cursor) {
+  bson_iter_t it;
+  if (!codec::child_of(cursor, &it)) return;
+  while (bson_iter_next(&it)) {
+    const std::string_view key = key_of(it);
+    if (key == "id" && BSON_ITER_HOLDS_NUMBER(&it)) {
+      digest.cursor_id = bson_iter_as_int64(&it);
+    } else if (key == "firstBatch" || key == "nextBatch") {
+      add_batch(digest, it);
+    }
+  }
+}
+
+// Whether the command returns its documents in an order it asked for: a find with a sort, an
+// aggregation with a $sort stage. Other reads may come back in any order.
+bool command_sorts(const codec::CommandView& cmd) {
+  if (cmd.kind == codec::CommandKind::kFind) return !cmd.sort.empty() && cmd.sort.size > 5;
+  if (cmd.kind != codec::CommandKind::kAggregate || cmd.pipeline.empty()) return false;
+  for (codec::BsonElements stage(cmd.pipeline); stage.next();) {
+    if (!stage.holds_document()) continue;
+    if (codec::first_key_of(stage) == "$sort") return true;
+  }
+  return false;
+}
+
+std::string command_shape_text(const codec::CommandView& cmd) {
+  std::string text;
+  switch (cmd.kind) {
+    case codec::CommandKind::kFind:
+    case codec::CommandKind::kAggregate:
+    case codec::CommandKind::kCount:
+    case codec::CommandKind::kDistinct:
+    case codec::CommandKind::kFindAndModify:
+      rules::append_shape_text(text, rules::query_parts(cmd));
+      break;
+    case codec::CommandKind::kUpdate:
+    case codec::CommandKind::kDelete:
+      // A batch of statements is named by its first: most batches repeat one shape.
+      if (!cmd.statements.empty()) {
+        rules::append_shape_text(text, rules::statement_parts(cmd.statements[0]));
+      }
+      break;
+    default:
+      break;
+  }
+  return text;
+}
+
+}  // namespace
+
+uint64_t document_hash(const BsonView& document) {
+  return codec::hash_bytes({reinterpret_cast<const char*>(document.data), document.size});
+}
+
+void add_reply(ReplyDigest& digest, const BsonView& reply) {
+  digest.present = true;
+  bson_iter_t it;
+  if (reply.empty() || !bson_iter_init_from_data(&it, reply.data, reply.size)) return;
+  digest.cursor_id = 0;
+  while (bson_iter_next(&it)) {
+    const std::string_view key = key_of(it);
+    if (key == "ok") {
+      digest.ok = bson_iter_as_double(&it) == 1.0;
+    } else if (key == "code" && BSON_ITER_HOLDS_NUMBER(&it)) {
+      digest.code = static_cast<int32_t>(bson_iter_as_int64(&it));
+    } else if (key == "n" && BSON_ITER_HOLDS_NUMBER(&it)) {
+      digest.n = bson_iter_as_int64(&it);
+    } else if (key == "nModified" && BSON_ITER_HOLDS_NUMBER(&it)) {
+      digest.n_modified = bson_iter_as_int64(&it);
+    } else if (key == "nMatched" && BSON_ITER_HOLDS_NUMBER(&it)) {
+      digest.n_matched = bson_iter_as_int64(&it);
+    } else if (key == "cursor") {
+      add_cursor(digest, it);
+    }
+  }
+}
+
+bool same_answer(const ReplyDigest& recorded, const ReplyDigest& live, bool ordered,
+                 std::string* why) {
+  const auto differ = [why](std::string text) {
+    if (why != nullptr) *why = std::move(text);
+    return false;
+  };
+  if (!recorded.present || !live.present) {
+    return recorded.present == live.present
+               ? true
+               : differ(live.present ? "no recorded reply" : "no live reply");
+  }
+  if (recorded.ok != live.ok) {
+    return differ(std::string("ok ") + (recorded.ok ? "1" : "0") + " vs " + (live.ok ? "1" : "0"));
+  }
+  if (recorded.code != live.code) {
+    return differ("code " + std::to_string(recorded.code) + " vs " + std::to_string(live.code));
+  }
+  const auto count = [&](const char* name, const std::optional<int64_t>& a,
+                         const std::optional<int64_t>& b) {
+    if (a == b) return true;
+    const auto text = [](const std::optional<int64_t>& v) {
+      return v ? std::to_string(*v) : std::string("none");
+    };
+    return differ(std::string(name) + " " + text(a) + " vs " + text(b));
+  };
+  if (!count("n", recorded.n, live.n) ||
+      !count("nModified", recorded.n_modified, live.n_modified) ||
+      !count("nMatched", recorded.n_matched, live.n_matched)) {
+    return false;
+  }
+  if (recorded.documents.size() != live.documents.size()) {
+    return differ("documents " + std::to_string(recorded.documents.size()) + " vs " +
+                  std::to_string(live.documents.size()));
+  }
+  if (ordered) {
+    const auto mismatch =
+        std::mismatch(recorded.documents.begin(), recorded.documents.end(), live.documents.begin());
+    if (mismatch.first == recorded.documents.end()) return true;
+    return differ("documents differ (in order): first at position " +
+                  std::to_string(mismatch.first - recorded.documents.begin()));
+  }
+  std::vector<uint64_t> a = recorded.documents;
+  std::vector<uint64_t> b = live.documents;
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  if (a == b) return true;
+  std::vector<uint64_t> missing;
+  std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(missing));
+  return differ("documents differ (multiset): " + std::to_string(missing.size()) + " of " +
+                std::to_string(a.size()) + " not matched");
+}
+
+RequestShape shape_of_request(codec::Bytes message) {
+  RequestShape shape;
+  try {
+    const codec::MsgHeader header = codec::read_header(message.data());
+    if (header.op_code == codec::OpCode::kQuery) {
+      const codec::OpQuery query = codec::OpQuery::parse(message);
+      const BsonView command = codec::unwrap_query(query.query);
+      bson_iter_t it;
+      std::string name;
+      if (bson_iter_init_from_data(&it, command.data, command.size) && bson_iter_next(&it)) {
+        name = std::string(key_of(it));
+      }
+      const std::string_view ns = query.full_collection_name;
+      shape.ns = std::string(ns.substr(0, ns.find('.')));
+      shape.text = name + " " + shape.ns;
+      return shape;
+    }
+    const codec::OpMsg msg = codec::OpMsg::parse(message, /*verify_checksum=*/false);
+    const codec::CommandView cmd = codec::describe(msg);
+    shape.ns = std::string(cmd.database);
+    if (!cmd.collection.empty()) shape.ns += "." + std::string(cmd.collection);
+    shape.text = std::string(cmd.name) + " " + shape.ns;
+    const std::string query = command_shape_text(cmd);
+    if (!query.empty()) shape.text += " " + query;
+    shape.sorted = command_sorts(cmd);
+  } catch (const codec::ProtocolError&) {
+    shape.text = "(unparsed request)";
+  }
+  return shape;
+}
+
+uint64_t percentile(std::vector<uint64_t> values, double p) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const double rank = std::ceil(p / 100.0 * static_cast<double>(values.size()));
+  const size_t index = rank < 1 ? 0 : static_cast<size_t>(rank) - 1;
+  return values[std::min(index, values.size() - 1)];
+}
+
+std::vector<ShapeResult> compare_by_shape(const std::vector<ComparedOperation>& operations) {
+  std::map<std::string, ShapeResult> by_shape;
+  std::map<std::string, std::pair<std::vector<uint64_t>, std::vector<uint64_t>>> latencies;
+  for (const ComparedOperation& op : operations) {
+    ShapeResult& result = by_shape[op.shape];
+    result.shape = op.shape;
+    ++result.operations;
+    result.recorded_documents += op.recorded.documents.size();
+    result.live_documents += op.live.documents.size();
+    auto& [recorded, live] = latencies[op.shape];
+    recorded.insert(recorded.end(), op.recorded_micros.begin(), op.recorded_micros.end());
+    live.insert(live.end(), op.live_micros.begin(), op.live_micros.end());
+    std::string why;
+    if (!same_answer(op.recorded, op.live, op.sorted, &why)) {
+      if (result.differing++ == 0) {
+        result.first_difference = why;
+        result.example = &op;
+      }
+    }
+  }
+  std::vector<ShapeResult> out;
+  out.reserve(by_shape.size());
+  for (auto& [shape, result] : by_shape) {
+    const auto& [recorded, live] = latencies[shape];
+    result.recorded_p50 = percentile(recorded, 50);
+    result.recorded_p99 = percentile(recorded, 99);
+    result.live_p50 = percentile(live, 50);
+    result.live_p99 = percentile(live, 99);
+    out.push_back(std::move(result));
+  }
+  return out;
+}
+
+}  // namespace docguard::proxy

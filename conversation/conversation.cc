@@ -54,7 +54,8 @@ Conversation::Conversation(rules::Engine& engine, const ConversationSettings& se
 
 void Conversation::release_request_buffer() {
   trim(request_scratch_);
-  request_violations_.clear();
+  // An idle connection keeps no violation of its last request either.
+  if (request_violations_.capacity() > 0) std::vector<rules::Violation>().swap(request_violations_);
 }
 
 std::string_view Conversation::request_rule() const {

@@ -152,6 +152,11 @@ void AuthWatcher::set_certificate_user(std::string_view subject) {
   user_ = certificate_user_;
 }
 
+void AuthWatcher::set_recorded_user(std::string_view user) {
+  attempt_ = Attempt{};
+  user_ = std::string(user);
+}
+
 bool AuthWatcher::confirm(std::string_view name, std::string_view db) {
   // `name` and `db` may point into attempt_: read before it is reset.
   const bool named = !name.empty() && name.size() <= kMaxUserBytes;

@@ -52,7 +52,30 @@ Conversation::Conversation(rules::Engine& engine, const ConversationSettings& se
                            std::string peer, ConversationHost& host)
     : engine_(engine), settings_(settings), host_(host), peer_(std::move(peer)), scope_(peer_) {}
 
-void Conversation::release_request_buffer() { trim(request_scratch_); }
+void Conversation::release_request_buffer() {
+  trim(request_scratch_);
+  // An idle connection keeps no violation of its last request either.
+  if (request_violations_.capacity() > 0) std::vector<rules::Violation>().swap(request_violations_);
+}
+
+std::string_view Conversation::request_rule() const {
+  for (const rules::Violation& v : request_violations_) {
+    if (v.action == rules::Action::kBlock) return rules::rule_name(v.kind);
+  }
+  return request_violations_.empty() ? std::string_view{}
+                                     : rules::rule_name(request_violations_.front().kind);
+}
+
+void Conversation::adopt_recorded_identity(std::string_view app, std::string_view user) {
+  if (app_name_.empty() && !app.empty()) {
+    app_name_ = std::string(app);
+    scope_.forget();
+  }
+  if (auth_.user() != user) {
+    auth_.set_recorded_user(user);
+    scope_.forget();
+  }
+}
 void Conversation::release_reply_buffer() {
   trim(reply_plain_);
   trim(reply_scratch_);
@@ -89,6 +112,7 @@ Conversation::RequestOutcome Conversation::on_request(codec::Bytes message) {
   codec::OpCode op = header.op_code;
   request_command_.clear();
   request_traceparent_.clear();
+  request_violations_.clear();
 
   if (op == codec::OpCode::kCompressed) {
     const auto compressor = static_cast<codec::Compressor>(message[codec::kHeaderSize + 8]);
@@ -167,6 +191,9 @@ Conversation::RequestOutcome Conversation::on_op_msg(const codec::MsgHeader& hea
   std::chrono::steady_clock::time_point forwarded;
   if (verdict.any_block()) {
     RequestPlan plan = plan_request(sent, view, verdict, host_.new_request_id());
+    // Kept for the recorder's side file and the offline judge once the plan has read them;
+    // moving the vector costs no copy.
+    request_violations_ = std::move(verdict.violations);
     forwarded = inspected();
     switch (plan.kind) {
       case RequestPlan::Kind::kForwardOriginal:
@@ -194,6 +221,7 @@ Conversation::RequestOutcome Conversation::on_op_msg(const codec::MsgHeader& hea
     }
   } else {
     forwarded = inspected();
+    if (!verdict.violations.empty()) request_violations_ = std::move(verdict.violations);
     // A guardrail rule's time limit for a command without one, and a trace context the
     // upstream cannot take: the only changes docguard makes to a request it forwards whole.
     // Kept aside until the views into the request (possibly in request_scratch_) are no longer

@@ -10,6 +10,7 @@
 #include "docguard/advisor/collection_profile.h"
 #include "docguard/advisor/detectors.h"
 #include "docguard/cluster/cluster_reader.h"
+#include "docguard/introspection/catalog_facts.h"
 
 namespace docguard::introspection {
 namespace {
@@ -23,33 +24,6 @@ constexpr size_t kMaxLoggedUnknown = 1000;
 // at a time (each read is paced like a pass's).
 constexpr auto kCatchUpEvery = std::chrono::seconds(5);
 constexpr size_t kCatchUpMaxCollections = 16;
-
-// What a pass read of a collection's indexes, for the query guardrail's catalog: the complete
-// list, or nothing when listIndexes was refused (then the guardrail does not judge it).
-void learn_indexes(rules::Engine& engine, const advisor::CollectionMetadata& m) {
-  if (m.is_view() || m.is_timeseries()) {
-    // Planned against another collection's indexes: never judged as a scan of its own.
-    engine.index_catalog().set_kind(
-        m.db, m.collection,
-        m.is_view() ? rules::NamespaceKind::kView : rules::NamespaceKind::kTimeseries,
-        "introspection");
-    return;
-  }
-  if (!m.known || !m.indexes_known) {
-    engine.index_catalog().forget(m.db, m.collection);
-    return;
-  }
-  std::vector<rules::KnownIndex> indexes;
-  indexes.reserve(m.indexes.size());
-  for (const advisor::IndexSpec& spec : m.indexes) {
-    rules::KnownIndex index =
-        rules::known_index_of({reinterpret_cast<const uint8_t*>(spec.spec.data()),
-                               static_cast<uint32_t>(spec.spec.size())});
-    if (index.keys.empty()) index = rules::KnownIndex{spec.name, spec.keys};
-    indexes.push_back(std::move(index));
-  }
-  engine.index_catalog().set(m.db, m.collection, std::move(indexes), "introspection");
-}
 
 // Hands each collection to the advisor as soon as its documents are read (facts become known
 // collection by collection, not at the end of a long pass), and each sampled document's array

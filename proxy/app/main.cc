@@ -18,6 +18,7 @@
 #include "docguard/proxy/replay_command.h"
 #include "docguard/proxy/server.h"
 #include "docguard/proxy/tls.h"
+#include "docguard/proxy/whatif.h"
 #include "docguard/settings/introspection_target.h"
 #include "docguard/settings/settings_reader.h"
 
@@ -29,15 +30,19 @@ constexpr const char* kUsage = R"(usage: docguard [options]
        docguard scan PATH|URI [--config FILE] [--format text|json|html] [--fail-on warn|block]
                      [--sample N] [--db NAME] [--collection NAME] [--credentials-file FILE]
        docguard validator PATH|URI NAMESPACE
+       docguard whatif --config FILE --recording DIR [--format text|json|html] [--output FILE]
+                       [--show-values] [--facts-from DUMP]
        docguard replay --recording DIR --target URI [--speed 1|4|max] [--read-only]
                        [--report-dir DIR]
 
 A MongoDB wire-protocol proxy that decodes every OP_MSG and enforces document design rules.
 `scan` reads mongodump output, or a live cluster (mongodb://, mongodb+srv://) as mongodump
 reads it, and prints the design advisor's findings (and, with --config, the file's rules
-applied to every document); `validator` prints a collMod $jsonSchema; `replay` runs a
-recording against another cluster, paced as recorded, and compares the answers per query
-shape (report.json and report.html; exit 1 when a shape differs).
+applied to every document); `validator` prints a collMod $jsonSchema; `whatif` judges a
+traffic recording with the file's rules as a live docguard would have (exit code 1 when some
+request would be refused); `replay` runs a recording against another cluster, paced as
+recorded, and compares the answers per query shape (report.json and report.html; exit 1 when a
+shape differs).
 
 options:
   --listen HOST:PORT        where clients connect (default 127.0.0.1:27018); unix:PATH.sock for a
@@ -111,6 +116,13 @@ int main(int argc, char** argv) {
   }
   if (argc > 1 && std::string_view(argv[1]) == "validator") {
     return docguard::advisor::run_validator(argc - 1, argv + 1);
+  }
+  if (argc > 1 && std::string_view(argv[1]) == "whatif") {
+    // The candidate file through the one config reader, as `scan` reads its rules.
+    return docguard::proxy::run_whatif(argc - 1, argv + 1, [](const std::string& path) {
+      const ProxyConfig file = docguard::settings::load_config_file(path);
+      return docguard::proxy::WhatifConfig{file.rules, file.max_message_bytes};
+    });
   }
   if (argc > 1 && std::string_view(argv[1]) == "replay") {
     return docguard::proxy::run_replay(argc - 1, argv + 1);

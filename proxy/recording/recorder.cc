@@ -166,6 +166,8 @@ void Recorder::push(RecordingTap& tap, RecordedEvent event, std::string_view pee
   packet.user = facts.user;
   packet.command = facts.command;
   packet.verdict = facts.verdict;
+  packet.rule = facts.rule;  // a short name: no allocation
+  packet.refused = facts.refused;
   const uint64_t cost =
       packet.message.size() + kPacketOverhead + (tap.started ? 0 : kPacketOverhead);
   bool failed_now = false;

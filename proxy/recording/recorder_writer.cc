@@ -31,7 +31,7 @@ const char* event_name(RecordedEvent e) {
 // docguard's facts of one packet, keyed like the packet (connection, order): one JSON line.
 std::string side_line(const PacketHeader& h, std::string_view ns, std::string_view app,
                       std::string_view user, std::string_view command, std::string_view verdict,
-                      bool marker) {
+                      std::string_view rule, bool refused, bool marker) {
   std::string line = "{\"connection\":" + std::to_string(h.connection) +
                      ",\"order\":" + std::to_string(h.order) + ",\"event\":\"" +
                      event_name(h.event) + "\"";
@@ -47,6 +47,8 @@ std::string side_line(const PacketHeader& h, std::string_view ns, std::string_vi
   member("command", command);
   member("ns", ns);
   member("verdict", verdict);
+  member("rule", rule);
+  if (refused) line += ",\"refused\":true";
   if (marker) line += ",\"unrecorded\":true";
   line += "}";
   return line;
@@ -92,7 +94,8 @@ void Recorder::write_batch(std::deque<Queued>& batch, WriterState& w) {
       w.open.erase(p.connection);
       w.sensitive.erase(p.connection);
     }
-    const std::string line = side_line(h, ns, p.app, p.user, p.command, p.verdict, safe.marker);
+    const std::string line =
+        side_line(h, ns, p.app, p.user, p.command, p.verdict, p.rule, p.refused, safe.marker);
     try {
       if (files_->write(h, safe.bytes, line) == RecordingFiles::Written::kCapReached) {
         end_from_writer(State::kStopped, "recording.max_total_bytes reached");

@@ -21,6 +21,12 @@ th{background:#f4f4f4}.block{color:#fff;background:#b00020}.warn{background:#ffd
 svg text{font-size:10px;fill:#444}
 )";
 
+}  // namespace
+
+std::string_view html_report_style() { return kStyle; }
+
+namespace {
+
 std::string number(double v) {
   char text[32];
   std::snprintf(text, sizeof text, "%.1f", v);

@@ -115,6 +115,41 @@ TEST_F(Blocking, RefusedInsertIsAnsweredWithoutTheUpstream) {
   EXPECT_EQ(conv.outstanding(), 0);
 }
 
+TEST_F(Blocking, TheRefusedRequestsRuleIsKeptUntilTheBufferIsReleased) {
+  const auto request = testing::request(R"({"insert": "c", "$db": "d", "ordered": true})",
+                                        "documents", {R"({"_id": 1, "a": [1, 2, 3, 4]})"});
+  ASSERT_EQ(conv.on_request(request->bytes).action, Action::kReply);
+  EXPECT_EQ(conv.request_rule(), "max_array_length");
+  ASSERT_EQ(conv.request_violations().size(), 1u);
+  EXPECT_EQ(conv.request_violations()[0].action, rules::Action::kBlock);
+  conv.release_request_buffer();
+  EXPECT_EQ(conv.request_rule(), "");
+  const auto fine =
+      testing::request(R"({"insert": "c", "$db": "d"})", "documents", {R"({"_id": 2, "a": [1]})"});
+  ASSERT_EQ(conv.on_request(fine->bytes).action, Action::kForward);
+  EXPECT_TRUE(conv.request_violations().empty());
+}
+
+struct UserScoped : Replay {
+  UserScoped()
+      : Replay(
+            "mode: block\nrules:\n  - match: \"*\"\n    users: [\"api@admin\"]\n"
+            "    max_array_length: 3\n") {}
+};
+
+TEST_F(UserScoped, ARecordedUserPicksTheUsersRules) {
+  const auto request = testing::request(R"({"insert": "c", "$db": "d", "ordered": true})",
+                                        "documents", {R"({"_id": 1, "a": [1, 2, 3, 4]})"});
+  EXPECT_EQ(conv.on_request(request->bytes).action, Action::kForward);
+  conv.adopt_recorded_identity("billing", "api@admin");
+  EXPECT_EQ(conv.user(), "api@admin");
+  EXPECT_EQ(conv.app_name(), "billing");
+  EXPECT_EQ(conv.on_request(request->bytes).action, Action::kReply);
+  conv.adopt_recorded_identity("other", "");
+  EXPECT_EQ(conv.app_name(), "billing");  // the first app stays, as a hello's does
+  EXPECT_EQ(conv.on_request(request->bytes).action, Action::kForward);
+}
+
 TEST_F(Replay, ReplyToAnUnacknowledgedRequestNeverReachesTheClient) {
   const auto request = testing::request(R"({"insert": "c", "$db": "d"})", "documents",
                                         {R"({"_id": 1})"}, codec::op_msg_flags::kMoreToCome, 77);

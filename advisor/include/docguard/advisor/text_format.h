@@ -12,5 +12,7 @@ std::string human_bytes(uint64_t bytes);         // 2300786 -> "2.3 MB" (decimal
 std::string human_duration_ms(int64_t ms);       // 3600000 -> "1 h"
 std::string json_escape(std::string_view text);  // without the quotes
 std::string html_escape(std::string_view text);
+// The inline style sheet of docguard's self-contained HTML reports (scan's, whatif's).
+std::string_view html_report_style();
 
 }  // namespace docguard::advisor

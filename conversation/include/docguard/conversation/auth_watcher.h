@@ -53,6 +53,9 @@ class AuthWatcher {
   // The subject of the client certificate docguard verified (tls.ca_file), in the form
   // x509_user_name gives: the connection's user from now on, as described above.
   void set_certificate_user(std::string_view subject);
+  // The user a recording's side file names ("name@db", or empty): an offline replay's redacted
+  // authentication cannot tell it, so it is set as recorded, any attempt under way forgotten.
+  void set_recorded_user(std::string_view user);
 
   // Exposed for tests: the user a mechanism's first payload names ("" when it names none).
   static std::string scram_user(std::string_view payload);

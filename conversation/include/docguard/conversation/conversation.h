@@ -94,6 +94,17 @@ class Conversation {
   static constexpr size_t kMaxLoggedBytes = 128;
   std::string_view request_command() const { return request_command_; }
   std::string_view request_traceparent() const { return request_traceparent_; }
+  // The last OP_MSG request's violations, as the engine judged them (empty for other requests),
+  // until the next request or release_request_buffer(): what the traffic recorder and the
+  // offline judge (`docguard whatif`) say about it.
+  const std::vector<rules::Violation>& request_violations() const { return request_violations_; }
+  // The rule that decided the last request: the first blocking violation's kind, else the first
+  // warning's; "" without one. A name from the rule-kind table, so it costs no copy.
+  std::string_view request_rule() const;
+  // The identity a recording holds beside the traffic, for replaying it offline: the recorded
+  // authentication is redacted, so the user comes from the side file instead (empty: none).
+  // The app is taken only while the conversation has none from a hello.
+  void adopt_recorded_identity(std::string_view app, std::string_view user);
   // Releases the buffers used for the last message, so an idle connection holds none.
   void release_request_buffer();
   void release_reply_buffer();
@@ -141,6 +152,7 @@ class Conversation {
   std::optional<int64_t> upstream_max_wire_version_;
   std::string request_command_;
   std::string request_traceparent_;
+  std::vector<rules::Violation> request_violations_;
   std::vector<uint8_t> reply_plain_;  // the last reply, decompressed
   std::vector<uint8_t> reply_scratch_;
   std::unordered_map<int32_t, PendingReply> pending_;

@@ -44,6 +44,10 @@ struct RecordedFacts {
   std::string_view user;
   std::string_view command;  // requests: the command's name
   std::string_view verdict;  // requests: forwarded, answered_by_docguard, nothing
+  // Requests docguard judged: the deciding rule's name (rule_kinds.h), and whether docguard
+  // refused the request or some of its statements (rather than only warning).
+  std::string_view rule = {};
+  bool refused = false;
 };
 
 class Recorder {
@@ -82,7 +86,8 @@ class Recorder {
     uint64_t offset_micros = 0;
     std::string session;
     std::vector<uint8_t> message;
-    std::string app, user, command, verdict;
+    std::string app, user, command, verdict, rule;
+    bool refused = false;
   };
   struct WriterState;
 

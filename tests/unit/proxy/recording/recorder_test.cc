@@ -64,6 +64,36 @@ TEST_F(RecorderTest, RecordsRequestsRepliesAndSessionEvents) {
   EXPECT_NE(recorder.status_json().find("\"packets\":4"), std::string::npos);
 }
 
+TEST_F(RecorderTest, SideFileNamesTheDecidingRuleAndMarksRefusals) {
+  Recorder recorder(metrics_, codec::kDefaultMaxMessageBytes);
+  ASSERT_EQ(recorder.start(settings_), "");
+  RecordingTap tap;
+  const auto insert = testing::op_msg(R"({"insert": "c", "$db": "d", "documents": [{}]})", 5);
+  recorder.on_request(tap, "p", insert,
+                      {"app", "", "insert", "answered_by_docguard", "max_document_bytes", true});
+  recorder.on_request(tap, "p", insert, {"app", "", "insert", "forwarded", "max_array_length"});
+  recorder.on_request(tap, "p", insert, {"app", "", "insert", "forwarded"});
+  EXPECT_TRUE(recorder.stop());
+  std::vector<std::string> requests;
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    if (entry.path().string().ends_with(".docguard.jsonl")) {
+      std::ifstream in(entry.path());
+      for (std::string line; std::getline(in, line);) {
+        if (line.find("\"event\":\"request\"") != std::string::npos) requests.push_back(line);
+      }
+    }
+  }
+  ASSERT_EQ(requests.size(), 3u);
+  EXPECT_NE(requests[0].find(R"("verdict":"answered_by_docguard","rule":"max_document_bytes",)"
+                             R"("refused":true)"),
+            std::string::npos)
+      << requests[0];
+  // A warning names its rule and is not refused; a request that broke none has neither.
+  EXPECT_NE(requests[1].find(R"("rule":"max_array_length")"), std::string::npos) << requests[1];
+  EXPECT_EQ(requests[1].find("refused"), std::string::npos) << requests[1];
+  EXPECT_EQ(requests[2].find("rule"), std::string::npos) << requests[2];
+}
+
 TEST_F(RecorderTest, FiltersByAppUserAndNamespace) {
   settings_.apps = {"billing"};
   settings_.users = {"alice"};

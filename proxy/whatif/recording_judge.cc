@@ -1,0 +1,189 @@
+// The judge: every recorded request goes through a Conversation of its own connection, in the
+// recording's global order, against one rules::Engine, exactly as a live Session hands them over
+// (Session::handle_request, Session::upstream_to_client). Replies go through the conversation
+// too, because the live path learns from them: a client's listIndexes and the catalog commands
+// feed the query guardrail's index catalog, sampled reads the document tracker, a hello reply
+// the upstream's features. Only what docguard reads from the cluster itself (introspection) has
+// no place in a recording.
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "docguard/codec/command_view.h"
+#include "docguard/codec/op_msg.h"
+#include "docguard/conversation/conversation.h"
+#include "docguard/introspection/catalog_facts.h"
+#include "docguard/proxy/recording_reader.h"
+#include "docguard/rules/engine.h"
+#include "whatif_judgement.h"
+
+namespace docguard::proxy::whatif {
+
+namespace {
+
+// Ids for messages the conversation writes itself (refusals); nothing counts anything offline.
+class OfflineHost final : public conversation::ConversationHost {
+ public:
+  int32_t new_request_id() override { return ++last_id_; }
+
+ private:
+  int32_t last_id_ = 0;
+};
+
+// The namespace and command of a request, for shapes that are not the guardrail's own.
+std::string request_place(codec::Bytes message) {
+  try {
+    const codec::OpMsg msg = codec::OpMsg::parse(message, /*verify_checksum=*/false);
+    const codec::CommandView view = codec::describe(msg);
+    std::string place(view.name);
+    if (!view.database.empty()) {
+      place.append(" ").append(view.database);
+      if (!view.collection.empty()) place.append(".").append(view.collection);
+    }
+    return place;
+  } catch (const std::exception&) {
+    return "?";
+  }
+}
+
+std::string number_text(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.15g", v);
+  return text;
+}
+
+std::string detail_of(const rules::Violation& v) {
+  std::string detail;
+  if (!v.field_path.empty()) detail = "field " + v.field_path + ": ";
+  if (v.kind == rules::RuleKind::kRequireIndex) {
+    detail += "no known index serves it";
+    if (!v.suggested_index.empty()) {
+      detail += "; an index that would: {";
+      for (size_t i = 0; i < v.suggested_index.size(); ++i) {
+        if (i > 0) detail += ", ";
+        detail += v.suggested_index[i].first + ": " + v.suggested_index[i].second;
+      }
+      detail += "}";
+    }
+  } else if (rules::rule_kind(v.kind).refusal == rules::RefusalStyle::kDocumentValidation) {
+    detail += "fails the $jsonSchema";  // the server's errInfo details are not summed up here
+  } else if (v.bound > 0 || v.measured > 0) {
+    detail += number_text(v.measured) + " against the bound " + number_text(v.bound);
+  }
+  if (v.statement_index >= 0) detail += " (statement " + std::to_string(v.statement_index) + ")";
+  if (!v.rule_match.empty()) detail += "; rule match " + v.rule_match;
+  return detail;
+}
+
+using GroupKey = std::tuple<bool, std::string, std::string, std::string>;  // !refused, app, rule
+
+}  // namespace
+
+base::Expected<Judgement> judge_recording(const std::filesystem::path& dir,
+                                          std::shared_ptr<const rules::RuleSet> rules,
+                                          uint32_t max_message_bytes, bool show_values,
+                                          const std::string& facts_from) {
+  auto reader = RecordingReader::open(dir);
+  if (!reader) return reader.error();
+  Judgement judgement;
+  judgement.data_files = reader->data_files();
+  auto side = read_side_facts(dir, judgement.data_files);
+  if (!side) return side.error();
+
+  rules::Engine engine(std::move(rules), nullptr, nullptr);
+  if (!facts_from.empty()) {
+    auto learned = introspection::learn_indexes_from_dump(facts_from, engine);
+    if (!learned) return learned.error();
+  }
+  conversation::ConversationSettings settings;
+  settings.max_message_bytes = max_message_bytes;
+  OfflineHost host;
+  std::unordered_map<uint64_t, std::unique_ptr<conversation::Conversation>> connections;
+  std::map<GroupKey, Group> groups;
+
+  const auto conversation_of = [&](const RecordedPacket& p) -> conversation::Conversation& {
+    auto& replayed = connections[p.connection];
+    if (!replayed) {
+      replayed = std::make_unique<conversation::Conversation>(engine, settings, p.session, host);
+      ++judgement.connections;
+    }
+    return *replayed;
+  };
+
+  while (true) {
+    auto next = reader->next();
+    if (!next) return next.error();
+    if (!next->has_value()) break;
+    const RecordedPacket& p = **next;
+    switch (p.event) {
+      case RecordedEvent::kSessionStart:
+        (void)conversation_of(p);
+        continue;
+      case RecordedEvent::kSessionEnd:
+        connections.erase(p.connection);
+        continue;
+      case RecordedEvent::kResponse: {
+        if (p.message.size() < codec::kHeaderSize) continue;
+        try {
+          (void)conversation_of(p).on_reply(p.message);
+          conversation_of(p).release_reply_buffer();
+        } catch (const std::exception&) {
+          ++judgement.malformed;
+        }
+        continue;
+      }
+      case RecordedEvent::kRequest:
+        break;
+    }
+    const auto facts = side->find(p.order);
+    if (facts != side->end() && facts->second.unrecorded) {
+      ++judgement.unrecorded;
+      continue;
+    }
+    if (p.message.size() < codec::kHeaderSize) continue;
+    ++judgement.requests;
+    conversation::Conversation& conversation = conversation_of(p);
+    if (facts != side->end()) {
+      conversation.adopt_recorded_identity(facts->second.app, facts->second.user);
+    }
+    try {
+      (void)conversation.on_request(p.message);
+    } catch (const std::exception&) {
+      ++judgement.malformed;
+      continue;
+    }
+    const auto& violations = conversation.request_violations();
+    if (!violations.empty()) {
+      const RequestRef at{p.connection, p.order};
+      const std::string app(conversation.app_name());
+      const std::string place = request_place(p.message);
+      bool refused = false;
+      std::set<GroupKey> counted;  // one count per group and request, however many statements
+      for (const rules::Violation& v : violations) {
+        const bool blocks = v.action == rules::Action::kBlock;
+        refused = refused || blocks;
+        GroupKey key{!blocks, app, rules::rule_name(v.kind), v.shape.empty() ? place : v.shape};
+        if (!counted.insert(key).second) continue;
+        Group& g = groups[key];
+        if (g.count == 0) {
+          std::tie(std::ignore, g.app, g.rule, g.shape) = key;
+          g.refused = blocks;
+        }
+        ++g.count;
+        g.requests.push_back(at);
+        if (g.examples.size() < kMaxExamples) {
+          g.examples.push_back({at, request_example(p.message, show_values), detail_of(v)});
+        }
+      }
+      if (refused) judgement.refused.push_back(at);
+    }
+    conversation.release_request_buffer();
+  }
+  judgement.groups.reserve(groups.size());
+  for (auto& [key, group] : groups) judgement.groups.push_back(std::move(group));
+  return judgement;
+}
+
+}  // namespace docguard::proxy::whatif

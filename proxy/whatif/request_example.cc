@@ -1,0 +1,144 @@
+// A request as an example in the report. Recorded traffic holds customers' data, so a report
+// shows the command's structure with every scalar value replaced by the name of its type
+// ("<string>", "<int32>"), unless --show-values asks for the values.
+#include <bson/bson.h>
+
+#include "docguard/codec/bson_view.h"
+#include "docguard/codec/op_msg.h"
+#include "whatif_judgement.h"
+
+namespace docguard::proxy::whatif {
+
+namespace {
+
+constexpr size_t kMaxExampleChars = 2000;
+constexpr int kMaxDepth = 100;
+
+// Fields of a command that say nothing about what it does.
+bool is_noise(std::string_view key) {
+  return key == "lsid" || key == "$clusterTime" || key == "txnNumber" || key == "$readPreference";
+}
+
+const char* type_name(bson_type_t type) {
+  switch (type) {
+    case BSON_TYPE_DOUBLE:
+      return "<double>";
+    case BSON_TYPE_UTF8:
+      return "<string>";
+    case BSON_TYPE_BINARY:
+      return "<binData>";
+    case BSON_TYPE_OID:
+      return "<objectId>";
+    case BSON_TYPE_BOOL:
+      return "<bool>";
+    case BSON_TYPE_DATE_TIME:
+      return "<date>";
+    case BSON_TYPE_NULL:
+      return "<null>";
+    case BSON_TYPE_REGEX:
+      return "<regex>";
+    case BSON_TYPE_INT32:
+      return "<int32>";
+    case BSON_TYPE_TIMESTAMP:
+      return "<timestamp>";
+    case BSON_TYPE_INT64:
+      return "<int64>";
+    case BSON_TYPE_DECIMAL128:
+      return "<decimal>";
+    default:
+      return "<value>";
+  }
+}
+
+// Copies `from` into `to`, scalars replaced by their type's name. Documents and arrays keep
+// their keys: field names are the design under judgement, not the data.
+void redact_into(bson_iter_t* from, bson_t* to, int depth) {
+  bool first = true;
+  while (bson_iter_next(from)) {
+    const bool command_name = depth == 0 && first;
+    first = false;
+    const char* key = bson_iter_key(from);
+    if (depth == 0 && is_noise(key)) continue;
+    if ((BSON_ITER_HOLDS_DOCUMENT(from) || BSON_ITER_HOLDS_ARRAY(from)) && depth < kMaxDepth) {
+      bson_iter_t child;
+      bson_t sub;
+      const bool array = BSON_ITER_HOLDS_ARRAY(from);
+      if (!bson_iter_recurse(from, &child)) continue;
+      if (array) {
+        bson_append_array_begin(to, key, -1, &sub);
+      } else {
+        bson_append_document_begin(to, key, -1, &sub);
+      }
+      redact_into(&child, &sub, depth + 1);
+      if (array) {
+        bson_append_array_end(to, &sub);
+      } else {
+        bson_append_document_end(to, &sub);
+      }
+    } else if (command_name || (depth == 0 && std::string_view(key) == "$db")) {
+      bson_append_iter(to, key, -1, from);  // the collection and database: not data
+    } else {
+      bson_append_utf8(to, key, -1, type_name(bson_iter_type(from)), -1);
+    }
+  }
+}
+
+void copy_into(bson_iter_t* from, bson_t* to) {
+  while (bson_iter_next(from)) {
+    if (!is_noise(bson_iter_key(from))) bson_append_iter(to, bson_iter_key(from), -1, from);
+  }
+}
+
+}  // namespace
+
+std::string request_example(codec::Bytes message, bool show_values) {
+  std::string text;
+  try {
+    const codec::OpMsg msg = codec::OpMsg::parse(message, /*verify_checksum=*/false);
+    bson_t out = BSON_INITIALIZER;
+    bson_iter_t it;
+    if (bson_iter_init_from_data(&it, msg.body.data, msg.body.size)) {
+      if (show_values) {
+        copy_into(&it, &out);
+      } else {
+        redact_into(&it, &out, 0);
+      }
+    }
+    // Document sequences (an insert's documents) read as the arrays they stand for.
+    for (const codec::DocumentSequence& sequence : msg.sequences) {
+      const std::string key(sequence.identifier);
+      bson_t array;
+      bson_append_array_begin(&out, key.c_str(), -1, &array);
+      uint32_t index = 0;
+      for (const codec::BsonView& doc : sequence.documents) {
+        const std::string position = std::to_string(index++);
+        bson_t sub;
+        bson_append_document_begin(&array, position.c_str(), -1, &sub);
+        bson_iter_t child;
+        if (bson_iter_init_from_data(&child, doc.data, doc.size)) {
+          if (show_values) {
+            copy_into(&child, &sub);
+          } else {
+            redact_into(&child, &sub, 1);
+          }
+        }
+        bson_append_document_end(&array, &sub);
+      }
+      bson_append_array_end(&out, &array);
+    }
+    size_t length = 0;
+    char* json = bson_as_relaxed_extended_json(&out, &length);
+    if (json != nullptr) text.assign(json, length);
+    bson_free(json);
+    bson_destroy(&out);
+  } catch (const std::exception&) {
+    return "<not an OP_MSG docguard could read>";
+  }
+  if (text.size() > kMaxExampleChars) {
+    text.resize(kMaxExampleChars);
+    text += " ...";
+  }
+  return text;
+}
+
+}  // namespace docguard::proxy::whatif

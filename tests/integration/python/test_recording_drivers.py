@@ -62,8 +62,11 @@ def seed(uri: str, changed: dict | None = None, drop_index: str | None = None) -
 
 
 def driver_uri(port: int, app: str) -> str:
+    """One pooled connection per driver: a replay at max speed runs connections side by side, so
+    a workload spread over several (mongosh's reads could overtake its insert) would not be
+    replayed in the order it ran."""
     return (f"mongodb://{harness.AUTH_USER}:{harness.AUTH_PASSWORD}@127.0.0.1:{port}/"
-            f"?authSource=admin&authMechanism=SCRAM-SHA-256&appName={app}")
+            f"?authSource=admin&authMechanism=SCRAM-SHA-256&appName={app}&maxPoolSize=1")
 
 
 class Started(monitoring.CommandListener):

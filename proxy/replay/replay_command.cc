@@ -111,7 +111,8 @@ int run_replay(int argc, char** argv) {
     } else if (arg == "--report-dir" && value(v)) {
       options.report_dir = std::string(v);
     } else if (arg == "--max-connections" && value(v)) {
-      const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), options.max_connections);
+      const auto [end, ec] =
+          std::from_chars(v.data(), v.data() + v.size(), options.max_connections);
       if (ec != std::errc{} || end != v.data() + v.size() || options.max_connections == 0) {
         return usage("--max-connections takes a number above 0");
       }

@@ -93,6 +93,8 @@ void add_reply(ReplyDigest& digest, const BsonView& reply) {
       digest.ok = bson_iter_as_double(&it) == 1.0;
     } else if (key == "code" && BSON_ITER_HOLDS_NUMBER(&it)) {
       digest.code = static_cast<int32_t>(bson_iter_as_int64(&it));
+    } else if (key == "codeName" && BSON_ITER_HOLDS_UTF8(&it)) {
+      digest.code_name = bson_iter_utf8(&it, nullptr);
     } else if (key == "n" && BSON_ITER_HOLDS_NUMBER(&it)) {
       digest.n = bson_iter_as_int64(&it);
     } else if (key == "nModified" && BSON_ITER_HOLDS_NUMBER(&it)) {
@@ -117,7 +119,12 @@ bool same_answer(const ReplyDigest& recorded, const ReplyDigest& live, bool orde
                : differ(live.present ? "no recorded reply" : "no live reply");
   }
   if (recorded.ok != live.ok) {
-    return differ(std::string("ok ") + (recorded.ok ? "1" : "0") + " vs " + (live.ok ? "1" : "0"));
+    // The side that failed says why: its code and codeName (a guardrail's refusal is 291).
+    const ReplyDigest& failed = recorded.ok ? live : recorded;
+    std::string code = failed.code != 0 ? "code " + std::to_string(failed.code) : "";
+    if (!failed.code_name.empty()) code += (code.empty() ? "" : " ") + failed.code_name;
+    return differ(std::string("ok ") + (recorded.ok ? "1" : "0") + " vs " + (live.ok ? "1" : "0") +
+                  (code.empty() ? "" : " (" + code + ")"));
   }
   if (recorded.code != live.code) {
     return differ("code " + std::to_string(recorded.code) + " vs " + std::to_string(live.code));

@@ -7,135 +7,18 @@ from __future__ import annotations
 
 import base64
 import json
-import struct
 import threading
-import urllib.request
 import uuid
-from dataclasses import dataclass
-from pathlib import Path
 
-import bson
 import pymongo
 import pytest
 from pymongo import monitoring
 
 import harness
+from harness import (Packet, admin_call, body_of, crc32c, metrics, read_packets,
+                     sequences_of, start_proxy)
 
 pytestmark = pytest.mark.proxy
-TOKEN = "rec-" + uuid.uuid4().hex
-
-
-# ------------------------------------------------------------ an independent reader (layout only)
-
-@dataclass
-class Packet:
-    event: int  # 0 request, 1 response, 2 session start, 3 session end
-    connection: int
-    session: str
-    offset: int
-    order: int
-    message: bytes
-    length: int = 0
-    request_id: int = 0
-    response_to: int = 0
-    opcode: int = 0
-
-
-def read_packets(directory: Path) -> list[Packet]:
-    """Every packet of every .bin file, files in name order: u32 size, u8 event, u64 id, the
-    session text and a NUL, u64 offset, u64 order, then the wire message and its header."""
-    packets = []
-    for path in sorted(directory.glob("*.bin")):
-        data = path.read_bytes()
-        at = 0
-        while at < len(data):
-            size, event, connection = struct.unpack_from("<IBQ", data, at)
-            end = data.index(b"\0", at + 13)
-            offset, order = struct.unpack_from("<QQ", data, end + 1)
-            p = Packet(event, connection, data[at + 13:end].decode(), offset, order,
-                       data[end + 17:at + size])
-            if p.message:
-                p.length, p.request_id, p.response_to, p.opcode = struct.unpack_from(
-                    "<iiii", p.message)
-                assert p.length == len(p.message), (path, order)
-            packets.append(p)
-            at += size
-        assert at == len(data), path
-    return packets
-
-
-def body_of(p: Packet) -> dict:
-    """The command document of an OP_MSG (kind-0 section) or OP_QUERY / OP_REPLY."""
-    m = p.message
-    if p.opcode == 2013:
-        at = 20
-        while at < len(m):
-            kind = m[at]
-            if kind == 0:
-                size = struct.unpack_from("<i", m, at + 1)[0]
-                return bson.decode(m[at + 1:at + 1 + size])
-            at += 1 + struct.unpack_from("<i", m, at + 1)[0]
-        raise AssertionError("no body")
-    if p.opcode == 2004:
-        at = m.index(b"\0", 20) + 9
-    else:
-        at = 36
-    size = struct.unpack_from("<i", m, at)[0]
-    return bson.decode(m[at:at + size])
-
-
-def sequences_of(p: Packet) -> dict[str, int]:
-    """Kind-1 sections of an OP_MSG: identifier -> number of documents."""
-    m, out, at = p.message, {}, 20
-    while at < len(m) and p.opcode == 2013:
-        size = struct.unpack_from("<i", m, at + 1)[0]
-        if m[at] == 1:
-            ident_end = m.index(b"\0", at + 5)
-            docs, pos = 0, ident_end + 1
-            while pos < at + 1 + size:
-                pos += struct.unpack_from("<i", m, pos)[0]
-                docs += 1
-            out[m[at + 5:ident_end].decode()] = docs
-        at += 1 + size
-    return out
-
-
-def crc32c(data: bytes) -> int:
-    crc = 0xFFFFFFFF
-    for byte in data:
-        crc ^= byte
-        for _ in range(8):
-            crc = (crc >> 1) ^ (0x82F63B78 if crc & 1 else 0)
-    return crc ^ 0xFFFFFFFF
-
-
-# ------------------------------------------------------------ docguard with recording
-
-def admin_call(proc, method: str, path: str, body: dict | None = None, token: str | None = TOKEN):
-    req = urllib.request.Request(f"http://127.0.0.1:{proc.ports['admin']}{path}", method=method,
-                                 data=json.dumps(body).encode() if body is not None else b"")
-    if token:
-        req.add_header("Authorization", f"Bearer {token}")
-    try:
-        with urllib.request.urlopen(req, timeout=30) as r:
-            return r.status, json.loads(r.read() or b"{}")
-    except urllib.error.HTTPError as e:
-        text = e.read().decode()
-        return e.code, (json.loads(text) if text.startswith("{") else {"text": text})
-
-
-def metrics(proc) -> dict:
-    req = urllib.request.Request(f"http://127.0.0.1:{proc.ports['admin']}/metrics",
-                                 headers={"Authorization": f"Bearer {TOKEN}"})
-    with urllib.request.urlopen(req, timeout=10) as r:
-        return harness.parse_prometheus(r.read().decode())
-
-
-def start_proxy(workdir: Path, upstream: str, recording: str = "") -> harness.Proc:
-    workdir.mkdir(parents=True, exist_ok=True)
-    cfg = workdir / "docguard.yaml"
-    cfg.write_text(f"admin: {{listen: '127.0.0.1:9216', token: {TOKEN}}}\n{recording}")
-    return harness.start_docguard(upstream, workdir, config=cfg, wait_upstream=False)
 
 
 class Started(monitoring.CommandListener):

@@ -10,7 +10,6 @@ import json
 import subprocess
 import threading
 import time
-from collections import Counter
 from pathlib import Path
 
 import pymongo
@@ -18,16 +17,13 @@ import pytest
 from pymongo.write_concern import WriteConcern
 
 import harness
-from test_recording import admin_call, body_of, read_packets, start_proxy
+from harness import (admin_call, body_of, commands_per_connection, read_packets,
+                     start_proxy)
 
 pytestmark = pytest.mark.proxy
 
 DB = "it_replay"
 CATALOG = [{"_id": i, "sku": f"sku-{i}", "price": i * 10} for i in range(50)]
-# What the replay does not send again: libmongoc makes its own handshake and sessions (and a
-# ping on each connection before the clock starts).
-NOT_REPLAYED = {"hello", "isMaster", "ismaster", "saslStart", "saslContinue", "authenticate",
-                "getnonce", "endSessions", "$docguardUnrecorded", "ping"}
 SLEEPS = [1.0, 1.0, 1.0, 0.8]  # 3 s of pauses on the main connection: 10% of it is 0.3 s
 
 
@@ -88,17 +84,6 @@ def workload(uri: str) -> None:
     for t in threads:
         t.join()
     assert not errors, errors
-
-
-def commands_per_connection(rec: Path) -> Counter:
-    """Each connection's replayable commands in its order; connections without any left out."""
-    by_conn: dict[int, list[str]] = {}
-    for p in read_packets(rec):
-        if p.event == 0:
-            name = next(iter(body_of(p)))
-            if name not in NOT_REPLAYED:
-                by_conn.setdefault(p.connection, []).append(name)
-    return Counter(tuple(names) for names in by_conn.values())
 
 
 @pytest.fixture(scope="module")

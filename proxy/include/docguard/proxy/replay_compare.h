@@ -24,6 +24,7 @@ struct ReplyDigest {
   bool present = false;  // false: no reply (not recorded, or the request was not sent)
   bool ok = false;
   int32_t code = 0;
+  std::string code_name;  // codeName of an error reply
   std::optional<int64_t> n, n_modified, n_matched;
   std::vector<uint64_t> documents;  // a hash per result document, in the order received
   int64_t cursor_id = 0;            // cursor.id of the last reply, 0 when none or exhausted
@@ -38,7 +39,8 @@ void add_reply(ReplyDigest& digest, const codec::BsonView& reply);
 uint64_t document_hash(const codec::BsonView& document);
 
 // Whether two digests give the same answer; `why` (may be null) gets the first difference in
-// words ("n 3 vs 2", "documents differ (multiset): 1 of 40 not matched").
+// words ("n 3 vs 2", "documents differ (multiset): 1 of 40 not matched"; an error on one side
+// only is named by its code: "ok 1 vs 0 (code 291 NoQueryExecutionPlans)").
 bool same_answer(const ReplyDigest& recorded, const ReplyDigest& live, bool ordered,
                  std::string* why);
 

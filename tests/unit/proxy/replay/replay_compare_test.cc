@@ -67,7 +67,13 @@ TEST(ReplayCompare, StatusCodeAndCountsDiffer) {
   EXPECT_EQ(why, "n 1 vs 0");
   EXPECT_FALSE(
       same_answer(digest(R"({"ok": 1})"), digest(R"({"ok": 0, "code": 11000})"), false, &why));
-  EXPECT_EQ(why, "ok 1 vs 0");
+  EXPECT_EQ(why, "ok 1 vs 0 (code 11000)");
+  EXPECT_FALSE(same_answer(digest(R"({"ok": 1})"),
+                           digest(R"({"ok": 0, "code": 291, "codeName": "NoQueryExecutionPlans"})"),
+                           false, &why));
+  EXPECT_EQ(why, "ok 1 vs 0 (code 291 NoQueryExecutionPlans)");
+  EXPECT_FALSE(same_answer(digest(R"({"ok": 0})"), digest(R"({"ok": 1})"), false, &why));
+  EXPECT_EQ(why, "ok 0 vs 1");
   EXPECT_FALSE(same_answer(digest(R"({"ok": 0, "code": 2})"), digest(R"({"ok": 0, "code": 3})"),
                            false, &why));
   EXPECT_EQ(why, "code 2 vs 3");

@@ -103,6 +103,7 @@ def test_steady_rates_fast_slow_and_sliced(stack):
     start = time.monotonic()
     due = dict.fromkeys(intervals, start)
     pushes = dict.fromkeys(intervals, 0)
+    fast_sent = []  # when each push to "fast" was answered: the rate the forecast must see
     checked = None  # (time, eta) of the fast one's forecast, read before any refusal
     refused_at = None
     while refused_at is None:
@@ -121,15 +122,26 @@ def test_steady_rates_fast_slow_and_sliced(stack):
             refused_at = time.monotonic()
             break
         pushes[name] += 1
+        if name == "fast":
+            fast_sent.append(time.monotonic())
         assert time.monotonic() - start < 30, pushes
         if checked is None and name == "fast" and pushes["fast"] == 25:
+            asked = time.monotonic()
             report = _get_json(dg, "/report.json")
             now = time.monotonic()
             rows = _rows(report, "fast")
             assert rows, report["approaching_limits"]
             checked = (now, rows[0]["eta_seconds"])
             assert rows[0]["_id"] == '"fast"' and rows[0]["within_horizon"], rows[0]
-            assert abs(rows[0]["elements_per_second"] - 10) < 2.5, rows[0]
+            # The rate the pushes really had, measured as the forecast measures it (the growth
+            # since the newest push at least half the time since the first push old, up to the
+            # report): 10 a second on an idle machine, but a loaded one delays some pushes and
+            # the schedule catches up in a burst.
+            middle = asked - (asked - fast_sent[0]) / 2
+            since = max(i for i, t in enumerate(fast_sent) if t <= middle)
+            sent_rate = (len(fast_sent) - 1 - since) / (asked - fast_sent[since])
+            assert abs(rows[0]["elements_per_second"] - sent_rate) < 0.25 * sent_rate, (
+                rows[0], sent_rate)
             assert rows[0]["bound"] == BOUND
             finding = harness.findings(report, collection="fast", kind="approaching_limit")
             assert finding and finding[0]["field"] == "events", report["findings"]

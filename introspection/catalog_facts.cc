@@ -1,5 +1,6 @@
 #include "docguard/introspection/catalog_facts.h"
 
+#include "docguard/advisor/cluster_source.h"
 #include "docguard/advisor/collection_metadata.h"
 #include "docguard/advisor/dump_reader.h"
 
@@ -35,9 +36,9 @@ namespace {
 // Takes each collection's metadata and skips its documents.
 class IndexVisitor final : public advisor::DumpVisitor {
  public:
-  explicit IndexVisitor(rules::Engine& engine) : engine_(engine) {}
+  IndexVisitor(rules::Engine& engine, std::string_view source) : engine_(engine), source_(source) {}
   void on_collection(const advisor::CollectionMetadata& metadata) override {
-    learn_indexes(engine_, metadata, "dump");
+    learn_indexes(engine_, metadata, source_);
   }
   base::Expected<void> on_document(std::string_view, std::string_view, const uint8_t*,
                                    uint32_t) override {
@@ -46,16 +47,39 @@ class IndexVisitor final : public advisor::DumpVisitor {
 
  private:
   rules::Engine& engine_;
+  std::string_view source_;
 };
 
 }  // namespace
 
 base::Expected<void> learn_indexes_from_dump(const std::string& path, rules::Engine& engine) {
-  IndexVisitor visitor(engine);
+  IndexVisitor visitor(engine, "dump");
   const advisor::ReadResult read = advisor::read_dump(path, visitor);
   if (!read) {
     return base::Error{base::ErrorKind::kIo, base::ErrorSource::kConfiguration,
                        "cannot read the dump: " + read.error().to_string(), path};
+  }
+  return {};
+}
+
+bool names_a_cluster(std::string_view facts_from) {
+  return facts_from.starts_with("mongodb://") || facts_from.starts_with("mongodb+srv://");
+}
+
+base::Expected<void> learn_indexes_from_cluster(const std::string& uri, rules::Engine& engine) {
+  IndexVisitor visitor(engine, "cluster");
+  advisor::ClusterReadOptions options;
+  options.reader.uri = uri;
+  options.reader.app_name = "docguard-whatif";
+  // As polite as an introspection pass: a few commands a second on connections of its own.
+  options.reader.max_commands_per_second = 20;
+  options.selection.sample_size = 1;  // the indexes are wanted, not the documents
+  options.selection.read_statistics = false;
+  options.selection.read_index_usage = false;
+  if (const auto read = advisor::read_cluster(options, visitor); !read) {
+    base::Error error = read.error();
+    error.message = "cannot read the indexes of the cluster: " + error.message;
+    return error;
   }
   return {};
 }

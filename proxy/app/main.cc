@@ -31,9 +31,9 @@ constexpr const char* kUsage = R"(usage: docguard [options]
                      [--sample N] [--db NAME] [--collection NAME] [--credentials-file FILE]
        docguard validator PATH|URI NAMESPACE
        docguard whatif --config FILE --recording DIR [--format text|json|html] [--output FILE]
-                       [--show-values] [--facts-from DUMP]
+                       [--show-values] [--facts-from DUMP|URI]
        docguard replay --recording DIR --target URI [--speed 1|4|max] [--read-only]
-                       [--report-dir DIR]
+                       [--report-dir DIR] [--max-connections N]
 
 A MongoDB wire-protocol proxy that decodes every OP_MSG and enforces document design rules.
 `scan` reads mongodump output, or a live cluster (mongodb://, mongodb+srv://) as mongodump

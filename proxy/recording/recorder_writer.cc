@@ -6,6 +6,7 @@
 
 #include "docguard/base/json_string.h"
 #include "docguard/codec/recording_redaction.h"
+#include "docguard/proxy/recorded_shape.h"
 #include "docguard/proxy/recorder.h"
 #include "docguard/proxy/recording_namespace.h"
 #include "writer_state.h"
@@ -30,8 +31,8 @@ const char* event_name(RecordedEvent e) {
 
 // docguard's facts of one packet, keyed like the packet (connection, order): one JSON line.
 std::string side_line(const PacketHeader& h, std::string_view ns, std::string_view app,
-                      std::string_view user, std::string_view command, std::string_view verdict,
-                      std::string_view rule, bool refused, bool marker) {
+                      std::string_view user, std::string_view command, std::string_view shape,
+                      std::string_view verdict, std::string_view rule, bool refused, bool marker) {
   std::string line = "{\"connection\":" + std::to_string(h.connection) +
                      ",\"order\":" + std::to_string(h.order) + ",\"event\":\"" +
                      event_name(h.event) + "\"";
@@ -46,6 +47,7 @@ std::string side_line(const PacketHeader& h, std::string_view ns, std::string_vi
   member("user", user);
   member("command", command);
   member("ns", ns);
+  member("shape", shape);
   member("verdict", verdict);
   member("rule", rule);
   if (refused) line += ",\"refused\":true";
@@ -71,6 +73,7 @@ void Recorder::write_batch(std::deque<Queued>& batch, WriterState& w) {
     PacketHeader h{p.event, p.connection, p.session, p.offset_micros, p.order};
     codec::RecordableMessage safe;
     std::string ns;
+    std::string shape;
     if (p.event == RecordedEvent::kRequest) {
       safe = codec::redact_request(p.message, max_message_bytes_);
       if (safe.sensitive) {
@@ -79,6 +82,8 @@ void Recorder::write_batch(std::deque<Queued>& batch, WriterState& w) {
         ids.push_back(codec::load_le32(safe.bytes.data() + 4));
       }
       ns = request_namespace(safe.bytes);
+      // Here on the writer thread, not on the session's: the shape costs a walk of the command.
+      if (!safe.marker) shape = shape_of_request(safe.bytes).text;
     } else if (p.event == RecordedEvent::kResponse) {
       const int32_t response_to =
           p.message.size() >= codec::kHeaderSize ? codec::load_le32(p.message.data() + 8) : 0;
@@ -94,8 +99,8 @@ void Recorder::write_batch(std::deque<Queued>& batch, WriterState& w) {
       w.open.erase(p.connection);
       w.sensitive.erase(p.connection);
     }
-    const std::string line =
-        side_line(h, ns, p.app, p.user, p.command, p.verdict, p.rule, p.refused, safe.marker);
+    const std::string line = side_line(h, ns, p.app, p.user, p.command, shape, p.verdict, p.rule,
+                                       p.refused, safe.marker);
     try {
       if (files_->write(h, safe.bytes, line) == RecordingFiles::Written::kCapReached) {
         end_from_writer(State::kStopped, "recording.max_total_bytes reached");

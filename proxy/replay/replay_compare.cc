@@ -41,41 +41,6 @@ void add_cursor(ReplyDigest& digest, const bson_iter_t& cursor) {
   }
 }
 
-// Whether the command returns its documents in an order it asked for: a find with a sort, an
-// aggregation with a $sort stage. Other reads may come back in any order.
-bool command_sorts(const codec::CommandView& cmd) {
-  if (cmd.kind == codec::CommandKind::kFind) return !cmd.sort.empty() && cmd.sort.size > 5;
-  if (cmd.kind != codec::CommandKind::kAggregate || cmd.pipeline.empty()) return false;
-  for (codec::BsonElements stage(cmd.pipeline); stage.next();) {
-    if (!stage.holds_document()) continue;
-    if (codec::first_key_of(stage) == "$sort") return true;
-  }
-  return false;
-}
-
-std::string command_shape_text(const codec::CommandView& cmd) {
-  std::string text;
-  switch (cmd.kind) {
-    case codec::CommandKind::kFind:
-    case codec::CommandKind::kAggregate:
-    case codec::CommandKind::kCount:
-    case codec::CommandKind::kDistinct:
-    case codec::CommandKind::kFindAndModify:
-      rules::append_shape_text(text, rules::query_parts(cmd));
-      break;
-    case codec::CommandKind::kUpdate:
-    case codec::CommandKind::kDelete:
-      // A batch of statements is named by its first: most batches repeat one shape.
-      if (!cmd.statements.empty()) {
-        rules::append_shape_text(text, rules::statement_parts(cmd.statements[0]));
-      }
-      break;
-    default:
-      break;
-  }
-  return text;
-}
-
 }  // namespace
 
 uint64_t document_hash(const BsonView& document) {
@@ -162,37 +127,6 @@ bool same_answer(const ReplyDigest& recorded, const ReplyDigest& live, bool orde
   std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(missing));
   return differ("documents differ (multiset): " + std::to_string(missing.size()) + " of " +
                 std::to_string(a.size()) + " not matched");
-}
-
-RequestShape shape_of_request(codec::Bytes message) {
-  RequestShape shape;
-  try {
-    const codec::MsgHeader header = codec::read_header(message.data());
-    if (header.op_code == codec::OpCode::kQuery) {
-      const codec::OpQuery query = codec::OpQuery::parse(message);
-      const BsonView command = codec::unwrap_query(query.query);
-      bson_iter_t it;
-      std::string name;
-      if (bson_iter_init_from_data(&it, command.data, command.size) && bson_iter_next(&it)) {
-        name = std::string(key_of(it));
-      }
-      const std::string_view ns = query.full_collection_name;
-      shape.ns = std::string(ns.substr(0, ns.find('.')));
-      shape.text = name + " " + shape.ns;
-      return shape;
-    }
-    const codec::OpMsg msg = codec::OpMsg::parse(message, /*verify_checksum=*/false);
-    const codec::CommandView cmd = codec::describe(msg);
-    shape.ns = std::string(cmd.database);
-    if (!cmd.collection.empty()) shape.ns += "." + std::string(cmd.collection);
-    shape.text = std::string(cmd.name) + " " + shape.ns;
-    const std::string query = command_shape_text(cmd);
-    if (!query.empty()) shape.text += " " + query;
-    shape.sorted = command_sorts(cmd);
-  } catch (const codec::ProtocolError&) {
-    shape.text = "(unparsed request)";
-  }
-  return shape;
 }
 
 uint64_t percentile(std::vector<uint64_t> values, double p) {

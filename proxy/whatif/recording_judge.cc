@@ -94,7 +94,9 @@ base::Expected<Judgement> judge_recording(const std::filesystem::path& dir,
 
   rules::Engine engine(std::move(rules), nullptr, nullptr);
   if (!facts_from.empty()) {
-    auto learned = introspection::learn_indexes_from_dump(facts_from, engine);
+    auto learned = introspection::names_a_cluster(facts_from)
+                       ? introspection::learn_indexes_from_cluster(facts_from, engine)
+                       : introspection::learn_indexes_from_dump(facts_from, engine);
     if (!learned) return learned.error();
   }
   conversation::ConversationSettings settings;

@@ -17,7 +17,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: docguard whatif --config FILE --recording DIR [--format text|json|html]\n"
-    "                       [--output FILE] [--show-values] [--facts-from DUMP]\n";
+    "                       [--output FILE] [--show-values] [--facts-from DUMP|URI]\n";
 
 constexpr int kNothingRefused = 0;
 constexpr int kSomethingRefused = 1;
@@ -28,7 +28,7 @@ struct WhatifArguments {
   std::string recording;
   std::string format = "text";
   std::string output;
-  std::string facts_from;  // a mongodump whose indexes stand in for introspection's
+  std::string facts_from;  // a mongodump or a cluster whose indexes stand in for introspection's
   bool show_values = false;
 };
 

@@ -205,3 +205,44 @@ def test_a_warn_mode_recording_judged_in_block_mode_refuses_the_same(tmp_path, u
     assert code == 1
     assert refusals_by_rule_and_shape(from_warn) == refusals_by_rule_and_shape(from_block), (
         refusals_by_rule_and_shape(from_warn), refusals_by_rule_and_shape(from_block))
+
+
+def test_indexes_from_a_live_cluster_decide_what_the_recording_could_not(tmp_path, upstream):
+    """A recording that never listed its indexes: the guardrail offline knows none and refuses
+    nothing; with --facts-from the cluster's URI it reads them (as introspection would) and
+    refuses exactly the query no index serves."""
+    direct = pymongo.MongoClient(upstream, serverSelectionTimeoutMS=10000)
+    try:
+        direct.drop_database(DB)
+        direct[DB]["items"].insert_many([{"_id": i, "status": "open"} for i in range(5)])
+        direct[DB]["items"].create_index("status")  # not through docguard: not recorded
+    finally:
+        direct.close()
+    rec = tmp_path / "rec"
+    work = tmp_path / "dg"
+    work.mkdir()
+    cfg = config(work / "docguard.yaml", "warn", rec)
+    dg = harness.start_docguard(upstream, work, config=cfg)
+    try:
+        c = pymongo.MongoClient(f"mongodb://127.0.0.1:{dg.ports['listen']}", appName=APP)
+        list(c[DB]["items"].find({"status": "open"}))
+        list(c[DB]["items"].find({"colour": "red"}))
+        c.close()
+    finally:
+        dg.stop()
+
+    # The side file names each request's shape, values left out.
+    finds = [l for l in side_lines(rec) if l.get("command") == "find"]
+    assert [l["shape"].split(" {")[0] for l in finds] == [f"find {DB}.items"] * 2, finds
+    assert not any("open" in l["shape"] or "red" in l["shape"] for l in finds), finds
+
+    block_cfg = config(tmp_path / "block.yaml", "block")
+    _, unknown = whatif(block_cfg, rec)
+    assert not any("colour" in g["shape"] for g in unknown["groups"]), unknown["groups"]
+
+    r = subprocess.run([str(harness.docguard_bin()), "whatif", "--config", str(block_cfg),
+                        "--recording", str(rec), "--format", "json", "--facts-from", upstream],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    refused = [g for g in json.loads(r.stdout)["groups"] if g["outcome"] == "refused"]
+    assert [g["count"] for g in refused] == [1] and "colour" in refused[0]["shape"], refused

@@ -27,4 +27,12 @@ void learn_indexes(rules::Engine& engine, const advisor::CollectionMetadata& met
 // differently.
 base::Expected<void> learn_indexes_from_dump(const std::string& path, rules::Engine& engine);
 
+// The same from a live cluster (mongodb:// or mongodb+srv://), read as an introspection pass
+// reads it: its own connections, a secondary when there is one, paced, listCollections and
+// listIndexes of every collection (one sampled document each at most; no statistics).
+base::Expected<void> learn_indexes_from_cluster(const std::string& uri, rules::Engine& engine);
+
+// Whether `facts_from` names a cluster rather than a dump.
+bool names_a_cluster(std::string_view facts_from);
+
 }  // namespace docguard::introspection

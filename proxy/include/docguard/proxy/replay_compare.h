@@ -16,6 +16,7 @@
 
 #include "docguard/codec/bson_view.h"
 #include "docguard/codec/message.h"
+#include "docguard/proxy/recorded_shape.h"
 
 namespace docguard::proxy {
 
@@ -43,16 +44,6 @@ uint64_t document_hash(const codec::BsonView& document);
 // only is named by its code: "ok 1 vs 0 (code 291 NoQueryExecutionPlans)").
 bool same_answer(const ReplyDigest& recorded, const ReplyDigest& live, bool ordered,
                  std::string* why);
-
-// The shape of a recorded request: the command name, its namespace and its filter or pipeline
-// with values replaced by their place (the guardrail's shape text), e.g.
-// `find shop.orders {status: ?} sort {created: -1}`; and whether its result is sorted.
-struct RequestShape {
-  std::string text;
-  std::string ns;
-  bool sorted = false;
-};
-RequestShape shape_of_request(codec::Bytes message);
 
 // One compared operation, with what the report shows of it.
 struct ComparedOperation {

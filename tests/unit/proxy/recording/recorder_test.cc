@@ -94,6 +94,31 @@ TEST_F(RecorderTest, SideFileNamesTheDecidingRuleAndMarksRefusals) {
   EXPECT_EQ(requests[2].find("rule"), std::string::npos) << requests[2];
 }
 
+TEST_F(RecorderTest, SideFileGivesEachRequestItsShapeWithoutValues) {
+  Recorder recorder(metrics_, codec::kDefaultMaxMessageBytes);
+  ASSERT_EQ(recorder.start(settings_), "");
+  RecordingTap tap;
+  const auto find = testing::op_msg(
+      R"({"find": "orders", "$db": "shop", "filter": {"status": "secret-A", "qty": {"$gt": 5}},)"
+      R"( "sort": {"created": -1}})",
+      1);
+  recorder.on_request(tap, "p", find, {"app", "", "find", "forwarded"});
+  EXPECT_TRUE(recorder.stop());
+  std::string line;
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    if (!entry.path().string().ends_with(".docguard.jsonl")) continue;
+    std::ifstream in(entry.path());
+    for (std::string l; std::getline(in, l);) {
+      if (l.find("\"event\":\"request\"") != std::string::npos) line = l;
+    }
+  }
+  // The replay's comparison and the what-if report group by the same text.
+  EXPECT_NE(line.find(R"("shape":"find shop.orders {)"), std::string::npos) << line;
+  EXPECT_NE(line.find("status"), std::string::npos) << line;
+  EXPECT_NE(line.find("created"), std::string::npos) << line;
+  EXPECT_EQ(line.find("secret-A"), std::string::npos) << line;
+}
+
 TEST_F(RecorderTest, FiltersByAppUserAndNamespace) {
   settings_.apps = {"billing"};
   settings_.users = {"alice"};

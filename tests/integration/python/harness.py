@@ -604,3 +604,29 @@ if __name__ == "__main__":
     print("usage: harness.py serve --workdir DIR --env-file FILE [--direct] [--config auto|none|PATH]",
           file=sys.stderr)
     sys.exit(2)
+
+
+class CommandsStarted:
+    """A PyMongo command listener (register it with event_listeners=[...]): what the driver
+    sent, as (request id, command name), in order."""
+
+    def __init__(self):
+        self.events = []
+
+    def started(self, event):
+        self.events.append((event.request_id, event.command_name))
+
+    def succeeded(self, event):
+        pass
+
+    def failed(self, event):
+        pass
+
+
+def getmore_replies(recording) -> list[dict]:
+    """The replies a recording holds to its getMore requests, matched per connection."""
+    packets = read_packets(recording)
+    getmores = {(p.connection, p.request_id) for p in packets if p.event == 0
+                and next(iter(body_of(p))) == "getMore"}
+    return [body_of(p) for p in packets
+            if p.event == 1 and (p.connection, p.response_to) in getmores]

@@ -21,18 +21,8 @@ from harness import (Packet, admin_call, body_of, crc32c, metrics, read_packets,
 pytestmark = pytest.mark.proxy
 
 
-class Started(monitoring.CommandListener):
-    def __init__(self):
-        self.events = []
-
-    def started(self, event):
-        self.events.append((event.request_id, event.command_name))
-
-    def succeeded(self, event):
-        pass
-
-    def failed(self, event):
-        pass
+class Started(harness.CommandsStarted, monitoring.CommandListener):
+    pass
 
 
 @pytest.fixture

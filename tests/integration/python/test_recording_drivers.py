@@ -69,20 +69,8 @@ def driver_uri(port: int, app: str) -> str:
             f"?authSource=admin&authMechanism=SCRAM-SHA-256&appName={app}&maxPoolSize=1")
 
 
-class Started(monitoring.CommandListener):
-    """What PyMongo sent: (request id, command name) in order."""
-
-    def __init__(self):
-        self.events = []
-
-    def started(self, event):
-        self.events.append((event.request_id, event.command_name))
-
-    def succeeded(self, event):
-        pass
-
-    def failed(self, event):
-        pass
+class Started(harness.CommandsStarted, monitoring.CommandListener):
+    pass
 
 
 def python_workload(uri: str, listener: Started) -> dict:
@@ -300,11 +288,7 @@ def test_replay_of_every_driver_on_identical_staging_matches(clusters):
     # Each recorded connection's commands arrived on one connection, in the recorded order,
     # and every getMore the replay sent was answered ok by staging.
     assert commands_per_connection(replayed) == commands_per_connection(clusters["rec"])
-    packets = read_packets(replayed)
-    getmores = {(p.connection, p.request_id) for p in packets if p.event == 0
-                and next(iter(body_of(p))) == "getMore"}
-    replies = [body_of(p) for p in packets
-               if p.event == 1 and (p.connection, p.response_to) in getmores]
+    replies = harness.getmore_replies(replayed)
     assert len(replies) == getmore["sent"] and all(r["ok"] == 1 for r in replies), replies
 
 

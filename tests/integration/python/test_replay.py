@@ -158,11 +158,7 @@ def assert_faithful(clusters, code: int, report: dict, replayed: Path) -> None:
     # Each recorded connection's commands arrived on one connection, in the recorded order.
     assert commands_per_connection(replayed) == commands_per_connection(clusters["rec"])
     # The replayed getMores named the staging cursors (every one answered ok).
-    packets = read_packets(replayed)
-    getmores = {(p.connection, p.request_id) for p in packets if p.event == 0
-                and next(iter(body_of(p))) == "getMore"}
-    replies = [body_of(p) for p in packets
-               if p.event == 1 and (p.connection, p.response_to) in getmores]
+    replies = harness.getmore_replies(replayed)
     assert len(replies) == getmore["sent"] and all(r["ok"] == 1 for r in replies), replies
 
 

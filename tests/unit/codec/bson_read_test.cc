@@ -1,9 +1,10 @@
 // The codec's BSON reading helpers every layer uses: key_of, utf8_of, child_of,
-// complete_first_batch, and the in-place owner ScopedBson.
+// complete_first_batch, the in-place owner ScopedBson, and the typed getters of BsonElements.
 #include <gtest/gtest.h>
 
 #include <string>
 
+#include "docguard/codec/bson_elements.h"
 #include "docguard/codec/bson_view.h"
 #include "test_messages.h"
 
@@ -66,6 +67,90 @@ TEST(BsonRead, ScopedBsonOwnsWhatIsBuiltInPlace) {
   BSON_APPEND_INT32(doc.get(), "maxTimeMS", 100);
   EXPECT_EQ(to_json(doc.view()), R"({ "listIndexes" : "orders", "maxTimeMS" : 100 })");
   EXPECT_EQ(doc.bytes().size(), doc.get()->len);
+}
+
+// Each getter reads what libbson's iterator reads from the same element.
+TEST(BsonRead, ElementGettersAgreeWithLibbson) {
+  auto doc = json(R"({"i": 7, "l": {"$numberLong": "-9000000000"}, "d": 2.5, "b": true,
+      "t": {"$date": 1700000000123}, "o": {"$oid": "0123456789abcdef01234567"},
+      "r": {"$regularExpression": {"pattern": "^ab", "options": "i"}},
+      "bin": {"$binary": {"base64": "AQID", "subType": "04"}},
+      "dec": {"$numberDecimal": "1.5"}, "ts": {"$timestamp": {"t": 5, "i": 9}}, "s": "x"})");
+  bson_iter_t it;
+  ASSERT_TRUE(bson_iter_init(&it, doc.get()));
+  for (BsonElements e(doc.get()); e.next();) {
+    ASSERT_TRUE(bson_iter_next(&it));
+    EXPECT_EQ(e.key, key_of(it));
+    EXPECT_EQ(e.as_double(), bson_iter_as_double(&it)) << e.key;
+    EXPECT_EQ(e.as_int64(), bson_iter_as_int64(&it)) << e.key;
+    EXPECT_EQ(e.as_bool(), bson_iter_as_bool(&it)) << e.key;
+    bson_iter_t bridged;
+    ASSERT_TRUE(e.to_iter(&bridged));
+    EXPECT_EQ(key_of(bridged), e.key);
+    EXPECT_EQ(bson_iter_type(&bridged), bson_iter_type(&it));
+  }
+  BsonElements e(doc.get());
+  ASSERT_TRUE(e.find("i"));
+  EXPECT_TRUE(e.holds_int32() && e.holds_int());
+  EXPECT_EQ(e.int32(), 7);
+  ASSERT_TRUE(e.find("l"));
+  EXPECT_EQ(e.int64(), -9000000000);
+  ASSERT_TRUE(e.find("d"));
+  EXPECT_EQ(e.double_value(), 2.5);
+  ASSERT_TRUE(e.find("b"));
+  EXPECT_TRUE(e.holds_bool());
+  ASSERT_TRUE(e.find("t"));
+  EXPECT_EQ(e.date_time(), 1700000000123);
+  ASSERT_TRUE(e.find("o"));
+  bson_oid_t oid;
+  bson_oid_init_from_string(&oid, "0123456789abcdef01234567");
+  EXPECT_EQ(std::memcmp(e.oid_bytes(), oid.bytes, 12), 0);
+  ASSERT_TRUE(e.find("r"));
+  std::string_view pattern, options;
+  ASSERT_TRUE(e.regex(&pattern, &options));
+  EXPECT_EQ(pattern, "^ab");
+  EXPECT_EQ(options, "i");
+  ASSERT_TRUE(e.find("bin"));
+  uint8_t subtype = 0;
+  std::string_view bytes;
+  ASSERT_TRUE(e.binary(&subtype, &bytes));
+  EXPECT_EQ(subtype, 4);
+  EXPECT_EQ(bytes, std::string_view("\x01\x02\x03", 3));
+  ASSERT_TRUE(e.find("dec"));
+  bson_decimal128_t expected;
+  bson_decimal128_from_string("1.5", &expected);
+  EXPECT_EQ(e.decimal128().low, expected.low);
+  EXPECT_EQ(e.decimal128().high, expected.high);
+  ASSERT_TRUE(e.find("ts"));
+  EXPECT_EQ(e.timestamp_seconds(), 5u);
+  EXPECT_EQ(e.timestamp_increment(), 9u);
+}
+
+TEST(BsonRead, ElementsCopyAndPathsFind) {
+  auto doc = json(R"({"cursor": {"id": {"$numberLong": "42"}, "firstBatch": [{"a": 1}]}, "n": 3})");
+  BsonElements found(doc.get());
+  ASSERT_TRUE(find_path(view(doc), "cursor.id", &found));
+  EXPECT_EQ(found.as_int64(), 42);
+  ASSERT_TRUE(find_path(view(doc), "cursor.firstBatch.0.a", &found));
+  EXPECT_EQ(found.int32(), 1);
+  EXPECT_FALSE(find_path(view(doc), "cursor.missing", &found));
+  EXPECT_FALSE(find_path(view(doc), "n.x", &found));
+  EXPECT_EQ(int_field(view(doc), "n"), 3);
+  EXPECT_EQ(int_field(view(doc), "absent", -1), -1);
+
+  ScopedBson copy;
+  ASSERT_TRUE(find_path(view(doc), "cursor", &found));
+  ASSERT_TRUE(found.append_to(copy.get(), "c"));
+  BsonElements n(doc.get());
+  ASSERT_TRUE(n.find("n"));
+  ASSERT_TRUE(n.append_to(copy.get(), "count"));
+  EXPECT_EQ(to_json(copy.view()),
+            R"({ "c" : { "id" : 42, "firstBatch" : [ { "a" : 1 } ] }, "count" : 3 })");
+  bson_value_t value;
+  ASSERT_TRUE(n.borrow_value(&value));
+  EXPECT_EQ(value.value_type, BSON_TYPE_INT32);
+  EXPECT_EQ(value.value.v_int32, 3);
+  EXPECT_EQ(n.element_bytes().size(), 1u + 2u + 4u);  // type, "n\0", int32
 }
 
 }  // namespace

@@ -29,8 +29,10 @@ class BsonElements {
  public:
   // `data`, `size`: the whole container, length prefix and trailing NUL included.
   BsonElements(const uint8_t* data, uint32_t size)
-      : p_(size >= 5 ? data + 4 : data), end_(size >= 5 ? data + size - 1 : data) {}
+      : begin_(data), p_(size >= 5 ? data + 4 : data), end_(size >= 5 ? data + size - 1 : data) {}
   explicit BsonElements(const BsonView& doc) : BsonElements(doc.data, doc.size) {}
+  // A document libbson or libmongoc built (a reply, a command docguard composes).
+  explicit BsonElements(const bson_t* doc) : BsonElements(bson_get_data(doc), doc->len) {}
 
   uint8_t type = 0;
   std::string_view key;
@@ -38,6 +40,13 @@ class BsonElements {
   uint32_t value_size = 0;
 
   bool holds_document() const { return type == BSON_TYPE_DOCUMENT; }
+  bool holds_utf8() const { return type == BSON_TYPE_UTF8; }
+  bool holds_bool() const { return type == BSON_TYPE_BOOL; }
+  bool holds_int32() const { return type == BSON_TYPE_INT32; }
+  bool holds_int64() const { return type == BSON_TYPE_INT64; }
+  bool holds_double() const { return type == BSON_TYPE_DOUBLE; }
+  bool holds_int() const { return holds_int32() || holds_int64(); }  // BSON_ITER_HOLDS_INT
+  bool holds_regex() const { return type == BSON_TYPE_REGEX; }
   bool holds_array() const { return type == BSON_TYPE_ARRAY; }
   bool holds_number() const {  // BSON_ITER_HOLDS_NUMBER
     return type == BSON_TYPE_INT32 || type == BSON_TYPE_INT64 || type == BSON_TYPE_DOUBLE;
@@ -51,6 +60,79 @@ class BsonElements {
     if (type != BSON_TYPE_UTF8) return {};
     return {reinterpret_cast<const char*>(value) + 4, value_size - 5};
   }
+  // Fixed-size values, for an element that holds that type (check the type first).
+  int32_t int32() const { return static_cast<int32_t>(le32(value)); }
+  int64_t int64() const { return load<int64_t>(); }
+  double double_value() const { return load<double>(); }
+  int64_t date_time() const { return load<int64_t>(); }  // milliseconds since the epoch
+  const uint8_t* oid_bytes() const { return value; }     // 12 bytes
+  bson_decimal128_t decimal128() const {
+    bson_decimal128_t d;
+    std::memcpy(&d.low, value, 8);
+    std::memcpy(&d.high, value + 8, 8);
+    return d;
+  }
+  // A timestamp's increment and seconds.
+  uint32_t timestamp_increment() const { return le32(value); }
+  uint32_t timestamp_seconds() const { return le32(value + 4); }
+  // A regular expression's pattern and options; false for other types.
+  bool regex(std::string_view* pattern, std::string_view* options) const {
+    if (type != BSON_TYPE_REGEX) return false;
+    const auto* p = reinterpret_cast<const char*>(value);
+    const size_t pattern_size = std::strlen(p);  // next() checked both NULs are inside
+    *pattern = {p, pattern_size};
+    *options = {p + pattern_size + 1, value_size - pattern_size - 2};
+    return true;
+  }
+  // A binary value's subtype and bytes; false for other types.
+  bool binary(uint8_t* subtype, std::string_view* bytes) const {
+    if (type != BSON_TYPE_BINARY || value_size < 5) return false;
+    *subtype = value[4];
+    *bytes = {reinterpret_cast<const char*>(value) + 5, value_size - 5};
+    return true;
+  }
+  // The value as bson_iter_as_double reads it: a number or a boolean, else 0.
+  double as_double() const {
+    switch (type) {
+      case BSON_TYPE_BOOL:
+        return value[0] != 0 ? 1.0 : 0.0;
+      case BSON_TYPE_DOUBLE:
+        return double_value();
+      case BSON_TYPE_INT32:
+        return static_cast<double>(int32());
+      case BSON_TYPE_INT64:
+        return static_cast<double>(int64());
+      default:
+        return 0;
+    }
+  }
+  // The bytes of the whole element (type byte, key, value): for copying it as it is.
+  std::string_view element_bytes() const {
+    const char* start = key.data() - 1;
+    return {start, static_cast<size_t>(reinterpret_cast<const char*>(value) + value_size - start)};
+  }
+  // libbson's iterator on this element, for the few libbson calls that take one
+  // (bson_iter_value, bson_append_iter): the one bridge from this walk back to libbson.
+  bool to_iter(bson_iter_t* out) const {
+    if (value == nullptr) return false;
+    const uint8_t* element = reinterpret_cast<const uint8_t*>(key.data()) - 1;
+    return bson_iter_init_from_data_at_offset(out, begin_, static_cast<size_t>(end_ + 1 - begin_),
+                                              static_cast<uint32_t>(element - begin_),
+                                              static_cast<uint32_t>(key.size()));
+  }
+  // Copies this element's value into `out` under `name`.
+  bool append_to(bson_t* out, std::string_view name) const {
+    bson_iter_t it;
+    return to_iter(&it) && bson_append_iter(out, name.data(), static_cast<int>(name.size()), &it);
+  }
+  // The value as libbson's bson_value_t, borrowing these bytes (valid while they live).
+  bool borrow_value(bson_value_t* out) const {
+    bson_iter_t it;
+    if (!to_iter(&it)) return false;
+    *out = *bson_iter_value(&it);
+    return true;
+  }
+
   // The value as a boolean, as bson_iter_as_bool reads it: numbers are true when not zero,
   // null and undefined false, other types true.
   bool as_bool() const {
@@ -221,10 +303,43 @@ class BsonElements {
     malformed_ = true;
     return false;
   }
+  template <typename T>
+  T load() const {
+    T v;
+    std::memcpy(&v, value, sizeof v);
+    return v;
+  }
+  const uint8_t* begin_;
   const uint8_t* p_;
   const uint8_t* end_;
   bool malformed_ = false;
 };
+
+// The element at a dotted path ("cursor.id", "a.0.b"), as bson_iter_find_descendant finds it:
+// false when a step is missing or not a document or array.
+inline bool find_path(const BsonView& doc, std::string_view path, BsonElements* out) {
+  BsonView container = doc;
+  while (true) {
+    const size_t dot = path.find('.');
+    const std::string_view step = path.substr(0, dot);
+    BsonElements e(container);
+    if (!e.find(step)) return false;
+    if (dot == std::string_view::npos) {
+      *out = e;
+      return true;
+    }
+    container = e.container();
+    if (container.empty()) return false;
+    path.remove_prefix(dot + 1);
+  }
+}
+
+// The value of `key` in `doc` as an integer (a number that is one), or `fallback`.
+inline int64_t int_field(const BsonView& doc, std::string_view key, int64_t fallback = 0) {
+  BsonElements e(doc);
+  int64_t v = 0;
+  return e.find(key) && e.as_int(&v) ? v : fallback;
+}
 
 inline bool is_container(uint8_t type) {
   return type == BSON_TYPE_DOCUMENT || type == BSON_TYPE_ARRAY;

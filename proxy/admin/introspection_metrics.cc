@@ -8,7 +8,11 @@
 
 namespace docguard::proxy {
 
-IntrospectionMetrics::IntrospectionMetrics(prometheus::Registry& registry)
+// A collection's two gauges (documents, size_bytes): the lines it takes from the budget.
+constexpr size_t kLinesPerCollection = 2;
+
+IntrospectionMetrics::IntrospectionMetrics(prometheus::Registry& registry,
+                                           telemetry::SeriesBudget& budget)
     : runs_(telemetry::register_family<prometheus::Counter>(registry,
                                                             telemetry::family::kIntrospectionRuns)),
       seconds_(telemetry::register_family<prometheus::Histogram>(
@@ -23,7 +27,8 @@ IntrospectionMetrics::IntrospectionMetrics(prometheus::Registry& registry)
       documents_(telemetry::register_family<prometheus::Gauge>(
           registry, telemetry::family::kCollectionDocuments)),
       size_bytes_(telemetry::register_family<prometheus::Gauge>(
-          registry, telemetry::family::kCollectionSizeBytes)) {}
+          registry, telemetry::family::kCollectionSizeBytes)),
+      budget_(budget) {}
 
 void IntrospectionMetrics::count_run(introspection::PassResult result) {
   const std::string label = introspection::kPassResultNames.name(result);
@@ -41,8 +46,10 @@ void IntrospectionMetrics::update_collections(
     if (!f.metadata.stats.known) continue;
     const std::string ns = f.metadata.db + "." + f.metadata.collection;
     present.insert(ns);
-    auto [it, inserted] = collection_series_.try_emplace(ns);
-    if (inserted) {
+    auto it = collection_series_.find(ns);
+    if (it == collection_series_.end()) {
+      if (!budget_.take(kLinesPerCollection)) continue;
+      it = collection_series_.try_emplace(ns).first;
       const prometheus::Labels labels{{"db", f.metadata.db}, {"collection", f.metadata.collection}};
       it->second = {&documents_.Add(labels), &size_bytes_.Add(labels)};
     }
@@ -56,6 +63,7 @@ void IntrospectionMetrics::update_collections(
     }
     documents_.Remove(it->second.first);
     size_bytes_.Remove(it->second.second);
+    budget_.give_back(kLinesPerCollection);
     it = collection_series_.erase(it);
   }
 }

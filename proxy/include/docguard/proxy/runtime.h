@@ -24,7 +24,7 @@ struct ProxyRuntime {
         metrics(telemetry::MetricsSettings{config.max_metric_series}),
         advisor(config.advisor),
         engine(config.rules, &metrics, &advisor),
-        introspection_metrics(metrics.registry()),
+        introspection_metrics(metrics.registry(), metrics.series_budget()),
         limit_etas(metrics.registry()),
         tls(make_tls_contexts(config)),
         recorder(metrics, config.max_message_bytes) {

@@ -95,6 +95,9 @@ class Metrics final : public rules::MeasurementSink {
   std::string serialize() const;  // Prometheus text exposition format (folds the cells first)
   // For metrics owned elsewhere (introspection's), registered beside these.
   prometheus::Registry& registry() { return *registry_; }
+  // The budget every series of the exposition takes its lines from, for the families other
+  // layers register in registry() (introspection's per-collection gauges).
+  SeriesBudget& series_budget() { return budget_; }
   // Refreshes the gauges computed at scrape time from the engine's state.
   void update_array_gauges(const rules::Engine& engine);
   // docguard_findings{db,collection,kind,severity}: the advisor's findings, counted.

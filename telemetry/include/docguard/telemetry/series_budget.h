@@ -20,6 +20,9 @@ class SeriesBudget {
   explicit SeriesBudget(size_t max_lines) : max_(max_lines) {}
   // Takes `lines` from the budget; false (and nothing taken) when they do not fit.
   bool take(size_t lines);
+  // Returns lines a removed series held (a collection that is gone), so later label sets may
+  // take them.
+  void give_back(size_t lines) { used_.fetch_sub(lines, std::memory_order_relaxed); }
   size_t used() const { return used_.load(std::memory_order_relaxed); }
   size_t max() const { return max_; }
   uint64_t refused() const { return refused_.load(std::memory_order_relaxed); }

@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "docguard/cluster/cluster_reader.h"
+#include "docguard/codec/bson_elements.h"
 #include "reader_impl.h"
 
 namespace docguard::cluster {
@@ -15,21 +16,16 @@ Expected<std::vector<std::string>> ClusterReader::list_databases() {
   impl_->append_max_time(cmd.get());
   auto reply = impl_->command("admin", cmd.get(), "listDatabases");
   if (!reply) return reply.error();
-  bson_t doc;
-  bson_init_static(&doc, reply->data(), reply->size());
   std::vector<std::string> names;
-  bson_iter_t it, databases;
-  if (!bson_iter_init_find(&it, &doc, "databases") || !BSON_ITER_HOLDS_ARRAY(&it) ||
-      !bson_iter_recurse(&it, &databases)) {
+  codec::BsonElements it(reply->data(), static_cast<uint32_t>(reply->size()));
+  if (!it.find("databases") || !it.holds_array()) {
     return bad_reply("listDatabases", "the reply has no databases array");
   }
-  while (bson_iter_next(&databases)) {
-    bson_iter_t entry;
-    if (!BSON_ITER_HOLDS_DOCUMENT(&databases) || !bson_iter_recurse(&databases, &entry) ||
-        !bson_iter_find(&entry, "name") || !BSON_ITER_HOLDS_UTF8(&entry)) {
-      continue;
-    }
-    const std::string name = bson_iter_utf8(&entry, nullptr);
+  for (codec::BsonElements databases(it.container()); databases.next();) {
+    if (!databases.holds_document()) continue;
+    codec::BsonElements entry(databases.container());
+    if (!entry.find("name") || !entry.holds_utf8()) continue;
+    const std::string name(entry.utf8());
     if (name == "admin" || name == "local" || name == "config") continue;
     names.push_back(name);
   }
@@ -86,27 +82,16 @@ Expected<ClusterReader::Document> ClusterReader::collection_stats(const std::str
   auto read = impl_->aggregate(
       db, coll, pipeline,
       [&](const uint8_t* data, uint32_t length) {
-        bson_t doc;
-        bson_iter_t stats;
-        if (!bson_init_static(&doc, data, length) ||
-            !bson_iter_init_find(&stats, &doc, "storageStats") ||
-            !BSON_ITER_HOLDS_DOCUMENT(&stats)) {
-          return true;
-        }
-        uint32_t stats_length = 0;
-        const uint8_t* stats_data = nullptr;
-        bson_iter_document(&stats, &stats_length, &stats_data);
-        only = Document(stats_data, stats_data + stats_length);
+        codec::BsonElements stats(data, length);
+        if (!stats.find("storageStats") || !stats.holds_document()) return true;
+        const codec::BsonView stats_doc = stats.container();
+        only = Document(stats_doc.data, stats_doc.data + stats_doc.size);
         ++documents;
-        bson_iter_t field;
-        if (bson_iter_recurse(&stats, &field)) {
-          while (bson_iter_next(&field)) {
-            const std::string_view key = bson_iter_key(&field);
-            if (!BSON_ITER_HOLDS_NUMBER(&field)) continue;
-            if (key == "count") count += bson_iter_as_int64(&field);
-            if (key == "size") size += bson_iter_as_int64(&field);
-            if (key == "storageSize") storage_size += bson_iter_as_int64(&field);
-          }
+        for (codec::BsonElements field(stats_doc); field.next();) {
+          if (!field.holds_number()) continue;
+          if (field.key == "count") count += field.as_int64();
+          if (field.key == "size") size += field.as_int64();
+          if (field.key == "storageSize") storage_size += field.as_int64();
         }
         return true;
       },

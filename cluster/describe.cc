@@ -3,25 +3,25 @@
 #include <memory>
 #include <utility>
 
-#include "docguard/codec/bson_view.h"
+#include "docguard/codec/bson_elements.h"
 
 namespace docguard::cluster {
 namespace {
 
 std::optional<int32_t> int_field(const bson_t* doc, const char* key) {
-  bson_iter_t it;
-  if (!bson_iter_init_find(&it, doc, key)) return std::nullopt;
+  codec::BsonElements it(doc);
+  if (!it.find(key)) return std::nullopt;
   // Servers send int32, but a relay or an older server may send int64 or double.
-  if (BSON_ITER_HOLDS_INT32(&it)) return bson_iter_int32(&it);
-  if (BSON_ITER_HOLDS_INT64(&it)) return static_cast<int32_t>(bson_iter_int64(&it));
-  if (BSON_ITER_HOLDS_DOUBLE(&it)) return static_cast<int32_t>(bson_iter_double(&it));
+  if (it.holds_int32()) return it.int32();
+  if (it.holds_int64()) return static_cast<int32_t>(it.int64());
+  if (it.holds_double()) return static_cast<int32_t>(it.double_value());
   return std::nullopt;
 }
 
 std::string string_field(const bson_t* doc, const char* key) {
-  bson_iter_t it;
-  if (!bson_iter_init_find(&it, doc, key) || !BSON_ITER_HOLDS_UTF8(&it)) return {};
-  return std::string(codec::utf8_of(it));
+  codec::BsonElements it(doc);
+  if (!it.find(key) || !it.holds_utf8()) return {};
+  return std::string(it.utf8());
 }
 
 struct ServersDeleter {

@@ -4,6 +4,8 @@
 #include <string_view>
 #include <thread>
 
+#include "docguard/codec/bson_elements.h"
+
 namespace docguard::cluster {
 namespace {
 
@@ -12,12 +14,12 @@ constexpr auto kDiscoveryPoll = std::chrono::milliseconds(20);
 
 // Members a primary's hello lists (itself included).
 uint32_t listed_members(const mongoc_server_description_t* primary) {
-  bson_iter_t it, hosts;
   uint32_t members = 0;
   const bson_t* hello = mongoc_server_description_hello_response(primary);
-  if (hello && bson_iter_init_find(&it, hello, "hosts") && BSON_ITER_HOLDS_ARRAY(&it) &&
-      bson_iter_recurse(&it, &hosts)) {
-    while (bson_iter_next(&hosts)) ++members;
+  if (hello == nullptr) return members;
+  codec::BsonElements it(hello);
+  if (it.find("hosts") && it.holds_array()) {
+    for (codec::BsonElements hosts(it.container()); hosts.next();) ++members;
   }
   return members;
 }

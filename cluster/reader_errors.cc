@@ -9,6 +9,7 @@
 #include <initializer_list>
 
 #include "docguard/cluster/cluster_reader.h"
+#include "docguard/codec/bson_elements.h"
 #include "docguard/codec/server_errors.h"
 
 namespace docguard::cluster {
@@ -106,18 +107,15 @@ bool is_unauthorized(const Error& error) { return error.kind == ErrorKind::kNotA
 bool is_not_supported(const Error& error) { return error.kind == ErrorKind::kNotSupported; }
 
 Expected<void> check_write_errors(const bson_t* reply, const std::string& what) {
-  bson_iter_t it, errors, first;
-  if (!bson_iter_init_find(&it, reply, "writeErrors") || !BSON_ITER_HOLDS_ARRAY(&it) ||
-      !bson_iter_recurse(&it, &errors) || !bson_iter_next(&errors) ||
-      !BSON_ITER_HOLDS_DOCUMENT(&errors) || !bson_iter_recurse(&errors, &first)) {
-    return {};
-  }
+  codec::BsonElements it(reply);
+  if (!it.find("writeErrors") || !it.holds_array()) return {};
+  codec::BsonElements errors(it.container());
+  if (!errors.next() || !errors.holds_document()) return {};
   int32_t code = 0;
   std::string message = "write error";
-  while (bson_iter_next(&first)) {
-    const std::string_view key = bson_iter_key(&first);
-    if (key == "code") code = static_cast<int32_t>(bson_iter_as_int64(&first));
-    if (key == "errmsg" && BSON_ITER_HOLDS_UTF8(&first)) message = bson_iter_utf8(&first, nullptr);
+  for (codec::BsonElements first(errors.container()); first.next();) {
+    if (first.key == "code") code = static_cast<int32_t>(first.as_int64());
+    if (first.key == "errmsg" && first.holds_utf8()) message = first.utf8();
   }
   return server_error(what + ": " + message, code);
 }

@@ -2,6 +2,8 @@
 
 #include <bson/bson.h>
 
+#include "docguard/codec/bson_elements.h"
+
 namespace docguard::conversation {
 
 namespace {
@@ -21,39 +23,37 @@ struct AuthFields {
   codec::BsonView speculative;  // hello's reply: its speculativeAuthenticate document
 };
 
-using codec::utf8_of;
-
 AuthFields fields_of(const codec::BsonView& doc) {
   AuthFields f;
-  bson_iter_t it;
-  if (doc.empty() || !bson_iter_init_from_data(&it, doc.data, doc.size)) return f;
+  if (doc.empty()) return f;
+  codec::BsonElements it(doc);
   bool first = true;
-  while (bson_iter_next(&it)) {
-    const std::string_view key = codec::key_of(&it);
+  while (it.next()) {
+    const std::string_view key = it.key;
     if (first) f.command = key;
     first = false;
-    if (key == "mechanism" && BSON_ITER_HOLDS_UTF8(&it)) {
-      f.mechanism = utf8_of(&it);
+    if (key == "mechanism" && it.holds_utf8()) {
+      f.mechanism = it.utf8();
     } else if (key == "payload") {
-      if (BSON_ITER_HOLDS_BINARY(&it)) {
-        bson_subtype_t subtype;
-        uint32_t length = 0;
-        const uint8_t* data = nullptr;
-        bson_iter_binary(&it, &subtype, &length, &data);
-        f.payload = {reinterpret_cast<const char*>(data), length};
-      } else if (BSON_ITER_HOLDS_UTF8(&it)) {
-        f.payload = utf8_of(&it);
+      uint8_t subtype = 0;
+      std::string_view bytes;
+      if (it.binary(&subtype, &bytes)) {
+        // The old binary subtype carries its length again; libbson's reader skips it.
+        if (subtype == BSON_SUBTYPE_BINARY_DEPRECATED && bytes.size() >= 4) bytes.remove_prefix(4);
+        f.payload = bytes;
+      } else if (it.holds_utf8()) {
+        f.payload = it.utf8();
       }
-    } else if ((key == "db" || key == "dbname") && BSON_ITER_HOLDS_UTF8(&it)) {
-      f.db = utf8_of(&it);
-    } else if (key == "user" && BSON_ITER_HOLDS_UTF8(&it)) {
-      f.user = utf8_of(&it);
-    } else if (key == "ok" && BSON_ITER_HOLDS_NUMBER(&it)) {
-      f.ok = bson_iter_as_double(&it);
-    } else if (key == "done" && BSON_ITER_HOLDS_BOOL(&it)) {
-      f.done = bson_iter_bool(&it);
-    } else if (key == "speculativeAuthenticate" && BSON_ITER_HOLDS_DOCUMENT(&it)) {
-      f.speculative = codec::view_of(it);
+    } else if ((key == "db" || key == "dbname") && it.holds_utf8()) {
+      f.db = it.utf8();
+    } else if (key == "user" && it.holds_utf8()) {
+      f.user = it.utf8();
+    } else if (key == "ok" && it.holds_number()) {
+      f.ok = it.as_double();
+    } else if (key == "done" && it.holds_bool()) {
+      f.done = it.as_bool();
+    } else if (key == "speculativeAuthenticate" && it.holds_document()) {
+      f.speculative = it.container();
     }
   }
   return f;

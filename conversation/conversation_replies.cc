@@ -5,6 +5,7 @@
 #include <chrono>
 #include <optional>
 
+#include "docguard/codec/bson_elements.h"
 #include "docguard/codec/bson_view.h"
 #include "docguard/codec/op_msg.h"
 #include "docguard/codec/op_query.h"
@@ -38,11 +39,11 @@ codec::CommandView catalog_view(const std::vector<uint8_t>& body, std::string_vi
   codec::CommandView view;
   view.body = codec::BsonView{body.data(), static_cast<uint32_t>(body.size())};
   view.database = db;
-  bson_iter_t it;
-  if (bson_iter_init_from_data(&it, body.data(), body.size()) && bson_iter_next(&it)) {
-    view.name = codec::key_of(&it);
+  codec::BsonElements it(view.body);
+  if (it.next()) {
+    view.name = it.key;
     view.kind = codec::kind_of(view.name);
-    view.collection = codec::utf8_of(it);
+    view.collection = it.utf8();
   }
   return view;
 }

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "docguard/base/bounded_text.h"
+#include "docguard/codec/bson_elements.h"
 #include "docguard/codec/op_query.h"
 #include "docguard/codec/server_errors.h"
 
@@ -86,11 +87,9 @@ void append_number(bson_t* doc, const char* key, double value) {
 void append_schema_err_info(bson_t* parent, const Violation& v) {
   bson_t info;
   BSON_APPEND_DOCUMENT_BEGIN(parent, "errInfo", &info);
-  bson_t id;
-  bson_iter_t it;
-  if (!v.failing_id.empty() && bson_init_static(&id, v.failing_id.data(), v.failing_id.size()) &&
-      bson_iter_init_find(&it, &id, "_id")) {
-    bson_append_value(&info, "failingDocumentId", -1, bson_iter_value(&it));
+  codec::BsonElements id(v.failing_id.data(), static_cast<uint32_t>(v.failing_id.size()));
+  if (!v.failing_id.empty() && id.find("_id")) {
+    id.append_to(&info, "failingDocumentId");
   } else {
     bson_append_null(&info, "failingDocumentId", -1);
   }
@@ -123,12 +122,8 @@ void append_err_info(bson_t* parent, const Violation& v) {
   append_number(&info, "measured", v.measured);
   append_number(&info, "bound", v.bound);
   if (!v.failing_id.empty() && v.failing_id.size() <= kMaxFailingIdBytes) {
-    bson_t id;
-    bson_iter_t it;
-    if (bson_init_static(&id, v.failing_id.data(), v.failing_id.size()) &&
-        bson_iter_init_find(&it, &id, "_id")) {
-      bson_append_value(&info, "failingDocumentId", -1, bson_iter_value(&it));
-    }
+    codec::BsonElements id(v.failing_id.data(), static_cast<uint32_t>(v.failing_id.size()));
+    if (id.find("_id")) id.append_to(&info, "failingDocumentId");
   }
   bson_append_document_end(parent, &info);
 }

@@ -3,12 +3,13 @@
 #include <algorithm>
 #include <string_view>
 
+#include "docguard/codec/bson_elements.h"
 #include "docguard/codec/bson_view.h"
 #include "docguard/codec/error_kinds.h"
 
 namespace docguard::conversation {
 
-using codec::key_of;
+using codec::BsonElements;
 namespace {
 
 // Fields that describe replica-set or topology membership: a driver that sees them starts
@@ -28,15 +29,12 @@ bool is_topology_field(std::string_view key) {
 std::vector<codec::Compressor> supported_compressors(const codec::BsonView& hello_request) {
   std::vector<codec::Compressor> out;
   if (hello_request.empty()) return out;
-  bson_t b = hello_request.borrow();
-  bson_iter_t it, child;
-  if (!bson_iter_init_find(&it, &b, "compression") || !BSON_ITER_HOLDS_ARRAY(&it) ||
-      !bson_iter_recurse(&it, &child)) {
-    return out;
-  }
-  while (bson_iter_next(&child)) {
-    if (!BSON_ITER_HOLDS_UTF8(&child)) continue;
-    auto c = codec::compressor_from_name(codec::utf8_of(child));
+  BsonElements it(hello_request);
+  if (!it.find("compression") || !it.holds_array()) return out;
+  BsonElements child(it.container());
+  while (child.next()) {
+    if (!child.holds_utf8()) continue;
+    auto c = codec::compressor_from_name(child.utf8());
     if (c && *c != codec::Compressor::kNoop && std::find(out.begin(), out.end(), *c) == out.end()) {
       out.push_back(*c);
     }
@@ -56,37 +54,32 @@ HelloRewrite rewrite_hello_reply(const codec::BsonView& upstream_reply,
   }
   HelloRewrite result;
   bson_t* out = result.reply.get();
-  bson_t in = upstream_reply.borrow();
-  bson_iter_t it;
   bool hello_style = false;  // "isWritablePrimary" (hello) vs "ismaster" (legacy)
   bool writable = true;
-  if (bson_iter_init(&it, &in)) {
-    while (bson_iter_next(&it)) {
-      const auto key = key_of(it);
-      if (key == "isWritablePrimary") {
-        hello_style = true;
-        writable = bson_iter_as_bool(&it);
-      } else if (key == "ismaster") {
-        writable = bson_iter_as_bool(&it);
-      } else if (key == "maxWireVersion" && BSON_ITER_HOLDS_NUMBER(&it)) {
-        result.upstream_max_wire_version = bson_iter_as_int64(&it);
-      } else if (key == "compression" && BSON_ITER_HOLDS_ARRAY(&it)) {
-        bson_iter_t child;
-        if (bson_iter_recurse(&it, &child)) {
-          while (bson_iter_next(&child)) {
-            if (!BSON_ITER_HOLDS_UTF8(&child)) continue;
-            if (auto c = codec::compressor_from_name(codec::utf8_of(child))) {
-              result.upstream_compressors.push_back(*c);
-            }
-          }
+  BsonElements it(upstream_reply);
+  while (it.next()) {
+    const auto key = it.key;
+    if (key == "isWritablePrimary") {
+      hello_style = true;
+      writable = it.as_bool();
+    } else if (key == "ismaster") {
+      writable = it.as_bool();
+    } else if (key == "maxWireVersion" && it.holds_number()) {
+      result.upstream_max_wire_version = it.as_int64();
+    } else if (key == "compression" && it.holds_array()) {
+      BsonElements child(it.container());
+      while (child.next()) {
+        if (!child.holds_utf8()) continue;
+        if (auto c = codec::compressor_from_name(child.utf8())) {
+          result.upstream_compressors.push_back(*c);
         }
       }
-      if (key == "ok" || key == "maxMessageSizeBytes" || is_topology_field(key)) continue;
-      // Real servers send ASCII keys; a key that is not UTF-8 is dropped rather than relayed
-      // (libbson's own validation rejects the copy; found by fuzz_op_query).
-      if (!bson_utf8_validate(key.data(), key.size(), false)) continue;
-      bson_append_iter(out, nullptr, 0, &it);
     }
+    if (key == "ok" || key == "maxMessageSizeBytes" || is_topology_field(key)) continue;
+    // Real servers send ASCII keys; a key that is not UTF-8 is dropped rather than relayed
+    // (libbson's own validation rejects the copy; found by fuzz_op_query).
+    if (!bson_utf8_validate(key.data(), key.size(), false)) continue;
+    it.append_to(out, key);
   }
   // The upstream's role is hidden, but an upstream that cannot take writes (a secondary
   // behind docguard) must not be presented as writable.
@@ -111,8 +104,9 @@ HelloRewrite rewrite_hello_reply(const codec::BsonView& upstream_reply,
   }
   // Advertise our own message limit when it is lower than the upstream's.
   int64_t upstream_max = settings.max_message_bytes;
-  if (bson_iter_init_find(&it, &in, "maxMessageSizeBytes") && BSON_ITER_HOLDS_NUMBER(&it)) {
-    upstream_max = std::min<int64_t>(bson_iter_as_int64(&it), settings.max_message_bytes);
+  BsonElements max_size(upstream_reply);
+  if (max_size.find("maxMessageSizeBytes") && max_size.holds_number()) {
+    upstream_max = std::min<int64_t>(max_size.as_int64(), settings.max_message_bytes);
   }
   BSON_APPEND_INT32(out, "maxMessageSizeBytes", static_cast<int32_t>(upstream_max));
   if (!client_compressors.empty()) {
@@ -126,18 +120,17 @@ HelloRewrite rewrite_hello_reply(const codec::BsonView& upstream_reply,
     bson_append_array_end(out, &arr);
   }
   double ok = 1.0;
-  if (bson_iter_init_find(&it, &in, "ok")) ok = bson_iter_as_double(&it);
+  BsonElements ok_element(upstream_reply);
+  if (ok_element.find("ok")) ok = ok_element.as_double();
   BSON_APPEND_DOUBLE(out, "ok", ok);
   return result;
 }
 
 std::string client_app_name(const codec::BsonView& hello_request) {
   if (hello_request.empty()) return {};
-  bson_t b = hello_request.borrow();
-  bson_iter_t it;
-  if (bson_iter_init(&it, &b) && bson_iter_find_descendant(&it, "client.application.name", &it) &&
-      BSON_ITER_HOLDS_UTF8(&it)) {
-    return std::string(codec::utf8_of(it).substr(0, 128));
+  BsonElements name(hello_request);
+  if (codec::find_path(hello_request, "client.application.name", &name) && name.holds_utf8()) {
+    return std::string(name.utf8().substr(0, 128));
   }
   return {};
 }

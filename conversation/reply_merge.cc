@@ -7,10 +7,12 @@
 #include <algorithm>
 #include <string>
 
+#include "docguard/codec/bson_elements.h"
 #include "error_documents.h"
 
 namespace docguard::conversation {
 
+using codec::BsonElements;
 using codec::CommandKind;
 using codec::OwnedBson;
 using namespace detail;
@@ -25,18 +27,18 @@ int32_t client_index(const PendingMerge& merge, int64_t forwarded_index) {
 }
 
 // Copies a document, replacing its `index` field with the client's index.
-std::vector<uint8_t> with_client_index(const PendingMerge& merge, const bson_iter_t& entry,
+std::vector<uint8_t> with_client_index(const PendingMerge& merge, const BsonElements& entry,
                                        int32_t* index_out) {
   OwnedBson out;
-  bson_iter_t it;
   *index_out = -1;
-  if (BSON_ITER_HOLDS_DOCUMENT(&entry) && bson_iter_recurse(&entry, &it)) {
-    while (bson_iter_next(&it)) {
-      if (std::string_view(bson_iter_key(&it)) == "index" && BSON_ITER_HOLDS_NUMBER(&it)) {
-        *index_out = client_index(merge, bson_iter_as_int64(&it));
+  if (entry.holds_document()) {
+    BsonElements f(entry.container());
+    while (f.next()) {
+      if (f.key == "index" && f.holds_number()) {
+        *index_out = client_index(merge, f.as_int64());
         BSON_APPEND_INT32(out.get(), "index", *index_out);
       } else {
-        bson_append_iter(out.get(), nullptr, 0, &it);
+        f.append_to(out.get(), f.key);
       }
     }
   }
@@ -54,8 +56,6 @@ std::vector<uint8_t> merge_bulk_write_reply(const PendingMerge& merge,
                                             const codec::OpMsg& upstream_reply,
                                             int32_t response_to) {
   const codec::BsonView& in = upstream_reply.body;
-  bson_iter_t it;
-  if (!bson_iter_init_from_data(&it, in.data, in.size)) return {};
 
   struct Result {
     int32_t idx;
@@ -63,43 +63,29 @@ std::vector<uint8_t> merge_bulk_write_reply(const PendingMerge& merge,
   };
   std::vector<Result> results;
   bool upstream_error = false;
-  bson_iter_t cursor_it;
-  bool have_cursor = false;
-  {
-    bson_iter_t c = it;
-    bson_iter_t batch;
-    if (bson_iter_find(&c, "cursor") && BSON_ITER_HOLDS_DOCUMENT(&c)) {
-      cursor_it = c;
-      have_cursor = true;
-      if (bson_iter_recurse(&c, &batch) && bson_iter_find(&batch, "firstBatch") &&
-          BSON_ITER_HOLDS_ARRAY(&batch)) {
-        bson_iter_t entry;
-        if (bson_iter_recurse(&batch, &entry)) {
-          while (bson_iter_next(&entry)) {
-            if (!BSON_ITER_HOLDS_DOCUMENT(&entry)) continue;
-            OwnedBson out;
-            int32_t idx = -1;
-            bson_iter_t f;
-            if (bson_iter_recurse(&entry, &f)) {
-              while (bson_iter_next(&f)) {
-                const std::string_view key = bson_iter_key(&f);
-                if (key == "idx" && BSON_ITER_HOLDS_NUMBER(&f)) {
-                  idx = client_index(merge, bson_iter_as_int64(&f));
-                  BSON_APPEND_INT32(out.get(), "idx", idx);
-                } else {
-                  if (key == "ok" && bson_iter_as_double(&f) != 1.0) upstream_error = true;
-                  bson_append_iter(out.get(), nullptr, 0, &f);
-                }
-              }
-            }
-            auto b = out.bytes();
-            results.push_back({idx, {b.begin(), b.end()}});
-          }
+  BsonElements cursor_element(in);
+  if (!cursor_element.find("cursor") || !cursor_element.holds_document()) return {};
+  BsonElements batch(cursor_element.container());
+  if (batch.find("firstBatch") && batch.holds_array()) {
+    BsonElements entry(batch.container());
+    while (entry.next()) {
+      if (!entry.holds_document()) continue;
+      OwnedBson out;
+      int32_t idx = -1;
+      BsonElements f(entry.container());
+      while (f.next()) {
+        if (f.key == "idx" && f.holds_number()) {
+          idx = client_index(merge, f.as_int64());
+          BSON_APPEND_INT32(out.get(), "idx", idx);
+        } else {
+          if (f.key == "ok" && f.as_double() != 1.0) upstream_error = true;
+          f.append_to(out.get(), f.key);
         }
       }
+      auto b = out.bytes();
+      results.push_back({idx, {b.begin(), b.end()}});
     }
   }
-  if (!have_cursor) return {};
   int32_t added = 0;
   if (!(merge.ordered && upstream_error)) {
     for (const auto& e : merge.errors) {
@@ -114,27 +100,24 @@ std::vector<uint8_t> merge_bulk_write_reply(const PendingMerge& merge,
   for (auto& r : results) docs.push_back(std::move(r.document));
 
   OwnedBson body;
-  while (bson_iter_next(&it)) {
-    const std::string_view key = bson_iter_key(&it);
-    if (key == "cursor") {
+  BsonElements it(in);
+  while (it.next()) {
+    if (it.key == "cursor") {
       bson_t cursor;
       BSON_APPEND_DOCUMENT_BEGIN(body.get(), "cursor", &cursor);
-      bson_iter_t c;
-      if (bson_iter_recurse(&cursor_it, &c)) {
-        while (bson_iter_next(&c)) {
-          if (std::string_view(bson_iter_key(&c)) == "firstBatch") {
-            append_documents(&cursor, "firstBatch", docs);
-          } else {
-            bson_append_iter(&cursor, nullptr, 0, &c);
-          }
+      BsonElements c(cursor_element.container());
+      while (c.next()) {
+        if (c.key == "firstBatch") {
+          append_documents(&cursor, "firstBatch", docs);
+        } else {
+          c.append_to(&cursor, c.key);
         }
       }
       bson_append_document_end(body.get(), &cursor);
-    } else if (key == "nErrors" && BSON_ITER_HOLDS_NUMBER(&it)) {
-      BSON_APPEND_INT32(body.get(), "nErrors",
-                        static_cast<int32_t>(bson_iter_as_int64(&it)) + added);
+    } else if (it.key == "nErrors" && it.holds_number()) {
+      BSON_APPEND_INT32(body.get(), "nErrors", static_cast<int32_t>(it.as_int64()) + added);
     } else {
-      bson_append_iter(body.get(), nullptr, 0, &it);
+      it.append_to(body.get(), it.key);
     }
   }
   codec::OpMsgBuilder builder(upstream_reply.header.request_id, response_to,
@@ -148,11 +131,10 @@ std::vector<uint8_t> merge_bulk_write_reply(const PendingMerge& merge,
 std::vector<uint8_t> merge_reply(const PendingMerge& merge, const codec::OpMsg& upstream_reply,
                                  int32_t response_to) {
   const codec::BsonView& in = upstream_reply.body;
-  bson_iter_t it;
-  if (in.empty() || !bson_iter_init_from_data(&it, in.data, in.size)) return {};
+  if (in.empty()) return {};
   {
-    bson_iter_t ok = it;
-    if (!bson_iter_find(&ok, "ok") || bson_iter_as_double(&ok) != 1.0) return {};
+    BsonElements ok(in);
+    if (!ok.find("ok") || ok.as_double() != 1.0) return {};
   }
   if (merge.kind == CommandKind::kBulkWrite) {
     return merge_bulk_write_reply(merge, upstream_reply, response_to);
@@ -166,11 +148,10 @@ std::vector<uint8_t> merge_reply(const PendingMerge& merge, const codec::OpMsg& 
   std::vector<Entry> errors;
   bool upstream_errors = false;
   {
-    bson_iter_t we = it;
-    bson_iter_t child;
-    if (bson_iter_find(&we, "writeErrors") && BSON_ITER_HOLDS_ARRAY(&we) &&
-        bson_iter_recurse(&we, &child)) {
-      while (bson_iter_next(&child)) {
+    BsonElements we(in);
+    if (we.find("writeErrors") && we.holds_array()) {
+      BsonElements child(we.container());
+      while (child.next()) {
         int32_t index = -1;
         auto doc = with_client_index(merge, child, &index);
         errors.push_back({index, std::move(doc)});
@@ -189,24 +170,23 @@ std::vector<uint8_t> merge_reply(const PendingMerge& merge, const codec::OpMsg& 
 
   OwnedBson body;
   bool wrote_errors = false;
-  while (bson_iter_next(&it)) {
-    const std::string_view key = bson_iter_key(&it);
+  BsonElements it(in);
+  while (it.next()) {
+    const std::string_view key = it.key;
     if (key == "writeErrors") {
       if (!wrote_errors && !error_docs.empty())
         append_documents(body.get(), "writeErrors", error_docs);
       wrote_errors = true;
-    } else if (key == "upserted" && BSON_ITER_HOLDS_ARRAY(&it)) {
+    } else if (key == "upserted" && it.holds_array()) {
       bson_t array;
       bson_append_array_begin(body.get(), "upserted", -1, &array);
-      bson_iter_t child;
-      if (bson_iter_recurse(&it, &child)) {
-        while (bson_iter_next(&child)) {
-          int32_t index = -1;
-          auto doc = with_client_index(merge, child, &index);
-          bson_t d;
-          if (bson_init_static(&d, doc.data(), doc.size())) {
-            bson_append_document(&array, bson_iter_key(&child), -1, &d);
-          }
+      BsonElements child(it.container());
+      while (child.next()) {
+        int32_t index = -1;
+        auto doc = with_client_index(merge, child, &index);
+        bson_t d;
+        if (bson_init_static(&d, doc.data(), doc.size())) {
+          bson_append_document(&array, child.key.data(), static_cast<int>(child.key.size()), &d);
         }
       }
       bson_append_array_end(body.get(), &array);
@@ -216,9 +196,9 @@ std::vector<uint8_t> merge_reply(const PendingMerge& merge, const codec::OpMsg& 
       // Drivers don't care about field order, but keep writeErrors beside n / nModified.
       append_documents(body.get(), "writeErrors", error_docs);
       wrote_errors = true;
-      bson_append_iter(body.get(), nullptr, 0, &it);
+      it.append_to(body.get(), key);
     } else {
-      bson_append_iter(body.get(), nullptr, 0, &it);
+      it.append_to(body.get(), key);
     }
   }
   if (!wrote_errors && !error_docs.empty()) append_documents(body.get(), "writeErrors", error_docs);

@@ -17,7 +17,7 @@ int32_t code_of(const BsonElements& it) {
   return it.holds_number() ? static_cast<int32_t>(it.as_int64()) : 0;
 }
 
-// The `code` field of a document value, 0 when there is none (bson_iter_find: the first one).
+// The `code` field of a document value, 0 when there is none (the first one).
 int32_t code_in(const BsonElements& doc) {
   BsonElements child(doc.value, doc.value_size);
   return child.find("code") ? code_of(child) : 0;

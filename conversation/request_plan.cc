@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <string>
 
+#include "docguard/codec/bson_elements.h"
 #include "error_documents.h"
 
 namespace docguard::conversation {
@@ -30,15 +31,13 @@ std::vector<uint8_t> rewrite_request(const codec::OpMsg& request, const codec::C
                               request.flags & ~codec::op_msg_flags::kChecksumPresent);
   OwnedBson body;
   if (cmd.payload_source == codec::PayloadSource::kBody) {
-    bson_iter_t it;
-    if (bson_iter_init_from_data(&it, request.body.data, request.body.size)) {
-      while (bson_iter_next(&it)) {
-        if (cmd.payload_field != bson_iter_key(&it)) {
-          bson_append_iter(body.get(), nullptr, 0, &it);
-          continue;
-        }
-        codec::append_document_array(body.get(), bson_iter_key(&it), kept);
+    for (codec::BsonElements it(request.body); it.next();) {
+      if (cmd.payload_field != it.key) {
+        it.append_to(body.get(), it.key);
+        continue;
       }
+      // A key in BSON bytes ends with a NUL: its data() is a C string.
+      codec::append_document_array(body.get(), it.key.data(), kept);
     }
     builder.body(body.bytes());
   } else {

@@ -4,14 +4,13 @@
 
 #include <limits>
 
+#include "docguard/codec/bson_elements.h"
+
 namespace docguard::conversation::detail {
 
 std::vector<uint8_t> with_max_time(const codec::OpMsg& request, int64_t ms) {
   codec::OwnedBson body;
-  bson_iter_t it;
-  if (bson_iter_init_from_data(&it, request.body.data, request.body.size)) {
-    while (bson_iter_next(&it)) bson_append_iter(body.get(), nullptr, 0, &it);
-  }
+  for (codec::BsonElements it(request.body); it.next();) it.append_to(body.get(), it.key);
   // int32 when it fits, as drivers send it (the configured bound is at most 24 h).
   if (ms <= std::numeric_limits<int32_t>::max()) {
     BSON_APPEND_INT32(body.get(), "maxTimeMS", static_cast<int32_t>(ms));

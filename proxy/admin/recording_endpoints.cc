@@ -5,29 +5,29 @@
 #include <string_view>
 
 #include "docguard/base/json_string.h"
+#include "docguard/codec/bson_elements.h"
 #include "docguard/codec/bson_view.h"
 
 namespace docguard::proxy {
 namespace {
 
-std::optional<std::vector<std::string>> strings_of(bson_iter_t& it) {
+std::optional<std::vector<std::string>> strings_of(const codec::BsonElements& it) {
   std::vector<std::string> out;
-  if (BSON_ITER_HOLDS_UTF8(&it)) {
-    out.emplace_back(codec::utf8_of(it));
+  if (it.holds_utf8()) {
+    out.emplace_back(it.utf8());
     return out;
   }
-  bson_iter_t child;
-  if (!BSON_ITER_HOLDS_ARRAY(&it) || !bson_iter_recurse(&it, &child)) return std::nullopt;
-  while (bson_iter_next(&child)) {
-    if (!BSON_ITER_HOLDS_UTF8(&child)) return std::nullopt;
-    out.emplace_back(codec::utf8_of(child));
+  if (!it.holds_array()) return std::nullopt;
+  for (codec::BsonElements child(it.container()); child.next();) {
+    if (!child.holds_utf8()) return std::nullopt;
+    out.emplace_back(child.utf8());
   }
   return out;
 }
 
-std::optional<double> number_of(const bson_iter_t& it) {
-  if (!BSON_ITER_HOLDS_NUMBER(&it)) return std::nullopt;
-  return bson_iter_as_double(&it);
+std::optional<double> number_of(const codec::BsonElements& it) {
+  if (!it.holds_number()) return std::nullopt;
+  return it.as_double();
 }
 
 HttpResponse json_response(int status, std::string body) {
@@ -50,14 +50,12 @@ std::string apply_recording_json(const std::string& body, settings::RecordingSet
                                    static_cast<ssize_t>(body.size()), &error);
   if (!doc) return std::string("the body is not a JSON object: ") + error.message;
   const codec::OwnedBson owned(doc);
-  bson_iter_t it;
-  if (!bson_iter_init(&it, doc)) return "the body is not a JSON object";
-  while (bson_iter_next(&it)) {
-    const std::string key(codec::key_of(it));
+  for (codec::BsonElements it(doc); it.next();) {
+    const std::string key(it.key);
     bool ok = true;
     if (key == "directory") {
-      ok = BSON_ITER_HOLDS_UTF8(&it);
-      if (ok) s.directory = codec::utf8_of(it);
+      ok = it.holds_utf8();
+      if (ok) s.directory = it.utf8();
     } else if (key == "apps" || key == "users" || key == "namespaces") {
       auto list = strings_of(it);
       ok = list.has_value();
@@ -67,8 +65,8 @@ std::string apply_recording_json(const std::string& body, settings::RecordingSet
       ok = v.has_value();
       if (ok) s.sample = *v;
     } else if (key == "max_duration") {
-      if (BSON_ITER_HOLDS_UTF8(&it)) {
-        const auto d = settings::parse_duration(codec::utf8_of(it));
+      if (it.holds_utf8()) {
+        const auto d = settings::parse_duration(it.utf8());
         ok = d.has_value();
         if (ok) s.max_duration = *d;
       } else if (const auto v = number_of(it); v && *v >= 0) {

@@ -204,7 +204,8 @@ class Server {
       unix_client = UnixSocketClient{unix_peer_name(client.fd, runtime_.config.listen_unix[i].path),
                                      &runtime_.unix_conversations[i]};
     }
-    auto session = std::make_shared<Session>(std::move(socket), runtime_, std::move(unix_client));
+    auto session =
+        std::make_shared<Session>(std::move(socket), session_context_, std::move(unix_client));
     handing_over_.fetch_sub(1);  // the session counts itself in active_sessions now
     sessions_.track(session);
     // run(session) holds the session and logs what ends it: no wrapper coroutine, whose frame
@@ -227,6 +228,7 @@ class Server {
   }
 
   ProxyRuntime runtime_;
+  const SessionContext session_context_ = session_context(runtime_);
   std::vector<std::unique_ptr<asio::io_context>> contexts_;
   uint64_t subscription_ = 0;
   TopologyReporter topology_reporter_{runtime_};  // main thread only

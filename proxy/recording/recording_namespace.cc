@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "docguard/codec/bson_view.h"
+#include "docguard/codec/bson_elements.h"
 #include "docguard/codec/op_msg.h"
 
 namespace docguard::proxy {
@@ -14,16 +14,14 @@ std::string request_namespace(codec::Bytes message) {
   }
   try {
     const codec::BsonView body = codec::op_msg_body(message);
-    bson_t doc = body.borrow();
-    bson_iter_t it;
-    if (body.empty() || !bson_iter_init(&it, &doc)) return "";
+    if (body.empty()) return "";
     std::string collection;
     std::string db;
     bool first = true;
-    while (bson_iter_next(&it)) {
-      if (first) collection = codec::utf8_of(it);
+    for (codec::BsonElements it(body); it.next();) {
+      if (first) collection = it.utf8();
       first = false;
-      if (codec::key_of(it) == "$db") db = codec::utf8_of(it);
+      if (it.key == "$db") db = it.utf8();
     }
     if (db.empty()) return "";
     return collection.empty() ? db : db + "." + collection;

@@ -15,27 +15,20 @@ namespace docguard::proxy {
 
 namespace {
 
+using codec::BsonElements;
 using codec::BsonView;
-using codec::key_of;
 
-void add_batch(ReplyDigest& digest, const bson_iter_t& batch) {
-  bson_iter_t doc;
-  if (!codec::child_of(batch, &doc)) return;
-  while (bson_iter_next(&doc)) {
-    if (BSON_ITER_HOLDS_DOCUMENT(&doc)) {
-      digest.documents.push_back(document_hash(codec::view_of(doc)));
-    }
+void add_batch(ReplyDigest& digest, const BsonElements& batch) {
+  for (BsonElements doc(batch.container()); doc.next();) {
+    if (doc.holds_document()) digest.documents.push_back(document_hash(doc.container()));
   }
 }
 
-void add_cursor(ReplyDigest& digest, const bson_iter_t& cursor) {
-  bson_iter_t it;
-  if (!codec::child_of(cursor, &it)) return;
-  while (bson_iter_next(&it)) {
-    const std::string_view key = key_of(it);
-    if (key == "id" && BSON_ITER_HOLDS_NUMBER(&it)) {
-      digest.cursor_id = bson_iter_as_int64(&it);
-    } else if (key == "firstBatch" || key == "nextBatch") {
+void add_cursor(ReplyDigest& digest, const BsonElements& cursor) {
+  for (BsonElements it(cursor.container()); it.next();) {
+    if (it.key == "id" && it.holds_number()) {
+      digest.cursor_id = it.as_int64();
+    } else if (it.key == "firstBatch" || it.key == "nextBatch") {
       add_batch(digest, it);
     }
   }
@@ -49,23 +42,24 @@ uint64_t document_hash(const BsonView& document) {
 
 void add_reply(ReplyDigest& digest, const BsonView& reply) {
   digest.present = true;
-  bson_iter_t it;
-  if (reply.empty() || !bson_iter_init_from_data(&it, reply.data, reply.size)) return;
+  // A recorded reply is read from a file: one whose framing is broken counts as empty.
+  bson_t framed;
+  if (reply.empty() || !bson_init_static(&framed, reply.data, reply.size)) return;
   digest.cursor_id = 0;
-  while (bson_iter_next(&it)) {
-    const std::string_view key = key_of(it);
+  for (BsonElements it(reply); it.next();) {
+    const std::string_view key = it.key;
     if (key == "ok") {
-      digest.ok = bson_iter_as_double(&it) == 1.0;
-    } else if (key == "code" && BSON_ITER_HOLDS_NUMBER(&it)) {
-      digest.code = static_cast<int32_t>(bson_iter_as_int64(&it));
-    } else if (key == "codeName" && BSON_ITER_HOLDS_UTF8(&it)) {
-      digest.code_name = bson_iter_utf8(&it, nullptr);
-    } else if (key == "n" && BSON_ITER_HOLDS_NUMBER(&it)) {
-      digest.n = bson_iter_as_int64(&it);
-    } else if (key == "nModified" && BSON_ITER_HOLDS_NUMBER(&it)) {
-      digest.n_modified = bson_iter_as_int64(&it);
-    } else if (key == "nMatched" && BSON_ITER_HOLDS_NUMBER(&it)) {
-      digest.n_matched = bson_iter_as_int64(&it);
+      digest.ok = it.as_double() == 1.0;
+    } else if (key == "code" && it.holds_number()) {
+      digest.code = static_cast<int32_t>(it.as_int64());
+    } else if (key == "codeName" && it.holds_utf8()) {
+      digest.code_name = it.utf8();
+    } else if (key == "n" && it.holds_number()) {
+      digest.n = it.as_int64();
+    } else if (key == "nModified" && it.holds_number()) {
+      digest.n_modified = it.as_int64();
+    } else if (key == "nMatched" && it.holds_number()) {
+      digest.n_matched = it.as_int64();
     } else if (key == "cursor") {
       add_cursor(digest, it);
     }

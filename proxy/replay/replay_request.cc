@@ -5,6 +5,7 @@
 #include <array>
 #include <random>
 
+#include "docguard/codec/bson_elements.h"
 #include "docguard/codec/command_view.h"
 #include "docguard/codec/op_msg.h"
 #include "docguard/codec/op_query.h"
@@ -13,8 +14,8 @@ namespace docguard::proxy {
 
 namespace {
 
+using codec::BsonElements;
 using codec::BsonView;
-using codec::key_of;
 
 bool name_is(std::string_view name, std::initializer_list<std::string_view> names) {
   for (std::string_view n : names) {
@@ -40,35 +41,29 @@ void append_random_uuid(bson_t* out) {
   bson_append_binary(out, "id", 2, BSON_SUBTYPE_UUID, bytes.data(), bytes.size());
 }
 
-int64_t cursor_id_of(const bson_iter_t& it) {
-  return BSON_ITER_HOLDS_NUMBER(&it) ? bson_iter_as_int64(&it) : 0;
-}
+int64_t cursor_id_of(const BsonElements& it) { return it.holds_number() ? it.as_int64() : 0; }
 
 // Copies the body without what named the recorded cluster or connection, with the lsid and
 // cursor ids rewritten; reads $db and $readPreference on the way.
 void rewrite_body(const BsonView& body, SessionMap& sessions, const CursorMap& cursors,
                   ReplayRequest& out) {
-  bson_iter_t it;
-  if (!bson_iter_init_from_data(&it, body.data, body.size)) return;
   bool first = true;
-  while (bson_iter_next(&it)) {
-    const std::string_view key = key_of(it);
+  for (BsonElements it(body); it.next();) {
+    const std::string_view key = it.key;
     const bool command_field = first;
     first = false;
     if (key == "$clusterTime") continue;
     if (key == "$db") {
-      out.database = std::string(codec::utf8_of(it));
+      out.database = std::string(it.utf8());
       continue;
     }
     if (key == "$readPreference") {
-      bson_iter_t mode;
-      if (codec::child_of(it, &mode) && bson_iter_find(&mode, "mode")) {
-        out.read_preference = std::string(codec::utf8_of(mode));
-      }
+      BsonElements mode(it.container());
+      if (mode.find("mode")) out.read_preference = std::string(mode.utf8());
       continue;
     }
-    if (key == "lsid" && BSON_ITER_HOLDS_DOCUMENT(&it)) {
-      out.lsid = sessions.replay_lsid(codec::view_of(it));
+    if (key == "lsid" && it.holds_document()) {
+      out.lsid = sessions.replay_lsid(it.container());
       continue;
     }
     if (command_field && out.name == "getMore") {
@@ -79,26 +74,23 @@ void rewrite_body(const BsonView& body, SessionMap& sessions, const CursorMap& c
                         live.id != 0 ? live.id : out.recorded_cursor);
       continue;
     }
-    if (out.name == "killCursors" && key == "cursors" && BSON_ITER_HOLDS_ARRAY(&it)) {
+    if (out.name == "killCursors" && key == "cursors" && it.holds_array()) {
       bson_t ids;
       bson_append_array_begin(out.command.get(), "cursors", 7, &ids);
-      bson_iter_t id;
       uint32_t index = 0;
-      if (codec::child_of(it, &id)) {
-        while (bson_iter_next(&id)) {
-          const int64_t recorded = cursor_id_of(id);
-          if (out.recorded_cursor == 0) out.recorded_cursor = recorded;
-          const CursorMap::Live live = cursors.find(recorded);
-          if (out.server_id == 0) out.server_id = live.server_id;
-          const std::string index_key = std::to_string(index++);
-          bson_append_int64(&ids, index_key.c_str(), static_cast<int>(index_key.size()),
-                            live.id != 0 ? live.id : recorded);
-        }
+      for (BsonElements id(it.container()); id.next();) {
+        const int64_t recorded = cursor_id_of(id);
+        if (out.recorded_cursor == 0) out.recorded_cursor = recorded;
+        const CursorMap::Live live = cursors.find(recorded);
+        if (out.server_id == 0) out.server_id = live.server_id;
+        const std::string index_key = std::to_string(index++);
+        bson_append_int64(&ids, index_key.c_str(), static_cast<int>(index_key.size()),
+                          live.id != 0 ? live.id : recorded);
       }
       bson_append_array_end(out.command.get(), &ids);
       continue;
     }
-    bson_append_iter(out.command.get(), nullptr, 0, &it);
+    it.append_to(out.command.get(), key);
   }
 }
 
@@ -106,10 +98,7 @@ ReplayRequest from_op_msg(codec::Bytes message, SessionMap& sessions, const Curs
   ReplayRequest out;
   const codec::OpMsg msg = codec::OpMsg::parse(message, /*verify_checksum=*/false);
   out.more_to_come = msg.more_to_come();
-  bson_iter_t it;
-  if (bson_iter_init_from_data(&it, msg.body.data, msg.body.size) && bson_iter_next(&it)) {
-    out.name = std::string(key_of(it));
-  }
+  out.name = std::string(codec::first_key(msg.body));
   if (out.name == "$docguardUnrecorded" || is_handshake_command(out.name)) {
     out.action = RequestAction::kHandshake;
     return out;
@@ -131,10 +120,7 @@ ReplayRequest from_op_query(codec::Bytes message, SessionMap& sessions, const Cu
   ReplayRequest out;
   const codec::OpQuery query = codec::OpQuery::parse(message);
   const BsonView command = codec::unwrap_query(query.query);
-  bson_iter_t it;
-  if (bson_iter_init_from_data(&it, command.data, command.size) && bson_iter_next(&it)) {
-    out.name = std::string(key_of(it));
-  }
+  out.name = std::string(codec::first_key(command));
   if (is_handshake_command(out.name)) {
     out.action = RequestAction::kHandshake;
     return out;

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "docguard/cluster/upstream_uri.h"
+#include "docguard/codec/bson_elements.h"
 #include "docguard/codec/op_msg.h"
 #include "docguard/proxy/recording_reader.h"
 #include "docguard/proxy/replay_request.h"
@@ -196,8 +197,8 @@ class ConnectionReplay {
     }
     auto& [sent, ok] = counts.commands[request.name];
     ++sent;
-    bson_iter_t status;
-    ok += bson_iter_init_find(&status, reply.get(), "ok") && bson_iter_as_double(&status) == 1.0;
+    codec::BsonElements status(reply.get());
+    ok += status.find("ok") && status.as_double() == 1.0;
     // An unacknowledged write (moreToCome), or a request whose reply the recording ended
     // before: nothing to compare the live reply with. libmongoc waits for one all the same.
     if (step.reply.empty()) return;

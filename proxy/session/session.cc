@@ -35,31 +35,31 @@ std::string endpoint_text(tcp::socket& s) {
 
 }  // namespace
 
-Session::Session(tcp::socket client, ProxyRuntime& runtime,
+Session::Session(tcp::socket client, const SessionContext& context,
                  std::optional<UnixSocketClient> unix_client)
     : client_(std::move(client)),
       upstream_(tcp::socket(client_.get_executor())),
-      rt_(runtime),
+      context_(context),
       unix_socket_(unix_client.has_value()),
       peer_(unix_client ? std::move(unix_client->peer) : endpoint_text(client_.socket())),
-      client_in_(runtime.config.max_message_bytes),
+      client_in_(context.config.max_message_bytes),
       // Replies may be as large as the server allows, whatever docguard's request limit.
-      upstream_in_(std::max(runtime.config.max_message_bytes, codec::kDefaultMaxMessageBytes)),
-      host_(runtime),
-      conversation_(runtime.engine, unix_client ? *unix_client->conversation : runtime.conversation,
+      upstream_in_(std::max(context.config.max_message_bytes, codec::kDefaultMaxMessageBytes)),
+      host_(context.metrics, context.request_ids),
+      conversation_(context.engine, unix_client ? *unix_client->conversation : context.conversation,
                     peer_, host_) {
-  rt_.active_sessions.fetch_add(1);
-  rt_.metrics.connections_total.Increment();
-  rt_.metrics.connections_active.Increment();
+  context_.active_sessions.fetch_add(1);
+  context_.metrics.connections_total.Increment();
+  context_.metrics.connections_active.Increment();
 }
 
 Session::~Session() {
-  if (recording_tap_.started && rt_.recorder.active()) {
-    rt_.recorder.on_session_end(recording_tap_, peer_);
+  if (recording_tap_.started && context_.recorder.active()) {
+    context_.recorder.on_session_end(recording_tap_, peer_);
   }
-  if (!server_.empty()) rt_.metrics.upstream_connections(server_).Decrement();
-  rt_.active_sessions.fetch_sub(1);
-  rt_.metrics.connections_active.Decrement();
+  if (!server_.empty()) context_.metrics.upstream_connections(server_).Decrement();
+  context_.active_sessions.fetch_sub(1);
+  context_.metrics.connections_active.Decrement();
 }
 
 awaitable<void> Session::run(std::shared_ptr<Session> self) {
@@ -67,7 +67,7 @@ awaitable<void> Session::run(std::shared_ptr<Session> self) {
   // the two awaits below need; the handshake's state lives in open()'s frame, gone by then.
   try {
     if (!co_await open()) co_return;
-    const auto& c = rt_.config;
+    const auto& c = context_.config;
     auto shortest = c.frame_timeout;
     if (c.idle_timeout.count() > 0) shortest = std::min(shortest, c.idle_timeout);
     if (c.upstream_timeout.count() > 0) shortest = std::min(shortest, c.upstream_timeout);
@@ -89,11 +89,11 @@ awaitable<bool> Session::open() {
     client_.socket().set_option(tcp::no_delay(true), ec);
   }
 
-  if (rt_.tls.client_facing && !unix_socket_) {
-    asio::steady_timer timer(client_.get_executor(), rt_.config.connect_timeout);
-    auto result =
-        co_await (client_.start_tls(*rt_.tls.client_facing, asio::ssl::stream_base::server, "") ||
-                  timer.async_wait(kUseTuple));
+  if (context_.tls.client_facing && !unix_socket_) {
+    asio::steady_timer timer(client_.get_executor(), context_.config.connect_timeout);
+    auto result = co_await (
+        client_.start_tls(*context_.tls.client_facing, asio::ssl::stream_base::server, "") ||
+        timer.async_wait(kUseTuple));
     if (result.index() == 1 || std::get<0>(result)) {
       const std::string why = result.index() == 1 ? "timed out" : std::get<0>(result).message();
       count({codec::ErrorKind::kTlsHandshake, codec::ErrorSource::kClient});
@@ -110,7 +110,7 @@ awaitable<bool> Session::open() {
 
   bool no_writable = false;
   const std::string failure = co_await select_and_connect(&no_writable);
-  rt_.metrics.upstream_up.Set(failure.empty() ? 1 : 0);
+  context_.metrics.upstream_up.Set(failure.empty() ? 1 : 0);
   if (!failure.empty()) {
     if (no_writable) {
       spdlog::warn("no writable upstream server for client {}: {}", peer_, failure);
@@ -119,10 +119,10 @@ awaitable<bool> Session::open() {
     } else {
       spdlog::warn("upstream unreachable for client {}: {}", peer_, failure);
       // The first request (normally the hello) gets the reason instead of a bare reset.
-      co_await refuse_requests(
-          codec::ServerError::kHostUnreachable,
-          "docguard: upstream " + rt_.router->uri().redacted + " is unreachable (" + failure + ")",
-          /*only_first=*/true);
+      co_await refuse_requests(codec::ServerError::kHostUnreachable,
+                               "docguard: upstream " + context_.router->uri().redacted +
+                                   " is unreachable (" + failure + ")",
+                               /*only_first=*/true);
     }
     client_.close();
     co_return false;
@@ -193,7 +193,7 @@ awaitable<std::pair<boost::system::error_code, codec::Bytes>> Session::next_mess
 }
 
 void Session::check_timeouts(TimePoint now) {
-  const auto& c = rt_.config;
+  const auto& c = context_.config;
   using codec::ErrorKind;
   using codec::ErrorSource;
   std::optional<codec::Error> error;
@@ -248,17 +248,17 @@ awaitable<void> Session::write_upstream(codec::Bytes bytes) {
         co_await upstream_.write_all(asio::buffer(bytes.data() + sent, bytes.size() - sent));
   }
   if (ec && ec != asio::error::would_block) throw boost::system::system_error(ec);
-  rt_.metrics.add_client_bytes(bytes.size());
+  context_.metrics.add_client_bytes(bytes.size());
 }
 
 void Session::count(const codec::Error& error) {
   // Each source has its family; docguard's own failures are logged only.
   switch (error.source) {
     case codec::ErrorSource::kClient:
-      rt_.metrics.protocol_errors.get(codec::metric_label(error)).Increment();
+      context_.metrics.protocol_errors.get(codec::metric_label(error)).Increment();
       break;
     case codec::ErrorSource::kUpstream:
-      rt_.metrics.upstream_errors.get(codec::metric_label(error)).Increment();
+      context_.metrics.upstream_errors.get(codec::metric_label(error)).Increment();
       break;
     case codec::ErrorSource::kDocguard:
     case codec::ErrorSource::kConfiguration:
@@ -273,12 +273,12 @@ void Session::protocol_error(const char* where, const codec::ProtocolError& e) {
 }
 
 void SessionHost::on_compressed_request(codec::Compressor compressor) {
-  rt_.metrics.compressed_messages.get(codec::compressor_name(compressor)).Increment();
+  metrics_.compressed_messages.get(codec::compressor_name(compressor)).Increment();
 }
 
-void SessionHost::on_inspected(double seconds) { rt_.metrics.observe_inspection(seconds); }
+void SessionHost::on_inspected(double seconds) { metrics_.observe_inspection(seconds); }
 
-void SessionHost::on_blocked() { rt_.metrics.messages_blocked.Increment(); }
+void SessionHost::on_blocked() { metrics_.messages_blocked.Increment(); }
 
 void SessionHost::on_unacknowledged_reply_dropped(int32_t response_to) {
   spdlog::debug("dropped the upstream's reply to unacknowledged request {}", response_to);
@@ -322,7 +322,7 @@ awaitable<void> Session::handle_request(codec::Bytes message) {
     spdlog::debug("{}", fields.message("request"));
   }
   using Action = conversation::Conversation::RequestOutcome::Action;
-  if (rt_.recorder.active()) {
+  if (context_.recorder.active()) {
     record_request(message, outcome.action == Action::kForward ? "forwarded"
                             : outcome.action == Action::kReply ? "answered_by_docguard"
                                                                : "nothing");
@@ -352,29 +352,29 @@ awaitable<void> Session::upstream_to_client(std::shared_ptr<Session> self) {
           count({codec::ErrorKind::kClosed, codec::ErrorSource::kUpstream});
           spdlog::info("upstream closed the connection of client {} (server {})", peer_, server_);
           // A server that closes connections may be going away: the monitor checks now.
-          rt_.router->suspect(server_);
+          context_.router->suspect(server_);
         }
         break;
       }
       last_upstream_activity_ = std::chrono::steady_clock::now();
-      rt_.metrics.add_upstream_bytes(message.size());
+      context_.metrics.add_upstream_bytes(message.size());
       const auto outcome = conversation_.on_reply(message);
       const conversation::ReplySignals signals = outcome.signals;
       // The upstream's reply as it came: what the cluster answered, before any rewrite.
-      if (!outcome.drop && rt_.recorder.active()) record_reply(message);
+      if (!outcome.drop && context_.recorder.active()) record_reply(message);
       if (!outcome.drop) co_await write_client(outcome.bytes);
       conversation_.release_reply_buffer();
       if (signals.state_change) {
         // The driver retries on a new connection, which goes to the server the monitor finds
         // writable; this server is avoided until the monitor has re-checked it.
-        rt_.router->suspect(server_);
+        context_.router->suspect(server_);
         leave_server(*signals.state_change == codec::ServerError::kShutdownInProgress
                          ? "is shutting down"
                          : "is no longer primary");
-      } else if (signals.hello_not_writable && rt_.router->in_cluster()) {
+      } else if (signals.hello_not_writable && context_.router->in_cluster()) {
         // A demoted primary answering a driver's heartbeat: the driver hears it, and its next
         // check goes through a new connection to the new primary instead of this one again.
-        rt_.router->suspect(server_);
+        context_.router->suspect(server_);
         leave_server("says it is not writable");
       }
       if (draining_ && conversation_.outstanding() == 0) {

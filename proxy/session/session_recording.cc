@@ -10,15 +10,15 @@ void Session::record_request(codec::Bytes message, std::string_view verdict) {
   const auto& violations = conversation_.request_violations();
   const bool refused = std::any_of(violations.begin(), violations.end(),
                                    [](const auto& v) { return v.action == rules::Action::kBlock; });
-  rt_.recorder.on_request(
+  context_.recorder.on_request(
       recording_tap_, peer_, message,
       {conversation_.app_name(), conversation_.user(), conversation_.request_command(), verdict,
        conversation_.request_rule(), refused});
 }
 
 void Session::record_reply(codec::Bytes message) {
-  rt_.recorder.on_reply(recording_tap_, peer_, message,
-                        {conversation_.app_name(), conversation_.user(), {}, {}});
+  context_.recorder.on_reply(recording_tap_, peer_, message,
+                             {conversation_.app_name(), conversation_.user(), {}, {}});
 }
 
 }  // namespace docguard::proxy

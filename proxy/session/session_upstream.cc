@@ -20,7 +20,7 @@ namespace docguard::proxy {
 using namespace asio::experimental::awaitable_operators;
 
 awaitable<std::string> Session::select_and_connect(bool* no_writable) {
-  Router& router = *rt_.router;
+  Router& router = *context_.router;
   const auto& uri = router.uri();
   const auto started = std::chrono::steady_clock::now();
   const auto deadline = started + uri.server_selection_timeout;
@@ -36,8 +36,8 @@ awaitable<std::string> Session::select_and_connect(bool* no_writable) {
       if (failure.empty()) {
         server_ = choice.server;
         generation_ = choice.generation;
-        rt_.metrics.upstream_connections(server_).Increment();
-        if (waited) rt_.metrics.selection_wait_seconds.Observe(waited_seconds());
+        context_.metrics.upstream_connections(server_).Increment();
+        if (waited) context_.metrics.selection_wait_seconds.Observe(waited_seconds());
         co_return std::string();
       }
       // A plain single upstream fails at once, as before docguard followed topologies; so does
@@ -53,8 +53,8 @@ awaitable<std::string> Session::select_and_connect(bool* no_writable) {
     }
     const auto now = std::chrono::steady_clock::now();
     if (now >= deadline) {
-      rt_.metrics.selection_failures.Increment();
-      if (waited) rt_.metrics.selection_wait_seconds.Observe(waited_seconds());
+      context_.metrics.selection_failures.Increment();
+      if (waited) context_.metrics.selection_wait_seconds.Observe(waited_seconds());
       *no_writable = true;
       co_return "no writable server in " + uri.redacted + " within serverSelectionTimeoutMS=" +
           std::to_string(uri.server_selection_timeout.count()) + " (topology " +
@@ -63,7 +63,7 @@ awaitable<std::string> Session::select_and_connect(bool* no_writable) {
     }
     if (!waited) {
       waited = true;
-      rt_.metrics.selection_waits.Increment();
+      context_.metrics.selection_waits.Increment();
       spdlog::debug("client {} waits for a writable upstream server", peer_);
     }
     // Woken by on_topology; the short period also re-reads suspicions that expired.
@@ -98,7 +98,7 @@ void Session::leave_server(const char* why) {
 }
 
 awaitable<std::string> Session::connect_upstream(const std::string& server) {
-  const auto& c = rt_.config;
+  const auto& c = context_.config;
   HostPort target;
   try {
     target = parse_host_port(server, "upstream server");
@@ -125,12 +125,12 @@ awaitable<std::string> Session::connect_upstream(const std::string& server) {
   }
   boost::system::error_code ec;
   upstream_.socket().set_option(tcp::no_delay(true), ec);
-  if (rt_.tls.upstream) {
-    const auto& t = rt_.tls.upstream_settings;
+  if (context_.tls.upstream) {
+    const auto& t = context_.tls.upstream_settings;
     const std::string name = t.server_name.empty() ? target.host : t.server_name;
     timer.expires_after(c.connect_timeout);
-    auto hs = co_await (upstream_.start_tls(*rt_.tls.upstream, asio::ssl::stream_base::client, name,
-                                            !t.allow_invalid_hostnames) ||
+    auto hs = co_await (upstream_.start_tls(*context_.tls.upstream, asio::ssl::stream_base::client,
+                                            name, !t.allow_invalid_hostnames) ||
                         timer.async_wait(kUseTuple));
     if (hs.index() == 1 || std::get<0>(hs)) {
       count({codec::ErrorKind::kTlsHandshake, codec::ErrorSource::kUpstream});
@@ -146,7 +146,7 @@ awaitable<void> Session::refuse_requests(codec::ServerError code, const std::str
   // Each request gets `code` in its own reply family: drivers report it instead of hanging. A
   // client that sends nothing for a while is closed.
   while (true) {
-    asio::steady_timer timer(client_.get_executor(), rt_.config.connect_timeout);
+    asio::steady_timer timer(client_.get_executor(), context_.config.connect_timeout);
     TimePoint started{};
     auto result =
         co_await (next_message(client_, client_in_, started) || timer.async_wait(kUseTuple));

@@ -3,6 +3,7 @@
 // ("<string>", "<int32>"), unless --show-values asks for the values.
 #include <bson/bson.h>
 
+#include "docguard/codec/bson_elements.h"
 #include "docguard/codec/bson_view.h"
 #include "docguard/codec/op_msg.h"
 #include "whatif_judgement.h"
@@ -10,6 +11,8 @@
 namespace docguard::proxy::whatif {
 
 namespace {
+
+using codec::BsonElements;
 
 constexpr size_t kMaxExampleChars = 2000;
 constexpr int kMaxDepth = 100;
@@ -52,40 +55,40 @@ const char* type_name(bson_type_t type) {
 
 // Copies `from` into `to`, scalars replaced by their type's name. Documents and arrays keep
 // their keys: field names are the design under judgement, not the data.
-void redact_into(bson_iter_t* from, bson_t* to, int depth) {
+void redact_into(const codec::BsonView& doc, bson_t* to, int depth) {
   bool first = true;
-  while (bson_iter_next(from)) {
+  for (BsonElements from(doc); from.next();) {
     const bool command_name = depth == 0 && first;
     first = false;
-    const char* key = bson_iter_key(from);
+    const std::string_view key = from.key;
     if (depth == 0 && is_noise(key)) continue;
-    if ((BSON_ITER_HOLDS_DOCUMENT(from) || BSON_ITER_HOLDS_ARRAY(from)) && depth < kMaxDepth) {
-      bson_iter_t child;
+    if (codec::is_container(from.type) && depth < kMaxDepth) {
       bson_t sub;
-      const bool array = BSON_ITER_HOLDS_ARRAY(from);
-      if (!bson_iter_recurse(from, &child)) continue;
+      const bool array = from.holds_array();
+      const int key_size = static_cast<int>(key.size());
       if (array) {
-        bson_append_array_begin(to, key, -1, &sub);
+        bson_append_array_begin(to, key.data(), key_size, &sub);
       } else {
-        bson_append_document_begin(to, key, -1, &sub);
+        bson_append_document_begin(to, key.data(), key_size, &sub);
       }
-      redact_into(&child, &sub, depth + 1);
+      redact_into(from.container(), &sub, depth + 1);
       if (array) {
         bson_append_array_end(to, &sub);
       } else {
         bson_append_document_end(to, &sub);
       }
-    } else if (command_name || (depth == 0 && std::string_view(key) == "$db")) {
-      bson_append_iter(to, key, -1, from);  // the collection and database: not data
+    } else if (command_name || (depth == 0 && key == "$db")) {
+      from.append_to(to, key);  // the collection and database: not data
     } else {
-      bson_append_utf8(to, key, -1, type_name(bson_iter_type(from)), -1);
+      bson_append_utf8(to, key.data(), static_cast<int>(key.size()),
+                       type_name(static_cast<bson_type_t>(from.type)), -1);
     }
   }
 }
 
-void copy_into(bson_iter_t* from, bson_t* to) {
-  while (bson_iter_next(from)) {
-    if (!is_noise(bson_iter_key(from))) bson_append_iter(to, bson_iter_key(from), -1, from);
+void copy_into(const codec::BsonView& doc, bson_t* to) {
+  for (BsonElements from(doc); from.next();) {
+    if (!is_noise(from.key)) from.append_to(to, from.key);
   }
 }
 
@@ -96,13 +99,10 @@ std::string request_example(codec::Bytes message, bool show_values) {
   try {
     const codec::OpMsg msg = codec::OpMsg::parse(message, /*verify_checksum=*/false);
     bson_t out = BSON_INITIALIZER;
-    bson_iter_t it;
-    if (bson_iter_init_from_data(&it, msg.body.data, msg.body.size)) {
-      if (show_values) {
-        copy_into(&it, &out);
-      } else {
-        redact_into(&it, &out, 0);
-      }
+    if (show_values) {
+      copy_into(msg.body, &out);
+    } else {
+      redact_into(msg.body, &out, 0);
     }
     // Document sequences (an insert's documents) read as the arrays they stand for.
     for (const codec::DocumentSequence& sequence : msg.sequences) {
@@ -114,13 +114,10 @@ std::string request_example(codec::Bytes message, bool show_values) {
         const std::string position = std::to_string(index++);
         bson_t sub;
         bson_append_document_begin(&array, position.c_str(), -1, &sub);
-        bson_iter_t child;
-        if (bson_iter_init_from_data(&child, doc.data, doc.size)) {
-          if (show_values) {
-            copy_into(&child, &sub);
-          } else {
-            redact_into(&child, &sub, 1);
-          }
+        if (show_values) {
+          copy_into(doc, &sub);
+        } else {
+          redact_into(doc, &sub, 1);
         }
         bson_append_document_end(&array, &sub);
       }

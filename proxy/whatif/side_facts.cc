@@ -4,6 +4,7 @@
 
 #include <fstream>
 
+#include "docguard/codec/bson_elements.h"
 #include "whatif_judgement.h"
 
 namespace docguard::proxy::whatif {
@@ -11,11 +12,9 @@ namespace docguard::proxy::whatif {
 namespace {
 
 std::string string_member(const bson_t& doc, const char* key) {
-  bson_iter_t it;
-  if (!bson_iter_init_find(&it, &doc, key) || !BSON_ITER_HOLDS_UTF8(&it)) return {};
-  uint32_t length = 0;
-  const char* text = bson_iter_utf8(&it, &length);
-  return {text, length};
+  codec::BsonElements it(&doc);
+  if (!it.find(key) || !it.holds_utf8()) return {};
+  return std::string(it.utf8());
 }
 
 }  // namespace
@@ -41,12 +40,13 @@ base::Expected<SideFactsByOrder> read_side_facts(const std::filesystem::path& di
                                " is not JSON: " + error.message,
                            side.string()};
       }
-      bson_iter_t it;
-      if (bson_iter_init_find(&it, &doc, "order") && BSON_ITER_HOLDS_NUMBER(&it)) {
-        SideFacts& f = facts[static_cast<uint64_t>(bson_iter_as_int64(&it))];
+      codec::BsonElements order(&doc);
+      if (order.find("order") && order.holds_number()) {
+        SideFacts& f = facts[static_cast<uint64_t>(order.as_int64())];
         f.app = string_member(doc, "app");
         f.user = string_member(doc, "user");
-        f.unrecorded = bson_iter_init_find(&it, &doc, "unrecorded") && bson_iter_as_bool(&it);
+        codec::BsonElements unrecorded(&doc);
+        f.unrecorded = unrecorded.find("unrecorded") && unrecorded.as_bool();
       }
       bson_destroy(&doc);
     }

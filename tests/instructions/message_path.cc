@@ -334,7 +334,7 @@ int main(int argc, char** argv) {
   proxy::ProxyRuntime runtime(config);
   runtime.engine.index_catalog().set(
       "bench", "items", {{"_id_", {{"_id", "1"}}}, {"status_1", {{"status", "1"}}}}, "bench");
-  proxy::SessionHost host(runtime);
+  proxy::SessionHost host(runtime.metrics, runtime.request_ids);
   conversation::Conversation conv(runtime.engine, runtime.conversation, "127.0.0.1:1", host);
   if (std::strcmp(argv[1], "tracked_push_update") == 0) {
     // The pushed documents are inserted first, in every run: the guard's difference of two runs

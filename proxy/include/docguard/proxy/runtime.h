@@ -18,6 +18,20 @@
 
 namespace docguard::proxy {
 
+// requestIDs for messages docguard writes itself (replies it answers, rewritten requests keep
+// the client's). Negative, so they never collide with the upstream's positive ids.
+class RequestIds {
+ public:
+  int32_t next() {
+    int32_t id = next_.fetch_sub(1, std::memory_order_relaxed);
+    if (id == INT32_MIN + 1) next_.store(-1);
+    return id;
+  }
+
+ private:
+  std::atomic<int32_t> next_{-1};
+};
+
 struct ProxyRuntime {
   explicit ProxyRuntime(ProxyConfig cfg)
       : config(std::move(cfg)),
@@ -72,15 +86,7 @@ struct ProxyRuntime {
   // Set at startup, before any session: the topology monitor and server selection.
   std::unique_ptr<Router> router;
   std::atomic<int64_t> active_sessions{0};
-  // requestIDs for messages docguard writes itself (replies it answers, rewritten requests keep
-  // the client's). Negative, so they never collide with the upstream's positive ids.
-  std::atomic<int32_t> next_request_id{-1};
-
-  int32_t new_request_id() {
-    int32_t id = next_request_id.fetch_sub(1, std::memory_order_relaxed);
-    if (id == INT32_MIN + 1) next_request_id.store(-1);
-    return id;
-  }
+  RequestIds request_ids;
 };
 
 }  // namespace docguard::proxy

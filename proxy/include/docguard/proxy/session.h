@@ -24,18 +24,41 @@
 
 namespace docguard::proxy {
 
+// What a session reaches of the process's shared state (ProxyRuntime), and nothing more:
+// built by whoever creates sessions.
+struct SessionContext {
+  const ProxyConfig& config;
+  telemetry::Metrics& metrics;
+  rules::Engine& engine;
+  // The per-message policy of TCP clients (a Unix socket's client brings its socket's own).
+  const conversation::ConversationSettings& conversation;
+  const TlsContexts& tls;
+  Recorder& recorder;
+  const std::unique_ptr<Router>& router;  // set at startup, before any session
+  std::atomic<int64_t>& active_sessions;
+  RequestIds& request_ids;
+};
+
+// The references a session takes, out of the process's runtime.
+inline SessionContext session_context(ProxyRuntime& rt) {
+  return {rt.config,   rt.metrics, rt.engine,          rt.conversation, rt.tls,
+          rt.recorder, rt.router,  rt.active_sessions, rt.request_ids};
+}
+
 // Counts what the conversation reports in the process's metrics.
 class SessionHost : public conversation::ConversationHost {
  public:
-  explicit SessionHost(ProxyRuntime& rt) : rt_(rt) {}
-  int32_t new_request_id() override { return rt_.new_request_id(); }
+  SessionHost(telemetry::Metrics& metrics, RequestIds& request_ids)
+      : metrics_(metrics), request_ids_(request_ids) {}
+  int32_t new_request_id() override { return request_ids_.next(); }
   void on_compressed_request(codec::Compressor compressor) override;
   void on_inspected(double seconds) override;
   void on_blocked() override;
   void on_unacknowledged_reply_dropped(int32_t response_to) override;
 
  private:
-  ProxyRuntime& rt_;
+  telemetry::Metrics& metrics_;
+  RequestIds& request_ids_;
 };
 
 // A client that came through a Unix socket listener.
@@ -49,7 +72,7 @@ class Session final : public std::enable_shared_from_this<Session>, private Swee
  public:
   // `client` is a TCP connection, or with `unix_client` a Unix socket's descriptor in a
   // tcp::socket (see server.cc): then nothing TCP-specific is done with it.
-  Session(boost::asio::ip::tcp::socket client, ProxyRuntime& runtime,
+  Session(boost::asio::ip::tcp::socket client, const SessionContext& context,
           std::optional<UnixSocketClient> unix_client = std::nullopt);
   ~Session();
 
@@ -115,7 +138,7 @@ class Session final : public std::enable_shared_from_this<Session>, private Swee
 
   Stream client_;
   Stream upstream_;
-  ProxyRuntime& rt_;
+  const SessionContext context_;
   const bool unix_socket_;  // no TCP_NODELAY, no TLS: the socket file's mode guards it
   std::string peer_;
   codec::InboundBuffer client_in_;

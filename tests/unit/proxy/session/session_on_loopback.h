@@ -52,7 +52,7 @@ struct SessionOnLoopback {
     setsockopt(client.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
     tcp::socket accepted(ioc);
     acceptor.accept(accepted);
-    auto session = std::make_shared<Session>(std::move(accepted), runtime);
+    auto session = std::make_shared<Session>(std::move(accepted), session_context(runtime));
     asio::co_spawn(
         ioc, [session]() -> asio::awaitable<void> { co_await session->run(session); },
         asio::detached);

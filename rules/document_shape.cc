@@ -1,8 +1,6 @@
 #include "docguard/rules/document_shape.h"
 
 #include <algorithm>
-#include <cmath>
-#include <cstring>
 
 #include "docguard/codec/bson_elements.h"
 #include "docguard/rules/collection_stats.h"
@@ -13,38 +11,14 @@ namespace docguard::rules {
 using Elements = codec::BsonElements;
 using codec::is_container;
 
-using codec::key_of;
-
 namespace {
 
 // Distinct array paths remembered per document; the rest share one entry so their lengths are
 // still checked against max_array_length.
 constexpr size_t kMaxPathsPerDocument = 256;
 
-bool recurse(const bson_iter_t* iter, bson_iter_t* child) { return bson_iter_recurse(iter, child); }
-
 uint32_t count_components(std::string_view path) {
   return static_cast<uint32_t>(std::count(path.begin(), path.end(), '.')) + 1;
-}
-
-// Integer value of a numeric element, for $slice.
-bool as_int(const bson_iter_t* iter, int64_t* out) {
-  switch (bson_iter_type(iter)) {
-    case BSON_TYPE_INT32:
-      *out = bson_iter_int32(iter);
-      return true;
-    case BSON_TYPE_INT64:
-      *out = bson_iter_int64(iter);
-      return true;
-    case BSON_TYPE_DOUBLE: {
-      double d = bson_iter_double(iter);
-      if (!std::isfinite(d) || std::fabs(d) > 9e18) return false;
-      *out = static_cast<int64_t>(d);
-      return true;
-    }
-    default:
-      return false;
-  }
 }
 
 uint32_t clamp_u32(int64_t v) {
@@ -54,20 +28,15 @@ uint32_t clamp_u32(int64_t v) {
 
 }  // namespace
 
-uint32_t array_length(const bson_iter_t& iter) {
-  if (!BSON_ITER_HOLDS_ARRAY(&iter)) return 0;
-  bson_iter_t child;
-  if (!recurse(&iter, &child)) return 0;
+uint32_t array_length(const Elements& element) {
+  if (!element.holds_array()) return 0;
   uint32_t n = 0;
-  while (bson_iter_next(&child)) ++n;
+  for (Elements child(element.container()); child.next();) ++n;
   return n;
 }
 
 bool is_operator_document(const codec::BsonView& doc) {
-  if (doc.empty() || doc.size < 5 || codec::le32(doc.data) != doc.size ||
-      doc.data[doc.size - 1] != 0) {
-    return false;
-  }
+  if (!codec::well_framed(doc)) return false;
   Elements first(doc);
   return first.next() && first.key.starts_with('$');
 }
@@ -80,22 +49,27 @@ void DocumentShape::clear() {
   array_count_ = 0;
   path_.clear();
   has_id_ = false;
+  id_iter_ready_ = false;
+}
+
+const bson_iter_t& DocumentShape::id() const {
+  if (!id_iter_ready_) {
+    id_iter_ready_ = true;
+    if (has_id_) id_.to_iter(&id_iter_);
+  }
+  return id_iter_;
 }
 
 void DocumentShape::measure(const codec::BsonView& doc, std::string_view prefix,
                             uint32_t base_depth) {
   clear();
   bytes_ = doc.size;
-  if (doc.empty()) return;
-  bson_iter_t iter;
-  if (!bson_iter_init_from_data(&iter, doc.data, doc.size)) return;
+  if (!codec::well_framed(doc)) return;
   path_.assign(prefix);
   if (prefix.empty()) {
-    // Only a top-level document's _id identifies it; find it cheaply before the walk.
-    bson_iter_t id = iter;
-    // Usually the first field; otherwise searched from the start again.
-    if ((bson_iter_next(&id) && std::strcmp(bson_iter_key(&id), "_id") == 0) ||
-        (bson_iter_init_from_data(&id, doc.data, doc.size) && bson_iter_find(&id, "_id"))) {
+    // Only a top-level document's _id identifies it; usually the first field.
+    Elements id(doc);
+    if (id.find("_id")) {
       id_ = id;
       has_id_ = true;
     }
@@ -103,11 +77,10 @@ void DocumentShape::measure(const codec::BsonView& doc, std::string_view prefix,
   walk_container(doc.data, doc.size, base_depth + 1, false);
 }
 
-void DocumentShape::measure_value(const bson_iter_t& value, std::string_view path,
+void DocumentShape::measure_value(const Elements& value, std::string_view path,
                                   uint32_t base_depth) {
-  const bool is_array = BSON_ITER_HOLDS_ARRAY(&value);
-  if (!is_array && !BSON_ITER_HOLDS_DOCUMENT(&value)) return;
-  measure_container(is_array, codec::view_of(value), path, base_depth);
+  if (!is_container(value.type)) return;
+  measure_container(value.holds_array(), value.container(), path, base_depth);
 }
 
 void DocumentShape::measure_container(bool is_array, const codec::BsonView& container,
@@ -198,9 +171,7 @@ void UpdateShape::measure(const codec::BsonView& update, bool is_pipeline) {
     operator_document(update);
     return;
   }
-  bson_iter_t iter;
-  if (!bson_iter_init_from_data(&iter, update.data, update.size)) return;
-  pipeline(&iter);
+  if (codec::well_framed(update)) pipeline(update);
 }
 
 void UpdateShape::add_growth(std::string_view path, const char* op, uint32_t elements,
@@ -278,18 +249,15 @@ void UpdateShape::operator_document(const codec::BsonView& update) {
 namespace {
 
 // Elements that literal arrays in a $concatArrays argument list add.
-uint32_t literal_elements(const bson_iter_t& args) {
-  bson_iter_t arg;
-  if (!BSON_ITER_HOLDS_ARRAY(&args) || !bson_iter_recurse(&args, &arg)) return 0;
+uint32_t literal_elements(const Elements& args) {
+  if (!args.holds_array()) return 0;
   uint32_t n = 0;
-  while (bson_iter_next(&arg)) {
-    if (BSON_ITER_HOLDS_ARRAY(&arg)) {
+  for (Elements arg(args.container()); arg.next();) {
+    if (arg.holds_array()) {
       n += array_length(arg);
-    } else if (BSON_ITER_HOLDS_DOCUMENT(&arg)) {
-      bson_iter_t lit;
-      if (bson_iter_recurse(&arg, &lit) && bson_iter_find(&lit, "$literal")) {
-        n += array_length(lit);
-      }
+    } else if (arg.holds_document()) {
+      Elements lit(arg.container());
+      if (lit.find("$literal")) n += array_length(lit);
     }
   }
   return n;
@@ -297,51 +265,42 @@ uint32_t literal_elements(const bson_iter_t& args) {
 
 }  // namespace
 
-void UpdateShape::pipeline(bson_iter_t* iter) {
-  while (bson_iter_next(iter)) {
-    if (!BSON_ITER_HOLDS_DOCUMENT(iter)) continue;
-    bson_iter_t stage;
-    if (!recurse(iter, &stage) || !bson_iter_next(&stage)) continue;
-    const std::string_view name = key_of(&stage);
-    if ((name != "$set" && name != "$addFields") || !BSON_ITER_HOLDS_DOCUMENT(&stage)) continue;
-    {
-      uint32_t len = 0;
-      const uint8_t* data = nullptr;
-      bson_iter_document(&stage, &len, &data);
-      set_bytes_ += len;
-    }
-    bson_iter_t field;
-    if (!recurse(&stage, &field)) continue;
-    while (bson_iter_next(&field)) {
-      const std::string_view path = key_of(&field);
-      if (BSON_ITER_HOLDS_ARRAY(&field)) {
+void UpdateShape::pipeline(const codec::BsonView& stages) {
+  for (Elements stage_element(stages); stage_element.next();) {
+    if (!stage_element.holds_document()) continue;
+    Elements stage(stage_element.container());
+    if (!stage.next()) continue;
+    const std::string_view name = stage.key;
+    if ((name != "$set" && name != "$addFields") || !stage.holds_document()) continue;
+    set_bytes_ += stage.value_size;
+    for (Elements field(stage.container()); field.next();) {
+      const std::string_view path = field.key;
+      if (field.holds_array()) {
         // An array literal in an expression: its length is what gets stored.
         scratch_ = normalize_field_path(path);
         set_values_.measure_value(field, scratch_, count_components(path));
         continue;
       }
-      if (!BSON_ITER_HOLDS_DOCUMENT(&field)) continue;
-      bson_iter_t expr;
-      if (!recurse(&field, &expr) || !bson_iter_next(&expr)) continue;
-      const std::string_view op = key_of(&expr);
+      if (!field.holds_document()) continue;
+      Elements expr(field.container());
+      if (!expr.next()) continue;
+      const std::string_view op = expr.key;
       if (op == "$concatArrays") {
         add_growth(path, "$concatArrays", literal_elements(expr), false, 0);
-      } else if (op == "$slice" && BSON_ITER_HOLDS_ARRAY(&expr)) {
+      } else if (op == "$slice" && expr.holds_array()) {
         // {$slice: [{$concatArrays: [...]}, N]} or [..., position, N]: bounded by |N|.
-        bson_iter_t arg;
-        if (!recurse(&expr, &arg)) continue;
         uint32_t added = 0;
         bool concat = false;
         int64_t last = 0;
         bool has_n = false;
-        while (bson_iter_next(&arg)) {
-          if (BSON_ITER_HOLDS_DOCUMENT(&arg)) {
-            bson_iter_t inner;
-            if (recurse(&arg, &inner) && bson_iter_find(&inner, "$concatArrays")) {
+        for (Elements arg(expr.container()); arg.next();) {
+          if (arg.holds_document()) {
+            Elements inner(arg.container());
+            if (inner.find("$concatArrays")) {
               concat = true;
               added = literal_elements(inner);
             }
-          } else if (as_int(&arg, &last)) {
+          } else if (arg.as_int(&last)) {
             has_n = true;
           }
         }

@@ -42,21 +42,36 @@ void DocumentTracker::set_limits(uint32_t capacity, uint32_t max_fields) {
   }
 }
 
-void DocumentTracker::make_key(std::string_view db, std::string_view coll, const bson_iter_t& id,
-                               std::string* key) {
-  // "db.coll", NUL, BSON type byte, raw value bytes: equal _id values give equal keys. The value
-  // occupies [d1, next_off) of the document buffer for every BSON type. Written in place: the
-  // key buffer is reused, so mostly no resize moves anything.
-  const size_t value = id.next_off >= id.d1 ? id.next_off - id.d1 : 0;
+namespace {
+
+// "db.coll", NUL, BSON type byte, raw value bytes: equal _id values give equal keys. Written in
+// place: the key buffer is reused, so mostly no resize moves anything.
+void write_key(std::string_view db, std::string_view coll, uint8_t type, std::string_view value,
+               std::string* key) {
   const size_t at_value = db.size() + 1 + coll.size() + 2;
-  key->resize(at_value + value);
+  key->resize(at_value + value.size());
   char* out = key->data();
   std::memcpy(out, db.data(), db.size());
   out[db.size()] = '.';
   std::memcpy(out + db.size() + 1, coll.data(), coll.size());
   out[at_value - 2] = '\0';
-  out[at_value - 1] = static_cast<char>(bson_iter_type_unsafe(&id));  // a validated element
-  if (value > 0) std::memcpy(out + at_value, id.raw + id.d1, value);
+  out[at_value - 1] = static_cast<char>(type);
+  if (!value.empty()) std::memcpy(out + at_value, value.data(), value.size());
+}
+
+}  // namespace
+
+void DocumentTracker::make_key(std::string_view db, std::string_view coll,
+                               const codec::BsonElements& id, std::string* key) {
+  write_key(db, coll, id.type, {reinterpret_cast<const char*>(id.value), id.value_size}, key);
+}
+
+void DocumentTracker::make_key(std::string_view db, std::string_view coll, const bson_iter_t& id,
+                               std::string* key) {
+  // The value occupies [d1, next_off) of the document buffer for every BSON type.
+  const size_t value = id.next_off >= id.d1 ? id.next_off - id.d1 : 0;
+  write_key(db, coll, static_cast<uint8_t>(bson_iter_type_unsafe(&id)),  // a validated element
+            {reinterpret_cast<const char*>(id.raw) + id.d1, value}, key);
 }
 
 uint64_t DocumentTracker::hash_of(std::string_view key) {

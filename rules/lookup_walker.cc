@@ -5,8 +5,7 @@
 
 namespace docguard::rules {
 
-using codec::key_of;
-using codec::utf8_of;
+using Elements = codec::BsonElements;
 
 namespace {
 
@@ -24,53 +23,53 @@ bool LookupWalker::may_contain_join(const codec::BsonView& pipeline) {
   return contains(pipeline, std::string_view("ookup\0", 6));
 }
 
-uint32_t LookupWalker::walk_stages(bson_iter_t* stages, uint32_t depth, const Visitor& v) {
+uint32_t LookupWalker::walk_stages(const codec::BsonView& stages, uint32_t depth,
+                                   const Visitor& v) {
   uint32_t joins = 0;
-  auto sub_pipeline = [&](const bson_iter_t* holder) {
-    if (depth + 1 > kMaxDepth || !BSON_ITER_HOLDS_ARRAY(holder)) return;
-    bson_iter_t child;
-    if (bson_iter_recurse(holder, &child)) joins += walk_stages(&child, depth + 1, v);
+  auto sub_pipeline = [&](const Elements& holder) {
+    if (depth + 1 > kMaxDepth || !holder.holds_array() || !codec::well_framed(holder.container())) {
+      return;
+    }
+    joins += walk_stages(holder.container(), depth + 1, v);
   };
-  while (bson_iter_next(stages)) {
-    if (!BSON_ITER_HOLDS_DOCUMENT(stages)) continue;
-    bson_iter_t stage;
-    if (!bson_iter_recurse(stages, &stage) || !bson_iter_next(&stage)) continue;
-    const std::string_view name = key_of(&stage);
+  // The element `key` of the document `holder` holds, searched from its start.
+  auto find_in = [](const Elements& holder, std::string_view key, Elements* out) {
+    if (!codec::well_framed(holder.container())) return false;
+    *out = Elements(holder.container());
+    return out->find(key);
+  };
+  for (Elements stage_element(stages); stage_element.next();) {
+    if (!stage_element.holds_document() || !codec::well_framed(stage_element.container())) {
+      continue;
+    }
+    Elements stage(stage_element.container());
+    if (!stage.next()) continue;
+    const std::string_view name = stage.key;
     if (name == "$lookup" || name == "$graphLookup") {
       Join join{name, {}, depth};
-      bson_iter_t spec;
-      const bool is_doc = BSON_ITER_HOLDS_DOCUMENT(&stage);
-      if (is_doc && bson_iter_recurse(&stage, &spec)) {
-        while (bson_iter_next(&spec)) {
-          const std::string_view field = key_of(&spec);
-          if (field == "from") {
-            if (BSON_ITER_HOLDS_UTF8(&spec)) {
-              join.from = utf8_of(&spec);
-            } else if (BSON_ITER_HOLDS_DOCUMENT(&spec)) {
-              // Atlas Data Federation: from: {db, coll}.
-              bson_iter_t from;
-              if (bson_iter_recurse(&spec, &from) && bson_iter_find(&from, "coll")) {
-                join.from = utf8_of(&from);
-              }
-            }
+      const bool is_doc = stage.holds_document() && codec::well_framed(stage.container());
+      if (is_doc) {
+        for (Elements spec(stage.container()); spec.next();) {
+          if (spec.key != "from") continue;
+          if (spec.holds_utf8()) {
+            join.from = spec.utf8();
+          } else if (Elements from(nullptr, 0);
+                     spec.holds_document() && find_in(spec, "coll", &from)) {
+            join.from = from.utf8();  // Atlas Data Federation: from: {db, coll}.
           }
         }
       }
       v.fn(v.ctx, join);
       ++joins;
-      if (is_doc && bson_iter_recurse(&stage, &spec) && bson_iter_find(&spec, "pipeline")) {
-        sub_pipeline(&spec);
+      if (Elements pipeline(nullptr, 0); is_doc && find_in(stage, "pipeline", &pipeline)) {
+        sub_pipeline(pipeline);
       }
-    } else if (name == "$facet" && BSON_ITER_HOLDS_DOCUMENT(&stage)) {
-      bson_iter_t facets;
-      if (bson_iter_recurse(&stage, &facets)) {
-        while (bson_iter_next(&facets)) sub_pipeline(&facets);
-      }
-    } else if (name == "$unionWith" && BSON_ITER_HOLDS_DOCUMENT(&stage)) {
-      bson_iter_t spec;
-      if (bson_iter_recurse(&stage, &spec) && bson_iter_find(&spec, "pipeline")) {
-        sub_pipeline(&spec);
-      }
+    } else if (name == "$facet" && stage.holds_document() &&
+               codec::well_framed(stage.container())) {
+      for (Elements facet(stage.container()); facet.next();) sub_pipeline(facet);
+    } else if (Elements pipeline(nullptr, 0); name == "$unionWith" && stage.holds_document() &&
+                                              find_in(stage, "pipeline", &pipeline)) {
+      sub_pipeline(pipeline);
     }
   }
   return joins;

@@ -13,8 +13,9 @@
 namespace docguard::rules {
 namespace {
 
-using codec::child_of;
-using codec::key_of;
+using codec::BsonElements;
+using codec::BsonView;
+using codec::well_framed;
 
 // Filters nest through $and and $elemMatch; past this depth the rest is not walked (a filter
 // that deep is not one an index advice could be written for anyway).
@@ -71,13 +72,12 @@ bool is_range_operator(std::string_view op) {
   return std::find(std::begin(kRange), std::end(kRange), op) != std::end(kRange);
 }
 
-void add_filter(const bson_iter_t& start, const std::string& prefix, ShapeBuilder& b, int depth);
+void add_filter(const BsonView& doc, const std::string& prefix, ShapeBuilder& b, int depth);
 
 // The operators of one field: {$gt: 1, $lt: 5}, {$in: [...]}, {$elemMatch: {...}}.
-void add_operators(const bson_iter_t& start, const std::string& path, ShapeBuilder& b, int depth) {
-  bson_iter_t it = start;
-  while (bson_iter_next(&it)) {
-    const std::string_view op = key_of(it);
+void add_operators(const BsonView& ops, const std::string& path, ShapeBuilder& b, int depth) {
+  for (BsonElements it(ops); it.next();) {
+    const std::string_view op = it.key;
     if (op == "$eq" || op == "$in" || op == "$all") {
       b.add(b.equality, path);
     } else if (is_range_operator(op)) {
@@ -85,15 +85,14 @@ void add_operators(const bson_iter_t& start, const std::string& path, ShapeBuild
     } else if (op == "$options") {
       // belongs to $regex, already counted
     } else if (op == "$elemMatch") {
-      bson_iter_t inner;
-      if (depth >= kMaxDepth || !BSON_ITER_HOLDS_DOCUMENT(&it) || !child_of(it, &inner)) continue;
+      if (depth >= kMaxDepth || !it.holds_document() || !well_framed(it.container())) continue;
       const std::string_view first = first_key_of(it);
       // {$elemMatch: {$gt: 1}} matches values; {$elemMatch: {sku: 1}} matches fields of
       // documents, which an index reaches as path.sku.
       if (is_operator(first) && !is_logical(first)) {
-        add_operators(inner, path, b, depth + 1);
+        add_operators(it.container(), path, b, depth + 1);
       } else {
-        add_filter(inner, path + ".", b, depth + 1);
+        add_filter(it.container(), path + ".", b, depth + 1);
       }
     } else {
       b.skip(op);  // geo operators, $size, unknown ones
@@ -101,17 +100,17 @@ void add_operators(const bson_iter_t& start, const std::string& path, ShapeBuild
   }
 }
 
-void add_filter(const bson_iter_t& start, const std::string& prefix, ShapeBuilder& b, int depth) {
-  bson_iter_t it = start;
-  while (bson_iter_next(&it)) {
-    const std::string_view key = key_of(it);
+void add_filter(const BsonView& doc, const std::string& prefix, ShapeBuilder& b, int depth) {
+  for (BsonElements it(doc); it.next();) {
+    const std::string_view key = it.key;
     if (is_operator(key)) {
       if (key == "$and") {
-        bson_iter_t clauses, clause;
-        if (depth >= kMaxDepth || !child_of(it, &clauses)) continue;
-        while (bson_iter_next(&clauses)) {
-          if (BSON_ITER_HOLDS_DOCUMENT(&clauses) && child_of(clauses, &clause)) {
-            add_filter(clause, prefix, b, depth + 1);
+        if (depth >= kMaxDepth || !codec::is_container(it.type) || !well_framed(it.container())) {
+          continue;
+        }
+        for (BsonElements clause(it.container()); clause.next();) {
+          if (clause.holds_document() && well_framed(clause.container())) {
+            add_filter(clause.container(), prefix, b, depth + 1);
           }
         }
       } else if (key != "$comment") {
@@ -125,12 +124,11 @@ void add_filter(const bson_iter_t& start, const std::string& prefix, ShapeBuilde
     }
     std::string path = prefix;
     path.append(key);
-    if (BSON_ITER_HOLDS_REGEX(&it)) {
+    if (it.holds_regex()) {
       b.add(b.range, std::move(path));
     } else if (const std::string_view first = first_key_of(it);
                is_operator(first) && first != "$ref") {
-      bson_iter_t ops;
-      if (child_of(it, &ops)) add_operators(ops, path, b, depth + 1);
+      if (well_framed(it.container())) add_operators(it.container(), path, b, depth + 1);
     } else {
       // A value, or a whole embedded document (a DBRef {$ref, $id} is one too).
       b.add(b.equality, std::move(path));
@@ -138,21 +136,18 @@ void add_filter(const bson_iter_t& start, const std::string& prefix, ShapeBuilde
   }
 }
 
-void add_sort(const bson_t* sort, ShapeBuilder& b) {
-  bson_iter_t it;
-  if (!sort || !bson_iter_init(&it, sort)) return;
+void add_sort(const BsonView& sort, ShapeBuilder& b) {
+  if (!well_framed(sort)) return;
   std::vector<SortKey> keys;
-  while (bson_iter_next(&it)) {
-    const bool numeric =
-        BSON_ITER_HOLDS_INT32(&it) || BSON_ITER_HOLDS_INT64(&it) || BSON_ITER_HOLDS_DOUBLE(&it);
-    const double value = numeric ? bson_iter_as_double(&it) : 0;
+  for (BsonElements it(sort); it.next();) {
+    const double value = it.holds_number() ? it.as_double() : 0;
     if (value != 1 && value != -1) {
       // {score: {$meta: "textScore"}} or a malformed sort: no index order can give it.
       b.skip(first_key_of(it) == "$meta" ? "$meta" : "sort");
       return;
     }
-    if (!b.fits(key_of(it).size())) return;
-    keys.push_back(SortKey{std::string(key_of(it)), value > 0 ? 1 : -1});
+    if (!b.fits(it.key.size())) return;
+    keys.push_back(SortKey{std::string(it.key), value > 0 ? 1 : -1});
   }
   b.sort = std::move(keys);
 }
@@ -240,32 +235,25 @@ std::string QueryShape::key() const {
 
 QueryShape query_shape(const bson_t* filter, const bson_t* sort) {
   ShapeBuilder b;
-  bson_iter_t it;
-  if (filter && bson_iter_init(&it, filter)) add_filter(it, "", b, 0);
-  add_sort(sort, b);
+  if (filter != nullptr) add_filter(codec::BsonView{bson_get_data(filter), filter->len}, "", b, 0);
+  if (sort != nullptr) add_sort(codec::BsonView{bson_get_data(sort), sort->len}, b);
   return finish(b);
 }
 
 QueryShape pipeline_query_shape(const bson_t* pipeline) {
   ShapeBuilder b;
-  bson_iter_t stages, stage, body;
-  if (!pipeline || !bson_iter_init(&stages, pipeline)) return finish(b);
+  if (pipeline == nullptr) return finish(b);
   bool sorted = false;
-  while (bson_iter_next(&stages)) {
-    if (!BSON_ITER_HOLDS_DOCUMENT(&stages) || !child_of(stages, &stage) ||
-        !bson_iter_next(&stage) || !BSON_ITER_HOLDS_DOCUMENT(&stage) || !child_of(stage, &body)) {
-      break;
-    }
-    const std::string_view name = key_of(stage);
+  for (BsonElements stages(pipeline); stages.next();) {
+    if (!stages.holds_document() || !well_framed(stages.container())) break;
+    BsonElements stage(stages.container());
+    if (!stage.next() || !stage.holds_document() || !well_framed(stage.container())) break;
+    const std::string_view name = stage.key;
     if (name == "$match") {
-      add_filter(body, "", b, 0);
+      add_filter(stage.container(), "", b, 0);
     } else if (name == "$sort" && !sorted) {
       // The server moves a $match ahead of a $sort, so $sort then $match is the same shape.
-      uint32_t length = 0;
-      const uint8_t* data = nullptr;
-      bson_iter_document(&stage, &length, &data);
-      bson_t sort;
-      if (bson_init_static(&sort, data, length)) add_sort(&sort, b);
+      add_sort(stage.container(), b);
       sorted = true;
     } else {
       break;

@@ -2,22 +2,32 @@
 // docguard apply at once, and a client's own exhausted listIndexes is a complete list.
 #include <bson/bson.h>
 
+#include "docguard/codec/bson_elements.h"
 #include "docguard/rules/index_catalog.h"
 
 namespace docguard::rules {
 
 namespace {
 
-// Calls `each` with the iterator of every document element of the array `key` in `doc`.
+using codec::BsonElements;
+using codec::well_framed;
+
+// The element `key` of `doc`, when `doc` is framed and has it.
+bool find_field(const codec::BsonView& doc, std::string_view key, BsonElements* out) {
+  if (!well_framed(doc)) return false;
+  *out = BsonElements(doc);
+  return out->find(key);
+}
+
+// Calls `each` with every document element of the array `key` in `doc`.
 template <typename Each>
 void for_each_document(const codec::BsonView& doc, const char* key, const Each& each) {
-  bson_iter_t it, child;
-  if (doc.empty() || !bson_iter_init_from_data(&it, doc.data, doc.size) ||
-      !bson_iter_find(&it, key) || !BSON_ITER_HOLDS_ARRAY(&it) || !bson_iter_recurse(&it, &child)) {
+  BsonElements array(nullptr, 0);
+  if (!find_field(doc, key, &array) || !array.holds_array() || !well_framed(array.container())) {
     return;
   }
-  while (bson_iter_next(&child)) {
-    if (BSON_ITER_HOLDS_DOCUMENT(&child)) each(codec::view_of(child));
+  for (BsonElements child(array.container()); child.next();) {
+    if (child.holds_document()) each(child.container());
   }
 }
 
@@ -52,27 +62,24 @@ void learn_from_catalog_reply(IndexCatalog& catalog, const codec::CommandView& r
       if (!index.keys.empty()) catalog.add(db, coll, std::move(index));
     });
   } else if (name == "dropIndexes" || name == "deleteIndexes") {
-    bson_iter_t it;
-    if (!bson_iter_init_from_data(&it, request.body.data, request.body.size) ||
-        !bson_iter_find(&it, "index")) {
-      return;
-    }
-    if (BSON_ITER_HOLDS_UTF8(&it)) {
-      catalog.drop(db, coll, codec::utf8_of(it));
-    } else if (BSON_ITER_HOLDS_DOCUMENT(&it)) {
-      catalog.drop_keys(db, coll, index_keys_of(codec::view_of(it)));
-    } else if (BSON_ITER_HOLDS_ARRAY(&it)) {
-      bson_iter_t names;
-      if (!bson_iter_recurse(&it, &names)) return;
-      while (bson_iter_next(&names)) catalog.drop(db, coll, codec::utf8_of(names));
+    BsonElements index(nullptr, 0);
+    if (!find_field(request.body, "index", &index)) return;
+    if (index.holds_utf8()) {
+      catalog.drop(db, coll, index.utf8());
+    } else if (index.holds_document()) {
+      catalog.drop_keys(db, coll, index_keys_of(index.container()));
+    } else if (index.holds_array()) {
+      if (!well_framed(index.container())) return;
+      for (BsonElements names(index.container()); names.next();) {
+        catalog.drop(db, coll, names.utf8());
+      }
     }
   } else if (name == "drop") {
     // Gone: nothing to scan until it is created again.
     catalog.set_kind(db, coll, NamespaceKind::kAbsent, "drop");
   } else if (name == "create") {
-    bson_iter_t it;
-    const bool timeseries = bson_iter_init_from_data(&it, request.body.data, request.body.size) &&
-                            bson_iter_find(&it, "timeseries");
+    BsonElements timeseries_field(nullptr, 0);
+    const bool timeseries = find_field(request.body, "timeseries", &timeseries_field);
     if (!codec::find_string(request.body, "viewOn").empty()) {
       catalog.set_kind(db, coll, NamespaceKind::kView, "create");
     } else if (timeseries) {
@@ -84,11 +91,10 @@ void learn_from_catalog_reply(IndexCatalog& catalog, const codec::CommandView& r
     codec::BsonView batch;
     if (!codec::complete_first_batch(reply, &batch)) return;
     std::vector<KnownIndex> indexes;
-    bson_iter_t it;
-    if (!bson_iter_init_from_data(&it, batch.data, batch.size)) return;
-    while (bson_iter_next(&it)) {
-      if (!BSON_ITER_HOLDS_DOCUMENT(&it)) continue;
-      KnownIndex index = known_index_of(codec::view_of(it));
+    if (!well_framed(batch)) return;
+    for (BsonElements it(batch); it.next();) {
+      if (!it.holds_document()) continue;
+      KnownIndex index = known_index_of(it.container());
       if (!index.keys.empty()) indexes.push_back(std::move(index));
     }
     catalog.set(db, coll, std::move(indexes), "listIndexes");

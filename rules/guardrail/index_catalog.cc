@@ -20,11 +20,9 @@ std::string ns_key(std::string_view db, std::string_view coll) {
 }
 
 // The text of an index key's value: "1", "-1", "text", "2dsphere", "hashed".
-std::string key_type(const bson_iter_t& it) {
-  if (BSON_ITER_HOLDS_UTF8(&it)) return std::string(codec::utf8_of(it));
-  if (BSON_ITER_HOLDS_INT32(&it) || BSON_ITER_HOLDS_INT64(&it) || BSON_ITER_HOLDS_DOUBLE(&it)) {
-    return bson_iter_as_double(&it) < 0 ? "-1" : "1";
-  }
+std::string key_type(const codec::BsonElements& e) {
+  if (e.holds_utf8()) return std::string(e.utf8());
+  if (e.holds_number()) return e.as_double() < 0 ? "-1" : "1";
   return "1";
 }
 
@@ -77,12 +75,10 @@ const NamespaceIndexes* IndexCatalog::find_cached(std::string_view db,
 
 IndexKeys index_keys_of(const codec::BsonView& key_document) {
   IndexKeys keys;
-  bson_iter_t it;
-  if (key_document.empty() ||
-      !bson_iter_init_from_data(&it, key_document.data, key_document.size)) {
-    return keys;
+  if (!codec::well_framed(key_document)) return keys;
+  for (codec::BsonElements e(key_document); e.next();) {
+    keys.emplace_back(std::string(e.key), key_type(e));
   }
-  while (bson_iter_next(&it)) keys.emplace_back(std::string(codec::key_of(it)), key_type(it));
   return keys;
 }
 

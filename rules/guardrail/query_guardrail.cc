@@ -11,7 +11,6 @@ namespace docguard::rules {
 namespace {
 
 using codec::BsonView;
-using codec::key_of;
 
 using codec::first_key_of;
 using codec::is_operator;
@@ -24,18 +23,16 @@ bool plain_value(const codec::BsonElements& e) {
 
 // The leading $match and $sort stages of a pipeline, the part an index can serve.
 void leading_stages(const BsonView& pipeline, BsonView* match, BsonView* sort) {
-  bson_iter_t stages, stage;
-  if (pipeline.empty() || !bson_iter_init_from_data(&stages, pipeline.data, pipeline.size)) return;
-  while (bson_iter_next(&stages)) {
-    if (!BSON_ITER_HOLDS_DOCUMENT(&stages) || !bson_iter_recurse(&stages, &stage) ||
-        !bson_iter_next(&stage) || !BSON_ITER_HOLDS_DOCUMENT(&stage)) {
-      return;
-    }
-    const std::string_view name = key_of(stage);
+  if (!codec::well_framed(pipeline)) return;
+  for (codec::BsonElements stages(pipeline); stages.next();) {
+    if (!stages.holds_document() || !codec::well_framed(stages.container())) return;
+    codec::BsonElements stage(stages.container());
+    if (!stage.next() || !stage.holds_document()) return;
+    const std::string_view name = stage.key;
     if (name == "$match" && match->empty()) {
-      *match = codec::view_of(stage);
+      *match = stage.container();
     } else if (name == "$sort" && sort->empty()) {
-      *sort = codec::view_of(stage);
+      *sort = stage.container();
     } else if (name != "$match" && name != "$sort") {
       return;
     }

@@ -11,8 +11,8 @@ namespace docguard::rules {
 
 namespace {
 
+using codec::BsonElements;
 using codec::BsonView;
-using codec::key_of;
 
 // Past this depth of $and / $or / $elemMatch nesting the shape text says no more.
 constexpr int kMaxDepth = 8;
@@ -45,73 +45,69 @@ struct ShapeWriter {
     full = true;
   }
   void filter(const BsonView& doc, int depth);
-  void operators(const bson_iter_t& field, int depth);
-  void value(const bson_iter_t& it, std::string_view key, int depth);
+  void operators(const BsonView& field, int depth);
+  void value(const BsonElements& element, int depth);
   void sort(const BsonView& doc);
   void keys(const BsonView& doc);
 };
 
 void ShapeWriter::filter(const BsonView& doc, int depth) {
-  bson_iter_t it;
   out.push_back('{');
-  if (depth <= kMaxDepth && !doc.empty() && bson_iter_init_from_data(&it, doc.data, doc.size)) {
+  if (depth <= kMaxDepth && codec::well_framed(doc)) {
     bool first = true;
-    while (bson_iter_next(&it) && room()) {
-      const std::string_view key = key_of(it);
-      if (key == "$comment") continue;
+    for (BsonElements e(doc); e.next() && room();) {
+      if (e.key == "$comment") continue;
       out.append(first ? "" : ", ");
-      name(key);
+      name(e.key);
       out.append(": ");
       first = false;
-      value(it, key, depth);
+      value(e, depth);
     }
   }
   out.push_back('}');
 }
 
-void ShapeWriter::value(const bson_iter_t& it, std::string_view key, int depth) {
-  if ((key == "$and" || key == "$or" || key == "$nor") && BSON_ITER_HOLDS_ARRAY(&it)) {
-    bson_iter_t clauses;
+void ShapeWriter::value(const BsonElements& e, int depth) {
+  const std::string_view key = e.key;
+  if ((key == "$and" || key == "$or" || key == "$nor") && e.holds_array()) {
     out.push_back('[');
     bool first = true;
-    if (bson_iter_recurse(&it, &clauses)) {
-      while (bson_iter_next(&clauses) && room()) {
+    if (codec::well_framed(e.container())) {
+      for (BsonElements clause(e.container()); clause.next() && room();) {
         out.append(first ? "" : ", ");
         first = false;
-        if (BSON_ITER_HOLDS_DOCUMENT(&clauses)) {
-          filter(codec::view_of(clauses), depth + 1);
+        if (clause.holds_document()) {
+          filter(clause.container(), depth + 1);
         } else {
           out.push_back('?');
         }
       }
     }
     out.push_back(']');
-  } else if (BSON_ITER_HOLDS_DOCUMENT(&it) && is_operator(first_key_of(it)) &&
-             first_key_of(it) != "$ref") {
-    operators(it, depth);
-  } else if (BSON_ITER_HOLDS_REGEX(&it)) {
+  } else if (e.holds_document() && is_operator(first_key_of(e)) && first_key_of(e) != "$ref") {
+    operators(e.container(), depth);
+  } else if (e.holds_regex()) {
     out.append("/?/");  // a regex uses an index otherwise than an equality: its own shape
   } else {
     out.push_back('?');
   }
 }
 
-void ShapeWriter::operators(const bson_iter_t& field, int depth) {
-  bson_iter_t it;
+void ShapeWriter::operators(const BsonView& field, int depth) {
   out.push_back('{');
-  if (depth <= kMaxDepth && bson_iter_recurse(&field, &it)) {
+  if (depth <= kMaxDepth && codec::well_framed(field)) {
     bool first = true;
-    while (bson_iter_next(&it) && room()) {
-      const std::string_view op = key_of(it);
+    for (BsonElements e(field); e.next() && room();) {
+      const std::string_view op = e.key;
       out.append(first ? "" : ", ");
       name(op);
       out.append(": ");
       first = false;
-      if ((op == "$elemMatch" || op == "$not") && BSON_ITER_HOLDS_DOCUMENT(&it)) {
-        if (is_operator(first_key_of(it))) {
-          operators(it, depth + 1);
+      if ((op == "$elemMatch" || op == "$not") && e.holds_document()) {
+        if (is_operator(first_key_of(e))) {
+          operators(e.container(), depth + 1);
         } else {
-          filter(codec::view_of(it), depth + 1);
+          filter(e.container(), depth + 1);
         }
       } else {
         out.push_back('?');
@@ -122,31 +118,27 @@ void ShapeWriter::operators(const bson_iter_t& field, int depth) {
 }
 
 void ShapeWriter::sort(const BsonView& doc) {
-  bson_iter_t it;
   out.push_back('{');
   bool first = true;
-  if (bson_iter_init_from_data(&it, doc.data, doc.size)) {
-    while (bson_iter_next(&it) && room()) {
+  if (codec::well_framed(doc)) {
+    for (BsonElements e(doc); e.next() && room();) {
       out.append(first ? "" : ", ");
-      name(key_of(it));
+      name(e.key);
       out.append(": ");
       first = false;
-      const bool numeric =
-          BSON_ITER_HOLDS_INT32(&it) || BSON_ITER_HOLDS_INT64(&it) || BSON_ITER_HOLDS_DOUBLE(&it);
-      out.append(!numeric ? "?" : bson_iter_as_double(&it) < 0 ? "-1" : "1");
+      out.append(!e.holds_number() ? "?" : e.as_double() < 0 ? "-1" : "1");
     }
   }
   out.push_back('}');
 }
 
 void ShapeWriter::keys(const BsonView& doc) {
-  bson_iter_t it;
   out.push_back('{');
   bool first = true;
-  if (bson_iter_init_from_data(&it, doc.data, doc.size)) {
-    while (bson_iter_next(&it) && room()) {
+  if (codec::well_framed(doc)) {
+    for (BsonElements e(doc); e.next() && room();) {
       out.append(first ? "" : ", ");
-      name(key_of(it));
+      name(e.key);
       first = false;
     }
   }
@@ -158,25 +150,23 @@ void ShapeWriter::keys(const BsonView& doc) {
 bool append_shape_text(std::string& out, const QueryParts& parts, size_t max_bytes) {
   ShapeWriter w{out, out.size() + max_bytes};
   if (!parts.pipeline.empty()) {
-    bson_iter_t stages, stage;
     out.append("pipeline [");
     bool first = true;
-    if (bson_iter_init_from_data(&stages, parts.pipeline.data, parts.pipeline.size)) {
-      while (bson_iter_next(&stages) && w.room()) {
-        if (!BSON_ITER_HOLDS_DOCUMENT(&stages) || !bson_iter_recurse(&stages, &stage) ||
-            !bson_iter_next(&stage)) {
-          continue;
-        }
-        const std::string_view name = key_of(stage);
+    if (codec::well_framed(parts.pipeline)) {
+      for (BsonElements stages(parts.pipeline); stages.next() && w.room();) {
+        if (!stages.holds_document()) continue;
+        BsonElements stage(stages.container());
+        if (!codec::well_framed(stages.container()) || !stage.next()) continue;
+        const std::string_view name = stage.key;
         out.append(first ? "" : ", ");
         w.name(name);
         first = false;
-        if ((name == "$match" || name == "$sort") && BSON_ITER_HOLDS_DOCUMENT(&stage)) {
+        if ((name == "$match" || name == "$sort") && stage.holds_document()) {
           out.push_back(' ');
           if (name == "$match") {
-            w.filter(codec::view_of(stage), 0);
+            w.filter(stage.container(), 0);
           } else {
-            w.sort(codec::view_of(stage));
+            w.sort(stage.container());
           }
         }
       }

@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "docguard/codec/bson_elements.h"
 #include "docguard/rules/json_schema.h"
 
 namespace docguard::rules {
@@ -17,36 +18,27 @@ std::vector<std::string> failing_properties(const codec::BsonView& details) {
     }
     out.emplace_back(name);
   };
-  bson_iter_t it, rules, rule, field, list, item, name;
-  if (details.empty() || !bson_iter_init_from_data(&it, details.data, details.size) ||
-      !bson_iter_find(&it, "schemaRulesNotSatisfied") || !bson_iter_recurse(&it, &rules)) {
-    return out;
-  }
-  while (bson_iter_next(&rules)) {
-    if (!BSON_ITER_HOLDS_DOCUMENT(&rules) || !bson_iter_recurse(&rules, &rule)) continue;
-    while (bson_iter_next(&rule)) {
-      const std::string_view key = bson_iter_key(&rule);
-      if (!BSON_ITER_HOLDS_ARRAY(&rule)) {
-        if (key == "failingProperty" && BSON_ITER_HOLDS_UTF8(&rule))
-          add(bson_iter_utf8(&rule, nullptr));
+  if (!codec::well_framed(details)) return out;
+  codec::BsonElements it(details);
+  if (!it.find("schemaRulesNotSatisfied") || !codec::is_container(it.type)) return out;
+  for (codec::BsonElements rules(it.container()); rules.next();) {
+    if (!rules.holds_document()) continue;
+    for (codec::BsonElements rule(rules.container()); rule.next();) {
+      const std::string_view key = rule.key;
+      if (!rule.holds_array()) {
+        if (key == "failingProperty" && rule.holds_utf8()) add(rule.utf8());
         continue;
       }
-      if (!bson_iter_recurse(&rule, &list)) continue;
       const bool names = key == "missingProperties" || key == "additionalProperties";
       const bool entries =
           key == "propertiesNotSatisfied" || key == "details" || key == "failingDependencies";
-      while (bson_iter_next(&list)) {
-        if (names && BSON_ITER_HOLDS_UTF8(&list)) add(bson_iter_utf8(&list, nullptr));
-        if (!entries || !BSON_ITER_HOLDS_DOCUMENT(&list)) continue;
-        if (!bson_iter_recurse(&list, &item)) continue;
-        field = item;
-        if (bson_iter_find(&field, "propertyName") && BSON_ITER_HOLDS_UTF8(&field)) {
-          add(bson_iter_utf8(&field, nullptr));
-        }
-        name = item;
-        if (bson_iter_find(&name, "conditionalProperty") && BSON_ITER_HOLDS_UTF8(&name)) {
-          add(bson_iter_utf8(&name, nullptr));
-        }
+      for (codec::BsonElements list(rule.container()); list.next();) {
+        if (names && list.holds_utf8()) add(list.utf8());
+        if (!entries || !list.holds_document()) continue;
+        codec::BsonElements field(list.container());
+        if (field.find("propertyName") && field.holds_utf8()) add(field.utf8());
+        codec::BsonElements name(list.container());
+        if (name.find("conditionalProperty") && name.holds_utf8()) add(name.utf8());
       }
     }
   }

@@ -32,26 +32,23 @@ bool by_pattern(const Node& n, std::string_view key) {
 
 void explain_object(const Node& n, const Value& v, ArrayOut& out) {
   // properties, in the order written.
-  bson_iter_t props;
-  if (n.has_properties && find_keyword(n, "properties", &props) &&
-      BSON_ITER_HOLDS_DOCUMENT(&props)) {
+  codec::BsonElements props(nullptr, 0);
+  if (n.has_properties && find_keyword(n, "properties", &props) && props.holds_document() &&
+      codec::well_framed(props.container())) {
     bool any = false;
-    bson_iter_t child;
-    if (bson_iter_recurse(&props, &child)) {
-      while (bson_iter_next(&child)) {
-        Value field;
-        const Property* p = n.property(bson_iter_key(&child));
-        if (p && p->schema && has_field(v, p->name, &field) && !node_matches(*p->schema, field))
-          any = true;
-      }
+    for (codec::BsonElements child(props.container()); child.next();) {
+      Value field;
+      const Property* p = n.property(child.key);
+      if (p && p->schema && has_field(v, p->name, &field) && !node_matches(*p->schema, field))
+        any = true;
     }
-    if (any && bson_iter_recurse(&props, &child)) {
+    if (any) {
       EntryOut e(out);
       operator_name(e.get(), "properties");
       ArrayOut list(e.get(), "propertiesNotSatisfied");
-      while (bson_iter_next(&child)) {
+      for (codec::BsonElements child(props.container()); child.next();) {
         Value field;
-        const Property* p = n.property(bson_iter_key(&child));
+        const Property* p = n.property(child.key);
         if (!p || !p->schema || !has_field(v, p->name, &field) || node_matches(*p->schema, field))
           continue;
         EntryOut item(list);

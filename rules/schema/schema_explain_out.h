@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "docguard/codec/bson_elements.h"
 #include "schema_explain.h"
 #include "schema_node.h"
 
@@ -56,9 +57,11 @@ class EntryOut {
 };
 
 // The keyword's element in the subschema as written.
-inline bool find_keyword(const Node& n, const char* keyword, bson_iter_t* it) {
-  return bson_iter_init_from_data(it, n.source.data(), n.source.size()) &&
-         bson_iter_find(it, keyword);
+inline bool find_keyword(const Node& n, const char* keyword, codec::BsonElements* element) {
+  const codec::BsonView source{n.source.data(), static_cast<uint32_t>(n.source.size())};
+  if (!codec::well_framed(source)) return false;
+  *element = codec::BsonElements(source);
+  return element->find(keyword);
 }
 
 // specifiedAs: {keyword: as written, ...} for each keyword present.
@@ -68,8 +71,8 @@ inline void specified_as(bson_t* entry, const Node& n,
   bson_t spec;
   bson_append_document_begin(entry, "specifiedAs", -1, &spec);
   for (const char* k : keywords) {
-    bson_iter_t it;
-    if (find_keyword(n, k, &it)) bson_append_iter(&spec, k, -1, &it);
+    codec::BsonElements element(nullptr, 0);
+    if (find_keyword(n, k, &element)) element.append_to(&spec, k);
   }
   bson_append_document_end(entry, &spec);
 }

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "docguard/codec/bson_elements.h"
 #include "docguard/rules/json_schema.h"
 #include "schema_explain.h"
 #include "schema_node.h"
@@ -97,10 +98,10 @@ class UpdateJudge {
           bson_append_utf8(&e, "operatorName", -1, "required", -1);
           bson_t spec;
           bson_append_document_begin(&e, "specifiedAs", -1, &spec);
-          bson_iter_t it;
-          if (bson_iter_init_from_data(&it, n.source.data(), n.source.size()) &&
-              bson_iter_find(&it, "required")) {
-            bson_append_iter(&spec, "required", -1, &it);
+          const codec::BsonView source{n.source.data(), static_cast<uint32_t>(n.source.size())};
+          codec::BsonElements required(source);
+          if (codec::well_framed(source) && required.find("required")) {
+            required.append_to(&spec, "required");
           }
           bson_append_document_end(&e, &spec);
           bson_t missing;

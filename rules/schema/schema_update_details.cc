@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "docguard/codec/bson_elements.h"
 #include "schema_explain.h"
 
 namespace docguard::rules::schema {
@@ -26,41 +27,30 @@ void merge_update_entries(const bson_t* entries, bson_t* out) {
                                     {"required", "missingProperties"}};
   uint32_t written = 0;
   for (const Kind& kind : kKinds) {
-    std::vector<const uint8_t*> docs;
-    std::vector<uint32_t> sizes;
-    bson_iter_t it;
-    if (!bson_iter_init(&it, entries)) return;
-    while (bson_iter_next(&it)) {
-      if (!BSON_ITER_HOLDS_DOCUMENT(&it)) continue;
-      uint32_t len = 0;
-      const uint8_t* data = nullptr;
-      bson_iter_document(&it, &len, &data);
-      bson_iter_t op;
-      if (bson_iter_init_from_data(&op, data, len) && bson_iter_find(&op, "operatorName") &&
-          BSON_ITER_HOLDS_UTF8(&op) &&
-          std::string_view(bson_iter_utf8(&op, nullptr)) == kind.name) {
-        docs.push_back(data);
-        sizes.push_back(len);
+    std::vector<codec::BsonView> docs;
+    if (entries->len < 5) return;
+    for (codec::BsonElements it(entries); it.next();) {
+      if (!it.holds_document() || !codec::well_framed(it.container())) continue;
+      codec::BsonElements op(it.container());
+      if (op.find("operatorName") && op.holds_utf8() && op.utf8() == kind.name) {
+        docs.push_back(it.container());
       }
     }
     if (docs.empty()) continue;
     const std::string key = std::to_string(written++);
     bson_t first;
-    if (!bson_init_static(&first, docs[0], sizes[0])) continue;
-    bson_iter_t list_it;
-    const bool mergeable = docs.size() > 1 && bson_iter_init_find(&list_it, &first, kind.list) &&
-                           BSON_ITER_HOLDS_ARRAY(&list_it);
+    if (!bson_init_static(&first, docs[0].data, docs[0].size)) continue;
+    codec::BsonElements list_it(docs[0]);
+    const bool mergeable = docs.size() > 1 && list_it.find(kind.list) && list_it.holds_array();
     if (!mergeable) {
       bson_append_document(out, key.c_str(), -1, &first);
       continue;
     }
     bson_t merged;
     bson_append_document_begin(out, key.c_str(), -1, &merged);
-    bson_iter_t field;
-    bson_iter_init(&field, &first);
-    while (bson_iter_next(&field)) {
-      if (std::string_view(bson_iter_key(&field)) != kind.list) {
-        bson_append_iter(&merged, bson_iter_key(&field), -1, &field);
+    for (codec::BsonElements field(docs[0]); field.next();) {
+      if (field.key != kind.list) {
+        field.append_to(&merged, field.key);
         continue;
       }
       // The items of every entry's list; names (required, additionalProperties) once each.
@@ -68,17 +58,14 @@ void merge_update_entries(const bson_t* entries, bson_t* out) {
       bson_t items;
       bson_append_array_begin(&merged, kind.list, -1, &items);
       uint32_t n = 0;
-      for (size_t i = 0; i < docs.size(); ++i) {
-        bson_iter_t l, item;
-        if (!bson_iter_init_from_data(&l, docs[i], sizes[i]) || !bson_iter_find(&l, kind.list) ||
-            !bson_iter_recurse(&l, &item)) {
-          continue;
-        }
-        while (bson_iter_next(&item)) {
-          if (BSON_ITER_HOLDS_UTF8(&item)) {
-            names.emplace_back(bson_iter_utf8(&item, nullptr));
+      for (const codec::BsonView& doc : docs) {
+        codec::BsonElements list(doc);
+        if (!list.find(kind.list) || !codec::is_container(list.type)) continue;
+        for (codec::BsonElements item(list.container()); item.next();) {
+          if (item.holds_utf8()) {
+            names.emplace_back(item.utf8());
           } else {
-            bson_append_iter(&items, std::to_string(n++).c_str(), -1, &item);
+            item.append_to(&items, std::to_string(n++));
           }
         }
       }

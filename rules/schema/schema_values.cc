@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "docguard/codec/bson_elements.h"
 #include "schema_numbers.h"
 
 namespace docguard::rules::schema {
@@ -253,17 +254,15 @@ std::optional<Value> first_duplicate(const Value& array) {
 }
 
 void append_value(bson_t* parent, const char* key, const Value& v) {
-  // A one-element document {"": v}, iterated to reach libbson's append of an iterator.
+  // A one-element document {"": v}, its element copied under `key`.
   std::vector<uint8_t> buf(4 + 1 + 1 + v.size + 1, 0);
   const auto total = static_cast<uint32_t>(buf.size());
   std::memcpy(buf.data(), &total, 4);
   buf[4] = v.type;
   buf[5] = 0;
   if (v.size > 0) std::memcpy(buf.data() + 6, v.data, v.size);
-  bson_iter_t it;
-  if (bson_iter_init_from_data(&it, buf.data(), buf.size()) && bson_iter_next(&it)) {
-    bson_append_iter(parent, key, -1, &it);
-  } else {
+  codec::BsonElements element(buf.data(), total);
+  if (!element.next() || !element.append_to(parent, key)) {
     bson_append_null(parent, key, -1);
   }
 }

@@ -153,5 +153,22 @@ TEST(BsonRead, ElementsCopyAndPathsFind) {
   EXPECT_EQ(n.element_bytes().size(), 1u + 2u + 4u);  // type, "n\0", int32
 }
 
+TEST(BsonRead, WellFramedAgreesWithLibbsonsIteratorInit) {
+  auto doc = json(R"({"a": 1})");
+  const BsonView whole = view(doc);
+  bson_iter_t it;
+  EXPECT_TRUE(well_framed(whole));
+  EXPECT_TRUE(bson_iter_init_from_data(&it, whole.data, whole.size));
+  const BsonView shorter{whole.data, whole.size - 1};  // prefix no longer equals the size
+  EXPECT_FALSE(well_framed(shorter));
+  EXPECT_FALSE(bson_iter_init_from_data(&it, shorter.data, shorter.size));
+  std::string no_nul(reinterpret_cast<const char*>(whole.data), whole.size);
+  no_nul.back() = 'x';
+  const BsonView unterminated{reinterpret_cast<const uint8_t*>(no_nul.data()), whole.size};
+  EXPECT_FALSE(well_framed(unterminated));
+  EXPECT_FALSE(bson_iter_init_from_data(&it, unterminated.data, unterminated.size));
+  EXPECT_FALSE(well_framed(BsonView{}));
+}
+
 }  // namespace
 }  // namespace docguard::codec

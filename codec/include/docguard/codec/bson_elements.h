@@ -341,6 +341,12 @@ inline int64_t int_field(const BsonView& doc, std::string_view key, int64_t fall
   return e.find(key) && e.as_int(&v) ? v : fallback;
 }
 
+// Whether `doc` is framed as libbson's iterator requires before it reads one element: at least
+// five bytes, a length prefix equal to the size, a trailing NUL.
+inline bool well_framed(const BsonView& doc) {
+  return !doc.empty() && doc.size >= 5 && le32(doc.data) == doc.size && doc.data[doc.size - 1] == 0;
+}
+
 inline bool is_container(uint8_t type) {
   return type == BSON_TYPE_DOCUMENT || type == BSON_TYPE_ARRAY;
 }

@@ -1,7 +1,7 @@
 // Measuring what a write does to a document's shape: size, nesting depth and array lengths of
 // whole documents (DocumentShape), and array growth by update operators (UpdateShape).
-// Both read the message buffer in place (libbson iterators, and for whole documents a walk that
-// steps over values without decoding them) and never copy a document; their vectors
+// Both read the message buffer in place (a walk that steps over values without decoding them)
+// and never copy a document; their vectors
 // are reused between messages, so a thread can keep one of each and measure without allocating.
 #pragma once
 
@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "docguard/codec/bson_elements.h"
 #include "docguard/codec/bson_view.h"
 
 namespace docguard::rules {
@@ -31,8 +32,8 @@ class DocumentShape {
   // Measures a whole document. `prefix` is the path the document sits at ("" for a top-level
   // document; used for values of $set). `base_depth` is the nesting the prefix already has.
   void measure(const codec::BsonView& doc, std::string_view prefix = {}, uint32_t base_depth = 0);
-  // Measures a value the iterator points at (an array or document found inside an update).
-  void measure_value(const bson_iter_t& value, std::string_view path, uint32_t base_depth);
+  // Measures an element's value (an array or document found inside an update).
+  void measure_value(const codec::BsonElements& value, std::string_view path, uint32_t base_depth);
   // The same for a document or array given as its bytes.
   void measure_container(bool is_array, const codec::BsonView& container, std::string_view path,
                          uint32_t base_depth);
@@ -47,7 +48,9 @@ class DocumentShape {
   size_t array_count() const { return array_count_; }
   // The top-level _id element, when the document has one.
   bool has_id() const { return has_id_; }
-  const bson_iter_t& id() const { return id_; }
+  const codec::BsonElements& id_element() const { return id_; }
+  // The same element as libbson's iterator, for callers that still take one.
+  const bson_iter_t& id() const;
 
  private:
   // Walks one document or array (`data`: its bytes, length prefix included); returns its
@@ -61,7 +64,9 @@ class DocumentShape {
   size_t array_count_ = 0;
   std::string path_;
   bool has_id_ = false;
-  bson_iter_t id_{};
+  codec::BsonElements id_{nullptr, 0};
+  mutable bson_iter_t id_iter_{};  // filled from id_ when id() is asked
+  mutable bool id_iter_ready_ = false;
 };
 
 // Elements an update adds to one array.
@@ -95,7 +100,7 @@ class UpdateShape {
 
  private:
   void operator_document(const codec::BsonView& update);
-  void pipeline(bson_iter_t* iter);
+  void pipeline(const codec::BsonView& stages);
   void add_growth(std::string_view path, const char* op, uint32_t elements, bool has_slice,
                   uint32_t slice_cap, uint32_t bytes = 0);
 
@@ -110,7 +115,7 @@ class UpdateShape {
 // replacement).
 bool is_operator_document(const codec::BsonView& doc);
 
-// Number of elements of the array the iterator points at (0 when not an array).
-uint32_t array_length(const bson_iter_t& iter);
+// Number of elements of the array an element holds (0 when not an array).
+uint32_t array_length(const codec::BsonElements& element);
 
 }  // namespace docguard::rules

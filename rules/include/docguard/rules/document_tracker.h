@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "docguard/codec/bson_elements.h"
 #include "docguard/rules/growth_forecast.h"
 
 namespace docguard::rules {
@@ -26,7 +27,10 @@ class DocumentTracker {
 
   void set_limits(uint32_t capacity, uint32_t max_fields);
 
-  // Builds the key for (namespace db.coll, _id value); the iterator points at the _id element.
+  // Builds the key for (namespace db.coll, _id value) from the _id element.
+  static void make_key(std::string_view db, std::string_view coll, const codec::BsonElements& id,
+                       std::string* key);
+  // The same from libbson's iterator on the _id element, for callers that still hold one.
   static void make_key(std::string_view db, std::string_view coll, const bson_iter_t& id,
                        std::string* key);
 

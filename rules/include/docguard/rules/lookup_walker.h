@@ -9,6 +9,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include "docguard/codec/bson_elements.h"
 #include "docguard/codec/bson_view.h"
 
 namespace docguard::rules {
@@ -25,11 +26,9 @@ class LookupWalker {
   // Returns the number of joins. Sub-pipelines deeper than kMaxDepth are not visited.
   template <typename OnJoin>
   static uint32_t walk(const codec::BsonView& pipeline, OnJoin&& on_join) {
-    if (pipeline.empty()) return 0;
-    bson_iter_t iter;
-    if (!bson_iter_init_from_data(&iter, pipeline.data, pipeline.size)) return 0;
+    if (!codec::well_framed(pipeline)) return 0;
     Visitor v{&invoke<OnJoin>, &on_join};
-    return walk_stages(&iter, 0, v);
+    return walk_stages(pipeline, 0, v);
   }
 
   // Cheap pre-check: false means the bytes cannot contain a join (no "$lookup" or
@@ -48,7 +47,7 @@ class LookupWalker {
   static void invoke(void* ctx, const Join& join) {
     (*static_cast<std::remove_reference_t<OnJoin>*>(ctx))(join);
   }
-  static uint32_t walk_stages(bson_iter_t* stages, uint32_t depth, const Visitor& v);
+  static uint32_t walk_stages(const codec::BsonView& stages, uint32_t depth, const Visitor& v);
 };
 
 }  // namespace docguard::rules

@@ -6,7 +6,7 @@
 
 #include <random>
 
-#include "docguard/codec/bson_view.h"
+#include "docguard/codec/bson_elements.h"
 #include "docguard/codec/server_errors.h"
 
 namespace docguard::introspection {
@@ -28,11 +28,11 @@ int64_t now_ms() {
 
 // `n` of an update or insert reply.
 int64_t affected(const cluster::ClusterReader::Document& reply) {
-  bson_iter_t it;
-  if (!bson_iter_init_from_data(&it, reply.data(), reply.size()) || !bson_iter_find(&it, "n")) {
-    return 0;
-  }
-  return bson_iter_as_int64(&it);
+  const auto size = static_cast<uint32_t>(reply.size());
+  // A reply not framed as a document has no `n` (libbson's iterator refused it the same way).
+  if (size < 5 || codec::le32(reply.data()) != size || reply[size - 1] != 0) return 0;
+  codec::BsonElements it(reply.data(), size);
+  return it.find("n") ? it.as_int64() : 0;
 }
 
 }  // namespace

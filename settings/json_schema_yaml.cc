@@ -10,6 +10,8 @@
 #include <regex>
 #include <sstream>
 
+#include "docguard/codec/bson_elements.h"
+
 namespace docguard::settings {
 
 using rules::JsonSchema;
@@ -118,15 +120,12 @@ YAML::Node locate(const YAML::Node& root, const std::string& keyword_path) {
   return at;
 }
 
-codec::BsonView view_of(const bson_iter_t* i) { return codec::view_of(*i); }
-
 // A validator's keys beside $jsonSchema are query operators ({status: {$in: [...]}}): docguard
 // judges only the $jsonSchema, so such a validator is refused rather than half applied.
-std::string first_key_beside_schema(const bson_t* validator) {
-  bson_iter_t it;
-  if (!bson_iter_init(&it, validator)) return "";
-  while (bson_iter_next(&it)) {
-    if (std::string_view(bson_iter_key(&it)) != "$jsonSchema") return bson_iter_key(&it);
+std::string first_key_beside_schema(const codec::BsonView& validator) {
+  codec::BsonElements it(validator);
+  while (it.next()) {
+    if (it.key != "$jsonSchema") return std::string(it.key);
   }
   return "";
 }
@@ -141,27 +140,28 @@ std::string beside_schema_message(const std::string& where, const std::string& k
 // validationAction} (what `docguard validator` writes), or the schema itself.
 codec::BsonView unwrap(const ConfigReader& reader, const YAML::Node& node, const std::string& key,
                        const bson_t* doc, ValidatorFile* out) {
-  bson_iter_t it;
-  if (bson_iter_init_find(&it, doc, "$jsonSchema") && BSON_ITER_HOLDS_DOCUMENT(&it)) {
-    const std::string other = first_key_beside_schema(doc);
+  const codec::BsonView whole{bson_get_data(doc), doc->len};
+  codec::BsonElements it(whole);
+  if (it.find("$jsonSchema") && it.holds_document()) {
+    const std::string other = first_key_beside_schema(whole);
     if (!other.empty()) reader.fail(node, key, beside_schema_message("", other));
-    return view_of(&it);
+    return it.container();
   }
-  if (!bson_iter_init_find(&it, doc, "validator")) return {bson_get_data(doc), doc->len};
+  codec::BsonElements wrapped(whole);
+  if (!wrapped.find("validator")) return whole;
   const codec::BsonView validator =
-      BSON_ITER_HOLDS_DOCUMENT(&it) ? view_of(&it) : codec::BsonView{};
-  bson_t v;
-  bson_iter_t schema;
-  if (validator.empty() || !bson_init_static(&v, validator.data, validator.size) ||
-      !bson_iter_init_find(&schema, &v, "$jsonSchema") || !BSON_ITER_HOLDS_DOCUMENT(&schema)) {
+      wrapped.holds_document() ? wrapped.container() : codec::BsonView{};
+  codec::BsonElements schema(validator);
+  if (!schema.find("$jsonSchema") || !schema.holds_document()) {
     reader.fail(node, key, "'validator' must be a document holding $jsonSchema");
   }
-  const std::string other = first_key_beside_schema(&v);
+  const std::string other = first_key_beside_schema(validator);
   if (!other.empty()) reader.fail(node, key, beside_schema_message("validator.", other));
   const auto text = [&](const char* name, std::initializer_list<const char*> allowed) {
-    bson_iter_t f;
-    if (!bson_iter_init_find(&f, doc, name)) return std::string();
-    std::string value = BSON_ITER_HOLDS_UTF8(&f) ? bson_iter_utf8(&f, nullptr) : "";
+    codec::BsonElements f(whole);
+    if (!f.find(name)) return std::string();
+    // The text up to its first NUL, as libbson's C string gives it.
+    std::string value = f.holds_utf8() ? f.utf8().data() : "";
     for (const char* a : allowed) {
       if (value == a) return value;
     }
@@ -171,7 +171,7 @@ codec::BsonView unwrap(const ConfigReader& reader, const YAML::Node& node, const
   };
   out->level = text("validationLevel", {"strict", "moderate", "off"});
   out->action = text("validationAction", {"error", "warn"});
-  return view_of(&schema);
+  return schema.container();
 }
 
 }  // namespace
@@ -181,14 +181,9 @@ std::vector<uint8_t> yaml_to_bson(const ConfigReader& reader, const YAML::Node& 
   if (!node.IsMap()) reader.fail(node, key, "expected a mapping (the $jsonSchema document)");
   bson_t wrapper = BSON_INITIALIZER;
   append_node(reader, node, &wrapper, "s", key, 0);
-  bson_iter_t it;
   std::vector<uint8_t> out;
-  if (bson_iter_init_find(&it, &wrapper, "s")) {
-    uint32_t len = 0;
-    const uint8_t* data = nullptr;
-    bson_iter_document(&it, &len, &data);
-    out.assign(data, data + len);
-  }
+  codec::BsonElements it(&wrapper);
+  if (it.find("s") && it.holds_document()) out.assign(it.value, it.value + it.value_size);
   bson_destroy(&wrapper);
   return out;
 }

@@ -11,6 +11,7 @@
 #include <map>
 
 #include "docguard/cluster/admin_command.h"
+#include "docguard/codec/bson_elements.h"
 #include "docguard/rules/json_schema.h"
 
 namespace docguard::advisor {
@@ -34,12 +35,9 @@ class CensusVisitor final : public DumpVisitor {
     ++failing;
     bson_t out = BSON_INITIALIZER;
     schema_.explain(doc, &out, "details");
-    bson_iter_t it;
-    if (bson_iter_init_find(&it, &out, "details") && BSON_ITER_HOLDS_DOCUMENT(&it)) {
-      uint32_t len = 0;
-      const uint8_t* d = nullptr;
-      bson_iter_document(&it, &len, &d);
-      for (const std::string& p : rules::failing_properties({d, len})) ++properties[p];
+    codec::BsonElements it(&out);
+    if (it.find("details") && it.holds_document()) {
+      for (const std::string& p : rules::failing_properties(it.container())) ++properties[p];
     }
     bson_destroy(&out);
     return {};
@@ -63,16 +61,15 @@ int apply_validator(const ScanArguments& args, const std::string& ns, const std:
     err << "validator: the collMod written is not JSON: " << error.message << "\n";
     return 2;
   }
-  bson_iter_t it, inner;
-  uint32_t len = 0;
-  const uint8_t* data = nullptr;
-  if (bson_iter_init_find(&it, command, "validator") && bson_iter_recurse(&it, &inner) &&
-      bson_iter_find(&inner, "$jsonSchema") && BSON_ITER_HOLDS_DOCUMENT(&inner)) {
-    bson_iter_document(&inner, &len, &data);
+  codec::BsonView schema_document;
+  codec::BsonElements it(command);
+  if (it.find("validator")) {
+    codec::BsonElements inner(it.container());
+    if (inner.find("$jsonSchema") && inner.holds_document()) schema_document = inner.container();
   }
   int status = 0;
   try {
-    const auto schema = rules::JsonSchema::compile({data, len});
+    const auto schema = rules::JsonSchema::compile(schema_document);
     CensusVisitor census(*schema, ns);
     std::string source;
     if (!read(census, &source)) {

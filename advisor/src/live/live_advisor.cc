@@ -4,12 +4,11 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <set>
 
 #include "docguard/advisor/detectors.h"
 #include "docguard/advisor/text_format.h"
-#include "docguard/codec/bson_view.h"
+#include "docguard/codec/bson_elements.h"
 #include "live_state.h"
 
 namespace docguard::advisor {
@@ -34,9 +33,6 @@ typename Map::mapped_type* bounded(Map& map, std::string_view key) {
   if (map.size() >= kMaxKeys) return nullptr;
   return &map.emplace(std::string(key), typename Map::mapped_type{}).first->second;
 }
-
-using codec::child_of;
-using codec::key_of;
 
 }  // namespace
 
@@ -103,41 +99,39 @@ void LiveAdvisor::on_read(std::string_view db, std::string_view coll, bool with_
 namespace {
 
 // Walks a filter: equality on reference fields, case-insensitive regexes.
-void walk_filter(const bson_iter_t& start, std::vector<std::string>& equalities,
+void walk_filter(const codec::BsonView& filter, std::vector<std::string>& equalities,
                  std::string* regex_field, int depth) {
   if (depth > 8) return;
-  bson_iter_t it = start;
-  while (bson_iter_next(&it)) {
-    const std::string_view key = key_of(it);
+  codec::BsonElements it(filter);
+  std::string_view pattern, options;
+  while (it.next()) {
+    const std::string_view key = it.key;
     if (key == "$and" || key == "$or" || key == "$nor") {
-      bson_iter_t arr, clause;
-      if (!child_of(it, &arr)) continue;
-      while (bson_iter_next(&arr)) {
-        if (child_of(arr, &clause)) walk_filter(clause, equalities, regex_field, depth + 1);
+      codec::BsonElements clauses(it.container());
+      while (clauses.next()) {
+        if (codec::is_container(clauses.type)) {
+          walk_filter(clauses.container(), equalities, regex_field, depth + 1);
+        }
       }
       continue;
     }
-    if (!key.empty() && key[0] == '$') continue;
-    if (BSON_ITER_HOLDS_REGEX(&it)) {
-      const char* options = nullptr;
-      bson_iter_regex(&it, &options);
-      if (options && std::strchr(options, 'i')) *regex_field = std::string(key);
+    if (codec::is_operator(key)) continue;
+    if (it.regex(&pattern, &options)) {
+      if (options.find('i') != std::string_view::npos) *regex_field = std::string(key);
       continue;
     }
-    if (BSON_ITER_HOLDS_DOCUMENT(&it)) {
-      bson_iter_t op;
+    if (it.holds_document()) {
       bool has_operator = false;
-      if (!child_of(it, &op)) continue;
-      while (bson_iter_next(&op)) {
-        const std::string_view name = key_of(op);
-        if (!name.empty() && name[0] == '$') has_operator = true;
-        if (name == "$options" && codec::utf8_of(op).find('i') != std::string_view::npos) {
+      codec::BsonElements op(it.container());
+      while (op.next()) {
+        const std::string_view name = op.key;
+        if (codec::is_operator(name)) has_operator = true;
+        if (name == "$options" && op.utf8().find('i') != std::string_view::npos) {
           *regex_field = std::string(key);
         }
-        if (name == "$regex" && BSON_ITER_HOLDS_REGEX(&op)) {
-          const char* options = nullptr;
-          bson_iter_regex(&op, &options);
-          if (options && std::strchr(options, 'i')) *regex_field = std::string(key);
+        if (name == "$regex" && op.regex(&pattern, &options) &&
+            options.find('i') != std::string_view::npos) {
+          *regex_field = std::string(key);
         }
         if (name == "$eq" || name == "$in") equalities.emplace_back(key);
       }
@@ -149,13 +143,13 @@ void walk_filter(const bson_iter_t& start, std::vector<std::string>& equalities,
 }
 
 // Top-level inclusion fields of a projection ({a: 1, b: 1}); empty for exclusions.
-std::vector<std::string> inclusion_fields(const bson_iter_t& projection) {
+std::vector<std::string> inclusion_fields(const codec::BsonView& projection) {
   std::vector<std::string> fields;
-  bson_iter_t it = projection;
-  while (bson_iter_next(&it)) {
-    const std::string_view key = key_of(it);
+  codec::BsonElements it(projection);
+  while (it.next()) {
+    const std::string_view key = it.key;
     if (key == "_id") continue;
-    if (!bson_iter_as_bool(&it)) return {};
+    if (!it.as_bool()) return {};
     fields.emplace_back(key.substr(0, key.find('.')));
   }
   return fields;
@@ -163,18 +157,17 @@ std::vector<std::string> inclusion_fields(const bson_iter_t& projection) {
 
 // Field names mentioned in a $lookup sub-pipeline or projection ("$field" strings and the keys
 // of $project).
-void collect_used_fields(const bson_iter_t& start, std::set<std::string>& out, int depth) {
+void collect_used_fields(const codec::BsonView& start, std::set<std::string>& out, int depth) {
   if (depth > 6 || out.size() >= kMaxKeys) return;
-  bson_iter_t it = start;
-  while (bson_iter_next(&it)) {
-    const std::string_view key = key_of(it);
+  codec::BsonElements it(start);
+  while (it.next()) {
+    const std::string_view key = it.key;
     if (!key.empty() && key[0] != '$' && (key[0] < '0' || key[0] > '9')) {
       out.emplace(key.substr(0, key.find('.')));
     }
-    const std::string_view s = codec::utf8_of(it);
+    const std::string_view s = it.utf8();
     if (s.size() > 1 && s[0] == '$' && s[1] != '$') out.emplace(s.substr(1, s.find('.') - 1));
-    bson_iter_t child;
-    if (child_of(it, &child)) collect_used_fields(child, out, depth + 1);
+    if (codec::is_container(it.type)) collect_used_fields(it.container(), out, depth + 1);
   }
 }
 
@@ -182,8 +175,6 @@ void collect_used_fields(const bson_iter_t& start, std::set<std::string>& out, i
 
 void LiveAdvisor::observe_locked(Namespace& ns, const codec::CommandView& cmd) {
   const double now = clock_ ? clock_() : steady_seconds();
-  bson_t body = cmd.body.borrow();
-  bson_iter_t it;
   if (cmd.is_write()) ++ns.writes;
   if (cmd.kind == codec::CommandKind::kInsert) {
     for (const codec::BsonView& doc : cmd.statements) {
@@ -203,82 +194,77 @@ void LiveAdvisor::observe_locked(Namespace& ns, const codec::CommandView& cmd) {
   std::vector<std::string> equalities;
   std::string regex_field;
   if (cmd.kind == codec::CommandKind::kFind) {
-    if (bson_iter_init_find(&it, &body, "filter") && BSON_ITER_HOLDS_DOCUMENT(&it)) {
-      bson_iter_t filter;
-      if (child_of(it, &filter)) walk_filter(filter, equalities, &regex_field, 0);
+    codec::BsonElements filter(cmd.body);
+    if (filter.find("filter") && filter.holds_document()) {
+      walk_filter(filter.container(), equalities, &regex_field, 0);
     }
-    if (bson_iter_init_find(&it, &body, "projection") && BSON_ITER_HOLDS_DOCUMENT(&it)) {
-      bson_iter_t projection;
-      if (child_of(it, &projection)) {
-        const auto fields = inclusion_fields(projection);
-        if (!fields.empty()) {
-          ++ns.projected_reads;
-          for (const auto& f : fields) {
-            if (uint64_t* n = bounded(ns.projected_fields, f)) ++*n;
-          }
+    codec::BsonElements projection(cmd.body);
+    if (projection.find("projection") && projection.holds_document()) {
+      const auto fields = inclusion_fields(projection.container());
+      if (!fields.empty()) {
+        ++ns.projected_reads;
+        for (const auto& f : fields) {
+          if (uint64_t* n = bounded(ns.projected_fields, f)) ++*n;
         }
       }
     }
   } else if (cmd.kind == codec::CommandKind::kAggregate && !cmd.pipeline.empty()) {
-    bson_t pipeline = cmd.pipeline.borrow();
-    bson_iter_t stages, stage, op;
-    if (bson_iter_init(&stages, &pipeline)) {
-      while (bson_iter_next(&stages)) {
-        if (!child_of(stages, &stage) || !bson_iter_next(&stage)) continue;
-        const std::string_view name = key_of(stage);
-        if (name == "$match" && child_of(stage, &op)) {
-          walk_filter(op, equalities, &regex_field, 0);
-        } else if (name == "$group") {
-          const uint64_t hash = codec::hash_bytes(std::string_view(
-              reinterpret_cast<const char*>(cmd.pipeline.data), cmd.pipeline.size));
-          auto found = ns.groups.find(hash);
-          if (found == ns.groups.end() && ns.groups.size() < kMaxKeys) {
-            std::string keys;
-            bson_iter_t group;
-            if (child_of(stage, &group)) {
-              while (bson_iter_next(&group)) {
-                keys += (keys.empty() ? "" : ", ") + std::string(key_of(group));
-              }
-            }
-            found = ns.groups.emplace(hash, std::make_pair(uint64_t{0}, keys)).first;
+    codec::BsonElements stages(cmd.pipeline);
+    while (stages.next()) {
+      // A stage is a document (or array) whose first key names it.
+      codec::BsonElements stage(stages.container());
+      if (!stage.next()) continue;
+      const std::string_view name = stage.key;
+      const bool has_operand = codec::is_container(stage.type);
+      if (name == "$match" && has_operand) {
+        walk_filter(stage.container(), equalities, &regex_field, 0);
+      } else if (name == "$group") {
+        const uint64_t hash = codec::hash_bytes(
+            std::string_view(reinterpret_cast<const char*>(cmd.pipeline.data), cmd.pipeline.size));
+        auto found = ns.groups.find(hash);
+        if (found == ns.groups.end() && ns.groups.size() < kMaxKeys) {
+          std::string keys;
+          codec::BsonElements group(stage.container());
+          while (group.next()) keys += (keys.empty() ? "" : ", ") + std::string(group.key);
+          found = ns.groups.emplace(hash, std::make_pair(uint64_t{0}, keys)).first;
+        }
+        if (found != ns.groups.end()) ++found->second.first;
+      } else if (name == "$lookup" && has_operand) {
+        std::string from, local, foreign, as;
+        std::set<std::string> used;
+        codec::BsonElements op(stage.container());
+        while (op.next()) {
+          const std::string_view k = op.key;
+          if (k == "from") from = op.utf8();
+          if (k == "localField") local = op.utf8();
+          if (k == "foreignField") foreign = op.utf8();
+          if (k == "as") as = op.utf8();
+          if ((k == "pipeline" || k == "let") && codec::is_container(op.type)) {
+            collect_used_fields(op.container(), used, 0);
           }
-          if (found != ns.groups.end()) ++found->second.first;
-        } else if (name == "$lookup" && child_of(stage, &op)) {
-          std::string from, local, foreign, as;
-          std::set<std::string> used;
-          while (bson_iter_next(&op)) {
-            const std::string_view k = key_of(op);
-            if (k == "from") from = codec::utf8_of(op);
-            if (k == "localField") local = codec::utf8_of(op);
-            if (k == "foreignField") foreign = codec::utf8_of(op);
-            if (k == "as") as = codec::utf8_of(op);
-            bson_iter_t sub;
-            if ((k == "pipeline" || k == "let") && child_of(op, &sub)) {
-              collect_used_fields(sub, used, 0);
-            }
+        }
+        if (from.empty()) continue;
+        if (LookupInfo* info = bounded(ns.lookups, from)) {
+          ++info->count;
+          if (!local.empty()) info->local_field = local;
+          if (!foreign.empty()) info->foreign_field = foreign;
+          if (!as.empty()) info->as = as;
+          for (const auto& f : used) {
+            if (info->used_fields.size() < kMaxKeys) info->used_fields.insert(f);
           }
-          if (from.empty()) continue;
-          if (LookupInfo* info = bounded(ns.lookups, from)) {
-            ++info->count;
-            if (!local.empty()) info->local_field = local;
-            if (!foreign.empty()) info->foreign_field = foreign;
-            if (!as.empty()) info->as = as;
-            for (const auto& f : used) {
-              if (info->used_fields.size() < kMaxKeys) info->used_fields.insert(f);
+        }
+      } else if (name == "$project" && has_operand) {
+        // A projection after a $lookup names the joined fields the reads use: `<as>.<field>`.
+        codec::BsonElements op(stage.container());
+        while (op.next()) {
+          const std::string_view k = op.key;
+          for (auto& [from, info] : ns.lookups) {
+            if (info.as.empty() || k.size() <= info.as.size() + 1 || k.rfind(info.as, 0) != 0 ||
+                k[info.as.size()] != '.' || info.used_fields.size() >= kMaxKeys) {
+              continue;
             }
-          }
-        } else if (name == "$project" && child_of(stage, &op)) {
-          // A projection after a $lookup names the joined fields the reads use: `<as>.<field>`.
-          while (bson_iter_next(&op)) {
-            const std::string_view k = key_of(op);
-            for (auto& [from, info] : ns.lookups) {
-              if (info.as.empty() || k.size() <= info.as.size() + 1 || k.rfind(info.as, 0) != 0 ||
-                  k[info.as.size()] != '.' || info.used_fields.size() >= kMaxKeys) {
-                continue;
-              }
-              const std::string_view rest = k.substr(info.as.size() + 1);
-              info.used_fields.emplace(rest.substr(0, rest.find('.')));
-            }
+            const std::string_view rest = k.substr(info.as.size() + 1);
+            info.used_fields.emplace(rest.substr(0, rest.find('.')));
           }
         }
       }

@@ -9,7 +9,7 @@
 #include "docguard/advisor/catalog_documents.h"
 #include "docguard/advisor/cluster_metadata.h"
 #include "docguard/advisor/live_advisor.h"
-#include "docguard/codec/bson_view.h"
+#include "docguard/codec/bson_elements.h"
 #include "live_state.h"
 
 namespace docguard::advisor {
@@ -18,60 +18,44 @@ namespace {
 // Calls `each` with every document held in `container` (an array or a document).
 template <typename Each>
 void for_each_in(const codec::BsonView& container, const Each& each) {
-  bson_iter_t it;
-  if (container.empty() || !bson_iter_init_from_data(&it, container.data, container.size)) return;
-  while (bson_iter_next(&it)) {
-    if (!BSON_ITER_HOLDS_DOCUMENT(&it)) continue;
-    uint32_t length = 0;
-    const uint8_t* data = nullptr;
-    bson_iter_document(&it, &length, &data);
-    each(codec::BsonView{data, length});
+  if (container.empty() || !framed_document(container.data, container.size)) return;
+  codec::BsonElements it(container);
+  while (it.next()) {
+    if (it.holds_document()) each(it.container());
   }
 }
 
 // The same for the array or document field named `key` of `doc`.
 template <typename Each>
 void for_each_document(const codec::BsonView& doc, const char* key, const Each& each) {
-  bson_iter_t it;
-  if (doc.empty() || !bson_iter_init_from_data(&it, doc.data, doc.size) ||
-      !bson_iter_find(&it, key) || !(BSON_ITER_HOLDS_ARRAY(&it) || BSON_ITER_HOLDS_DOCUMENT(&it))) {
-    return;
-  }
-  uint32_t length = 0;
-  const uint8_t* data = nullptr;
-  if (BSON_ITER_HOLDS_ARRAY(&it)) {
-    bson_iter_array(&it, &length, &data);
-  } else {
-    bson_iter_document(&it, &length, &data);
-  }
-  for_each_in(codec::BsonView{data, length}, each);
+  if (doc.empty() || !framed_document(doc.data, doc.size)) return;
+  codec::BsonElements it(doc);
+  if (!it.find(key)) return;
+  for_each_in(it.container(), each);  // empty unless an array or a document
 }
 
 void drop_indexes(const codec::BsonView& body, CollectionMetadata& m) {
-  bson_iter_t it;
-  if (!bson_iter_init_from_data(&it, body.data, body.size) || !bson_iter_find(&it, "index")) return;
+  if (!framed_document(body.data, body.size)) return;
+  codec::BsonElements it(body);
+  if (!it.find("index")) return;
   auto erase_if = [&](auto&& pred) {
     m.indexes.erase(std::remove_if(m.indexes.begin(), m.indexes.end(), pred), m.indexes.end());
   };
-  if (codec::utf8_of(it) == "*") {
+  if (it.utf8() == "*") {
     erase_if([](const IndexSpec& i) { return i.name != "_id_"; });
-  } else if (BSON_ITER_HOLDS_UTF8(&it)) {
-    const std::string name(codec::utf8_of(it));
+  } else if (it.holds_utf8()) {
+    const std::string name(it.utf8());
     erase_if([&](const IndexSpec& i) { return i.name == name; });
-  } else if (BSON_ITER_HOLDS_ARRAY(&it)) {
-    bson_iter_t names;
-    if (!bson_iter_recurse(&it, &names)) return;
-    while (bson_iter_next(&names)) {
-      const std::string name(codec::utf8_of(names));
+  } else if (it.holds_array()) {
+    codec::BsonElements names(it.container());
+    while (names.next()) {
+      const std::string name(names.utf8());
       erase_if([&](const IndexSpec& i) { return i.name == name; });
     }
-  } else if (BSON_ITER_HOLDS_DOCUMENT(&it)) {
+  } else if (it.holds_document()) {
     IndexSpec by_key;
-    bson_iter_t keys;
-    if (!bson_iter_recurse(&it, &keys)) return;
-    while (bson_iter_next(&keys)) {
-      by_key.keys.emplace_back(bson_iter_key(&keys), index_key_text(&keys));
-    }
+    codec::BsonElements keys(it.container());
+    while (keys.next()) by_key.keys.emplace_back(keys.key, index_key_text(keys));
     erase_if([&](const IndexSpec& i) { return i.keys == by_key.keys; });
   }
 }
@@ -112,13 +96,12 @@ void LiveAdvisor::on_catalog_reply(const codec::CommandView& request,
   if (name == "renameCollection") {
     // {renameCollection: "db.from", to: "db.to"} on admin: the facts move with the collection;
     // its sampled documents are read again at the next pass.
-    bson_iter_t it;
     std::string from, to;
-    if (!bson_iter_init_from_data(&it, request.body.data, request.body.size)) return;
-    while (bson_iter_next(&it)) {
-      const std::string_view key = bson_iter_key(&it);
-      if (key == "renameCollection") from = codec::utf8_of(it);
-      if (key == "to") to = codec::utf8_of(it);
+    if (!framed_document(request.body.data, request.body.size)) return;
+    codec::BsonElements it(request.body);
+    while (it.next()) {
+      if (it.key == "renameCollection") from = it.utf8();
+      if (it.key == "to") to = it.utf8();
     }
     auto old = namespaces_.find(from);
     const size_t dot = to.find('.');

@@ -4,6 +4,8 @@
 
 #include <string_view>
 
+#include "docguard/advisor/catalog_documents.h"
+#include "docguard/codec/bson_elements.h"
 #include "live_state.h"
 
 namespace docguard::advisor {
@@ -11,15 +13,11 @@ namespace {
 
 // The document `key` of `doc` holds, borrowed; false when there is none.
 bool sub_document(const codec::BsonView& doc, const char* key, bson_t* out) {
-  bson_iter_t it;
-  if (doc.empty() || !bson_iter_init_from_data(&it, doc.data, doc.size) ||
-      !bson_iter_find(&it, key) || !BSON_ITER_HOLDS_DOCUMENT(&it)) {
-    return false;
-  }
-  uint32_t length = 0;
-  const uint8_t* data = nullptr;
-  bson_iter_document(&it, &length, &data);
-  return bson_init_static(out, data, length);
+  if (doc.empty() || !framed_document(doc.data, doc.size)) return false;
+  codec::BsonElements it(doc);
+  if (!it.find(key) || !it.holds_document()) return false;
+  const codec::BsonView document = it.container();
+  return bson_init_static(out, document.data, document.size);
 }
 
 // The shape of `filter_key` and `sort_key` of `doc` (either may be missing).

@@ -5,7 +5,8 @@
 #include <optional>
 #include <string_view>
 
-#include "docguard/codec/bson_view.h"
+#include "docguard/advisor/catalog_documents.h"
+#include "docguard/codec/bson_elements.h"
 
 namespace docguard::advisor {
 namespace {
@@ -51,69 +52,67 @@ void append_strings(bson_t* doc, const char* key, const std::vector<std::string>
 
 // Calls `each` with an iterator over each element of the array or document `it` holds.
 template <typename Each>
-void each_child(const bson_iter_t* it, const Each& each) {
-  bson_iter_t child;
-  if (!(BSON_ITER_HOLDS_ARRAY(it) || BSON_ITER_HOLDS_DOCUMENT(it)) ||
-      !bson_iter_recurse(it, &child)) {
-    return;
-  }
-  while (bson_iter_next(&child)) each(&child);
+void each_child(const codec::BsonElements& it, const Each& each) {
+  codec::BsonElements child(it.container());  // empty for a value that holds neither
+  while (child.next()) each(child);
 }
 
-IndexSpec read_index(const bson_iter_t* it) {
+IndexSpec read_index(const codec::BsonElements& it) {
   IndexSpec index;
-  each_child(it, [&](const bson_iter_t* field) {
-    const std::string_view key = bson_iter_key(field);
-    if (key == "name") index.name = codec::utf8_of(field);
+  each_child(it, [&](const codec::BsonElements& field) {
+    const std::string_view key = field.key;
+    if (key == "name") index.name = field.utf8();
     if (key == "keys") {
-      each_child(field, [&](const bson_iter_t* pair) {
+      each_child(field, [&](const codec::BsonElements& pair) {
         std::string name, type;
-        each_child(pair, [&](const bson_iter_t* part) {
-          const std::string_view part_key = bson_iter_key(part);
-          if (part_key == "field") name = codec::utf8_of(part);
-          if (part_key == "type") type = codec::utf8_of(part);
+        each_child(pair, [&](const codec::BsonElements& part) {
+          const std::string_view part_key = part.key;
+          if (part_key == "field") name = part.utf8();
+          if (part_key == "type") type = part.utf8();
         });
         if (!name.empty()) index.keys.emplace_back(name, type);
       });
     }
-    if (key == "unique") index.unique = bson_iter_as_bool(field);
-    if (key == "sparse") index.sparse = bson_iter_as_bool(field);
-    if (key == "partial") index.partial = bson_iter_as_bool(field);
-    if (key == "collation") index.collation = bson_iter_as_bool(field);
-    if (key == "expireAfterSeconds") index.expire_after_seconds = bson_iter_as_int64(field);
-    if (key == "accesses") index.accesses = static_cast<uint64_t>(bson_iter_as_int64(field));
+    if (key == "unique") index.unique = field.as_bool();
+    if (key == "sparse") index.sparse = field.as_bool();
+    if (key == "partial") index.partial = field.as_bool();
+    if (key == "collation") index.collation = field.as_bool();
+    if (key == "expireAfterSeconds") index.expire_after_seconds = field.as_int64();
+    if (key == "accesses") index.accesses = static_cast<uint64_t>(field.as_int64());
   });
   return index;
 }
 
-void read_metadata(const bson_iter_t* it, CollectionMetadata* m) {
-  each_child(it, [&](const bson_iter_t* field) {
-    const std::string_view key = bson_iter_key(field);
-    if (key == "db") m->db = codec::utf8_of(field);
-    if (key == "collection") m->collection = codec::utf8_of(field);
-    if (key == "known") m->known = bson_iter_as_bool(field);
-    if (key == "type") m->type = codec::utf8_of(field);
-    if (key == "capped") m->capped = bson_iter_as_bool(field);
-    if (key == "indexes_known") m->indexes_known = bson_iter_as_bool(field);
-    if (key == "index_usage_known") m->index_usage_known = bson_iter_as_bool(field);
-    if (key == "has_validator") m->has_validator = bson_iter_as_bool(field);
-    if (key == "validator_json") m->validator_json = codec::utf8_of(field);
-    if (key == "validation_level") m->validation_level = codec::utf8_of(field);
-    if (key == "validation_action") m->validation_action = codec::utf8_of(field);
-    if (key == "source") m->source = codec::utf8_of(field);
-    if (key == "sample_method") m->sample_method = codec::utf8_of(field);
+void read_metadata(const codec::BsonElements& it, CollectionMetadata* m) {
+  each_child(it, [&](const codec::BsonElements& field) {
+    const std::string_view key = field.key;
+    if (key == "db") m->db = field.utf8();
+    if (key == "collection") m->collection = field.utf8();
+    if (key == "known") m->known = field.as_bool();
+    if (key == "type") m->type = field.utf8();
+    if (key == "capped") m->capped = field.as_bool();
+    if (key == "indexes_known") m->indexes_known = field.as_bool();
+    if (key == "index_usage_known") m->index_usage_known = field.as_bool();
+    if (key == "has_validator") m->has_validator = field.as_bool();
+    if (key == "validator_json") m->validator_json = field.utf8();
+    if (key == "validation_level") m->validation_level = field.utf8();
+    if (key == "validation_action") m->validation_action = field.utf8();
+    if (key == "source") m->source = field.utf8();
+    if (key == "sample_method") m->sample_method = field.utf8();
     if (key == "indexes") {
-      each_child(field, [&](const bson_iter_t* index) { m->indexes.push_back(read_index(index)); });
+      each_child(field, [&](const codec::BsonElements& index) {
+        m->indexes.push_back(read_index(index));
+      });
     }
     if (key == "unknown") {
       each_child(field,
-                 [&](const bson_iter_t* line) { m->unknown.emplace_back(codec::utf8_of(line)); });
+                 [&](const codec::BsonElements& line) { m->unknown.emplace_back(line.utf8()); });
     }
     if (key == "stats") {
-      each_child(field, [&](const bson_iter_t* stat) {
-        const std::string_view name = bson_iter_key(stat);
-        const auto value = static_cast<uint64_t>(bson_iter_as_int64(stat));
-        if (name == "known") m->stats.known = bson_iter_as_bool(stat);
+      each_child(field, [&](const codec::BsonElements& stat) {
+        const std::string_view name = stat.key;
+        const auto value = static_cast<uint64_t>(stat.as_int64());
+        if (name == "known") m->stats.known = stat.as_bool();
         if (name == "documents") m->stats.documents = value;
         if (name == "size_bytes") m->stats.size_bytes = value;
         if (name == "average_document_bytes") m->stats.average_document_bytes = value;
@@ -124,24 +123,24 @@ void read_metadata(const bson_iter_t* it, CollectionMetadata* m) {
 }
 
 // nullopt for a kind this build does not know: another instance may run a newer one.
-std::optional<Finding> read_finding(const bson_iter_t* it) {
+std::optional<Finding> read_finding(const codec::BsonElements& it) {
   Finding f;
   bool known_kind = false;
-  each_child(it, [&](const bson_iter_t* field) {
-    const std::string_view key = bson_iter_key(field);
-    if (key == "db") f.db = codec::utf8_of(field);
-    if (key == "collection") f.collection = codec::utf8_of(field);
+  each_child(it, [&](const codec::BsonElements& field) {
+    const std::string_view key = field.key;
+    if (key == "db") f.db = field.utf8();
+    if (key == "collection") f.collection = field.utf8();
     if (key == "kind") {
-      const auto kind = kFindingKindNames.value(codec::utf8_of(field));
+      const auto kind = kFindingKindNames.value(field.utf8());
       if (kind) f.kind = *kind;
       known_kind = kind.has_value();
     }
-    if (key == "severity") parse_severity(codec::utf8_of(field), &f.severity);
-    if (key == "field") f.field = codec::utf8_of(field);
-    if (key == "evidence") f.evidence = codec::utf8_of(field);
-    if (key == "pattern") f.pattern = codec::utf8_of(field);
-    if (key == "suggestion") f.suggestion = codec::utf8_of(field);
-    if (key == "source") f.source = codec::utf8_of(field);
+    if (key == "severity") parse_severity(field.utf8(), &f.severity);
+    if (key == "field") f.field = field.utf8();
+    if (key == "evidence") f.evidence = field.utf8();
+    if (key == "pattern") f.pattern = field.utf8();
+    if (key == "suggestion") f.suggestion = field.utf8();
+    if (key == "source") f.source = field.utf8();
   });
   if (!known_kind) return std::nullopt;
   return f;
@@ -209,24 +208,22 @@ std::vector<uint8_t> shared_collection_bson(const SharedCollection& shared) {
 
 base::Expected<void> read_shared_collection(const uint8_t* data, uint32_t size,
                                             SharedCollection* out) {
-  bson_iter_t it;
-  if (data == nullptr || !bson_iter_init_from_data(&it, data, size)) {
-    return base::bad_input("not a BSON document");
-  }
+  if (!framed_document(data, size)) return base::bad_input("not a BSON document");
+  codec::BsonElements it(data, size);
   bool has_metadata = false;
-  while (bson_iter_next(&it)) {
-    const std::string_view key = bson_iter_key(&it);
-    if (key == "metadata" && BSON_ITER_HOLDS_DOCUMENT(&it)) {
-      read_metadata(&it, &out->metadata);
+  while (it.next()) {
+    const std::string_view key = it.key;
+    if (key == "metadata" && it.holds_document()) {
+      read_metadata(it, &out->metadata);
       has_metadata = true;
     } else if (key == "findings") {
-      each_child(&it, [&](const bson_iter_t* f) {
+      each_child(it, [&](const codec::BsonElements& f) {
         if (auto finding = read_finding(f)) out->findings.push_back(std::move(*finding));
       });
     } else if (key == "sampled_documents") {
-      out->sampled_documents = static_cast<uint64_t>(bson_iter_as_int64(&it));
-    } else if (key == "read_at" && BSON_ITER_HOLDS_NUMBER(&it)) {
-      out->read_at = bson_iter_as_double(&it);
+      out->sampled_documents = static_cast<uint64_t>(it.as_int64());
+    } else if (key == "read_at" && it.holds_number()) {
+      out->read_at = it.as_double();
     }
   }
   if (!has_metadata || out->metadata.db.empty() || out->metadata.collection.empty()) {

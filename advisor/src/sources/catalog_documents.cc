@@ -5,22 +5,21 @@
 #include <cmath>
 #include <string_view>
 
-#include "docguard/codec/bson_view.h"
+#include "docguard/codec/bson_elements.h"
 
 namespace docguard::advisor {
 namespace {
 
 // One option field of a create command, a collMod or a listCollections entry's options.
 // Returns false for fields that are not about the collection's kind or validator.
-bool apply_option(const bson_iter_t* it, CollectionMetadata* out) {
-  const std::string_view key = bson_iter_key(it);
-  if (key == "validator" && BSON_ITER_HOLDS_DOCUMENT(it)) {
-    uint32_t length = 0;
-    const uint8_t* data = nullptr;
-    bson_iter_document(it, &length, &data);
+bool apply_option(const codec::BsonElements& it, CollectionMetadata* out) {
+  const std::string_view key = it.key;
+  if (key == "validator" && it.holds_document()) {
+    const codec::BsonView document = it.container();
     bson_t validator;
     // collMod with validator {} removes it.
-    out->has_validator = bson_init_static(&validator, data, length) && !bson_empty(&validator);
+    out->has_validator =
+        bson_init_static(&validator, document.data, document.size) && !bson_empty(&validator);
     out->validator_json.clear();
     if (out->has_validator) {
       size_t json_length = 0;
@@ -30,11 +29,11 @@ bool apply_option(const bson_iter_t* it, CollectionMetadata* out) {
       }
     }
   } else if (key == "validationLevel") {
-    out->validation_level = codec::utf8_of(it);
+    out->validation_level = it.utf8();
   } else if (key == "validationAction") {
-    out->validation_action = codec::utf8_of(it);
+    out->validation_action = it.utf8();
   } else if (key == "capped") {
-    out->capped = bson_iter_as_bool(it);
+    out->capped = it.as_bool();
   } else if (key == "viewOn") {
     out->type = "view";
   } else if (key == "timeseries") {
@@ -72,80 +71,90 @@ std::string double_key_text(double value) {
 
 }  // namespace
 
-std::string index_key_text(const bson_iter_t* value) {
-  switch (bson_iter_type(value)) {
+bool framed_document(const uint8_t* data, uint32_t size) {
+  return data != nullptr && size >= 5 && codec::le32(data) == size && data[size - 1] == 0;
+}
+
+std::string index_key_text(const codec::BsonElements& value) {
+  switch (value.type) {
     case BSON_TYPE_INT32:
-      return std::to_string(bson_iter_int32(value));
+      return std::to_string(value.int32());
     case BSON_TYPE_INT64:
-      return std::to_string(bson_iter_int64(value));
+      return std::to_string(value.int64());
     case BSON_TYPE_DOUBLE:
-      return double_key_text(bson_iter_double(value));
+      return double_key_text(value.double_value());
     case BSON_TYPE_DECIMAL128: {
-      bson_decimal128_t decimal;
-      if (!bson_iter_decimal128(value, &decimal)) return "?";
+      const bson_decimal128_t decimal = value.decimal128();
       char text[BSON_DECIMAL128_STRING];
       bson_decimal128_to_string(&decimal, text);
       return text;
     }
     case BSON_TYPE_UTF8:
-      return std::string(codec::utf8_of(value));
+      return std::string(value.utf8());
     default:
       return "?";
   }
 }
 
-void read_index_document(bson_iter_t* index, IndexSpec* out) {
-  // The iterator starts at the document's first element: `raw` and `len` are the document.
-  out->spec.assign(reinterpret_cast<const char*>(index->raw), index->len);
-  while (bson_iter_next(index)) {
-    const std::string_view key = bson_iter_key(index);
+std::string index_key_text(const bson_iter_t* value) {
+  // The element libbson's iterator is on, found by its key's address in the same document.
+  codec::BsonElements e(value->raw, value->len);
+  const char* key = bson_iter_key(value);
+  while (e.next()) {
+    if (e.key.data() == key) return index_key_text(e);
+  }
+  return "?";
+}
+
+void read_index_document(const codec::BsonView& index, IndexSpec* out) {
+  out->spec.assign(reinterpret_cast<const char*>(index.data), index.size);
+  codec::BsonElements e(index);
+  while (e.next()) {
+    const std::string_view key = e.key;
     if (key == "name") {
-      out->name = codec::utf8_of(index);
-    } else if (key == "key" && BSON_ITER_HOLDS_DOCUMENT(index)) {
-      bson_iter_t fields;
-      if (!bson_iter_recurse(index, &fields)) continue;
-      while (bson_iter_next(&fields)) {
-        out->keys.emplace_back(bson_iter_key(&fields), index_key_text(&fields));
-      }
+      out->name = e.utf8();
+    } else if (key == "key" && e.holds_document()) {
+      codec::BsonElements fields(e.container());
+      while (fields.next()) out->keys.emplace_back(fields.key, index_key_text(fields));
     } else if (key == "unique") {
-      out->unique = bson_iter_as_bool(index);
+      out->unique = e.as_bool();
     } else if (key == "sparse") {
-      out->sparse = bson_iter_as_bool(index);
-    } else if (key == "partialFilterExpression" && BSON_ITER_HOLDS_DOCUMENT(index)) {
+      out->sparse = e.as_bool();
+    } else if (key == "partialFilterExpression" && e.holds_document()) {
       out->partial = true;
-    } else if (key == "expireAfterSeconds" && BSON_ITER_HOLDS_NUMBER(index)) {
-      out->expire_after_seconds = bson_iter_as_int64(index);
-    } else if (key == "collation" && BSON_ITER_HOLDS_DOCUMENT(index)) {
+    } else if (key == "expireAfterSeconds" && e.holds_number()) {
+      out->expire_after_seconds = e.as_int64();
+    } else if (key == "collation" && e.holds_document()) {
       out->collation = true;
     }
   }
 }
 
 bool read_index_spec(const uint8_t* data, uint32_t size, IndexSpec* out) {
-  bson_iter_t it;
-  if (data == nullptr || !bson_iter_init_from_data(&it, data, size)) return false;
-  read_index_document(&it, out);
+  if (!framed_document(data, size)) return false;
+  read_index_document(codec::BsonView{data, size}, out);
   return !out->keys.empty();
 }
 
-void read_collection_options(bson_iter_t* options, CollectionMetadata* out) {
-  while (bson_iter_next(options)) apply_option(options, out);
+void read_collection_options(const codec::BsonView& options, CollectionMetadata* out) {
+  codec::BsonElements e(options);
+  while (e.next()) apply_option(e, out);
 }
 
 void apply_create_options(const uint8_t* data, uint32_t size, CollectionMetadata* out) {
-  bson_iter_t it;
   clear_options(out);
-  if (data == nullptr || !bson_iter_init_from_data(&it, data, size)) return;
-  while (bson_iter_next(&it)) apply_option(&it, out);
+  if (!framed_document(data, size)) return;
+  codec::BsonElements e(data, size);
+  while (e.next()) apply_option(e, out);
 }
 
 void apply_collmod(const uint8_t* data, uint32_t size, CollectionMetadata* out) {
-  bson_iter_t it;
-  if (data == nullptr || !bson_iter_init_from_data(&it, data, size)) return;
-  while (bson_iter_next(&it)) {
-    const std::string_view key = bson_iter_key(&it);
+  if (!framed_document(data, size)) return;
+  codec::BsonElements e(data, size);
+  while (e.next()) {
+    const std::string_view key = e.key;
     if (key == "validator" || key == "validationLevel" || key == "validationAction") {
-      apply_option(&it, out);
+      apply_option(e, out);
     }
     // A validator named here is known now, whatever was known of the options before.
     if (key == "validator") out->known = true;

@@ -6,45 +6,43 @@
 #include <string_view>
 
 #include "docguard/advisor/catalog_documents.h"
-#include "docguard/codec/bson_view.h"
+#include "docguard/codec/bson_elements.h"
 
 namespace docguard::advisor {
 namespace {
 
-uint64_t non_negative(const bson_iter_t* it) {
-  const int64_t value = bson_iter_as_int64(it);
+uint64_t non_negative(const codec::BsonElements& it) {
+  const int64_t value = it.as_int64();
   return value > 0 ? static_cast<uint64_t>(value) : 0;
 }
 
-base::Expected<void> init_document(BsonBytes bytes, bson_t* doc, bson_iter_t* it,
-                                   const char* what) {
-  if (bytes.empty() || !bson_init_static(doc, bytes.data(), bytes.size()) ||
-      !bson_iter_init(it, doc)) {
+// The document's elements; an error when the bytes are not framed as a document.
+base::Expected<void> init_document(BsonBytes bytes, codec::BsonElements* it, const char* what) {
+  const auto size = static_cast<uint32_t>(bytes.size());
+  if (bytes.empty() || !framed_document(bytes.data(), size)) {
     return base::bad_input(std::string(what) + " is not a BSON document");
   }
+  *it = codec::BsonElements(bytes.data(), size);
   return {};
 }
 
 }  // namespace
 
 base::Expected<void> apply_collection_entry(BsonBytes entry, CollectionMetadata* out) {
-  bson_t doc;
-  bson_iter_t it;
-  if (auto framed = init_document(entry, &doc, &it, "listCollections entry"); !framed) {
+  codec::BsonElements it(nullptr, 0);
+  if (auto framed = init_document(entry, &it, "listCollections entry"); !framed) {
     return framed;
   }
   bool named = false;
-  while (bson_iter_next(&it)) {
-    const std::string_view key = bson_iter_key(&it);
-    bson_iter_t child;
-    if (key == "name" && BSON_ITER_HOLDS_UTF8(&it)) {
-      out->collection = codec::utf8_of(&it);
+  while (it.next()) {
+    const std::string_view key = it.key;
+    if (key == "name" && it.holds_utf8()) {
+      out->collection = it.utf8();
       named = true;
-    } else if (key == "type" && BSON_ITER_HOLDS_UTF8(&it)) {
-      out->type = codec::utf8_of(&it);
-    } else if (key == "options" && BSON_ITER_HOLDS_DOCUMENT(&it) &&
-               bson_iter_recurse(&it, &child)) {
-      read_collection_options(&child, out);
+    } else if (key == "type" && it.holds_utf8()) {
+      out->type = it.utf8();
+    } else if (key == "options" && it.holds_document()) {
+      read_collection_options(it.container(), out);
     }
   }
   if (!named) return base::bad_input("listCollections entry without a name");
@@ -57,13 +55,12 @@ base::Expected<void> apply_index_documents(const std::vector<std::vector<uint8_t
                                            CollectionMetadata* out) {
   std::vector<IndexSpec> specs;
   for (const auto& bytes : indexes) {
-    bson_t doc;
-    bson_iter_t it;
-    if (auto framed = init_document(bytes, &doc, &it, "listIndexes document"); !framed) {
+    codec::BsonElements it(nullptr, 0);
+    if (auto framed = init_document(bytes, &it, "listIndexes document"); !framed) {
       return framed;
     }
     IndexSpec spec;
-    read_index_document(&it, &spec);
+    read_index_document(codec::BsonView{bytes.data(), static_cast<uint32_t>(bytes.size())}, &spec);
     specs.push_back(std::move(spec));
   }
   out->indexes = std::move(specs);
@@ -72,25 +69,24 @@ base::Expected<void> apply_index_documents(const std::vector<std::vector<uint8_t
 }
 
 base::Expected<void> apply_collection_stats(BsonBytes stats, CollectionMetadata* out) {
-  bson_t doc;
-  bson_iter_t it;
-  if (auto framed = init_document(stats, &doc, &it, "collection statistics"); !framed) {
+  codec::BsonElements it(nullptr, 0);
+  if (auto framed = init_document(stats, &it, "collection statistics"); !framed) {
     return framed;
   }
   CollectionStatsFacts facts;
   bool counted = false;
-  while (bson_iter_next(&it)) {
-    const std::string_view key = bson_iter_key(&it);
-    if (!BSON_ITER_HOLDS_NUMBER(&it)) continue;
+  while (it.next()) {
+    const std::string_view key = it.key;
+    if (!it.holds_number()) continue;
     if (key == "count") {
-      facts.documents = non_negative(&it);
+      facts.documents = non_negative(it);
       counted = true;
     } else if (key == "size") {
-      facts.size_bytes = non_negative(&it);
+      facts.size_bytes = non_negative(it);
     } else if (key == "avgObjSize") {
-      facts.average_document_bytes = non_negative(&it);
+      facts.average_document_bytes = non_negative(it);
     } else if (key == "storageSize") {
-      facts.storage_bytes = non_negative(&it);
+      facts.storage_bytes = non_negative(it);
     }
   }
   if (!counted) return base::bad_input("collection statistics without a count");
@@ -103,22 +99,19 @@ base::Expected<void> apply_index_stats(const std::vector<std::vector<uint8_t>>& 
                                        CollectionMetadata* out) {
   for (IndexSpec& index : out->indexes) index.accesses.reset();
   for (const auto& bytes : stats) {
-    bson_t doc;
-    bson_iter_t it;
-    if (auto framed = init_document(bytes, &doc, &it, "$indexStats document"); !framed) {
+    codec::BsonElements it(nullptr, 0);
+    if (auto framed = init_document(bytes, &it, "$indexStats document"); !framed) {
       return framed;
     }
     std::string name;
     std::optional<uint64_t> ops;
-    while (bson_iter_next(&it)) {
-      const std::string_view key = bson_iter_key(&it);
-      bson_iter_t accesses;
-      if (key == "name" && BSON_ITER_HOLDS_UTF8(&it)) {
-        name = codec::utf8_of(&it);
-      } else if (key == "accesses" && BSON_ITER_HOLDS_DOCUMENT(&it) &&
-                 bson_iter_recurse(&it, &accesses) && bson_iter_find(&accesses, "ops") &&
-                 BSON_ITER_HOLDS_NUMBER(&accesses)) {
-        ops = non_negative(&accesses);
+    while (it.next()) {
+      const std::string_view key = it.key;
+      if (key == "name" && it.holds_utf8()) {
+        name = it.utf8();
+      } else if (key == "accesses" && it.holds_document()) {
+        codec::BsonElements accesses(it.container());
+        if (accesses.find("ops") && accesses.holds_number()) ops = non_negative(accesses);
       }
     }
     if (!ops) continue;

@@ -11,7 +11,8 @@
 #include <utility>
 
 #include "docguard/advisor/byte_stream.h"
-#include "docguard/codec/bson_view.h"
+#include "docguard/advisor/catalog_documents.h"
+#include "docguard/codec/bson_elements.h"
 
 namespace docguard::advisor {
 namespace {
@@ -52,12 +53,12 @@ struct HeaderFields {
 };
 
 bool read_header(const uint8_t* data, uint32_t size, HeaderFields* out) {
-  bson_iter_t it;
-  if (!bson_iter_init_from_data(&it, data, size)) return false;
-  while (bson_iter_next(&it)) {
-    const std::string_view key = bson_iter_key(&it);
-    if (BSON_ITER_HOLDS_UTF8(&it)) {
-      std::string value(codec::utf8_of(it));
+  if (!framed_document(data, size)) return false;
+  codec::BsonElements it(data, size);
+  while (it.next()) {
+    const std::string_view key = it.key;
+    if (it.holds_utf8()) {
+      std::string value(it.utf8());
       if (key == "db")
         out->db = std::move(value);
       else if (key == "collection")
@@ -66,11 +67,11 @@ bool read_header(const uint8_t* data, uint32_t size, HeaderFields* out) {
         out->metadata = std::move(value);
       else if (key == "type")
         out->type = std::move(value);
-    } else if (key == "EOF" && BSON_ITER_HOLDS_BOOL(&it)) {
-      out->eof = bson_iter_bool(&it);
+    } else if (key == "EOF" && it.holds_bool()) {
+      out->eof = it.as_bool();
     }
   }
-  return it.err_off == 0;
+  return !it.malformed();
 }
 
 ReadResult read_archive(ByteStream& in, BsonFramer& framer, DumpVisitor& visitor) {

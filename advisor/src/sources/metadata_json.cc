@@ -16,26 +16,23 @@ base::Expected<void> parse_metadata_json(std::string_view json, CollectionMetada
   if (!doc)
     return base::bad_input(std::string("metadata is not valid JSON: ") + bson_error.message);
   out->known = true;
-  bson_iter_t it;
-  bson_iter_init(&it, doc);
-  while (bson_iter_next(&it)) {
-    const std::string_view key = bson_iter_key(&it);
-    bson_iter_t child;
-    if (key == "indexes" && BSON_ITER_HOLDS_ARRAY(&it) && bson_iter_recurse(&it, &child)) {
-      while (bson_iter_next(&child)) {
-        bson_iter_t index;
-        if (!BSON_ITER_HOLDS_DOCUMENT(&child) || !bson_iter_recurse(&child, &index)) continue;
+  codec::BsonElements it(doc);
+  while (it.next()) {
+    const std::string_view key = it.key;
+    if (key == "indexes" && it.holds_array()) {
+      codec::BsonElements child(it.container());
+      while (child.next()) {
+        if (!child.holds_document()) continue;
         IndexSpec spec;
-        read_index_document(&index, &spec);
+        read_index_document(child.container(), &spec);
         out->indexes.push_back(std::move(spec));
       }
-    } else if (key == "options" && BSON_ITER_HOLDS_DOCUMENT(&it) &&
-               bson_iter_recurse(&it, &child)) {
-      read_collection_options(&child, out);
-    } else if (key == "type" && BSON_ITER_HOLDS_UTF8(&it)) {
-      out->type = bson_iter_utf8(&it, nullptr);
-    } else if (key == "collectionName" && BSON_ITER_HOLDS_UTF8(&it) && out->collection.empty()) {
-      out->collection = bson_iter_utf8(&it, nullptr);
+    } else if (key == "options" && it.holds_document()) {
+      read_collection_options(it.container(), out);
+    } else if (key == "type" && it.holds_utf8()) {
+      out->type = it.utf8();
+    } else if (key == "collectionName" && it.holds_utf8() && out->collection.empty()) {
+      out->collection = it.utf8();
     }
   }
   bson_destroy(doc);

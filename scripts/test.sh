@@ -46,7 +46,8 @@ fi
 step clang-format bash -c "git ls-files '*.cc' '*.h' | xargs clang-format --dry-run --Werror"
 
 # clang-tidy (.clang-tidy) over every layer's sources under CI (CI=true or DOCGUARD_TIDY_ALL=1),
-# otherwise only on those changed against origin/main (quick). Needs build/compile_commands.json.
+# otherwise only on those changed against origin/main (quick). Needs build-tidy/compile_commands.json:
+# the unity builds' databases name their batches, not the sources (see tidy_database below).
 tidy_sources() {
   local base files
   if [ "${CI:-}" = true ] || [ "${DOCGUARD_TIDY_ALL:-}" = 1 ]; then
@@ -58,7 +59,7 @@ tidy_sources() {
   [ -z "$files" ] && return 0
   echo "clang-tidy: $(echo "$files" | wc -l) files"
   # shellcheck disable=SC2086
-  echo "$files" | xargs -P "$jobs" -n 4 clang-tidy -p build --quiet 2>&1 |
+  echo "$files" | xargs -P "$jobs" -n 4 clang-tidy -p build-tidy --quiet 2>&1 |
     grep -v -E '^[0-9]+ warnings? generated|^Suppressed [0-9]+ warnings|^Use -header-filter|^$'
   return "${PIPESTATUS[1]}"
 }
@@ -102,16 +103,31 @@ collect_background() {
 # (the instruction guard counts the same). Precompiled GoogleTest and Asio headers for the unit
 # tests (DOCGUARD_PCH) take a fifth to a half off each test's source; gold links in two thirds
 # of the time of the default linker. Neither changes the product's code.
+#
+# Unity builds (cmake/unity_build.cmake): each target's sources compiled 16 to a translation unit,
+# so the headers they share are parsed once per batch, not once per file. A developer's build
+# compiles file by file and is the one that proves each file includes what it uses.
 line_info=-g1
-fast_build=(-DDOCGUARD_PCH=ON -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=gold)
+fast_build=(-DDOCGUARD_PCH=ON -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=gold -DCMAKE_UNITY_BUILD=ON
+  -DCMAKE_UNITY_BUILD_BATCH_SIZE=16)
+# clang-tidy reads each source's command from a compile database; a unity build's names only its
+# batches, so a configure-only tree of the same release build, file by file, gives it one.
+tidy_database() {
+  cmake -S . -B build-tidy -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDOCGUARD_WERROR=ON \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 $line_info -DNDEBUG" >/dev/null
+}
 build_ok=0
 step build bash -c "cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDOCGUARD_WERROR=ON ${fast_build[*]} \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO='-O2 $line_info -DNDEBUG' && ninja -C build -j $jobs" &&
   build_ok=1
 if ((build_ok)) && command -v clang-tidy >/dev/null; then
-  export -f tidy_sources
-  export jobs
-  background_step clang-tidy bash -c tidy_sources
+  if tidy_database; then
+    export -f tidy_sources
+    export jobs
+    background_step clang-tidy bash -c tidy_sources
+  else
+    record clang-tidy FAIL
+  fi
 fi
 if [ "${DOCGUARD_SKIP_FUZZ:-}" != 1 ]; then
   background_step fuzz-smoke env FUZZ_RUNS="${FUZZ_RUNS:-300000}" bash scripts/fuzz.sh

@@ -1,8 +1,9 @@
-# Unity builds for CI (scripts/test.sh passes -DCMAKE_UNITY_BUILD=ON): each target's sources are
-# compiled in batches, one translation unit per batch, so the headers they share (libbson, Asio,
-# spdlog, the layers' own) are parsed once per batch instead of once per file. A developer's
-# build is unchanged (CMAKE_UNITY_BUILD is off by default) and is the one that proves each file
-# includes what it uses.
+# Unity builds for CI's sanitizer builds (scripts/test.sh passes -DCMAKE_UNITY_BUILD=ON to
+# them; the release build, whose binary the instruction guard counts, stays file by file): each
+# target's sources are compiled in batches, one translation unit per batch, so the headers they
+# share (libbson, Asio, spdlog, the layers' own) are parsed once per batch instead of once per
+# file. A developer's build is unchanged (CMAKE_UNITY_BUILD is off by default) and is the one
+# that proves each file includes what it uses.
 #
 # A batch is one translation unit: two files of one target whose file-local names (an anonymous
 # namespace's or a static helper, a namespace-scope constant) are the same cannot share it. Such

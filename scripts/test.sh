@@ -102,8 +102,15 @@ collect_background() {
 # (the instruction guard counts the same). Precompiled GoogleTest and Asio headers for the unit
 # tests (DOCGUARD_PCH) take a fifth to a half off each test's source; gold links in two thirds
 # of the time of the default linker. Neither changes the product's code.
+#
+# The sanitizer builds (Debug, -O0) are unity builds (cmake/unity_build.cmake): 16 sources of a
+# target to a translation unit, so the headers they share are parsed once per batch, not once
+# per file; at -O0 a batch's code is its files' code. The release build stays file by file: its
+# binary is the one the instruction guard counts and clang-tidy reads its compile database. A
+# developer's build compiles file by file, which proves each file includes what it uses.
 line_info=-g1
 fast_build=(-DDOCGUARD_PCH=ON -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=gold)
+unity_build=(-DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=16)
 build_ok=0
 step build bash -c "cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDOCGUARD_WERROR=ON ${fast_build[*]} \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO='-O2 $line_info -DNDEBUG' && ninja -C build -j $jobs" &&
@@ -124,7 +131,7 @@ fi
 
 if [ "${DOCGUARD_SKIP_ASAN:-}" != 1 ]; then
   if step build-asan bash -c "cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-      -DCMAKE_CXX_FLAGS_DEBUG=$line_info -DDOCGUARD_SANITIZE=ON -DDOCGUARD_WERROR=ON -DDOCGUARD_BENCH=OFF ${fast_build[*]} && ninja -C build-asan -j $jobs"; then
+      -DCMAKE_CXX_FLAGS_DEBUG=$line_info -DDOCGUARD_SANITIZE=ON -DDOCGUARD_WERROR=ON -DDOCGUARD_BENCH=OFF ${fast_build[*]} ${unity_build[*]} && ninja -C build-asan -j $jobs"; then
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       step unit-tests-asan ctest --test-dir build-asan --output-on-failure -j "$jobs"
     # The PyMongo integration suite against the sanitized proxy: a sanitizer report aborts
@@ -158,7 +165,7 @@ tsan_step() {  # tsan_step NAME command...
 }
 if [ "${DOCGUARD_SKIP_TSAN:-}" != 1 ]; then
   if step build-tsan bash -c "cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-      -DCMAKE_CXX_FLAGS_DEBUG=$line_info -DDOCGUARD_TSAN=ON -DDOCGUARD_WERROR=ON -DDOCGUARD_BENCH=OFF ${fast_build[*]} >/dev/null && ninja -C build-tsan -j $jobs docguard rules_tests"; then
+      -DCMAKE_CXX_FLAGS_DEBUG=$line_info -DDOCGUARD_TSAN=ON -DDOCGUARD_WERROR=ON -DDOCGUARD_BENCH=OFF ${fast_build[*]} ${unity_build[*]} >/dev/null && ninja -C build-tsan -j $jobs docguard rules_tests"; then
     tsan_step unit-tests-tsan build-tsan/tests/unit/rules/rules_tests
     # The PyMongo suite and the cluster suite (failover under load, stepdowns, killed members,
     # several mongos, SCRAM, SRV) through the sanitized docguard.

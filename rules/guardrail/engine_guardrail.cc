@@ -34,11 +34,13 @@ void Engine::guard_read(CommandPass& s) {
     if (single_scalar_equality(s.cmd.query) == "_id") return;
   }
   // A collation of the command's own decides which indexes compare its strings alike.
-  if (s.cmd.kind != CommandKind::kAggregate && s.cmd.collation.empty() &&
-      obviously_served(s.cmd.query, index_catalog_.find_cached(s.db, s.coll))) {
-    return;
-  }
-  guard_query(s, query_parts(s.cmd), -1);
+  const bool asked = s.cmd.kind != CommandKind::kAggregate && s.cmd.collation.empty();
+  if (asked && obviously_served(s.cmd.query, index_catalog_.find_cached(s.db, s.coll))) return;
+  QueryParts parts = query_parts(s.cmd);
+  // judge_plan would ask the same of the same filter (a non-aggregate's filter is cmd.query):
+  // once per command is enough.
+  parts.not_obviously_served = asked;
+  guard_query(s, parts, -1);
 }
 
 void Engine::guard_query(CommandPass& s, const QueryParts& parts, int32_t index) {

@@ -89,8 +89,9 @@ PlanJudgement judge_plan(const QueryParts& parts, const NamespaceIndexes* indexe
   }
   // The common served cases (an equality on _id or on a plain index's leading field), from the
   // filter's top level alone.
-  if (parts.pipeline.empty() && parts.hint_name.empty() && parts.hint_keys.empty() &&
-      parts.collation.empty() && !parts.tailable && obviously_served(parts.filter, indexes)) {
+  if (!parts.not_obviously_served && parts.pipeline.empty() && parts.hint_name.empty() &&
+      parts.hint_keys.empty() && parts.collation.empty() && !parts.tailable &&
+      obviously_served(parts.filter, indexes)) {
     return out;
   }
   std::vector<BsonView> filters;

@@ -51,6 +51,9 @@ struct QueryParts {
   codec::BsonView collation;
   bool tailable = false;
   bool has_max_time = false;  // the command carries maxTimeMS
+  // The caller already asked obviously_served of this filter with these indexes, and the answer
+  // was no: judge_plan does not ask again.
+  bool not_obviously_served = false;
 };
 
 // The parts of a read command (find, aggregate, count, distinct, findAndModify) from its body.

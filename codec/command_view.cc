@@ -178,6 +178,33 @@ bool is_hello_command(const BsonView& command) {
   return kind_of(key_of(it)) == CommandKind::kHello;
 }
 
+std::string_view single_scalar_equality(const BsonView& doc) {
+  if (doc.size < 8) return {};
+  const uint8_t* const key = doc.data + 5;
+  const uint8_t* const end = doc.data + doc.size - 1;
+  const uint8_t* nul = key;
+  while (nul < end && *nul != 0) ++nul;
+  if (nul == key || nul == end || *key == '$') return {};
+  size_t size = 0;
+  switch (doc.data[4]) {
+    case BSON_TYPE_INT32:
+      size = 4;
+      break;
+    case BSON_TYPE_INT64:
+    case BSON_TYPE_DOUBLE:
+    case BSON_TYPE_DATE_TIME:
+      size = 8;
+      break;
+    case BSON_TYPE_OID:
+      size = 12;
+      break;
+    default:
+      return {};
+  }
+  if (static_cast<size_t>(end - (nul + 1)) != size) return {};
+  return {reinterpret_cast<const char*>(key), static_cast<size_t>(nul - key)};
+}
+
 CommandView describe(const codec::OpMsg& msg) {
   CommandView view;
   view.more_to_come = msg.more_to_come();

@@ -31,7 +31,7 @@ void Engine::guard_read(CommandPass& s) {
   // common served cases need no other walk of the command.
   if (s.cmd.kind != CommandKind::kAggregate) {
     // {_id: <scalar>} is served whatever else is known: no lookup of the namespace's indexes.
-    if (single_scalar_equality(s.cmd.query) == "_id") return;
+    if (s.cmd.query_scalar_key() == "_id") return;
   }
   // A collation of the command's own decides which indexes compare its strings alike.
   const bool asked = s.cmd.kind != CommandKind::kAggregate && s.cmd.collation.empty();

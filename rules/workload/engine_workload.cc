@@ -130,8 +130,13 @@ WorkloadVerdict verdict_of(const Verdict& verdict, const Verdict* dry, int32_t i
 }
 
 std::shared_ptr<const ShapeInfo> describe_shape(const codec::CommandView& cmd,
-                                                const QueryParts& parts,
+                                                const HashedQuery& query,
                                                 const codec::BsonView& statement) {
+  QueryParts parts;
+  parts.filter = query.filter;
+  parts.sort = query.sort;
+  parts.projection = query.projection;
+  parts.pipeline = query.pipeline;
   auto info = std::make_shared<ShapeInfo>();
   // The namespace's own names, not its labels: past tracking.max_namespaces the labels are
   // "_other" for all, and each shape is still judged against its own collection's indexes.
@@ -188,10 +193,10 @@ void Engine::note_workload(const codec::CommandView& cmd, const RequestContext& 
     WorkloadLedger::Local table = workload_.local();
     WorkloadSketch& sketch = table.sketch();
     marks.table = table.table();
-    auto note = [&](const QueryParts& parts, int32_t index, const codec::BsonView& statement) {
-      const uint64_t key = workload_shape_hash(parts, seed);
+    auto note = [&](const HashedQuery& query, int32_t index, const codec::BsonView& statement) {
+      const uint64_t key = workload_shape_hash(query, seed);
       SketchEntry* entry = sketch.find(key);
-      if (entry == nullptr) entry = &sketch.admit(key, describe_shape(cmd, parts, statement));
+      if (entry == nullptr) entry = &sketch.admit(key, describe_shape(cmd, query, statement));
       ShapeStats& s = entry->stats;
       ++s.count;
       const WorkloadVerdict judged = verdict_of(verdict, dry, index);
@@ -222,15 +227,12 @@ void Engine::note_workload(const codec::CommandView& cmd, const RequestContext& 
     };
     if (read) {
       // What describe() found: no other walk of the command.
-      QueryParts parts;
       if (cmd.kind == CommandKind::kAggregate) {
-        parts.pipeline = cmd.pipeline;
+        note(HashedQuery{{}, {}, {}, cmd.pipeline, std::nullopt}, -1, {});
       } else {
-        parts.filter = cmd.query;
-        parts.sort = cmd.sort;
-        parts.projection = cmd.projection;
+        // The guardrail may have asked query_scalar_key of the same filter already.
+        note(HashedQuery{cmd.query, cmd.sort, cmd.projection, {}, cmd.query_scalar_key()}, -1, {});
       }
-      note(parts, -1, {});
     } else {
       // An ordered batch stops at its first refused statement: the ones after it are never
       // sent, so they are neither passed nor refused.
@@ -239,14 +241,14 @@ void Engine::note_workload(const codec::CommandView& cmd, const RequestContext& 
                               ? static_cast<size_t>(blocked.front()) + 1
                               : cmd.statements.size();
       for (size_t i = 0; i < cmd.statements.size() && i < sent; ++i) {
-        QueryParts parts;
+        HashedQuery query;
         for (codec::BsonElements field(cmd.statements[i]); field.next();) {
           if (field.key == "q") {
-            parts.filter = field.container();
+            query.filter = field.container();
             break;
           }
         }
-        note(parts, static_cast<int32_t>(i), cmd.statements[i]);
+        note(query, static_cast<int32_t>(i), cmd.statements[i]);
       }
     }
   }

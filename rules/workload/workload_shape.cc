@@ -144,38 +144,11 @@ uint64_t keys(uint64_t h, const BsonView& doc) {
 
 }  // namespace
 
-std::string_view single_scalar_equality(const BsonView& doc) {
-  if (doc.size < 8) return {};
-  const uint8_t* const key = doc.data + 5;
-  const uint8_t* const end = doc.data + doc.size - 1;
-  const uint8_t* nul = key;
-  while (nul < end && *nul != 0) ++nul;
-  if (nul == key || nul == end || *key == '$') return {};
-  size_t size = 0;
-  switch (doc.data[4]) {
-    case BSON_TYPE_INT32:
-      size = 4;
-      break;
-    case BSON_TYPE_INT64:
-    case BSON_TYPE_DOUBLE:
-    case BSON_TYPE_DATE_TIME:
-      size = 8;
-      break;
-    case BSON_TYPE_OID:
-      size = 12;
-      break;
-    default:
-      return {};
-  }
-  if (static_cast<size_t>(end - (nul + 1)) != size) return {};
-  return {reinterpret_cast<const char*>(key), static_cast<size_t>(nul - key)};
-}
-
 uint64_t workload_seed(uint64_t namespace_id, uint32_t command) {
   return mix(mix(0x243F6A8885A308D3ull, namespace_id), command);
 }
 
-uint64_t workload_shape_hash(const QueryParts& parts, uint64_t seed) {
+uint64_t workload_shape_hash(const HashedQuery& parts, uint64_t seed) {
   uint64_t h = seed;
   if (!parts.pipeline.empty()) {
     h = mix(h, kPipeline);
@@ -190,7 +163,10 @@ uint64_t workload_shape_hash(const QueryParts& parts, uint64_t seed) {
     return h;
   }
   // Hashed as filter() hashes such a document, for a fraction of the walk.
-  if (const std::string_view key = single_scalar_equality(parts.filter); !key.empty()) {
+  const std::string_view key = parts.filter_scalar_key
+                                   ? *parts.filter_scalar_key
+                                   : codec::single_scalar_equality(parts.filter);
+  if (!key.empty()) {
     h = mix(mix(mix_key(mix(h, kOpen), key), kValue), kClose);
   } else {
     h = filter(h, parts.filter, 0);

@@ -46,7 +46,7 @@ uint64_t LatencyHistogram::quantile(double q) const {
   return bucket_high(kBuckets - 1);
 }
 
-uint32_t ShapeStats::app_line(std::string_view name) {
+uint32_t ShapeStats::find_or_add_app_line(std::string_view name) {
   for (size_t i = 0; i < apps.size(); ++i) {
     if (apps[i].app == name) return static_cast<uint32_t>(i);
   }

@@ -96,5 +96,30 @@ TEST(CommandView, UnusualShapesDoNotThrow) {
   EXPECT_EQ(v.database, "");
 }
 
+TEST(CommandView, SingleScalarEqualityNamesTheOneFixedSizeField) {
+  EXPECT_EQ(single_scalar_equality(view(json(R"({"_id": 5})"))), "_id");
+  EXPECT_EQ(single_scalar_equality(view(json(R"({"n": {"$numberLong": "7"}})"))), "n");
+  EXPECT_EQ(single_scalar_equality(view(json(R"({"at": 1.5})"))), "at");
+  EXPECT_EQ(single_scalar_equality(view(json(R"({"_id": {"$oid": "0123456789abcdef01234567"}})"))),
+            "_id");
+  // Two fields, a string, a document, an operator key, the empty document: not one.
+  EXPECT_EQ(single_scalar_equality(view(json(R"({"_id": 5, "a": 1})"))), "");
+  EXPECT_EQ(single_scalar_equality(view(json(R"({"_id": "x"})"))), "");
+  EXPECT_EQ(single_scalar_equality(view(json(R"({"_id": {"$gt": 5}})"))), "");
+  EXPECT_EQ(single_scalar_equality(view(json(R"({"$expr": 5})"))), "");
+  EXPECT_EQ(single_scalar_equality(view(json("{}"))), "");
+}
+
+TEST(CommandView, QueryScalarKeyIsTheQuerysAndKeptOnceAsked) {
+  auto m = testing::op_msg(R"({"find": "c", "$db": "t", "filter": {"sku": 12}})");
+  auto v = describe(codec::OpMsg::parse(m));
+  EXPECT_FALSE(v.query_scalar_key_known);
+  EXPECT_EQ(v.query_scalar_key(), "sku");
+  EXPECT_TRUE(v.query_scalar_key_known);
+  EXPECT_EQ(v.query_scalar_key(), "sku");
+  auto range = testing::op_msg(R"({"find": "c", "$db": "t", "filter": {"sku": {"$gt": 1}}})");
+  EXPECT_EQ(describe(codec::OpMsg::parse(range)).query_scalar_key(), "");
+}
+
 }  // namespace
 }  // namespace docguard::codec

@@ -118,6 +118,20 @@ TEST(ShapeStats, AppsPastTheBoundShareOneLine) {
   EXPECT_EQ(s.apps.back().count, 5u);
 }
 
+TEST(ShapeStats, EachAppKeepsItsLineWhicheverComesFirst) {
+  ShapeStats s;
+  ++s.app("web").count;
+  ++s.app("batch").count;
+  ++s.app("web").count;
+  ++s.app("batch").count;
+  ++s.app("batch").count;
+  ASSERT_EQ(s.apps.size(), 2u);
+  EXPECT_EQ(s.apps[0].app, "web");
+  EXPECT_EQ(s.apps[0].count, 2u);
+  EXPECT_EQ(s.apps[1].app, "batch");
+  EXPECT_EQ(s.apps[1].count, 3u);
+}
+
 TEST(ShapeStats, MergedTablesKeepOneOtherLine) {
   // One io thread's table already folded its late apps into "_other"; merging another thread's
   // apps must add to that line, not open a second one.

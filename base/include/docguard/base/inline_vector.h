@@ -29,7 +29,15 @@ class InlineVector {
     }
     return spilled_.emplace_back();
   }
-  void push_back(const T& value) { emplace_back() = value; }
+  void push_back(const T& value) {
+    // The common case inline, without emplace_back's value-initialisation of the slot first;
+    // the spill, rare, out of line.
+    if (spilled_.empty() && count_ < N) {
+      inline_[count_++] = value;
+      return;
+    }
+    push_back_spilled(value);
+  }
   void clear() {
     spilled_.clear();
     count_ = 0;
@@ -53,6 +61,8 @@ class InlineVector {
   operator std::span<const T>() const { return {data(), size()}; }
 
  private:
+  [[gnu::noinline]] void push_back_spilled(const T& value) { emplace_back() = value; }
+
   std::array<T, N> inline_{};
   size_t count_ = 0;        // elements in inline_ while nothing has spilled
   std::vector<T> spilled_;  // every element, once there were more than N

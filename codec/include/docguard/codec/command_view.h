@@ -29,6 +29,12 @@ enum class CommandKind {
 
 enum class PayloadSource { kNone, kBody, kSequence };
 
+// The key of a document that is exactly one field equal to a fixed-size scalar ({_id:
+// <ObjectId>}, {n: 5}), read from its bytes without a walk; empty for any other document. The
+// commonest filter of all: the guardrail passes {_id: ...} on it before it looks for the
+// namespace's indexes, and the workload ledger hashes it from it.
+std::string_view single_scalar_equality(const BsonView& doc);
+
 struct CommandView {
   std::string_view name;  // first key of the body, as sent
   codec::BsonView body;   // the whole command document
@@ -78,6 +84,18 @@ struct CommandView {
   // explain: the inner command's name (e.g. "aggregate"); its pipeline goes to `pipeline`
   // and its collection to `collection`.
   std::string_view explained;
+
+  // single_scalar_equality(query), worked out by the first reader that asks: the guardrail and
+  // then the workload ledger ask it of the same command.
+  std::string_view query_scalar_key() const {
+    if (!query_scalar_key_known) {
+      query_scalar_key_cache = single_scalar_equality(query);
+      query_scalar_key_known = true;
+    }
+    return query_scalar_key_cache;
+  }
+  mutable std::string_view query_scalar_key_cache;
+  mutable bool query_scalar_key_known = false;
 
   bool is_write() const {
     return kind == CommandKind::kInsert || kind == CommandKind::kUpdate ||

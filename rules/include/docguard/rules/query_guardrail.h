@@ -68,12 +68,6 @@ void read_statement_part(const codec::BsonElements& field, QueryParts& parts);
 // Whether the namespace is one the server never refuses a collection scan on.
 bool exempt_namespace(std::string_view db, std::string_view coll);
 
-// The key of a filter that is exactly one field equal to a fixed-size scalar ({_id: <ObjectId>},
-// {n: 5}), read from its bytes without a walk; empty for any other filter. The commonest filter
-// of all: the guardrail passes {_id: ...} on it before it looks for the namespace's indexes, and
-// the workload ledger hashes it from it.
-std::string_view single_scalar_equality(const codec::BsonView& filter);
-
 // The common served cases, in one walk of the filter's top level without building a shape: an
 // empty filter, an equality on _id or on a field some plain known index starts with (ascending,
 // descending or hashed; not sparse, partial or hidden; with a collation only for a value no

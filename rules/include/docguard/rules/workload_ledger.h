@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -52,9 +53,24 @@ struct WorkloadMarks {
   bool empty() const { return ops == 0; }
 };
 
+// What a shape's hash reads of a query (QueryParts' filter, sort, projection and pipeline);
+// `filter_scalar_key`, single_scalar_equality of the filter when the caller knows it already
+// (CommandView::query_scalar_key).
+struct HashedQuery {
+  codec::BsonView filter;
+  codec::BsonView sort;
+  codec::BsonView projection;
+  codec::BsonView pipeline;
+  std::optional<std::string_view> filter_scalar_key;
+};
+
 // The hash of the shape text append_shape_text(parts) would write, without writing it; `seed`
 // stands for the namespace and command.
-uint64_t workload_shape_hash(const QueryParts& parts, uint64_t seed);
+uint64_t workload_shape_hash(const HashedQuery& query, uint64_t seed);
+inline uint64_t workload_shape_hash(const QueryParts& parts, uint64_t seed) {
+  return workload_shape_hash(
+      HashedQuery{parts.filter, parts.sort, parts.projection, parts.pipeline, std::nullopt}, seed);
+}
 uint64_t workload_seed(uint64_t namespace_id, uint32_t command);
 
 // What one reply says, for the ledger.

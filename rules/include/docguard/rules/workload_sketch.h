@@ -84,9 +84,15 @@ struct ShapeStats {
   std::vector<AppStats> apps;  // at most kMaxAppsPerShape + 1 ("_other")
 
   // The app's line in `apps`, added when new (past kMaxAppsPerShape: the "_other" line).
-  uint32_t app_line(std::string_view name);
+  uint32_t app_line(std::string_view name) {
+    // Most shapes are sent by one app: its line is the first, found without a call.
+    return !apps.empty() && apps.front().app == name ? 0 : find_or_add_app_line(name);
+  }
   AppStats& app(std::string_view name) { return apps[app_line(name)]; }
   void merge(const ShapeStats& other);
+
+ private:
+  uint32_t find_or_add_app_line(std::string_view name);
 };
 
 struct SketchEntry {

@@ -49,15 +49,6 @@ void DocumentShape::clear() {
   array_count_ = 0;
   path_.clear();
   has_id_ = false;
-  id_iter_ready_ = false;
-}
-
-const bson_iter_t& DocumentShape::id() const {
-  if (!id_iter_ready_) {
-    id_iter_ready_ = true;
-    if (has_id_) id_.to_iter(&id_iter_);
-  }
-  return id_iter_;
 }
 
 void DocumentShape::measure(const codec::BsonView& doc, std::string_view prefix,

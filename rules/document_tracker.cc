@@ -66,14 +66,6 @@ void DocumentTracker::make_key(std::string_view db, std::string_view coll,
   write_key(db, coll, id.type, {reinterpret_cast<const char*>(id.value), id.value_size}, key);
 }
 
-void DocumentTracker::make_key(std::string_view db, std::string_view coll, const bson_iter_t& id,
-                               std::string* key) {
-  // The value occupies [d1, next_off) of the document buffer for every BSON type.
-  const size_t value = id.next_off >= id.d1 ? id.next_off - id.d1 : 0;
-  write_key(db, coll, static_cast<uint8_t>(bson_iter_type_unsafe(&id)),  // a validated element
-            {reinterpret_cast<const char*>(id.raw) + id.d1, value}, key);
-}
-
 uint64_t DocumentTracker::hash_of(std::string_view key) {
   // The shard comes from the top bits (hash % kShards would leave every key of a shard with
   // the same low bits); slots use bits 32 and up, so keys of one shard still spread.

@@ -291,10 +291,9 @@ void Engine::judge(const codec::CommandView& cmd, const RequestContext& ctx,
       case CommandKind::kDelete:
         for (size_t i = 0; i < cmd.statements.size() && !s.batch_stopped(); ++i) {
           const codec::BsonView& stmt = cmd.statements[i];
-          bson_iter_t iter;
-          if (!stmt.empty() && bson_iter_init_from_data(&iter, stmt.data, stmt.size) &&
-              bson_iter_find(&iter, "q")) {
-            inspect_delete(s, sub_view(&iter));
+          codec::BsonElements q(stmt);
+          if (codec::well_framed(stmt) && q.find("q")) {
+            inspect_delete(s, q.container());
             guard_query(s, statement_parts(stmt), static_cast<int32_t>(i));
           }
         }

@@ -32,15 +32,13 @@ namespace engine_detail {
 inline constexpr uint32_t kMaxOffenders = 16;
 inline constexpr uint32_t kMaxLookupFroms = 32;
 
-inline codec::BsonView sub_view(const bson_iter_t* iter) { return codec::view_of(*iter); }
-
 // Finds _id in a filter when it is an equality (a value, not {$in: ...}): the document the
 // statement targets is then known.
-inline bool id_equality(const codec::BsonView& q, bson_iter_t* id) {
-  if (q.empty() || !bson_iter_init_from_data(id, q.data, q.size) || !bson_iter_find(id, "_id")) {
-    return false;
-  }
-  if (BSON_ITER_HOLDS_DOCUMENT(id)) return !is_operator_document(sub_view(id));
+inline bool id_equality(const codec::BsonView& q, codec::BsonElements* id) {
+  if (!codec::well_framed(q)) return false;
+  *id = codec::BsonElements(q);
+  if (!id->find("_id")) return false;
+  if (id->holds_document()) return !is_operator_document(id->container());
   return true;
 }
 
@@ -151,7 +149,7 @@ struct Engine::CommandPass {
   double seconds = -1;
 
   void add(RuleKind kind, const Bound& bound, std::string_view path, double measured, int32_t index,
-           const bson_iter_t* id, Action action) {
+           const codec::BsonElements* id, Action action) {
     Violation v;
     v.kind = kind;
     v.rule_match = bound.match;
@@ -165,7 +163,7 @@ struct Engine::CommandPass {
     v.statement_index = index;
     if (id != nullptr) {
       bson_t b = BSON_INITIALIZER;
-      if (bson_append_iter(&b, "_id", 3, id)) {
+      if (id->append_to(&b, "_id")) {
         const uint8_t* data = bson_get_data(&b);
         v.failing_id.assign(data, data + b.len);
       }
@@ -182,14 +180,14 @@ struct Engine::CommandPass {
     scratch().kinds.push_back(kind);
   }
   void add(RuleKind kind, const Bound& bound, std::string_view path, double measured, int32_t index,
-           const bson_iter_t* id) {
+           const codec::BsonElements* id) {
     add(kind, bound, path, measured, index, id, bound.action);
   }
 
   // Checks a measured shape. `whole_document` is false for values of $set, whose size says
   // nothing about the document's.
   void check_shape(const DocumentShape& shape, bool whole_document, int32_t index,
-                   const bson_iter_t* id) {
+                   const codec::BsonElements* id) {
     const NamespaceLimits& l = *limits;
     if (whole_document) {
       if (const Bound* b = l.document_bytes.exceeded(shape.bytes())) {

@@ -111,27 +111,22 @@ bool Engine::wants_reply_sample(const codec::CommandView& cmd) {
 }
 
 void Engine::observe_reply(const codec::CommandView& request, const codec::OpMsg& reply) {
-  bson_iter_t iter;
-  if (reply.body.empty() || !bson_iter_init_from_data(&iter, reply.body.data, reply.body.size) ||
-      !bson_iter_find(&iter, "cursor") || !BSON_ITER_HOLDS_DOCUMENT(&iter)) {
-    return;
-  }
-  bson_iter_t cursor;
-  if (!bson_iter_recurse(&iter, &cursor)) return;
+  if (!codec::well_framed(reply.body)) return;
+  codec::BsonElements top(reply.body);
+  if (!top.find("cursor") || !top.holds_document()) return;
   std::string_view db = request.database;
   std::string_view coll = request.collection;
   codec::BsonView batch;
-  while (bson_iter_next(&cursor)) {
-    const std::string_view k = key_of(&cursor);
-    if (k == "ns" && BSON_ITER_HOLDS_UTF8(&cursor)) {
-      const std::string_view ns = codec::utf8_of(cursor);
+  for (codec::BsonElements cursor(top.container()); cursor.next();) {
+    if (cursor.key == "ns" && cursor.holds_utf8()) {
+      const std::string_view ns = cursor.utf8();
       const size_t dot = ns.find('.');
       if (dot != std::string_view::npos) {
         db = ns.substr(0, dot);
         coll = ns.substr(dot + 1);
       }
-    } else if ((k == "firstBatch" || k == "nextBatch") && BSON_ITER_HOLDS_ARRAY(&cursor)) {
-      batch = sub_view(&cursor);
+    } else if ((cursor.key == "firstBatch" || cursor.key == "nextBatch") && cursor.holds_array()) {
+      batch = cursor.container();
     }
   }
   if (batch.empty() || db.empty() || coll.empty()) return;
@@ -140,17 +135,15 @@ void Engine::observe_reply(const codec::CommandView& request, const codec::OpMsg
   auto limits = limits_for(stats, db, coll, *rules);
   const bool track = limits->tracks_arrays;
   Scratch& sc = scratch();
-  bson_iter_t doc;
-  if (!bson_iter_init_from_data(&doc, batch.data, batch.size)) return;
   const double now = track ? seconds_now() : -1;
-  while (bson_iter_next(&doc)) {
-    if (!BSON_ITER_HOLDS_DOCUMENT(&doc)) continue;
+  for (codec::BsonElements doc(batch); doc.next();) {
+    if (!doc.holds_document()) continue;
     DocumentShape& shape = sc.shape;
-    shape.measure(sub_view(&doc));
+    shape.measure(doc.container());
     record_shape(stats, measurements_, shape, "read_sample", true,
                  rules->tracking().max_field_paths);
     if (track && shape.has_id() && shape.array_count() > 0) {
-      DocumentTracker::make_key(db, coll, shape.id(), &sc.key);
+      DocumentTracker::make_key(db, coll, shape.id_element(), &sc.key);
       for (const ArrayMeasure* a = shape.arrays_begin(); a != shape.arrays_end(); ++a) {
         tracker_.record(sc.key, a->path, a->length, true, now, shape.bytes());
       }
@@ -175,7 +168,7 @@ void Engine::learn_stored_document(std::string_view db, std::string_view coll,
   DocumentShape& shape = sc.shape;
   shape.measure(document);
   if (!shape.has_id() || shape.array_count() == 0) return;
-  DocumentTracker::make_key(db, coll, shape.id(), &sc.key);
+  DocumentTracker::make_key(db, coll, shape.id_element(), &sc.key);
   const double now = seconds_now();
   for (const ArrayMeasure* a = shape.arrays_begin(); a != shape.arrays_end(); ++a) {
     tracker_.record(sc.key, a->path, a->length, true, now, shape.bytes());
@@ -183,12 +176,9 @@ void Engine::learn_stored_document(std::string_view db, std::string_view coll,
 }
 
 void Engine::observe_catalog_reply(const codec::CommandView& request, const codec::OpMsg& reply) {
-  if (reply.body.empty()) return;
-  bson_iter_t it;
-  if (!bson_iter_init_from_data(&it, reply.body.data, reply.body.size) ||
-      !bson_iter_find(&it, "ok") || bson_iter_as_double(&it) != 1.0) {
-    return;
-  }
+  if (!codec::well_framed(reply.body)) return;
+  codec::BsonElements ok(reply.body);
+  if (!ok.find("ok") || ok.as_double() != 1.0) return;
   learn_from_catalog_reply(index_catalog_, request, reply.body);
   if (advice_ != nullptr) advice_->on_catalog_reply(request, reply.body);
 }

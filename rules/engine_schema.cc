@@ -18,13 +18,10 @@ namespace {
 constexpr size_t kErrInfoBesideDetails = size_t{16} * 1024;
 
 std::vector<uint8_t> details_of(const bson_t* out) {
-  bson_iter_t it;
-  uint32_t len = 0;
-  const uint8_t* data = nullptr;
-  if (bson_iter_init_find(&it, out, "details") && BSON_ITER_HOLDS_DOCUMENT(&it)) {
-    bson_iter_document(&it, &len, &data);
-  }
-  return data == nullptr ? std::vector<uint8_t>{} : std::vector<uint8_t>(data, data + len);
+  codec::BsonElements details(out);
+  if (!details.find("details") || !details.holds_document()) return {};
+  const codec::BsonView doc = details.container();
+  return std::vector<uint8_t>(doc.data, doc.data + doc.size);
 }
 
 // The rule's id, else its key, as /status and the reports name it.
@@ -57,7 +54,7 @@ void Engine::census_stored_document(const RuleSet& rules, bool candidates, std::
 }
 
 void Engine::judge_schemas(CommandPass& s, const codec::BsonView& doc, int32_t index,
-                           const bson_iter_t* id, Written written) {
+                           const codec::BsonElements* id, Written written) {
   bool bypassed = false;
   for (const SchemaLimit& limit : s.limits->schemas) {
     // The server skips its validator for a write that sets bypassDocumentValidation (an
@@ -133,7 +130,7 @@ void Engine::judge_schemas(CommandPass& s, const codec::BsonView& doc, int32_t i
 
 void Engine::judge_schemas_with_id(CommandPass& s, const codec::BsonView& doc, bool has_id,
                                    const bson_value_t& id, int32_t index,
-                                   const bson_iter_t* failing_id, Written written) {
+                                   const codec::BsonElements* failing_id, Written written) {
   if (has_id) {
     judge_schemas(s, doc, index, failing_id, written);
     return;

@@ -53,10 +53,10 @@ void Engine::inspect_insert(CommandPass& s, const codec::BsonView& doc, int32_t 
   Scratch& sc = scratch();
   DocumentShape& shape = sc.shape;
   shape.measure(doc);
-  s.check_shape(shape, true, index, shape.has_id() ? &shape.id() : nullptr);
+  s.check_shape(shape, true, index, shape.has_id() ? &shape.id_element() : nullptr);
   if (!s.limits->schemas.empty()) {
     if (shape.has_id()) {
-      judge_schemas(s, doc, index, &shape.id(), Written::kInsert);
+      judge_schemas(s, doc, index, &shape.id_element(), Written::kInsert);
     } else {
       // Without an _id, the server gives the document a new ObjectId before validating it.
       bson_value_t id;
@@ -64,9 +64,9 @@ void Engine::inspect_insert(CommandPass& s, const codec::BsonView& doc, int32_t 
       bson_oid_init(&id.value.v_oid, nullptr);
       bson_t id_doc = BSON_INITIALIZER;
       bson_append_value(&id_doc, "_id", 3, &id);
-      bson_iter_t id_iter;
-      if (bson_iter_init_find(&id_iter, &id_doc, "_id")) {
-        judge_schemas_with_id(s, doc, false, id, index, &id_iter, Written::kInsert);
+      codec::BsonElements id_element(&id_doc);
+      if (id_element.find("_id")) {
+        judge_schemas_with_id(s, doc, false, id, index, &id_element, Written::kInsert);
       }
       bson_destroy(&id_doc);
     }
@@ -74,7 +74,7 @@ void Engine::inspect_insert(CommandPass& s, const codec::BsonView& doc, int32_t 
   if (s.dry_run) return;
   record_shape(s.stats, measurements_, shape, "insert", true, s.rules.tracking().max_field_paths);
   if (shape.has_id() && shape.array_count() > 0 && s.tracks_arrays() && !s.blocked(index)) {
-    DocumentTracker::make_key(s.db, s.coll, shape.id(), &sc.key);
+    DocumentTracker::make_key(s.db, s.coll, shape.id_element(), &sc.key);
     const double now = seconds_of(s);
     for (const ArrayMeasure* a = shape.arrays_begin(); a != shape.arrays_end(); ++a) {
       tracker_.record(sc.key, a->path, a->length, false, now, shape.bytes());
@@ -83,7 +83,7 @@ void Engine::inspect_insert(CommandPass& s, const codec::BsonView& doc, int32_t 
 }
 
 void Engine::inspect_delete(CommandPass& s, const codec::BsonView& q) {
-  bson_iter_t id;
+  codec::BsonElements id(q);
   if (s.dry_run || !s.tracks_arrays() || !id_equality(q, &id)) return;
   Scratch& sc = scratch();
   DocumentTracker::make_key(s.db, s.coll, id, &sc.key);
@@ -94,7 +94,7 @@ void Engine::inspect_update(CommandPass& s, const codec::BsonView& q, const code
                             bool u_is_pipeline, bool upsert, int32_t index) {
   if (u.empty()) return;
   Scratch& sc = scratch();
-  bson_iter_t q_id;
+  codec::BsonElements q_id(q);
   const bool has_q_id = id_equality(q, &q_id);
   const uint32_t max_fields = s.rules.tracking().max_field_paths;
   const bool track = s.tracks_arrays();
@@ -103,7 +103,8 @@ void Engine::inspect_update(CommandPass& s, const codec::BsonView& q, const code
     // Replacement (also upserts and findAndModify replacements): the whole new document.
     DocumentShape& shape = sc.shape;
     shape.measure(u);
-    const bson_iter_t* id = has_q_id ? &q_id : (shape.has_id() ? &shape.id() : nullptr);
+    const codec::BsonElements* id =
+        has_q_id ? &q_id : (shape.has_id() ? &shape.id_element() : nullptr);
     s.check_shape(shape, true, index, id);
     if (!s.limits->schemas.empty()) {
       // A replacement keeps the stored _id: the query's when it names one, else an ObjectId
@@ -111,7 +112,11 @@ void Engine::inspect_update(CommandPass& s, const codec::BsonView& q, const code
       bson_value_t stored;
       stored.value_type = BSON_TYPE_OID;
       bson_oid_init_from_data(&stored.value.v_oid, kPlaceholderObjectId);
-      if (has_q_id) bson_value_copy(bson_iter_value(&q_id), &stored);
+      bson_value_t given;
+      if (has_q_id && q_id.borrow_value(&given)) {
+        bson_value_destroy(&stored);
+        bson_value_copy(&given, &stored);
+      }
       judge_schemas_with_id(
           s, u, shape.has_id(), stored, index, id,
           shape.has_id() || has_q_id ? Written::kReplacement : Written::kReplacementOfUnknownId);
@@ -132,7 +137,7 @@ void Engine::inspect_update(CommandPass& s, const codec::BsonView& q, const code
 
   UpdateShape& update = sc.update;
   update.measure(u, u_is_pipeline);
-  const bson_iter_t* id = has_q_id ? &q_id : nullptr;
+  const codec::BsonElements* id = has_q_id ? &q_id : nullptr;
   if (!s.limits->schemas.empty()) {
     judge_schemas(s, u, index, id, upsert ? Written::kOperatorUpsert : Written::kOperatorUpdate);
   }
@@ -256,14 +261,11 @@ void Engine::inspect_bulk_write(const codec::CommandView& cmd, const RequestCont
     // An ordered bulkWrite stops at its first refused op: later ones never run.
     if (!dry_run && cmd.ordered && !verdict.blocked_statements.empty()) break;
     const codec::BsonView& op = cmd.statements[i];
-    bson_iter_t iter;
-    if (op.empty() || !bson_iter_init_from_data(&iter, op.data, op.size) ||
-        !bson_iter_next(&iter)) {
-      continue;
-    }
-    const std::string_view verb = key_of(&iter);
-    if (!BSON_ITER_HOLDS_INT(&iter)) continue;
-    const int64_t ns_index = bson_iter_as_int64(&iter);
+    codec::BsonElements field(op);
+    if (!codec::well_framed(op) || !field.next()) continue;
+    const std::string_view verb = field.key;
+    if (!field.holds_int()) continue;
+    const int64_t ns_index = field.as_int64();
     if (ns_index < 0 || static_cast<size_t>(ns_index) >= cmd.ns_info.size()) continue;
     const std::string_view ns =
         codec::find_string(cmd.ns_info[static_cast<size_t>(ns_index)], "ns");
@@ -283,15 +285,15 @@ void Engine::inspect_bulk_write(const codec::CommandView& cmd, const RequestCont
     codec::BsonView document, filter, mods;
     bool mods_pipeline = false;
     bool upsert = false;
-    while (bson_iter_next(&iter)) {
-      const std::string_view k = key_of(&iter);
-      if (k == "document") document = sub_view(&iter);
-      if (k == "filter") filter = sub_view(&iter);
+    while (field.next()) {
+      const std::string_view k = field.key;
+      if (k == "document") document = field.container();
+      if (k == "filter") filter = field.container();
       if (k == "updateMods") {
-        mods = sub_view(&iter);
-        mods_pipeline = BSON_ITER_HOLDS_ARRAY(&iter);
+        mods = field.container();
+        mods_pipeline = field.holds_array();
       }
-      if (k == "upsert") upsert = bson_iter_as_bool(&iter);
+      if (k == "upsert") upsert = field.as_bool();
     }
     const auto index = static_cast<int32_t>(i);
     const size_t before = verdict.violations.size();

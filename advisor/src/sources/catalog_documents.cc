@@ -96,16 +96,6 @@ std::string index_key_text(const codec::BsonElements& value) {
   }
 }
 
-std::string index_key_text(const bson_iter_t* value) {
-  // The element libbson's iterator is on, found by its key's address in the same document.
-  codec::BsonElements e(value->raw, value->len);
-  const char* key = bson_iter_key(value);
-  while (e.next()) {
-    if (e.key.data() == key) return index_key_text(e);
-  }
-  return "?";
-}
-
 void read_index_document(const codec::BsonView& index, IndexSpec* out) {
   out->spec.assign(reinterpret_cast<const char*>(index.data), index.size);
   codec::BsonElements e(index);

@@ -38,7 +38,8 @@ TEST(DocumentShapeTest, MeasuresSizeDepthAndArraysPerPath) {
   EXPECT_EQ(arrays["meta.deep.list"], 0u);
   EXPECT_EQ(arrays.size(), 5u);
   ASSERT_TRUE(shape.has_id());
-  EXPECT_EQ(bson_iter_int32(&shape.id()), 7);
+  ASSERT_TRUE(shape.id_element().holds_int32());
+  EXPECT_EQ(shape.id_element().int32(), 7);
 }
 
 // The walk steps over every value type by its size: an array after one of each counts right.

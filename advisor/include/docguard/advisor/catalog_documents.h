@@ -20,9 +20,6 @@ bool framed_document(const uint8_t* data, uint32_t size);
 
 // A key's direction or type as text: "1", "-1", "text", "2dsphere", "hashed".
 std::string index_key_text(const codec::BsonElements& value);
-// The same for the element libbson's iterator is on: an adapter for the unit tests, which read
-// their documents with libbson.
-std::string index_key_text(const bson_iter_t* value);
 
 // {key, name, unique, sparse, partialFilterExpression, expireAfterSeconds, collation} of an
 // index document (listIndexes, createIndexes, a dump's metadata "indexes").

@@ -49,8 +49,6 @@ class DocumentShape {
   // The top-level _id element, when the document has one.
   bool has_id() const { return has_id_; }
   const codec::BsonElements& id_element() const { return id_; }
-  // The same element as libbson's iterator, for callers that still take one.
-  const bson_iter_t& id() const;
 
  private:
   // Walks one document or array (`data`: its bytes, length prefix included); returns its
@@ -65,8 +63,6 @@ class DocumentShape {
   std::string path_;
   bool has_id_ = false;
   codec::BsonElements id_{nullptr, 0};
-  mutable bson_iter_t id_iter_{};  // filled from id_ when id() is asked
-  mutable bool id_iter_ready_ = false;
 };
 
 // Elements an update adds to one array.

@@ -30,9 +30,6 @@ class DocumentTracker {
   // Builds the key for (namespace db.coll, _id value) from the _id element.
   static void make_key(std::string_view db, std::string_view coll, const codec::BsonElements& id,
                        std::string* key);
-  // The same from libbson's iterator on the _id element, for callers that still hold one.
-  static void make_key(std::string_view db, std::string_view coll, const bson_iter_t& id,
-                       std::string* key);
 
   // Records the length of `path` in a document (insert, replacement, $set, sampled read).
   // `read_from_store`: measured on the document as the database returned it (a client's read,

@@ -208,12 +208,12 @@ class Engine {
     kOperatorUpsert
   };
   void judge_schemas(CommandPass& s, const codec::BsonView& doc, int32_t index,
-                     const bson_iter_t* id, Written written);
+                     const codec::BsonElements* id, Written written);
   // A whole written document judged as the server stores it: one without _id gets `id` first
   // (an insert's new ObjectId, a replacement's stored _id); `failing_id` is errInfo's id.
   void judge_schemas_with_id(CommandPass& s, const codec::BsonView& doc, bool has_id,
-                             const bson_value_t& id, int32_t index, const bson_iter_t* failing_id,
-                             Written written);
+                             const bson_value_t& id, int32_t index,
+                             const codec::BsonElements* failing_id, Written written);
   // A sampled stored document judged by every $jsonSchema rule of its namespace, for the census.
   void census_stored_document(const RuleSet& rules, bool candidates, std::string_view db,
                               std::string_view coll, const codec::BsonView& document);

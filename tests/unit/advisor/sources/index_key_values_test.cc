@@ -106,9 +106,9 @@ TEST(IndexKeyValues, WholeDoublesAreIntegersOthersKeepTheirDigits) {
                                                    {1e300, "1e+300"},
                                                    {0.25, "0.25"}}) {
     bson_t* doc = BCON_NEW("k", BCON_DOUBLE(value));
-    bson_iter_t it;
-    ASSERT_TRUE(bson_iter_init_find(&it, doc, "k"));
-    EXPECT_EQ(index_key_text(&it), text) << value;
+    codec::BsonElements k(doc);
+    ASSERT_TRUE(k.find("k"));
+    EXPECT_EQ(index_key_text(k), text) << value;
     bson_destroy(doc);
   }
 }

@@ -24,7 +24,28 @@ uint32_t listed_members(const mongoc_server_description_t* primary) {
   return members;
 }
 
+bool any_answered(mongoc_client_t* client) {
+  size_t n = 0;
+  mongoc_server_description_t** servers = mongoc_client_get_server_descriptions(client, &n);
+  bool answered = false;
+  for (size_t i = 0; i < n && !answered; ++i) {
+    answered = std::string_view(mongoc_server_description_type(servers[i])) != "Unknown";
+  }
+  mongoc_server_descriptions_destroy_all(servers, n);
+  return answered;
+}
+
 }  // namespace
+
+bool await_answering_server(mongoc_client_t* client, std::chrono::milliseconds limit,
+                            const std::atomic<bool>* stop) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!any_answered(client)) {
+    if ((stop && stop->load()) || std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(kDiscoveryPoll);
+  }
+  return true;
+}
 
 void await_first_discovery(mongoc_client_t* client, const std::atomic<bool>* stop) {
   const auto deadline = std::chrono::steady_clock::now() + kDiscoveryWait;

@@ -55,10 +55,26 @@ struct ClusterReader::Impl {
     self->owner->before_command();
   }
 
-  void await_discovery() {
-    if (discovery_awaited) return;
-    discovery_awaited = true;
-    await_first_discovery(client, options.stop);
+  // Before each command: the stop flag, the first discovery wait, and, while no server has
+  // answered yet, a wait that notices the stop flag (libmongoc's own selection would not).
+  Expected<void> ready(const std::string& what) {
+    if (stopped(options.stop)) return stopped_error(what);
+    if (!discovery_awaited) {
+      discovery_awaited = true;
+      await_first_discovery(client, options.stop);
+    }
+    const std::chrono::milliseconds limit(
+        mongoc_uri_get_option_as_int32(uri, MONGOC_URI_SERVERSELECTIONTIMEOUTMS, 30000));
+    if (!await_answering_server(client, limit, options.stop)) {
+      if (stopped(options.stop)) return stopped_error(what);
+      // What libmongoc's selection reports after the same wait.
+      bson_error_t error{};
+      bson_set_error(&error, MONGOC_ERROR_SERVER_SELECTION, MONGOC_ERROR_SERVER_SELECTION_FAILURE,
+                     "No suitable servers found: `serverSelectionTimeoutMS` expired: no server "
+                     "answered");
+      return fail(error, what);
+    }
+    return {};
   }
 
   void append_max_time(bson_t* doc) const {
@@ -71,8 +87,7 @@ struct ClusterReader::Impl {
 
   // A command that answers with one document (listDatabases, collStats).
   Expected<Document> command(const std::string& db, const bson_t* cmd, const std::string& what) {
-    if (stopped(options.stop)) return stopped_error(what);
-    await_discovery();
+    if (auto go = ready(what); !go) return go.error();
     codec::ScopedBson reply;
     bson_error_t error{};
     if (!mongoc_client_read_command_with_opts(client, db.c_str(), cmd, read_prefs, nullptr,
@@ -108,8 +123,7 @@ struct ClusterReader::Impl {
   // the read preference, and its getMores to the same server.
   Expected<std::vector<Document>> cursor_command(const std::string& db, const bson_t* cmd,
                                                  const std::string& what) {
-    if (stopped(options.stop)) return stopped_error(what);
-    await_discovery();
+    if (auto go = ready(what); !go) return go.error();
     bson_error_t error{};
     mongoc_server_description_t* server =
         mongoc_client_select_server(client, false, read_prefs, &error);
@@ -142,8 +156,7 @@ struct ClusterReader::Impl {
   Expected<uint64_t> aggregate(const std::string& db, const std::string& coll,
                                const bson_t* pipeline, const DocumentCallback& callback,
                                const std::string& what) {
-    if (stopped(options.stop)) return stopped_error(what);
-    await_discovery();
+    if (auto go = ready(what); !go) return go.error();
     mongoc_collection_t* collection =
         mongoc_client_get_collection(client, db.c_str(), coll.c_str());
     codec::ScopedBson opts;
@@ -157,8 +170,7 @@ struct ClusterReader::Impl {
 
   Expected<uint64_t> find(const std::string& db, const std::string& coll, uint64_t limit,
                           const DocumentCallback& callback, const std::string& what) {
-    if (stopped(options.stop)) return stopped_error(what);
-    await_discovery();
+    if (auto go = ready(what); !go) return go.error();
     mongoc_collection_t* collection =
         mongoc_client_get_collection(client, db.c_str(), coll.c_str());
     codec::ScopedBson filter, opts;

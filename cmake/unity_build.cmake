@@ -24,10 +24,11 @@ function(docguard_unity_exclude target)
 endfunction()
 
 # kMaxDepth (each walk's own bound): one of them stays in the batch.
-docguard_unity_exclude(docguard_rules rules/schema/schema_compile.cc rules/guardrail/shape_text.cc
-                       rules/guardrail/filter_predicates.cc rules/workload/workload_shape.cc
+docguard_unity_exclude(docguard_rules rules/guardrail/shape_text.cc
+                       rules/guardrail/filter_predicates.cc rules/workload/workload_shape.cc)
+docguard_unity_exclude(docguard_schema schema/schema_compile.cc
                        # title_description(): its own beside schema_explain_out.h's
-                       rules/schema/schema_update.cc)
+                       schema/schema_update.cc)
 # number(): limit_forecasts.cc has one of the same signature.
 docguard_unity_exclude(docguard_advisor advisor/src/reports/render_html.cc)
 # Not a name: GCC's -Wsubobject-linkage on a coroutine frame holding a lambda, which it reports

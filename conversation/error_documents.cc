@@ -94,14 +94,15 @@ void append_schema_err_info(bson_t* parent, const Violation& v) {
     bson_append_null(&info, "failingDocumentId", -1);
   }
   // The server's size rule: a truncated error says so; one too large even then is a note.
-  if (v.details_size == rules::DetailsSize::kTooLarge) {
+  const rules::Violation::SchemaDetails& schema = v.schema_details();
+  if (schema.size == schema::DetailsSize::kTooLarge) {
     BSON_APPEND_UTF8(&info, "note", "detailed error was too large");
     bson_append_document_end(parent, &info);
     return;
   }
-  if (v.details_size == rules::DetailsSize::kTruncated) BSON_APPEND_BOOL(&info, "truncated", true);
+  if (schema.size == schema::DetailsSize::kTruncated) BSON_APPEND_BOOL(&info, "truncated", true);
   bson_t details;
-  if (bson_init_static(&details, v.details.data(), v.details.size())) {
+  if (bson_init_static(&details, schema.details.data(), schema.details.size())) {
     bson_append_document(&info, "details", -1, &details);
   }
   bson_append_document_end(parent, &info);

@@ -47,29 +47,31 @@ constexpr size_t kMaxIndexFields = 32;
 }  // namespace
 
 std::string guardrail_message(const rules::Violation& v) {
-  if (v.scan_reason != rules::ScanReason::kNoIndex) {
+  const rules::Violation::UnindexedQuery& q = v.unindexed_query();
+  if (q.scan_reason != rules::ScanReason::kNoIndex) {
     return base::bounded(
         fmt::format(
             "{} (docguard: design rule require_index, rule \"{}\": {} is a collection scan)",
-            server_message(v.scan_reason), v.rule_id, base::bounded(v.shape, kMaxShapeBytes)),
+            server_message(q.scan_reason), q.rule_id, base::bounded(q.shape, kMaxShapeBytes)),
         kMaxMessageBytes);
   }
   return base::bounded(
       fmt::format("{} (docguard: design rule require_index, rule \"{}\": no index serves {}; an "
                   "index that would: {})",
-                  kNotablescanMessage, v.rule_id, base::bounded(v.shape, kMaxShapeBytes),
-                  rules::index_keys_text(v.suggested_index)),
+                  kNotablescanMessage, q.rule_id, base::bounded(q.shape, kMaxShapeBytes),
+                  rules::index_keys_text(q.suggested_index)),
       kMaxMessageBytes);
 }
 
 void append_guardrail_err_info(bson_t* parent, const rules::Violation& v) {
+  const rules::Violation::UnindexedQuery& q = v.unindexed_query();
   bson_t info, index;
   BSON_APPEND_DOCUMENT_BEGIN(parent, "errInfo", &info);
-  BSON_APPEND_UTF8(&info, "rule", v.rule_id.c_str());
-  BSON_APPEND_UTF8(&info, "shape", base::bounded(v.shape, kMaxShapeBytes).c_str());
+  BSON_APPEND_UTF8(&info, "rule", q.rule_id.c_str());
+  BSON_APPEND_UTF8(&info, "shape", base::bounded(q.shape, kMaxShapeBytes).c_str());
   BSON_APPEND_DOCUMENT_BEGIN(&info, "index", &index);
   size_t fields = 0;
-  for (const auto& [whole_field, type] : v.suggested_index) {
+  for (const auto& [whole_field, type] : q.suggested_index) {
     if (++fields > kMaxIndexFields) break;
     const std::string field = base::bounded(whole_field, kMaxIndexFieldBytes);
     const int direction = rules::index_key_direction(type);

@@ -384,8 +384,8 @@ void Engine::report(CommandPass& s, size_t first) {
     log::Fields fields;
     fields.add("rule", rule_name(v.kind)).add("action", action_name(v.action));
     s.add_violation_fields(fields, v, d.suppressed);
-    if (!v.shape.empty()) {
-      fields.add("shape", v.shape).add("index", index_keys_text(v.suggested_index));
+    if (const Violation::UnindexedQuery& q = v.unindexed_query(); !q.shape.empty()) {
+      fields.add("shape", q.shape).add("index", index_keys_text(q.suggested_index));
     }
     spdlog::warn("{}", fields.message("docguard design rule violated"));
   }

@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-#include "docguard/rules/json_schema.h"
+#include "docguard/schema/json_schema.h"
 #include "engine_internal.h"
 
 namespace docguard::rules {
@@ -46,7 +46,8 @@ void Engine::census_stored_document(const RuleSet& rules, bool candidates, std::
       bson_t out = BSON_INITIALIZER;
       r.json_schema->explain(document, &out, "details");
       const std::vector<uint8_t> details = details_of(&out);
-      properties = failing_properties({details.data(), static_cast<uint32_t>(details.size())});
+      properties =
+          schema::failing_properties({details.data(), static_cast<uint32_t>(details.size())});
       bson_destroy(&out);
     }
     census_.stored(db, coll, r.id.empty() ? rule_key(r) : r.id, candidates, failing, properties);
@@ -63,27 +64,27 @@ void Engine::judge_schemas(CommandPass& s, const codec::BsonView& doc, int32_t i
       bypassed = true;
       continue;
     }
-    const JsonSchema& schema = *limit.schema;
+    const schema::JsonSchema& schema = *limit.schema;
     bson_t out = BSON_INITIALIZER;  // stays on the stack unless a failure is explained
     bool failed = false;
-    DetailsSize size = DetailsSize::kFull;
+    schema::DetailsSize size = schema::DetailsSize::kFull;
     const bool operators =
         written == Written::kOperatorUpdate || written == Written::kOperatorUpsert;
     if (!operators) {
       failed = !schema.matches(doc);
       // The bound holds the whole errInfo: the details, and the _id and keys beside them.
       if (failed) {
-        size = schema.explain_within(doc, kMaxValidationErrorBytes - kErrInfoBesideDetails, &out,
-                                     "details");
+        size = schema.explain_within(doc, schema::kMaxValidationErrorBytes - kErrInfoBesideDetails,
+                                     &out, "details");
       }
     } else {
       switch (schema.judge_update(doc, written == Written::kOperatorUpsert, &out)) {
-        case UpdateJudgement::kPass:
+        case schema::UpdateJudgement::kPass:
           break;
-        case UpdateJudgement::kFail:
+        case schema::UpdateJudgement::kFail:
           failed = true;
           break;
-        case UpdateJudgement::kUnjudged:
+        case schema::UpdateJudgement::kUnjudged:
           if (!s.dry_run && measurements_ != nullptr) {
             measurements_->on_schema_unjudged(s.stats->labels);
           }
@@ -95,7 +96,7 @@ void Engine::judge_schemas(CommandPass& s, const codec::BsonView& doc, int32_t i
       // only a failure of another named property is certain, whatever the stored _id.
       const std::vector<uint8_t> details = details_of(&out);
       const auto names =
-          failing_properties({details.data(), static_cast<uint32_t>(details.size())});
+          schema::failing_properties({details.data(), static_cast<uint32_t>(details.size())});
       const bool certain = std::any_of(names.begin(), names.end(),
                                        [](const std::string& name) { return name != "_id"; });
       if (!certain) {
@@ -114,10 +115,9 @@ void Engine::judge_schemas(CommandPass& s, const codec::BsonView& doc, int32_t i
     if (failed) {
       std::vector<uint8_t> details = details_of(&out);
       const auto names =
-          failing_properties({details.data(), static_cast<uint32_t>(details.size())});
+          schema::failing_properties({details.data(), static_cast<uint32_t>(details.size())});
       s.add(RuleKind::kJsonSchema, limit.bound, names.empty() ? "" : names.front(), 0, index, id);
-      s.verdict.violations.back().details = std::move(details);
-      s.verdict.violations.back().details_size = size;
+      s.verdict.violations.back().specifics = Violation::SchemaDetails{std::move(details), size};
       census_.write_failed(s.db, s.coll, rule_name_of(s.rules, s.hits, limit.bound.rule), s.dry_run,
                            s.ctx.app_name, now());
     }

@@ -14,8 +14,8 @@
 
 namespace docguard::settings {
 
-using rules::JsonSchema;
-using rules::JsonSchemaError;
+using schema::JsonSchema;
+using schema::JsonSchemaError;
 
 namespace {
 

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "config_reader.h"
-#include "docguard/rules/json_schema.h"
+#include "docguard/schema/json_schema.h"
 
 namespace docguard::settings {
 
@@ -22,13 +22,13 @@ std::vector<uint8_t> yaml_to_bson(const ConfigReader& reader, const YAML::Node& 
                                   const std::string& key);
 
 // `json_schema: {...}` compiled; errors name the keyword's own line.
-std::shared_ptr<const rules::JsonSchema> inline_json_schema(const ConfigReader& reader,
-                                                            const YAML::Node& node,
-                                                            const std::string& key);
+std::shared_ptr<const schema::JsonSchema> inline_json_schema(const ConfigReader& reader,
+                                                             const YAML::Node& node,
+                                                             const std::string& key);
 // A validator file: its schema, and the collection options `docguard validator` writes beside
 // it ("" when absent): validationLevel (strict, moderate, off), validationAction (error, warn).
 struct ValidatorFile {
-  std::shared_ptr<const rules::JsonSchema> schema;
+  std::shared_ptr<const schema::JsonSchema> schema;
   std::string level, action;
 };
 // `json_schema_file: path` (relative to the configuration file's folder) compiled. A validator

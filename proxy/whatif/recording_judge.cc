@@ -59,11 +59,12 @@ std::string detail_of(const rules::Violation& v) {
   if (!v.field_path.empty()) detail = "field " + v.field_path + ": ";
   if (v.kind == rules::RuleKind::kRequireIndex) {
     detail += "no known index serves it";
-    if (!v.suggested_index.empty()) {
+    const rules::IndexKeys& index = v.unindexed_query().suggested_index;
+    if (!index.empty()) {
       detail += "; an index that would: {";
-      for (size_t i = 0; i < v.suggested_index.size(); ++i) {
+      for (size_t i = 0; i < index.size(); ++i) {
         if (i > 0) detail += ", ";
-        detail += v.suggested_index[i].first + ": " + v.suggested_index[i].second;
+        detail += index[i].first + ": " + index[i].second;
       }
       detail += "}";
     }
@@ -166,7 +167,8 @@ base::Expected<Judgement> judge_recording(const std::filesystem::path& dir,
       for (const rules::Violation& v : violations) {
         const bool blocks = v.action == rules::Action::kBlock;
         refused = refused || blocks;
-        GroupKey key{!blocks, app, rules::rule_name(v.kind), v.shape.empty() ? place : v.shape};
+        const std::string& shape = v.unindexed_query().shape;
+        GroupKey key{!blocks, app, rules::rule_name(v.kind), shape.empty() ? place : shape};
         if (!counted.insert(key).second) continue;
         Group& g = groups[key];
         if (g.count == 0) {

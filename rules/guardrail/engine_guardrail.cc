@@ -91,11 +91,8 @@ void Engine::guard_query(CommandPass& s, const QueryParts& parts, int32_t index)
   }
   const Bound bound{0, g.require_index, g.match, g.line, g.rule};
   s.add(RuleKind::kRequireIndex, bound, "", 0, index, nullptr);
-  Violation& v = s.verdict.violations.back();
-  v.rule_id = g.rule_name;
-  v.shape = std::move(shape);
-  v.suggested_index = std::move(suggestion);
-  v.scan_reason = judgement.reason;
+  s.verdict.violations.back().specifics = Violation::UnindexedQuery{
+      g.rule_name, std::move(shape), std::move(suggestion), judgement.reason};
 }
 
 void Engine::limit_time(CommandPass& s) {

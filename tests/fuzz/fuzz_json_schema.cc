@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "docguard/codec/bson_view.h"
-#include "docguard/rules/json_schema.h"
+#include "docguard/schema/json_schema.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace docguard;
@@ -21,10 +21,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   bson_error_t error;
   bson_t* schema_doc = bson_new_from_json(data, static_cast<ssize_t>(text_size), &error);
   if (schema_doc == nullptr) return 0;
-  std::shared_ptr<const rules::JsonSchema> schema;
+  std::shared_ptr<const schema::JsonSchema> schema;
   try {
-    schema = rules::JsonSchema::compile({bson_get_data(schema_doc), schema_doc->len});
-  } catch (const rules::JsonSchemaError&) {
+    schema = schema::JsonSchema::compile({bson_get_data(schema_doc), schema_doc->len});
+  } catch (const schema::JsonSchemaError&) {
   }
   bson_destroy(schema_doc);
   if (!schema) return 0;

@@ -12,7 +12,7 @@ if(NOT SOURCE_DIR)
   message(FATAL_ERROR "pass -DSOURCE_DIR=<the project's source folder>")
 endif()
 
-set(product_folders base codec rules conversation cluster advisor introspection telemetry settings proxy)
+set(product_folders base codec schema rules conversation cluster advisor introspection telemetry settings proxy)
 set(reader_callers proxy/app/main.cc proxy/app/background_tasks.cc)
 # The advisor's headers the proxy may include: the live advisor (the engine's AdviceSink, /report)
 # and what its reports are made of, and the scan and validator subcommands' entry points.

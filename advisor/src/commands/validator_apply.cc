@@ -12,7 +12,7 @@
 
 #include "docguard/cluster/admin_command.h"
 #include "docguard/codec/bson_elements.h"
-#include "docguard/rules/json_schema.h"
+#include "docguard/schema/json_schema.h"
 
 namespace docguard::advisor {
 
@@ -20,7 +20,7 @@ namespace {
 
 class CensusVisitor final : public DumpVisitor {
  public:
-  CensusVisitor(const rules::JsonSchema& schema, std::string ns)
+  CensusVisitor(const schema::JsonSchema& schema, std::string ns)
       : schema_(schema), ns_(std::move(ns)) {}
   void on_collection(const CollectionMetadata&) override {}
   base::Expected<void> on_document(std::string_view db, std::string_view collection,
@@ -37,7 +37,7 @@ class CensusVisitor final : public DumpVisitor {
     schema_.explain(doc, &out, "details");
     codec::BsonElements it(&out);
     if (it.find("details") && it.holds_document()) {
-      for (const std::string& p : rules::failing_properties(it.container())) ++properties[p];
+      for (const std::string& p : schema::failing_properties(it.container())) ++properties[p];
     }
     bson_destroy(&out);
     return {};
@@ -46,7 +46,7 @@ class CensusVisitor final : public DumpVisitor {
   std::map<std::string, uint64_t> properties;
 
  private:
-  const rules::JsonSchema& schema_;
+  const schema::JsonSchema& schema_;
   std::string ns_;
 };
 
@@ -69,7 +69,7 @@ int apply_validator(const ScanArguments& args, const std::string& ns, const std:
   }
   int status = 0;
   try {
-    const auto schema = rules::JsonSchema::compile(schema_document);
+    const auto schema = schema::JsonSchema::compile(schema_document);
     CensusVisitor census(*schema, ns);
     std::string source;
     if (!read(census, &source)) {
@@ -105,7 +105,7 @@ int apply_validator(const ScanArguments& args, const std::string& ns, const std:
         status = 3;
       }
     }
-  } catch (const rules::JsonSchemaError& e) {
+  } catch (const schema::JsonSchemaError& e) {
     err << "validator: the validator written cannot be judged: " << e.what() << "\n";
     status = 2;
   }

@@ -36,7 +36,8 @@ base::Expected<void> RuleCheckingVisitor::on_document(std::string_view db,
                          schema ? std::string() : v.field_path, static_cast<int>(v.action)}];
     if (schema) {
       for (const std::string& p :
-           rules::failing_properties({v.details.data(), static_cast<uint32_t>(v.details.size())})) {
+           schema::failing_properties({v.schema_details().details.data(),
+                                       static_cast<uint32_t>(v.schema_details().details.size())})) {
         ++t.properties[p];
       }
     }

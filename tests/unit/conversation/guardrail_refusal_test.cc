@@ -22,9 +22,8 @@ Violation unindexed(int32_t index) {
   v.kind = rules::RuleKind::kRequireIndex;
   v.rule_match = "shop.*";
   v.rule_line = 3;
-  v.rule_id = "ci-indexes";
-  v.shape = "{customer: ?} sort {created: -1}";
-  v.suggested_index = {{"customer", "1"}, {"created", "-1"}};
+  v.specifics = Violation::UnindexedQuery{
+      "ci-indexes", "{customer: ?} sort {created: -1}", {{"customer", "1"}, {"created", "-1"}}};
   v.action = Action::kBlock;
   v.statement_index = index;
   return v;

@@ -62,7 +62,8 @@ candidate_rules:
 )";
 
 std::string details_json(const Violation& v) {
-  return Bson(codec::BsonView{v.details.data(), static_cast<uint32_t>(v.details.size())}).json();
+  const std::vector<uint8_t>& details = v.schema_details().details;
+  return Bson(codec::BsonView{details.data(), static_cast<uint32_t>(details.size())}).json();
 }
 
 class EngineSchemaTest : public ::testing::Test {

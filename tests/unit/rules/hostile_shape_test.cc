@@ -136,7 +136,7 @@ rules:
   const Verdict refused = inspect(body);
   EXPECT_TRUE(refused.block_command);
   ASSERT_EQ(refused.violations.size(), 1u);
-  EXPECT_EQ(refused.violations[0].shape, cut_text);
+  EXPECT_EQ(refused.violations[0].unindexed_query().shape, cut_text);
   // An entry naming a whole shape still applies.
   EXPECT_FALSE(inspect(find(R"({"customer": 1})")).any_block());
 }

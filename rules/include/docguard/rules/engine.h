@@ -20,6 +20,7 @@
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
+#include <variant>
 #include <vector>
 
 #include "docguard/codec/command_view.h"
@@ -51,16 +52,36 @@ struct Violation {
   Action action = Action::kWarn;
   int32_t statement_index = -1;     // index in the client's batch, -1 = whole command
   std::vector<uint8_t> failing_id;  // BSON bytes of {_id: <value>} when known, else empty
+
+  // What only one kind carries.
   // json_schema: the server's errInfo.details ({operatorName: "$jsonSchema", ...}) as BSON,
   // and how much of them fit the server's size bound (empty when too large).
-  std::vector<uint8_t> details;
-  DetailsSize details_size = DetailsSize::kFull;
-  // require_index: the deciding rule's id (its match without one), the shape text refused and
-  // the index that would serve it (ESR order).
-  std::string rule_id;
-  std::string shape;
-  IndexKeys suggested_index;
-  ScanReason scan_reason = ScanReason::kNoIndex;  // which of the server's messages
+  struct SchemaDetails {
+    std::vector<uint8_t> details;
+    schema::DetailsSize size = schema::DetailsSize::kFull;
+  };
+  // require_index: the deciding rule's id (its match without one), the shape text refused, the
+  // index that would serve it (ESR order) and which of the server's messages it is.
+  struct UnindexedQuery {
+    std::string rule_id;
+    std::string shape;
+    IndexKeys suggested_index;
+    ScanReason scan_reason = ScanReason::kNoIndex;
+  };
+  std::variant<std::monostate, SchemaDetails, UnindexedQuery> specifics;
+
+  // The kind's own part; an empty one for a violation of another kind (or one whose judge had
+  // none to give), so readers need not ask which it holds.
+  const SchemaDetails& schema_details() const {
+    static const SchemaDetails kNone;
+    const auto* held = std::get_if<SchemaDetails>(&specifics);
+    return held != nullptr ? *held : kNone;
+  }
+  const UnindexedQuery& unindexed_query() const {
+    static const UnindexedQuery kNone;
+    const auto* held = std::get_if<UnindexedQuery>(&specifics);
+    return held != nullptr ? *held : kNone;
+  }
 };
 
 struct RequestContext {

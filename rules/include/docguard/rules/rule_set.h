@@ -44,7 +44,7 @@
 #include "docguard/base/enum_names.h"
 #include "docguard/rules/client_scope.h"
 #include "docguard/rules/guardrail_rule.h"
-#include "docguard/rules/json_schema.h"
+#include "docguard/schema/json_schema.h"
 
 namespace docguard::rules {
 
@@ -97,7 +97,7 @@ struct Rule {
   uint64_t lookup_min_reads = kDefaultLookupMinReads;
   RuleScope scope;  // who the rule applies to; empty: everyone
   // `json_schema` / `json_schema_file`: a $jsonSchema judged on every written document.
-  std::shared_ptr<const JsonSchema> json_schema;
+  std::shared_ptr<const schema::JsonSchema> json_schema;
   // A validator file's validationLevel: moderate lets updates pass that docguard cannot show
   // to apply to a valid stored document (off and validationAction warn change `action`).
   bool schema_moderate = false;
@@ -138,7 +138,7 @@ struct Limit {
 // One rule's $jsonSchema for a namespace: each applying schema is judged on its own, and a
 // document failing one is refused or warned about by that rule's action.
 struct SchemaLimit {
-  std::shared_ptr<const JsonSchema> schema;
+  std::shared_ptr<const schema::JsonSchema> schema;
   Bound bound;  // value unused
   bool moderate = false;
   bool honor_bypass = true;

@@ -1,6 +1,6 @@
 // A compiled $jsonSchema: one Node per (sub)schema, each keyword already checked and turned
 // into what judging needs (type masks, numbers, compiled regexes, sorted property tables).
-// Private to rules/schema/.
+// Private to schema/.
 #pragma once
 
 #define PCRE2_CODE_UNIT_WIDTH 8
@@ -16,7 +16,7 @@
 #include "schema_numbers.h"
 #include "schema_values.h"
 
-namespace docguard::rules::schema {
+namespace docguard::schema {
 
 // A `pattern` or `patternProperties` key, compiled once (JIT when available), as the server
 // compiles them: a value's `pattern` in UTF mode, a field-name pattern on bytes; at most
@@ -137,4 +137,4 @@ bool multiple_of_holds(const Node& node, const Number& x);
 bool maximum_holds(const Node& node, const Number& x);
 bool minimum_holds(const Node& node, const Number& x);
 
-}  // namespace docguard::rules::schema
+}  // namespace docguard::schema

@@ -10,11 +10,11 @@
 #include <vector>
 
 #include "docguard/codec/bson_elements.h"
-#include "docguard/rules/json_schema.h"
+#include "docguard/schema/json_schema.h"
 #include "schema_explain.h"
 #include "schema_node.h"
 
-namespace docguard::rules {
+namespace docguard::schema {
 
 using schema::Additional;
 using schema::Node;
@@ -344,4 +344,4 @@ UpdateJudgement JsonSchema::judge_update(const codec::BsonView& update, bool ups
   return result;
 }
 
-}  // namespace docguard::rules
+}  // namespace docguard::schema

@@ -1,4 +1,4 @@
-// Numbers as the server compares them (private to rules/schema/). int32, int64, double and
+// Numbers as the server compares them (private to schema/). int32, int64, double and
 // Decimal128 are compared exactly across types, as the server compares numbers: distinct
 // int64 values above 2^53 stay distinct, a Decimal128 is compared with a double's exact binary
 // value, NaN sorts below every number and equals NaN. `multipleOf` takes the remainder in
@@ -11,7 +11,7 @@
 
 #include "schema_values.h"
 
-namespace docguard::rules::schema {
+namespace docguard::schema {
 
 // 128-bit integers (a GNU extension, marked so for -Wpedantic).
 __extension__ typedef unsigned __int128 Uint128;
@@ -57,4 +57,4 @@ bool is_multiple_of(const Number& value, const DecimalParts& divisor);
 // A hash equal for numbers that compare equal (whatever their types), for uniqueItems.
 uint64_t number_hash(const Number& n);
 
-}  // namespace docguard::rules::schema
+}  // namespace docguard::schema

@@ -7,9 +7,9 @@
 #include <cmath>
 #include <set>
 
-#include "docguard/rules/json_schema.h"
+#include "docguard/schema/json_schema.h"
 
-namespace docguard::rules::schema {
+namespace docguard::schema {
 namespace {
 
 constexpr std::array<std::string_view, 29> kKeywords = {"additionalItems",
@@ -143,4 +143,4 @@ void compile_required(const Value& v, const std::string& path, Node* node) {
   if (names.empty()) fail(path, "must be a non-empty array");
 }
 
-}  // namespace docguard::rules::schema
+}  // namespace docguard::schema

@@ -6,7 +6,7 @@
 
 #include "schema_explain_out.h"
 
-namespace docguard::rules::schema {
+namespace docguard::schema {
 
 namespace {
 
@@ -177,4 +177,4 @@ void explain_object(const Node& n, const Value& v, ArrayOut& out) {
   }
 }
 
-}  // namespace docguard::rules::schema
+}  // namespace docguard::schema

@@ -12,7 +12,7 @@
 #include "docguard/codec/bson_elements.h"
 #include "docguard/codec/bson_view.h"
 
-namespace docguard::rules::schema {
+namespace docguard::schema {
 
 // One BSON value: its type byte and its bytes (documents and arrays: length prefix included).
 struct Value {
@@ -69,4 +69,4 @@ std::optional<Value> first_duplicate(const Value& array);
 // Appends `v` under `key` (explain path only: copies through a small buffer).
 void append_value(bson_t* parent, const char* key, const Value& v);
 
-}  // namespace docguard::rules::schema
+}  // namespace docguard::schema

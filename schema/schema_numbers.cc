@@ -21,7 +21,7 @@
 #include <cstdlib>
 #include <cstring>
 
-namespace docguard::rules::schema {
+namespace docguard::schema {
 
 namespace {
 
@@ -389,4 +389,4 @@ uint64_t number_hash(const Number& n) {
   }
 }
 
-}  // namespace docguard::rules::schema
+}  // namespace docguard::schema

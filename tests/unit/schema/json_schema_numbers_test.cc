@@ -6,34 +6,15 @@
 
 #include <string>
 
-#include "docguard/rules/json_schema.h"
+#include "docguard/schema/json_schema.h"
+#include "schema_test_json.h"
 
-namespace docguard::rules {
+namespace docguard::schema {
 namespace {
 
-struct Json {
-  explicit Json(const std::string& json) {
-    bson_error_t error;
-    b = bson_new_from_json(reinterpret_cast<const uint8_t*>(json.data()),
-                           static_cast<ssize_t>(json.size()), &error);
-    if (b == nullptr) ADD_FAILURE() << "bad JSON in test: " << json << ": " << error.message;
-  }
-  ~Json() {
-    if (b != nullptr) bson_destroy(b);
-  }
-  codec::BsonView view() const { return {bson_get_data(b), b->len}; }
-  bson_t* b = nullptr;
-};
-
-std::shared_ptr<const JsonSchema> compile(const std::string& schema) {
-  Json s(schema);
-  return JsonSchema::compile(s.view());
-}
-
-bool matches(const std::string& schema, const std::string& doc) {
-  Json d(doc);
-  return compile(schema)->matches(d.view());
-}
+using schema_test::compile;
+using schema_test::Json;
+using schema_test::matches;
 
 std::string details(const std::string& schema, const std::string& doc) {
   Json d(doc);
@@ -100,4 +81,4 @@ TEST(JsonSchemaNumbers, UniqueItemsOverLongArraysFindsTheServersDuplicate) {
 }
 
 }  // namespace
-}  // namespace docguard::rules
+}  // namespace docguard::schema

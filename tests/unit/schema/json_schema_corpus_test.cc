@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include "docguard/rules/json_schema.h"
+#include "docguard/schema/json_schema.h"
 
-namespace docguard::rules {
+namespace docguard::schema {
 namespace {
 
 struct Row {
@@ -24,7 +24,7 @@ struct Row {
 
 std::vector<Row> corpus_rows() {
   std::ifstream in(std::string(DOCGUARD_SOURCE_DIR) +
-                   "/tests/unit/rules/schema/json_schema_corpus.jsonl");
+                   "/tests/unit/schema/json_schema_corpus.jsonl");
   std::vector<Row> rows;
   std::string text;
   for (int line = 1; std::getline(in, text); ++line) {
@@ -125,4 +125,4 @@ TEST(JsonSchemaCorpus, EveryRowAsTheServerJudgesIt) {
 }
 
 }  // namespace
-}  // namespace docguard::rules
+}  // namespace docguard::schema

@@ -1,7 +1,7 @@
 // $jsonSchema on the server's semantics: each keyword judged, and the errInfo.details of a
 // failing document compared, key for key and in order, with what the server writes (expected
 // documents from the server's own error-generation tests and documentation).
-#include "docguard/rules/json_schema.h"
+#include "docguard/schema/json_schema.h"
 
 #include <bson/bson.h>
 #include <gtest/gtest.h>
@@ -9,38 +9,20 @@
 #include <memory>
 #include <string>
 
-namespace docguard::rules {
+#include "schema_test_json.h"
+
+namespace docguard::schema {
 namespace {
 
-struct Json {
-  explicit Json(const std::string& json) {
-    bson_error_t error;
-    b = bson_new_from_json(reinterpret_cast<const uint8_t*>(json.data()),
-                           static_cast<ssize_t>(json.size()), &error);
-    if (b == nullptr) ADD_FAILURE() << "bad JSON in test: " << json << ": " << error.message;
-  }
-  ~Json() {
-    if (b != nullptr) bson_destroy(b);
-  }
-  codec::BsonView view() const { return {bson_get_data(b), b->len}; }
-  bson_t* b = nullptr;
-};
+using schema_test::compile;
+using schema_test::Json;
+using schema_test::matches;
 
 std::string to_json(const bson_t* b) {
   char* s = bson_as_relaxed_extended_json(b, nullptr);
   std::string out = s != nullptr ? s : "(invalid)";
   bson_free(s);
   return out;
-}
-
-std::shared_ptr<const JsonSchema> compile(const std::string& schema) {
-  Json s(schema);
-  return JsonSchema::compile(s.view());
-}
-
-bool matches(const std::string& schema, const std::string& doc) {
-  Json d(doc);
-  return compile(schema)->matches(d.view());
 }
 
 std::string compile_error(const std::string& schema) {
@@ -506,4 +488,4 @@ TEST(JsonSchemaTest, BadDocumentsNeverCrash) {
 }
 
 }  // namespace
-}  // namespace docguard::rules
+}  // namespace docguard::schema

@@ -11,7 +11,7 @@
 #include "docguard/codec/bson_elements.h"
 #include "schema_numbers.h"
 
-namespace docguard::rules::schema {
+namespace docguard::schema {
 
 namespace {
 
@@ -267,4 +267,4 @@ void append_value(bson_t* parent, const char* key, const Value& v) {
   }
 }
 
-}  // namespace docguard::rules::schema
+}  // namespace docguard::schema

@@ -263,9 +263,9 @@ TEST_F(GuardrailEngineTest, BlocksUnindexedReadsOfScopedAppsOnly) {
   EXPECT_TRUE(v.block_command);
   ASSERT_EQ(v.violations.size(), 1u);
   EXPECT_EQ(v.violations[0].kind, RuleKind::kRequireIndex);
-  EXPECT_EQ(v.violations[0].rule_id, "ci-indexes");
-  EXPECT_EQ(v.violations[0].shape, "{customer: ?}");
-  EXPECT_EQ(index_keys_text(v.violations[0].suggested_index), "{customer: 1}");
+  EXPECT_EQ(v.violations[0].unindexed_query().rule_id, "ci-indexes");
+  EXPECT_EQ(v.violations[0].unindexed_query().shape, "{customer: ?}");
+  EXPECT_EQ(index_keys_text(v.violations[0].unindexed_query().suggested_index), "{customer: 1}");
   EXPECT_FALSE(inspect(R"({"find": "orders", "$db": "shop", "filter": {"customer": "x"}})", "web")
                    .any_block());
   EXPECT_FALSE(
@@ -347,7 +347,7 @@ rules:
   Verdict v = inspect(R"({"find": "orders", "$db": "shop", "filter": {"total": {"$gt": 1}}})");
   EXPECT_TRUE(v.block_command);
   ASSERT_EQ(v.violations.size(), 1u);
-  EXPECT_EQ(v.violations[0].rule_id, "shop.*");  // no id: its match
+  EXPECT_EQ(v.violations[0].unindexed_query().rule_id, "shop.*");  // no id: its match
   const std::string status = engine->status_json();
   EXPECT_NE(status.find(R"("owner":"team-y","until":"2020-01-31","expired":true)"),
             std::string::npos)
@@ -386,7 +386,7 @@ TEST_F(GuardrailEngineTest, ServesWhatTheServersPlannerServes) {
   Verdict v = inspect(R"({"find": "jobs", "$db": "shop", "filter": {"status": "open"},
                          "hint": {"$natural": 1}})");
   ASSERT_TRUE(v.block_command);
-  EXPECT_EQ(v.violations[0].scan_reason, ScanReason::kNaturalHint);
+  EXPECT_EQ(v.violations[0].unindexed_query().scan_reason, ScanReason::kNaturalHint);
   // The optimizer moves a $match ahead of an $addFields it does not read: judged, and refused.
   EXPECT_TRUE(inspect(R"({"aggregate": "jobs", "$db": "shop", "cursor": {}, "pipeline":
                         [{"$addFields": {"x": 1}}, {"$match": {"status": "open"}}]})")

@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "docguard/rules/json_schema.h"
+#include "docguard/schema/json_schema.h"
 #include "schema_explain_out.h"
 #include "schema_node.h"
 
-namespace docguard::rules::schema {
+namespace docguard::schema {
 
 namespace {
 
@@ -272,4 +272,4 @@ void explain_entries(const Node& n, const Value& v, bson_t* array) {
   }
 }
 
-}  // namespace docguard::rules::schema
+}  // namespace docguard::schema

@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "docguard/codec/bson_elements.h"
-#include "docguard/rules/json_schema.h"
+#include "docguard/schema/json_schema.h"
 
-namespace docguard::rules {
+namespace docguard::schema {
 
 std::vector<std::string> failing_properties(const codec::BsonView& details) {
   std::vector<std::string> out;
@@ -45,4 +45,4 @@ std::vector<std::string> failing_properties(const codec::BsonView& details) {
   return out;
 }
 
-}  // namespace docguard::rules
+}  // namespace docguard::schema

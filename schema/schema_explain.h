@@ -1,12 +1,12 @@
 // The server's details entries for one value against one subschema (schema_explain.cc).
-// Private to rules/schema/.
+// Private to schema/.
 #pragma once
 
 #include <bson/bson.h>
 
 #include "schema_values.h"
 
-namespace docguard::rules::schema {
+namespace docguard::schema {
 
 struct Node;
 
@@ -21,4 +21,4 @@ void explain_entries(const Node& node, const Value& v, bson_t* array);
 // path), merged into one entry per keyword in the server's order (schema_update_details.cc).
 void merge_update_entries(const bson_t* entries, bson_t* out);
 
-}  // namespace docguard::rules::schema
+}  // namespace docguard::schema

@@ -10,7 +10,7 @@
 #include "docguard/codec/bson_elements.h"
 #include "schema_explain.h"
 
-namespace docguard::rules::schema {
+namespace docguard::schema {
 
 // The server judges the whole post-image: one entry per keyword, in its parser's order. The
 // entries of an update's failing paths are merged the same way: one `properties` entry listing
@@ -80,4 +80,4 @@ void merge_update_entries(const bson_t* entries, bson_t* out) {
   }
 }
 
-}  // namespace docguard::rules::schema
+}  // namespace docguard::schema

@@ -1,4 +1,4 @@
-// Private to rules/schema/: the checks of one $jsonSchema keyword's value, shared by the
+// Private to schema/: the checks of one $jsonSchema keyword's value, shared by the
 // compiler (schema_compile.cc): which keywords exist, what each keyword's value must be (with
 // the server's error texts), the type names, and `required`. Each check throws JsonSchemaError
 // with the keyword's path.
@@ -10,7 +10,7 @@
 
 #include "schema_node.h"
 
-namespace docguard::rules::schema {
+namespace docguard::schema {
 
 [[noreturn]] void fail(const std::string& path, const std::string& what);
 
@@ -35,4 +35,4 @@ void compile_types(const Value& v, const std::string& path, bool bson, Node* nod
 Property* property_slot(Node* node, std::string_view name);
 void compile_required(const Value& v, const std::string& path, Node* node);
 
-}  // namespace docguard::rules::schema
+}  // namespace docguard::schema

@@ -23,11 +23,9 @@
 #include "docguard/base/error.h"
 #include "docguard/codec/bson_view.h"
 
-namespace docguard::rules {
+namespace docguard::schema {
 
-namespace schema {
 struct Node;
-}
 
 // A schema docguard cannot judge as the server would. `keyword_path()` names where, e.g.
 // "properties.price.format"; what() reads "properties.price.format: unsupported keyword ...".
@@ -104,4 +102,4 @@ class JsonSchema {
   bool always_false_ = false;
 };
 
-}  // namespace docguard::rules
+}  // namespace docguard::schema

@@ -6,9 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-namespace docguard::rules {
-
-namespace schema {
+namespace docguard::schema {
 
 namespace {
 
@@ -132,6 +130,4 @@ const Property* Node::property(std::string_view name) const {
   return it != properties.end() && it->name == name ? &*it : nullptr;
 }
 
-}  // namespace schema
-
-}  // namespace docguard::rules
+}  // namespace docguard::schema

@@ -8,11 +8,11 @@
 #include <stdexcept>
 #include <string>
 
-#include "docguard/rules/json_schema.h"
+#include "docguard/schema/json_schema.h"
 #include "schema_keywords.h"
 #include "schema_node.h"
 
-namespace docguard::rules {
+namespace docguard::schema {
 
 using schema::Additional;
 using schema::bool_value;
@@ -317,4 +317,4 @@ codec::BsonView JsonSchema::source() const {
   return {root_->source.data(), static_cast<uint32_t>(root_->source.size())};
 }
 
-}  // namespace docguard::rules
+}  // namespace docguard::schema

@@ -1,6 +1,6 @@
 // Building the server's details entries (schema_explain.cc, schema_explain_object.cc): BSON
 // arrays and entries appended in place, and the parts every keyword's entry shares. Private to
-// rules/schema/.
+// schema/.
 #pragma once
 
 #include <bson/bson.h>
@@ -13,7 +13,7 @@
 #include "schema_explain.h"
 #include "schema_node.h"
 
-namespace docguard::rules::schema {
+namespace docguard::schema {
 
 // A BSON array being appended to: keys "0", "1", ...
 class ArrayOut {
@@ -114,4 +114,4 @@ inline void details_of(bson_t* entry, const Node& sub, const Value& v) {
 // required, minProperties/maxProperties, dependencies), in the server's order.
 void explain_object(const Node& n, const Value& v, ArrayOut& out);
 
-}  // namespace docguard::rules::schema
+}  // namespace docguard::schema

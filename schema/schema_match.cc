@@ -2,10 +2,10 @@
 // allocation. Each keyword restricted to a type (minimum to numbers, minLength to strings,
 // minItems to arrays, properties to objects, ...) passes values of other types, as the server
 // translates them.
-#include "docguard/rules/json_schema.h"
+#include "docguard/schema/json_schema.h"
 #include "schema_node.h"
 
-namespace docguard::rules::schema {
+namespace docguard::schema {
 
 namespace {
 
@@ -206,9 +206,9 @@ bool node_matches(const Node& n, const Value& v) {
   return logic_matches(n, v);
 }
 
-}  // namespace docguard::rules::schema
+}  // namespace docguard::schema
 
-namespace docguard::rules {
+namespace docguard::schema {
 
 bool JsonSchema::matches(const codec::BsonView& document) const {
   if (always_false_) return false;
@@ -217,4 +217,4 @@ bool JsonSchema::matches(const codec::BsonView& document) const {
   return schema::node_matches(*root_, schema::Value::document(document));
 }
 
-}  // namespace docguard::rules
+}  // namespace docguard::schema

@@ -5,24 +5,13 @@
 
 #include <string>
 
-#include "docguard/rules/json_schema.h"
+#include "docguard/schema/json_schema.h"
+#include "schema_test_json.h"
 
-namespace docguard::rules {
+namespace docguard::schema {
 namespace {
 
-struct Json {
-  explicit Json(const std::string& json) {
-    bson_error_t error;
-    b = bson_new_from_json(reinterpret_cast<const uint8_t*>(json.data()),
-                           static_cast<ssize_t>(json.size()), &error);
-    if (b == nullptr) ADD_FAILURE() << "bad JSON in test: " << json << ": " << error.message;
-  }
-  ~Json() {
-    if (b != nullptr) bson_destroy(b);
-  }
-  codec::BsonView view() const { return {bson_get_data(b), b->len}; }
-  bson_t* b = nullptr;
-};
+using schema_test::Json;
 
 std::string within(const JsonSchema& schema, const std::string& doc, size_t limit,
                    DetailsSize* size) {
@@ -59,4 +48,4 @@ TEST(JsonSchemaSize, DetailsShrinkAsTheServersDo) {
 }
 
 }  // namespace
-}  // namespace docguard::rules
+}  // namespace docguard::schema

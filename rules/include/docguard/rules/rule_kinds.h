@@ -2,9 +2,10 @@
 // Its name is the YAML key, the metric label, errInfo's `rule` and the log field; the advisor's
 // finding for it is "rule:<name>"; a block-mode refusal is written in the row's refusal style.
 //
-// Adding a rule kind: its check (rules/), its RuleKind value (collection_stats.h), its row here
-// and its YAML key (settings/rules_yaml.cc). conversation/ and advisor/ read the row and need no
-// change; a kind a stored document can break also needs its finding kind (advisor/finding.h).
+// Adding a rule kind: its check (rules/), its RuleKind value (collection_stats.h), its row in
+// rule_kinds.cc and its YAML key (settings/rules_yaml.cc). conversation/ and advisor/ read the row
+// and need no change; a kind a stored document can break also needs its finding kind
+// (advisor/finding.h).
 #pragma once
 
 #include <string>

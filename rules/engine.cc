@@ -11,7 +11,6 @@
 #include <cstring>
 #include <optional>
 
-#include "docguard/rules/query_guardrail.h"
 #include "engine_internal.h"
 
 namespace docguard::rules {
@@ -20,24 +19,15 @@ namespace {
 std::atomic<uint64_t> g_next_engine_id{1};
 }  // namespace
 
-namespace engine_detail {
-int64_t wall_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-}  // namespace engine_detail
-
 Engine::Engine(std::shared_ptr<const RuleSet> rules, MeasurementSink* measurements,
                AdviceSink* advice)
     : measurements_(measurements),
       advice_(advice),
       id_(g_next_engine_id.fetch_add(1)),
-      overflow_(std::make_unique<CollectionStats>(std::string(kOverflowLabel),
-                                                  std::string(kOverflowLabel))),
       tracker_(rules->tracking().max_tracked_documents,
                rules->tracking().max_tracked_fields_per_document),
-      guardrail_(std::make_unique<GuardrailState>()) {
+      guardrail_(measurements),
+      workload_(guardrail_.catalog()) {
   snapshot_.store(snapshot_with(std::move(rules), nullptr));
 }
 
@@ -70,44 +60,12 @@ void Engine::set_clock_for_testing(std::function<Clock::time_point()> clock) {
 
 Engine::Clock::time_point Engine::now() const { return clock_ ? clock_() : Clock::now(); }
 
-CollectionStats* Engine::stats_for(std::string_view db, std::string_view coll) {
-  Scratch& sc = scratch();
-  // Consecutive commands mostly name the same namespace: no shared lock (a cache line every io
-  // thread writes), no hash and no copy of the name for them. The overflow bucket is never
-  // remembered: a reload may raise max_namespaces and give the namespace its own statistics.
-  if (sc.last_engine == id_ && is_namespace(sc.last_ns, db, coll)) return sc.last_stats;
-  std::string& key = sc.ns;
-  key.assign(db).append(".").append(coll);
-  CollectionStats* found = nullptr;
-  {
-    std::shared_lock lock(namespaces_mutex_);
-    if (auto it = namespaces_.find(key); it != namespaces_.end()) found = it->second.get();
-  }
-  if (found == nullptr) {
-    std::unique_lock lock(namespaces_mutex_);
-    if (auto it = namespaces_.find(key); it != namespaces_.end()) {
-      found = it->second.get();
-    } else if (namespaces_.size() >= snapshot_.load()->rules->tracking().max_namespaces) {
-      // Reload may lower the bound: namespaces already known keep their statistics.
-      return overflow_.get();
-    } else {
-      auto stats = std::make_unique<CollectionStats>(std::string(db), std::string(coll));
-      found = stats.get();
-      namespaces_.emplace(key, std::move(stats));
-    }
-  }
-  sc.last_engine = id_;
-  sc.last_ns = key;
-  sc.last_stats = found;
-  return found;
-}
-
 std::shared_ptr<const NamespaceLimits> Engine::limits_for(CollectionStats* stats,
                                                           std::string_view db,
                                                           std::string_view coll,
                                                           const RuleSet& rules, uint32_t scope,
                                                           bool candidate) {
-  if (stats == overflow_.get()) {
+  if (namespaces_.is_overflow(stats)) {
     // The overflow bucket is shared by many namespaces: resolve each time (rare by design).
     return std::make_shared<const NamespaceLimits>(rules.resolve(db, coll, scope));
   }
@@ -188,22 +146,35 @@ Verdict Engine::inspect(const codec::CommandView& cmd, const RequestContext& ctx
   Verdict verdict;
   const std::shared_ptr<const RuleSnapshot> snapshot = snapshot_.load();
   Scratch& sc = scratch();
-  sc.guardrail_unknown_counted = false;
+  GuardrailCheck::begin_command();
   sc.judged_stats = nullptr;
   // Only with candidate rules: what they would have done, for the workload ledger too.
   std::optional<Verdict> dry;
   if (snapshot->candidates != nullptr) {
     // First, so that tracked array lengths are read before the real pass grows them.
-    sc.kinds.clear();
     judge(cmd, ctx, *snapshot, true, dry.emplace());
   }
-  sc.kinds.clear();
   judge(cmd, ctx, *snapshot, false, verdict);
   auto& blocked = verdict.blocked_statements;
   std::sort(blocked.begin(), blocked.end());
   blocked.erase(std::unique(blocked.begin(), blocked.end()), blocked.end());
-  note_workload(cmd, ctx, *snapshot->rules, dry ? &*dry : nullptr, verdict);
+  observe_workload(cmd, ctx, *snapshot->rules, dry ? &*dry : nullptr, verdict);
   return verdict;
+}
+
+void Engine::observe_workload(const codec::CommandView& cmd, const RequestContext& ctx,
+                              const RuleSet& rules, const Verdict* dry, Verdict& verdict) {
+  const CollectionStats* stats = scratch().judged_stats;
+  const uint32_t unindexed = workload_.observe(cmd, ctx.app_name, stats, dry, verdict);
+  if (unindexed == 0 || measurements_ == nullptr) return;
+  const std::string& app = app_label(ctx.app_name, rules.tracking().max_apps);
+  for (uint32_t i = 0; i < unindexed; ++i)
+    measurements_->on_unindexed_operation(stats->labels, app);
+}
+
+std::string Engine::guardrail_status_json() const {
+  const auto snapshot = snapshot_.load();
+  return guardrail_.status_json(namespaces_, snapshot->rules.get(), snapshot->candidates.get());
 }
 
 void Engine::judge(const codec::CommandView& cmd, const RequestContext& ctx,
@@ -253,11 +224,12 @@ void Engine::judge(const codec::CommandView& cmd, const RequestContext& ctx,
                   limits_for(stats, cmd.database, cmd.collection, *rules,
                              scope_of(ctx, *rules, dry_run), dry_run),
                   cmd.database,
-                  cmd.collection};
+                  cmd.collection,
+                  &clock_};
     s.hits = dry_run ? snapshot.candidate_hits.get() : snapshot.hits.get();
     s.dry_run = dry_run;
     s.app = app;
-    if (!dry_run && s.limits->guardrail.max_time_ms > 0) limit_time(s);
+    if (!dry_run && s.limits->guardrail.max_time_ms > 0) GuardrailCheck::limit_time(s);
     switch (cmd.kind) {
       case CommandKind::kInsert:
         for (size_t i = 0; i < cmd.statements.size() && !s.batch_stopped(); ++i) {
@@ -285,7 +257,7 @@ void Engine::judge(const codec::CommandView& cmd, const RequestContext& ctx,
             }
           }
           inspect_update(s, parts.filter, u, pipeline, upsert, static_cast<int32_t>(i));
-          guard_query(s, parts, static_cast<int32_t>(i));
+          guardrail_.judge_query(s, parts, static_cast<int32_t>(i));
         }
         break;
       case CommandKind::kDelete:
@@ -294,13 +266,13 @@ void Engine::judge(const codec::CommandView& cmd, const RequestContext& ctx,
           codec::BsonElements q(stmt);
           if (codec::well_framed(stmt) && q.find("q")) {
             inspect_delete(s, q.container());
-            guard_query(s, statement_parts(stmt), static_cast<int32_t>(i));
+            guardrail_.judge_query(s, statement_parts(stmt), static_cast<int32_t>(i));
           }
         }
         break;
       case CommandKind::kFindAndModify:
         s.whole_command = true;
-        guard_read(s);
+        guardrail_.judge_read(s);
         if (cmd.remove) {
           inspect_delete(s, cmd.query);
         } else {
@@ -315,28 +287,12 @@ void Engine::judge(const codec::CommandView& cmd, const RequestContext& ctx,
         inspect_read(s, cmd);  // explain is never refused by the guardrail
         break;
       default:
-        guard_read(s);
+        guardrail_.judge_read(s);
         inspect_read(s, cmd);
         break;
     }
     report(s, 0);
   }
-}
-
-void Engine::CommandPass::add_violation_fields(log::Fields& fields, const Violation& v,
-                                               uint64_t suppressed) const {
-  fields.add("ns", fmt::format("{}.{}", db, coll))
-      .add("field", v.field_path)
-      .add("measured", v.measured)
-      .add("bound", v.bound)
-      .add("match", v.rule_match)
-      .add("rule_line", static_cast<int64_t>(v.rule_line))
-      .add("command", cmd.name)
-      .add("statement", static_cast<int64_t>(v.statement_index))
-      .add("app", ctx.app_name)
-      .add("user", ctx.user)
-      .add("peer", ctx.peer)
-      .add("suppressed_since_last", static_cast<int64_t>(suppressed));
 }
 
 void Engine::report(CommandPass& s, size_t first) {
@@ -353,7 +309,7 @@ void Engine::report(CommandPass& s, size_t first) {
   {
     std::lock_guard lock(s.stats->mutex);
     for (size_t i = first; i < violations.size(); ++i) {
-      const auto kind = static_cast<size_t>(sc.kinds[i]);
+      const auto kind = static_cast<size_t>(violations[i].kind);
       ++s.stats->violations[kind][static_cast<size_t>(violations[i].action)];
       s.stats->count_offender(s.ctx.app_name, kMaxOffenders);
       s.stats->count_offending_user(s.ctx.user, kMaxOffenders);

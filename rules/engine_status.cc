@@ -11,14 +11,8 @@
 namespace docguard::rules {
 
 std::vector<Engine::ArrayFieldState> Engine::array_fields() const {
-  std::vector<CollectionStats*> all;
-  {
-    std::shared_lock lock(namespaces_mutex_);
-    for (const auto& [name, stats] : namespaces_) all.push_back(stats.get());
-  }
-  all.push_back(overflow_.get());
   std::vector<ArrayFieldState> out;
-  for (CollectionStats* stats : all) {
+  for (CollectionStats* stats : namespaces_.all()) {
     std::lock_guard lock(stats->mutex);
     for (const auto& [field, fs] : stats->fields) {
       ArrayFieldState state{stats->db, stats->coll, field, fs.lengths.max(), 0};
@@ -59,12 +53,7 @@ void top_five(
 
 std::string Engine::status_json() const {
   const auto t = now();
-  std::vector<const CollectionStats*> all;
-  {
-    std::shared_lock lock(namespaces_mutex_);
-    for (const auto& [name, stats] : namespaces_) all.push_back(stats.get());
-  }
-  all.push_back(overflow_.get());
+  std::vector<CollectionStats*> all = namespaces_.all();
   std::sort(all.begin(), all.end(), [](const CollectionStats* a, const CollectionStats* b) {
     return std::tie(a->db, a->coll) < std::tie(b->db, b->coll);
   });
@@ -81,10 +70,9 @@ std::string Engine::status_json() const {
   }
   fmt::format_to(o, ",\"tracked_documents\":{},\"collections\":[", tracker_.size());
   bool first_ns = true;
-  for (const CollectionStats* cs : all) {
-    auto* stats = const_cast<CollectionStats*>(cs);
+  for (CollectionStats* stats : all) {
     std::lock_guard lock(stats->mutex);
-    if (stats == overflow_.get() && stats->commands.load() == 0 &&
+    if (namespaces_.is_overflow(stats) && stats->commands.load() == 0 &&
         stats->document_bytes.count() == 0 && stats->sampled_document_bytes.count() == 0) {
       continue;
     }

@@ -75,7 +75,7 @@ void Engine::inspect_insert(CommandPass& s, const codec::BsonView& doc, int32_t 
   record_shape(s.stats, measurements_, shape, "insert", true, s.rules.tracking().max_field_paths);
   if (shape.has_id() && shape.array_count() > 0 && s.tracks_arrays() && !s.blocked(index)) {
     DocumentTracker::make_key(s.db, s.coll, shape.id_element(), &sc.key);
-    const double now = seconds_of(s);
+    const double now = s.seconds_now();
     for (const ArrayMeasure* a = shape.arrays_begin(); a != shape.arrays_end(); ++a) {
       tracker_.record(sc.key, a->path, a->length, false, now, shape.bytes());
     }
@@ -127,7 +127,7 @@ void Engine::inspect_update(CommandPass& s, const codec::BsonView& q, const code
     if (track && id != nullptr && !s.blocked(index)) {
       DocumentTracker::make_key(s.db, s.coll, *id, &sc.key);
       tracker_.forget(sc.key);  // a replacement starts every growth history again
-      const double now = seconds_of(s);
+      const double now = s.seconds_now();
       for (const ArrayMeasure* a = shape.arrays_begin(); a != shape.arrays_end(); ++a) {
         tracker_.record(sc.key, a->path, a->length, false, now, shape.bytes());
       }
@@ -153,7 +153,7 @@ void Engine::inspect_update(CommandPass& s, const codec::BsonView& q, const code
   if (set_values.array_count() > 0 && !s.dry_run) {
     record_shape(s.stats, measurements_, set_values, "update", false, max_fields);
     if (track && id != nullptr && !s.blocked(index)) {
-      const double now = seconds_of(s);
+      const double now = s.seconds_now();
       for (const ArrayMeasure* a = set_values.arrays_begin(); a != set_values.arrays_end(); ++a) {
         tracker_.record(sc.key, a->path, a->length, false, now);
       }
@@ -214,7 +214,7 @@ void Engine::inspect_update(CommandPass& s, const codec::BsonView& q, const code
       // rules' smallest values (Limit::min, infinite without one), read without a call: pushes
       // onto documents the tracker does not know cost next to nothing.
       DocumentTracker::Push push;
-      push.now = seconds_of(s);
+      push.now = s.seconds_now();
       push.bytes = g.bytes;
       push.array_bound = by_path != nullptr ? std::min(l.array_length_any.min, by_path->min)
                                             : l.array_length_any.min;
@@ -278,7 +278,7 @@ void Engine::inspect_bulk_write(const codec::CommandView& cmd, const RequestCont
     // the per-op results of the reply's cursor.
     CommandPass s{cmd,     ctx,   rules,
                   verdict, stats, limits_for(stats, db, coll, rules, scope, dry_run),
-                  db,      coll,  false};
+                  db,      coll,  &clock_};
     s.hits = dry_run ? snapshot.candidate_hits.get() : snapshot.hits.get();
     s.dry_run = dry_run;
     s.app = app;
@@ -301,10 +301,10 @@ void Engine::inspect_bulk_write(const codec::CommandView& cmd, const RequestCont
       inspect_insert(s, document, index);
     } else if (verb == "update") {
       inspect_update(s, filter, mods, mods_pipeline, upsert, index);
-      guard_query(s, statement_parts(op), index);
+      guardrail_.judge_query(s, statement_parts(op), index);
     } else if (verb == "delete") {
       inspect_delete(s, filter);
-      guard_query(s, statement_parts(op), index);
+      guardrail_.judge_query(s, statement_parts(op), index);
     }
     report(s, before);
   }

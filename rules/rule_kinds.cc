@@ -4,7 +4,7 @@
 
 #include <array>
 
-#include "docguard/rules/engine.h"
+#include "docguard/rules/verdict.h"
 
 namespace docguard::rules {
 namespace {

@@ -8,6 +8,27 @@
 
 namespace docguard::rules {
 
+namespace {
+
+// Adds an applying rule's guardrail keys to the namespace's.
+void add_guardrail(GuardrailLimits& limits, const Rule& rule) {
+  const GuardrailRule& g = rule.guardrail;
+  if (g.require_index && rule.action > limits.require_index) {
+    limits.require_index = rule.action;
+    limits.rule_name = rule.id.empty() ? rule.match : rule.id;
+    limits.match = rule.match;
+    limits.line = rule.line;
+    limits.rule = rule.index;
+  }
+  if (g.require_index) limits.allow.insert(limits.allow.end(), g.allow.begin(), g.allow.end());
+  if (g.max_time_ms > 0 && (limits.max_time_ms == 0 || g.max_time_ms < limits.max_time_ms)) {
+    limits.max_time_ms = g.max_time_ms;
+  }
+  limits.max_time_ms_writes = limits.max_time_ms_writes || g.max_time_ms_writes;
+}
+
+}  // namespace
+
 void Limit::add(double value, Action action, const Rule& rule) {
   if (action == Action::kOff) return;
   bounds.push_back(Bound{value, action, rule.match, rule.line, rule.index});
@@ -138,27 +159,6 @@ NamespaceLimits RuleSet::resolve(std::string_view db, std::string_view coll, uin
     out.tracks_arrays = r.action != Action::kOff && r.has_array_bounds() && glob_match(r.match, ns);
   }
   return out;
-}
-
-bool glob_match(std::string_view pattern, std::string_view text) {
-  // Iterative wildcard match with single-star backtracking: linear in practice.
-  size_t p = 0, t = 0, star = std::string_view::npos, mark = 0;
-  while (t < text.size()) {
-    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == text[t])) {
-      ++p;
-      ++t;
-    } else if (p < pattern.size() && pattern[p] == '*') {
-      star = p++;
-      mark = t;
-    } else if (star != std::string_view::npos) {
-      p = star + 1;
-      t = ++mark;
-    } else {
-      return false;
-    }
-  }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
-  return p == pattern.size();
 }
 
 std::string normalize_field_path(std::string_view path) {

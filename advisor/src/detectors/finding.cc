@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <tuple>
 
-#include "docguard/advisor/report.h"
 #include "docguard/rules/rule_kinds.h"
 
 namespace docguard::advisor {
@@ -47,24 +46,6 @@ void sort_findings(std::vector<Finding>& findings) {
     return std::forward_as_tuple(a.db, a.collection, std::string_view(kind_name(a.kind)), a.field) <
            std::forward_as_tuple(b.db, b.collection, std::string_view(kind_name(b.kind)), b.field);
   });
-}
-
-std::string metadata_summary(const CollectionMetadata& metadata) {
-  if (!metadata.known) return "indexes and validator unknown";
-  std::string validator = metadata.has_validator ? "yes" : "no";
-  if (metadata.has_validator && metadata.validation_action == "warn") validator += " (warn only)";
-  if (metadata.has_validator && metadata.validation_level == "off") validator += " (off)";
-  std::string out =
-      (metadata.indexes_known ? std::to_string(metadata.indexes.size()) : std::string("unknown")) +
-      " indexes, validator " + validator;
-  if (metadata.sample_method == "all") {
-    out += ", every document read";
-  } else if (!metadata.sample_method.empty()) {
-    out += ", sampled by " + metadata.sample_method;
-  }
-  if (metadata.stats.known) out += ", server count " + std::to_string(metadata.stats.documents);
-  for (const std::string& unknown : metadata.unknown) out += "; unknown " + unknown;
-  return out;
 }
 
 }  // namespace docguard::advisor

@@ -63,18 +63,6 @@ std::string cluster_facts_json(const CollectionMetadata& m) {
 
 }  // namespace
 
-std::string render(const ReportInput& input, ReportFormat format) {
-  switch (format) {
-    case ReportFormat::kJson:
-      return render_json(input);
-    case ReportFormat::kHtml:
-      return render_html(input);
-    case ReportFormat::kText:
-      break;
-  }
-  return render_text(input);
-}
-
 std::string render_text(const ReportInput& input) {
   uint64_t documents = 0, bytes = 0;
   for (const CollectionProfile* p : input.profiles) {

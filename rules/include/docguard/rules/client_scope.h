@@ -61,4 +61,8 @@ struct ClientIdentity {
 
 bool scope_matches(const RuleScope& scope, const ClientIdentity& who);
 
+// Whether `text` matches `pattern`, where `*` stands for any run of characters and `?` for one:
+// rules' `match` namespaces and their `apps` and `users`.
+bool glob_match(std::string_view pattern, std::string_view text);
+
 }  // namespace docguard::rules

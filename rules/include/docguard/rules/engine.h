@@ -28,84 +28,21 @@
 #include "docguard/rules/collection_stats.h"
 #include "docguard/rules/document_tracker.h"
 #include "docguard/rules/engine_sinks.h"
+#include "docguard/rules/guardrail_check.h"
 #include "docguard/rules/index_catalog.h"
+#include "docguard/rules/namespace_registry.h"
 #include "docguard/rules/query_guardrail.h"
 #include "docguard/rules/rule_hits.h"
 #include "docguard/rules/rule_kinds.h"
 #include "docguard/rules/rule_set.h"
 #include "docguard/rules/schema_census.h"
+#include "docguard/rules/verdict.h"
 #include "docguard/rules/workload_ledger.h"
+#include "docguard/rules/workload_observer.h"
 
 namespace docguard::rules {
 
-struct Violation {
-  // The rule broken. Its text, what logs, metrics and errInfo call it, is rule_name(kind): a
-  // table lookup, so no violation carries its own copy.
-  RuleKind kind = RuleKind::kMaxDocumentBytes;
-  std::string rule_match;          // the deciding rule's `match` glob
-  int rule_line = 0;               // and its line in the config file (0: the built-in default)
-  uint32_t rule_index = 0;         // and its index in its rule set
-  std::shared_ptr<RuleHits> hits;  // and its hit counters (the engine counts the violation)
-  std::string field_path;          // "" when not about a field
-  double measured = 0;
-  double bound = 0;
-  Action action = Action::kWarn;
-  int32_t statement_index = -1;     // index in the client's batch, -1 = whole command
-  std::vector<uint8_t> failing_id;  // BSON bytes of {_id: <value>} when known, else empty
-
-  // What only one kind carries.
-  // json_schema: the server's errInfo.details ({operatorName: "$jsonSchema", ...}) as BSON,
-  // and how much of them fit the server's size bound (empty when too large).
-  struct SchemaDetails {
-    std::vector<uint8_t> details;
-    schema::DetailsSize size = schema::DetailsSize::kFull;
-  };
-  // require_index: the deciding rule's id (its match without one), the shape text refused, the
-  // index that would serve it (ESR order) and which of the server's messages it is.
-  struct UnindexedQuery {
-    std::string rule_id;
-    std::string shape;
-    IndexKeys suggested_index;
-    ScanReason scan_reason = ScanReason::kNoIndex;
-  };
-  std::variant<std::monostate, SchemaDetails, UnindexedQuery> specifics;
-
-  // The kind's own part; an empty one for a violation of another kind (or one whose judge had
-  // none to give), so readers need not ask which it holds.
-  const SchemaDetails& schema_details() const {
-    static const SchemaDetails kNone;
-    const auto* held = std::get_if<SchemaDetails>(&specifics);
-    return held != nullptr ? *held : kNone;
-  }
-  const UnindexedQuery& unindexed_query() const {
-    static const UnindexedQuery kNone;
-    const auto* held = std::get_if<UnindexedQuery>(&specifics);
-    return held != nullptr ? *held : kNone;
-  }
-};
-
-struct RequestContext {
-  std::string_view app_name;
-  std::string_view peer;
-  std::string_view user = {};  // "name@db" once the connection authenticated, else empty
-  // The connection's remembered scope; without one (tools, tests) it is found for each command.
-  ConnectionScopeId* scope = nullptr;
-};
-
-struct Verdict {
-  std::vector<Violation> violations;
-  // The whole command is refused (findAndModify, bulkWrite, or a read with an explicit
-  // $lookup block).
-  bool block_command = false;
-  std::vector<int32_t> blocked_statements;  // sorted unique indices of statements to block
-  // A guardrail rule's max_time_ms for a command that carries no maxTimeMS: the conversation
-  // adds it to the forwarded command (0: nothing to add).
-  int64_t max_time_ms = 0;
-  // The shapes of the command's operations in the workload ledger: the reply's time is
-  // recorded against them (WorkloadLedger::record).
-  WorkloadMarks workload;
-  bool any_block() const { return block_command || !blocked_statements.empty(); }
-};
+struct CommandPass;  // one pass of the checks over a command (command_pass.h)
 
 class Engine {
  public:
@@ -167,21 +104,20 @@ class Engine {
   double forecast_horizon() const { return forecast_horizon_.load(std::memory_order_relaxed); }
   // What the query guardrail judges queries against (index_catalog.h): fed by introspection and
   // by the catalog replies observe_catalog_reply() sees.
-  IndexCatalog& index_catalog() { return index_catalog_; }
+  IndexCatalog& index_catalog() { return guardrail_.catalog(); }
   // The query guardrail's part of /status: operations not judged for want of indexes per
   // namespace, the `allow` exceptions (expired or not), the namespaces whose indexes are known.
   std::string guardrail_status_json() const;
   // The workload ledger (workload_ledger.h): fed by inspect(), replies recorded by the
   // conversation.
-  WorkloadLedger& workload() { return workload_; }
+  WorkloadLedger& workload() { return workload_.ledger(); }
   // Its snapshot, each shape judged against the indexes known now (indexed, index).
-  WorkloadSnapshot workload_report() const;
+  WorkloadSnapshot workload_report() const { return workload_.report(); }
 
   // For tests: a fixed clock (nullptr restores the steady clock).
   void set_clock_for_testing(std::function<Clock::time_point()> clock);
 
  private:
-  struct CommandPass;  // one pass over a command (engine_internal.h)
   // The rules in force with their hit counters, and the candidate rules with theirs: swapped
   // together by reload(), read once per command.
   struct RuleSnapshot {
@@ -196,7 +132,9 @@ class Engine {
   // rules as a dry run (nothing recorded, only the candidate counters move).
   void judge(const codec::CommandView& cmd, const RequestContext& ctx, const RuleSnapshot& judged,
              bool dry_run, Verdict& verdict);
-  CollectionStats* stats_for(std::string_view db, std::string_view coll);
+  CollectionStats* stats_for(std::string_view db, std::string_view coll) {
+    return namespaces_.find_or_add(db, coll, snapshot_.load()->rules->tracking().max_namespaces);
+  }
   std::shared_ptr<const NamespaceLimits> limits_for(CollectionStats* stats, std::string_view db,
                                                     std::string_view coll, const RuleSet& rules,
                                                     uint32_t scope = 0, bool candidate = false);
@@ -241,22 +179,15 @@ class Engine {
   void inspect_bulk_write(const codec::CommandView& cmd, const RequestContext& ctx,
                           const RuleSnapshot& judged, bool dry_run, Verdict& verdict);
   void inspect_read(CommandPass& s, const codec::CommandView& cmd);
-  // The query guardrail (engine_guardrail.cc): whether an index serves the filter of the
-  // command (`index` -1) or of one statement.
-  void guard_query(CommandPass& s, const QueryParts& parts, int32_t index);
-  void guard_read(CommandPass& s);
-  // Sets verdict.max_time_ms when a guardrail rule gives this command a time limit.
-  void limit_time(CommandPass& s);
-  // Identifies the command's operations in the workload ledger (engine_workload.cc). `dry`:
-  // the candidate rules' verdict, when there are candidate rules.
-  void note_workload(const codec::CommandView& cmd, const RequestContext& ctx, const RuleSet& rules,
-                     const Verdict* dry, Verdict& verdict);
+  // The workload observer after the verdict (`dry`: the candidate rules' verdict, when there
+  // are candidate rules), and the sink told of the operations no known index serves.
+  void observe_workload(const codec::CommandView& cmd, const RequestContext& ctx,
+                        const RuleSet& rules, const Verdict* dry, Verdict& verdict);
   void remember_view(const codec::CommandView& cmd, const RuleSet& rules);
   void report(CommandPass& s, size_t first_violation);
   void report_candidates(CommandPass& s, size_t first_violation);
   Clock::time_point now() const;
   double seconds_now() const;
-  double seconds_of(CommandPass& s) const;
   // The log line for a document whose forecast just fell under the horizon (at most one a
   // second; the ones left out are counted in the next).
   void log_entered_horizon(const CommandPass& s, std::string_view field,
@@ -266,14 +197,11 @@ class Engine {
   std::mutex reload_mutex_;  // one reload at a time: each carries over from the one before
   MeasurementSink* measurements_;
   AdviceSink* advice_;
-  // Tells this engine's entries in a thread's stats_for cache from another engine's.
+  // Tells this engine's entries in a thread's app label cache from another engine's.
   const uint64_t id_;
 
   using StringHash = codec::StringHash;
-  mutable std::shared_mutex namespaces_mutex_;
-  std::unordered_map<std::string, std::unique_ptr<CollectionStats>, StringHash, std::equal_to<>>
-      namespaces_;
-  std::unique_ptr<CollectionStats> overflow_;
+  NamespaceRegistry namespaces_;
 
   // View namespace -> collections its pipeline joins, learned from `create` commands.
   mutable std::mutex views_mutex_;
@@ -290,10 +218,8 @@ class Engine {
   std::atomic<int64_t> horizon_logged_ms_{0};
   std::atomic<uint64_t> horizon_suppressed_{0};
   SchemaCensus census_;
-  IndexCatalog index_catalog_;
-  struct GuardrailState;
-  std::unique_ptr<GuardrailState> guardrail_;
-  WorkloadLedger workload_;
+  GuardrailCheck guardrail_;
+  WorkloadObserver workload_;  // after guardrail_: it reads the guardrail's index catalog
   std::function<Clock::time_point()> clock_;
 };
 

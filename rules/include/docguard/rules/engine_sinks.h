@@ -32,7 +32,7 @@ struct NamespaceLabels {
 // command; an implementation only bumps counters.
 class MeasurementSink {
  public:
-  virtual ~MeasurementSink() = default;
+  virtual ~MeasurementSink();
   virtual void on_command(const NamespaceLabels& /*ns*/, std::string_view /*command*/,
                           std::string_view /*app*/) {}
   // source: "insert", "replace" (replacement updates, upserts, findAndModify) or "read_sample"
@@ -68,7 +68,7 @@ class MeasurementSink {
 // that let an array grow without bound, the reads, and what the catalog commands changed.
 class AdviceSink {
  public:
-  virtual ~AdviceSink() = default;
+  virtual ~AdviceSink();
   // Every command with a namespace. Called on the hot path: an implementation samples and
   // stays cheap.
   virtual void on_request(std::string_view /*db*/, std::string_view /*coll*/,

@@ -26,7 +26,6 @@
 namespace docguard::rules {
 
 enum class Action;
-struct Rule;
 
 // One `allow` entry: a shape text (exactly what a refusal's errInfo.shape says), who owns the
 // exception and until when it applies.
@@ -61,9 +60,6 @@ struct GuardrailLimits {
   int64_t max_time_ms = 0;  // 0: nothing added
   bool max_time_ms_writes = false;
 };
-
-// Adds an applying rule's guardrail keys to the namespace's.
-void add_guardrail(GuardrailLimits& limits, const Rule& rule);
 
 // "2027-01-31" -> the first millisecond after that day (UTC); -1 when not such a date.
 int64_t end_of_day_unix_ms(std::string_view date);

@@ -30,9 +30,6 @@ namespace docguard::rules {
 
 enum class IndexVerdict { kServed, kUnserved, kUnknown };
 
-// Why a query would be a collection scan: the server's message differs.
-enum class ScanReason : uint8_t { kNoIndex, kNaturalHint, kNaturalSort, kTailable };
-
 struct PlanJudgement {
   IndexVerdict verdict = IndexVerdict::kServed;
   ScanReason reason = ScanReason::kNoIndex;

@@ -66,6 +66,9 @@ QueryShape pipeline_query_shape(const bson_t* pipeline);
 // "hashed"), as listIndexes gives them.
 using IndexKeys = std::vector<std::pair<std::string, std::string>>;
 
+// Why a query would be a collection scan: the server's message differs.
+enum class ScanReason : uint8_t { kNoIndex, kNaturalHint, kNaturalSort, kTailable };
+
 // Whether the index with `keys` can serve the shape at all, by the server planner's rule as far
 // as a shape tells it (the guardrail judges whole queries: query_guardrail.h): some equality or
 // range field of the shape is the index's FIRST key, or the shape's sort is a prefix of the

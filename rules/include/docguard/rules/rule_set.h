@@ -231,8 +231,7 @@ class ConnectionScopeId {
   Slot active_, candidate_;
 };
 
-// Helpers, exposed for tests and for the settings reader.
-bool glob_match(std::string_view pattern, std::string_view text);
+// Helper, exposed for tests and for the settings reader (glob_match is client_scope.h's).
 // Field path as rules name it: positional parts ("0", "$", "$[]", "$[x]") removed.
 std::string normalize_field_path(std::string_view path);
 

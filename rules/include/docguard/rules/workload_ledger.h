@@ -26,32 +26,12 @@
 
 #include "docguard/base/inline_vector.h"
 #include "docguard/rules/query_guardrail.h"
+#include "docguard/rules/verdict.h"
 #include "docguard/rules/workload_sketch.h"
 
 namespace docguard::rules {
 
 inline constexpr size_t kDefaultWorkloadShapes = 500;
-
-struct WorkloadTable;
-
-// The shapes of one command's operations, for its reply: each distinct shape with how many of
-// the command's operations had it, and where it was counted (the entry holds `key` until a new
-// shape replaces it; the reply checks).
-struct WorkloadMark {
-  uint64_t key = 0;
-  SketchEntry* entry = nullptr;
-  uint32_t ops = 0;
-  uint32_t app = 0;  // the app's line in entry->stats.apps
-};
-struct WorkloadMarks {
-  base::InlineVector<WorkloadMark, 2> marks;
-  WorkloadTable* table = nullptr;  // the table of the thread that identified them
-  uint32_t ops = 0;                // all the command's operations, those past kMaxMarks included
-  // Distinct shapes remembered per command; the operations of further ones are counted but
-  // their time goes to the overflow.
-  static constexpr size_t kMaxMarks = 16;
-  bool empty() const { return ops == 0; }
-};
 
 // What a shape's hash reads of a query (QueryParts' filter, sort, projection and pipeline);
 // `filter_scalar_key`, single_scalar_equality of the filter when the caller knows it already

@@ -1,31 +1,34 @@
-// The query guardrail in the engine: for each read (find, aggregate's leading $match/$sort,
-// count, distinct, findAndModify) and each write statement (update, delete, bulkWrite ops) of a
-// namespace some applying rule says `require_index` for, whether a known index serves the
-// filter. Unserved: a violation of rule "require_index" (warn or block, or a candidate's count),
-// unless an unexpired `allow` entry names the shape. Indexes not known: counted, never refused.
+// The query guardrail's check: the served cases found without a walk of the command, the plan
+// judgement for the rest, the `allow` exceptions, and its part of /status.
+#include "docguard/rules/guardrail_check.h"
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <set>
 
-#include "../engine_internal.h"
-#include "docguard/rules/query_guardrail.h"
+#include "../command_pass.h"
+#include "docguard/base/json_string.h"
 
 namespace docguard::rules {
 
 namespace {
 
+// The guardrail counted the thread's command as not judged (indexes unknown) already.
+thread_local bool t_unknown_counted = false;
+
 // Counts an operation the guardrail could not judge, once per command whichever pass saw it.
 bool first_unknown_of_command() {
-  Scratch& sc = scratch();
-  if (sc.guardrail_unknown_counted) return false;
-  sc.guardrail_unknown_counted = true;
+  if (t_unknown_counted) return false;
+  t_unknown_counted = true;
   return true;
 }
 
 }  // namespace
 
-void Engine::guard_read(CommandPass& s) {
+void GuardrailCheck::begin_command() { t_unknown_counted = false; }
+
+void GuardrailCheck::judge_read(CommandPass& s) {
   if (s.limits->guardrail.require_index == Action::kOff || exempt_namespace(s.db, s.coll)) return;
   // describe() found find's filter and findAndModify's, count's and distinct's query: the
   // common served cases need no other walk of the command.
@@ -35,18 +38,18 @@ void Engine::guard_read(CommandPass& s) {
   }
   // A collation of the command's own decides which indexes compare its strings alike.
   const bool asked = s.cmd.kind != CommandKind::kAggregate && s.cmd.collation.empty();
-  if (asked && obviously_served(s.cmd.query, index_catalog_.find_cached(s.db, s.coll))) return;
+  if (asked && obviously_served(s.cmd.query, catalog_.find_cached(s.db, s.coll))) return;
   QueryParts parts = query_parts(s.cmd);
   // judge_plan would ask the same of the same filter (a non-aggregate's filter is cmd.query):
   // once per command is enough.
   parts.not_obviously_served = asked;
-  guard_query(s, parts, -1);
+  judge_query(s, parts, -1);
 }
 
-void Engine::guard_query(CommandPass& s, const QueryParts& parts, int32_t index) {
+void GuardrailCheck::judge_query(CommandPass& s, const QueryParts& parts, int32_t index) {
   const GuardrailLimits& g = s.limits->guardrail;
   if (g.require_index == Action::kOff || exempt_namespace(s.db, s.coll)) return;
-  const NamespaceIndexes* indexes = index_catalog_.find_cached(s.db, s.coll);
+  const NamespaceIndexes* indexes = catalog_.find_cached(s.db, s.coll);
   IndexKeys suggestion;
   const PlanJudgement judgement = judge_plan(parts, indexes, &suggestion);
   switch (judgement.verdict) {
@@ -74,8 +77,8 @@ void Engine::guard_query(CommandPass& s, const QueryParts& parts, int32_t index)
     // Expired: it no longer applies. Said once per entry, not per query.
     bool log = false;
     {
-      std::lock_guard lock(guardrail_->mutex);
-      log = guardrail_->expired_logged
+      std::lock_guard lock(expired_mutex_);
+      log = expired_logged_
                 .insert(fmt::format("{}|{}|{}", allowed.line, allowed.shape, allowed.until))
                 .second;
     }
@@ -95,7 +98,7 @@ void Engine::guard_query(CommandPass& s, const QueryParts& parts, int32_t index)
       g.rule_name, std::move(shape), std::move(suggestion), judgement.reason};
 }
 
-void Engine::limit_time(CommandPass& s) {
+void GuardrailCheck::limit_time(CommandPass& s) {
   const GuardrailLimits& g = s.limits->guardrail;
   const bool read = s.cmd.is_read();
   const bool write = s.cmd.kind == CommandKind::kInsert || s.cmd.kind == CommandKind::kUpdate ||
@@ -106,30 +109,27 @@ void Engine::limit_time(CommandPass& s) {
   s.verdict.max_time_ms = g.max_time_ms;
 }
 
-std::string Engine::guardrail_status_json() const {
+std::string GuardrailCheck::status_json(const NamespaceRegistry& namespaces, const RuleSet* rules,
+                                        const RuleSet* candidates) const {
   std::string out = "{\"unknown\":{";
-  {
-    std::shared_lock lock(namespaces_mutex_);
-    bool first = true;
-    for (const auto& [ns, stats] : namespaces_) {
-      const uint64_t n = stats->guardrail_unknown.load(std::memory_order_relaxed);
-      if (n == 0) continue;
-      out += first ? "" : ",";
-      first = false;
-      json::append_string(out, ns);
-      out += ":" + std::to_string(n);
-    }
-    const uint64_t other = overflow_->guardrail_unknown.load(std::memory_order_relaxed);
-    if (other > 0)
-      out += std::string(first ? "" : ",") + "\"_other._other\":" + std::to_string(other);
-  }
-  out += "},\"exceptions\":[";
-  const auto snapshot = snapshot_.load();
-  const int64_t now_ms = wall_ms();
   bool first = true;
-  auto list = [&](const RuleSet* rules, bool candidate) {
-    if (rules == nullptr) return;
-    for (const Rule& r : rules->rules()) {
+  namespaces.for_each([&](const std::string& ns, const CollectionStats& stats) {
+    const uint64_t n = stats.guardrail_unknown.load(std::memory_order_relaxed);
+    if (n == 0) return;
+    out += first ? "" : ",";
+    first = false;
+    json::append_string(out, ns);
+    out += ":" + std::to_string(n);
+  });
+  const uint64_t other = namespaces.overflow().guardrail_unknown.load(std::memory_order_relaxed);
+  if (other > 0)
+    out += std::string(first ? "" : ",") + "\"_other._other\":" + std::to_string(other);
+  out += "},\"exceptions\":[";
+  const int64_t now_ms = wall_ms();
+  first = true;
+  auto list = [&](const RuleSet* set, bool candidate) {
+    if (set == nullptr) return;
+    for (const Rule& r : set->rules()) {
       for (const AllowedShape& a : r.guardrail.allow) {
         out += first ? "" : ",";
         first = false;
@@ -146,9 +146,9 @@ std::string Engine::guardrail_status_json() const {
       }
     }
   };
-  list(snapshot->rules.get(), false);
-  list(snapshot->candidates.get(), true);
-  out += "],\"indexes\":" + index_catalog_.status_json() + "}";
+  list(rules, false);
+  list(candidates, true);
+  out += "],\"indexes\":" + catalog_.status_json() + "}";
   return out;
 }
 

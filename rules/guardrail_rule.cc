@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <charconv>
 
-#include "docguard/rules/rule_set.h"
-
 namespace docguard::rules {
 
 namespace {
@@ -38,22 +36,6 @@ int64_t end_of_day_unix_ms(std::string_view date) {
   const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
   if (d > kDays[m - 1] || (m == 2 && d == 29 && !leap)) return -1;
   return (days_from_civil(y, m, d) + 1) * 86'400'000;
-}
-
-void add_guardrail(GuardrailLimits& limits, const Rule& rule) {
-  const GuardrailRule& g = rule.guardrail;
-  if (g.require_index && rule.action > limits.require_index) {
-    limits.require_index = rule.action;
-    limits.rule_name = rule.id.empty() ? rule.match : rule.id;
-    limits.match = rule.match;
-    limits.line = rule.line;
-    limits.rule = rule.index;
-  }
-  if (g.require_index) limits.allow.insert(limits.allow.end(), g.allow.begin(), g.allow.end());
-  if (g.max_time_ms > 0 && (limits.max_time_ms == 0 || g.max_time_ms < limits.max_time_ms)) {
-    limits.max_time_ms = g.max_time_ms;
-  }
-  limits.max_time_ms_writes = limits.max_time_ms_writes || g.max_time_ms_writes;
 }
 
 }  // namespace docguard::rules

@@ -1,13 +1,15 @@
-// The workload ledger in the engine: each read and each update / delete statement identified by
-// its shape's hash, counted with its verdict and app, and judged (once per shape and index
-// catalog version) against the known indexes for docguard_unindexed_operations_total.
+// The workload observer: a command's operations identified by shape, counted and judged
+// against the known indexes.
+#include "docguard/rules/workload_observer.h"
+
 #include <algorithm>
 #include <functional>
 
-#include "../engine_internal.h"
 #include "docguard/rules/query_guardrail.h"
 
 namespace docguard::rules {
+
+using codec::CommandKind;
 
 namespace {
 
@@ -167,17 +169,16 @@ std::shared_ptr<const ShapeInfo> describe_shape(const codec::CommandView& cmd,
 
 }  // namespace
 
-void Engine::note_workload(const codec::CommandView& cmd, const RequestContext& ctx,
-                           const RuleSet& rules, const Verdict* dry, Verdict& verdict) {
-  if (workload_.max_shapes() == 0) return;  // off: nothing more of the ledger costs
+uint32_t WorkloadObserver::observe(const codec::CommandView& cmd, std::string_view app_name,
+                                   const CollectionStats* stats, const Verdict* dry,
+                                   Verdict& verdict) {
+  if (ledger_.max_shapes() == 0) return 0;  // off: nothing more of the ledger costs
   const bool statements = cmd.kind == CommandKind::kUpdate || cmd.kind == CommandKind::kDelete;
   const bool read = cmd.kind == CommandKind::kFind || cmd.kind == CommandKind::kAggregate ||
                     cmd.kind == CommandKind::kCount || cmd.kind == CommandKind::kDistinct ||
                     cmd.kind == CommandKind::kFindAndModify;
-  if ((!statements && !read) || cmd.database.empty() || cmd.collection.empty()) return;
-  // The namespace judge() just looked up.
-  CollectionStats* stats = scratch().judged_stats;
-  if (stats == nullptr) return;
+  if ((!statements && !read) || cmd.database.empty() || cmd.collection.empty()) return 0;
+  if (stats == nullptr) return 0;
   // Past tracking.max_namespaces every namespace shares the overflow statistics and their id:
   // the ledger tells those namespaces apart by name.
   uint64_t namespace_key = stats->labels.id;
@@ -186,11 +187,11 @@ void Engine::note_workload(const codec::CommandView& cmd, const RequestContext& 
                     std::hash<std::string_view>{}(cmd.collection);
   }
   const uint64_t seed = workload_seed(namespace_key, static_cast<uint32_t>(cmd.kind));
-  const uint64_t catalog_version = index_catalog_.version();
+  const uint64_t catalog_version = catalog_.version();
   WorkloadMarks& marks = verdict.workload;
   uint32_t unindexed = 0;
   {
-    WorkloadLedger::Local table = workload_.local();
+    WorkloadLedger::Local table = ledger_.local();
     WorkloadSketch& sketch = table.sketch();
     marks.table = table.table();
     auto note = [&](const HashedQuery& query, int32_t index, const codec::BsonView& statement) {
@@ -201,12 +202,12 @@ void Engine::note_workload(const codec::CommandView& cmd, const RequestContext& 
       ++s.count;
       const WorkloadVerdict judged = verdict_of(verdict, dry, index);
       ++s.verdicts[static_cast<size_t>(judged)];
-      const uint32_t app = s.app_line(ctx.app_name);
+      const uint32_t app = s.app_line(app_name);
       ++s.apps[app].count;
       WorkloadSketch::charge(*entry, 1, 0);
       if (entry->judged_at != catalog_version) {
         entry->indexed =
-            judge_shape(*entry->info, index_catalog_.find_cached(cmd.database, cmd.collection));
+            judge_shape(*entry->info, catalog_.find_cached(cmd.database, cmd.collection));
         entry->judged_at = catalog_version;
       }
       if (entry->indexed == 0) ++unindexed;
@@ -252,17 +253,13 @@ void Engine::note_workload(const codec::CommandView& cmd, const RequestContext& 
       }
     }
   }
-  if (unindexed > 0 && measurements_ != nullptr) {
-    const std::string& app = app_label(ctx.app_name, rules.tracking().max_apps);
-    for (uint32_t i = 0; i < unindexed; ++i)
-      measurements_->on_unindexed_operation(stats->labels, app);
-  }
+  return unindexed;
 }
 
-WorkloadSnapshot Engine::workload_report() const {
-  WorkloadSnapshot snapshot = workload_.snapshot();
+WorkloadSnapshot WorkloadObserver::report() const {
+  WorkloadSnapshot snapshot = ledger_.snapshot();
   for (WorkloadShape& shape : snapshot.shapes) {
-    const auto known = index_catalog_.find(shape.info->db, shape.info->collection);
+    const auto known = catalog_.find(shape.info->db, shape.info->collection);
     shape.indexed = judge_shape(*shape.info, known.get());
     if (shape.indexed == 0) shape.index = suggest_index(shape.info->fields);
   }

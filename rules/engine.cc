@@ -26,6 +26,8 @@ Engine::Engine(std::shared_ptr<const RuleSet> rules, MeasurementSink* measuremen
       id_(g_next_engine_id.fetch_add(1)),
       tracker_(rules->tracking().max_tracked_documents,
                rules->tracking().max_tracked_fields_per_document),
+      schema_(measurements),
+      lookup_(measurements, advice),
       guardrail_(measurements),
       workload_(guardrail_.catalog()) {
   snapshot_.store(snapshot_with(std::move(rules), nullptr));
@@ -211,7 +213,7 @@ void Engine::judge(const codec::CommandView& cmd, const RequestContext& ctx,
       case CommandKind::kExplain:
         break;
       case CommandKind::kCreate:
-        if (!dry_run) remember_view(cmd, *rules);
+        if (!dry_run) lookup_.remember_view(cmd, *rules);
         return;
       default:
         return;
@@ -284,11 +286,11 @@ void Engine::judge(const codec::CommandView& cmd, const RequestContext& ctx,
             cmd.explained != "distinct") {
           break;
         }
-        inspect_read(s, cmd);  // explain is never refused by the guardrail
+        lookup_.judge_read(s);  // explain is never refused by the guardrail
         break;
       default:
         guardrail_.judge_read(s);
-        inspect_read(s, cmd);
+        lookup_.judge_read(s);
         break;
     }
     report(s, 0);

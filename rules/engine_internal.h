@@ -20,7 +20,6 @@
 #include "docguard/codec/bson_elements.h"
 #include "docguard/rules/document_shape.h"
 #include "docguard/rules/engine.h"
-#include "docguard/rules/lookup_walker.h"
 
 namespace docguard::rules {
 
@@ -28,9 +27,8 @@ using codec::key_of;
 
 namespace engine_detail {
 
-// Upper bounds on names kept per namespace besides field paths.
+// Upper bound on client apps and users named per namespace.
 inline constexpr uint32_t kMaxOffenders = 16;
-inline constexpr uint32_t kMaxLookupFroms = 32;
 
 // Thread-local measuring state: vectors keep their capacity, so steady-state inspection does
 // not allocate unless something is violated.
@@ -39,15 +37,11 @@ struct Scratch {
   UpdateShape update;
   std::string key;
   std::vector<std::pair<const std::string*, uint32_t>> labels;
-  std::vector<Join> joins;
-  std::vector<std::string> view_joins;
   struct LogDecision {
     bool log;
     uint64_t suppressed;
   };
   std::vector<LogDecision> log_decisions;
-  // The document a $jsonSchema judges when the written one has no _id (schema judgement only).
-  std::vector<uint8_t> post_image;
   // The namespace the command in judgement names (null: none, or a bulkWrite's several), for
   // the workload observer after the judgement.
   CollectionStats* judged_stats = nullptr;

@@ -1,4 +1,5 @@
-// Read checks: the $lookup window and views, and sampling of replies to learn document shapes.
+// What the engine learns from what comes back: sampled replies and stored documents measured for
+// their shapes and tracked arrays, and catalog replies for the index catalog.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -9,88 +10,6 @@
 #include "engine_internal.h"
 
 namespace docguard::rules {
-
-void Engine::inspect_read(CommandPass& s, const codec::CommandView& cmd) {
-  Scratch& sc = scratch();
-  auto& joins = sc.joins;
-  joins.clear();
-  auto& view_joins = sc.view_joins;
-  view_joins.clear();
-  const bool aggregate = cmd.kind == CommandKind::kAggregate ||
-                         (cmd.kind == CommandKind::kExplain && cmd.explained == "aggregate");
-  if (aggregate && LookupWalker::may_contain_join(cmd.pipeline)) {
-    LookupWalker::walk(cmd.pipeline, [&](const Join& j) { joins.push_back(j); });
-  }
-  if (have_views_.load(std::memory_order_relaxed)) {
-    std::lock_guard lock(views_mutex_);
-    auto it = views_.find(sc.ns_of(s.db, s.coll));
-    if (it != views_.end()) view_joins = it->second;
-  }
-  const bool with_lookup = !joins.empty() || !view_joins.empty();
-  if (s.dry_run) {
-    // RuleSnapshot as if this read were already in the window (the real pass adds it afterwards).
-    if (!with_lookup || s.limits->lookup_ratio.empty()) return;
-    LookupWindow::Totals totals;
-    {
-      std::lock_guard lock(s.stats->mutex);
-      totals = s.stats->lookups.totals(now());
-    }
-    ++totals.reads;
-    ++totals.lookups;
-    if (totals.reads < s.limits->lookup_min_reads) return;
-    if (const Bound* b = s.limits->lookup_ratio.exceeded(totals.ratio())) {
-      s.add(RuleKind::kMaxLookupRatio, *b, "", totals.ratio(), -1, nullptr);
-    }
-    return;
-  }
-  auto& labels = sc.labels;
-  labels.clear();
-  LookupWindow::Totals totals;
-  {
-    std::lock_guard lock(s.stats->mutex);
-    ++s.stats->reads_total;
-    s.stats->lookups.set_window(s.limits->lookup_window);
-    s.stats->lookups.add(now(), with_lookup);
-    if (with_lookup) {
-      ++s.stats->lookup_reads_total;
-      for (const Join& j : joins)
-        labels.emplace_back(&s.stats->count_from(j.from, kMaxLookupFroms), 0);
-      for (const auto& from : view_joins) {
-        labels.emplace_back(&s.stats->count_from(from, kMaxLookupFroms), 0);
-      }
-      totals = s.stats->lookups.totals(now());
-    }
-  }
-  if (measurements_ != nullptr) {
-    measurements_->on_read(s.stats->labels, with_lookup, s.app);
-    for (const auto& [from, unused] : labels) {
-      measurements_->on_lookup(s.stats->labels, *from);
-    }
-  }
-  if (advice_ != nullptr) advice_->on_read(s.stats->db, s.stats->coll, with_lookup, s.app);
-  if (with_lookup && !s.limits->lookup_ratio.empty() &&
-      totals.reads >= s.limits->lookup_min_reads) {
-    if (const Bound* b = s.limits->lookup_ratio.exceeded(totals.ratio())) {
-      s.add(RuleKind::kMaxLookupRatio, *b, "", totals.ratio(), -1, nullptr);
-    }
-  }
-}
-
-void Engine::remember_view(const codec::CommandView& cmd, const RuleSet& rules) {
-  if (cmd.pipeline.empty()) return;
-  std::vector<std::string> froms;
-  LookupWalker::walk(cmd.pipeline, [&](const Join& j) { froms.emplace_back(j.from); });
-  std::string ns = std::string(cmd.database) + "." + std::string(cmd.collection);
-  std::lock_guard lock(views_mutex_);
-  if (froms.empty()) {
-    views_.erase(ns);
-    return;
-  }
-  if (views_.size() < rules.tracking().max_namespaces || views_.count(ns) != 0) {
-    views_[ns] = std::move(froms);
-    have_views_.store(true, std::memory_order_relaxed);
-  }
-}
 
 bool Engine::wants_reply_sample(const codec::CommandView& cmd) {
   if (cmd.more_to_come) return false;
@@ -157,9 +76,9 @@ void Engine::learn_stored_document(std::string_view db, std::string_view coll,
   const std::shared_ptr<const RuleSet> rules = snapshot_.load()->rules;
   CollectionStats* stats = stats_for(db, coll);
   auto limits = limits_for(stats, db, coll, *rules);
-  census_stored_document(*rules, false, db, coll, document);
+  schema_.census_stored_document(*rules, false, db, coll, document);
   if (const auto& candidates = rules->candidates()) {
-    census_stored_document(*candidates, true, db, coll, document);
+    schema_.census_stored_document(*candidates, true, db, coll, document);
   }
   // Only namespaces with array bounds use the tracker: remembering the documents of every
   // collection read would push the ones traffic needs out of its bounded memory.

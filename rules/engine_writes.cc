@@ -56,7 +56,7 @@ void Engine::inspect_insert(CommandPass& s, const codec::BsonView& doc, int32_t 
   s.check_shape(shape, true, index, shape.has_id() ? &shape.id_element() : nullptr);
   if (!s.limits->schemas.empty()) {
     if (shape.has_id()) {
-      judge_schemas(s, doc, index, &shape.id_element(), Written::kInsert);
+      schema_.judge(s, doc, index, &shape.id_element(), SchemaCheck::Written::kInsert);
     } else {
       // Without an _id, the server gives the document a new ObjectId before validating it.
       bson_value_t id;
@@ -66,7 +66,7 @@ void Engine::inspect_insert(CommandPass& s, const codec::BsonView& doc, int32_t 
       bson_append_value(&id_doc, "_id", 3, &id);
       codec::BsonElements id_element(&id_doc);
       if (id_element.find("_id")) {
-        judge_schemas_with_id(s, doc, false, id, index, &id_element, Written::kInsert);
+        schema_.judge_with_id(s, doc, false, id, index, &id_element, SchemaCheck::Written::kInsert);
       }
       bson_destroy(&id_doc);
     }
@@ -117,9 +117,10 @@ void Engine::inspect_update(CommandPass& s, const codec::BsonView& q, const code
         bson_value_destroy(&stored);
         bson_value_copy(&given, &stored);
       }
-      judge_schemas_with_id(
-          s, u, shape.has_id(), stored, index, id,
-          shape.has_id() || has_q_id ? Written::kReplacement : Written::kReplacementOfUnknownId);
+      schema_.judge_with_id(s, u, shape.has_id(), stored, index, id,
+                            shape.has_id() || has_q_id
+                                ? SchemaCheck::Written::kReplacement
+                                : SchemaCheck::Written::kReplacementOfUnknownId);
       bson_value_destroy(&stored);
     }
     if (s.dry_run) return;
@@ -139,7 +140,9 @@ void Engine::inspect_update(CommandPass& s, const codec::BsonView& q, const code
   update.measure(u, u_is_pipeline);
   const codec::BsonElements* id = has_q_id ? &q_id : nullptr;
   if (!s.limits->schemas.empty()) {
-    judge_schemas(s, u, index, id, upsert ? Written::kOperatorUpsert : Written::kOperatorUpdate);
+    schema_.judge(
+        s, u, index, id,
+        upsert ? SchemaCheck::Written::kOperatorUpsert : SchemaCheck::Written::kOperatorUpdate);
   }
   if (track && id != nullptr) DocumentTracker::make_key(s.db, s.coll, *id, &sc.key);
 

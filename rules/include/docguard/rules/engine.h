@@ -30,12 +30,14 @@
 #include "docguard/rules/engine_sinks.h"
 #include "docguard/rules/guardrail_check.h"
 #include "docguard/rules/index_catalog.h"
+#include "docguard/rules/lookup_check.h"
 #include "docguard/rules/namespace_registry.h"
 #include "docguard/rules/query_guardrail.h"
 #include "docguard/rules/rule_hits.h"
 #include "docguard/rules/rule_kinds.h"
 #include "docguard/rules/rule_set.h"
 #include "docguard/rules/schema_census.h"
+#include "docguard/rules/schema_check.h"
 #include "docguard/rules/verdict.h"
 #include "docguard/rules/workload_ledger.h"
 #include "docguard/rules/workload_observer.h"
@@ -79,7 +81,7 @@ class Engine {
   std::string status_json() const;
   // Each $jsonSchema validator's census: sampled stored documents failing it, the properties
   // failing most, and writes failing it per app over the last hour (/report.json `validators`).
-  std::vector<ValidatorCensus> validator_census() const { return census_.snapshot(now()); }
+  std::vector<ValidatorCensus> validator_census() const { return schema_.census(now()); }
   // What each candidate rule would have done, per client app (the live report's table).
   std::vector<CandidateVerdicts> candidate_verdicts() const;
 
@@ -155,35 +157,12 @@ class Engine {
   void inspect_update(CommandPass& s, const codec::BsonView& q, const codec::BsonView& u,
                       bool u_is_pipeline, bool upsert, int32_t index);
   void inspect_delete(CommandPass& s, const codec::BsonView& q);
-  // The namespace's $jsonSchema rules on a whole document, or on what an operator update
-  // changes (engine_schema.cc).
-  // kReplacementOfUnknownId: a replacement without _id whose query does not name the stored
-  // one; a stand-in ObjectId is judged, and a failure that may come from it is not certain.
-  enum class Written : uint8_t {
-    kInsert,
-    kReplacement,
-    kReplacementOfUnknownId,
-    kOperatorUpdate,
-    kOperatorUpsert
-  };
-  void judge_schemas(CommandPass& s, const codec::BsonView& doc, int32_t index,
-                     const codec::BsonElements* id, Written written);
-  // A whole written document judged as the server stores it: one without _id gets `id` first
-  // (an insert's new ObjectId, a replacement's stored _id); `failing_id` is errInfo's id.
-  void judge_schemas_with_id(CommandPass& s, const codec::BsonView& doc, bool has_id,
-                             const bson_value_t& id, int32_t index,
-                             const codec::BsonElements* failing_id, Written written);
-  // A sampled stored document judged by every $jsonSchema rule of its namespace, for the census.
-  void census_stored_document(const RuleSet& rules, bool candidates, std::string_view db,
-                              std::string_view coll, const codec::BsonView& document);
   void inspect_bulk_write(const codec::CommandView& cmd, const RequestContext& ctx,
                           const RuleSnapshot& judged, bool dry_run, Verdict& verdict);
-  void inspect_read(CommandPass& s, const codec::CommandView& cmd);
   // The workload observer after the verdict (`dry`: the candidate rules' verdict, when there
   // are candidate rules), and the sink told of the operations no known index serves.
   void observe_workload(const codec::CommandView& cmd, const RequestContext& ctx,
                         const RuleSet& rules, const Verdict* dry, Verdict& verdict);
-  void remember_view(const codec::CommandView& cmd, const RuleSet& rules);
   void report(CommandPass& s, size_t first_violation);
   void report_candidates(CommandPass& s, size_t first_violation);
   Clock::time_point now() const;
@@ -203,11 +182,6 @@ class Engine {
   using StringHash = codec::StringHash;
   NamespaceRegistry namespaces_;
 
-  // View namespace -> collections its pipeline joins, learned from `create` commands.
-  mutable std::mutex views_mutex_;
-  std::unordered_map<std::string, std::vector<std::string>, StringHash, std::equal_to<>> views_;
-  std::atomic<bool> have_views_{false};
-
   // App names with their own label on violation counters (tracking.max_apps), for the
   // process's life: a label once given stays, so a series is never renamed.
   std::shared_mutex apps_mutex_;
@@ -217,7 +191,8 @@ class Engine {
   std::atomic<double> forecast_horizon_{7 * 24 * 3600.0};
   std::atomic<int64_t> horizon_logged_ms_{0};
   std::atomic<uint64_t> horizon_suppressed_{0};
-  SchemaCensus census_;
+  SchemaCheck schema_;
+  LookupCheck lookup_;
   GuardrailCheck guardrail_;
   WorkloadObserver workload_;  // after guardrail_: it reads the guardrail's index catalog
   std::function<Clock::time_point()> clock_;

@@ -1,14 +1,13 @@
-// $jsonSchema rules in the engine: each schema that applies to the namespace and connection
-// judges a whole document (insert, replacement, upsert by replacement) or what an operator
-// update changes. A failure is one json_schema violation per schema carrying the server's
-// errInfo.details, so a blocked write is answered exactly as a server validator answers it; an
-// update that cannot be judged without the stored document passes and is counted.
+// The $jsonSchema check: the schemas of a namespace on a written document or an operator
+// update, the server's errInfo.details for a failure, and the census of stored documents.
+#include "docguard/rules/schema_check.h"
+
 #include <bson/bson.h>
 
 #include <algorithm>
 
+#include "../command_pass.h"
 #include "docguard/schema/json_schema.h"
-#include "engine_internal.h"
 
 namespace docguard::rules {
 
@@ -31,10 +30,16 @@ std::string rule_name_of(const RuleSet& rules, const RuleHitsTable* hits, uint32
   return r.id.empty() ? rule_key(r) : r.id;
 }
 
+// The document a $jsonSchema judges when the written one has no _id, kept for its capacity.
+std::vector<uint8_t>& post_image() {
+  thread_local std::vector<uint8_t> image;
+  return image;
+}
+
 }  // namespace
 
-void Engine::census_stored_document(const RuleSet& rules, bool candidates, std::string_view db,
-                                    std::string_view coll, const codec::BsonView& document) {
+void SchemaCheck::census_stored_document(const RuleSet& rules, bool candidates, std::string_view db,
+                                         std::string_view coll, const codec::BsonView& document) {
   std::string ns;
   for (const Rule& r : rules.rules()) {
     if (!r.json_schema || r.action == Action::kOff) continue;
@@ -54,8 +59,8 @@ void Engine::census_stored_document(const RuleSet& rules, bool candidates, std::
   }
 }
 
-void Engine::judge_schemas(CommandPass& s, const codec::BsonView& doc, int32_t index,
-                           const codec::BsonElements* id, Written written) {
+void SchemaCheck::judge(CommandPass& s, const codec::BsonView& doc, int32_t index,
+                        const codec::BsonElements* id, Written written) {
   bool bypassed = false;
   for (const SchemaLimit& limit : s.limits->schemas) {
     // The server skips its validator for a write that sets bypassDocumentValidation (an
@@ -119,7 +124,7 @@ void Engine::judge_schemas(CommandPass& s, const codec::BsonView& doc, int32_t i
       s.add(RuleKind::kJsonSchema, limit.bound, names.empty() ? "" : names.front(), 0, index, id);
       s.verdict.violations.back().specifics = Violation::SchemaDetails{std::move(details), size};
       census_.write_failed(s.db, s.coll, rule_name_of(s.rules, s.hits, limit.bound.rule), s.dry_run,
-                           s.ctx.app_name, now());
+                           s.ctx.app_name, s.now());
     }
     bson_destroy(&out);
   }
@@ -128,11 +133,11 @@ void Engine::judge_schemas(CommandPass& s, const codec::BsonView& doc, int32_t i
   }
 }
 
-void Engine::judge_schemas_with_id(CommandPass& s, const codec::BsonView& doc, bool has_id,
-                                   const bson_value_t& id, int32_t index,
-                                   const codec::BsonElements* failing_id, Written written) {
+void SchemaCheck::judge_with_id(CommandPass& s, const codec::BsonView& doc, bool has_id,
+                                const bson_value_t& id, int32_t index,
+                                const codec::BsonElements* failing_id, Written written) {
   if (has_id) {
-    judge_schemas(s, doc, index, failing_id, written);
+    judge(s, doc, index, failing_id, written);
     return;
   }
   // The server validates the document it stores, which always has an _id, placed first.
@@ -140,10 +145,10 @@ void Engine::judge_schemas_with_id(CommandPass& s, const codec::BsonView& doc, b
   bson_t given;
   bson_append_value(&with_id, "_id", 3, &id);
   if (bson_init_static(&given, doc.data, doc.size)) bson_concat(&with_id, &given);
-  std::vector<uint8_t>& image = scratch().post_image;
+  std::vector<uint8_t>& image = post_image();
   image.assign(bson_get_data(&with_id), bson_get_data(&with_id) + with_id.len);
   bson_destroy(&with_id);
-  judge_schemas(s, {image.data(), static_cast<uint32_t>(image.size())}, index, failing_id, written);
+  judge(s, {image.data(), static_cast<uint32_t>(image.size())}, index, failing_id, written);
 }
 
 }  // namespace docguard::rules

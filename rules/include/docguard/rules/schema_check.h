@@ -1,0 +1,67 @@
+// The $jsonSchema rules as one check of the engine's chain: each schema that applies to the
+// namespace and connection judges a whole document (insert, replacement, upsert by replacement)
+// or what an operator update changes. A failure is one json_schema violation per schema carrying
+// the server's errInfo.details, so a blocked write is answered exactly as a server validator
+// answers it; an update that cannot be judged without the stored document passes and is
+// counted. Owns the validators' census (schema_census.h).
+//
+// Thread safety: any thread, like the engine.
+#pragma once
+
+#include <bson/bson.h>
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "docguard/codec/bson_elements.h"
+#include "docguard/codec/bson_view.h"
+#include "docguard/rules/engine_sinks.h"
+#include "docguard/rules/rule_set.h"
+#include "docguard/rules/schema_census.h"
+
+namespace docguard::rules {
+
+struct CommandPass;
+
+class SchemaCheck {
+ public:
+  explicit SchemaCheck(MeasurementSink* measurements) : measurements_(measurements) {}
+  SchemaCheck(const SchemaCheck&) = delete;
+  SchemaCheck& operator=(const SchemaCheck&) = delete;
+
+  // What a write puts before the schemas. kReplacementOfUnknownId: a replacement without _id
+  // whose query does not name the stored one; a stand-in ObjectId is judged, and a failure that
+  // may come from it is not certain.
+  enum class Written : uint8_t {
+    kInsert,
+    kReplacement,
+    kReplacementOfUnknownId,
+    kOperatorUpdate,
+    kOperatorUpsert
+  };
+  // The namespace's $jsonSchema rules on a whole document, or on what an operator update
+  // changes; `id` is errInfo's failingDocumentId.
+  void judge(CommandPass& pass, const codec::BsonView& doc, int32_t index,
+             const codec::BsonElements* id, Written written);
+  // A whole written document judged as the server stores it: one without _id gets `id` first
+  // (an insert's new ObjectId, a replacement's stored _id); `failing_id` is errInfo's id.
+  void judge_with_id(CommandPass& pass, const codec::BsonView& doc, bool has_id,
+                     const bson_value_t& id, int32_t index, const codec::BsonElements* failing_id,
+                     Written written);
+  // A sampled stored document judged by every $jsonSchema rule of its namespace, for the census.
+  void census_stored_document(const RuleSet& rules, bool candidates, std::string_view db,
+                              std::string_view coll, const codec::BsonView& document);
+
+  // Each validator's census: sampled stored documents failing it, the properties failing most,
+  // and writes failing it per app over the last hour.
+  std::vector<ValidatorCensus> census(SchemaCensus::Clock::time_point now) const {
+    return census_.snapshot(now);
+  }
+
+ private:
+  MeasurementSink* measurements_;
+  SchemaCensus census_;
+};
+
+}  // namespace docguard::rules

@@ -1,5 +1,5 @@
-// What every check reports through: a broken rule into the verdict, a measured shape against the
-// namespace's bounds, and the log fields a violation is told with.
+// What every check reports through: a broken rule into the verdict, and the log fields a
+// violation is told with.
 #include "command_pass.h"
 
 #include <bson/bson.h>
@@ -45,32 +45,6 @@ void CommandPass::add(RuleKind kind, const Bound& bound, std::string_view path, 
     }
   }
   verdict.violations.push_back(std::move(v));
-}
-
-void CommandPass::check_shape(const DocumentShape& shape, bool whole_document, int32_t index,
-                              const codec::BsonElements* id) {
-  const NamespaceLimits& l = *limits;
-  if (whole_document) {
-    if (const Bound* b = l.document_bytes.exceeded(shape.bytes())) {
-      add(RuleKind::kMaxDocumentBytes, *b, "", shape.bytes(), index, id);
-    }
-  }
-  if (const Bound* b = l.nesting_depth.exceeded(shape.depth())) {
-    add(RuleKind::kMaxNestingDepth, *b, "", shape.depth(), index, id);
-  }
-  if (l.array_length_any.empty() && l.array_length_by_path.empty()) return;
-  for (const ArrayMeasure* a = shape.arrays_begin(); a != shape.arrays_end(); ++a) {
-    if (const Bound* b = l.array_length_any.exceeded(a->length)) {
-      add(RuleKind::kMaxArrayLength, *b, a->path, a->length, index, id);
-    }
-    if (!l.array_length_by_path.empty()) {
-      if (const Limit* limit = l.array_limit_for(a->path)) {
-        if (const Bound* b = limit->exceeded(a->length)) {
-          add(RuleKind::kArrayLength, *b, a->path, a->length, index, id);
-        }
-      }
-    }
-  }
 }
 
 void CommandPass::add_violation_fields(log::Fields& fields, const Violation& v,

@@ -1,6 +1,6 @@
 // Private to the rules library: one pass of the checks over one command, with the rules in force
 // or the candidate rules (dry_run). The engine builds it and hands it down the chain of checks
-// (guardrail/, the engine's write, read and schema checks); each check reads what it judges
+// (shape/, validation/, lookup/, guardrail/); each check reads what it judges
 // from it and reports what it finds with add(). A check owns its own state and scratch: the
 // pass carries only what every check shares.
 #pragma once
@@ -15,7 +15,6 @@
 #include "docguard/codec/bson_elements.h"
 #include "docguard/codec/command_view.h"
 #include "docguard/rules/collection_stats.h"
-#include "docguard/rules/document_shape.h"
 #include "docguard/rules/rule_hits.h"
 #include "docguard/rules/rule_set.h"
 #include "docguard/rules/verdict.h"
@@ -38,7 +37,7 @@ inline bool id_equality(const codec::BsonView& q, codec::BsonElements* id) {
   if (!codec::well_framed(q)) return false;
   *id = codec::BsonElements(q);
   if (!id->find("_id")) return false;
-  if (id->holds_document()) return !is_operator_document(id->container());
+  if (id->holds_document()) return !codec::is_operator_document(id->container());
   return true;
 }
 
@@ -87,11 +86,6 @@ struct CommandPass {
            const codec::BsonElements* id) {
     add(kind, bound, path, measured, index, id, bound.action);
   }
-
-  // Checks a measured shape. `whole_document` is false for values of $set, whose size says
-  // nothing about the document's.
-  void check_shape(const DocumentShape& shape, bool whole_document, int32_t index,
-                   const codec::BsonElements* id);
 
   bool tracks_arrays() const { return limits->tracks_arrays; }
 

@@ -24,8 +24,7 @@ Engine::Engine(std::shared_ptr<const RuleSet> rules, MeasurementSink* measuremen
     : measurements_(measurements),
       advice_(advice),
       id_(g_next_engine_id.fetch_add(1)),
-      tracker_(rules->tracking().max_tracked_documents,
-               rules->tracking().max_tracked_fields_per_document),
+      shape_(measurements, advice, rules->tracking()),
       schema_(measurements),
       lookup_(measurements, advice),
       guardrail_(measurements),
@@ -51,8 +50,7 @@ std::shared_ptr<const Engine::RuleSnapshot> Engine::snapshot_with(
 
 void Engine::reload(std::shared_ptr<const RuleSet> rules) {
   std::lock_guard lock(reload_mutex_);
-  tracker_.set_limits(rules->tracking().max_tracked_documents,
-                      rules->tracking().max_tracked_fields_per_document);
+  shape_.set_tracking(rules->tracking());
   snapshot_.store(snapshot_with(std::move(rules), snapshot_.load().get()));
 }
 

@@ -33,10 +33,6 @@ inline constexpr uint32_t kMaxOffenders = 16;
 // Thread-local measuring state: vectors keep their capacity, so steady-state inspection does
 // not allocate unless something is violated.
 struct Scratch {
-  DocumentShape shape;
-  UpdateShape update;
-  std::string key;
-  std::vector<std::pair<const std::string*, uint32_t>> labels;
   struct LogDecision {
     bool log;
     uint64_t suppressed;
@@ -45,7 +41,6 @@ struct Scratch {
   // The namespace the command in judgement names (null: none, or a bulkWrite's several), for
   // the workload observer after the judgement.
   CollectionStats* judged_stats = nullptr;
-  std::vector<const Limit*> growth_limits;
   std::string ns_buffer;
   // The app this thread labelled last (labels are never removed, and a full set stays full
   // under the same max_apps, so the label stays right for the engine's life).
@@ -73,10 +68,6 @@ inline Scratch& scratch() {
   thread_local Scratch s;
   return s;
 }
-
-// Records a measured shape in the statistics and tells the measurement sink (engine_writes.cc).
-void record_shape(CollectionStats* stats, MeasurementSink* measurements, const DocumentShape& shape,
-                  const char* source, bool whole_document, uint32_t max_fields);
 
 }  // namespace engine_detail
 

@@ -53,20 +53,11 @@ void Engine::observe_reply(const codec::CommandView& request, const codec::OpMsg
   CollectionStats* stats = stats_for(db, coll);
   auto limits = limits_for(stats, db, coll, *rules);
   const bool track = limits->tracks_arrays;
-  Scratch& sc = scratch();
   const double now = track ? seconds_now() : -1;
   for (codec::BsonElements doc(batch); doc.next();) {
     if (!doc.holds_document()) continue;
-    DocumentShape& shape = sc.shape;
-    shape.measure(doc.container());
-    record_shape(stats, measurements_, shape, "read_sample", true,
-                 rules->tracking().max_field_paths);
-    if (track && shape.has_id() && shape.array_count() > 0) {
-      DocumentTracker::make_key(db, coll, shape.id_element(), &sc.key);
-      for (const ArrayMeasure* a = shape.arrays_begin(); a != shape.arrays_end(); ++a) {
-        tracker_.record(sc.key, a->path, a->length, true, now, shape.bytes());
-      }
-    }
+    shape_.learn_read(db, coll, stats, doc.container(), true, track, now,
+                      rules->tracking().max_field_paths);
   }
 }
 
@@ -83,15 +74,8 @@ void Engine::learn_stored_document(std::string_view db, std::string_view coll,
   // Only namespaces with array bounds use the tracker: remembering the documents of every
   // collection read would push the ones traffic needs out of its bounded memory.
   if (!limits->tracks_arrays) return;
-  Scratch& sc = scratch();
-  DocumentShape& shape = sc.shape;
-  shape.measure(document);
-  if (!shape.has_id() || shape.array_count() == 0) return;
-  DocumentTracker::make_key(db, coll, shape.id_element(), &sc.key);
-  const double now = seconds_now();
-  for (const ArrayMeasure* a = shape.arrays_begin(); a != shape.arrays_end(); ++a) {
-    tracker_.record(sc.key, a->path, a->length, true, now, shape.bytes());
-  }
+  shape_.learn_read(db, coll, stats, document, false, true, seconds_now(),
+                    rules->tracking().max_field_paths);
 }
 
 void Engine::observe_catalog_reply(const codec::CommandView& request, const codec::OpMsg& reply) {

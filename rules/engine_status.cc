@@ -68,7 +68,7 @@ std::string Engine::status_json() const {
   } else {
     out += "[]";
   }
-  fmt::format_to(o, ",\"tracked_documents\":{},\"collections\":[", tracker_.size());
+  fmt::format_to(o, ",\"tracked_documents\":{},\"collections\":[", shape_.tracked_documents());
   bool first_ns = true;
   for (CollectionStats* stats : all) {
     std::lock_guard lock(stats->mutex);

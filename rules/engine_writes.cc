@@ -1,4 +1,6 @@
-// Write checks: inserted documents, update and delete statements, and 8.0 bulkWrite ops.
+// The engine's writes: each inserted document, update and delete statement and 8.0 bulkWrite op
+// handed down the chain of checks in order (shape, $jsonSchema, then what the shape check
+// learns once the statement's verdict is known; the guardrail for a statement's filter).
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -11,49 +13,14 @@
 
 namespace docguard::rules {
 
-namespace engine_detail {
-
-// Records a measured shape in the statistics and tells the measurement sink.
-void record_shape(CollectionStats* stats, MeasurementSink* measurements, const DocumentShape& shape,
-                  const char* source, bool whole_document, uint32_t max_fields) {
-  auto& labels = scratch().labels;
-  labels.clear();
-  {
-    std::lock_guard lock(stats->mutex);
-    if (whole_document) {
-      if (std::strcmp(source, "read_sample") == 0) {
-        stats->sampled_document_bytes.add(shape.bytes());
-      } else {
-        stats->document_bytes.add(shape.bytes());
-      }
-    }
-    for (const ArrayMeasure* a = shape.arrays_begin(); a != shape.arrays_end(); ++a) {
-      auto& [label, field] = stats->field(a->path, max_fields);
-      field.lengths.add(a->length);
-      labels.emplace_back(&label, a->length);
-    }
-  }
-  if (measurements == nullptr) return;
-  if (whole_document) {
-    measurements->on_document_size(stats->labels, source, shape.bytes());
-  }
-  for (const auto& [label, length] : labels) {
-    measurements->on_array_length(stats->labels, *label, length);
-  }
-}
-
-}  // namespace engine_detail
-
 namespace {
 // Stands for a stored ObjectId docguard cannot see (judging a replacement without _id).
 constexpr uint8_t kPlaceholderObjectId[12] = {};
 }  // namespace
 
 void Engine::inspect_insert(CommandPass& s, const codec::BsonView& doc, int32_t index) {
-  Scratch& sc = scratch();
-  DocumentShape& shape = sc.shape;
-  shape.measure(doc);
-  s.check_shape(shape, true, index, shape.has_id() ? &shape.id_element() : nullptr);
+  const DocumentShape& shape = ShapeCheck::measure(doc);
+  ShapeCheck::judge(s, shape, true, index, shape.has_id() ? &shape.id_element() : nullptr);
   if (!s.limits->schemas.empty()) {
     if (shape.has_id()) {
       schema_.judge(s, doc, index, &shape.id_element(), SchemaCheck::Written::kInsert);
@@ -71,41 +38,23 @@ void Engine::inspect_insert(CommandPass& s, const codec::BsonView& doc, int32_t 
       bson_destroy(&id_doc);
     }
   }
-  if (s.dry_run) return;
-  record_shape(s.stats, measurements_, shape, "insert", true, s.rules.tracking().max_field_paths);
-  if (shape.has_id() && shape.array_count() > 0 && s.tracks_arrays() && !s.blocked(index)) {
-    DocumentTracker::make_key(s.db, s.coll, shape.id_element(), &sc.key);
-    const double now = s.seconds_now();
-    for (const ArrayMeasure* a = shape.arrays_begin(); a != shape.arrays_end(); ++a) {
-      tracker_.record(sc.key, a->path, a->length, false, now, shape.bytes());
-    }
-  }
+  shape_.learn_insert(s, shape, index);
 }
 
-void Engine::inspect_delete(CommandPass& s, const codec::BsonView& q) {
-  codec::BsonElements id(q);
-  if (s.dry_run || !s.tracks_arrays() || !id_equality(q, &id)) return;
-  Scratch& sc = scratch();
-  DocumentTracker::make_key(s.db, s.coll, id, &sc.key);
-  tracker_.forget(sc.key);
-}
+void Engine::inspect_delete(CommandPass& s, const codec::BsonView& q) { shape_.forget(s, q); }
 
 void Engine::inspect_update(CommandPass& s, const codec::BsonView& q, const codec::BsonView& u,
                             bool u_is_pipeline, bool upsert, int32_t index) {
   if (u.empty()) return;
-  Scratch& sc = scratch();
   codec::BsonElements q_id(q);
   const bool has_q_id = id_equality(q, &q_id);
-  const uint32_t max_fields = s.rules.tracking().max_field_paths;
-  const bool track = s.tracks_arrays();
 
-  if (!u_is_pipeline && !is_operator_document(u)) {
+  if (!u_is_pipeline && !codec::is_operator_document(u)) {
     // Replacement (also upserts and findAndModify replacements): the whole new document.
-    DocumentShape& shape = sc.shape;
-    shape.measure(u);
+    const DocumentShape& shape = ShapeCheck::measure(u);
     const codec::BsonElements* id =
         has_q_id ? &q_id : (shape.has_id() ? &shape.id_element() : nullptr);
-    s.check_shape(shape, true, index, id);
+    ShapeCheck::judge(s, shape, true, index, id);
     if (!s.limits->schemas.empty()) {
       // A replacement keeps the stored _id: the query's when it names one, else an ObjectId
       // (the default _id) stands for it, and errInfo's failingDocumentId is then unknown.
@@ -123,131 +72,18 @@ void Engine::inspect_update(CommandPass& s, const codec::BsonView& q, const code
                                 : SchemaCheck::Written::kReplacementOfUnknownId);
       bson_value_destroy(&stored);
     }
-    if (s.dry_run) return;
-    record_shape(s.stats, measurements_, shape, "replace", true, max_fields);
-    if (track && id != nullptr && !s.blocked(index)) {
-      DocumentTracker::make_key(s.db, s.coll, *id, &sc.key);
-      tracker_.forget(sc.key);  // a replacement starts every growth history again
-      const double now = s.seconds_now();
-      for (const ArrayMeasure* a = shape.arrays_begin(); a != shape.arrays_end(); ++a) {
-        tracker_.record(sc.key, a->path, a->length, false, now, shape.bytes());
-      }
-    }
+    shape_.learn_replacement(s, shape, id, index);
     return;
   }
 
-  UpdateShape& update = sc.update;
-  update.measure(u, u_is_pipeline);
+  const UpdateShape& update = ShapeCheck::measure_update(u, u_is_pipeline);
   const codec::BsonElements* id = has_q_id ? &q_id : nullptr;
   if (!s.limits->schemas.empty()) {
     schema_.judge(
         s, u, index, id,
         upsert ? SchemaCheck::Written::kOperatorUpsert : SchemaCheck::Written::kOperatorUpdate);
   }
-  if (track && id != nullptr) DocumentTracker::make_key(s.db, s.coll, *id, &sc.key);
-
-  // Whole arrays and documents set by $set: their lengths are exact.
-  const DocumentShape& set_values = update.set_values();
-  s.check_shape(set_values, false, index, id);
-  if (const Bound* b = s.limits->document_bytes.exceeded(update.set_bytes())) {
-    // What $set writes is a lower bound on the resulting document (an upsert creates it).
-    s.add(RuleKind::kMaxDocumentBytes, *b, "", update.set_bytes(), index, id);
-  }
-  if (set_values.array_count() > 0 && !s.dry_run) {
-    record_shape(s.stats, measurements_, set_values, "update", false, max_fields);
-    if (track && id != nullptr && !s.blocked(index)) {
-      const double now = s.seconds_now();
-      for (const ArrayMeasure* a = set_values.arrays_begin(); a != set_values.arrays_end(); ++a) {
-        tracker_.record(sc.key, a->path, a->length, false, now);
-      }
-    }
-  }
-
-  const NamespaceLimits& l = *s.limits;
-  // Each growth's path bound, looked up once for the checks below and for the tracked lengths.
-  auto& by_paths = sc.growth_limits;
-  by_paths.clear();
-  for (size_t i = 0; i < update.growth_count(); ++i) {
-    const ArrayGrowth& g = update.growth()[i];
-    const std::string* label = nullptr;
-    if (!s.dry_run) {
-      std::lock_guard lock(s.stats->mutex);
-      auto& [lbl, field] = s.stats->field(g.path, max_fields);
-      ++field.pushes;
-      field.pushed_elements += g.elements;
-      label = &lbl;
-    }
-    if (label != nullptr) {
-      if (measurements_ != nullptr) {
-        measurements_->on_array_push(s.stats->labels, *label, g.elements);
-      }
-      if (advice_ != nullptr && !g.has_slice) {
-        advice_->on_unbounded_push(s.stats->db, s.stats->coll, *label, g.elements, s.app);
-      }
-    }
-
-    if (!g.has_slice && l.push_slice_action != Action::kOff) {
-      Bound b{0, l.push_slice_action, l.push_slice_match, l.push_slice_line, l.push_slice_rule};
-      s.add(RuleKind::kRequirePushSlice, b, g.path, g.elements, index, id);
-    }
-    // With $slice the array ends at most |N| long: a cap above the bound lets it pass the bound.
-    const double grows_to = g.has_slice ? g.slice_cap : g.elements;
-    if (const Bound* b = l.array_length_any.exceeded(grows_to)) {
-      s.add(RuleKind::kMaxArrayLength, *b, g.path, grows_to, index, id);
-    }
-    const Limit* by_path = l.array_length_by_path.empty() ? nullptr : l.array_limit_for(g.path);
-    by_paths.push_back(by_path);
-    if (by_path != nullptr) {
-      if (const Bound* b = by_path->exceeded(grows_to)) {
-        s.add(RuleKind::kArrayLength, *b, g.path, grows_to, index, id);
-      }
-    }
-  }
-  if (!track || id == nullptr || s.blocked(index)) return;
-  for (size_t i = 0; i < update.growth_count(); ++i) {
-    const ArrayGrowth& g = update.growth()[i];
-    const Limit* by_path = by_paths[i];
-    auto cap = g.has_slice ? std::optional<uint32_t>(g.slice_cap) : std::nullopt;
-    std::optional<DocumentTracker::Grown> grown;
-    if (s.dry_run) {
-      // A dry run reads what the push would make of the length and leaves it as it is.
-      grown = tracker_.would_grow(sc.key, g.path, g.elements, cap);
-    } else {
-      // The push goes into the path's growth history for the forecast. The bounds are the
-      // rules' smallest values (Limit::min, infinite without one), read without a call: pushes
-      // onto documents the tracker does not know cost next to nothing.
-      DocumentTracker::Push push;
-      push.now = s.seconds_now();
-      push.bytes = g.bytes;
-      push.array_bound = by_path != nullptr ? std::min(l.array_length_any.min, by_path->min)
-                                            : l.array_length_any.min;
-      push.document_bound = l.document_bytes.min;
-      push.horizon = forecast_horizon();
-      grown = tracker_.grow(sc.key, g.path, g.elements, cap, &push);
-      if (push.entered) log_entered_horizon(s, g.path, *push.entered, grown->length);
-    }
-    if (!grown) continue;
-    const Bound* strict = l.array_length_any.strictest();
-    if (by_path != nullptr) {
-      const Bound* p = by_path->strictest();
-      if (strict == nullptr || (p != nullptr && p->value < strict->value)) strict = p;
-    }
-    // A length added up from forwarded writes only is an estimate (pulls and writes that
-    // bypass docguard are not seen): warn, never block. One read from the stored document
-    // (a sampled read, docguard's introspection) is a fact, and the rule's action applies.
-    // A push that alone passes the bound was reported above already.
-    const double grows_to = g.has_slice ? g.slice_cap : g.elements;
-    if (strict != nullptr && grown->length > strict->value && grows_to <= strict->value) {
-      const Action action =
-          grown->read_from_store ? strict->action : weaker(strict->action, Action::kWarn);
-      s.add(RuleKind::kTrackedArrayLength, *strict, g.path, grown->length, index, id, action);
-      // Refused: the push never happens, so the length goes back to what it was (no $slice
-      // here: a capped push cannot pass the bound).
-      if (action == Action::kBlock && !s.dry_run) {
-        tracker_.undo_grow(sc.key, g.path, g.elements, g.bytes);
-      }
-    }
-  }
+  shape_.judge_update(s, update, id, index);
 }
 
 void Engine::inspect_bulk_write(const codec::CommandView& cmd, const RequestContext& ctx,

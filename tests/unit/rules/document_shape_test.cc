@@ -158,9 +158,9 @@ TEST(UpdateShapeTest, PipelineConcatArraysLiterals) {
 }
 
 TEST(UpdateShapeTest, OperatorDocumentDetection) {
-  EXPECT_TRUE(is_operator_document(Bson(R"({"$set": {"a": 1}})").view()));
-  EXPECT_FALSE(is_operator_document(Bson(R"({"a": 1})").view()));
-  EXPECT_FALSE(is_operator_document(Bson("{}").view()));
+  EXPECT_TRUE(codec::is_operator_document(Bson(R"({"$set": {"a": 1}})").view()));
+  EXPECT_FALSE(codec::is_operator_document(Bson(R"({"a": 1})").view()));
+  EXPECT_FALSE(codec::is_operator_document(Bson("{}").view()));
 }
 
 }  // namespace

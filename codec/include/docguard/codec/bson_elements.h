@@ -368,4 +368,10 @@ inline std::string_view first_key_of(const bson_iter_t& it) {
   return BSON_ITER_HOLDS_DOCUMENT(&it) ? first_key(view_of(it)) : std::string_view();
 }
 
+// Whether a well-framed document's first key is an operator: an update's {$set: ...} rather
+// than a replacement, an {_id: {$in: ...}} condition rather than an _id value.
+inline bool is_operator_document(const BsonView& doc) {
+  return well_framed(doc) && is_operator(first_key(doc));
+}
+
 }  // namespace docguard::codec

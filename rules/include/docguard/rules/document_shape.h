@@ -107,10 +107,6 @@ class UpdateShape {
   std::string scratch_;
 };
 
-// True when the first key of the document starts with '$' (an operator update, not a
-// replacement).
-bool is_operator_document(const codec::BsonView& doc);
-
 // Number of elements of the array an element holds (0 when not an array).
 uint32_t array_length(const codec::BsonElements& element);
 

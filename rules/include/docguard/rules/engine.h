@@ -38,6 +38,7 @@
 #include "docguard/rules/rule_set.h"
 #include "docguard/rules/schema_census.h"
 #include "docguard/rules/schema_check.h"
+#include "docguard/rules/shape_check.h"
 #include "docguard/rules/verdict.h"
 #include "docguard/rules/workload_ledger.h"
 #include "docguard/rules/workload_observer.h"
@@ -100,10 +101,8 @@ class Engine {
   std::vector<PathForecast> limit_forecasts() const;
   // A document whose forecast falls under this many seconds is logged once (advisor.
   // forecast_horizon; default 7 days). Any thread.
-  void set_forecast_horizon(double seconds) {
-    forecast_horizon_.store(seconds, std::memory_order_relaxed);
-  }
-  double forecast_horizon() const { return forecast_horizon_.load(std::memory_order_relaxed); }
+  void set_forecast_horizon(double seconds) { shape_.set_forecast_horizon(seconds); }
+  double forecast_horizon() const { return shape_.forecast_horizon(); }
   // What the query guardrail judges queries against (index_catalog.h): fed by introspection and
   // by the catalog replies observe_catalog_reply() sees.
   IndexCatalog& index_catalog() { return guardrail_.catalog(); }
@@ -167,10 +166,6 @@ class Engine {
   void report_candidates(CommandPass& s, size_t first_violation);
   Clock::time_point now() const;
   double seconds_now() const;
-  // The log line for a document whose forecast just fell under the horizon (at most one a
-  // second; the ones left out are counted in the next).
-  void log_entered_horizon(const CommandPass& s, std::string_view field,
-                           const DocumentTracker::EnteredHorizon& entered, uint32_t length);
 
   std::atomic<std::shared_ptr<const RuleSnapshot>> snapshot_;
   std::mutex reload_mutex_;  // one reload at a time: each carries over from the one before
@@ -187,10 +182,8 @@ class Engine {
   std::shared_mutex apps_mutex_;
   std::unordered_set<std::string, StringHash, std::equal_to<>> known_apps_;
 
-  DocumentTracker tracker_;
-  std::atomic<double> forecast_horizon_{7 * 24 * 3600.0};
-  std::atomic<int64_t> horizon_logged_ms_{0};
-  std::atomic<uint64_t> horizon_suppressed_{0};
+  // The chain of checks, each with its own state.
+  ShapeCheck shape_;
   SchemaCheck schema_;
   LookupCheck lookup_;
   GuardrailCheck guardrail_;

@@ -35,12 +35,6 @@ uint32_t array_length(const Elements& element) {
   return n;
 }
 
-bool is_operator_document(const codec::BsonView& doc) {
-  if (!codec::well_framed(doc)) return false;
-  Elements first(doc);
-  return first.next() && first.key.starts_with('$');
-}
-
 // ---------------------------------------------------------------------------------------------
 
 void DocumentShape::clear() {

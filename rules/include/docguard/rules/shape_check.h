@@ -1,0 +1,92 @@
+// Document shapes as one check of the engine's chain: what a write does to a document's size,
+// nesting and arrays (document_shape.h), judged against the namespace's bounds, recorded in its
+// statistics, and remembered per document by the tracker (document_tracker.h) so that a later
+// $push is judged against the array's whole length and its growth forecast. Owns the tracker,
+// the forecast horizon and its own measuring scratch; documents read back (sampled replies,
+// introspection) feed the same tracker.
+//
+// Thread safety: any thread, like the engine. measure() and measure_update() answer with the
+// calling thread's scratch, valid until that thread measures again.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "docguard/codec/bson_elements.h"
+#include "docguard/codec/bson_view.h"
+#include "docguard/rules/collection_stats.h"
+#include "docguard/rules/document_shape.h"
+#include "docguard/rules/document_tracker.h"
+#include "docguard/rules/engine_sinks.h"
+#include "docguard/rules/growth_forecast.h"
+#include "docguard/rules/rule_set.h"
+
+namespace docguard::rules {
+
+struct CommandPass;
+
+class ShapeCheck {
+ public:
+  ShapeCheck(MeasurementSink* measurements, AdviceSink* advice, const TrackingLimits& tracking);
+  ShapeCheck(const ShapeCheck&) = delete;
+  ShapeCheck& operator=(const ShapeCheck&) = delete;
+
+  // A reload's tracker bounds.
+  void set_tracking(const TrackingLimits& tracking);
+
+  // A whole written document (an insert, a replacement) measured.
+  static const DocumentShape& measure(const codec::BsonView& doc);
+  // A measured shape against the namespace's bounds (document size, nesting, array lengths).
+  // `whole_document` is false for values of $set, whose size says nothing about the document's.
+  static void judge(CommandPass& pass, const DocumentShape& shape, bool whole_document,
+                    int32_t index, const codec::BsonElements* id);
+  // An insert after every check judged it: recorded, and its arrays tracked unless refused.
+  void learn_insert(CommandPass& pass, const DocumentShape& shape, int32_t index);
+  // A replacement of document `id` (null: not known) after every check judged it: recorded,
+  // and its growth histories started again unless refused.
+  void learn_replacement(CommandPass& pass, const DocumentShape& shape,
+                         const codec::BsonElements* id, int32_t index);
+  // An operator update (or pipeline) measured.
+  static const UpdateShape& measure_update(const codec::BsonView& u, bool pipeline);
+  // Its whole arrays and documents set by $set, and its pushes, judged (require_push_slice, the
+  // array bounds, the tracked length of document `id` when known); recorded and tracked.
+  void judge_update(CommandPass& pass, const UpdateShape& update, const codec::BsonElements* id,
+                    int32_t index);
+  // A delete of the document its filter names by _id: its tracked arrays are forgotten.
+  void forget(CommandPass& pass, const codec::BsonView& q);
+
+  // A document read back (a sampled reply, docguard's own read of the store): its shape
+  // recorded when `record` (a reply), its arrays' lengths remembered as facts when `track`.
+  void learn_read(std::string_view db, std::string_view coll, CollectionStats* stats,
+                  const codec::BsonView& document, bool record, bool track, double now,
+                  uint32_t max_fields);
+
+  // Each growing array's time to its bounds, soonest first (for scrapes and reports).
+  std::vector<PathForecast> forecasts(double now) const;
+  size_t tracked_documents() const { return tracker_.size(); }
+  // A document whose forecast falls under this many seconds is logged once.
+  void set_forecast_horizon(double seconds) {
+    forecast_horizon_.store(seconds, std::memory_order_relaxed);
+  }
+  double forecast_horizon() const { return forecast_horizon_.load(std::memory_order_relaxed); }
+
+ private:
+  // Records a measured shape in the statistics and tells the measurement sink.
+  void record(CollectionStats* stats, const DocumentShape& shape, const char* source,
+              bool whole_document, uint32_t max_fields);
+  // The log line for a document whose forecast just fell under the horizon (at most one a
+  // second; the ones left out are counted in the next).
+  void log_entered_horizon(const CommandPass& pass, std::string_view field,
+                           const DocumentTracker::EnteredHorizon& entered, uint32_t length);
+
+  MeasurementSink* measurements_;
+  AdviceSink* advice_;
+  DocumentTracker tracker_;
+  std::atomic<double> forecast_horizon_{7 * 24 * 3600.0};
+  std::atomic<int64_t> horizon_logged_ms_{0};
+  std::atomic<uint64_t> horizon_suppressed_{0};
+};
+
+}  // namespace docguard::rules

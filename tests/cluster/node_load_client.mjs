@@ -7,6 +7,8 @@
 //   {"unretried": n, "error": "..."}        insert n failed with a network error the driver did
 //                                           not retry; retried once here, then {"ack": n, ...}
 //   {"event": "done", "acked": [...], "reads": R, "errors": E}   after stop, then exit 0
+//   {"stuck_monitor": "writer"|"reader", "address": A, "seconds": S}   the driver's heartbeat
+//                                           to A has neither succeeded nor failed (see watch())
 //
 //   node node_load_client.mjs URI DB COLLECTION
 //
@@ -71,6 +73,33 @@ function watch(client, tag) {
       (e.newDescription.error ? ` (${e.newDescription.error.message})` : '')));
   client.on('serverHeartbeatFailed', (e) => log('heartbeatFailed', `${e.connectionId} ${e.failure?.message}`));
   client.on('commandFailed', (e) => log('commandFailed', `${e.address} ${e.commandName} ${e.failure?.message}`));
+  // A heartbeat ends within connectTimeoutMS, succeeded or failed. One that does neither means the
+  // driver's monitor has stopped. Seen with Node driver 6.22 through a starved TSan docguard: a
+  // check began in the same millisecond as a pool connection's close, when the server (docguard,
+  // whose upstream member was killed) closed that and the monitor's connection together, and
+  // never ended: the hello went to a socket Node had already destroyed but whose close the
+  // driver's connection had not handled yet (seen with an instrumented copy of the driver). Such
+  // a write returns false, Node emits neither 'drain' nor 'error', the socket's timeout is gone
+  // with it, and the driver's writeCommand waits for 'drain' for good. The client then never
+  // selects that server again; each operation fails after serverSelectionTimeoutMS with the
+  // last error the server had (MongoServerSelectionError: connection N ... closed).
+  // Said once per server, as such, rather than left to surface as a MongoServerSelectionError;
+  // the margin (twice the timeout, plus 2 s) keeps a merely starved process from tripping it.
+  const started = new Map();  // address -> time its heartbeat started
+  const ended = (e) => started.delete(e.connectionId);
+  client.on('serverHeartbeatStarted', (e) => started.set(e.connectionId, Date.now()));
+  client.on('serverHeartbeatSucceeded', ended);
+  client.on('serverHeartbeatFailed', ended);
+  const reported = new Set();
+  setInterval(() => {
+    for (const [address, since] of started) {
+      const secs = (Date.now() - since) / 1000;
+      if (secs * 1000 < 2 * options.connectTimeoutMS + 2000 || reported.has(address)) continue;
+      reported.add(address);
+      log('heartbeatStuck', `${address} started ${secs.toFixed(1)} s ago, neither succeeded nor failed`);
+      say({ stuck_monitor: tag, address, seconds: secs });
+    }
+  }, 500).unref();
   return client;
 }
 const writeClient = watch(new MongoClient(uri, { ...options, appName: `node-writer-${process.pid}` }), 'writer');

@@ -503,6 +503,12 @@ class NodeClient:
                 self.ack_times.append(time.monotonic())
             elif "unretried" in ev:
                 self.unretried.append(f"{ev['unretried']}: {ev['error']}")
+            elif "stuck_monitor" in ev:
+                self.errors.append(
+                    f"node {ev['stuck_monitor']}: the driver's heartbeat to {ev['address']} has "
+                    f"neither succeeded nor failed for {ev['seconds']:.1f} s (its own timeout is "
+                    f"connectTimeoutMS): the driver's monitor stopped, see node_load_client.mjs "
+                    f"(log {self.log_path})")
             elif "error" in ev:
                 self.errors.append(f"node {ev.get('op')}: {ev['error']} (log {self.log_path})")
             elif ev.get("event") == "done":

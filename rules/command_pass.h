@@ -43,12 +43,6 @@ inline bool id_equality(const codec::BsonView& q, codec::BsonElements* id) {
 
 inline Action weaker(Action a, Action b) { return a < b ? a : b; }
 
-// Whether `ns` is "db.coll".
-inline bool is_namespace(std::string_view ns, std::string_view db, std::string_view coll) {
-  return ns.size() == db.size() + 1 + coll.size() && ns[db.size()] == '.' && ns.starts_with(db) &&
-         ns.ends_with(coll);
-}
-
 struct CommandPass {
   const codec::CommandView& cmd;
   const RequestContext& ctx;

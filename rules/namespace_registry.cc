@@ -10,12 +10,6 @@ namespace {
 
 std::atomic<uint64_t> g_next_registry_id{1};
 
-// Whether `ns` is "db.coll".
-bool is_namespace(std::string_view ns, std::string_view db, std::string_view coll) {
-  return ns.size() == db.size() + 1 + coll.size() && ns[db.size()] == '.' && ns.starts_with(db) &&
-         ns.ends_with(coll);
-}
-
 // The namespace this thread looked up last, and its statistics.
 struct LastLookup {
   uint64_t registry = 0;

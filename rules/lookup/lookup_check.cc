@@ -7,6 +7,7 @@
 
 #include "../command_pass.h"
 #include "docguard/rules/lookup_walker.h"
+#include "docguard/rules/namespace_registry.h"
 
 namespace docguard::rules {
 
@@ -17,7 +18,7 @@ constexpr uint32_t kMaxLookupFroms = 32;
 
 // The check's thread-local state: vectors keep their capacity, so steady-state reads do not
 // allocate.
-struct Scratch {
+struct LookupScratch {
   std::vector<Join> joins;
   std::vector<std::string> view_joins;
   std::vector<const std::string*> labels;
@@ -28,8 +29,8 @@ struct Scratch {
   }
 };
 
-Scratch& scratch() {
-  thread_local Scratch s;
+LookupScratch& lookup_scratch() {
+  thread_local LookupScratch s;
   return s;
 }
 
@@ -37,7 +38,7 @@ Scratch& scratch() {
 
 void LookupCheck::judge_read(CommandPass& s) {
   const codec::CommandView& cmd = s.cmd;
-  Scratch& sc = scratch();
+  LookupScratch& sc = lookup_scratch();
   auto& joins = sc.joins;
   joins.clear();
   auto& view_joins = sc.view_joins;

@@ -20,7 +20,7 @@ namespace {
 
 // The check's thread-local state: vectors keep their capacity, so steady-state inspection does
 // not allocate unless something is violated.
-struct Scratch {
+struct ShapeScratch {
   DocumentShape shape;
   UpdateShape update;
   std::string key;  // the tracker's key of the document in judgement
@@ -28,8 +28,8 @@ struct Scratch {
   std::vector<const Limit*> growth_limits;
 };
 
-Scratch& scratch() {
-  thread_local Scratch s;
+ShapeScratch& shape_scratch() {
+  thread_local ShapeScratch s;
   return s;
 }
 
@@ -46,13 +46,13 @@ void ShapeCheck::set_tracking(const TrackingLimits& tracking) {
 }
 
 const DocumentShape& ShapeCheck::measure(const codec::BsonView& doc) {
-  DocumentShape& shape = scratch().shape;
+  DocumentShape& shape = shape_scratch().shape;
   shape.measure(doc);
   return shape;
 }
 
 const UpdateShape& ShapeCheck::measure_update(const codec::BsonView& u, bool pipeline) {
-  UpdateShape& update = scratch().update;
+  UpdateShape& update = shape_scratch().update;
   update.measure(u, pipeline);
   return update;
 }
@@ -85,7 +85,7 @@ void ShapeCheck::judge(CommandPass& s, const DocumentShape& shape, bool whole_do
 
 void ShapeCheck::record(CollectionStats* stats, const DocumentShape& shape, const char* source,
                         bool whole_document, uint32_t max_fields) {
-  auto& labels = scratch().labels;
+  auto& labels = shape_scratch().labels;
   labels.clear();
   {
     std::lock_guard lock(stats->mutex);
@@ -115,7 +115,7 @@ void ShapeCheck::learn_insert(CommandPass& s, const DocumentShape& shape, int32_
   if (s.dry_run) return;
   record(s.stats, shape, "insert", true, s.rules.tracking().max_field_paths);
   if (shape.has_id() && shape.array_count() > 0 && s.tracks_arrays() && !s.blocked(index)) {
-    std::string& key = scratch().key;
+    std::string& key = shape_scratch().key;
     DocumentTracker::make_key(s.db, s.coll, shape.id_element(), &key);
     const double now = s.seconds_now();
     for (const ArrayMeasure* a = shape.arrays_begin(); a != shape.arrays_end(); ++a) {
@@ -129,7 +129,7 @@ void ShapeCheck::learn_replacement(CommandPass& s, const DocumentShape& shape,
   if (s.dry_run) return;
   record(s.stats, shape, "replace", true, s.rules.tracking().max_field_paths);
   if (s.tracks_arrays() && id != nullptr && !s.blocked(index)) {
-    std::string& key = scratch().key;
+    std::string& key = shape_scratch().key;
     DocumentTracker::make_key(s.db, s.coll, *id, &key);
     tracker_.forget(key);  // a replacement starts every growth history again
     const double now = s.seconds_now();
@@ -142,7 +142,7 @@ void ShapeCheck::learn_replacement(CommandPass& s, const DocumentShape& shape,
 void ShapeCheck::forget(CommandPass& s, const codec::BsonView& q) {
   codec::BsonElements id(q);
   if (s.dry_run || !s.tracks_arrays() || !id_equality(q, &id)) return;
-  std::string& key = scratch().key;
+  std::string& key = shape_scratch().key;
   DocumentTracker::make_key(s.db, s.coll, id, &key);
   tracker_.forget(key);
 }
@@ -150,7 +150,7 @@ void ShapeCheck::forget(CommandPass& s, const codec::BsonView& q) {
 void ShapeCheck::learn_read(std::string_view db, std::string_view coll, CollectionStats* stats,
                             const codec::BsonView& document, bool record_shape, bool track,
                             double now, uint32_t max_fields) {
-  Scratch& sc = scratch();
+  ShapeScratch& sc = shape_scratch();
   DocumentShape& shape = sc.shape;
   shape.measure(document);
   if (record_shape) record(stats, shape, "read_sample", true, max_fields);
@@ -197,7 +197,7 @@ void ShapeCheck::log_entered_horizon(const CommandPass& s, std::string_view fiel
 
 void ShapeCheck::judge_update(CommandPass& s, const UpdateShape& update,
                               const codec::BsonElements* id, int32_t index) {
-  Scratch& sc = scratch();
+  ShapeScratch& sc = shape_scratch();
   const uint32_t max_fields = s.rules.tracking().max_field_paths;
   const bool track = s.tracks_arrays();
   if (track && id != nullptr) DocumentTracker::make_key(s.db, s.coll, *id, &sc.key);

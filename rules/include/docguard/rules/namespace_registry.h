@@ -20,6 +20,12 @@
 
 namespace docguard::rules {
 
+// Whether `ns` is "db.coll".
+inline bool is_namespace(std::string_view ns, std::string_view db, std::string_view coll) {
+  return ns.size() == db.size() + 1 + coll.size() && ns[db.size()] == '.' && ns.starts_with(db) &&
+         ns.ends_with(coll);
+}
+
 class NamespaceRegistry {
  public:
   NamespaceRegistry();

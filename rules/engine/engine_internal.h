@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "command_pass.h"
+#include "../command_pass.h"
 #include "docguard/base/json_string.h"
 #include "docguard/base/structured_log.h"
 #include "docguard/codec/bson_elements.h"

@@ -134,8 +134,10 @@ void take_payload(const codec::OpMsg& msg, const BodyFields& f, const char* fiel
 }  // namespace
 
 CommandKind kind_of(std::string_view name) {
+  // Names as string_views: each comparison is a length check first, with no strlen of the
+  // table's names (this runs for every command).
   struct Entry {
-    const char* name;
+    std::string_view name;
     CommandKind kind;
   };
   static constexpr Entry kTable[] = {

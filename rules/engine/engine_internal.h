@@ -1,6 +1,6 @@
-// Private to the rules library: the thread-local measuring state shared by the engine's source
-// files (engine.cc dispatch, engine_writes.cc, engine_reads.cc, engine_status.cc). One pass
-// over a command is command_pass.h's.
+// Private to the engine's room: the thread-local state shared by the engine's source files
+// (engine.cc, engine_writes.cc, engine_reads.cc, engine_status.cc, ...). One pass over a command
+// is command_pass.h's; each check's scratch is its own.
 #pragma once
 
 #include <bson/bson.h>
@@ -30,8 +30,9 @@ namespace engine_detail {
 // Upper bound on client apps and users named per namespace.
 inline constexpr uint32_t kMaxOffenders = 16;
 
-// Thread-local measuring state: vectors keep their capacity, so steady-state inspection does
-// not allocate unless something is violated.
+// The engine's own thread-local state (each check keeps its own): the thread's last answers
+// for an app's label and a namespace's limits, and the reporting's scratch, whose vectors keep
+// their capacity so that steady-state inspection does not allocate.
 struct Scratch {
   struct LogDecision {
     bool log;
@@ -41,7 +42,6 @@ struct Scratch {
   // The namespace the command in judgement names (null: none, or a bulkWrite's several), for
   // the workload observer after the judgement.
   CollectionStats* judged_stats = nullptr;
-  std::string ns_buffer;
   // The app this thread labelled last (labels are never removed, and a full set stays full
   // under the same max_apps, so the label stays right for the engine's life).
   uint64_t last_app_engine = 0;
@@ -57,12 +57,6 @@ struct Scratch {
     std::shared_ptr<const NamespaceLimits> limits;
   };
   std::array<LastLimits, 2> last_limits;
-  // "db.coll" in ns_buffer; consecutive calls mostly name the same namespace, which is then
-  // compared in place rather than copied again.
-  const std::string& ns_of(std::string_view db, std::string_view coll) {
-    if (!is_namespace(ns_buffer, db, coll)) ns_buffer.assign(db).append(".").append(coll);
-    return ns_buffer;
-  }
 };
 inline Scratch& scratch() {
   thread_local Scratch s;

@@ -1,0 +1,67 @@
+// The namespace registry: one statistics object per namespace, the overflow bucket past the bound,
+// and each thread's last answer never mistaken for another registry's.
+#include "docguard/rules/namespace_registry.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace docguard::rules {
+namespace {
+
+TEST(NamespaceRegistry, ANamespaceKeepsItsStatistics) {
+  NamespaceRegistry registry;
+  CollectionStats* orders = registry.find_or_add("shop", "orders", 10);
+  EXPECT_EQ(orders, registry.find_or_add("shop", "orders", 10));
+  EXPECT_NE(orders, registry.find_or_add("shop", "items", 10));
+  // Looked up again after another name: the map's answer, not only the thread's last one.
+  EXPECT_EQ(orders, registry.find_or_add("shop", "orders", 10));
+  EXPECT_EQ(orders->db, "shop");
+  EXPECT_EQ(orders->coll, "orders");
+}
+
+TEST(NamespaceRegistry, PastTheBoundNewNamespacesShareTheOverflow) {
+  NamespaceRegistry registry;
+  CollectionStats* first = registry.find_or_add("a", "one", 1);
+  CollectionStats* second = registry.find_or_add("a", "two", 1);
+  EXPECT_FALSE(registry.is_overflow(first));
+  EXPECT_TRUE(registry.is_overflow(second));
+  EXPECT_TRUE(registry.is_overflow(registry.find_or_add("b", "three", 1)));
+  // A known namespace keeps its own under a lowered bound; a raised bound gives the next its own.
+  EXPECT_EQ(first, registry.find_or_add("a", "one", 0));
+  EXPECT_FALSE(registry.is_overflow(registry.find_or_add("a", "two", 2)));
+}
+
+TEST(NamespaceRegistry, AThreadsLastAnswerIsPerRegistry) {
+  NamespaceRegistry one;
+  NamespaceRegistry two;
+  CollectionStats* in_one = one.find_or_add("shop", "orders", 10);
+  CollectionStats* in_two = two.find_or_add("shop", "orders", 10);
+  EXPECT_NE(in_one, in_two);
+  EXPECT_EQ(in_one, one.find_or_add("shop", "orders", 10));
+}
+
+TEST(NamespaceRegistry, AllListsEveryNamespaceAndTheOverflowLast) {
+  NamespaceRegistry registry;
+  registry.find_or_add("shop", "orders", 10);
+  registry.find_or_add("shop", "items", 10);
+  const auto all = registry.all();
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_TRUE(registry.is_overflow(all.back()));
+  int named = 0;
+  registry.for_each([&](const std::string& ns, const CollectionStats& stats) {
+    EXPECT_EQ(ns, stats.db + "." + stats.coll);
+    ++named;
+  });
+  EXPECT_EQ(named, 2);
+}
+
+TEST(NamespaceRegistry, IsNamespaceComparesWithoutBuildingTheName) {
+  EXPECT_TRUE(is_namespace("shop.orders", "shop", "orders"));
+  EXPECT_FALSE(is_namespace("shop.orders", "shop", "order"));
+  EXPECT_FALSE(is_namespace("shopXorders", "shop", "orders"));
+  EXPECT_FALSE(is_namespace("sh.op.orders", "shop", "orders"));
+}
+
+}  // namespace
+}  // namespace docguard::rules

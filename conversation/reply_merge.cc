@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <string>
+#include <string_view>
 
 #include "docguard/codec/bson_elements.h"
 #include "error_documents.h"
@@ -26,24 +27,44 @@ int32_t client_index(const PendingMerge& merge, int64_t forwarded_index) {
   return merge.forwarded[static_cast<size_t>(forwarded_index)];
 }
 
-// Copies a document, replacing its `index` field with the client's index.
+// Copies a document, replacing its `index_key` field (`index`; bulkWrite's `idx`) with the
+// client's index. `failed`, when given, is set if the document has an `ok` other than 1.
 std::vector<uint8_t> with_client_index(const PendingMerge& merge, const BsonElements& entry,
-                                       int32_t* index_out) {
+                                       std::string_view index_key, int32_t* index_out,
+                                       bool* failed = nullptr) {
   OwnedBson out;
   *index_out = -1;
   if (entry.holds_document()) {
     BsonElements f(entry.container());
     while (f.next()) {
-      if (f.key == "index" && f.holds_number()) {
+      if (f.key == index_key && f.holds_number()) {
         *index_out = client_index(merge, f.as_int64());
-        BSON_APPEND_INT32(out.get(), "index", *index_out);
+        bson_append_int32(out.get(), index_key.data(), static_cast<int>(index_key.size()),
+                          *index_out);
       } else {
+        if (failed != nullptr && f.key == "ok" && f.as_double() != 1.0) *failed = true;
         f.append_to(out.get(), f.key);
       }
     }
   }
   auto b = out.bytes();
   return {b.begin(), b.end()};
+}
+
+// The upstream's entries (already remapped) and docguard's refusals as one list in the
+// client's statement order. The refusals join unless an ordered batch already stopped at an
+// upstream error.
+std::vector<std::vector<uint8_t>> in_client_order(std::vector<PendingMerge::Error> entries,
+                                                  const PendingMerge& merge, bool upstream_error) {
+  if (!(merge.ordered && upstream_error)) {
+    entries.insert(entries.end(), merge.errors.begin(), merge.errors.end());
+  }
+  std::stable_sort(entries.begin(), entries.end(),
+                   [](const auto& a, const auto& b) { return a.index < b.index; });
+  std::vector<std::vector<uint8_t>> docs;
+  docs.reserve(entries.size());
+  for (auto& e : entries) docs.push_back(std::move(e.document));
+  return docs;
 }
 
 }  // namespace
@@ -57,11 +78,7 @@ std::vector<uint8_t> merge_bulk_write_reply(const PendingMerge& merge,
                                             int32_t response_to) {
   const codec::BsonView& in = upstream_reply.body;
 
-  struct Result {
-    int32_t idx;
-    std::vector<uint8_t> document;
-  };
-  std::vector<Result> results;
+  std::vector<PendingMerge::Error> results;
   bool upstream_error = false;
   BsonElements cursor_element(in);
   if (!cursor_element.find("cursor") || !cursor_element.holds_document()) return {};
@@ -70,34 +87,15 @@ std::vector<uint8_t> merge_bulk_write_reply(const PendingMerge& merge,
     BsonElements entry(batch.container());
     while (entry.next()) {
       if (!entry.holds_document()) continue;
-      OwnedBson out;
       int32_t idx = -1;
-      BsonElements f(entry.container());
-      while (f.next()) {
-        if (f.key == "idx" && f.holds_number()) {
-          idx = client_index(merge, f.as_int64());
-          BSON_APPEND_INT32(out.get(), "idx", idx);
-        } else {
-          if (f.key == "ok" && f.as_double() != 1.0) upstream_error = true;
-          f.append_to(out.get(), f.key);
-        }
-      }
-      auto b = out.bytes();
-      results.push_back({idx, {b.begin(), b.end()}});
+      auto doc = with_client_index(merge, entry, "idx", &idx, &upstream_error);
+      results.push_back({idx, std::move(doc)});
     }
   }
-  int32_t added = 0;
-  if (!(merge.ordered && upstream_error)) {
-    for (const auto& e : merge.errors) {
-      results.push_back({e.index, e.document});
-      ++added;
-    }
-  }
-  std::stable_sort(results.begin(), results.end(),
-                   [](const Result& a, const Result& b) { return a.idx < b.idx; });
-  std::vector<std::vector<uint8_t>> docs;
-  docs.reserve(results.size());
-  for (auto& r : results) docs.push_back(std::move(r.document));
+  const size_t upstream_results = results.size();
+  const std::vector<std::vector<uint8_t>> docs =
+      in_client_order(std::move(results), merge, upstream_error);
+  const auto added = static_cast<int32_t>(docs.size() - upstream_results);
 
   OwnedBson body;
   BsonElements it(in);
@@ -141,11 +139,7 @@ std::vector<uint8_t> merge_reply(const PendingMerge& merge, const codec::OpMsg& 
   }
 
   // Upstream writeErrors, remapped; ours are added unless an ordered batch already stopped.
-  struct Entry {
-    int32_t index;
-    std::vector<uint8_t> document;
-  };
-  std::vector<Entry> errors;
+  std::vector<PendingMerge::Error> errors;
   bool upstream_errors = false;
   {
     BsonElements we(in);
@@ -153,20 +147,14 @@ std::vector<uint8_t> merge_reply(const PendingMerge& merge, const codec::OpMsg& 
       BsonElements child(we.container());
       while (child.next()) {
         int32_t index = -1;
-        auto doc = with_client_index(merge, child, &index);
+        auto doc = with_client_index(merge, child, "index", &index);
         errors.push_back({index, std::move(doc)});
         upstream_errors = true;
       }
     }
   }
-  if (!(merge.ordered && upstream_errors)) {
-    for (const auto& e : merge.errors) errors.push_back({e.index, e.document});
-  }
-  std::stable_sort(errors.begin(), errors.end(),
-                   [](const Entry& a, const Entry& b) { return a.index < b.index; });
-  std::vector<std::vector<uint8_t>> error_docs;
-  error_docs.reserve(errors.size());
-  for (auto& e : errors) error_docs.push_back(std::move(e.document));
+  const std::vector<std::vector<uint8_t>> error_docs =
+      in_client_order(std::move(errors), merge, upstream_errors);
 
   OwnedBson body;
   bool wrote_errors = false;
@@ -183,7 +171,7 @@ std::vector<uint8_t> merge_reply(const PendingMerge& merge, const codec::OpMsg& 
       BsonElements child(it.container());
       while (child.next()) {
         int32_t index = -1;
-        auto doc = with_client_index(merge, child, &index);
+        auto doc = with_client_index(merge, child, "index", &index);
         bson_t d;
         if (bson_init_static(&d, doc.data(), doc.size())) {
           bson_append_document(&array, child.key.data(), static_cast<int>(child.key.size()), &d);

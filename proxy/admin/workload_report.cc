@@ -33,14 +33,11 @@ void append_index_json(std::string& out, const rules::IndexKeys& keys) {
 void append_shape_json(std::string& out, const WorkloadShape& shape) {
   const rules::ShapeInfo& info = *shape.info;
   const rules::ShapeStats& s = shape.stats;
-  out += "{\"db\":";
-  json::append_string(out, info.db);
-  out += ",\"collection\":";
-  json::append_string(out, info.collection);
-  out += ",\"command\":";
-  json::append_string(out, info.command);
-  out += ",\"shape\":";
-  json::append_string(out, info.shape);
+  out += "{";
+  json::append_string_members(out, {{"db", info.db},
+                                    {"collection", info.collection},
+                                    {"command", info.command},
+                                    {"shape", info.shape}});
   fmt::format_to(std::back_inserter(out),
                  ",\"count\":{},\"total_micros\":{},\"p99_micros\":{},\"documents\":{},"
                  "\"errors\":{},\"verdicts\":{{",

@@ -94,12 +94,9 @@ std::string latency_svg(const std::vector<ShapeResult>& shapes) {
   return svg + "</svg>";
 }
 
-constexpr const char* kStyle = R"(
-body{font:14px/1.45 system-ui,sans-serif;margin:2em;color:#222;max-width:1200px}
-h1{font-size:1.5em}h2{font-size:1.15em;margin-top:2em;border-bottom:1px solid #ddd}
-table{border-collapse:collapse;width:100%;margin:.5em 0}
-td,th{border:1px solid #ddd;padding:4px 6px;vertical-align:top;text-align:left}
-th{background:#f4f4f4}.differs{color:#fff;background:#b00020}.same{background:#e8f5e9}
+// The replay page's own classes, after the page rules every docguard report shares.
+constexpr const char* kReplayClasses =
+    R"(.differs{color:#fff;background:#b00020}.same{background:#e8f5e9}
 pre{white-space:pre-wrap;word-break:break-all;background:#f8f8f8;padding:6px;margin:0}
 svg text{font-size:11px;fill:#444}
 )";
@@ -155,7 +152,8 @@ std::string replay_report_html(const ReplayReport& report) {
   std::string html =
       "<!doctype html><html><head><meta charset='utf-8'><title>docguard replay"
       "</title><style>" +
-      std::string(kStyle) + "</style></head><body><h1>docguard replay</h1>";
+      std::string(advisor::html_page_style()) + kReplayClasses +
+      "</style></head><body><h1>docguard replay</h1>";
   html += "<p>Recording <code>" + html_escape(report.options.recording.string()) + "</code>, " +
           std::to_string(c.connections) + " connections, " + std::to_string(c.requests) +
           " requests: " + std::to_string(c.sent) + " replayed, " + std::to_string(c.handshakes) +

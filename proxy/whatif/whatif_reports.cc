@@ -73,22 +73,16 @@ std::string render_json(const Judgement& j) {
   for (size_t i = 0; i < j.groups.size(); ++i) {
     const Group& g = j.groups[i];
     if (i > 0) out += ",";
-    out += "{\"app\":";
-    json::append_string(out, g.app);
-    out += ",\"rule\":";
-    json::append_string(out, g.rule);
-    out += ",\"shape\":";
-    json::append_string(out, g.shape);
+    out += "{";
+    json::append_string_members(out, {{"app", g.app}, {"rule", g.rule}, {"shape", g.shape}});
     out += std::string(",\"outcome\":\"") + (g.refused ? "refused" : "warned") +
            "\",\"count\":" + std::to_string(g.count) + ",\"examples\":[";
     for (size_t k = 0; k < g.examples.size(); ++k) {
       const Example& e = g.examples[k];
       if (k > 0) out += ",";
       out += "{\"connection\":" + std::to_string(e.at.connection) +
-             ",\"order\":" + std::to_string(e.at.order) + ",\"request\":";
-      json::append_string(out, e.request);
-      out += ",\"detail\":";
-      json::append_string(out, e.detail);
+             ",\"order\":" + std::to_string(e.at.order) + ",";
+      json::append_string_members(out, {{"request", e.request}, {"detail", e.detail}});
       out += "}";
     }
     out += "],\"requests\":" + refs_json(g.requests) + "}";

@@ -47,8 +47,7 @@ struct ShapeWriter {
   void filter(const BsonView& doc, int depth);
   void operators(const BsonView& field, int depth);
   void value(const BsonElements& element, int depth);
-  void sort(const BsonView& doc);
-  void keys(const BsonView& doc);
+  void fields(const BsonView& doc, bool directions);
 };
 
 void ShapeWriter::filter(const BsonView& doc, int depth) {
@@ -117,22 +116,9 @@ void ShapeWriter::operators(const BsonView& field, int depth) {
   out.push_back('}');
 }
 
-void ShapeWriter::sort(const BsonView& doc) {
-  out.push_back('{');
-  bool first = true;
-  if (codec::well_framed(doc)) {
-    for (BsonElements e(doc); e.next() && room();) {
-      out.append(first ? "" : ", ");
-      name(e.key);
-      out.append(": ");
-      first = false;
-      out.append(!e.holds_number() ? "?" : e.as_double() < 0 ? "-1" : "1");
-    }
-  }
-  out.push_back('}');
-}
-
-void ShapeWriter::keys(const BsonView& doc) {
+// A sort's fields with their directions (1 or -1, "?" for what is not a number), or a
+// projection's fields alone: the field names are the shape, the projected values are not.
+void ShapeWriter::fields(const BsonView& doc, bool directions) {
   out.push_back('{');
   bool first = true;
   if (codec::well_framed(doc)) {
@@ -140,6 +126,10 @@ void ShapeWriter::keys(const BsonView& doc) {
       out.append(first ? "" : ", ");
       name(e.key);
       first = false;
+      if (directions) {
+        out.append(": ");
+        out.append(!e.holds_number() ? "?" : e.as_double() < 0 ? "-1" : "1");
+      }
     }
   }
   out.push_back('}');
@@ -166,7 +156,7 @@ bool append_shape_text(std::string& out, const QueryParts& parts, size_t max_byt
           if (name == "$match") {
             w.filter(stage.container(), 0);
           } else {
-            w.sort(stage.container());
+            w.fields(stage.container(), /*directions=*/true);
           }
         }
       }
@@ -177,11 +167,11 @@ bool append_shape_text(std::string& out, const QueryParts& parts, size_t max_byt
   w.filter(parts.filter, 0);
   if (!parts.sort.empty() && w.room()) {
     out.append(" sort ");
-    w.sort(parts.sort);
+    w.fields(parts.sort, /*directions=*/true);
   }
   if (!parts.projection.empty() && w.room()) {
     out.append(" projection ");
-    w.keys(parts.projection);
+    w.fields(parts.projection, /*directions=*/false);
   }
   return w.full;
 }

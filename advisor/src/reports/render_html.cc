@@ -10,12 +10,17 @@
 namespace docguard::advisor {
 namespace {
 
-constexpr const char* kStyle = R"(
+// The page rules every docguard HTML report shares: body, headings, tables.
+constexpr std::string_view kPageStyle = R"(
 body{font:14px/1.45 system-ui,sans-serif;margin:2em;color:#222;max-width:1200px}
 h1{font-size:1.5em}h2{font-size:1.15em;margin-top:2em;border-bottom:1px solid #ddd}
 table{border-collapse:collapse;width:100%;margin:.5em 0}
 td,th{border:1px solid #ddd;padding:4px 6px;vertical-align:top;text-align:left}
-th{background:#f4f4f4}.block{color:#fff;background:#b00020}.warn{background:#ffd54f}
+th{background:#f4f4f4})";
+
+// The scan report's own classes (severities, charts), which whatif's page uses too.
+constexpr std::string_view kReportClasses =
+    R"(.block{color:#fff;background:#b00020}.warn{background:#ffd54f}
 .info{background:#e3f2fd}.sev{font-weight:bold;text-align:center;width:4em}
 .charts{display:flex;flex-wrap:wrap;gap:1em}.muted{color:#777}
 svg text{font-size:10px;fill:#444}
@@ -23,7 +28,12 @@ svg text{font-size:10px;fill:#444}
 
 }  // namespace
 
-std::string_view html_report_style() { return kStyle; }
+std::string_view html_page_style() { return kPageStyle; }
+
+std::string_view html_report_style() {
+  static const std::string style = std::string(kPageStyle) + std::string(kReportClasses);
+  return style;
+}
 
 namespace {
 
@@ -173,9 +183,10 @@ std::string findings_table(const std::vector<Finding>& findings) {
 std::string render_html(const ReportInput& input) {
   const AdvisorSettings& s = input.settings;
   std::string out = "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>" +
-                    html_escape(input.title) + "</title><style>" + kStyle +
-                    "</style></head><body><h1>" + html_escape(input.title) +
-                    "</h1><p class='muted'>" + html_escape(input.source) + "</p>";
+                    html_escape(input.title) + "</title><style>" +
+                    std::string(html_report_style()) + "</style></head><body><h1>" +
+                    html_escape(input.title) + "</h1><p class='muted'>" +
+                    html_escape(input.source) + "</p>";
   out += "<h2>Findings (" + std::to_string(input.findings.size()) + ")</h2>" +
          findings_table(input.findings);
   out += approaching_limits_html(input.approaching_limits);

@@ -14,5 +14,8 @@ std::string json_escape(std::string_view text);  // without the quotes
 std::string html_escape(std::string_view text);
 // The inline style sheet of docguard's self-contained HTML reports (scan's, whatif's).
 std::string_view html_report_style();
+// Its page rules alone (body, headings, tables), for a report with classes of its own (replay's)
+// to add them after.
+std::string_view html_page_style();
 
 }  // namespace docguard::advisor

@@ -186,7 +186,7 @@ void Engine::judge(const codec::CommandView& cmd, const RequestContext& ctx,
     if (cmd.collection.empty() || cmd.database.empty() || cmd.kind == CommandKind::kHello) {
       return;
     }
-    CollectionStats* stats = stats_for(cmd.database, cmd.collection);
+    CollectionStats* stats = stats_for(cmd.database, cmd.collection, *snapshot.rules);
     std::string_view app;
     if (!dry_run) {
       scratch().judged_stats = stats;

@@ -50,7 +50,7 @@ void Engine::observe_reply(const codec::CommandView& request, const codec::OpMsg
   }
   if (batch.empty() || db.empty() || coll.empty()) return;
   const std::shared_ptr<const RuleSet> rules = snapshot_.load()->rules;
-  CollectionStats* stats = stats_for(db, coll);
+  CollectionStats* stats = stats_for(db, coll, *rules);
   auto limits = limits_for(stats, db, coll, *rules);
   const bool track = limits->tracks_arrays;
   const double now = track ? seconds_now() : -1;
@@ -65,7 +65,7 @@ void Engine::learn_stored_document(std::string_view db, std::string_view coll,
                                    const codec::BsonView& document) {
   if (document.empty()) return;
   const std::shared_ptr<const RuleSet> rules = snapshot_.load()->rules;
-  CollectionStats* stats = stats_for(db, coll);
+  CollectionStats* stats = stats_for(db, coll, *rules);
   auto limits = limits_for(stats, db, coll, *rules);
   schema_.census_stored_document(*rules, false, db, coll, document);
   if (const auto& candidates = rules->candidates()) {

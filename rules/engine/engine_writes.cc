@@ -112,7 +112,7 @@ void Engine::inspect_bulk_write(const codec::CommandView& cmd, const RequestCont
     if (dot == std::string_view::npos) continue;
     const std::string_view db = ns.substr(0, dot);
     const std::string_view coll = ns.substr(dot + 1);
-    CollectionStats* stats = stats_for(db, coll);
+    CollectionStats* stats = stats_for(db, coll, *snapshot.rules);
     // Per op, like insert/update/delete batches: the proxy forwards the allowed ops and merges
     // the per-op results of the reply's cursor.
     CommandPass s{cmd,     ctx,   rules,

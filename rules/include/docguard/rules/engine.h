@@ -1,8 +1,10 @@
-// The rule engine the proxy calls for every command: measures what the command writes or
-// reads, checks it against the rules for its namespace, keeps per-collection statistics and
-// returns a Verdict. Knows nothing of sockets; the conversation layer's request plan
-// (docguard/conversation/request_plan.h) turns a Verdict into forwarded, rewritten or answered
-// requests.
+// The rule engine the proxy calls for every command: a thin front over a chain of checks
+// (ShapeCheck, SchemaCheck, LookupCheck, GuardrailCheck), each owning its own state, which
+// measure what the command writes or reads against the rules for its namespace; the workload
+// ledger observes the verdict after them (WorkloadObserver). It keeps per-collection statistics
+// (NamespaceRegistry) and returns a Verdict. Knows nothing of sockets; the conversation layer's
+// request plan (docguard/conversation/request_plan.h) turns a Verdict into forwarded, rewritten or
+// answered requests.
 //
 // Thread safety: inspect(), wants_reply_sample(), observe_reply() and status_json() may be
 // called from any number of threads; reload() too. Each namespace has its own mutex, held only
@@ -133,8 +135,10 @@ class Engine {
   // rules as a dry run (nothing recorded, only the candidate counters move).
   void judge(const codec::CommandView& cmd, const RequestContext& ctx, const RuleSnapshot& judged,
              bool dry_run, Verdict& verdict);
-  CollectionStats* stats_for(std::string_view db, std::string_view coll) {
-    return namespaces_.find_or_add(db, coll, snapshot_.load()->rules->tracking().max_namespaces);
+  // The namespace's statistics, within the bound of the rules in force (`in_force`, never the
+  // candidates: the registry is shared by both passes).
+  CollectionStats* stats_for(std::string_view db, std::string_view coll, const RuleSet& in_force) {
+    return namespaces_.find_or_add(db, coll, in_force.tracking().max_namespaces);
   }
   std::shared_ptr<const NamespaceLimits> limits_for(CollectionStats* stats, std::string_view db,
                                                     std::string_view coll, const RuleSet& rules,
@@ -152,6 +156,8 @@ class Engine {
   }
   static uint32_t find_scope(const RequestContext& ctx, const RuleSet& rules, bool candidate);
   const std::string& app_label(std::string_view app, uint32_t max_apps);
+  // A write statement down the chain of checks: shape, $jsonSchema, then what the shape check
+  // learns once the statement's verdict is known (engine_writes.cc).
   void inspect_insert(CommandPass& s, const codec::BsonView& doc, int32_t index);
   void inspect_update(CommandPass& s, const codec::BsonView& q, const codec::BsonView& u,
                       bool u_is_pipeline, bool upsert, int32_t index);

@@ -115,12 +115,7 @@ void ShapeCheck::learn_insert(CommandPass& s, const DocumentShape& shape, int32_
   if (s.dry_run) return;
   record(s.stats, shape, "insert", true, s.rules.tracking().max_field_paths);
   if (shape.has_id() && shape.array_count() > 0 && s.tracks_arrays() && !s.blocked(index)) {
-    std::string& key = shape_scratch().key;
-    DocumentTracker::make_key(s.db, s.coll, shape.id_element(), &key);
-    const double now = s.seconds_now();
-    for (const ArrayMeasure* a = shape.arrays_begin(); a != shape.arrays_end(); ++a) {
-      tracker_.record(key, a->path, a->length, false, now, shape.bytes());
-    }
+    track(s.db, s.coll, shape.id_element(), shape, false, false, s.seconds_now());
   }
 }
 
@@ -129,13 +124,8 @@ void ShapeCheck::learn_replacement(CommandPass& s, const DocumentShape& shape,
   if (s.dry_run) return;
   record(s.stats, shape, "replace", true, s.rules.tracking().max_field_paths);
   if (s.tracks_arrays() && id != nullptr && !s.blocked(index)) {
-    std::string& key = shape_scratch().key;
-    DocumentTracker::make_key(s.db, s.coll, *id, &key);
-    tracker_.forget(key);  // a replacement starts every growth history again
-    const double now = s.seconds_now();
-    for (const ArrayMeasure* a = shape.arrays_begin(); a != shape.arrays_end(); ++a) {
-      tracker_.record(key, a->path, a->length, false, now, shape.bytes());
-    }
+    // A replacement starts every growth history again.
+    track(s.db, s.coll, *id, shape, true, false, s.seconds_now());
   }
 }
 
@@ -148,16 +138,21 @@ void ShapeCheck::forget(CommandPass& s, const codec::BsonView& q) {
 }
 
 void ShapeCheck::learn_read(std::string_view db, std::string_view coll, CollectionStats* stats,
-                            const codec::BsonView& document, bool record_shape, bool track,
+                            const codec::BsonView& document, bool record_shape, bool track_arrays,
                             double now, uint32_t max_fields) {
-  ShapeScratch& sc = shape_scratch();
-  DocumentShape& shape = sc.shape;
-  shape.measure(document);
+  const DocumentShape& shape = measure(document);
   if (record_shape) record(stats, shape, "read_sample", true, max_fields);
-  if (!track || !shape.has_id() || shape.array_count() == 0) return;
-  DocumentTracker::make_key(db, coll, shape.id_element(), &sc.key);
+  if (!track_arrays || !shape.has_id() || shape.array_count() == 0) return;
+  track(db, coll, shape.id_element(), shape, false, true, now);
+}
+
+void ShapeCheck::track(std::string_view db, std::string_view coll, const codec::BsonElements& id,
+                       const DocumentShape& shape, bool replaced, bool from_store, double now) {
+  std::string& key = shape_scratch().key;
+  DocumentTracker::make_key(db, coll, id, &key);
+  if (replaced) tracker_.forget(key);
   for (const ArrayMeasure* a = shape.arrays_begin(); a != shape.arrays_end(); ++a) {
-    tracker_.record(sc.key, a->path, a->length, true, now, shape.bytes());
+    tracker_.record(key, a->path, a->length, from_store, now, shape.bytes());
   }
 }
 

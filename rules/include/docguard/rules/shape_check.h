@@ -60,7 +60,7 @@ class ShapeCheck {
   // A document read back (a sampled reply, docguard's own read of the store): its shape
   // recorded when `record` (a reply), its arrays' lengths remembered as facts when `track`.
   void learn_read(std::string_view db, std::string_view coll, CollectionStats* stats,
-                  const codec::BsonView& document, bool record, bool track, double now,
+                  const codec::BsonView& document, bool record_shape, bool track_arrays, double now,
                   uint32_t max_fields);
 
   // Each growing array's time to its bounds, soonest first (for scrapes and reports).
@@ -76,6 +76,10 @@ class ShapeCheck {
   // Records a measured shape in the statistics and tells the measurement sink.
   void record(CollectionStats* stats, const DocumentShape& shape, const char* source,
               bool whole_document, uint32_t max_fields);
+  // Document `id`'s array lengths into the tracker: from a write, or read from the store (a
+  // fact); `replaced` starts its growth histories again first.
+  void track(std::string_view db, std::string_view coll, const codec::BsonElements& id,
+             const DocumentShape& shape, bool replaced, bool from_store, double now);
   // The log line for a document whose forecast just fell under the horizon (at most one a
   // second; the ones left out are counted in the next).
   void log_entered_horizon(const CommandPass& pass, std::string_view field,

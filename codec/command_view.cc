@@ -9,7 +9,7 @@ namespace {
 
 // Appends the embedded documents of an array value; non-document elements are skipped (the
 // server rejects them; the rules have nothing to measure there).
-void append_documents(const BsonElements& array, BsonViews& out) {
+void append_documents(const BsonValue& array, BsonViews& out) {
   if (!array.holds_array()) return;
   for (BsonElements child(array.value, array.value_size); child.next();) {
     if (child.holds_document()) out.push_back(child.container());
@@ -17,13 +17,11 @@ void append_documents(const BsonElements& array, BsonViews& out) {
 }
 
 // Top-level fields of a command body that the view needs, found in one pass over the body
-// (instead of one scan per field). A field that is absent has type 0.
+// (instead of one scan per field). A field that is absent has type 0. Values, not walks: this is
+// set up for every command, so each slot is a type and a pointer.
 struct BodyFields {
-  BsonElements db{nullptr, 0}, ordered{nullptr, 0}, payload{nullptr, 0}, ns_info{nullptr, 0},
-      pipeline{nullptr, 0}, query{nullptr, 0}, update{nullptr, 0}, upsert{nullptr, 0},
-      remove{nullptr, 0}, filter{nullptr, 0}, collection{nullptr, 0}, sort{nullptr, 0},
-      projection{nullptr, 0}, fields{nullptr, 0}, hint{nullptr, 0}, collation{nullptr, 0},
-      tailable{nullptr, 0}, max_time{nullptr, 0}, bypass{nullptr, 0};
+  BsonValue db, ordered, payload, ns_info, pipeline, query, update, upsert, remove, filter,
+      collection, sort, projection, fields, hint, collation, tailable, max_time, bypass;
 };
 
 const char* payload_field_of(CommandKind kind) {
@@ -42,7 +40,7 @@ const char* payload_field_of(CommandKind kind) {
 }
 
 // A field given twice counts at its last occurrence.
-void take(BsonElements& slot, const BsonElements& it) { slot = it; }
+void take(BsonValue& slot, const BsonElements& it) { slot = it; }
 
 // `it` is at the first element; the others are read from there on.
 void scan_body(BsonElements it, std::string_view payload_field, BodyFields& f) {

@@ -169,7 +169,7 @@ Conversation::RequestOutcome Conversation::on_op_msg(const codec::MsgHeader& hea
     pending_[header.request_id] = PendingReply::of(PendingReply::Kind::kAuth);
     pending_[header.request_id].auth = auth;
   }
-  const rules::RequestContext context{app_name_, peer_, auth_.user(), &scope_};
+  const rules::RequestContext context{app_name_, peer_, auth_.user(), &scope_, started};
   rules::Verdict verdict = engine_.inspect(view, context);
   // What goes upstream: the request, less its trace context when the upstream would close the
   // connection on it (trace_context.h). The rules and the log line still see it in `view`.

@@ -66,7 +66,8 @@ struct CommandPass {
   double seconds = -1;
 
   EngineClock::time_point now() const {
-    return clock != nullptr && *clock ? (*clock)() : EngineClock::now();
+    if (clock != nullptr && *clock) return (*clock)();
+    return ctx.received != EngineClock::time_point{} ? ctx.received : EngineClock::now();
   }
   double seconds_now() {
     if (seconds < 0) seconds = std::chrono::duration<double>(now().time_since_epoch()).count();

@@ -194,13 +194,10 @@ void LiveAdvisor::observe_locked(Namespace& ns, const codec::CommandView& cmd) {
   std::vector<std::string> equalities;
   std::string regex_field;
   if (cmd.kind == codec::CommandKind::kFind) {
-    codec::BsonElements filter(cmd.body);
-    if (filter.find("filter") && filter.holds_document()) {
-      walk_filter(filter.container(), equalities, &regex_field, 0);
-    }
-    codec::BsonElements projection(cmd.body);
-    if (projection.find("projection") && projection.holds_document()) {
-      const auto fields = inclusion_fields(projection.container());
+    // The filter and projection as the command's view read them (a document, else empty).
+    if (!cmd.query.empty()) walk_filter(cmd.query, equalities, &regex_field, 0);
+    if (!cmd.projection.empty()) {
+      const auto fields = inclusion_fields(cmd.projection);
       if (!fields.empty()) {
         ++ns.projected_reads;
         for (const auto& f : fields) {

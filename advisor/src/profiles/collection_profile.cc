@@ -205,8 +205,32 @@ bool CollectionProfile::walk_document(Walk& walk, const codec::BsonView& contain
   return !e.malformed();
 }
 
+namespace {
+
+// The hash DocumentRef::id_key holds: of the _id element's bytes (type, name, value), never 0.
+uint64_t id_key_of(const uint8_t* data, uint32_t size) {
+  codec::BsonElements e(data, size);
+  return e.find("_id") ? codec::hash_bytes(e.element_bytes()) | 1 : 0;
+}
+
+// Whether noting `value` for the document `id_key` would change `list`: it would enter, or it
+// raises the value the list holds for that document. A document the list already holds at
+// this value or more changes nothing (a document replaced or sampled again; two _ids whose
+// hashes collide count as one, which costs at most one entry of a sample list).
+bool changes_longest(const std::vector<DocumentRef>& list, uint64_t value, uint64_t id_key,
+                     size_t kept) {
+  if (list.size() >= kept && value <= list.back().value) return false;
+  if (id_key == 0) return true;
+  for (const DocumentRef& known : list) {
+    if (known.id_key == id_key) return value > known.value;
+  }
+  return true;
+}
+
+}  // namespace
+
 void CollectionProfile::note_longest(std::vector<DocumentRef>& list, uint64_t value,
-                                     const std::string& id) {
+                                     const std::string& id, uint64_t id_key) {
   if (list.size() >= kLongestKept && value <= list.back().value) return;
   for (DocumentRef& known : list) {  // one document, several arrays at this path
     if (known.id != id) continue;
@@ -215,7 +239,7 @@ void CollectionProfile::note_longest(std::vector<DocumentRef>& list, uint64_t va
                      [](const DocumentRef& a, const DocumentRef& b) { return a.value > b.value; });
     return;
   }
-  list.push_back(DocumentRef{value, id});
+  list.push_back(DocumentRef{value, id, id_key});
   std::stable_sort(list.begin(), list.end(),
                    [](const DocumentRef& a, const DocumentRef& b) { return a.value > b.value; });
   if (list.size() > kLongestKept) list.pop_back();
@@ -232,15 +256,21 @@ base::Expected<void> CollectionProfile::add_document(const uint8_t* data, uint32
         "corrupt document: an element runs past its document's end or has an unknown type");
   }
   sizes_.add(size);
-  const bool largest = largest_.size() < kLongestKept || size > largest_.back().value;
   const bool deepest = walk.max_depth > max_depth_.value;
-  if (largest || deepest || !pending_longest_.empty()) {
-    // Rare once the collection's extremes are known: only then is the _id formatted.
-    const std::string id = document_id_text(data, size);
-    if (largest) note_longest(largest_, size, id);
-    if (deepest) max_depth_ = DocumentRef{walk.max_depth, id};
-    for (const auto& [array, length] : pending_longest_)
-      note_longest(arrays_[array].longest, length, id);
+  bool largest = largest_.size() < kLongestKept || size > largest_.back().value;
+  if (!largest && !deepest && pending_longest_.empty()) return {};
+  // Only a document that changes a list has its _id formatted.
+  const uint64_t id_key = id_key_of(data, size);
+  largest = largest && changes_longest(largest_, size, id_key, kLongestKept);
+  std::erase_if(pending_longest_, [&](const std::pair<int32_t, uint64_t>& p) {
+    return !changes_longest(arrays_[p.first].longest, p.second, id_key, kLongestKept);
+  });
+  if (!largest && !deepest && pending_longest_.empty()) return {};
+  const std::string id = document_id_text(data, size);
+  if (largest) note_longest(largest_, size, id, id_key);
+  if (deepest) max_depth_ = DocumentRef{walk.max_depth, id, id_key};
+  for (const auto& [array, length] : pending_longest_) {
+    note_longest(arrays_[array].longest, length, id, id_key);
   }
   return {};
 }

@@ -170,5 +170,39 @@ TEST(BsonRead, WellFramedAgreesWithLibbsonsIteratorInit) {
   EXPECT_FALSE(well_framed(BsonView{}));
 }
 
+// The walk reads a key up to its NUL with no bound of its own, relying on the container's
+// trailing NUL: a container without one has no elements, as libbson's iterator refuses it.
+TEST(BsonRead, ElementsOfAnUnterminatedContainerAreNone) {
+  auto doc = json(R"({"abc": 1, "d": {"k": "v"}})");
+  std::string bytes(reinterpret_cast<const char*>(view(doc).data), view(doc).size);
+  bytes.back() = 'x';
+  BsonElements e(reinterpret_cast<const uint8_t*>(bytes.data()),
+                 static_cast<uint32_t>(bytes.size()));
+  EXPECT_FALSE(e.next());
+  EXPECT_TRUE(e.malformed());
+  // A key that runs into the container's end is malformed too.
+  const uint8_t key_to_end[] = {8, 0, 0, 0, BSON_TYPE_INT32, 'a', 'b', 0};
+  BsonElements k(key_to_end, sizeof key_to_end);
+  EXPECT_FALSE(k.next());
+  EXPECT_TRUE(k.malformed());
+}
+
+// The types the walk reads from its table and the ones it reads out of line step the same.
+TEST(BsonRead, ElementsStepOverEveryType) {
+  auto doc = json(R"j({"s": "x", "i": 1, "l": {"$numberLong": "2"}, "d": 1.5, "b": true,
+      "n": null, "o": {"$oid": "0123456789abcdef01234567"}, "t": {"$date": 1},
+      "r": {"$regularExpression": {"pattern": "^a", "options": "i"}},
+      "bin": {"$binary": {"base64": "AQI=", "subType": "00"}}, "c": {"$code": "f()"},
+      "dec": {"$numberDecimal": "1.5"}, "a": [1, 2], "sub": {"k": 1}, "end": 7})j");
+  std::string keys;
+  BsonElements e(doc.get());
+  while (e.next()) keys += std::string(e.key) + ",";
+  EXPECT_FALSE(e.malformed());
+  EXPECT_EQ(keys, "s,i,l,d,b,n,o,t,r,bin,c,dec,a,sub,end,");
+  BsonElements last(doc.get());
+  ASSERT_TRUE(last.find("end"));
+  EXPECT_EQ(last.int32(), 7);
+}
+
 }  // namespace
 }  // namespace docguard::codec

@@ -22,6 +22,9 @@ namespace docguard::advisor {
 struct DocumentRef {
   uint64_t value = 0;
   std::string id;
+  // A hash of the document's raw _id element (0: none): tells a document already on a list
+  // without formatting its _id again.
+  uint64_t id_key = 0;
 };
 
 struct ArrayStats {
@@ -92,7 +95,8 @@ class CollectionProfile {
                   uint32_t depth);
   int32_t slot_for(uint64_t hash, int32_t parent_slot, const uint8_t* key, size_t key_length,
                    uint32_t depth, bool inside_array);
-  void note_longest(std::vector<DocumentRef>& list, uint64_t value, const std::string& id);
+  void note_longest(std::vector<DocumentRef>& list, uint64_t value, const std::string& id,
+                    uint64_t id_key);
 
   std::string db_, collection_;
   AdvisorSettings settings_;

@@ -5,6 +5,7 @@
 
 #include <bson/bson.h>
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -20,22 +21,11 @@ inline uint32_t le32(const uint8_t* p) {
   return v;  // BSON is little-endian, and so is every platform docguard builds for
 }
 
-// The elements of one document or array: the type, the key and the value's bytes. libbson's
-// iterator decodes and checks each value it passes, about three times the instructions per
-// element of this walk, which only steps over values. Bounds are still checked (the bytes need
-// not have been validated): a malformed element ends the walk, as it ends libbson's, including
-// the value checks libbson makes on strings (NUL-terminated, length at least 1) and booleans.
-class BsonElements {
- public:
-  // `data`, `size`: the whole container, length prefix and trailing NUL included.
-  BsonElements(const uint8_t* data, uint32_t size)
-      : begin_(data), p_(size >= 5 ? data + 4 : data), end_(size >= 5 ? data + size - 1 : data) {}
-  explicit BsonElements(const BsonView& doc) : BsonElements(doc.data, doc.size) {}
-  // A document libbson or libmongoc built (a reply, a command docguard composes).
-  explicit BsonElements(const bson_t* doc) : BsonElements(bson_get_data(doc), doc->len) {}
-
+// One BSON value: its type and its bytes (documents and arrays: length prefix included), with
+// the typed reads every layer needs. What a walk over elements (BsonElements) is on, and what a
+// caller keeps of an element it found without keeping the walk.
+struct BsonValue {
   uint8_t type = 0;
-  std::string_view key;
   const uint8_t* value = nullptr;  // the value's bytes (documents and arrays: length included)
   uint32_t value_size = 0;
 
@@ -106,33 +96,6 @@ class BsonElements {
         return 0;
     }
   }
-  // The bytes of the whole element (type byte, key, value): for copying it as it is.
-  std::string_view element_bytes() const {
-    const char* start = key.data() - 1;
-    return {start, static_cast<size_t>(reinterpret_cast<const char*>(value) + value_size - start)};
-  }
-  // libbson's iterator on this element, for the few libbson calls that take one
-  // (bson_iter_value, bson_append_iter): the one bridge from this walk back to libbson.
-  bool to_iter(bson_iter_t* out) const {
-    if (value == nullptr) return false;
-    const uint8_t* element = reinterpret_cast<const uint8_t*>(key.data()) - 1;
-    return bson_iter_init_from_data_at_offset(out, begin_, static_cast<size_t>(end_ + 1 - begin_),
-                                              static_cast<uint32_t>(element - begin_),
-                                              static_cast<uint32_t>(key.size()));
-  }
-  // Copies this element's value into `out` under `name`.
-  bool append_to(bson_t* out, std::string_view name) const {
-    bson_iter_t it;
-    return to_iter(&it) && bson_append_iter(out, name.data(), static_cast<int>(name.size()), &it);
-  }
-  // The value as libbson's bson_value_t, borrowing these bytes (valid while they live).
-  bool borrow_value(bson_value_t* out) const {
-    bson_iter_t it;
-    if (!to_iter(&it)) return false;
-    *out = *bson_iter_value(&it);
-    return true;
-  }
-
   // The value as a boolean, as bson_iter_as_bool reads it: numbers are true when not zero,
   // null and undefined false, other types true.
   bool as_bool() const {
@@ -207,6 +170,63 @@ class BsonElements {
     }
   }
 
+ private:
+  template <typename T>
+  T load() const {
+    T v;
+    std::memcpy(&v, value, sizeof v);
+    return v;
+  }
+};
+
+// The elements of one document or array: the type, the key and the value's bytes. libbson's
+// iterator decodes and checks each value it passes, about three times the instructions per
+// element of this walk, which only steps over values. Bounds are still checked (the bytes need
+// not have been validated): a malformed element ends the walk, as it ends libbson's, including
+// the value checks libbson makes on strings (NUL-terminated, length at least 1) and booleans.
+class BsonElements : public BsonValue {
+ public:
+  // `data`, `size`: the whole container, length prefix and trailing NUL included.
+  // A container that does not end in NUL has no elements (and is malformed), as libbson's
+  // bson_init_static refuses it; one that does lets next() look for a key's NUL without a
+  // bound of its own.
+  BsonElements(const uint8_t* data, uint32_t size)
+      : begin_(data), p_(size >= 5 ? data + 4 : data), end_(size >= 5 ? data + size - 1 : data) {
+    if (size >= 5 && *end_ != 0) stop();
+  }
+  explicit BsonElements(const BsonView& doc) : BsonElements(doc.data, doc.size) {}
+  // A document libbson or libmongoc built (a reply, a command docguard composes).
+  explicit BsonElements(const bson_t* doc) : BsonElements(bson_get_data(doc), doc->len) {}
+
+  std::string_view key;
+
+  // The bytes of the whole element (type byte, key, value): for copying it as it is.
+  std::string_view element_bytes() const {
+    const char* start = key.data() - 1;
+    return {start, static_cast<size_t>(reinterpret_cast<const char*>(value) + value_size - start)};
+  }
+  // libbson's iterator on this element, for the few libbson calls that take one
+  // (bson_iter_value, bson_append_iter): the one bridge from this walk back to libbson.
+  bool to_iter(bson_iter_t* out) const {
+    if (value == nullptr) return false;
+    const uint8_t* element = reinterpret_cast<const uint8_t*>(key.data()) - 1;
+    return bson_iter_init_from_data_at_offset(out, begin_, static_cast<size_t>(end_ + 1 - begin_),
+                                              static_cast<uint32_t>(element - begin_),
+                                              static_cast<uint32_t>(key.size()));
+  }
+  // Copies this element's value into `out` under `name`.
+  bool append_to(bson_t* out, std::string_view name) const {
+    bson_iter_t it;
+    return to_iter(&it) && bson_append_iter(out, name.data(), static_cast<int>(name.size()), &it);
+  }
+  // The value as libbson's bson_value_t, borrowing these bytes (valid while they live).
+  bool borrow_value(bson_value_t* out) const {
+    bson_iter_t it;
+    if (!to_iter(&it)) return false;
+    *out = *bson_iter_value(&it);
+    return true;
+  }
+
   // Steps to the next element named `name`; false (the walk over) when none is left.
   bool find(std::string_view name) {
     while (next()) {
@@ -218,40 +238,72 @@ class BsonElements {
   bool next() {
     if (p_ >= end_) return false;
     type = *p_++;
-    // Keys are short: a plain loop costs less than a call to memchr.
+    // Keys are short: a plain loop costs less than a call to memchr. *end_ is NUL (the
+    // constructor saw it), so the loop stops there at the latest: a key running into it is
+    // malformed.
     const uint8_t* nul = p_;
-    while (nul < end_ && *nul != 0) ++nul;
+    while (*nul != 0) ++nul;
     if (nul == end_) return stop();
     key = std::string_view(reinterpret_cast<const char*>(p_), nul - p_);
     value = nul + 1;
     const size_t left = end_ - value;
+    // The common types inline, from a table; the rest (and anything malformed) out of line, so
+    // this stays small enough to inline in the walks that run on every message.
+    size_t size = kValueSizes[type];
+    if (size == kStringSize) {
+      if (left < 4) return stop();
+      const uint32_t length = le32(value);  // the NUL included
+      if (length < 1 || length > left - 4 || value[4 + length - 1] != 0) return stop();
+      size = size_t{4} + length;
+    } else if (size == kContainerSize) {
+      if (left < 5) return stop();
+      size = le32(value);
+      if (size < 5) return stop();
+    } else if (size == kOtherSize) {
+      return next_other(left);
+    } else if (type == BSON_TYPE_BOOL && (left < 1 || value[0] > 1)) {
+      return stop();
+    }
+    if (size > left) return stop();
+    value_size = static_cast<uint32_t>(size);
+    p_ = value + size;
+    return true;
+  }
+
+  // Whether the walk ended on a malformed element rather than at the container's end.
+  bool malformed() const { return malformed_; }
+
+ private:
+  // kValueSizes: a fixed size, or how the size is read.
+  static constexpr uint8_t kStringSize = 0xFD;     // UTF-8: an int32 length, then the bytes
+  static constexpr uint8_t kContainerSize = 0xFE;  // document, array: the int32 prefix
+  static constexpr uint8_t kOtherSize = 0xFF;      // the rare types, and unknown ones
+  static constexpr std::array<uint8_t, 256> kValueSizes = [] {
+    std::array<uint8_t, 256> t{};
+    t.fill(kOtherSize);
+    for (const uint8_t empty :
+         {BSON_TYPE_UNDEFINED, BSON_TYPE_NULL, BSON_TYPE_MINKEY, BSON_TYPE_MAXKEY}) {
+      t[empty] = 0;
+    }
+    t[BSON_TYPE_BOOL] = 1;
+    t[BSON_TYPE_INT32] = 4;
+    for (const uint8_t eight :
+         {BSON_TYPE_DOUBLE, BSON_TYPE_DATE_TIME, BSON_TYPE_TIMESTAMP, BSON_TYPE_INT64}) {
+      t[eight] = 8;
+    }
+    t[BSON_TYPE_OID] = 12;
+    t[BSON_TYPE_DECIMAL128] = 16;
+    t[BSON_TYPE_UTF8] = kStringSize;
+    t[BSON_TYPE_DOCUMENT] = kContainerSize;
+    t[BSON_TYPE_ARRAY] = kContainerSize;
+    return t;
+  }();
+
+  // next() for the types the table leaves out: code, symbol, binary, DBPointer, code with
+  // scope, regex; any other type byte is malformed.
+  [[gnu::noinline]] bool next_other(size_t left) {
     size_t size = 0;
     switch (type) {
-      case BSON_TYPE_UNDEFINED:
-      case BSON_TYPE_NULL:
-      case BSON_TYPE_MINKEY:
-      case BSON_TYPE_MAXKEY:
-        break;
-      case BSON_TYPE_BOOL:
-        if (left < 1 || value[0] > 1) return stop();
-        size = 1;
-        break;
-      case BSON_TYPE_INT32:
-        size = 4;
-        break;
-      case BSON_TYPE_DOUBLE:
-      case BSON_TYPE_DATE_TIME:
-      case BSON_TYPE_TIMESTAMP:
-      case BSON_TYPE_INT64:
-        size = 8;
-        break;
-      case BSON_TYPE_OID:
-        size = 12;
-        break;
-      case BSON_TYPE_DECIMAL128:
-        size = 16;
-        break;
-      case BSON_TYPE_UTF8:
       case BSON_TYPE_CODE:
       case BSON_TYPE_SYMBOL: {
         if (left < 4) return stop();
@@ -268,8 +320,6 @@ class BsonElements {
         if (left < 4) return stop();
         size = size_t{4} + le32(value) + 12;
         break;
-      case BSON_TYPE_DOCUMENT:
-      case BSON_TYPE_ARRAY:
       case BSON_TYPE_CODEWSCOPE:
         if (left < 5) return stop();
         size = le32(value);
@@ -293,21 +343,10 @@ class BsonElements {
     p_ = value + size;
     return true;
   }
-
-  // Whether the walk ended on a malformed element rather than at the container's end.
-  bool malformed() const { return malformed_; }
-
- private:
   bool stop() {
     p_ = end_;
     malformed_ = true;
     return false;
-  }
-  template <typename T>
-  T load() const {
-    T v;
-    std::memcpy(&v, value, sizeof v);
-    return v;
   }
   const uint8_t* begin_;
   const uint8_t* p_;

@@ -3,6 +3,7 @@
 // conversation layer turns into forwarded, rewritten or answered requests.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -85,6 +86,9 @@ struct RequestContext {
   std::string_view user = {};  // "name@db" once the connection authenticated, else empty
   // The connection's remembered scope; without one (tools, tests) it is found for each command.
   ConnectionScopeId* scope = nullptr;
+  // When the request arrived (steady clock), if the caller read it: the pass's "now", so the
+  // checks need no clock read of their own. The epoch (the default): read the clock.
+  std::chrono::steady_clock::time_point received = {};
 };
 
 struct Verdict {

@@ -49,6 +49,28 @@ TEST(CollectionProfile, RecordsPathsTypesArraysAndReferences) {
   EXPECT_EQ(p.max_depth(), 3u);
 }
 
+// The same document sampled again (a replacement, an upsert) changes no list of longest
+// documents; a longer copy of it raises its entry, another document still enters.
+TEST(CollectionProfile, ADocumentSampledAgainIsListedOnce) {
+  AdvisorSettings settings;
+  CollectionProfile p("shop", "orders", settings);
+  for (int i = 0; i < 3; ++i) feed(p, document_with_array(7, "items", 4));
+  ASSERT_EQ(p.largest().size(), 1u);
+  EXPECT_EQ(p.largest().front().id, "7");
+  const FieldStats* items = p.field("items");
+  ASSERT_NE(items, nullptr);
+  const auto& longest = p.arrays()[items->array].longest;
+  ASSERT_EQ(longest.size(), 1u);
+  EXPECT_EQ(longest.front().value, 4u);
+  feed(p, document_with_array(7, "items", 6));
+  ASSERT_EQ(longest.size(), 1u);
+  EXPECT_EQ(longest.front().value, 6u);
+  feed(p, document_with_array(8, "items", 2));
+  ASSERT_EQ(longest.size(), 2u);
+  EXPECT_EQ(longest.back().id, "8");
+  EXPECT_EQ(p.largest().size(), 2u);
+}
+
 TEST(CollectionProfile, PathsAreBoundedAndOverflowCounted) {
   AdvisorSettings settings;
   settings.max_field_paths = 10;

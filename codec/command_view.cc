@@ -132,32 +132,51 @@ void take_payload(const codec::OpMsg& msg, const BodyFields& f, const char* fiel
 }  // namespace
 
 CommandKind kind_of(std::string_view name) {
-  // Names as string_views: each comparison is a length check first, with no strlen of the
-  // table's names (this runs for every command).
-  struct Entry {
-    std::string_view name;
-    CommandKind kind;
-  };
-  static constexpr Entry kTable[] = {
-      {"insert", CommandKind::kInsert},
-      {"update", CommandKind::kUpdate},
-      {"delete", CommandKind::kDelete},
-      {"findAndModify", CommandKind::kFindAndModify},
-      {"findandmodify", CommandKind::kFindAndModify},
-      {"find", CommandKind::kFind},
-      {"aggregate", CommandKind::kAggregate},
-      {"count", CommandKind::kCount},
-      {"distinct", CommandKind::kDistinct},
-      {"getMore", CommandKind::kGetMore},
-      {"bulkWrite", CommandKind::kBulkWrite},
-      {"create", CommandKind::kCreate},
-      {"explain", CommandKind::kExplain},
-      {"hello", CommandKind::kHello},
-      {"isMaster", CommandKind::kHello},
-      {"ismaster", CommandKind::kHello},
-  };
-  for (const auto& e : kTable) {
-    if (name == e.name) return e.kind;
+  // By length, then by a letter where lengths collide: at most one comparison of bytes, each of
+  // a length the compiler knows (this runs for every command).
+  switch (name.size()) {
+    case 4:
+      if (name == "find") return CommandKind::kFind;
+      break;
+    case 5:
+      if (name == "count") return CommandKind::kCount;
+      if (name == "hello") return CommandKind::kHello;
+      break;
+    case 6:
+      switch (name[0]) {
+        case 'i':
+          if (name == "insert") return CommandKind::kInsert;
+          break;
+        case 'u':
+          if (name == "update") return CommandKind::kUpdate;
+          break;
+        case 'd':
+          if (name == "delete") return CommandKind::kDelete;
+          break;
+        case 'c':
+          if (name == "create") return CommandKind::kCreate;
+          break;
+        default:
+          break;
+      }
+      break;
+    case 7:
+      if (name == "getMore") return CommandKind::kGetMore;
+      if (name == "explain") return CommandKind::kExplain;
+      break;
+    case 8:
+      if (name == "distinct") return CommandKind::kDistinct;
+      if (name == "isMaster" || name == "ismaster") return CommandKind::kHello;
+      break;
+    case 9:
+      if (name == "aggregate") return CommandKind::kAggregate;
+      if (name == "bulkWrite") return CommandKind::kBulkWrite;
+      break;
+    case 13:
+      if (name == "findAndModify" || name == "findandmodify") return CommandKind::kFindAndModify;
+      break;
+    default:
+      break;
   }
   return CommandKind::kOther;
 }

@@ -174,79 +174,96 @@ ThreadCells::Handle Metrics::cells_for(MetricIndex<Metric>& index,
       });
 }
 
+template <typename Metric>
+[[gnu::always_inline]] inline void Metrics::add(MetricIndex<Metric>& index,
+                                                prometheus::Family<Metric>& family,
+                                                const MetricFamily& table_entry,
+                                                const rules::NamespaceLabels* ns,
+                                                ThreadCells::LabelValues values, double v,
+                                                const ThreadCells::Bounds* bounds) {
+  if (cells_.add_to_last(static_cast<uint8_t>(table_entry.cells_slot), ns ? ns->id : 0, values,
+                         v)) {
+    return;
+  }
+  add_to_series(index, family, table_entry, ns, values, v, bounds);
+}
+
+template <typename Metric>
+void Metrics::add_to_series(MetricIndex<Metric>& index, prometheus::Family<Metric>& family,
+                            const MetricFamily& table_entry, const rules::NamespaceLabels* ns,
+                            ThreadCells::LabelValues values, double v,
+                            const ThreadCells::Bounds* bounds) {
+  const ThreadCells::Handle handle = cells_for(index, family, table_entry, ns, values, bounds);
+  if (bounds != nullptr) {
+    cells_.observe(handle, v);
+  } else {
+    cells_.increment(handle, v);
+  }
+}
+
 void Metrics::on_command(const rules::NamespaceLabels& ns, std::string_view command,
                          std::string_view app) {
   // Per namespace and per app in two families: their product (apps x namespaces x commands)
   // would be most of the exposition.
-  cells_.increment(cells_for(commands_index_, commands_, family::kCommands, &ns, {command}));
-  cells_.increment(
-      cells_for(app_commands_index_, app_commands_, family::kAppCommands, nullptr, {app, command}));
+  add(commands_index_, commands_, family::kCommands, &ns, {command});
+  add(app_commands_index_, app_commands_, family::kAppCommands, nullptr, {app, command});
 }
 
 void Metrics::on_document_size(const rules::NamespaceLabels& ns, std::string_view source,
                                double bytes) {
-  cells_.observe(cells_for(document_size_index_, document_size_, family::kDocumentSize, &ns,
-                           {source}, &kSizeBuckets),
-                 bytes);
+  add(document_size_index_, document_size_, family::kDocumentSize, &ns, {source}, bytes,
+      &kSizeBuckets);
 }
 
 void Metrics::on_array_length(const rules::NamespaceLabels& ns, std::string_view field,
                               double length) {
-  cells_.observe(cells_for(array_length_index_, array_length_, family::kArrayLength, &ns, {field},
-                           &kArrayBuckets),
-                 length);
+  add(array_length_index_, array_length_, family::kArrayLength, &ns, {field}, length,
+      &kArrayBuckets);
 }
 
 void Metrics::on_array_push(const rules::NamespaceLabels& ns, std::string_view field,
                             double elements) {
-  cells_.increment(cells_for(array_push_index_, array_push_, family::kArrayPush, &ns, {field}),
-                   elements);
+  add(array_push_index_, array_push_, family::kArrayPush, &ns, {field}, elements);
 }
 
 void Metrics::on_read(const rules::NamespaceLabels& ns, bool with_lookup,
                       std::string_view /*app*/) {
-  cells_.increment(cells_for(reads_index_, reads_, family::kReads, &ns, {}));
+  add(reads_index_, reads_, family::kReads, &ns, {});
   if (with_lookup) {
-    cells_.increment(
-        cells_for(reads_with_lookup_index_, reads_with_lookup_, family::kReadsWithLookup, &ns, {}));
+    add(reads_with_lookup_index_, reads_with_lookup_, family::kReadsWithLookup, &ns, {});
   }
 }
 
 void Metrics::on_lookup(const rules::NamespaceLabels& ns, std::string_view from) {
-  cells_.increment(cells_for(lookups_index_, lookups_, family::kLookups, &ns, {from}));
+  add(lookups_index_, lookups_, family::kLookups, &ns, {from});
 }
 
 void Metrics::on_violation(const rules::NamespaceLabels& ns, std::string_view rule,
                            rules::Action action, std::string_view app) {
-  cells_.increment(cells_for(violations_index_, violations_, family::kViolations, &ns,
-                             {rule, rules::action_name(action), app}));
+  add(violations_index_, violations_, family::kViolations, &ns,
+      {rule, rules::action_name(action), app});
 }
 
 void Metrics::on_candidate_violation(const rules::NamespaceLabels& ns, std::string_view rule,
                                      rules::Action would, std::string_view app) {
-  cells_.increment(cells_for(candidate_violations_index_, candidate_violations_,
-                             family::kCandidateViolations, &ns,
-                             {rule, rules::action_name(would), app}));
+  add(candidate_violations_index_, candidate_violations_, family::kCandidateViolations, &ns,
+      {rule, rules::action_name(would), app});
 }
 
 void Metrics::on_schema_unjudged(const rules::NamespaceLabels& ns) {
-  cells_.increment(
-      cells_for(schema_unjudged_index_, schema_unjudged_, family::kSchemaUnjudged, &ns, {}));
+  add(schema_unjudged_index_, schema_unjudged_, family::kSchemaUnjudged, &ns, {});
 }
 
 void Metrics::on_schema_bypassed(const rules::NamespaceLabels& ns, std::string_view app) {
-  cells_.increment(
-      cells_for(schema_bypassed_index_, schema_bypassed_, family::kSchemaBypassed, &ns, {app}));
+  add(schema_bypassed_index_, schema_bypassed_, family::kSchemaBypassed, &ns, {app});
 }
 
 void Metrics::on_guardrail_unknown(const rules::NamespaceLabels& ns) {
-  cells_.increment(
-      cells_for(guardrail_unknown_index_, guardrail_unknown_, family::kGuardrailUnknown, &ns, {}));
+  add(guardrail_unknown_index_, guardrail_unknown_, family::kGuardrailUnknown, &ns, {});
 }
 
 void Metrics::on_unindexed_operation(const rules::NamespaceLabels& ns, std::string_view app) {
-  cells_.increment(cells_for(unindexed_operations_index_, unindexed_operations_,
-                             family::kUnindexedOperations, &ns, {app}));
+  add(unindexed_operations_index_, unindexed_operations_, family::kUnindexedOperations, &ns, {app});
 }
 
 }  // namespace docguard::telemetry

@@ -47,6 +47,18 @@ bool LiveAdvisor::sampled(std::atomic<uint64_t>& counter) {
 }
 
 LiveAdvisor::Namespace* LiveAdvisor::state_for(std::string_view db, std::string_view coll) {
+  // Traffic meets the same namespace again and again: the last one is compared by its names
+  // before a key is built and looked up.
+  if (last_namespace_ != nullptr && last_namespace_->profile.collection() == coll &&
+      last_namespace_->profile.db() == db) {
+    return last_namespace_;
+  }
+  last_namespace_ = find_or_add_namespace(db, coll);
+  return last_namespace_;
+}
+
+LiveAdvisor::Namespace* LiveAdvisor::find_or_add_namespace(std::string_view db,
+                                                           std::string_view coll) {
   std::string ns;
   ns.append(db).append(".").append(coll);
   auto it = namespaces_.find(ns);

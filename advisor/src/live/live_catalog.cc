@@ -90,6 +90,7 @@ void LiveAdvisor::on_catalog_reply(const codec::CommandView& request,
   if (request.body.empty() || reply.empty()) return;
   std::lock_guard lock(mutex_);
   if (name == "dropDatabase") {
+    last_namespace_ = nullptr;
     std::erase_if(namespaces_, [&](const auto& entry) { return entry.second->profile.db() == db; });
     return;
   }
@@ -107,6 +108,7 @@ void LiveAdvisor::on_catalog_reply(const codec::CommandView& request,
     const size_t dot = to.find('.');
     if (old == namespaces_.end() || dot == std::string::npos) return;
     CollectionMetadata moved = old->second->metadata;
+    last_namespace_ = nullptr;
     namespaces_.erase(old);
     namespaces_.erase(to);
     if (Namespace* ns = state_for(to.substr(0, dot), to.substr(dot + 1))) {
@@ -132,6 +134,7 @@ void LiveAdvisor::on_catalog_reply(const codec::CommandView& request,
   const std::string_view coll = request.collection;
   if (coll.empty()) return;
   if (name == "drop") {
+    last_namespace_ = nullptr;
     namespaces_.erase(std::string(db) + "." + std::string(coll));
     return;
   }
@@ -203,6 +206,7 @@ void LiveAdvisor::on_shared_collection(SharedCollection shared) {
 void LiveAdvisor::on_cluster_pass(const std::vector<std::string>& databases_read,
                                   const std::vector<std::string>& namespaces_read) {
   std::lock_guard lock(mutex_);
+  last_namespace_ = nullptr;
   std::erase_if(namespaces_, [&](const auto& entry) {
     const Namespace& ns = *entry.second;
     const bool db_read = std::find(databases_read.begin(), databases_read.end(), ns.profile.db()) !=

@@ -10,6 +10,34 @@ namespace {
 using testing::json;
 using testing::view;
 
+TEST(CommandView, KindOfEveryKnownNameAndNoOther) {
+  const std::pair<const char*, CommandKind> known[] = {
+      {"insert", CommandKind::kInsert},
+      {"update", CommandKind::kUpdate},
+      {"delete", CommandKind::kDelete},
+      {"findAndModify", CommandKind::kFindAndModify},
+      {"findandmodify", CommandKind::kFindAndModify},
+      {"find", CommandKind::kFind},
+      {"aggregate", CommandKind::kAggregate},
+      {"count", CommandKind::kCount},
+      {"distinct", CommandKind::kDistinct},
+      {"getMore", CommandKind::kGetMore},
+      {"bulkWrite", CommandKind::kBulkWrite},
+      {"create", CommandKind::kCreate},
+      {"explain", CommandKind::kExplain},
+      {"hello", CommandKind::kHello},
+      {"isMaster", CommandKind::kHello},
+      {"ismaster", CommandKind::kHello},
+  };
+  for (const auto& [name, kind] : known) EXPECT_EQ(kind_of(name), kind) << name;
+  // Same lengths, other letters; prefixes; case the server does not accept.
+  for (const char* other :
+       {"", "fond", "finds", "insers", "cleate", "getmore", "Find", "distinc", "aggregats",
+        "findAndModifx", "ping", "listIndexes", "isWritablePrimary", "deletes"}) {
+    EXPECT_EQ(kind_of(other), CommandKind::kOther) << other;
+  }
+}
+
 TEST(CommandView, InsertWithDocumentsInBody) {
   auto m = testing::op_msg(R"({"insert": "products", "$db": "shop", "ordered": false,
                               "documents": [{"_id": 1}, {"_id": 2}, 3]})");

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <prometheus/registry.h>
 
+#include <limits>
 #include <map>
 #include <string>
 #include <thread>
@@ -63,6 +64,41 @@ TEST(ThreadCellsTest, FoldAddsWhatEveryThreadCountedSinceTheLastFold) {
   cells.fold();
   EXPECT_EQ(counter.Value(), 8001);
   EXPECT_EQ(histogram.Collect().histogram.sample_count, expected.sample_count + 1);
+}
+
+// observe() finds a value's bucket as prometheus::Histogram::Observe does: every value lands
+// in the same bucket, on a bound, between two, past the last, and NaN.
+TEST(ThreadCellsTest, ObservedValuesLandInPrometheusBuckets) {
+  prometheus::Registry registry;
+  ThreadCells::Bounds bounds;
+  for (double b = 1; b < 5e7; b *= 2.5) bounds.push_back(b);
+  auto& histogram = prometheus::BuildHistogram().Name("h").Register(registry).Add({}, bounds);
+  auto& direct = prometheus::BuildHistogram().Name("d").Register(registry).Add({}, bounds);
+  auto& nan_cells = prometheus::BuildHistogram().Name("n").Register(registry).Add({}, bounds);
+  auto& nan_direct = prometheus::BuildHistogram().Name("m").Register(registry).Add({}, bounds);
+  ThreadCells cells;
+  const auto h = cells.add(histogram, bounds);
+  const auto n = cells.add(nan_cells, bounds);
+  std::vector<double> values{-1, 0, 1e9, std::numeric_limits<double>::infinity()};
+  for (double b : bounds) {
+    for (double v : {b, b - 0.25, b + 0.25}) values.push_back(v);
+  }
+  for (double v : values) {
+    cells.observe(h, v);
+    direct.Observe(v);
+  }
+  cells.observe(n, std::numeric_limits<double>::quiet_NaN());
+  nan_direct.Observe(std::numeric_limits<double>::quiet_NaN());
+  cells.fold();
+  for (auto [got, want] : {std::pair{&histogram, &direct}, std::pair{&nan_cells, &nan_direct}}) {
+    const auto folded = got->Collect().histogram;
+    const auto expected = want->Collect().histogram;
+    EXPECT_EQ(folded.sample_count, expected.sample_count);
+    ASSERT_EQ(folded.bucket.size(), expected.bucket.size());
+    for (size_t i = 0; i < folded.bucket.size(); ++i) {
+      EXPECT_EQ(folded.bucket[i].cumulative_count, expected.bucket[i].cumulative_count) << i;
+    }
+  }
 }
 
 TEST(ThreadCellsTest, ManySeriesAcrossChunks) {

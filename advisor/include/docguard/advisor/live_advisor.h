@@ -99,7 +99,8 @@ class LiveAdvisor final : public rules::AdviceSink {
  private:
   // 1 in live_sample_every calls, decided before any lock.
   bool sampled(std::atomic<uint64_t>& counter);
-  Namespace* state_for(std::string_view db, std::string_view coll);  // mutex held
+  Namespace* state_for(std::string_view db, std::string_view coll);              // mutex held
+  Namespace* find_or_add_namespace(std::string_view db, std::string_view coll);  // mutex held
   void observe_locked(Namespace& ns, const codec::CommandView& cmd);
   // Query shapes of one findings pass by namespace ("db.coll"), with the sampling their counts
   // are in: the ledger's (exact), else each namespace's own (sampled).
@@ -133,6 +134,8 @@ class LiveAdvisor final : public rules::AdviceSink {
   AdvisorSettings settings_;
   mutable std::mutex mutex_;
   std::map<std::string, std::unique_ptr<Namespace>, std::less<>> namespaces_;
+  // state_for's last answer; null again whenever a namespace is erased (mutex_).
+  Namespace* last_namespace_ = nullptr;
   std::atomic<uint64_t> sample_counter_{0}, read_counter_{0}, push_counter_{0};
   double (*clock_)() = nullptr;
   bool expect_cluster_facts_ = false;

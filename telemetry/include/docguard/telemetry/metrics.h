@@ -185,6 +185,21 @@ class Metrics final : public rules::MeasurementSink {
                                 ThreadCells::LabelValues values,
                                 const ThreadCells::Bounds* bounds = nullptr);
 
+  // Adds `v` to a labeled counter, or observes it in a labeled histogram (`bounds` set): the
+  // family's last series on this thread inline, cells_for() and the update out of line.
+  template <typename Metric>
+  void add(MetricIndex<Metric>& index, prometheus::Family<Metric>& family,
+           const MetricFamily& table_entry, const rules::NamespaceLabels* ns,
+           ThreadCells::LabelValues values, double v = 1,
+           const ThreadCells::Bounds* bounds = nullptr);
+  template <typename Metric>
+  [[gnu::noinline]] void add_to_series(MetricIndex<Metric>& index,
+                                       prometheus::Family<Metric>& family,
+                                       const MetricFamily& table_entry,
+                                       const rules::NamespaceLabels* ns,
+                                       ThreadCells::LabelValues values, double v,
+                                       const ThreadCells::Bounds* bounds);
+
   // Declared before every handle into it.
   mutable ThreadCells cells_;
   ThreadCells::Handle client_bytes_, upstream_bytes_, inspection_seconds_;

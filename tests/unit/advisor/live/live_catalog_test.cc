@@ -119,6 +119,31 @@ TEST(LiveCatalogTest, RenameMovesTheFacts) {
   EXPECT_TRUE(facts_of(all, "app.new")->metadata.known);
 }
 
+// The advisor remembers the namespace traffic met last: a drop, a rename or a dropDatabase
+// forgets it, so the next command on that namespace starts from nothing (and touches no
+// namespace that was erased).
+TEST(LiveCatalogTest, TrafficAfterADropStartsAFreshNamespace) {
+  LiveAdvisor live(every_command());
+  auto insert = request(R"({"insert": "orders", "$db": "app", "documents": [{"_id": 1}]})");
+  live.on_request("app", "orders", insert->cmd, "");
+  catalog(live, R"({"createIndexes": "orders", "$db": "app", "indexes": [
+                    {"key": {"sku": 1}, "name": "sku_1"}]})");
+  EXPECT_EQ(index_names(live, "app.orders"), std::vector<std::string>{"sku_1"});
+  for (const char* erase : {R"({"drop": "orders", "$db": "app"})",
+                            R"({"renameCollection": "app.orders", "to": "app.kept",
+                                "$db": "admin"})",
+                            R"({"dropDatabase": 1, "$db": "app"})"}) {
+    live.on_request("app", "orders", insert->cmd, "");
+    catalog(live, erase);
+    EXPECT_EQ(facts_of(live.collection_facts(), "app.orders"), nullptr) << erase;
+    live.on_request("app", "orders", insert->cmd, "");
+    const auto all = live.collection_facts();
+    const auto* fresh = facts_of(all, "app.orders");
+    ASSERT_NE(fresh, nullptr) << erase;
+    EXPECT_TRUE(index_names(live, "app.orders").empty()) << erase;
+  }
+}
+
 TEST(LiveCatalogTest, UnknownFactsAreNamedNotGuessedAndReadOnce) {
   LiveAdvisor live(every_command());
   live.expect_cluster_facts(true);

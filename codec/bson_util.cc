@@ -53,11 +53,18 @@ namespace {
 // Keys looked for among a document's top-level keys while it is validated, and the first one
 // found (empty when none is).
 struct WatchedKeys {
+  explicit WatchedKeys(std::span<const std::string_view> watched) : keys(watched) {
+    for (const std::string_view k : keys) sizes |= k.size() < 64 ? uint64_t{1} << k.size() : 1;
+  }
   std::span<const std::string_view> keys;
   std::string_view first_found;
+  // Bit n: some key is n bytes long (bit 0: one is 64 or longer): most body keys are told
+  // apart by their length alone.
+  uint64_t sizes = 0;
 
   void check(const uint8_t* key, size_t size) {
     if (!first_found.empty()) return;
+    if ((sizes & (size < 64 ? uint64_t{1} << size : 1)) == 0) return;
     for (const std::string_view k : keys) {
       if (k.size() == size && std::memcmp(k.data(), key, size) == 0) {
         first_found = k;
@@ -209,7 +216,7 @@ bool bson_structure_valid(const BsonView& doc, size_t* error_offset) {
 
 bool bson_structure_valid(const BsonView& doc, size_t* error_offset,
                           std::span<const std::string_view> keys, std::string_view* first_found) {
-  WatchedKeys watched{keys, {}};
+  WatchedKeys watched(keys);
   const bool valid =
       !doc.empty() && structure_valid<true>(doc.data, doc.size, 0, 0, error_offset, &watched);
   if (doc.empty()) *error_offset = 0;

@@ -17,11 +17,55 @@ void append_documents(const BsonValue& array, BsonViews& out) {
 }
 
 // Top-level fields of a command body that the view needs, found in one pass over the body
-// (instead of one scan per field). A field that is absent has type 0. Values, not walks: this is
-// set up for every command, so each slot is a type and a pointer.
-struct BodyFields {
-  BsonValue db, ordered, payload, ns_info, pipeline, query, update, upsert, remove, filter,
-      collection, sort, projection, fields, hint, collation, tailable, max_time, bypass;
+// (instead of one scan per field). This is set up for every command: the slots are left unset,
+// and a bit says which were taken (a field given twice counts at its last occurrence).
+enum class BodyField : uint8_t {
+  kDb,
+  kOrdered,
+  kPayload,
+  kNsInfo,
+  kPipeline,
+  kQuery,
+  kUpdate,
+  kUpsert,
+  kRemove,
+  kFilter,
+  kCollection,
+  kSort,
+  kProjection,
+  kFields,
+  kHint,
+  kCollation,
+  kTailable,
+  kMaxTime,
+  kBypass,
+  kFieldCount
+};
+
+class BodyFields {
+ public:
+  void take(BodyField f, const BsonElements& e) {
+    slots_[index(f)] = Slot{e.value, e.value_size, e.type};
+    taken_ |= 1u << index(f);
+  }
+  // The field's value; type 0 when the body does not have it.
+  BsonValue operator[](BodyField f) const {
+    const Slot& slot = slots_[index(f)];
+    if ((taken_ & (1u << index(f))) == 0) return {};
+    return BsonValue(slot.type, slot.value, slot.size);
+  }
+
+ private:
+  static size_t index(BodyField f) { return static_cast<size_t>(f); }
+  struct Slot {
+    const uint8_t* value;
+    uint32_t size;
+    uint8_t type;
+  };
+  static constexpr size_t kSlots = static_cast<size_t>(BodyField::kFieldCount);
+  static_assert(kSlots <= 32);
+  uint32_t taken_ = 0;
+  Slot slots_[kSlots];  // set before read: taken_ says which
 };
 
 const char* payload_field_of(CommandKind kind) {
@@ -39,85 +83,84 @@ const char* payload_field_of(CommandKind kind) {
   }
 }
 
-// A field given twice counts at its last occurrence.
-void take(BsonValue& slot, const BsonElements& it) { slot = it; }
-
 // `it` is at the first element; the others are read from there on.
 void scan_body(BsonElements it, std::string_view payload_field, BodyFields& f) {
+  using enum BodyField;
   while (it.next()) {
     const std::string_view key = it.key;
     if (key.empty()) continue;
     // The first letter sorts out all but at most two candidates.
     switch (key[0]) {
       case '$':
-        if (key == "$db") take(f.db, it);
+        if (key == "$db") f.take(kDb, it);
         break;
       case 'o':
-        if (key == "ordered") take(f.ordered, it);
+        if (key == "ordered") f.take(kOrdered, it);
         break;
       case 'b':
-        if (key == "bypassDocumentValidation") take(f.bypass, it);
+        if (key == "bypassDocumentValidation") f.take(kBypass, it);
         break;
       case 'n':
-        if (key == "nsInfo") take(f.ns_info, it);
+        if (key == "nsInfo") f.take(kNsInfo, it);
         break;
       case 'p':
         if (key == "pipeline") {
-          take(f.pipeline, it);
+          f.take(kPipeline, it);
         } else if (key == "projection") {
-          take(f.projection, it);
+          f.take(kProjection, it);
         }
         break;
       case 's':
-        if (key == "sort") take(f.sort, it);
+        if (key == "sort") f.take(kSort, it);
         break;
       case 'q':
-        if (key == "query") take(f.query, it);
+        if (key == "query") f.take(kQuery, it);
         break;
       case 'u':
         if (key == "update") {
-          take(f.update, it);
+          f.take(kUpdate, it);
         } else if (key == "upsert") {
-          take(f.upsert, it);
+          f.take(kUpsert, it);
         }
         break;
       case 'r':
-        if (key == "remove") take(f.remove, it);
+        if (key == "remove") f.take(kRemove, it);
         break;
       case 'f':
         if (key == "filter") {
-          take(f.filter, it);
+          f.take(kFilter, it);
         } else if (key == "fields") {
-          take(f.fields, it);
+          f.take(kFields, it);
         }
         break;
       case 'c':
         if (key == "collection") {
-          take(f.collection, it);
+          f.take(kCollection, it);
         } else if (key == "collation") {
-          take(f.collation, it);
+          f.take(kCollation, it);
         }
         break;
       case 'h':
-        if (key == "hint") take(f.hint, it);
+        if (key == "hint") f.take(kHint, it);
         break;
       case 't':
-        if (key == "tailable") take(f.tailable, it);
+        if (key == "tailable") f.take(kTailable, it);
         break;
       case 'm':
-        if (key == "maxTimeMS") take(f.max_time, it);
+        if (key == "maxTimeMS") f.take(kMaxTime, it);
         break;
       default:
         break;
     }
-    if (key == payload_field) take(f.payload, it);
+    if (key == payload_field) f.take(kPayload, it);
   }
 }
 
 void take_payload(const codec::OpMsg& msg, const BodyFields& f, const char* field,
                   CommandView& view) {
-  if (f.payload.holds_array()) {
-    append_documents(f.payload, view.statements);
+  using enum BodyField;
+  if (f[kPayload].holds_array()) {
+    append_documents(f[kPayload], view.statements);
     view.payload_source = PayloadSource::kBody;
     view.payload_field = std::string_view(field);
     return;
@@ -246,10 +289,11 @@ CommandView describe(const codec::OpMsg& msg) {
 
   const char* payload_field = payload_field_of(view.kind);
   BodyFields f;
+  using enum BodyField;
   scan_body(it, payload_field != nullptr ? std::string_view(payload_field) : std::string_view(), f);
-  if (f.db.type != 0) view.database = f.db.utf8();
-  if (f.ordered.type != 0) view.ordered = f.ordered.as_bool();
-  if (f.bypass.type != 0) view.bypass_document_validation = f.bypass.as_bool();
+  if (f[kDb].type != 0) view.database = f[kDb].utf8();
+  if (f[kOrdered].type != 0) view.ordered = f[kOrdered].as_bool();
+  if (f[kBypass].type != 0) view.bypass_document_validation = f[kBypass].as_bool();
 
   switch (view.kind) {
     case CommandKind::kInsert:
@@ -259,43 +303,43 @@ CommandView describe(const codec::OpMsg& msg) {
       break;
     case CommandKind::kBulkWrite: {
       take_payload(msg, f, payload_field, view);
-      if (f.ns_info.holds_array()) {
-        append_documents(f.ns_info, view.ns_info);
+      if (f[kNsInfo].holds_array()) {
+        append_documents(f[kNsInfo], view.ns_info);
       } else if (const auto* seq = msg.sequence("nsInfo")) {
         view.ns_info = seq->documents;
       }
       break;
     }
     case CommandKind::kFindAndModify: {
-      if (f.query.holds_document()) view.query = f.query.container();
-      if (f.update.holds_document() || f.update.holds_array()) {
-        view.update = f.update.container();
-        view.update_is_pipeline = f.update.holds_array();
+      if (f[kQuery].holds_document()) view.query = f[kQuery].container();
+      if (f[kUpdate].holds_document() || f[kUpdate].holds_array()) {
+        view.update = f[kUpdate].container();
+        view.update_is_pipeline = f[kUpdate].holds_array();
       }
-      if (f.upsert.type != 0) view.upsert = f.upsert.as_bool();
-      if (f.remove.type != 0) view.remove = f.remove.as_bool();
-      if (f.sort.holds_document()) view.sort = f.sort.container();
-      if (f.fields.holds_document()) view.projection = f.fields.container();
+      if (f[kUpsert].type != 0) view.upsert = f[kUpsert].as_bool();
+      if (f[kRemove].type != 0) view.remove = f[kRemove].as_bool();
+      if (f[kSort].holds_document()) view.sort = f[kSort].container();
+      if (f[kFields].holds_document()) view.projection = f[kFields].container();
       break;
     }
     case CommandKind::kFind:
-      if (f.tailable.type != 0) view.tailable = f.tailable.as_bool();
-      if (f.filter.holds_document()) view.query = f.filter.container();
-      if (f.sort.holds_document()) view.sort = f.sort.container();
-      if (f.projection.holds_document()) view.projection = f.projection.container();
+      if (f[kTailable].type != 0) view.tailable = f[kTailable].as_bool();
+      if (f[kFilter].holds_document()) view.query = f[kFilter].container();
+      if (f[kSort].holds_document()) view.sort = f[kSort].container();
+      if (f[kProjection].holds_document()) view.projection = f[kProjection].container();
       break;
     case CommandKind::kCount:
     case CommandKind::kDistinct:
       // `query` also holds their filter (the query guardrail reads it).
-      if (f.query.holds_document()) view.query = f.query.container();
+      if (f[kQuery].holds_document()) view.query = f[kQuery].container();
       break;
     case CommandKind::kAggregate:
     case CommandKind::kCreate:
-      if (f.pipeline.holds_array()) view.pipeline = f.pipeline.container();
+      if (f[kPipeline].holds_array()) view.pipeline = f[kPipeline].container();
       break;
     case CommandKind::kGetMore:
       // getMore's first value is the cursor id; the namespace is in `collection`.
-      if (f.collection.type != 0) view.collection = f.collection.utf8();
+      if (f[kCollection].type != 0) view.collection = f[kCollection].utf8();
       break;
     case CommandKind::kExplain: {
       if (first.holds_document()) {
@@ -316,10 +360,10 @@ CommandView describe(const codec::OpMsg& msg) {
       break;
   }
   // What else decides a read's plan: its hint (a name or a key pattern) and collation.
-  if (f.hint.type == BSON_TYPE_UTF8) view.hint_name = f.hint.utf8();
-  if (f.hint.holds_document()) view.hint = f.hint.container();
-  if (f.collation.holds_document()) view.collation = f.collation.container();
-  view.has_max_time = f.max_time.type != 0;
+  if (f[kHint].type == BSON_TYPE_UTF8) view.hint_name = f[kHint].utf8();
+  if (f[kHint].holds_document()) view.hint = f[kHint].container();
+  if (f[kCollation].holds_document()) view.collation = f[kCollation].container();
+  view.has_max_time = f[kMaxTime].type != 0;
   return view;
 }
 

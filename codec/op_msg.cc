@@ -1,5 +1,6 @@
 #include "docguard/codec/op_msg.h"
 
+#include <cstring>
 #include <string>
 
 #include "docguard/base/bounded_text.h"
@@ -146,8 +147,10 @@ OpMsg OpMsg::parse(Bytes message, bool verify_checksum) {
     } else if (kind == 1) {
       const size_t section_end = pos + sequence_size(message, pos, end);
       size_t p = pos + 4;
-      size_t name_end = p;
-      while (name_end < section_end && message[name_end] != 0) ++name_end;
+      const auto* nul = static_cast<const uint8_t*>(
+          std::memchr(message.data() + p, 0, section_end > p ? section_end - p : 0));
+      const size_t name_end =
+          nul != nullptr ? static_cast<size_t>(nul - message.data()) : section_end;
       if (name_end >= section_end) {
         throw ProtocolError(ErrorKind::kBadOpMsg,
                             "kind 1 section identifier is not NUL-terminated");

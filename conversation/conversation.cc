@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <optional>
 
 #include "docguard/base/bounded_text.h"
@@ -175,9 +176,11 @@ Conversation::RequestOutcome Conversation::on_op_msg(const codec::MsgHeader& hea
   // connection on it (trace_context.h). The rules and the log line still see it in `view`.
   const bool drop_trace_context = !msg.trace_context.empty() &&
                                   !detail::upstream_takes_trace_context(upstream_max_wire_version_);
-  std::optional<codec::OpMsg> untraced;
+  // On the heap, and only then: an empty optional of an OpMsg costs its setup on every
+  // message.
+  std::unique_ptr<codec::OpMsg> untraced;
   if (drop_trace_context) {
-    untraced = msg;
+    untraced = std::make_unique<codec::OpMsg>(msg);
     untraced->trace_context = {};
   }
   const codec::OpMsg& sent = untraced ? *untraced : msg;

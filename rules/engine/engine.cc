@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <optional>
 
 #include "engine_internal.h"
@@ -148,17 +149,19 @@ Verdict Engine::inspect(const codec::CommandView& cmd, const RequestContext& ctx
   Scratch& sc = scratch();
   GuardrailCheck::begin_command();
   sc.judged_stats = nullptr;
-  // Only with candidate rules: what they would have done, for the workload ledger too.
-  std::optional<Verdict> dry;
+  // Only with candidate rules: what they would have done, for the workload ledger too. On the
+  // heap then, and only then: an empty optional of a Verdict costs its setup on every command.
+  std::unique_ptr<Verdict> dry;
   if (snapshot->candidates != nullptr) {
+    dry = std::make_unique<Verdict>();
     // First, so that tracked array lengths are read before the real pass grows them.
-    judge(cmd, ctx, *snapshot, true, dry.emplace());
+    judge(cmd, ctx, *snapshot, true, *dry);
   }
   judge(cmd, ctx, *snapshot, false, verdict);
   auto& blocked = verdict.blocked_statements;
   std::sort(blocked.begin(), blocked.end());
   blocked.erase(std::unique(blocked.begin(), blocked.end()), blocked.end());
-  observe_workload(cmd, ctx, *snapshot->rules, dry ? &*dry : nullptr, verdict);
+  observe_workload(cmd, ctx, *snapshot->rules, dry.get(), verdict);
   return verdict;
 }
 

@@ -36,10 +36,11 @@ bool is_reference_name(const uint8_t* key, size_t n) {
   return n > 2 && key[n - 2] == 'I' && key[n - 1] == 'd';
 }
 
-uint64_t hash_bytes(const uint8_t* p, size_t n) {
-  uint64_t h = kRootHash ^ n;
-  for (size_t i = 0; i < n && i < 64; ++i) h = (h ^ p[i]) * kFnvPrime;
-  return mix(h);
+// A value's hash for the distinct counter: of its first 64 bytes and its length, eight bytes
+// per step (never 0, the counter's empty marker).
+uint64_t value_hash(const uint8_t* p, size_t n) {
+  const std::string_view head(reinterpret_cast<const char*>(p), std::min<size_t>(n, 64));
+  return mix(codec::hash_bytes(head) ^ n);
 }
 
 }  // namespace
@@ -188,7 +189,7 @@ bool CollectionProfile::walk_document(Walk& walk, const codec::BsonView& contain
           ++distinct_fields_;
         }
         if (field.distinct && !field.distinct->saturated()) {
-          field.distinct->add(hash_bytes(p, size) ^ type);
+          field.distinct->add(value_hash(p, size) ^ type);
         }
       }
     }

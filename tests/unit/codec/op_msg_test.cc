@@ -110,6 +110,22 @@ TEST(OpMsg, RejectsDuplicateIdentifiersAndBodyClash) {
   auto prefix =
       OpMsgBuilder(1, 0).body(prefix_body.get()).sequence("documents", {view(d)}).finish();
   EXPECT_EQ(kind_of(prefix), "ok");
+  // Keys are first told apart by length: one of an identifier's length with other letters does
+  // not clash, and identifiers of 64 bytes or more are compared whole.
+  auto same_length_body = json(R"({"insert": "c", "$db": "t", "documentz": 1})");
+  auto same_length =
+      OpMsgBuilder(1, 0).body(same_length_body.get()).sequence("documents", {view(d)}).finish();
+  EXPECT_EQ(kind_of(same_length), "ok");
+  const std::string long_name(70, 'k');
+  const std::string long_json = R"({"insert": "c", "$db": "t", ")" + long_name + R"(": 1})";
+  auto long_body = json(long_json.c_str());
+  auto long_clash =
+      OpMsgBuilder(1, 0).body(long_body.get()).sequence(long_name, {view(d)}).finish();
+  EXPECT_EQ(kind_of(long_clash), "bad_op_msg");
+  const std::string other_long(71, 'k');
+  auto long_other =
+      OpMsgBuilder(1, 0).body(long_body.get()).sequence(other_long, {view(d)}).finish();
+  EXPECT_EQ(kind_of(long_other), "ok");
 }
 
 std::string error_of(const std::vector<uint8_t>& m) {

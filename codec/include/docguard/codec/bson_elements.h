@@ -25,6 +25,9 @@ inline uint32_t le32(const uint8_t* p) {
 // the typed reads every layer needs. What a walk over elements (BsonElements) is on, and what a
 // caller keeps of an element it found without keeping the walk.
 struct BsonValue {
+  BsonValue() = default;
+  BsonValue(uint8_t t, const uint8_t* v, uint32_t size) : type(t), value(v), value_size(size) {}
+
   uint8_t type = 0;
   const uint8_t* value = nullptr;  // the value's bytes (documents and arrays: length included)
   uint32_t value_size = 0;

@@ -4,9 +4,10 @@
 // moves to a std::vector. Only what those lists use: appending, indexing, iterating, clearing.
 #pragma once
 
-#include <array>
 #include <cstddef>
+#include <new>
 #include <span>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -15,17 +16,51 @@ namespace docguard::base {
 template <typename T, size_t N>
 class InlineVector {
  public:
-  InlineVector() = default;
+  // The inline slots hold no element until one is appended: a fresh vector (one per message in
+  // a parsed message and its command view) costs setting a count, not constructing N elements.
+  InlineVector() {}
+  InlineVector(const InlineVector& other) : spilled_(other.spilled_) {
+    for (size_t i = 0; i < other.count_; ++i) new (slot(i)) T(other.item(i));
+    count_ = other.count_;
+  }
+  InlineVector(InlineVector&& other) noexcept(std::is_nothrow_move_constructible_v<T>)
+      : spilled_(std::move(other.spilled_)) {
+    for (size_t i = 0; i < other.count_; ++i) new (slot(i)) T(std::move(other.item(i)));
+    count_ = other.count_;
+    other.destroy_inline();
+  }
+  InlineVector& operator=(const InlineVector& other) {
+    if (this != &other) {
+      destroy_inline();
+      spilled_ = other.spilled_;
+      for (size_t i = 0; i < other.count_; ++i) new (slot(i)) T(other.item(i));
+      count_ = other.count_;
+    }
+    return *this;
+  }
+  InlineVector& operator=(InlineVector&& other) noexcept(std::is_nothrow_move_constructible_v<T>) {
+    if (this != &other) {
+      destroy_inline();
+      spilled_ = std::move(other.spilled_);
+      other.spilled_.clear();
+      for (size_t i = 0; i < other.count_; ++i) new (slot(i)) T(std::move(other.item(i)));
+      count_ = other.count_;
+      other.destroy_inline();
+    }
+    return *this;
+  }
+  ~InlineVector() { destroy_inline(); }
 
   T& emplace_back() {
     if (spilled_.empty() && count_ < N) {
-      inline_[count_] = T();
-      return inline_[count_++];
+      T* added = new (slot(count_)) T();
+      ++count_;
+      return *added;
     }
     if (spilled_.empty()) {
       spilled_.reserve(2 * N);
-      for (size_t i = 0; i < count_; ++i) spilled_.push_back(std::move(inline_[i]));
-      count_ = 0;
+      for (size_t i = 0; i < count_; ++i) spilled_.push_back(std::move(item(i)));
+      destroy_inline();
     }
     return spilled_.emplace_back();
   }
@@ -33,20 +68,21 @@ class InlineVector {
     // The common case inline, without emplace_back's value-initialisation of the slot first;
     // the spill, rare, out of line.
     if (spilled_.empty() && count_ < N) {
-      inline_[count_++] = value;
+      new (slot(count_)) T(value);
+      ++count_;
       return;
     }
     push_back_spilled(value);
   }
   void clear() {
     spilled_.clear();
-    count_ = 0;
+    destroy_inline();
   }
 
   size_t size() const { return spilled_.empty() ? count_ : spilled_.size(); }
   bool empty() const { return size() == 0; }
-  T* data() { return spilled_.empty() ? inline_.data() : spilled_.data(); }
-  const T* data() const { return spilled_.empty() ? inline_.data() : spilled_.data(); }
+  T* data() { return spilled_.empty() ? items() : spilled_.data(); }
+  const T* data() const { return spilled_.empty() ? items() : spilled_.data(); }
   T* begin() { return data(); }
   T* end() { return data() + size(); }
   const T* begin() const { return data(); }
@@ -61,11 +97,25 @@ class InlineVector {
   operator std::span<const T>() const { return {data(), size()}; }
 
  private:
-  [[gnu::noinline]] void push_back_spilled(const T& value) { emplace_back() = value; }
+  [[gnu::noinline]] void push_back_spilled(const T& value) {
+    T copy(value);  // `value` may be an inline element, which the spill moves away
+    emplace_back() = std::move(copy);
+  }
+  void* slot(size_t i) { return storage_ + i * sizeof(T); }
+  T* items() { return std::launder(reinterpret_cast<T*>(storage_)); }
+  const T* items() const { return std::launder(reinterpret_cast<const T*>(storage_)); }
+  T& item(size_t i) { return items()[i]; }
+  const T& item(size_t i) const { return items()[i]; }
+  void destroy_inline() {
+    if constexpr (!std::is_trivially_destructible_v<T>) {
+      for (size_t i = 0; i < count_; ++i) item(i).~T();
+    }
+    count_ = 0;
+  }
 
-  std::array<T, N> inline_{};
-  size_t count_ = 0;        // elements in inline_ while nothing has spilled
-  std::vector<T> spilled_;  // every element, once there were more than N
+  alignas(T) unsigned char storage_[N * sizeof(T)];  // elements [0, count_) constructed
+  size_t count_ = 0;                                 // elements inline while nothing has spilled
+  std::vector<T> spilled_;                           // every element, once there were more than N
 };
 
 }  // namespace docguard::base

@@ -105,7 +105,10 @@ bool structure_valid(const uint8_t* data, size_t size, int depth, size_t base, s
   // own terminating NUL (checked above) and `at` is never past it, so the loop needs no bound
   // of its own: it stops there at the latest, and a NUL found at `end` is no terminator.
   auto cstring_at = [&](size_t at, size_t* next) {
-    while (data[at] != 0) ++at;
+    // Two bytes a step: data[at + 1] is read only after data[at] was not the NUL, so never past
+    // data[end].
+    while (data[at] != 0 && data[at + 1] != 0) at += 2;
+    if (data[at] != 0) ++at;
     if (at == end) return false;
     *next = at + 1;
     return true;

@@ -241,11 +241,12 @@ bool is_hello_command(const BsonView& command) {
 }
 
 std::string_view single_scalar_equality(const BsonView& doc) {
-  if (doc.size < 8) return {};
+  if (doc.size < 8 || doc.data[doc.size - 1] != 0) return {};
   const uint8_t* const key = doc.data + 5;
   const uint8_t* const end = doc.data + doc.size - 1;
+  // *end is the document's NUL: the key's scan stops there at the latest.
   const uint8_t* nul = key;
-  while (nul < end && *nul != 0) ++nul;
+  while (*nul != 0) ++nul;
   if (nul == key || nul == end || *key == '$') return {};
   size_t size = 0;
   switch (doc.data[4]) {

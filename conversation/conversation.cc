@@ -250,7 +250,11 @@ Conversation::RequestOutcome Conversation::on_op_msg(const codec::MsgHeader& hea
   if (!msg.more_to_come()) {
     await_reply(header.request_id);
     if (!verdict.workload.empty()) {
-      timed_.push_back({header.request_id, forwarded, std::move(verdict.workload)});
+      // Built in place: the marks move once, into the vector.
+      TimedRequest& timed = timed_.emplace_back();
+      timed.request_id = header.request_id;
+      timed.forwarded = forwarded;
+      timed.marks = std::move(verdict.workload);
     }
   }
   if (!rebuilt.empty()) {

@@ -59,7 +59,9 @@ void Conversation::record_workload(int32_t response_to, const ReplySignals& sign
   rules::WorkloadLedger::record(
       timed->marks, {static_cast<uint64_t>(std::max<int64_t>(micros.count(), 0)), signals.documents,
                      signals.failed});
-  timed_.erase(timed);
+  // Order does not matter (found by id): the last one takes its place.
+  if (timed != timed_.end() - 1) *timed = std::move(timed_.back());
+  timed_.pop_back();
 }
 
 Conversation::ReplyOutcome Conversation::on_reply(codec::Bytes message) {

@@ -59,10 +59,11 @@ uint64_t first_batch_length(const BsonElements& cursor) {
   }
   const uint8_t* p = batch + 4;
   const uint8_t* const end = batch + batch_size - 1;
+  if (*end != 0) return 0;  // not a BSON array; with its NUL, a key's scan stops there
   uint64_t n = 0;
   while (p < end && *p == BSON_TYPE_DOCUMENT) {
     const uint8_t* nul = p + 1;
-    while (nul < end && *nul != 0) ++nul;
+    while (*nul != 0) ++nul;
     if (end - nul < 5) return n;
     const uint32_t size = codec::le32(nul + 1);
     if (size < 5 || size > static_cast<size_t>(end - nul - 1)) return n;

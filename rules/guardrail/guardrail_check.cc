@@ -29,13 +29,15 @@ bool first_unknown_of_command() {
 void GuardrailCheck::begin_command() { t_unknown_counted = false; }
 
 void GuardrailCheck::judge_read(CommandPass& s) {
-  if (s.limits->guardrail.require_index == Action::kOff || exempt_namespace(s.db, s.coll)) return;
+  if (s.limits->guardrail.require_index == Action::kOff) return;
   // describe() found find's filter and findAndModify's, count's and distinct's query: the
   // common served cases need no other walk of the command.
   if (s.cmd.kind != CommandKind::kAggregate) {
-    // {_id: <scalar>} is served whatever else is known: no lookup of the namespace's indexes.
+    // {_id: <scalar>} is served whatever else is known: no lookup of the namespace's indexes,
+    // nor of whether the namespace is exempt.
     if (s.cmd.query_scalar_key() == "_id") return;
   }
+  if (exempt_namespace(s.db, s.coll)) return;
   // A collation of the command's own decides which indexes compare its strings alike.
   const bool asked = s.cmd.kind != CommandKind::kAggregate && s.cmd.collation.empty();
   if (asked && obviously_served(s.cmd.query, catalog_.find_cached(s.db, s.coll))) return;

@@ -51,15 +51,12 @@ void DocumentShape::measure(const codec::BsonView& doc, std::string_view prefix,
   bytes_ = doc.size;
   if (!codec::well_framed(doc)) return;
   path_.assign(prefix);
+  // Only a top-level document's _id identifies it.
   if (prefix.empty()) {
-    // Only a top-level document's _id identifies it; usually the first field.
-    Elements id(doc);
-    if (id.find("_id")) {
-      id_ = id;
-      has_id_ = true;
-    }
+    walk_container<true>(doc.data, doc.size, base_depth + 1, false);
+  } else {
+    walk_container(doc.data, doc.size, base_depth + 1, false);
   }
-  walk_container(doc.data, doc.size, base_depth + 1, false);
 }
 
 void DocumentShape::measure_value(const Elements& value, std::string_view path,
@@ -92,6 +89,7 @@ void DocumentShape::measure_container(bool is_array, const codec::BsonView& cont
   }
 }
 
+template <bool kFindId>
 uint32_t DocumentShape::walk_container(const uint8_t* data, uint32_t size, uint32_t depth,
                                        bool is_array) {
   depth_ = std::max(depth_, depth);
@@ -99,6 +97,13 @@ uint32_t DocumentShape::walk_container(const uint8_t* data, uint32_t size, uint3
   Elements element(data, size);
   while (element.next()) {
     ++n;
+    if constexpr (kFindId) {
+      const std::string_view key = element.key;
+      if (!has_id_ && key.size() == 3 && key[0] == '_' && key[1] == 'i' && key[2] == 'd') {
+        id_ = element;
+        has_id_ = true;
+      }
+    }
     if (!is_container(element.type)) continue;
     const size_t saved = path_.size();
     if (!is_array) {

@@ -7,7 +7,6 @@
 #include <spdlog/spdlog.h>
 
 #include <cmath>
-#include <cstring>
 #include <optional>
 #include <string>
 #include <utility>
@@ -83,14 +82,14 @@ void ShapeCheck::judge(CommandPass& s, const DocumentShape& shape, bool whole_do
   }
 }
 
-void ShapeCheck::record(CollectionStats* stats, const DocumentShape& shape, const char* source,
+void ShapeCheck::record(CollectionStats* stats, const DocumentShape& shape, std::string_view source,
                         bool whole_document, uint32_t max_fields) {
   auto& labels = shape_scratch().labels;
   labels.clear();
   {
     std::lock_guard lock(stats->mutex);
     if (whole_document) {
-      if (std::strcmp(source, "read_sample") == 0) {
+      if (source == "read_sample") {
         stats->sampled_document_bytes.add(shape.bytes());
       } else {
         stats->document_bytes.add(shape.bytes());

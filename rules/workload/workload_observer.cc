@@ -116,6 +116,8 @@ int8_t judge_shape(const ShapeInfo& info, const NamespaceIndexes* known) {
 }
 
 WorkloadVerdict verdict_of(const Verdict& verdict, const Verdict* dry, int32_t index) {
+  // Most commands break nothing: passed, without a search.
+  if (verdict.violations.empty() && dry == nullptr) return WorkloadVerdict::kPassed;
   const auto& blocked = verdict.blocked_statements;
   if (verdict.block_command || std::binary_search(blocked.begin(), blocked.end(), index)) {
     return WorkloadVerdict::kBlocked;

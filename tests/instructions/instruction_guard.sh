@@ -5,7 +5,11 @@
 # Each message runs with N=1 and N=1+K; (Ir(1+K) - Ir(1)) / K leaves start-up out.
 #
 # Fails when a message costs more than 10% over its baseline, and when the workload ledger and
-# the guardrail together add more than 10% to a small find (find_guardrail over find_bare).
+# the guardrail together add more to a small find (find_guardrail less find_bare) than their
+# budget in the baseline file: a fixed number of instructions, 10% of the bare find the rule was
+# first held to (4,669). A budget in instructions, not a share of today's find: a share would
+# shrink each time the rest of the find gets cheaper, and fail the ledger for work it did not
+# add. Rewriting the baseline keeps the budget; lowering it is a decision of its own.
 # After a change that is meant to cost more (or that saves enough to tighten the guard), write
 # the new baseline and say why in the commit:
 #   UPDATE_BASELINE=1 ctest --test-dir build -R instruction_counts --output-on-failure
@@ -56,12 +60,21 @@ for m in $("$driver" list); do
   now[$m]=$(((many - one) / k))
 done
 
+budget=$(awk '$1 == "ledger_guardrail_budget" { print $2 }' "$baseline")
+if [ -z "$budget" ]; then
+  echo "$baseline has no ledger_guardrail_budget line" >&2
+  exit 1
+fi
+
 if [ "${UPDATE_BASELINE:-}" = 1 ]; then
   {
     echo "# User-space instructions per message (tests/instructions/instruction_guard.sh)."
     echo "# Written by: UPDATE_BASELINE=1 ctest --test-dir build -R instruction_counts"
     echo "$tag"
     for m in $("$driver" list); do echo "$m ${now[$m]}"; done
+    echo "# What the workload ledger and the guardrail together may add to a small find"
+    echo "# (find_guardrail less find_bare): kept as it was when the baseline is rewritten."
+    echo "ledger_guardrail_budget $budget"
   } >"$baseline"
   echo "baseline written to $baseline:"
   grep -v '^#' "$baseline"
@@ -88,12 +101,13 @@ for m in $("$driver" list); do
   printf '%-18s %12d %12d %8s%s\n' "$m" "$base" "${now[$m]}" "$change" "$verdict"
 done
 # The workload ledger and the guardrail together, against the same find with neither (find_bare):
-# at most +10%, checked like the baselines.
+# at most their budget.
 bare=${now[find_bare]}
 both=${now[find_guardrail]}
-echo "find_guardrail is $(awk -v b="$bare" -v n="$both" 'BEGIN { printf "%+.1f%%", (n - b) * 100 / b }') over find_bare (the ledger and the guardrail; at most +${limit_percent}%)"
-if ((both * 100 > bare * (100 + limit_percent))); then
-  echo "the ledger and the guardrail cost more than ${limit_percent}% over a bare find"
+added=$((both - bare))
+echo "find_guardrail adds $added instructions to find_bare ($(awk -v b="$bare" -v n="$both" 'BEGIN { printf "%+.1f%%", (n - b) * 100 / b }'); the ledger and the guardrail; at most $budget)"
+if ((added > budget)); then
+  echo "the ledger and the guardrail add more than their budget of $budget instructions to a bare find"
   failed=1
 fi
 exit $failed

@@ -10,9 +10,9 @@
 // ones run with the query guardrail's index check on as well (require_index for every namespace,
 // the collection's indexes known): an _id find and an update by an indexed field. Every case runs
 // with the workload ledger on (the default) but find_bare, the same _id find with the ledger off
-// and no guardrail: the reference the ledger and the guardrail together are held to (10% over
-// it, instruction_guard.sh). find_ledger: a find by an indexed field with a sort and a
-// projection, the guardrail on, so the shape's hash walks more than one key.
+// and no guardrail: the reference the ledger and the guardrail together are held to (a budget
+// of instructions over it, instruction_guard.sh). find_ledger: a find by an indexed field with a
+// sort and a projection, the guardrail on, so the shape's hash walks more than one key.
 #include <spdlog/spdlog.h>
 
 #include <cstdio>

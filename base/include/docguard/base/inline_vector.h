@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstring>
 #include <new>
 #include <span>
 #include <type_traits>
@@ -19,22 +20,16 @@ class InlineVector {
   // The inline slots hold no element until one is appended: a fresh vector (one per message in
   // a parsed message and its command view) costs setting a count, not constructing N elements.
   InlineVector() {}
-  InlineVector(const InlineVector& other) : spilled_(other.spilled_) {
-    for (size_t i = 0; i < other.count_; ++i) new (slot(i)) T(other.item(i));
-    count_ = other.count_;
-  }
+  InlineVector(const InlineVector& other) : spilled_(other.spilled_) { copy_inline(other); }
   InlineVector(InlineVector&& other) noexcept(std::is_nothrow_move_constructible_v<T>)
       : spilled_(std::move(other.spilled_)) {
-    for (size_t i = 0; i < other.count_; ++i) new (slot(i)) T(std::move(other.item(i)));
-    count_ = other.count_;
-    other.destroy_inline();
+    move_inline(other);
   }
   InlineVector& operator=(const InlineVector& other) {
     if (this != &other) {
       destroy_inline();
       spilled_ = other.spilled_;
-      for (size_t i = 0; i < other.count_; ++i) new (slot(i)) T(other.item(i));
-      count_ = other.count_;
+      copy_inline(other);
     }
     return *this;
   }
@@ -43,9 +38,7 @@ class InlineVector {
       destroy_inline();
       spilled_ = std::move(other.spilled_);
       other.spilled_.clear();
-      for (size_t i = 0; i < other.count_; ++i) new (slot(i)) T(std::move(other.item(i)));
-      count_ = other.count_;
-      other.destroy_inline();
+      move_inline(other);
     }
     return *this;
   }
@@ -106,6 +99,25 @@ class InlineVector {
   const T* items() const { return std::launder(reinterpret_cast<const T*>(storage_)); }
   T& item(size_t i) { return items()[i]; }
   const T& item(size_t i) const { return items()[i]; }
+  // Elements of a trivially copyable type are copied as the whole inline block, a fixed size
+  // the compiler copies without a loop (the unused slots' bytes come along, never read).
+  void copy_inline(const InlineVector& other) {
+    if constexpr (std::is_trivially_copyable_v<T>) {
+      std::memcpy(storage_, other.storage_, sizeof storage_);
+    } else {
+      for (size_t i = 0; i < other.count_; ++i) new (slot(i)) T(other.item(i));
+    }
+    count_ = other.count_;
+  }
+  void move_inline(InlineVector& other) {
+    if constexpr (std::is_trivially_copyable_v<T>) {
+      std::memcpy(storage_, other.storage_, sizeof storage_);
+    } else {
+      for (size_t i = 0; i < other.count_; ++i) new (slot(i)) T(std::move(other.item(i)));
+    }
+    count_ = other.count_;
+    other.destroy_inline();
+  }
   void destroy_inline() {
     if constexpr (!std::is_trivially_destructible_v<T>) {
       for (size_t i = 0; i < count_; ++i) item(i).~T();

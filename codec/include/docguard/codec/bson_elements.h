@@ -245,7 +245,9 @@ class BsonElements : public BsonValue {
     // constructor saw it), so the loop stops there at the latest: a key running into it is
     // malformed.
     const uint8_t* nul = p_;
-    while (*nul != 0) ++nul;
+    // Two bytes a step: nul[1] is read only after nul[0] was not the NUL, so never past *end_.
+    while (nul[0] != 0 && nul[1] != 0) nul += 2;
+    if (*nul != 0) ++nul;
     if (nul == end_) return stop();
     key = std::string_view(reinterpret_cast<const char*>(p_), nul - p_);
     value = nul + 1;

@@ -53,6 +53,8 @@ class DocumentShape {
  private:
   // Walks one document or array (`data`: its bytes, length prefix included); returns its
   // element count.
+  // kFindId: a top-level document's walk, which also takes its _id (the first one) on the way.
+  template <bool kFindId = false>
   uint32_t walk_container(const uint8_t* data, uint32_t size, uint32_t depth, bool is_array);
   void record_array(std::string_view path, uint32_t length);
 

@@ -74,7 +74,7 @@ class ShapeCheck {
 
  private:
   // Records a measured shape in the statistics and tells the measurement sink.
-  void record(CollectionStats* stats, const DocumentShape& shape, const char* source,
+  void record(CollectionStats* stats, const DocumentShape& shape, std::string_view source,
               bool whole_document, uint32_t max_fields);
   // Document `id`'s array lengths into the tracker: from a write, or read from the store (a
   // fact); `replaced` starts its growth histories again first.

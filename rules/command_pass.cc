@@ -1,6 +1,6 @@
 // What every check reports through: a broken rule into the verdict, and the log fields a
 // violation is told with.
-#include "command_pass.h"
+#include "docguard/rules/command_pass.h"
 
 #include <bson/bson.h>
 #include <fmt/format.h>

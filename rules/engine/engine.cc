@@ -25,10 +25,10 @@ Engine::Engine(std::shared_ptr<const RuleSet> rules, MeasurementSink* measuremen
     : measurements_(measurements),
       advice_(advice),
       id_(g_next_engine_id.fetch_add(1)),
+      guardrail_(measurements),
       shape_(measurements, advice, rules->tracking()),
       schema_(measurements),
       lookup_(measurements, advice),
-      guardrail_(measurements),
       workload_(guardrail_.catalog()) {
   snapshot_.store(snapshot_with(std::move(rules), nullptr));
 }
@@ -147,7 +147,7 @@ Verdict Engine::inspect(const codec::CommandView& cmd, const RequestContext& ctx
   Verdict verdict;
   const std::shared_ptr<const RuleSnapshot> snapshot = snapshot_.load();
   Scratch& sc = scratch();
-  GuardrailCheck::begin_command();
+  checks().run(BeginCommand{});
   sc.judged_stats = nullptr;
   // Only with candidate rules: what they would have done, for the workload ledger too. On the
   // heap then, and only then: an empty optional of a Verdict costs its setup on every command.
@@ -211,10 +211,15 @@ void Engine::judge(const codec::CommandView& cmd, const RequestContext& ctx,
       case CommandKind::kAggregate:
       case CommandKind::kCount:
       case CommandKind::kDistinct:
-      case CommandKind::kExplain:
         break;
+      case CommandKind::kExplain:
+        if (cmd.explained == "aggregate" || cmd.explained == "find" || cmd.explained == "count" ||
+            cmd.explained == "distinct") {
+          break;
+        }
+        return;
       case CommandKind::kCreate:
-        if (!dry_run) lookup_.remember_view(cmd, *rules);
+        if (!dry_run) checks().run(LearnDefinition{cmd, *rules});
         return;
       default:
         return;
@@ -232,66 +237,28 @@ void Engine::judge(const codec::CommandView& cmd, const RequestContext& ctx,
     s.hits = dry_run ? snapshot.candidate_hits.get() : snapshot.hits.get();
     s.dry_run = dry_run;
     s.app = app;
-    if (!dry_run && s.limits->guardrail.max_time_ms > 0) GuardrailCheck::limit_time(s);
+    checks().run(Start{s});
     switch (cmd.kind) {
       case CommandKind::kInsert:
         for (size_t i = 0; i < cmd.statements.size() && !s.batch_stopped(); ++i) {
-          inspect_insert(s, cmd.statements[i], static_cast<int32_t>(i));
+          judge_insert(s, cmd.statements[i], static_cast<int32_t>(i));
         }
         break;
       case CommandKind::kUpdate:
         for (size_t i = 0; i < cmd.statements.size() && !s.batch_stopped(); ++i) {
-          const codec::BsonView& stmt = cmd.statements[i];
-          if (stmt.empty()) continue;
-          codec::BsonView u;
-          bool pipeline = false;
-          bool upsert = false;
-          // The statement was validated with the message: a walk that steps over values, which
-          // reads the guardrail's parts (q, hint, collation) on the way.
-          QueryParts parts;
-          for (codec::BsonElements field(stmt); field.next();) {
-            if (field.key == "u") {
-              u = field.container();
-              pipeline = field.holds_array();
-            } else if (field.key == "upsert") {
-              upsert = field.as_bool();
-            } else {
-              read_statement_part(field, parts);
-            }
-          }
-          inspect_update(s, parts.filter, u, pipeline, upsert, static_cast<int32_t>(i));
-          guardrail_.judge_query(s, parts, static_cast<int32_t>(i));
+          judge_update_statement(s, cmd.statements[i], static_cast<int32_t>(i));
         }
         break;
       case CommandKind::kDelete:
         for (size_t i = 0; i < cmd.statements.size() && !s.batch_stopped(); ++i) {
-          const codec::BsonView& stmt = cmd.statements[i];
-          codec::BsonElements q(stmt);
-          if (codec::well_framed(stmt) && q.find("q")) {
-            inspect_delete(s, q.container());
-            guardrail_.judge_query(s, statement_parts(stmt), static_cast<int32_t>(i));
-          }
+          judge_delete_statement(s, cmd.statements[i], static_cast<int32_t>(i));
         }
         break;
       case CommandKind::kFindAndModify:
-        s.whole_command = true;
-        guardrail_.judge_read(s);
-        if (cmd.remove) {
-          inspect_delete(s, cmd.query);
-        } else {
-          inspect_update(s, cmd.query, cmd.update, cmd.update_is_pipeline, cmd.upsert, -1);
-        }
-        break;
-      case CommandKind::kExplain:
-        if (cmd.explained != "aggregate" && cmd.explained != "find" && cmd.explained != "count" &&
-            cmd.explained != "distinct") {
-          break;
-        }
-        lookup_.judge_read(s);  // explain is never refused by the guardrail
+        judge_find_and_modify(s);
         break;
       default:
-        guardrail_.judge_read(s);
-        lookup_.judge_read(s);
+        checks().run(JudgeRead{s});
         break;
     }
     report(s, 0);

@@ -13,12 +13,13 @@
 #include <string_view>
 #include <vector>
 
-#include "../command_pass.h"
 #include "docguard/base/json_string.h"
 #include "docguard/base/structured_log.h"
 #include "docguard/codec/bson_elements.h"
+#include "docguard/rules/command_pass.h"
 #include "docguard/rules/document_shape.h"
 #include "docguard/rules/engine.h"
+#include "docguard/rules/write_statement.h"
 
 namespace docguard::rules {
 
@@ -61,6 +62,68 @@ inline Scratch& scratch() {
   thread_local Scratch s;
   return s;
 }
+
+// The phases of the chain of checks (check_chain.h), in the order a command meets them. Each
+// calls the method of its name on the checks that have one for what it hands them, in the
+// chain's order:
+//   begin_command()                once per command, before its passes;
+//   start(pass)                    once per pass, before anything is judged;
+//   judge_read(pass)               a read (find, aggregate, count, distinct, an explained read);
+//   judge_write(pass, statement)   each write statement (write_statement.h), every check in turn;
+//   learn_write(pass, statement)   then, the statement's verdict known, what each check learns;
+//   learn_definition(cmd, rules)   a command that defines (create), with the rules in force.
+struct BeginCommand {
+  template <typename Check>
+  void operator()(Check& check) const {
+    if constexpr (requires { check.begin_command(); }) check.begin_command();
+  }
+};
+struct Start {
+  CommandPass& pass;
+  template <typename Check>
+  void operator()(Check& check) const {
+    if constexpr (requires { check.start(pass); }) check.start(pass);
+  }
+};
+struct JudgeRead {
+  CommandPass& pass;
+  template <typename Check>
+  void operator()(Check& check) const {
+    if constexpr (requires { check.judge_read(pass); }) check.judge_read(pass);
+  }
+};
+template <typename Statement>
+struct JudgeWrite {
+  CommandPass& pass;
+  const Statement& statement;
+  template <typename Check>
+  void operator()(Check& check) const {
+    if constexpr (requires { check.judge_write(pass, statement); }) {
+      check.judge_write(pass, statement);
+    }
+  }
+};
+template <typename Statement>
+struct LearnWrite {
+  CommandPass& pass;
+  const Statement& statement;
+  template <typename Check>
+  void operator()(Check& check) const {
+    if constexpr (requires { check.learn_write(pass, statement); }) {
+      check.learn_write(pass, statement);
+    }
+  }
+};
+struct LearnDefinition {
+  const codec::CommandView& cmd;
+  const RuleSet& rules;
+  template <typename Check>
+  void operator()(Check& check) const {
+    if constexpr (requires { check.learn_definition(cmd, rules); }) {
+      check.learn_definition(cmd, rules);
+    }
+  }
+};
 
 }  // namespace engine_detail
 

@@ -1,6 +1,6 @@
-// The engine's writes: each inserted document, update and delete statement and 8.0 bulkWrite op
-// handed down the chain of checks in order (shape, $jsonSchema, then what the shape check
-// learns once the statement's verdict is known; the guardrail for a statement's filter).
+// The engine's writes: each inserted document, update and delete statement, findAndModify and
+// 8.0 bulkWrite op read into a WriteStatement and handed down the chain of checks: every check
+// judges it, then every check learns from it what its verdict allows.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -14,76 +14,111 @@
 namespace docguard::rules {
 
 namespace {
-// Stands for a stored ObjectId docguard cannot see (judging a replacement without _id).
-constexpr uint8_t kPlaceholderObjectId[12] = {};
-}  // namespace
 
-void Engine::inspect_insert(CommandPass& s, const codec::BsonView& doc, int32_t index) {
-  const DocumentShape& shape = ShapeCheck::measure(doc);
-  ShapeCheck::judge(s, shape, true, index, shape.has_id() ? &shape.id_element() : nullptr);
-  if (!s.limits->schemas.empty()) {
-    if (shape.has_id()) {
-      schema_.judge(s, doc, index, &shape.id_element(), SchemaCheck::Written::kInsert);
-    } else {
-      // Without an _id, the server gives the document a new ObjectId before validating it.
-      bson_value_t id;
-      id.value_type = BSON_TYPE_OID;
-      bson_oid_init(&id.value.v_oid, nullptr);
-      bson_t id_doc = BSON_INITIALIZER;
-      bson_append_value(&id_doc, "_id", 3, &id);
-      codec::BsonElements id_element(&id_doc);
-      if (id_element.find("_id")) {
-        schema_.judge_with_id(s, doc, false, id, index, &id_element, SchemaCheck::Written::kInsert);
-      }
-      bson_destroy(&id_doc);
-    }
-  }
-  shape_.learn_insert(s, shape, index);
+// The fields of an update statement beside its filter.
+void read_update(UpdateStatement& w, const codec::BsonView& u, bool upsert, int32_t index,
+                 const QueryParts* query) {
+  w.index = index;
+  w.query = query;
+  // Without parts of its own, the statement is the command (findAndModify): its query is the
+  // command's.
+  w.command_query = query == nullptr;
+  w.update = u;
+  w.upsert = upsert;
 }
 
-void Engine::inspect_delete(CommandPass& s, const codec::BsonView& q) { shape_.forget(s, q); }
+}  // namespace
 
-void Engine::inspect_update(CommandPass& s, const codec::BsonView& q, const codec::BsonView& u,
-                            bool u_is_pipeline, bool upsert, int32_t index) {
-  if (u.empty()) return;
-  codec::BsonElements q_id(q);
-  const bool has_q_id = id_equality(q, &q_id);
+template <typename Statement>
+[[gnu::always_inline]] inline void Engine::judge_statement(CommandPass& s,
+                                                           const Statement& statement) {
+  checks().run(JudgeWrite<Statement>{s, statement});
+  checks().run(LearnWrite<Statement>{s, statement});
+}
 
-  if (!u_is_pipeline && !codec::is_operator_document(u)) {
-    // Replacement (also upserts and findAndModify replacements): the whole new document.
-    const DocumentShape& shape = ShapeCheck::measure(u);
-    const codec::BsonElements* id =
-        has_q_id ? &q_id : (shape.has_id() ? &shape.id_element() : nullptr);
-    ShapeCheck::judge(s, shape, true, index, id);
-    if (!s.limits->schemas.empty()) {
-      // A replacement keeps the stored _id: the query's when it names one, else an ObjectId
-      // (the default _id) stands for it, and errInfo's failingDocumentId is then unknown.
-      bson_value_t stored;
-      stored.value_type = BSON_TYPE_OID;
-      bson_oid_init_from_data(&stored.value.v_oid, kPlaceholderObjectId);
-      bson_value_t given;
-      if (has_q_id && q_id.borrow_value(&given)) {
-        bson_value_destroy(&stored);
-        bson_value_copy(&given, &stored);
-      }
-      schema_.judge_with_id(s, u, shape.has_id(), stored, index, id,
-                            shape.has_id() || has_q_id
-                                ? SchemaCheck::Written::kReplacement
-                                : SchemaCheck::Written::kReplacementOfUnknownId);
-      bson_value_destroy(&stored);
+void Engine::judge_insert(CommandPass& s, const codec::BsonView& doc, int32_t index) {
+  InsertStatement w;
+  w.index = index;
+  w.document = doc;
+  w.shape = &ShapeCheck::measure(doc);
+  if (w.shape->has_id()) w.id = &w.shape->id_element();
+  judge_statement(s, w);
+}
+
+void Engine::judge_update(CommandPass& s, const codec::BsonView& q, const codec::BsonView& u,
+                          bool pipeline, bool upsert, int32_t index, const QueryParts* query) {
+  if (u.empty()) {
+    // An update that cannot be read: its query alone is judged.
+    UpdateStatement w(q);
+    read_update(w, u, upsert, index, query);
+    judge_statement(s, w);
+  } else if (!pipeline && !codec::is_operator_document(u)) {
+    // A replacement (also an upsert's, and findAndModify's) keeps the stored _id: the
+    // filter's when it names one.
+    ReplacementStatement w(q);
+    read_update(w, u, upsert, index, query);
+    w.shape = &ShapeCheck::measure(u);
+    w.names_its_id = w.shape->has_id();
+    if (w.id == nullptr && w.names_its_id) w.id = &w.shape->id_element();
+    judge_statement(s, w);
+  } else {
+    OperatorUpdateStatement w(q);
+    read_update(w, u, upsert, index, query);
+    w.pipeline = pipeline;
+    w.shape = &ShapeCheck::measure_update(u, pipeline);
+    judge_statement(s, w);
+  }
+}
+
+void Engine::judge_delete(CommandPass& s, const codec::BsonView& q, int32_t index,
+                          const QueryParts* query) {
+  DeleteStatement w(q);
+  w.index = index;
+  w.query = query;
+  w.command_query = query == nullptr;
+  judge_statement(s, w);
+}
+
+void Engine::judge_update_statement(CommandPass& s, const codec::BsonView& statement,
+                                    int32_t index) {
+  if (statement.empty()) return;
+  codec::BsonView u;
+  bool pipeline = false;
+  bool upsert = false;
+  // The statement was validated with the message: a walk that steps over values, which reads
+  // the guardrail's parts (q, hint, collation) on the way.
+  QueryParts parts;
+  for (codec::BsonElements field(statement); field.next();) {
+    if (field.key == "u") {
+      u = field.container();
+      pipeline = field.holds_array();
+    } else if (field.key == "upsert") {
+      upsert = field.as_bool();
+    } else {
+      read_statement_part(field, parts);
     }
-    shape_.learn_replacement(s, shape, id, index);
-    return;
   }
+  judge_update(s, parts.filter, u, pipeline, upsert, index, &parts);
+}
 
-  const UpdateShape& update = ShapeCheck::measure_update(u, u_is_pipeline);
-  const codec::BsonElements* id = has_q_id ? &q_id : nullptr;
-  if (!s.limits->schemas.empty()) {
-    schema_.judge(
-        s, u, index, id,
-        upsert ? SchemaCheck::Written::kOperatorUpsert : SchemaCheck::Written::kOperatorUpdate);
+void Engine::judge_delete_statement(CommandPass& s, const codec::BsonView& statement,
+                                    int32_t index) {
+  codec::BsonElements q(statement);
+  if (!codec::well_framed(statement) || !q.find("q")) return;
+  const QueryParts parts = statement_parts(statement);
+  judge_delete(s, q.container(), index, &parts);
+}
+
+void Engine::judge_find_and_modify(CommandPass& s) {
+  // One statement, the whole command: refused, the command is. Its query is the command's
+  // own (query_parts), which the guardrail reads from the command view.
+  s.whole_command = true;
+  const codec::CommandView& cmd = s.cmd;
+  if (cmd.remove) {
+    judge_delete(s, cmd.query, -1, nullptr);
+  } else {
+    judge_update(s, cmd.query, cmd.update, cmd.update_is_pipeline, cmd.upsert, -1, nullptr);
   }
-  shape_.judge_update(s, update, id, index);
 }
 
 void Engine::inspect_bulk_write(const codec::CommandView& cmd, const RequestContext& ctx,
@@ -134,16 +169,17 @@ void Engine::inspect_bulk_write(const codec::CommandView& cmd, const RequestCont
       }
       if (k == "upsert") upsert = field.as_bool();
     }
-    const auto index = static_cast<int32_t>(i);
     const size_t before = verdict.violations.size();
+    const auto index = static_cast<int32_t>(i);
     if (verb == "insert") {
-      inspect_insert(s, document, index);
-    } else if (verb == "update") {
-      inspect_update(s, filter, mods, mods_pipeline, upsert, index);
-      guardrail_.judge_query(s, statement_parts(op), index);
-    } else if (verb == "delete") {
-      inspect_delete(s, filter);
-      guardrail_.judge_query(s, statement_parts(op), index);
+      judge_insert(s, document, index);
+    } else if (verb == "update" || verb == "delete") {
+      const QueryParts parts = statement_parts(op);
+      if (verb == "update") {
+        judge_update(s, filter, mods, mods_pipeline, upsert, index, &parts);
+      } else {
+        judge_delete(s, filter, index, &parts);
+      }
     }
     report(s, before);
   }

@@ -7,7 +7,6 @@
 
 #include <set>
 
-#include "../command_pass.h"
 #include "docguard/base/json_string.h"
 
 namespace docguard::rules {
@@ -30,6 +29,7 @@ void GuardrailCheck::begin_command() { t_unknown_counted = false; }
 
 void GuardrailCheck::judge_read(CommandPass& s) {
   if (s.limits->guardrail.require_index == Action::kOff) return;
+  if (s.cmd.kind == CommandKind::kExplain) return;  // an explain runs no plan: never refused
   // describe() found find's filter and findAndModify's, count's and distinct's query: the
   // common served cases need no other walk of the command.
   if (s.cmd.kind != CommandKind::kAggregate) {

@@ -5,7 +5,7 @@
 #include <string_view>
 #include <utility>
 
-#include "../command_pass.h"
+#include "docguard/rules/command_pass.h"
 #include "docguard/rules/lookup_walker.h"
 #include "docguard/rules/namespace_registry.h"
 
@@ -102,8 +102,8 @@ void LookupCheck::judge_read(CommandPass& s) {
   }
 }
 
-void LookupCheck::remember_view(const codec::CommandView& cmd, const RuleSet& rules) {
-  if (cmd.pipeline.empty()) return;
+void LookupCheck::learn_definition(const codec::CommandView& cmd, const RuleSet& rules) {
+  if (cmd.kind != CommandKind::kCreate || cmd.pipeline.empty()) return;
   std::vector<std::string> froms;
   LookupWalker::walk(cmd.pipeline, [&](const Join& j) { froms.emplace_back(j.from); });
   std::string ns = std::string(cmd.database) + "." + std::string(cmd.collection);

@@ -11,8 +11,6 @@
 #include <string>
 #include <utility>
 
-#include "../command_pass.h"
-
 namespace docguard::rules {
 
 namespace {
@@ -24,6 +22,7 @@ struct ShapeScratch {
   UpdateShape update;
   std::string key;  // the tracker's key of the document in judgement
   std::vector<std::pair<const std::string*, uint32_t>> labels;
+  // Each push's path bound, looked up by judge_write for learn_write of the same statement.
   std::vector<const Limit*> growth_limits;
 };
 
@@ -128,11 +127,10 @@ void ShapeCheck::learn_replacement(CommandPass& s, const DocumentShape& shape,
   }
 }
 
-void ShapeCheck::forget(CommandPass& s, const codec::BsonView& q) {
-  codec::BsonElements id(q);
-  if (s.dry_run || !s.tracks_arrays() || !id_equality(q, &id)) return;
+void ShapeCheck::forget(CommandPass& s, const codec::BsonElements* id) {
+  if (s.dry_run || !s.tracks_arrays() || id == nullptr) return;
   std::string& key = shape_scratch().key;
-  DocumentTracker::make_key(s.db, s.coll, id, &key);
+  DocumentTracker::make_key(s.db, s.coll, *id, &key);
   tracker_.forget(key);
 }
 
@@ -191,11 +189,7 @@ void ShapeCheck::log_entered_horizon(const CommandPass& s, std::string_view fiel
 
 void ShapeCheck::judge_update(CommandPass& s, const UpdateShape& update,
                               const codec::BsonElements* id, int32_t index) {
-  ShapeScratch& sc = shape_scratch();
   const uint32_t max_fields = s.rules.tracking().max_field_paths;
-  const bool track = s.tracks_arrays();
-  if (track && id != nullptr) DocumentTracker::make_key(s.db, s.coll, *id, &sc.key);
-
   // Whole arrays and documents set by $set: their lengths are exact.
   const DocumentShape& set_values = update.set_values();
   judge(s, set_values, false, index, id);
@@ -203,31 +197,26 @@ void ShapeCheck::judge_update(CommandPass& s, const UpdateShape& update,
     // What $set writes is a lower bound on the resulting document (an upsert creates it).
     s.add(RuleKind::kMaxDocumentBytes, *b, "", update.set_bytes(), index, id);
   }
+  // What the client sends is recorded whatever the verdict (as an insert's shape is).
   if (set_values.array_count() > 0 && !s.dry_run) {
     record(s.stats, set_values, "update", false, max_fields);
-    if (track && id != nullptr && !s.blocked(index)) {
-      const double now = s.seconds_now();
-      for (const ArrayMeasure* a = set_values.arrays_begin(); a != set_values.arrays_end(); ++a) {
-        tracker_.record(sc.key, a->path, a->length, false, now);
-      }
-    }
   }
-
   const NamespaceLimits& l = *s.limits;
-  // Each growth's path bound, looked up once for the checks below and for the tracked lengths.
-  auto& by_paths = sc.growth_limits;
+  // Each growth's path bound, looked up once for the checks below and for the tracked lengths
+  // (track_update).
+  auto& by_paths = shape_scratch().growth_limits;
   by_paths.clear();
   for (size_t i = 0; i < update.growth_count(); ++i) {
     const ArrayGrowth& g = update.growth()[i];
-    const std::string* label = nullptr;
     if (!s.dry_run) {
-      std::lock_guard lock(s.stats->mutex);
-      auto& [lbl, field] = s.stats->field(g.path, max_fields);
-      ++field.pushes;
-      field.pushed_elements += g.elements;
-      label = &lbl;
-    }
-    if (label != nullptr) {
+      const std::string* label = nullptr;
+      {
+        std::lock_guard lock(s.stats->mutex);
+        auto& [lbl, field] = s.stats->field(g.path, max_fields);
+        ++field.pushes;
+        field.pushed_elements += g.elements;
+        label = &lbl;
+      }
       if (measurements_ != nullptr) {
         measurements_->on_array_push(s.stats->labels, *label, g.elements);
       }
@@ -235,7 +224,6 @@ void ShapeCheck::judge_update(CommandPass& s, const UpdateShape& update,
         advice_->on_unbounded_push(s.stats->db, s.stats->coll, *label, g.elements, s.app);
       }
     }
-
     if (!g.has_slice && l.push_slice_action != Action::kOff) {
       Bound b{0, l.push_slice_action, l.push_slice_match, l.push_slice_line, l.push_slice_rule};
       s.add(RuleKind::kRequirePushSlice, b, g.path, g.elements, index, id);
@@ -253,7 +241,21 @@ void ShapeCheck::judge_update(CommandPass& s, const UpdateShape& update,
       }
     }
   }
-  if (!track || id == nullptr || s.blocked(index)) return;
+}
+
+void ShapeCheck::track_update(CommandPass& s, const UpdateShape& update,
+                              const codec::BsonElements& id, int32_t index) {
+  ShapeScratch& sc = shape_scratch();
+  DocumentTracker::make_key(s.db, s.coll, id, &sc.key);
+  const DocumentShape& set_values = update.set_values();
+  if (set_values.array_count() > 0 && !s.dry_run) {
+    const double now = s.seconds_now();
+    for (const ArrayMeasure* a = set_values.arrays_begin(); a != set_values.arrays_end(); ++a) {
+      tracker_.record(sc.key, a->path, a->length, false, now);
+    }
+  }
+  const NamespaceLimits& l = *s.limits;
+  const auto& by_paths = sc.growth_limits;
   for (size_t i = 0; i < update.growth_count(); ++i) {
     const ArrayGrowth& g = update.growth()[i];
     const Limit* by_path = by_paths[i];
@@ -290,7 +292,7 @@ void ShapeCheck::judge_update(CommandPass& s, const UpdateShape& update,
     if (strict != nullptr && grown->length > strict->value && grows_to <= strict->value) {
       const Action action =
           grown->read_from_store ? strict->action : weaker(strict->action, Action::kWarn);
-      s.add(RuleKind::kTrackedArrayLength, *strict, g.path, grown->length, index, id, action);
+      s.add(RuleKind::kTrackedArrayLength, *strict, g.path, grown->length, index, &id, action);
       // Refused: the push never happens, so the length goes back to what it was (no $slice
       // here: a capped push cannot pass the bound).
       if (action == Action::kBlock && !s.dry_run) {

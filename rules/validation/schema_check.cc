@@ -6,7 +6,6 @@
 
 #include <algorithm>
 
-#include "../command_pass.h"
 #include "docguard/schema/json_schema.h"
 
 namespace docguard::rules {
@@ -36,6 +35,9 @@ std::vector<uint8_t>& post_image() {
   return image;
 }
 
+// Stands for a stored ObjectId docguard cannot see (judging a replacement without _id).
+constexpr uint8_t kPlaceholderObjectId[12] = {};
+
 }  // namespace
 
 void SchemaCheck::census_stored_document(const RuleSet& rules, bool candidates, std::string_view db,
@@ -57,6 +59,46 @@ void SchemaCheck::census_stored_document(const RuleSet& rules, bool candidates, 
     }
     census_.stored(db, coll, r.id.empty() ? rule_key(r) : r.id, candidates, failing, properties);
   }
+}
+
+void SchemaCheck::judge_insert(CommandPass& s, const InsertStatement& w) {
+  if (w.id != nullptr) {
+    judge(s, w.document, w.index, w.id, Written::kInsert);
+    return;
+  }
+  // Without an _id, the server gives the document a new ObjectId before validating it.
+  bson_value_t id;
+  id.value_type = BSON_TYPE_OID;
+  bson_oid_init(&id.value.v_oid, nullptr);
+  bson_t id_doc = BSON_INITIALIZER;
+  bson_append_value(&id_doc, "_id", 3, &id);
+  codec::BsonElements id_element(&id_doc);
+  if (id_element.find("_id")) {
+    judge_with_id(s, w.document, false, id, w.index, &id_element, Written::kInsert);
+  }
+  bson_destroy(&id_doc);
+}
+
+void SchemaCheck::judge_replacement(CommandPass& s, const ReplacementStatement& w) {
+  // A replacement keeps the stored _id: the query's when it names one, else an ObjectId (the
+  // default _id) stands for it, and errInfo's failingDocumentId is then unknown.
+  bson_value_t stored;
+  stored.value_type = BSON_TYPE_OID;
+  bson_oid_init_from_data(&stored.value.v_oid, kPlaceholderObjectId);
+  bson_value_t given;
+  if (w.filter_id != nullptr && w.filter_id->borrow_value(&given)) {
+    bson_value_destroy(&stored);
+    bson_value_copy(&given, &stored);
+  }
+  const bool has_id = w.names_its_id;
+  judge_with_id(
+      s, w.update, has_id, stored, w.index, w.id,
+      has_id || w.filter_id != nullptr ? Written::kReplacement : Written::kReplacementOfUnknownId);
+  bson_value_destroy(&stored);
+}
+
+void SchemaCheck::judge_operator_update(CommandPass& s, const OperatorUpdateStatement& w) {
+  judge(s, w.update, w.index, w.id, w.upsert ? Written::kOperatorUpsert : Written::kOperatorUpdate);
 }
 
 void SchemaCheck::judge(CommandPass& s, const codec::BsonView& doc, int32_t index,

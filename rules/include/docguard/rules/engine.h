@@ -1,10 +1,10 @@
 // The rule engine the proxy calls for every command: a thin front over a chain of checks
-// (ShapeCheck, SchemaCheck, LookupCheck, GuardrailCheck), each owning its own state, which
-// measure what the command writes or reads against the rules for its namespace; the workload
-// ledger observes the verdict after them (WorkloadObserver). It keeps per-collection statistics
-// (NamespaceRegistry) and returns a Verdict. Knows nothing of sockets; the conversation layer's
-// request plan (docguard/conversation/request_plan.h) turns a Verdict into forwarded, rewritten or
-// answered requests.
+// (GuardrailCheck, ShapeCheck, SchemaCheck, LookupCheck; check_chain.h), each owning its own
+// state, run phase by phase over what the command reads or writes, against the rules for its
+// namespace. The workload ledger observes the verdict after them (WorkloadObserver). The engine
+// keeps per-collection statistics (NamespaceRegistry) and returns a Verdict. Knows nothing of
+// sockets; the conversation layer's request plan (docguard/conversation/request_plan.h) turns a
+// Verdict into forwarded, rewritten or answered requests.
 //
 // Thread safety: inspect(), wants_reply_sample(), observe_reply() and status_json() may be
 // called from any number of threads; reload() too. Each namespace has its own mutex, held only
@@ -27,7 +27,9 @@
 
 #include "docguard/codec/command_view.h"
 #include "docguard/codec/op_msg.h"
+#include "docguard/rules/check_chain.h"
 #include "docguard/rules/collection_stats.h"
+#include "docguard/rules/command_pass.h"
 #include "docguard/rules/document_tracker.h"
 #include "docguard/rules/engine_sinks.h"
 #include "docguard/rules/guardrail_check.h"
@@ -46,8 +48,6 @@
 #include "docguard/rules/workload_observer.h"
 
 namespace docguard::rules {
-
-struct CommandPass;  // one pass of the checks over a command (command_pass.h)
 
 class Engine {
  public:
@@ -156,12 +156,20 @@ class Engine {
   }
   static uint32_t find_scope(const RequestContext& ctx, const RuleSet& rules, bool candidate);
   const std::string& app_label(std::string_view app, uint32_t max_apps);
-  // A write statement down the chain of checks: shape, $jsonSchema, then what the shape check
-  // learns once the statement's verdict is known (engine_writes.cc).
-  void inspect_insert(CommandPass& s, const codec::BsonView& doc, int32_t index);
-  void inspect_update(CommandPass& s, const codec::BsonView& q, const codec::BsonView& u,
-                      bool u_is_pipeline, bool upsert, int32_t index);
-  void inspect_delete(CommandPass& s, const codec::BsonView& q);
+  // A write statement down the chain of checks: every check judges it, then every check
+  // learns from it (engine_writes.cc). The statement is read from the command first: an
+  // inserted document, an update or delete statement (with its query's parts), a bulkWrite op,
+  // a findAndModify.
+  template <typename Statement>
+  void judge_statement(CommandPass& s, const Statement& statement);
+  void judge_insert(CommandPass& s, const codec::BsonView& doc, int32_t index);
+  void judge_update(CommandPass& s, const codec::BsonView& q, const codec::BsonView& u,
+                    bool pipeline, bool upsert, int32_t index, const QueryParts* query);
+  void judge_delete(CommandPass& s, const codec::BsonView& q, int32_t index,
+                    const QueryParts* query);
+  void judge_update_statement(CommandPass& s, const codec::BsonView& statement, int32_t index);
+  void judge_delete_statement(CommandPass& s, const codec::BsonView& statement, int32_t index);
+  void judge_find_and_modify(CommandPass& s);
   void inspect_bulk_write(const codec::CommandView& cmd, const RequestContext& ctx,
                           const RuleSnapshot& judged, bool dry_run, Verdict& verdict);
   // The workload observer after the verdict (`dry`: the candidate rules' verdict, when there
@@ -188,11 +196,16 @@ class Engine {
   std::shared_mutex apps_mutex_;
   std::unordered_set<std::string, StringHash, std::equal_to<>> known_apps_;
 
-  // The chain of checks, each with its own state.
+  // The checks, each with its own state, and the chain that runs them in its order: the
+  // guardrail first (the server plans a statement's query before it writes), then the shape
+  // (which the schema's errInfo follows, as the documents' ids come from its walk), the
+  // $jsonSchema rules and the $lookup window.
+  GuardrailCheck guardrail_;
   ShapeCheck shape_;
   SchemaCheck schema_;
   LookupCheck lookup_;
-  GuardrailCheck guardrail_;
+  using Checks = CheckChain<GuardrailCheck, ShapeCheck, SchemaCheck, LookupCheck>;
+  Checks checks() { return Checks(guardrail_, shape_, schema_, lookup_); }
   WorkloadObserver workload_;  // after guardrail_: it reads the guardrail's index catalog
   std::function<Clock::time_point()> clock_;
 };

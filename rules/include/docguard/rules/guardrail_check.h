@@ -13,15 +13,15 @@
 #include <set>
 #include <string>
 
+#include "docguard/rules/command_pass.h"
 #include "docguard/rules/engine_sinks.h"
 #include "docguard/rules/index_catalog.h"
 #include "docguard/rules/namespace_registry.h"
 #include "docguard/rules/query_guardrail.h"
 #include "docguard/rules/rule_set.h"
+#include "docguard/rules/write_statement.h"
 
 namespace docguard::rules {
-
-struct CommandPass;
 
 class GuardrailCheck {
  public:
@@ -29,15 +29,26 @@ class GuardrailCheck {
   GuardrailCheck(const GuardrailCheck&) = delete;
   GuardrailCheck& operator=(const GuardrailCheck&) = delete;
 
+  // Its phases in the chain of checks (check_chain.h).
   // A new command: an operation of it that cannot be judged is counted once, whichever of its
   // passes (the rules in force, the candidates) saw it.
   static void begin_command();
-  // The whole command's query (reads, findAndModify).
+  // Before anything is judged: a guardrail rule's time limit for a command without its own
+  // (verdict.max_time_ms).
+  static void start(CommandPass& pass) {
+    if (pass.limits->guardrail.max_time_ms > 0 && !pass.dry_run) limit_time(pass);
+  }
+  // A read's query (find, aggregate, count, distinct; an explained read is never refused).
   void judge_read(CommandPass& pass);
-  // One query: the command's (`index` -1) or one statement's.
-  void judge_query(CommandPass& pass, const QueryParts& parts, int32_t index);
-  // Sets verdict.max_time_ms when a guardrail rule gives this command a time limit.
-  static void limit_time(CommandPass& pass);
+  // A write statement's query, or findAndModify's: judged before what it writes, as the server
+  // plans a statement's query before it writes anything.
+  void judge_write(CommandPass& pass, const QueryingStatement& statement) {
+    if (statement.command_query) {
+      judge_read(pass);
+    } else if (statement.query != nullptr) {
+      judge_query(pass, *statement.query, statement.index);
+    }
+  }
 
   // What queries are judged against (index_catalog.h): fed by introspection and by the catalog
   // replies the engine sees.
@@ -50,6 +61,11 @@ class GuardrailCheck {
                           const RuleSet* candidates) const;
 
  private:
+  // One query: the command's (`index` -1) or one statement's.
+  void judge_query(CommandPass& pass, const QueryParts& parts, int32_t index);
+  // Sets verdict.max_time_ms when the command is one the time limit applies to.
+  static void limit_time(CommandPass& pass);
+
   MeasurementSink* measurements_;
   IndexCatalog catalog_;
   std::mutex expired_mutex_;

@@ -28,11 +28,13 @@ class LookupCheck {
   LookupCheck(const LookupCheck&) = delete;
   LookupCheck& operator=(const LookupCheck&) = delete;
 
+  // Its phases in the chain of checks (check_chain.h).
   // A read (find, aggregate, count, distinct, an explained one): counted in its namespace's
   // window unless the pass is a dry run, and judged against max_lookup_ratio.
   void judge_read(CommandPass& pass);
-  // A `create` command: a view's joins are remembered (at most max_namespaces views).
-  void remember_view(const codec::CommandView& cmd, const RuleSet& rules);
+  // A command that defines rather than reads or writes, with the rules in force: a `create`
+  // command's view joins are remembered (at most max_namespaces views).
+  void learn_definition(const codec::CommandView& cmd, const RuleSet& rules);
 
  private:
   MeasurementSink* measurements_;

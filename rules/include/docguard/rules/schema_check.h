@@ -16,13 +16,13 @@
 
 #include "docguard/codec/bson_elements.h"
 #include "docguard/codec/bson_view.h"
+#include "docguard/rules/command_pass.h"
 #include "docguard/rules/engine_sinks.h"
 #include "docguard/rules/rule_set.h"
 #include "docguard/rules/schema_census.h"
+#include "docguard/rules/write_statement.h"
 
 namespace docguard::rules {
-
-struct CommandPass;
 
 class SchemaCheck {
  public:
@@ -30,25 +30,18 @@ class SchemaCheck {
   SchemaCheck(const SchemaCheck&) = delete;
   SchemaCheck& operator=(const SchemaCheck&) = delete;
 
-  // What a write puts before the schemas. kReplacementOfUnknownId: a replacement without _id
-  // whose query does not name the stored one; a stand-in ObjectId is judged, and a failure that
-  // may come from it is not certain.
-  enum class Written : uint8_t {
-    kInsert,
-    kReplacement,
-    kReplacementOfUnknownId,
-    kOperatorUpdate,
-    kOperatorUpsert
-  };
-  // The namespace's $jsonSchema rules on a whole document, or on what an operator update
-  // changes; `id` is errInfo's failingDocumentId.
-  void judge(CommandPass& pass, const codec::BsonView& doc, int32_t index,
-             const codec::BsonElements* id, Written written);
-  // A whole written document judged as the server stores it: one without _id gets `id` first
-  // (an insert's new ObjectId, a replacement's stored _id); `failing_id` is errInfo's id.
-  void judge_with_id(CommandPass& pass, const codec::BsonView& doc, bool has_id,
-                     const bson_value_t& id, int32_t index, const codec::BsonElements* failing_id,
-                     Written written);
+  // Its phase in the chain of checks (check_chain.h): the namespace's $jsonSchema rules on a
+  // written document as the server stores it (an insert without _id gets a new ObjectId, a
+  // replacement keeps the stored _id), or on what an operator update changes.
+  void judge_write(CommandPass& pass, const InsertStatement& insert) {
+    if (!pass.limits->schemas.empty()) judge_insert(pass, insert);
+  }
+  void judge_write(CommandPass& pass, const ReplacementStatement& replacement) {
+    if (!pass.limits->schemas.empty()) judge_replacement(pass, replacement);
+  }
+  void judge_write(CommandPass& pass, const OperatorUpdateStatement& update) {
+    if (!pass.limits->schemas.empty()) judge_operator_update(pass, update);
+  }
   // A sampled stored document judged by every $jsonSchema rule of its namespace, for the census.
   void census_stored_document(const RuleSet& rules, bool candidates, std::string_view db,
                               std::string_view coll, const codec::BsonView& document);
@@ -60,6 +53,29 @@ class SchemaCheck {
   }
 
  private:
+  // What a write puts before the schemas. kReplacementOfUnknownId: a replacement without _id
+  // whose query does not name the stored one; a stand-in ObjectId is judged, and a failure that
+  // may come from it is not certain.
+  enum class Written : uint8_t {
+    kInsert,
+    kReplacement,
+    kReplacementOfUnknownId,
+    kOperatorUpdate,
+    kOperatorUpsert
+  };
+  // The schemas on a whole document, or on what an operator update changes; `id` is errInfo's
+  // failingDocumentId.
+  void judge(CommandPass& pass, const codec::BsonView& doc, int32_t index,
+             const codec::BsonElements* id, Written written);
+  // A whole written document judged as the server stores it: one without _id gets `id` first;
+  // `failing_id` is errInfo's id.
+  void judge_with_id(CommandPass& pass, const codec::BsonView& doc, bool has_id,
+                     const bson_value_t& id, int32_t index, const codec::BsonElements* failing_id,
+                     Written written);
+  void judge_insert(CommandPass& pass, const InsertStatement& insert);
+  void judge_replacement(CommandPass& pass, const ReplacementStatement& replacement);
+  void judge_operator_update(CommandPass& pass, const OperatorUpdateStatement& update);
+
   MeasurementSink* measurements_;
   SchemaCensus census_;
 };

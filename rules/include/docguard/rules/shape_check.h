@@ -17,15 +17,15 @@
 #include "docguard/codec/bson_elements.h"
 #include "docguard/codec/bson_view.h"
 #include "docguard/rules/collection_stats.h"
+#include "docguard/rules/command_pass.h"
 #include "docguard/rules/document_shape.h"
 #include "docguard/rules/document_tracker.h"
 #include "docguard/rules/engine_sinks.h"
 #include "docguard/rules/growth_forecast.h"
 #include "docguard/rules/rule_set.h"
+#include "docguard/rules/write_statement.h"
 
 namespace docguard::rules {
-
-struct CommandPass;
 
 class ShapeCheck {
  public:
@@ -36,26 +36,46 @@ class ShapeCheck {
   // A reload's tracker bounds.
   void set_tracking(const TrackingLimits& tracking);
 
-  // A whole written document (an insert, a replacement) measured.
+  // A whole written document (an insert, a replacement) measured, for the statement the
+  // chain judges (write_statement.h).
   static const DocumentShape& measure(const codec::BsonView& doc);
-  // A measured shape against the namespace's bounds (document size, nesting, array lengths).
-  // `whole_document` is false for values of $set, whose size says nothing about the document's.
-  static void judge(CommandPass& pass, const DocumentShape& shape, bool whole_document,
-                    int32_t index, const codec::BsonElements* id);
-  // An insert after every check judged it: recorded, and its arrays tracked unless refused.
-  void learn_insert(CommandPass& pass, const DocumentShape& shape, int32_t index);
-  // A replacement of document `id` (null: not known) after every check judged it: recorded,
-  // and its growth histories started again unless refused.
-  void learn_replacement(CommandPass& pass, const DocumentShape& shape,
-                         const codec::BsonElements* id, int32_t index);
   // An operator update (or pipeline) measured.
   static const UpdateShape& measure_update(const codec::BsonView& u, bool pipeline);
-  // Its whole arrays and documents set by $set, and its pushes, judged (require_push_slice, the
-  // array bounds, the tracked length of document `id` when known); recorded and tracked.
-  void judge_update(CommandPass& pass, const UpdateShape& update, const codec::BsonElements* id,
-                    int32_t index);
-  // A delete of the document its filter names by _id: its tracked arrays are forgotten.
-  void forget(CommandPass& pass, const codec::BsonView& q);
+
+  // Its phases in the chain of checks (check_chain.h).
+  // A written document against the namespace's bounds (document size, nesting, array lengths);
+  // an operator update's whole arrays and documents set by $set, and its pushes
+  // (require_push_slice, the array bounds).
+  void judge_write(CommandPass& pass, const InsertStatement& insert) {
+    judge(pass, *insert.shape, true, insert.index, insert.id);
+  }
+  void judge_write(CommandPass& pass, const ReplacementStatement& replacement) {
+    judge(pass, *replacement.shape, true, replacement.index, replacement.id);
+  }
+  void judge_write(CommandPass& pass, const OperatorUpdateStatement& update) {
+    judge_update(pass, *update.shape, update.id, update.index);
+  }
+  // After every check judged the statement: its shape recorded, and the arrays of the document
+  // it writes tracked unless it was refused. A push is then judged against the tracked length
+  // (tracked_array_length); a deleted document's arrays are forgotten.
+  void learn_write(CommandPass& pass, const InsertStatement& insert) {
+    learn_insert(pass, *insert.shape, insert.index);
+  }
+  void learn_write(CommandPass& pass, const ReplacementStatement& replacement) {
+    learn_replacement(pass, *replacement.shape, replacement.id, replacement.index);
+  }
+  void learn_write(CommandPass& pass, const OperatorUpdateStatement& update) {
+    // Only a document known by its _id is tracked; most updates set scalars, with no array to
+    // track or judge against its tracked length.
+    const UpdateShape& shape = *update.shape;
+    if (pass.tracks_arrays() && update.id != nullptr && !pass.blocked(update.index) &&
+        (shape.growth_count() > 0 || shape.set_values().array_count() > 0)) {
+      track_update(pass, shape, *update.id, update.index);
+    }
+  }
+  void learn_write(CommandPass& pass, const DeleteStatement& del) {
+    if (!pass.blocked(del.index)) forget(pass, del.filter_id);
+  }
 
   // A document read back (a sampled reply, docguard's own read of the store): its shape
   // recorded when `record` (a reply), its arrays' lengths remembered as facts when `track`.
@@ -73,6 +93,26 @@ class ShapeCheck {
   double forecast_horizon() const { return forecast_horizon_.load(std::memory_order_relaxed); }
 
  private:
+  // A measured shape against the namespace's bounds. `whole_document` is false for values of
+  // $set, whose size says nothing about the document's.
+  static void judge(CommandPass& pass, const DocumentShape& shape, bool whole_document,
+                    int32_t index, const codec::BsonElements* id);
+  // An operator update judged, and what it sends recorded (its $set arrays, its pushes).
+  void judge_update(CommandPass& pass, const UpdateShape& update, const codec::BsonElements* id,
+                    int32_t index);
+  // An insert: recorded, and its arrays tracked unless refused.
+  void learn_insert(CommandPass& pass, const DocumentShape& shape, int32_t index);
+  // A replacement of document `id` (null: not known): recorded, and its growth histories
+  // started again unless refused.
+  void learn_replacement(CommandPass& pass, const DocumentShape& shape,
+                         const codec::BsonElements* id, int32_t index);
+  // An operator update of document `id`, not refused: its arrays set by $set and its pushes
+  // tracked, and each push judged against the tracked length.
+  void track_update(CommandPass& pass, const UpdateShape& update, const codec::BsonElements& id,
+                    int32_t index);
+  // A delete of the document `id` (null: its filter names none by _id): its tracked arrays are
+  // forgotten.
+  void forget(CommandPass& pass, const codec::BsonElements* id);
   // Records a measured shape in the statistics and tells the measurement sink.
   void record(CollectionStats* stats, const DocumentShape& shape, std::string_view source,
               bool whole_document, uint32_t max_fields);

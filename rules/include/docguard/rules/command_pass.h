@@ -1,8 +1,8 @@
-// Private to the rules library: one pass of the checks over one command, with the rules in force
-// or the candidate rules (dry_run). The engine builds it and hands it down the chain of checks
-// (shape/, validation/, lookup/, guardrail/); each check reads what it judges
-// from it and reports what it finds with add(). A check owns its own state and scratch: the
-// pass carries only what every check shares.
+// One pass of the checks over one command, with the rules in force or the candidate rules
+// (dry_run). The engine builds it and hands it down the chain of checks (check_chain.h); each
+// check reads what it judges from it and reports what it finds with add(). A check owns its own
+// state and scratch: the pass carries only what every check shares. Only the rules library
+// reads it (its checks' phases take it), though its header is public for them.
 #pragma once
 
 #include <chrono>
@@ -30,16 +30,6 @@ using ClockOverride = std::function<EngineClock::time_point()>;
 // Now, for a rule's "last hit" and an `allow` entry's expiry (wall clock, milliseconds since the
 // epoch).
 int64_t wall_ms();
-
-// Finds _id in a filter when it is an equality (a value, not {$in: ...}): the document the
-// statement targets is then known.
-inline bool id_equality(const codec::BsonView& q, codec::BsonElements* id) {
-  if (!codec::well_framed(q)) return false;
-  *id = codec::BsonElements(q);
-  if (!id->find("_id")) return false;
-  if (id->holds_document()) return !codec::is_operator_document(id->container());
-  return true;
-}
 
 inline Action weaker(Action a, Action b) { return a < b ? a : b; }
 

@@ -71,7 +71,8 @@ inline Scratch& scratch() {
 //   judge_read(pass)               a read (find, aggregate, count, distinct, an explained read);
 //   judge_write(pass, statement)   each write statement (write_statement.h), every check in turn;
 //   learn_write(pass, statement)   then, the statement's verdict known, what each check learns;
-//   learn_definition(cmd, rules)   a command that defines (create), with the rules in force.
+//   learn_definition(cmd, rules)   a command that defines (create), with the rules in force;
+//   learn_read(document)           a document read back (a sampled reply's, or the store's).
 struct BeginCommand {
   template <typename Check>
   void operator()(Check& check) const {
@@ -112,6 +113,13 @@ struct LearnWrite {
     if constexpr (requires { check.learn_write(pass, statement); }) {
       check.learn_write(pass, statement);
     }
+  }
+};
+struct LearnRead {
+  const ReadDocument& read;
+  template <typename Check>
+  void operator()(Check& check) const {
+    if constexpr (requires { check.learn_read(read); }) check.learn_read(read);
   }
 };
 struct LearnDefinition {

@@ -1,5 +1,6 @@
-// What the engine learns from what comes back: sampled replies and stored documents measured for
-// their shapes and tracked arrays, and catalog replies for the index catalog.
+// What the engine learns from what comes back: the documents of sampled replies and those
+// docguard reads from the store, handed down the chain of checks (learn_read: shapes, tracked
+// arrays, the validators' census), and catalog replies for the index catalog.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -51,13 +52,13 @@ void Engine::observe_reply(const codec::CommandView& request, const codec::OpMsg
   if (batch.empty() || db.empty() || coll.empty()) return;
   const std::shared_ptr<const RuleSet> rules = snapshot_.load()->rules;
   CollectionStats* stats = stats_for(db, coll, *rules);
-  auto limits = limits_for(stats, db, coll, *rules);
-  const bool track = limits->tracks_arrays;
-  const double now = track ? seconds_now() : -1;
+  ReadDocument read{db, coll, stats, {}, rules.get()};
+  read.track_arrays = limits_for(stats, db, coll, *rules)->tracks_arrays;
+  read.now = read.track_arrays ? seconds_now() : -1;
   for (codec::BsonElements doc(batch); doc.next();) {
     if (!doc.holds_document()) continue;
-    shape_.learn_read(db, coll, stats, doc.container(), true, track, now,
-                      rules->tracking().max_field_paths);
+    read.document = doc.container();
+    checks().run(LearnRead{read});
   }
 }
 
@@ -66,16 +67,11 @@ void Engine::learn_stored_document(std::string_view db, std::string_view coll,
   if (document.empty()) return;
   const std::shared_ptr<const RuleSet> rules = snapshot_.load()->rules;
   CollectionStats* stats = stats_for(db, coll, *rules);
-  auto limits = limits_for(stats, db, coll, *rules);
-  schema_.census_stored_document(*rules, false, db, coll, document);
-  if (const auto& candidates = rules->candidates()) {
-    schema_.census_stored_document(*candidates, true, db, coll, document);
-  }
-  // Only namespaces with array bounds use the tracker: remembering the documents of every
-  // collection read would push the ones traffic needs out of its bounded memory.
-  if (!limits->tracks_arrays) return;
-  shape_.learn_read(db, coll, stats, document, false, true, seconds_now(),
-                    rules->tracking().max_field_paths);
+  ReadDocument read{db, coll, stats, document, rules.get()};
+  read.from_store = true;
+  read.track_arrays = limits_for(stats, db, coll, *rules)->tracks_arrays;
+  read.now = seconds_now();
+  checks().run(LearnRead{read});
 }
 
 void Engine::observe_catalog_reply(const codec::CommandView& request, const codec::OpMsg& reply) {

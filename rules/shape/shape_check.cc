@@ -134,9 +134,24 @@ void ShapeCheck::forget(CommandPass& s, const codec::BsonElements* id) {
   tracker_.forget(key);
 }
 
-void ShapeCheck::learn_read(std::string_view db, std::string_view coll, CollectionStats* stats,
-                            const codec::BsonView& document, bool record_shape, bool track_arrays,
-                            double now, uint32_t max_fields) {
+void ShapeCheck::learn_read(const ReadDocument& read) {
+  const uint32_t max_fields = read.rules->tracking().max_field_paths;
+  if (read.from_store) {
+    // Only namespaces with array bounds use the tracker: remembering the documents of every
+    // collection read would push the ones traffic needs out of its bounded memory.
+    if (read.track_arrays) {
+      remember_read(read.db, read.coll, read.stats, read.document, false, true, read.now,
+                    max_fields);
+    }
+    return;
+  }
+  remember_read(read.db, read.coll, read.stats, read.document, true, read.track_arrays, read.now,
+                max_fields);
+}
+
+void ShapeCheck::remember_read(std::string_view db, std::string_view coll, CollectionStats* stats,
+                               const codec::BsonView& document, bool record_shape,
+                               bool track_arrays, double now, uint32_t max_fields) {
   const DocumentShape& shape = measure(document);
   if (record_shape) record(stats, shape, "read_sample", true, max_fields);
   if (!track_arrays || !shape.has_id() || shape.array_count() == 0) return;

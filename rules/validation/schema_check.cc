@@ -40,6 +40,14 @@ constexpr uint8_t kPlaceholderObjectId[12] = {};
 
 }  // namespace
 
+void SchemaCheck::learn_read(const ReadDocument& read) {
+  if (!read.from_store) return;  // the census is of stored documents, read by docguard itself
+  census_stored_document(*read.rules, false, read.db, read.coll, read.document);
+  if (const auto& candidates = read.rules->candidates()) {
+    census_stored_document(*candidates, true, read.db, read.coll, read.document);
+  }
+}
+
 void SchemaCheck::census_stored_document(const RuleSet& rules, bool candidates, std::string_view db,
                                          std::string_view coll, const codec::BsonView& document) {
   std::string ns;

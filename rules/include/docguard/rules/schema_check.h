@@ -42,9 +42,9 @@ class SchemaCheck {
   void judge_write(CommandPass& pass, const OperatorUpdateStatement& update) {
     if (!pass.limits->schemas.empty()) judge_operator_update(pass, update);
   }
-  // A sampled stored document judged by every $jsonSchema rule of its namespace, for the census.
-  void census_stored_document(const RuleSet& rules, bool candidates, std::string_view db,
-                              std::string_view coll, const codec::BsonView& document);
+  // A document docguard read from the store, judged by every $jsonSchema rule of its namespace
+  // (in force and candidate) for the census.
+  void learn_read(const ReadDocument& read);
 
   // Each validator's census: sampled stored documents failing it, the properties failing most,
   // and writes failing it per app over the last hour.
@@ -75,6 +75,9 @@ class SchemaCheck {
   void judge_insert(CommandPass& pass, const InsertStatement& insert);
   void judge_replacement(CommandPass& pass, const ReplacementStatement& replacement);
   void judge_operator_update(CommandPass& pass, const OperatorUpdateStatement& update);
+
+  void census_stored_document(const RuleSet& rules, bool candidates, std::string_view db,
+                              std::string_view coll, const codec::BsonView& document);
 
   MeasurementSink* measurements_;
   SchemaCensus census_;

@@ -77,11 +77,9 @@ class ShapeCheck {
     if (!pass.blocked(del.index)) forget(pass, del.filter_id);
   }
 
-  // A document read back (a sampled reply, docguard's own read of the store): its shape
-  // recorded when `record` (a reply), its arrays' lengths remembered as facts when `track`.
-  void learn_read(std::string_view db, std::string_view coll, CollectionStats* stats,
-                  const codec::BsonView& document, bool record_shape, bool track_arrays, double now,
-                  uint32_t max_fields);
+  // A document read back: a sampled reply's shape recorded, and the arrays of a document whose
+  // namespace has array bounds remembered (as facts when read from the store).
+  void learn_read(const ReadDocument& read);
 
   // Each growing array's time to its bounds, soonest first (for scrapes and reports).
   std::vector<PathForecast> forecasts(double now) const;
@@ -113,6 +111,11 @@ class ShapeCheck {
   // A delete of the document `id` (null: its filter names none by _id): its tracked arrays are
   // forgotten.
   void forget(CommandPass& pass, const codec::BsonElements* id);
+  // A document read back: its shape recorded when `record_shape` (a reply), its arrays'
+  // lengths remembered as facts when `track_arrays`.
+  void remember_read(std::string_view db, std::string_view coll, CollectionStats* stats,
+                     const codec::BsonView& document, bool record_shape, bool track_arrays,
+                     double now, uint32_t max_fields);
   // Records a measured shape in the statistics and tells the measurement sink.
   void record(CollectionStats* stats, const DocumentShape& shape, std::string_view source,
               bool whole_document, uint32_t max_fields);

@@ -4,12 +4,15 @@
 // every check judged it, each check's learn_write() learns from it what the statement's verdict
 // allows (a refused statement never reaches the server).
 //
+// A document read back (ReadDocument, at the end) is handed to each check's learn_read().
+//
 // Each kind of statement is a type of its own, so a check takes part only for the kinds it has
 // a method for: the chain knows at compile time which checks a statement meets (check_chain.h),
 // and a check never asks which kind it was handed.
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 #include "docguard/codec/bson_elements.h"
 #include "docguard/codec/bson_view.h"
@@ -17,7 +20,9 @@
 namespace docguard::rules {
 
 class DocumentShape;
+class RuleSet;
 class UpdateShape;
+struct CollectionStats;
 struct QueryParts;
 
 struct WriteStatement {
@@ -86,6 +91,21 @@ struct OperatorUpdateStatement : UpdateStatement {
 
 struct DeleteStatement : QueryingStatement {
   using QueryingStatement::QueryingStatement;
+};
+
+// A document read back from the database: one of a sampled reply's batch, or one docguard read
+// of the store itself (introspection). What it teaches the checks (learn_read).
+struct ReadDocument {
+  std::string_view db;
+  std::string_view coll;
+  CollectionStats* stats = nullptr;
+  codec::BsonView document;
+  const RuleSet* rules = nullptr;  // in force (with its candidates)
+  // Read by docguard from the store: its array lengths are facts. Else a reply's, sampled.
+  bool from_store = false;
+  // The namespace has array bounds: the document's array lengths are remembered.
+  bool track_arrays = false;
+  double now = 0;  // steady seconds, for the tracker's histories
 };
 
 }  // namespace docguard::rules

@@ -72,7 +72,8 @@ inline Scratch& scratch() {
 //   judge_write(pass, statement)   each write statement (write_statement.h), every check in turn;
 //   learn_write(pass, statement)   then, the statement's verdict known, what each check learns;
 //   learn_definition(cmd, rules)   a command that defines (create), with the rules in force;
-//   learn_read(document)           a document read back (a sampled reply's, or the store's).
+//   learn_read(document)           a document read back (a sampled reply's, or the store's);
+//   learn_catalog_reply(cmd, reply)  a catalog command's successful reply (indexes).
 struct BeginCommand {
   template <typename Check>
   void operator()(Check& check) const {
@@ -120,6 +121,16 @@ struct LearnRead {
   template <typename Check>
   void operator()(Check& check) const {
     if constexpr (requires { check.learn_read(read); }) check.learn_read(read);
+  }
+};
+struct LearnCatalogReply {
+  const codec::CommandView& request;
+  const codec::BsonView& reply;
+  template <typename Check>
+  void operator()(Check& check) const {
+    if constexpr (requires { check.learn_catalog_reply(request, reply); }) {
+      check.learn_catalog_reply(request, reply);
+    }
   }
 };
 struct LearnDefinition {

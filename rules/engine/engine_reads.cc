@@ -78,7 +78,7 @@ void Engine::observe_catalog_reply(const codec::CommandView& request, const code
   if (!codec::well_framed(reply.body)) return;
   codec::BsonElements ok(reply.body);
   if (!ok.find("ok") || ok.as_double() != 1.0) return;
-  learn_from_catalog_reply(guardrail_.catalog(), request, reply.body);
+  checks().run(LearnCatalogReply{request, reply.body});
   if (advice_ != nullptr) advice_->on_catalog_reply(request, reply.body);
 }
 

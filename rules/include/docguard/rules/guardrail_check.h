@@ -50,6 +50,12 @@ class GuardrailCheck {
     }
   }
 
+  // The successful reply to a catalog command (listIndexes, createIndexes, dropIndexes, drop,
+  // ...): what it says of the namespace's indexes goes into the catalog.
+  void learn_catalog_reply(const codec::CommandView& request, const codec::BsonView& reply) {
+    learn_from_catalog_reply(catalog_, request, reply);
+  }
+
   // What queries are judged against (index_catalog.h): fed by introspection and by the catalog
   // replies the engine sees.
   IndexCatalog& catalog() { return catalog_; }

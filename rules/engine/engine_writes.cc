@@ -45,8 +45,12 @@ void Engine::judge_insert(CommandPass& s, const codec::BsonView& doc, int32_t in
   judge_statement(s, w);
 }
 
-void Engine::judge_update(CommandPass& s, const codec::BsonView& q, const codec::BsonView& u,
-                          bool pipeline, bool upsert, int32_t index, const QueryParts* query) {
+// Inlined into its three readers (a statement, a bulkWrite op, findAndModify): an update
+// statement costs one call less, about 35 instructions of a small update's 5,500.
+[[gnu::always_inline]] inline void Engine::judge_update(CommandPass& s, const codec::BsonView& q,
+                                                        const codec::BsonView& u, bool pipeline,
+                                                        bool upsert, int32_t index,
+                                                        const QueryParts* query) {
   if (u.empty()) {
     // An update that cannot be read: its query alone is judged.
     UpdateStatement w(q);

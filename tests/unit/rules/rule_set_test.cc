@@ -86,18 +86,6 @@ TEST(RuleSetTest, Durations) {
   EXPECT_FALSE(parse_boolean("1"));
 }
 
-TEST(RuleSetTest, Globs) {
-  EXPECT_TRUE(glob_match("shop.products", "shop.products"));
-  EXPECT_FALSE(glob_match("shop.products", "shop.products2"));
-  EXPECT_TRUE(glob_match("shop.*", "shop.products"));
-  EXPECT_TRUE(glob_match("shop.*", "shop.system.views"));
-  EXPECT_FALSE(glob_match("shop.*", "shopx.products"));
-  EXPECT_TRUE(glob_match("*", "a.b"));
-  EXPECT_TRUE(glob_match("*.logs", "app.logs"));
-  EXPECT_TRUE(glob_match("shop.prod?cts", "shop.products"));
-  EXPECT_FALSE(glob_match("shop.prod?cts", "shop.prodcts"));
-}
-
 TEST(RuleSetTest, NormalizesFieldPaths) {
   EXPECT_EQ(normalize_field_path("variants.tags"), "variants.tags");
   EXPECT_EQ(normalize_field_path("variants.$.tags"), "variants.tags");

@@ -66,83 +66,15 @@ inline Scratch& scratch() {
 // The phases of the chain of checks (check_chain.h), in the order a command meets them. Each
 // calls the method of its name on the checks that have one for what it hands them, in the
 // chain's order:
-//   begin_command()                once per command, before its passes;
-//   start(pass)                    once per pass, before anything is judged;
-//   judge_read(pass)               a read (find, aggregate, count, distinct, an explained read);
-//   judge_write(pass, statement)   each write statement (write_statement.h), every check in turn;
-//   learn_write(pass, statement)   then, the statement's verdict known, what each check learns;
-//   learn_definition(cmd, rules)   a command that defines (create), with the rules in force;
-//   learn_read(document)           a document read back (a sampled reply's, or the store's);
+//   begin_command()                  once per command, before its passes;
+//   start(pass)                      once per pass, before anything is judged;
+//   judge_read(pass)                 a read (find, aggregate, count, distinct, an explained read);
+//   judge_write(pass, statement)     each write statement (write_statement.h), every check in turn;
+//   learn_write(pass, statement)     then, the statement's verdict known, what each check learns;
+//   learn_definition(cmd, rules)     a command that defines (create), with the rules in force;
+//   learn_read(document)             a document read back (a sampled reply's, or the store's);
 //   learn_catalog_reply(cmd, reply)  a catalog command's successful reply (indexes).
-struct BeginCommand {
-  template <typename Check>
-  void operator()(Check& check) const {
-    if constexpr (requires { check.begin_command(); }) check.begin_command();
-  }
-};
-struct Start {
-  CommandPass& pass;
-  template <typename Check>
-  void operator()(Check& check) const {
-    if constexpr (requires { check.start(pass); }) check.start(pass);
-  }
-};
-struct JudgeRead {
-  CommandPass& pass;
-  template <typename Check>
-  void operator()(Check& check) const {
-    if constexpr (requires { check.judge_read(pass); }) check.judge_read(pass);
-  }
-};
-template <typename Statement>
-struct JudgeWrite {
-  CommandPass& pass;
-  const Statement& statement;
-  template <typename Check>
-  void operator()(Check& check) const {
-    if constexpr (requires { check.judge_write(pass, statement); }) {
-      check.judge_write(pass, statement);
-    }
-  }
-};
-template <typename Statement>
-struct LearnWrite {
-  CommandPass& pass;
-  const Statement& statement;
-  template <typename Check>
-  void operator()(Check& check) const {
-    if constexpr (requires { check.learn_write(pass, statement); }) {
-      check.learn_write(pass, statement);
-    }
-  }
-};
-struct LearnRead {
-  const ReadDocument& read;
-  template <typename Check>
-  void operator()(Check& check) const {
-    if constexpr (requires { check.learn_read(read); }) check.learn_read(read);
-  }
-};
-struct LearnCatalogReply {
-  const codec::CommandView& request;
-  const codec::BsonView& reply;
-  template <typename Check>
-  void operator()(Check& check) const {
-    if constexpr (requires { check.learn_catalog_reply(request, reply); }) {
-      check.learn_catalog_reply(request, reply);
-    }
-  }
-};
-struct LearnDefinition {
-  const codec::CommandView& cmd;
-  const RuleSet& rules;
-  template <typename Check>
-  void operator()(Check& check) const {
-    if constexpr (requires { check.learn_definition(cmd, rules); }) {
-      check.learn_definition(cmd, rules);
-    }
-  }
-};
+// The engine runs each as `checks().run([&](auto& c) -> decltype(c.start(s)) { c.start(s); })`.
 
 }  // namespace engine_detail
 

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <tuple>
+#include <type_traits>
 
 namespace docguard::rules {
 
@@ -16,14 +17,21 @@ class CheckChain {
  public:
   explicit CheckChain(Checks&... checks) : checks_(checks...) {}
 
-  // Calls `phase(check)` for every check, in the chain's order. `phase` decides, per check
-  // type, whether the check takes part (see the engine's phases).
+  // Calls `phase(check)` for every check it can be called with, in the chain's order. A phase
+  // names its method in its return type, so a check without the method is skipped when the
+  // engine is compiled:
+  //   chain.run([&](auto& check) -> decltype(check.start(pass)) { check.start(pass); });
   template <typename Phase>
   void run(Phase&& phase) {
-    std::apply([&](auto&... check) { (phase(check), ...); }, checks_);
+    std::apply([&](auto&... check) { (call_if_taking_part(phase, check), ...); }, checks_);
   }
 
  private:
+  template <typename Phase, typename Check>
+  static void call_if_taking_part(Phase& phase, Check& check) {
+    if constexpr (std::is_invocable_v<Phase&, Check&>) phase(check);
+  }
+
   std::tuple<Checks&...> checks_;
 };
 

@@ -5,20 +5,13 @@
 
 #include <string>
 
+#include "addresses.h"
+
 namespace docguard::base {
 namespace {
 
-IpAddress ip(std::string_view text) {
-  auto a = parse_ip_address(text);
-  EXPECT_TRUE(a.has_value()) << text;
-  return a.value_or(IpAddress{});
-}
-
-Cidr cidr(std::string_view text) {
-  auto c = parse_cidr(text);
-  EXPECT_TRUE(c.ok()) << text << ": " << (c ? "" : c.error().message);
-  return c ? *c : Cidr{};
-}
+using testing::cidr;
+using testing::ip;
 
 // Why `text` is not a range ("" when it is one).
 std::string why_not_a_range(std::string_view text) {

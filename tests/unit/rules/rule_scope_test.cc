@@ -5,6 +5,7 @@
 #include <map>
 #include <mutex>
 
+#include "addresses.h"
 #include "docguard/rules/client_scope.h"
 #include "docguard/rules/engine.h"
 #include "docguard/rules/rule_set.h"
@@ -18,17 +19,8 @@ namespace {
 using testing::error_of;
 using testing::parse;
 
-IpAddress ip(std::string_view text) {
-  auto a = parse_ip_address(text);
-  EXPECT_TRUE(a.has_value()) << text;
-  return a.value_or(IpAddress{});
-}
-
-Cidr cidr(std::string_view text) {
-  auto c = parse_cidr(text);
-  EXPECT_TRUE(c.ok()) << text << ": " << (c ? "" : c.error().message);
-  return c ? *c : Cidr{};
-}
+using testing::cidr;
+using testing::ip;
 
 TEST(ClientScopeTest, EveryKeyARuleHasMustMatch) {
   const IpAddress inside = ip("10.0.0.7");

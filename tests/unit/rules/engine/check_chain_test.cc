@@ -47,7 +47,9 @@ TEST(CheckChainTest, APhaseMeetsTheChecksWithItsMethodInTheChainsOrder) {
 
 // require_index blocks; a document's tags are tracked against a bound of 3 (array bounds make
 // the namespace's documents tracked). A $natural hint asks for a collection scan, which the
-// guardrail refuses even with the _id named.
+// guardrail refuses even with the _id named. The server plans a write statement's query before
+// its executor writes anything (getExecutorUpdate / getExecutorDelete, then the executor in
+// write_ops_exec.cpp): the planner corpus has these statements' rows with their sources.
 constexpr const char* kGuardedTags = R"(
 rules:
   - match: "shop.orders"

@@ -1,13 +1,6 @@
 // The engine's writes: each inserted document, update and delete statement, findAndModify and
-// 8.0 bulkWrite op read into a WriteStatement and handed down the chain of checks: every check
-// judges it, then every check learns from it what its verdict allows.
-#include <fmt/format.h>
-#include <spdlog/spdlog.h>
-
-#include <algorithm>
-#include <cmath>
-#include <cstring>
-
+// 8.0 bulkWrite op read into a statement of its kind (write_statement.h) and handed down the chain
+// of checks: every check judges it, then every check learns from it what its verdict allows.
 #include "docguard/rules/query_guardrail.h"
 #include "engine_internal.h"
 
@@ -15,14 +8,8 @@ namespace docguard::rules {
 
 namespace {
 
-// The fields of an update statement beside its filter.
-void read_update(UpdateStatement& w, const codec::BsonView& u, bool upsert, int32_t index,
-                 const QueryParts* query) {
-  w.index = index;
-  w.query = query;
-  // Without parts of its own, the statement is the command (findAndModify): its query is the
-  // command's.
-  w.command_query = query == nullptr;
+// The fields of an update statement beside its query.
+void read_update(UpdateStatement& w, const codec::BsonView& u, bool upsert) {
   w.update = u;
   w.upsert = upsert;
 }
@@ -55,21 +42,21 @@ void Engine::judge_insert(CommandPass& s, const codec::BsonView& doc, int32_t in
                                                         const QueryParts* query) {
   if (u.empty()) {
     // An update that cannot be read: its query alone is judged.
-    UpdateStatement w(q);
-    read_update(w, u, upsert, index, query);
+    UpdateStatement w(q, index, query);
+    read_update(w, u, upsert);
     judge_statement(s, w);
   } else if (!pipeline && !codec::is_operator_document(u)) {
     // A replacement (also an upsert's, and findAndModify's) keeps the stored _id: the
     // filter's when it names one.
-    ReplacementStatement w(q);
-    read_update(w, u, upsert, index, query);
+    ReplacementStatement w(q, index, query);
+    read_update(w, u, upsert);
     w.shape = &ShapeCheck::measure(u);
     w.names_its_id = w.shape->has_id();
     if (w.id == nullptr && w.names_its_id) w.id = &w.shape->id_element();
     judge_statement(s, w);
   } else {
-    OperatorUpdateStatement w(q);
-    read_update(w, u, upsert, index, query);
+    OperatorUpdateStatement w(q, index, query);
+    read_update(w, u, upsert);
     w.pipeline = pipeline;
     w.shape = &ShapeCheck::measure_update(u, pipeline);
     judge_statement(s, w);
@@ -78,10 +65,7 @@ void Engine::judge_insert(CommandPass& s, const codec::BsonView& doc, int32_t in
 
 void Engine::judge_delete(CommandPass& s, const codec::BsonView& q, int32_t index,
                           const QueryParts* query) {
-  DeleteStatement w(q);
-  w.index = index;
-  w.query = query;
-  w.command_query = query == nullptr;
+  const DeleteStatement w(q, index, query);
   judge_statement(s, w);
 }
 

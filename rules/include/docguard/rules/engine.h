@@ -197,9 +197,9 @@ class Engine {
   std::unordered_set<std::string, StringHash, std::equal_to<>> known_apps_;
 
   // The checks, each with its own state, and the chain that runs them in its order: the
-  // guardrail first (the server plans a statement's query before it writes), then the shape
-  // (which the schema's errInfo follows, as the documents' ids come from its walk), the
-  // $jsonSchema rules and the $lookup window.
+  // guardrail first (the server plans a statement's query before it writes), then the shape's
+  // bounds before the $jsonSchema rules (of a document both refuse, the client hears of its
+  // bounds, as before the chain), and the $lookup window.
   GuardrailCheck guardrail_;
   ShapeCheck shape_;
   SchemaCheck schema_;

@@ -18,6 +18,7 @@
 #include "docguard/codec/bson_view.h"
 #include "docguard/rules/command_pass.h"
 #include "docguard/rules/engine_sinks.h"
+#include "docguard/rules/read_document.h"
 #include "docguard/rules/rule_set.h"
 #include "docguard/rules/schema_census.h"
 #include "docguard/rules/write_statement.h"

@@ -22,6 +22,7 @@
 #include "docguard/rules/document_tracker.h"
 #include "docguard/rules/engine_sinks.h"
 #include "docguard/rules/growth_forecast.h"
+#include "docguard/rules/read_document.h"
 #include "docguard/rules/rule_set.h"
 #include "docguard/rules/write_statement.h"
 

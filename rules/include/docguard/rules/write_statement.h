@@ -4,15 +4,12 @@
 // every check judged it, each check's learn_write() learns from it what the statement's verdict
 // allows (a refused statement never reaches the server).
 //
-// A document read back (ReadDocument, at the end) is handed to each check's learn_read().
-//
 // Each kind of statement is a type of its own, so a check takes part only for the kinds it has
 // a method for: the chain knows at compile time which checks a statement meets (check_chain.h),
 // and a check never asks which kind it was handed.
 #pragma once
 
 #include <cstdint>
-#include <string_view>
 
 #include "docguard/codec/bson_elements.h"
 #include "docguard/codec/bson_view.h"
@@ -20,9 +17,7 @@
 namespace docguard::rules {
 
 class DocumentShape;
-class RuleSet;
 class UpdateShape;
-struct CollectionStats;
 struct QueryParts;
 
 struct WriteStatement {
@@ -46,10 +41,16 @@ struct InsertStatement : WriteStatement {
 // A statement with a query: the guardrail's parts of the statement, or, with `command_query`,
 // the command's own (findAndModify's, which the command view holds). Null and false: none.
 struct QueryingStatement : WriteStatement {
-  // The filter's _id is found when it is an equality (a value, not {$in: ...}): the document
-  // the statement writes is then known.
-  explicit QueryingStatement(const codec::BsonView& q)
-      : filter(q), filter_id_storage(codec::well_framed(q) ? q : codec::BsonView{}) {
+  // Statement `at` of the batch (-1: the command) with filter `q` and the guardrail's parts
+  // (null: none of its own, so the statement is the command, findAndModify, and its query the
+  // command's). The filter's _id is found when it is an equality (a value, not {$in: ...}): the
+  // document the statement writes is then known.
+  QueryingStatement(const codec::BsonView& q, int32_t at, const QueryParts* parts)
+      : filter(q),
+        query(parts),
+        command_query(parts == nullptr),
+        filter_id_storage(codec::well_framed(q) ? q : codec::BsonView{}) {
+    index = at;
     if (names_id()) filter_id = id = &filter_id_storage;
   }
 
@@ -91,21 +92,6 @@ struct OperatorUpdateStatement : UpdateStatement {
 
 struct DeleteStatement : QueryingStatement {
   using QueryingStatement::QueryingStatement;
-};
-
-// A document read back from the database: one of a sampled reply's batch, or one docguard read
-// of the store itself (introspection). What it teaches the checks (learn_read).
-struct ReadDocument {
-  std::string_view db;
-  std::string_view coll;
-  CollectionStats* stats = nullptr;
-  codec::BsonView document;
-  const RuleSet* rules = nullptr;  // in force (with its candidates)
-  // Read by docguard from the store: its array lengths are facts. Else a reply's, sampled.
-  bool from_store = false;
-  // The namespace has array bounds: the document's array lengths are remembered.
-  bool track_arrays = false;
-  double now = 0;  // steady seconds, for the tracker's histories
 };
 
 }  // namespace docguard::rules

@@ -6,49 +6,55 @@
 #include <array>
 #include <span>
 
+#include "docguard/codec/bson_elements.h"
 #include "docguard/codec/bson_view.h"
 #include "docguard/codec/op_compressed.h"
 #include "docguard/codec/op_msg.h"
 #include "docguard/codec/op_query.h"
+#include "document_redactor.h"
 
 namespace docguard::codec {
 namespace {
 
-// Commands whose fields (but the name) hold passwords or SCRAM messages.
-constexpr std::array<std::string_view, 8> kSensitiveCommands = {
-    "saslStart",  "saslContinue",    "authenticate", "createUser",
-    "updateUser", "copydbsaslstart", "getnonce",     "copydbgetnonce"};
-// Of these, the ones whose reply carries the server's side of the exchange.
-constexpr std::array<std::string_view, 4> kSensitiveReplies = {"saslStart", "saslContinue",
-                                                               "authenticate", "copydbsaslstart"};
-// What stays of a sensitive request: routing and the mechanism's name, never a payload.
-constexpr std::array<std::string_view, 9> kKeptInSensitiveRequest = {
+// Commands whose fields (but the name) hold passwords, SCRAM messages or parameter values that
+// may be secrets (ldapQueryPassword, a cluster parameter's value): their reply is kept to its
+// status too.
+constexpr std::array<std::string_view, 12> kSensitiveCommands = {
+    "saslStart",          "saslContinue", "authenticate",       "createUser",
+    "updateUser",         "copydbsaslstart", "getnonce",        "copydbgetnonce",
+    "setParameter",       "getParameter", "setClusterParameter", "getClusterParameter"};
+// Of these, the ones whose name's value may itself be a secret ({setClusterParameter: {...}}).
+constexpr std::array<std::string_view, 2> kSecretCommandValue = {"setClusterParameter",
+                                                                 "getClusterParameter"};
+// What stays of a sensitive request, or of one that touches a secret namespace: routing, the
+// mechanism's name and the session, never a payload or a document.
+constexpr std::array<std::string_view, 16> kKeptInSensitiveRequest = {
     "$db",   "mechanism",  "conversationId", "autoAuthorize",  "options",
-    "roles", "mechanisms", "lsid",           "$readPreference"};
-// What stays of the reply to one: whether the step worked.
-constexpr std::array<std::string_view, 7> kKeptInSensitiveReply = {
-    "ok", "done", "conversationId", "code", "codeName", "errmsg", "operationTime"};
+    "roles", "mechanisms", "lsid",           "$readPreference", "txnNumber",
+    "autocommit", "startTransaction", "ordered", "collection", "batchSize", "writeConcern"};
+// What stays of a reply kept to its status: whether it worked, its counts and its cursor's id.
+constexpr std::array<std::string_view, 16> kKeptInStatusReply = {
+    "ok",         "done",      "conversationId", "code",          "codeName", "errmsg",
+    "operationTime", "n",      "nModified",      "nMatched",      "nRemoved", "nInserted",
+    "writeErrors", "errorLabels", "writeConcernError", "cursor"};
+constexpr std::array<std::string_view, 2> kKeptInStatusCursor = {"id", "ns"};
 
 template <size_t N>
 bool among(const std::array<std::string_view, N>& names, std::string_view name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-enum class Role { kRequest, kSensitiveRequest, kReply, kSensitiveReply };
+enum class Role { kRequest, kSensitiveRequest, kReply, kStatusReply };
 
 struct Rewritten {
   ScopedBson doc;
   bool changed = false;
 };
 
-bool redact_always(std::string_view key) {
-  // A password in any request (a command docguard does not know of may still carry one).
-  return key == "speculativeAuthenticate" || key == "pwd";
-}
-
-// Copies `in` to `out`, dropping $clusterTime and replacing secrets with the marker.
-// Recurses into a legacy {$query: {...}} wrapper. Returns false on a malformed document.
-bool rewrite(const BsonView& in, Role role, Rewritten& out) {
+// A request body under its role: a sensitive one keeps its name and envelope only.
+bool rewrite_request_body(const BsonView& in, Role role, DocumentRedactor& redactor,
+                          bson_t* out) {
+  if (role != Role::kSensitiveRequest) return redactor.copy(in, out);
   bson_t source = in.borrow();
   bson_iter_t it;
   if (in.empty() || !bson_iter_init(&it, &source)) return false;
@@ -58,89 +64,138 @@ bool rewrite(const BsonView& in, Role role, Rewritten& out) {
     const bool is_name = first;
     first = false;
     if (key == "$clusterTime") {
-      out.changed = true;
+      redactor.replace(out, key);  // counted as a change; the marker is harmless here
       continue;
     }
-    if ((key == "$query" || key == "query") && is_name && role == Role::kRequest) {
-      // A legacy wrapper: the command is inside.
-      bson_iter_t child;
-      uint32_t len = 0;
-      const uint8_t* data = nullptr;
-      if (BSON_ITER_HOLDS_DOCUMENT(&it) && bson_iter_recurse(&it, &child)) {
-        bson_iter_document(&it, &len, &data);
-        Rewritten inner;
-        const BsonView view{data, len};
-        bson_t probe = view.borrow();
-        bson_iter_t name_it;
-        Role inner_role = Role::kRequest;
-        if (bson_iter_init(&name_it, &probe) && bson_iter_next(&name_it) &&
-            among(kSensitiveCommands, key_of(name_it))) {
-          inner_role = Role::kSensitiveRequest;
-        }
-        if (!rewrite(view, inner_role, inner)) return false;
-        if (inner.changed) {
-          out.changed = true;
-          bson_append_document(out.doc.get(), key.data(), static_cast<int>(key.size()),
-                               inner.doc.get());
-          continue;
-        }
-      }
-    }
-    bool keep = !redact_always(key);
-    if (role == Role::kSensitiveRequest) {
-      keep = keep && (is_name || among(kKeptInSensitiveRequest, key));
-    } else if (role == Role::kSensitiveReply) {
-      keep = keep && among(kKeptInSensitiveReply, key);
-    }
-    if (keep) {
-      bson_append_iter(out.doc.get(), key.data(), static_cast<int>(key.size()), &it);
-    } else {
-      out.changed = true;
-      bson_append_utf8(out.doc.get(), key.data(), static_cast<int>(key.size()),
-                       kRedactedMarker.data(), static_cast<int>(kRedactedMarker.size()));
+    const bool keep = is_name ? !among(kSecretCommandValue, key) && !BSON_ITER_HOLDS_DOCUMENT(&it) &&
+                                    !BSON_ITER_HOLDS_ARRAY(&it)
+                              : among(kKeptInSensitiveRequest, key);
+    if (!keep) {
+      redactor.replace(out, key);
+    } else if (!redactor.copy_element(it, out)) {
+      return false;
     }
   }
   return true;
 }
 
-Role request_role(const BsonView& body, bool* sensitive_reply) {
-  bson_t doc = body.borrow();
+bool rewrite_reply_body(const BsonView& in, Role role, DocumentRedactor& redactor, bson_t* out) {
+  if (role != Role::kStatusReply) return redactor.copy(in, out);
+  bson_t source = in.borrow();
   bson_iter_t it;
-  if (!bson_iter_init(&it, &doc) || !bson_iter_next(&it)) return Role::kRequest;
-  std::string_view name = key_of(it);
-  if (name == "$query" || name == "query") {
-    bson_iter_t child;
-    if (BSON_ITER_HOLDS_DOCUMENT(&it) && bson_iter_recurse(&it, &child) && bson_iter_next(&child)) {
-      name = key_of(child);
+  if (in.empty() || !bson_iter_init(&it, &source)) return false;
+  while (bson_iter_next(&it)) {
+    const std::string_view key = key_of(it);
+    if (key == "cursor" && BSON_ITER_HOLDS_DOCUMENT(&it)) {
+      bson_t cursor;
+      bson_append_document_begin(out, key.data(), static_cast<int>(key.size()), &cursor);
+      const bool ok = redactor.copy(view_of(it), &cursor, key, kKeptInStatusCursor);
+      bson_append_document_end(out, &cursor);
+      if (!ok) return false;
+    } else if (!among(kKeptInStatusReply, key) || key == "cursor") {
+      redactor.replace(out, key);
+    } else if (!redactor.copy_element(it, out)) {
+      return false;
     }
   }
-  *sensitive_reply = among(kSensitiveReplies, name);
-  return among(kSensitiveCommands, name) ? Role::kSensitiveRequest : Role::kRequest;
+  return true;
+}
+
+// The command's name and database, looking inside a legacy {$query: {...}} wrapper.
+std::pair<std::string_view, BsonView> command_of(const BsonView& body) {
+  bson_t doc = body.borrow();
+  bson_iter_t it;
+  if (!bson_iter_init(&it, &doc) || !bson_iter_next(&it)) return {{}, body};
+  const std::string_view name = key_of(it);
+  if ((name == "$query" || name == "query") && BSON_ITER_HOLDS_DOCUMENT(&it)) {
+    const BsonView inner = view_of(it);
+    return {first_key(inner), inner};
+  }
+  return {name, body};
+}
+
+// A request body's role; `db` is the database it runs on ("" when the body names none).
+Role request_role(const BsonView& body, std::string_view db, const DocumentRedactor& redactor,
+                  bool* status_reply) {
+  const auto [name, command] = command_of(body);
+  std::string_view database = find_string(command, "$db");
+  if (database.empty()) database = find_string(body, "$db");
+  if (database.empty()) database = db;
+  const bool sensitive =
+      among(kSensitiveCommands, name) || redactor.touches_secret_namespace(command, database);
+  *status_reply = sensitive;
+  return sensitive ? Role::kSensitiveRequest : Role::kRequest;
+}
+
+// Rewrites a request body; a legacy wrapper is rewritten inside, its other keys as any document.
+bool rewrite_request_document(const BsonView& body, Role role, DocumentRedactor& redactor,
+                              Rewritten& out) {
+  bson_t doc = body.borrow();
+  bson_iter_t it;
+  if (body.empty() || !bson_iter_init(&it, &doc) || !bson_iter_next(&it)) {
+    return false;
+  }
+  const std::string_view name = key_of(it);
+  bool ok = true;
+  if ((name == "$query" || name == "query") && BSON_ITER_HOLDS_DOCUMENT(&it)) {
+    bson_t inner;
+    bson_append_document_begin(out.doc.get(), name.data(), static_cast<int>(name.size()), &inner);
+    ok = rewrite_request_body(view_of(it), role, redactor, &inner);
+    bson_append_document_end(out.doc.get(), &inner);
+    while (ok && bson_iter_next(&it)) ok = redactor.copy_element(it, out.doc.get());
+  } else {
+    ok = rewrite_request_body(body, role, redactor, out.doc.get());
+  }
+  out.changed = redactor.changed();
+  return ok;
 }
 
 RecordableMessage marker_for(const MsgHeader& header, std::string_view why) {
   return {unrecorded_marker(header.request_id, header.response_to, why), false, true};
 }
 
-RecordableMessage from_op_msg(Bytes m, bool is_request, bool to_sensitive, bool was_compressed) {
+RecordableMessage from_op_msg(Bytes m, bool is_request, bool to_sensitive, bool was_compressed,
+                              const RedactionPolicy& policy) {
   const OpMsg msg = OpMsg::parse(m, /*verify_checksum=*/false);
   RecordableMessage out;
-  Role role = to_sensitive ? Role::kSensitiveReply : Role::kReply;
-  if (is_request) role = request_role(msg.body, &out.sensitive);
+  DocumentRedactor redactor(policy);
   Rewritten body;
-  if (!rewrite(msg.body, role, body)) return marker_for(msg.header, "malformed body");
+  Role role = to_sensitive || !policy.reply_documents ? Role::kStatusReply : Role::kReply;
+  if (is_request) {
+    role = request_role(msg.body, {}, redactor, &out.sensitive);
+    if (!rewrite_request_document(msg.body, role, redactor, body)) {
+      return marker_for(msg.header, "malformed or too deeply nested body");
+    }
+  } else {
+    if (!rewrite_reply_body(msg.body, role, redactor, body.doc.get())) {
+      return marker_for(msg.header, "malformed or too deeply nested body");
+    }
+    body.changed = redactor.changed();
+  }
+  // A sensitive request's sequences are its documents (users, keys): they go whole.
   const bool drop_sequences = role == Role::kSensitiveRequest && !msg.sequences.empty();
-  if (!body.changed && !drop_sequences && !msg.checksum_present && !was_compressed) {
+  std::vector<std::vector<OwnedBson>> sequences;
+  if (!drop_sequences) {
+    for (const auto& sequence : msg.sequences) {
+      auto& docs = sequences.emplace_back();
+      for (const BsonView& document : sequence.documents) {
+        if (!redactor.copy(document, docs.emplace_back().get(), sequence.identifier)) {
+          return marker_for(msg.header, "malformed or too deeply nested document");
+        }
+      }
+    }
+  }
+  if (!redactor.changed() && !drop_sequences && !msg.checksum_present && !was_compressed) {
     out.bytes.assign(m.begin(), m.end());
     return out;
   }
   OpMsgBuilder builder(msg.header.request_id, msg.header.response_to, msg.flags);
   builder.body(body.changed ? body.doc.bytes() : msg.body.bytes());
-  if (!drop_sequences) {
-    for (const auto& sequence : msg.sequences) {
-      builder.sequence(sequence.identifier, std::span<const BsonView>(sequence.documents.data(),
-                                                                      sequence.documents.size()));
-    }
+  for (size_t i = 0; i < sequences.size(); ++i) {
+    std::vector<BsonView> views;
+    views.reserve(sequences[i].size());
+    for (const OwnedBson& doc : sequences[i]) views.push_back(doc.view());
+    builder.sequence(msg.sequences[i].identifier, std::span<const BsonView>(views));
   }
   builder.trace_context(msg.trace_context);
   out.bytes = builder.finish();
@@ -153,12 +208,16 @@ void append_le32(std::vector<uint8_t>& out, int32_t v) {
   store_le32(out.data() + at, v);
 }
 
-RecordableMessage from_op_query(Bytes m) {
+RecordableMessage from_op_query(Bytes m, const RedactionPolicy& policy) {
   const OpQuery query = OpQuery::parse(m);
   RecordableMessage out;
-  const Role role = request_role(query.query, &out.sensitive);
+  DocumentRedactor redactor(policy);
+  const std::string_view ns = query.full_collection_name;
+  const Role role = request_role(query.query, ns.substr(0, ns.find('.')), redactor, &out.sensitive);
   Rewritten doc;
-  if (!rewrite(query.query, role, doc)) return marker_for(query.header, "malformed query");
+  if (!rewrite_request_document(query.query, role, redactor, doc)) {
+    return marker_for(query.header, "malformed query");
+  }
   std::vector<uint8_t>& b = out.bytes;
   b.resize(kHeaderSize);
   append_le32(b, query.flags);
@@ -178,7 +237,7 @@ RecordableMessage from_op_query(Bytes m) {
   return out;
 }
 
-RecordableMessage from_op_reply(Bytes m, bool to_sensitive) {
+RecordableMessage from_op_reply(Bytes m, bool to_sensitive, const RedactionPolicy& policy) {
   const OpReply reply = OpReply::parse(m);
   RecordableMessage out;
   std::vector<uint8_t>& b = out.bytes;
@@ -189,12 +248,14 @@ RecordableMessage from_op_reply(Bytes m, bool to_sensitive) {
   append_le32(b, static_cast<int32_t>(cursor >> 32));
   append_le32(b, reply.starting_from);
   append_le32(b, static_cast<int32_t>(reply.documents.size()));
+  const Role role = to_sensitive || !policy.reply_documents ? Role::kStatusReply : Role::kReply;
   for (const auto& document : reply.documents) {
+    DocumentRedactor redactor(policy);
     Rewritten doc;
-    if (!rewrite(document, to_sensitive ? Role::kSensitiveReply : Role::kReply, doc)) {
+    if (!rewrite_reply_body(document, role, redactor, doc.doc.get())) {
       return marker_for(reply.header, "malformed reply document");
     }
-    const Bytes d = doc.changed ? doc.doc.bytes() : document.bytes();
+    const Bytes d = redactor.changed() ? doc.doc.bytes() : document.bytes();
     b.insert(b.end(), d.begin(), d.end());
   }
   MsgHeader header = reply.header;
@@ -204,7 +265,7 @@ RecordableMessage from_op_reply(Bytes m, bool to_sensitive) {
 }
 
 RecordableMessage redact(Bytes message, bool is_request, bool to_sensitive,
-                         uint32_t max_message_bytes) {
+                         const RedactionPolicy& policy, uint32_t max_message_bytes) {
   if (message.size() < kHeaderSize) return {unrecorded_marker(0, 0, "short message"), false, true};
   MsgHeader header = read_header(message.data());
   try {
@@ -221,12 +282,12 @@ RecordableMessage redact(Bytes message, bool is_request, bool to_sensitive,
     }
     switch (header.op_code) {
       case OpCode::kMsg:
-        return from_op_msg(m, is_request, to_sensitive, compressed);
+        return from_op_msg(m, is_request, to_sensitive, compressed, policy);
       case OpCode::kQuery:
-        if (is_request) return from_op_query(m);
+        if (is_request) return from_op_query(m, policy);
         break;
       case OpCode::kReply:
-        if (!is_request) return from_op_reply(m, to_sensitive);
+        if (!is_request) return from_op_reply(m, to_sensitive, policy);
         break;
       default:
         break;
@@ -247,15 +308,19 @@ std::vector<uint8_t> unrecorded_marker(int32_t request_id, int32_t response_to,
   const std::string_view text = why.substr(0, 200);
   bson_append_utf8(body.get(), kUnrecordedKey.data(), static_cast<int>(kUnrecordedKey.size()),
                    text.data(), static_cast<int>(text.size()));
+  // Readers of the server's recordings take every request for a command with a $db.
+  BSON_APPEND_UTF8(body.get(), "$db", "admin");
   return OpMsgBuilder(request_id, response_to).body(body.bytes()).finish();
 }
 
-RecordableMessage redact_request(Bytes message, uint32_t max_message_bytes) {
-  return redact(message, /*is_request=*/true, /*to_sensitive=*/false, max_message_bytes);
+RecordableMessage redact_request(Bytes message, uint32_t max_message_bytes,
+                                 const RedactionPolicy& policy) {
+  return redact(message, /*is_request=*/true, /*to_sensitive=*/false, policy, max_message_bytes);
 }
 
-RecordableMessage redact_reply(Bytes message, bool to_sensitive, uint32_t max_message_bytes) {
-  return redact(message, /*is_request=*/false, to_sensitive, max_message_bytes);
+RecordableMessage redact_reply(Bytes message, bool to_sensitive, uint32_t max_message_bytes,
+                               const RedactionPolicy& policy) {
+  return redact(message, /*is_request=*/false, to_sensitive, policy, max_message_bytes);
 }
 
 }  // namespace docguard::codec

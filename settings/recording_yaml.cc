@@ -23,8 +23,25 @@ void apply_recording_yaml(const ConfigReader& r, const YAML::Node& node,
                           RecordingSettings& settings) {
   r.check_keys(node,
                {"enabled", "directory", "apps", "users", "namespaces", "sample", "max_duration",
-                "queue_bytes", "max_file_bytes", "max_total_bytes"},
+                "queue_bytes", "max_file_bytes", "max_total_bytes", "redact", "reply_documents"},
                "recording");
+  if (auto redact = node["redact"]) {
+    r.check_keys(redact, {"fields", "namespaces", "key_vault"}, "recording.redact");
+    codec::RedactionPolicy& policy = settings.redaction;
+    if (auto v = redact["fields"]) policy.fields = string_list(r, v, "recording.redact.fields");
+    if (auto v = redact["namespaces"]) {
+      policy.namespaces = string_list(r, v, "recording.redact.namespaces");
+    }
+    if (auto v = redact["key_vault"]) {
+      policy.key_vault = r.scalar(v, "recording.redact.key_vault");
+      if (policy.key_vault.find('.') == std::string::npos) {
+        r.fail(v, "recording.redact.key_vault", "expected \"db.collection\"");
+      }
+    }
+  }
+  if (auto v = node["reply_documents"]) {
+    settings.redaction.reply_documents = r.boolean(v, "recording.reply_documents");
+  }
   if (auto v = node["enabled"]) settings.enabled = r.boolean(v, "recording.enabled");
   if (auto v = node["directory"]) settings.directory = r.scalar(v, "recording.directory");
   if (auto v = node["apps"]) settings.apps = string_list(r, v, "recording.apps");

@@ -60,6 +60,9 @@ std::string apply_recording_json(const std::string& body, settings::RecordingSet
       auto list = strings_of(it);
       ok = list.has_value();
       if (ok) (key == "apps" ? s.apps : key == "users" ? s.users : s.namespaces) = *list;
+    } else if (key == "reply_documents") {
+      ok = it.holds_bool();
+      if (ok) s.redaction.reply_documents = it.as_bool();
     } else if (key == "sample") {
       const auto v = number_of(it);
       ok = v.has_value();

@@ -230,6 +230,7 @@ void Recorder::writer_loop() {
   WriterState w;
   {
     std::lock_guard lock(mutex_);
+    w.policy = filters_->settings.redaction;
     const auto max = filters_->settings.max_duration;
     if (max.count() > 0) w.deadline = started_ + max;
   }

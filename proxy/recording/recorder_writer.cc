@@ -75,7 +75,7 @@ void Recorder::write_batch(std::deque<Queued>& batch, WriterState& w) {
     std::string ns;
     std::string shape;
     if (p.event == RecordedEvent::kRequest) {
-      safe = codec::redact_request(p.message, max_message_bytes_);
+      safe = codec::redact_request(p.message, max_message_bytes_, w.policy);
       if (safe.sensitive) {
         auto& ids = w.sensitive[p.connection];
         if (ids.size() >= 64) ids.erase(ids.begin());
@@ -89,7 +89,7 @@ void Recorder::write_batch(std::deque<Queued>& batch, WriterState& w) {
           p.message.size() >= codec::kHeaderSize ? codec::load_le32(p.message.data() + 8) : 0;
       auto it = w.sensitive.find(p.connection);
       const bool to_sensitive = it != w.sensitive.end() && take_sensitive(it->second, response_to);
-      safe = codec::redact_reply(p.message, to_sensitive, max_message_bytes_);
+      safe = codec::redact_reply(p.message, to_sensitive, max_message_bytes_, w.policy);
     }
     // The raw message is not needed past this point: no copy of it outlives the redaction.
     p.message.clear();

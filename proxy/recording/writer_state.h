@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "docguard/codec/redaction_policy.h"
 #include "docguard/proxy/recorder.h"
 
 namespace docguard::proxy {
@@ -19,6 +20,7 @@ struct RecordingFilters {
 };
 
 struct Recorder::WriterState {
+  codec::RedactionPolicy policy;  // the recording's, copied when its writer starts
   // connection -> its sensitive requests' ids, whose replies carry secrets too
   std::unordered_map<uint64_t, std::vector<int32_t>> sensitive;
   // connections started and not yet ended -> their session text, ended when the recording ends

@@ -1,8 +1,10 @@
 // What a traffic recording may hold of a message: the message with every secret taken out, or a
 // marker when docguard cannot read the message well enough to be sure (never the raw bytes).
-// Secrets: the payloads of authentication and user-management commands and of the replies to
-// authentication steps, speculative authentication in hello, $clusterTime (its signature is the
-// cluster's key at work). Compressed messages come out decompressed, checksums dropped.
+// Secrets, by policy (redaction_policy.h): fields that hold them at any depth, in requests and
+// replies; every field but the envelope of authentication, user-management and parameter
+// commands; the documents of secret namespaces (users, roles, the key vault, the user's own);
+// authentication steps wherever they appear; $clusterTime (its signature is the cluster's key at
+// work). Compressed messages come out decompressed, checksums dropped.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +13,7 @@
 #include <vector>
 
 #include "docguard/codec/message.h"
+#include "docguard/codec/redaction_policy.h"
 
 namespace docguard::codec {
 
@@ -21,19 +24,22 @@ inline constexpr std::string_view kUnrecordedKey = "$docguardUnrecorded";
 
 struct RecordableMessage {
   std::vector<uint8_t> bytes;  // a whole wire message, safe to write
-  // A request whose reply carries secrets too (saslStart, saslContinue, authenticate): the
-  // caller passes this to redact_reply for the reply to it.
+  // A request whose reply carries secrets too (authentication, parameters, a secret
+  // namespace's documents): the caller passes this to redact_reply for the reply to it.
   bool sensitive = false;
   bool marker = false;  // the message could not be read: `bytes` is a marker message
 };
 
 // A client's request as it may be recorded. Never throws.
-RecordableMessage redact_request(Bytes message, uint32_t max_message_bytes);
+RecordableMessage redact_request(Bytes message, uint32_t max_message_bytes,
+                                 const RedactionPolicy& policy = default_redaction_policy());
 // An upstream reply as it may be recorded; `to_sensitive` when its request was sensitive (all
-// of the reply but its status is then replaced). Never throws.
-RecordableMessage redact_reply(Bytes message, bool to_sensitive, uint32_t max_message_bytes);
+// of the reply but its status is then replaced, as it is for every reply when the policy keeps
+// no reply documents). Never throws.
+RecordableMessage redact_reply(Bytes message, bool to_sensitive, uint32_t max_message_bytes,
+                               const RedactionPolicy& policy = default_redaction_policy());
 
-// An OP_MSG {$docguardUnrecorded: why} with the given ids: what is written in place of a
+// An OP_MSG {$docguardUnrecorded: why, $db: "admin"} with the given ids: what is written in place of a
 // message docguard could not read.
 std::vector<uint8_t> unrecorded_marker(int32_t request_id, int32_t response_to,
                                        std::string_view why);

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "docguard/codec/redaction_policy.h"
+
 namespace docguard::settings {
 
 struct RecordingSettings {
@@ -23,7 +25,10 @@ struct RecordingSettings {
   // Bytes waiting for the writer thread; past it the recording fails and traffic goes on.
   uint64_t queue_bytes = 64ull << 20;
   uint64_t max_file_bytes = 256ull << 20;  // a data file rotates before it grows past this
-  uint64_t max_total_bytes = 10ull << 30;  // all data files together; then recording stops
+  uint64_t max_total_bytes = 10ull << 30;  // all files together; then recording stops
+  // `redact:`: what docguard redacts beyond its own policy (fields at any depth, namespaces),
+  // and where the key vault is. `reply_documents: false` keeps replies to their status.
+  codec::RedactionPolicy redaction;
 };
 
 // Why `settings` cannot be used ("" when it can): a missing directory, a sample outside (0, 1],

@@ -1,0 +1,196 @@
+// The deep walk of the recording's redaction (document_redactor.h).
+#include "document_redactor.h"
+
+#include <algorithm>
+#include <array>
+
+#include "docguard/codec/recording_redaction.h"
+
+namespace docguard::codec {
+
+namespace {
+
+// What stays of an authentication step's document ({conversationId, payload, ...}), whatever
+// request it answers: whether the step worked, never the server's nonce, salt or signature.
+constexpr std::array<std::string_view, 7> kKeptInAuthStep = {
+    "ok", "done", "conversationId", "code", "codeName", "errmsg", "operationTime"};
+// What stays of a document that names a secret namespace in `ns` (a cursor, an applyOps or
+// oplog entry, a change event): where it is and what kind it is, not its contents.
+constexpr std::array<std::string_view, 12> kKeptBesideSecretNamespace = {
+    "ns", "id", "op", "ui", "ts", "t", "v", "wall", "operationType", "clusterTime", "wallTime",
+    "_id"};
+
+// Keys naming a collection of the request's database in a stage or command argument.
+bool is_collection_key(std::string_view key) {
+  return key == "from" || key == "coll" || key == "$unionWith" || key == "$out" ||
+         key == "into" || key == "collection";
+}
+
+bool among(std::span<const std::string_view> names, std::string_view name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// "db.collection" into its parts (the collection's name may hold more dots); the whole text as
+// the collection when there is no dot.
+std::pair<std::string_view, std::string_view> split_namespace(std::string_view ns,
+                                                              std::string_view db) {
+  const size_t dot = ns.find('.');
+  if (dot == std::string_view::npos) return {db, ns};
+  return {ns.substr(0, dot), ns.substr(dot + 1)};
+}
+
+}  // namespace
+
+void DocumentRedactor::replace(bson_t* out, std::string_view key) {
+  changed_ = true;
+  bson_append_utf8(out, key.data(), static_cast<int>(key.size()), kRedactedMarker.data(),
+                   static_cast<int>(kRedactedMarker.size()));
+}
+
+bool DocumentRedactor::copy(const BsonView& in, bson_t* out, std::string_view path,
+                            std::span<const std::string_view> keep) {
+  if (!policy_.fields.empty()) path_.assign(path);
+  return copy_at(in, out, 0, keep);
+}
+
+bool DocumentRedactor::is_secret_ns_value(const bson_iter_t& it, std::string_view db,
+                                          bool whole_namespace) const {
+  if (BSON_ITER_HOLDS_UTF8(&it)) {
+    if (!whole_namespace) return is_secret_namespace(policy_, db, utf8_of(it));
+    const auto [d, c] = split_namespace(utf8_of(it), db);
+    return is_secret_namespace(policy_, d, c);
+  }
+  if (BSON_ITER_HOLDS_DOCUMENT(&it)) {  // {db, coll}: a change event's, or a stage's target
+    const BsonView doc = view_of(it);
+    const std::string_view d = find_string(doc, "db");
+    const std::string_view c = find_string(doc, "coll");
+    return !c.empty() && is_secret_namespace(policy_, d.empty() ? db : d, c);
+  }
+  return false;
+}
+
+bool DocumentRedactor::copy_at(const BsonView& in, bson_t* out, int depth,
+                               std::span<const std::string_view> keep) {
+  if (depth > kMaxRedactionDepth) return false;
+  bson_t source;
+  if (in.empty() || !bson_init_static(&source, in.data, in.size)) return false;
+  bson_iter_t it;
+  if (!bson_iter_init(&it, &source)) return false;
+  // A look at the document's own keys first: some shapes make all but a few of them secret.
+  bool conversation = false;
+  bool payload = false;
+  bool secret_ns = false;
+  for (bson_iter_t probe = it; bson_iter_next(&probe);) {
+    const std::string_view key = key_of(probe);
+    conversation = conversation || key == "conversationId";
+    payload = payload || key == "payload";
+    secret_ns = secret_ns || (key == "ns" && is_secret_ns_value(probe, {}, true));
+  }
+  if (keep.empty() && conversation && payload) keep = kKeptInAuthStep;
+  if (keep.empty() && secret_ns) keep = kKeptBesideSecretNamespace;
+  while (bson_iter_next(&it)) {
+    if (!copy_member(it, out, depth, keep)) return false;
+  }
+  return true;
+}
+
+bool DocumentRedactor::copy_member(const bson_iter_t& it, bson_t* out, int depth,
+                                   std::span<const std::string_view> keep) {
+  const std::string_view key = key_of(it);
+  if (key == "$clusterTime") {  // the cluster's signature
+    changed_ = true;
+    return true;
+  }
+  const size_t path_size = path_.size();
+  bool secret = is_secret_field(key) || (!keep.empty() && !among(keep, key));
+  if (!secret && !policy_.fields.empty()) {
+    if (!path_.empty()) path_ += '.';
+    path_ += key;
+    secret = is_policy_field(policy_, path_);
+  }
+  if (!secret && BSON_ITER_HOLDS_UTF8(&it)) secret = holds_uri_password(utf8_of(it));
+  bool ok = true;
+  if (secret) {
+    replace(out, key);
+  } else {
+    ok = copy_value(it, out, depth);
+  }
+  path_.resize(path_size);
+  return ok;
+}
+
+bool DocumentRedactor::copy_value(const bson_iter_t& it, bson_t* out, int depth) {
+  const std::string_view key = key_of(it);
+  const int key_size = static_cast<int>(key.size());
+  if (BSON_ITER_HOLDS_DOCUMENT(&it)) {
+    bson_t child;
+    bson_append_document_begin(out, key.data(), key_size, &child);
+    const bool ok = copy_at(view_of(it), &child, depth + 1, {});
+    bson_append_document_end(out, &child);
+    return ok;
+  }
+  if (BSON_ITER_HOLDS_ARRAY(&it)) {
+    // Array positions are not part of a field's path: `items.sku` names every item's sku.
+    const size_t path_size = path_.size();
+    bson_t child;
+    bson_append_array_begin(out, key.data(), key_size, &child);
+    bson_t source;
+    const BsonView array = view_of(it);
+    bool ok = bson_init_static(&source, array.data, array.size);
+    bson_iter_t element;
+    if (ok && bson_iter_init(&element, &source)) {
+      while (ok && bson_iter_next(&element)) {
+        if (BSON_ITER_HOLDS_UTF8(&element) && holds_uri_password(utf8_of(element))) {
+          replace(&child, key_of(element));
+        } else {
+          ok = copy_value(element, &child, depth + 1);
+        }
+        path_.resize(path_size);
+      }
+    } else {
+      ok = false;
+    }
+    bson_append_array_end(out, &child);
+    return ok;
+  }
+  bson_iter_t copy = it;
+  return bson_append_iter(out, key.data(), key_size, &copy);
+}
+
+bool DocumentRedactor::scan(const BsonView& doc, std::string_view db, int depth, bool top) const {
+  // A document too deep or too broken to scan is taken for a secret one: the caller then keeps
+  // only the command's envelope.
+  if (depth > kMaxRedactionDepth) return true;
+  bson_t source;
+  if (doc.empty() || !bson_init_static(&source, doc.data, doc.size)) return true;
+  bson_iter_t it;
+  if (!bson_iter_init(&it, &source)) return true;
+  bool first = top;
+  while (bson_iter_next(&it)) {
+    const std::string_view key = key_of(it);
+    // A command's own collection is its first value; renameCollection names whole namespaces.
+    if (first && BSON_ITER_HOLDS_UTF8(&it) && key != "renameCollection" &&
+        is_secret_namespace(policy_, db, utf8_of(it))) {
+      return true;
+    }
+    first = false;
+    const bool whole = key == "ns" || key == "to" || key == "renameCollection";
+    if ((is_collection_key(key) || whole) && is_secret_ns_value(it, db, whole)) return true;
+    if ((key == "$merge" || key == "$out") && BSON_ITER_HOLDS_DOCUMENT(&it)) {
+      const BsonView target = view_of(it);
+      const std::string_view d = find_string(target, "db");
+      const std::string_view c = find_string(target, "coll");
+      if (!c.empty() && is_secret_namespace(policy_, d.empty() ? db : d, c)) return true;
+    }
+    if (BSON_ITER_HOLDS_DOCUMENT(&it) || BSON_ITER_HOLDS_ARRAY(&it)) {
+      if (scan(view_of(it), db, depth + 1, false)) return true;
+    }
+  }
+  return false;
+}
+
+bool DocumentRedactor::touches_secret_namespace(const BsonView& doc, std::string_view db) const {
+  return scan(doc, db, 0, true);
+}
+
+}  // namespace docguard::codec

@@ -1,0 +1,63 @@
+// The walk that takes secrets out of one BSON document, at any depth (private to codec/; the
+// recording's redaction, recording_redaction.cc, applies it to every document of a message).
+#pragma once
+
+#include <bson/bson.h>
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "docguard/codec/bson_view.h"
+#include "docguard/codec/redaction_policy.h"
+
+namespace docguard::codec {
+
+// Deeper documents than this are not walked: the message becomes a marker. The server nests
+// at most about 180 levels; a recording has no use for more than this.
+inline constexpr int kMaxRedactionDepth = 200;
+
+class DocumentRedactor {
+ public:
+  explicit DocumentRedactor(const RedactionPolicy& policy) : policy_(policy) {}
+
+  // Copies `in` into `out` with every secret replaced by the marker and $clusterTime dropped.
+  // `path` is where `in` sits (for the policy's dotted fields): "" for a command's body.
+  // `keep`, when not empty, are the only keys of `in` kept: any other is replaced (its
+  // value is a secret whatever its name). False for a malformed or too deeply nested document.
+  bool copy(const BsonView& in, bson_t* out, std::string_view path = {},
+            std::span<const std::string_view> keep = {});
+
+  // Appends the element `it` is on to `out`, its secrets taken out as copy() does. False for a
+  // malformed or too deeply nested value.
+  bool copy_element(const bson_iter_t& it, bson_t* out) {
+    path_.clear();
+    return copy_member(it, out, 0, {});
+  }
+
+  // Whether anything was replaced or dropped since construction.
+  bool changed() const { return changed_; }
+
+  // Whether `doc` (a request's body) reads or writes a secret namespace anywhere: its own
+  // collection in `db`, a `$lookup`/`$graphLookup` `from`, a `$unionWith`, an `$out`/`$merge`
+  // target, a `renameCollection`'s names, an applyOps entry's `ns`. A document that cannot be
+  // scanned (too deep, malformed) counts as one that does.
+  bool touches_secret_namespace(const BsonView& doc, std::string_view db) const;
+
+  // Appends the marker under `key`.
+  void replace(bson_t* out, std::string_view key);
+
+ private:
+  bool copy_at(const BsonView& in, bson_t* out, int depth, std::span<const std::string_view> keep);
+  bool copy_member(const bson_iter_t& it, bson_t* out, int depth,
+                   std::span<const std::string_view> keep);
+  bool copy_value(const bson_iter_t& it, bson_t* out, int depth);
+  bool is_secret_ns_value(const bson_iter_t& it, std::string_view db, bool whole_namespace) const;
+  bool scan(const BsonView& doc, std::string_view db, int depth, bool top) const;
+
+  const RedactionPolicy& policy_;
+  std::string path_;  // keys joined by '.', kept only when the policy names fields
+  bool changed_ = false;
+};
+
+}  // namespace docguard::codec

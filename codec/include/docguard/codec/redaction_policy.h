@@ -1,0 +1,47 @@
+// What a traffic recording must never hold, as a policy rather than a list of commands: secrets
+// are recognised by where they sit (a field's name, at any depth, in requests and replies alike),
+// by the namespace a document belongs to (the users, roles and key-vault collections, and the
+// user's own), and by the shape of an authentication step (conversationId with payload).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace docguard::codec {
+
+struct RedactionPolicy {
+  // The user's own fields (`recording.redact.fields`): a key name ("ssn", redacted wherever a key
+  // of that name appears) or a dotted path ("card.number", redacted where a key's path, array
+  // positions left out, ends with it).
+  std::vector<std::string> fields;
+  // The user's own namespaces (`recording.redact.namespaces`): "db.collection", "db.*" or "db".
+  // Every document read from or written to them is redacted, as for the built-in ones.
+  std::vector<std::string> namespaces;
+  // The Queryable Encryption / CSFLE key vault ("db.collection"); its documents hold key material.
+  std::string key_vault = "encryption.__keyVault";
+  // false: replies keep their status (ok, counts, codes, cursor ids) and lose their documents.
+  bool reply_documents = true;
+};
+
+// The policy with no user additions: what docguard redacts whatever the configuration says.
+const RedactionPolicy& default_redaction_policy();
+
+// Whether a field of this name holds a secret wherever it appears: passwords, SCRAM credentials
+// and their salts, key material, encryption tokens, cloud keys, speculative authentication.
+bool is_secret_field(std::string_view key);
+
+// Whether the documents of `db`.`collection` are secret under `policy`: the users and roles
+// collections (system.users, system.roles in any database; admin.tempusers, admin.temproles,
+// where mongorestore stages them), the key vault, and the policy's own namespaces.
+bool is_secret_namespace(const RedactionPolicy& policy, std::string_view db,
+                         std::string_view collection);
+
+// Whether `text` is a URI that carries a password ("scheme://user:password@host...").
+bool holds_uri_password(std::string_view text);
+
+// Whether the key at `path` (keys joined by '.', array positions left out) is one of the
+// policy's own fields.
+bool is_policy_field(const RedactionPolicy& policy, std::string_view path);
+
+}  // namespace docguard::codec

@@ -1,0 +1,93 @@
+// The recording's redaction policy (redaction_policy.h): which fields and namespaces are secret.
+#include "docguard/codec/redaction_policy.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+
+namespace docguard::codec {
+
+namespace {
+
+// Field names that hold a secret wherever they appear. The server's own: a user's `pwd` and its
+// `credentials` ({SCRAM-SHA-1: {iterationCount, salt, storedKey, serverKey}}), the key vault's
+// `keyMaterial`, Queryable Encryption's compaction and cleanup tokens, speculative
+// authentication in hello, `customData` of users (free-form, set beside a password). The cloud
+// providers' keys as they appear in KMS settings and in `$out` / `$merge` to object stores.
+constexpr std::array<std::string_view, 17> kSecretFields = {
+    "pwd",           "credentials",     "storedKey",         "serverKey",
+    "salt",          "keyMaterial",     "compactionTokens",  "cleanupTokens",
+    "customData",    "speculativeAuthenticate", "privateKey", "secretAccessKey",
+    "sessionToken",  "clientSecret",    "accessKeyId",       "authorization",
+    "ldapQueryPassword"};
+
+bool contains_lower(std::string_view key, std::string_view word) {
+  if (key.size() < word.size()) return false;
+  for (size_t i = 0; i + word.size() <= key.size(); ++i) {
+    bool same = true;
+    for (size_t j = 0; j < word.size() && same; ++j) {
+      same = std::tolower(static_cast<unsigned char>(key[i + j])) == word[j];
+    }
+    if (same) return true;
+  }
+  return false;
+}
+
+// "db.collection", "db.*" or "db" against a namespace.
+bool namespace_matches(std::string_view pattern, std::string_view db, std::string_view coll) {
+  const size_t dot = pattern.find('.');
+  if (dot == std::string_view::npos) return pattern == db;
+  if (pattern.substr(0, dot) != db) return false;
+  const std::string_view rest = pattern.substr(dot + 1);
+  return rest == "*" || rest == coll;
+}
+
+}  // namespace
+
+const RedactionPolicy& default_redaction_policy() {
+  static const RedactionPolicy policy;
+  return policy;
+}
+
+bool is_secret_field(std::string_view key) {
+  if (std::find(kSecretFields.begin(), kSecretFields.end(), key) != kSecretFields.end()) {
+    return true;
+  }
+  // An application's own "password", "passwordHash", "apiSecret", "client_secret", ...
+  return contains_lower(key, "password") || contains_lower(key, "secret") ||
+         contains_lower(key, "passphrase");
+}
+
+bool is_secret_namespace(const RedactionPolicy& policy, std::string_view db,
+                         std::string_view collection) {
+  if (collection == "system.users" || collection == "system.roles") return true;
+  if (db == "admin" && (collection == "tempusers" || collection == "temproles")) return true;
+  if (!policy.key_vault.empty() && namespace_matches(policy.key_vault, db, collection)) {
+    return true;
+  }
+  return std::any_of(policy.namespaces.begin(), policy.namespaces.end(),
+                     [&](const std::string& p) { return namespace_matches(p, db, collection); });
+}
+
+bool holds_uri_password(std::string_view text) {
+  const size_t scheme = text.find("://");
+  if (scheme == std::string_view::npos) return false;
+  const std::string_view rest = text.substr(scheme + 3);
+  const size_t at = rest.find('@');
+  if (at == std::string_view::npos) return false;
+  const std::string_view userinfo = rest.substr(0, at);
+  // userinfo ends at the authority's end: a '/' before the '@' means the '@' is in a path.
+  return userinfo.find('/') == std::string_view::npos &&
+         userinfo.find(':') != std::string_view::npos;
+}
+
+bool is_policy_field(const RedactionPolicy& policy, std::string_view path) {
+  for (const std::string& field : policy.fields) {
+    if (path.size() < field.size()) continue;
+    if (path.substr(path.size() - field.size()) != field) continue;
+    if (path.size() == field.size() || path[path.size() - field.size() - 1] == '.') return true;
+  }
+  return false;
+}
+
+}  // namespace docguard::codec

@@ -170,7 +170,9 @@ Conversation::RequestOutcome Conversation::on_op_msg(const codec::MsgHeader& hea
     pending_[header.request_id] = PendingReply::of(PendingReply::Kind::kAuth);
     pending_[header.request_id].auth = auth;
   }
-  const rules::RequestContext context{app_name_, peer_, auth_.user(), &scope_, started};
+  const rules::RequestContext context{
+      app_name_, peer_, auth_.user(), &scope_,
+      received_at_ != std::chrono::steady_clock::time_point{} ? received_at_ : started};
   rules::Verdict verdict = engine_.inspect(view, context);
   // What goes upstream: the request, less its trace context when the upstream would close the
   // connection on it (trace_context.h). The rules and the log line still see it in `view`.

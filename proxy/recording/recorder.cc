@@ -168,6 +168,7 @@ void Recorder::push(RecordingTap& tap, RecordedEvent event, std::string_view pee
   packet.verdict = facts.verdict;
   packet.rule = facts.rule;  // a short name: no allocation
   packet.refused = facts.refused;
+  packet.refused_statements = facts.refused_statements;
   const uint64_t cost =
       packet.message.size() + kPacketOverhead + (tap.started ? 0 : kPacketOverhead);
   bool failed_now = false;

@@ -32,7 +32,8 @@ const char* event_name(RecordedEvent e) {
 // docguard's facts of one packet, keyed like the packet (connection, order): one JSON line.
 std::string side_line(const PacketHeader& h, std::string_view ns, std::string_view app,
                       std::string_view user, std::string_view command, std::string_view shape,
-                      std::string_view verdict, std::string_view rule, bool refused, bool marker) {
+                      std::string_view verdict, std::string_view rule, bool refused, bool marker,
+                      std::string_view refused_statements) {
   std::string line = "{\"connection\":" + std::to_string(h.connection) +
                      ",\"order\":" + std::to_string(h.order) + ",\"event\":\"" +
                      event_name(h.event) + "\"";
@@ -51,6 +52,12 @@ std::string side_line(const PacketHeader& h, std::string_view ns, std::string_vi
   member("verdict", verdict);
   member("rule", rule);
   if (refused) line += ",\"refused\":true";
+  // Digits and commas only (the session writes them): a JSON array as it stands.
+  if (!refused_statements.empty()) {
+    line += ",\"refused_statements\":[";
+    line += refused_statements;
+    line += "]";
+  }
   if (marker) line += ",\"unrecorded\":true";
   line += "}";
   return line;
@@ -100,7 +107,7 @@ void Recorder::write_batch(std::deque<Queued>& batch, WriterState& w) {
       w.sensitive.erase(p.connection);
     }
     const std::string line = side_line(h, ns, p.app, p.user, p.command, shape, p.verdict, p.rule,
-                                       p.refused, safe.marker);
+                                       p.refused, safe.marker, p.refused_statements);
     try {
       if (files_->write(h, safe.bytes, line) == RecordingFiles::Written::kCapReached) {
         end_from_writer(State::kStopped, "recording.max_total_bytes reached");

@@ -79,7 +79,9 @@ RecordingFiles::Written RecordingFiles::write(const PacketHeader& header, codec:
                                               std::string_view side_line) {
   scratch_.clear();
   append_packet(scratch_, header, message);
-  if (total_bytes_ + scratch_.size() > max_total_bytes_) return Written::kCapReached;
+  // The side line counts too: the cap is what the recording takes on disk.
+  const uint64_t side_bytes = side_line.empty() ? 0 : side_line.size() + 1;
+  if (total_bytes_ + scratch_.size() + side_bytes > max_total_bytes_) return Written::kCapReached;
   if (!data_.file) throw std::runtime_error("the recording files are closed");
   if (data_.size > 0 && data_.size + scratch_.size() > max_file_bytes_) {
     finish(data_);
@@ -92,6 +94,7 @@ RecordingFiles::Written RecordingFiles::write(const PacketHeader& header, codec:
   if (!side_line.empty()) {
     write_to(side_, {reinterpret_cast<const uint8_t*>(side_line.data()), side_line.size()});
     write_to(side_, {reinterpret_cast<const uint8_t*>("\n"), 1});
+    total_bytes_ += side_bytes;
   }
   return Written::kYes;
 }

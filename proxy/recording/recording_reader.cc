@@ -6,6 +6,7 @@
 #include <fstream>
 #include <system_error>
 
+#include "docguard/codec/bson_elements.h"
 #include "docguard/codec/crc32c.h"
 #include "docguard/codec/recording_packet.h"
 
@@ -44,7 +45,8 @@ std::map<std::string, uint32_t> read_checksums(const std::filesystem::path& path
 
 }  // namespace
 
-base::Expected<RecordingReader> RecordingReader::open(const std::filesystem::path& dir) {
+base::Expected<RecordingReader> RecordingReader::open(const std::filesystem::path& dir,
+                                                      ReadOptions options) {
   std::error_code ec;
   std::filesystem::directory_iterator it(dir, ec);
   if (ec) {
@@ -53,6 +55,7 @@ base::Expected<RecordingReader> RecordingReader::open(const std::filesystem::pat
   }
   RecordingReader reader;
   reader.directory_ = dir;
+  reader.options_ = options;
   for (const auto& entry : it) {
     const std::string name = entry.path().filename().string();
     if (is_data_file(name)) reader.files_.push_back(name);
@@ -73,6 +76,10 @@ RecordingReader::RecordingReader(RecordingReader&& other) noexcept { *this = std
 RecordingReader& RecordingReader::operator=(RecordingReader&& other) noexcept {
   if (this == &other) return *this;
   if (file_) std::fclose(file_);
+  if (side_) std::fclose(side_);
+  side_ = std::exchange(other.side_, nullptr);
+  options_ = other.options_;
+  side_line_ = std::move(other.side_line_);
   directory_ = std::move(other.directory_);
   files_ = std::move(other.files_);
   checksums_ = std::move(other.checksums_);
@@ -87,6 +94,7 @@ RecordingReader& RecordingReader::operator=(RecordingReader&& other) noexcept {
 
 RecordingReader::~RecordingReader() {
   if (file_) std::fclose(file_);
+  if (side_) std::fclose(side_);
 }
 
 base::Error RecordingReader::corrupt(const std::string& what) const {
@@ -104,6 +112,10 @@ base::Expected<bool> RecordingReader::open_next_file() {
   }
   offset_ = 0;
   crc_ = 0;
+  if (side_) std::fclose(side_);
+  side_line_.clear();
+  // <ms>.bin beside <ms>.docguard.jsonl; a missing side file leaves the packets without facts.
+  side_ = std::fopen((directory_ / (path.stem().string() + ".docguard.jsonl")).c_str(), "rb");
   return true;
 }
 
@@ -112,6 +124,12 @@ bool RecordingReader::read(uint8_t* out, size_t n) {
   if (std::fread(out, 1, n, file_) != n) return false;
   crc_ = codec::crc32c({out, n}, crc_);
   return true;
+}
+
+std::string RecordingReader::torn_hint() const {
+  return checksums_.contains(files_[next_file_ - 1])
+             ? ""
+             : " (the file has no checksum: --accept-torn-tail reads it up to the cut)";
 }
 
 base::Expected<void> RecordingReader::finish_file() {
@@ -129,6 +147,75 @@ base::Expected<void> RecordingReader::finish_file() {
   return {};
 }
 
+namespace {
+
+std::string string_member(const bson_t& doc, const char* key) {
+  codec::BsonElements it(&doc);
+  if (!it.find(key) || !it.holds_utf8()) return {};
+  return std::string(it.utf8());
+}
+
+bool bool_member(const bson_t& doc, const char* key) {
+  codec::BsonElements it(&doc);
+  return it.find(key) && it.as_bool();
+}
+
+}  // namespace
+
+base::Expected<void> RecordingReader::read_side(RecordedPacket& packet) {
+  // Side lines are written in packet order, one per packet (docs/recording.md): skip lines of
+  // earlier packets, keep a line of a later one for its packet.
+  while (side_ != nullptr) {
+    if (side_line_.empty()) {
+      char* line = nullptr;
+      size_t capacity = 0;
+      const ssize_t got = getline(&line, &capacity, side_);
+      if (got > 0) side_line_.assign(line, static_cast<size_t>(got));
+      std::free(line);  // NOLINT(*-no-malloc): getline's buffer
+      if (got <= 0) return {};
+      while (!side_line_.empty() && (side_line_.back() == '\n' || side_line_.back() == '\r')) {
+        side_line_.pop_back();
+      }
+      if (side_line_.empty()) continue;
+    }
+    bson_error_t error;
+    bson_t doc;
+    if (!bson_init_from_json(&doc, side_line_.data(), static_cast<ssize_t>(side_line_.size()),
+                             &error)) {
+      return base::bad_input(fmt::format("{}: a side line is not JSON: {}",
+                                         (directory_ / files_[next_file_ - 1]).string(),
+                                         error.message));
+    }
+    codec::BsonElements order(&doc);
+    const uint64_t line_order =
+        order.find("order") && order.holds_number() ? static_cast<uint64_t>(order.as_int64()) : 0;
+    if (line_order > packet.order) {
+      bson_destroy(&doc);
+      return {};  // no line for this packet; the read-ahead one waits for its own
+    }
+    if (line_order == packet.order) {
+      SideFacts& f = packet.side;
+      f.present = true;
+      f.app = string_member(doc, "app");
+      f.user = string_member(doc, "user");
+      f.verdict = string_member(doc, "verdict");
+      f.rule = string_member(doc, "rule");
+      f.refused = bool_member(doc, "refused");
+      f.unrecorded = bool_member(doc, "unrecorded");
+      codec::BsonElements statements(&doc);
+      if (statements.find("refused_statements") && statements.holds_array()) {
+        for (codec::BsonElements i(statements.container()); i.next();) {
+          if (i.holds_number()) f.refused_statements.push_back(static_cast<int32_t>(i.as_int64()));
+        }
+      }
+    }
+    bson_destroy(&doc);
+    side_line_.clear();
+    if (line_order == packet.order) return {};
+  }
+  return {};
+}
+
 base::Expected<std::optional<RecordedPacket>> RecordingReader::next() {
   while (true) {
     if (!file_) {
@@ -137,7 +224,7 @@ base::Expected<std::optional<RecordedPacket>> RecordingReader::next() {
       if (!*opened) return std::optional<RecordedPacket>{};
     }
     const uint64_t start = offset_;
-    const bool torn_ok = !checksums_.contains(files_[next_file_ - 1]);
+    const bool torn_ok = options_.accept_torn_tail && !checksums_.contains(files_[next_file_ - 1]);
     uint8_t size_bytes[4];
     const size_t got = std::fread(size_bytes, 1, 4, file_);
     if (got == 0 && std::feof(file_)) {
@@ -145,7 +232,7 @@ base::Expected<std::optional<RecordedPacket>> RecordingReader::next() {
       continue;
     }
     if (got < 4) {
-      if (!torn_ok) return corrupt("a packet size cut short");
+      if (!torn_ok) return corrupt("a packet size cut short" + torn_hint());
       std::fclose(file_);  // the writer stopped in the middle of this packet: the file ends here
       file_ = nullptr;
       ++unverified_;
@@ -166,7 +253,7 @@ base::Expected<std::optional<RecordedPacket>> RecordingReader::next() {
         ++unverified_;
         continue;
       }
-      return corrupt(fmt::format("a packet of {} bytes cut short", size));
+      return corrupt(fmt::format("a packet of {} bytes cut short{}", size, torn_hint()));
     }
     const auto view = codec::parse_packet(packet);
     if (!view) return corrupt(view.error().message);
@@ -178,6 +265,7 @@ base::Expected<std::optional<RecordedPacket>> RecordingReader::next() {
     out.offset_micros = view->header.offset_micros;
     out.order = view->header.order;
     out.message.assign(view->message.begin(), view->message.end());
+    if (auto side = read_side(out); !side) return side.error();
     return std::optional<RecordedPacket>{std::move(out)};
   }
 }

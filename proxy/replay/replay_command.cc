@@ -23,7 +23,10 @@ namespace {
 
 constexpr const char* kReplayUsage =
     "usage: docguard replay --recording DIR --target URI [--speed 1|4|max] [--read-only]\n"
-    "                       [--report-dir DIR] [--max-connections N (512)]\n";
+    "                       [--report-dir DIR] [--max-connections N (512)]\n"
+    "                       [--max-sessions N (10000)] [--allow-writes-out]\n"
+    "                       [--as-sent-by-client] [--ignore [SHAPE::]PATH]... [--show-values]\n"
+    "                       [--accept-torn-tail]\n";
 
 int usage(const std::string& problem) {
   std::fprintf(stderr, "docguard replay: %s\n%s", problem.c_str(), kReplayUsage);
@@ -103,6 +106,27 @@ int run_replay(int argc, char** argv) {
     std::string_view v;
     if (arg == "--read-only") {
       options.read_only = true;
+    } else if (arg == "--allow-writes-out") {
+      options.allow_writes_out = true;
+    } else if (arg == "--as-sent-by-client") {
+      options.as_sent_by_client = true;
+    } else if (arg == "--show-values") {
+      options.show_values = true;
+    } else if (arg == "--accept-torn-tail") {
+      options.accept_torn_tail = true;
+    } else if (arg == "--ignore" && value(v)) {
+      // "PATH" everywhere, or "SHAPE::PATH" for one shape (a shape's text holds no "::").
+      const size_t split = v.rfind("::");
+      if (split == std::string_view::npos) {
+        options.ignore.emplace_back(v);
+      } else {
+        options.ignore_by_shape[std::string(v.substr(0, split))].emplace_back(v.substr(split + 2));
+      }
+    } else if (arg == "--max-sessions" && value(v)) {
+      const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), options.max_sessions);
+      if (ec != std::errc{} || end != v.data() + v.size() || options.max_sessions == 0) {
+        return usage("--max-sessions takes a number above 0");
+      }
     } else if (arg == "--recording" && value(v)) {
       options.recording = std::string(v);
       have_recording = true;
@@ -141,26 +165,32 @@ int run_replay(int argc, char** argv) {
     std::fprintf(stderr, "docguard replay: %s\n", outcome.error().message.c_str());
     return 2;
   }
-  const std::vector<ShapeResult> shapes = compare_by_shape(outcome->operations);
+  const std::vector<ShapeResult>& shapes = outcome->shapes;
   const ReplayReport report{options, *outcome, shapes};
   if (auto written = write_replay_report(report); !written) {
     std::fprintf(stderr, "docguard replay: %s\n", written.error().message.c_str());
     return 2;
   }
   size_t differing = 0;
-  for (const ShapeResult& s : shapes) differing += s.differing > 0 ? 1 : 0;
+  size_t not_comparable = 0;
+  for (const ShapeResult& s : shapes) {
+    differing += s.differing > 0 ? 1 : 0;
+    not_comparable += s.not_comparable > 0 ? 1 : 0;
+  }
   const ReplayCounts& c = outcome->counts;
+  uint64_t skipped = c.handshakes + c.skipped_writes + c.skipped_legacy;
+  for (const auto& [reason, n] : c.skipped) skipped += n;
   std::fprintf(
       stderr,
-      "docguard replay: %llu requests on %llu connections, %llu replayed (%llu "
-      "handshakes, %llu writes, %llu legacy skipped; %llu failed) in %.1f s (recorded "
-      "%.1f s); %zu of %zu shapes differ; report in %s\n",
+      "docguard replay: %llu requests on %llu connections, %llu replayed in %llu live sessions, "
+      "%llu not replayed (%llu handshakes; see the report), %llu failed, in %.1f s (recorded "
+      "%.1f s); %zu of %zu shapes differ, %zu not comparable; report in %s\n",
       static_cast<unsigned long long>(c.requests), static_cast<unsigned long long>(c.connections),
-      static_cast<unsigned long long>(c.sent), static_cast<unsigned long long>(c.handshakes),
-      static_cast<unsigned long long>(c.skipped_writes),
-      static_cast<unsigned long long>(c.skipped_legacy), static_cast<unsigned long long>(c.failed),
-      static_cast<double>(c.replay_micros) / 1e6, static_cast<double>(c.recorded_micros) / 1e6,
-      differing, shapes.size(), options.report_dir.string().c_str());
+      static_cast<unsigned long long>(c.sent), static_cast<unsigned long long>(c.sessions),
+      static_cast<unsigned long long>(skipped), static_cast<unsigned long long>(c.handshakes),
+      static_cast<unsigned long long>(c.failed), static_cast<double>(c.replay_micros) / 1e6,
+      static_cast<double>(c.recorded_micros) / 1e6, differing, shapes.size(), not_comparable,
+      options.report_dir.string().c_str());
   return differing > 0 ? 1 : 0;
 }
 

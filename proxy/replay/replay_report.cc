@@ -39,8 +39,29 @@ void counts_json(std::string& out, const ReplayCounts& c) {
   member(out, "skipped_writes", c.skipped_writes);
   member(out, "skipped_legacy", c.skipped_legacy);
   member(out, "failed", c.failed);
+  member(out, "trimmed_batches", c.trimmed_batches);
+  member(out, "exhaust_replies_not_compared", c.exhaust_not_compared);
+  member(out, "live_sessions", c.sessions);
+  member(out, "peak_connections", c.peak_connections);
+  member(out, "unverified_files", c.unverified_files);
   member(out, "recorded_micros", c.recorded_micros);
-  out += "\"replay_micros\":" + std::to_string(c.replay_micros) + "},\"commands\":{";
+  out += "\"replay_micros\":" + std::to_string(c.replay_micros) + "},\"not_replayed\":{";
+  bool first_reason = true;
+  for (const auto& [reason, n] : c.skipped) {
+    if (!first_reason) out += ",";
+    first_reason = false;
+    json::append_string(out, reason);
+    out += ":" + std::to_string(n);
+  }
+  out += "},\"commands_not_allowed\":{";
+  first_reason = true;
+  for (const auto& [name, n] : c.skipped_commands) {
+    if (!first_reason) out += ",";
+    first_reason = false;
+    json::append_string(out, name);
+    out += ":" + std::to_string(n);
+  }
+  out += "},\"commands\":{";
   bool first = true;
   for (const auto& [name, tally] : c.commands) {
     if (!first) out += ",";
@@ -50,6 +71,27 @@ void counts_json(std::string& out, const ReplayCounts& c) {
            "}";
   }
   out += "}";
+}
+
+// What was not sent, by reason and by command name, in words for the page.
+std::string not_replayed_text(const ReplayCounts& c) {
+  if (c.skipped.empty()) return "";
+  std::string out = " Not replayed:";
+  bool first = true;
+  for (const auto& [reason, n] : c.skipped) {
+    out += (first ? " " : ", ") + std::to_string(n) + " " + reason;
+    first = false;
+  }
+  if (!c.skipped_commands.empty()) {
+    out += " (";
+    first = true;
+    for (const auto& [name, n] : c.skipped_commands) {
+      out += (first ? "" : ", ") + name + " " + std::to_string(n);
+      first = false;
+    }
+    out += ")";
+  }
+  return out + ".";
 }
 
 size_t differing_shapes(const std::vector<ShapeResult>& shapes) {
@@ -120,12 +162,17 @@ std::string replay_report_json(const ReplayReport& report) {
     out += ",\"operations\":" + std::to_string(s.operations) +
            ",\"differing\":" + std::to_string(s.differing) +
            ",\"differs\":" + (s.differing > 0 ? "true" : "false") +
+           ",\"not_comparable\":" + std::to_string(s.not_comparable) +
            ",\"recorded_documents\":" + std::to_string(s.recorded_documents) +
            ",\"replayed_documents\":" + std::to_string(s.live_documents) + ",\"latency_micros\":{" +
            "\"recorded_p50\":" + std::to_string(s.recorded_p50) +
            ",\"recorded_p99\":" + std::to_string(s.recorded_p99) +
            ",\"replayed_p50\":" + std::to_string(s.live_p50) +
            ",\"replayed_p99\":" + std::to_string(s.live_p99) + "}";
+    if (s.not_comparable > 0) {
+      out += ",\"not_comparable_why\":";
+      json::append_string(out, s.not_comparable_why);
+    }
     if (s.example != nullptr) {
       out += ",\"difference\":";
       json::append_string(out, s.first_difference);
@@ -159,9 +206,10 @@ std::string replay_report_html(const ReplayReport& report) {
           " requests: " + std::to_string(c.sent) + " replayed, " + std::to_string(c.handshakes) +
           " handshakes not replayed, " + std::to_string(c.skipped_writes) + " writes skipped, " +
           std::to_string(c.skipped_legacy) + " legacy requests skipped, " +
-          std::to_string(c.failed) + " without a reply. Recorded over " +
-          millis(c.recorded_micros) + " ms, replayed in " + millis(c.replay_micros) +
-          " ms (speed " +
+          std::to_string(c.failed) + " without a reply; " + std::to_string(c.sessions) +
+          " live sessions, one per recorded session." + html_escape(not_replayed_text(c)) +
+          " Recorded over " + millis(c.recorded_micros) + " ms, replayed in " +
+          millis(c.replay_micros) + " ms (speed " +
           (report.options.speed > 0 ? fixed(report.options.speed) : std::string("max")) +
           ").</p><p><b>" + std::to_string(differing) + " of " +
           std::to_string(report.shapes.size()) + " shapes differ.</b></p>";
@@ -169,12 +217,18 @@ std::string replay_report_html(const ReplayReport& report) {
   html +=
       "<h2>Shapes</h2><table><tr><th>shape</th><th>operations</th><th>differing</th>"
       "<th>recorded p50 / p99 ms</th><th>replayed p50 / p99 ms</th><th>difference</th></tr>";
+  const auto difference_cell = [](const ShapeResult& s) {
+    if (s.differing == 0 && s.not_comparable > 0) {
+      return "not comparable (" + std::to_string(s.not_comparable) + "): " + s.not_comparable_why;
+    }
+    return s.first_difference;
+  };
   for (const ShapeResult& s : report.shapes) {
     html += "<tr class='" + std::string(s.differing > 0 ? "differs" : "same") + "'><td><code>" +
             html_escape(s.shape) + "</code></td><td>" + std::to_string(s.operations) + "</td><td>" +
             std::to_string(s.differing) + "</td><td>" + millis(s.recorded_p50) + " / " +
             millis(s.recorded_p99) + "</td><td>" + millis(s.live_p50) + " / " + millis(s.live_p99) +
-            "</td><td>" + html_escape(s.first_difference) + "</td></tr>";
+            "</td><td>" + html_escape(difference_cell(s)) + "</td></tr>";
   }
   html += "</table>";
   if (differing > 0) html += "<h2>Differences</h2>";

@@ -2,8 +2,8 @@
 // why).
 #include "docguard/proxy/replay_request.h"
 
-#include <array>
-#include <random>
+#include <algorithm>
+#include <vector>
 
 #include "docguard/codec/bson_elements.h"
 #include "docguard/codec/command_view.h"
@@ -24,29 +24,41 @@ bool name_is(std::string_view name, std::initializer_list<std::string_view> name
   return false;
 }
 
-// A fresh UUID (version 4) as the server's session ids are.
-void append_random_uuid(bson_t* out) {
-  static std::mutex mu;
-  static std::mt19937_64 random{std::random_device{}()};
-  std::array<uint8_t, 16> bytes{};
-  {
-    std::lock_guard lock(mu);
-    for (size_t i = 0; i < bytes.size(); i += 8) {
-      const uint64_t word = random();
-      for (size_t j = 0; j < 8; ++j) bytes[i + j] = static_cast<uint8_t>(word >> (8 * j));
-    }
-  }
-  bytes[6] = static_cast<uint8_t>((bytes[6] & 0x0F) | 0x40);
-  bytes[8] = static_cast<uint8_t>((bytes[8] & 0x3F) | 0x80);
-  bson_append_binary(out, "id", 2, BSON_SUBTYPE_UUID, bytes.data(), bytes.size());
-}
-
 int64_t cursor_id_of(const BsonElements& it) { return it.holds_number() ? it.as_int64() : 0; }
 
 // Copies the body without what named the recorded cluster or connection, with the lsid and
 // cursor ids rewritten; reads $db and $readPreference on the way.
-void rewrite_body(const BsonView& body, SessionMap& sessions, const CursorMap& cursors,
-                  ReplayRequest& out) {
+// A write's statements ("documents", "updates", "deletes").
+bool is_statement_array(std::string_view key) {
+  return key == "documents" || key == "updates" || key == "deletes";
+}
+
+// Whether statement `index` was forwarded: an ordered batch stops at the first refused
+// statement, an unordered one skips only the refused ones (docguard's batch semantics).
+bool forwarded(std::span<const int32_t> refused, bool ordered, int32_t index) {
+  if (refused.empty()) return true;
+  if (ordered) return index < *std::min_element(refused.begin(), refused.end());
+  return std::find(refused.begin(), refused.end(), index) == refused.end();
+}
+
+// Appends the forwarded statements of `statements` as the array `key`; how many.
+size_t append_statements(bson_t* out, std::string_view key, std::span<const BsonView> statements,
+                         std::span<const int32_t> refused, bool ordered) {
+  bson_t array;
+  bson_append_array_begin(out, key.data(), static_cast<int>(key.size()), &array);
+  size_t kept = 0;
+  for (size_t i = 0; i < statements.size(); ++i) {
+    if (!forwarded(refused, ordered, static_cast<int32_t>(i))) continue;
+    const std::string index_key = std::to_string(kept++);
+    bson_t doc = statements[i].borrow();
+    bson_append_document(&array, index_key.c_str(), static_cast<int>(index_key.size()), &doc);
+  }
+  bson_append_array_end(out, &array);
+  return kept;
+}
+
+void rewrite_body(const BsonView& body, const CursorMap& cursors, std::span<const int32_t> refused,
+                  bool ordered, ReplayRequest& out, size_t& statements) {
   bool first = true;
   for (BsonElements it(body); it.next();) {
     const std::string_view key = it.key;
@@ -63,7 +75,15 @@ void rewrite_body(const BsonView& body, SessionMap& sessions, const CursorMap& c
       continue;
     }
     if (key == "lsid" && it.holds_document()) {
-      out.lsid = sessions.replay_lsid(it.container());
+      out.lsid = it.container();
+      continue;
+    }
+    if (!refused.empty() && is_statement_array(key) && it.holds_array()) {
+      std::vector<BsonView> all;
+      for (BsonElements s(it.container()); s.next();) {
+        if (s.holds_document()) all.push_back(s.container());
+      }
+      statements += append_statements(out.command.get(), key, all, refused, ordered);
       continue;
     }
     if (command_field && out.name == "getMore") {
@@ -94,7 +114,13 @@ void rewrite_body(const BsonView& body, SessionMap& sessions, const CursorMap& c
   }
 }
 
-ReplayRequest from_op_msg(codec::Bytes message, SessionMap& sessions, const CursorMap& cursors) {
+bool ordered_batch(const BsonView& body) {
+  BsonElements it(body);
+  return !it.find("ordered") || it.as_bool();
+}
+
+ReplayRequest from_op_msg(codec::Bytes message, const CursorMap& cursors,
+                          std::span<const int32_t> refused) {
   ReplayRequest out;
   const codec::OpMsg msg = codec::OpMsg::parse(message, /*verify_checksum=*/false);
   out.more_to_come = msg.more_to_come();
@@ -103,20 +129,21 @@ ReplayRequest from_op_msg(codec::Bytes message, SessionMap& sessions, const Curs
     out.action = RequestAction::kHandshake;
     return out;
   }
-  rewrite_body(msg.body, sessions, cursors, out);
+  const bool ordered = ordered_batch(msg.body);
+  size_t statements = 0;
+  rewrite_body(msg.body, cursors, refused, ordered, out, statements);
   // A document sequence is the body's array of the same name, sent apart to save a copy.
   for (const codec::DocumentSequence& sequence : msg.sequences) {
-    const std::string identifier(sequence.identifier);
-    codec::append_document_array(
-        out.command.get(), identifier.c_str(),
-        std::span<const BsonView>(sequence.documents.data(), sequence.documents.size()));
+    const std::span<const BsonView> documents(sequence.documents.data(), sequence.documents.size());
+    statements +=
+        append_statements(out.command.get(), sequence.identifier, documents, refused, ordered);
   }
-  out.is_write = !is_read_command(out.name, msg.body);
+  if (!refused.empty() && statements == 0) out.action = RequestAction::kEmpty;
   return out;
 }
 
 // Legacy OP_QUERY: only commands on "<db>.$cmd" can be replayed as commands.
-ReplayRequest from_op_query(codec::Bytes message, SessionMap& sessions, const CursorMap& cursors) {
+ReplayRequest from_op_query(codec::Bytes message, const CursorMap& cursors) {
   ReplayRequest out;
   const codec::OpQuery query = codec::OpQuery::parse(message);
   const BsonView command = codec::unwrap_query(query.query);
@@ -131,30 +158,13 @@ ReplayRequest from_op_query(codec::Bytes message, SessionMap& sessions, const Cu
     out.action = RequestAction::kUnsupported;
     return out;
   }
-  rewrite_body(command, sessions, cursors, out);
+  size_t statements = 0;
+  rewrite_body(command, cursors, {}, true, out, statements);
   out.database = std::string(ns.substr(0, dot));
-  out.is_write = !is_read_command(out.name, command);
   return out;
 }
 
 }  // namespace
-
-BsonView SessionMap::replay_lsid(BsonView recorded) {
-  std::string key(reinterpret_cast<const char*>(recorded.data), recorded.size);
-  std::lock_guard lock(mu_);
-  auto found = lsids_.find(key);
-  if (found == lsids_.end()) {
-    codec::OwnedBson fresh;
-    append_random_uuid(fresh.get());
-    found = lsids_.emplace(std::move(key), std::move(fresh)).first;
-  }
-  return found->second.view();  // the map's nodes do not move
-}
-
-size_t SessionMap::size() const {
-  std::lock_guard lock(mu_);
-  return lsids_.size();
-}
 
 void CursorMap::put(int64_t recorded, Live live) {
   std::lock_guard lock(mu_);
@@ -172,13 +182,13 @@ void CursorMap::erase(int64_t recorded) {
   cursors_.erase(recorded);
 }
 
-ReplayRequest rewrite_request(codec::Bytes message, SessionMap& sessions,
-                              const CursorMap& cursors) {
+ReplayRequest rewrite_request(codec::Bytes message, const CursorMap& cursors,
+                              std::span<const int32_t> refused) {
   try {
     if (message.size() >= codec::kHeaderSize) {
       const codec::MsgHeader header = codec::read_header(message.data());
-      if (header.op_code == codec::OpCode::kMsg) return from_op_msg(message, sessions, cursors);
-      if (header.op_code == codec::OpCode::kQuery) return from_op_query(message, sessions, cursors);
+      if (header.op_code == codec::OpCode::kMsg) return from_op_msg(message, cursors, refused);
+      if (header.op_code == codec::OpCode::kQuery) return from_op_query(message, cursors);
     }
   } catch (const codec::ProtocolError&) {  // NOLINT(bugprone-empty-catch): unsupported below
   }
@@ -204,44 +214,6 @@ BsonView reply_document(codec::Bytes message) {
 bool is_handshake_command(std::string_view name) {
   return name_is(name, {"hello", "isMaster", "ismaster", "saslStart", "saslContinue",
                         "authenticate", "getnonce", "logout", "endSessions"});
-}
-
-bool is_read_command(std::string_view name, const BsonView& body) {
-  if (name == "aggregate") {
-    // A pipeline ending in $out or $merge writes; a cheap look for the stage names suffices.
-    const std::string_view bytes(reinterpret_cast<const char*>(body.data), body.size);
-    return bytes.find("$out") == std::string_view::npos &&
-           bytes.find("$merge") == std::string_view::npos;
-  }
-  return name_is(name, {"find",
-                        "count",
-                        "distinct",
-                        "getMore",
-                        "killCursors",
-                        "listCollections",
-                        "listIndexes",
-                        "listDatabases",
-                        "dbStats",
-                        "collStats",
-                        "dataSize",
-                        "explain",
-                        "ping",
-                        "buildInfo",
-                        "serverStatus",
-                        "hostInfo",
-                        "connectionStatus",
-                        "getParameter",
-                        "getLog",
-                        "currentOp",
-                        "dbHash",
-                        "validate",
-                        "whatsmyuri",
-                        "getCmdLineOpts",
-                        "listCommands",
-                        "getFreeMonitoringStatus",
-                        "replSetGetStatus",
-                        "usersInfo",
-                        "rolesInfo"});
 }
 
 }  // namespace docguard::proxy

@@ -1,6 +1,6 @@
 // What a session hands the traffic recorder: each request with the conversation's app, user,
 // command and what docguard did with it, and each reply the client gets.
-#include <algorithm>
+#include <string>
 
 #include "docguard/proxy/session.h"
 
@@ -8,12 +8,21 @@ namespace docguard::proxy {
 
 void Session::record_request(codec::Bytes message, std::string_view verdict) {
   const auto& violations = conversation_.request_violations();
-  const bool refused = std::any_of(violations.begin(), violations.end(),
-                                   [](const auto& v) { return v.action == rules::Action::kBlock; });
+  bool refused = false;
+  std::string statements;  // the refused statements of a batch forwarded in part
+  for (const auto& v : violations) {
+    if (v.action != rules::Action::kBlock) continue;
+    refused = true;
+    if (v.statement_index < 0 || verdict != "forwarded") continue;
+    const std::string index = std::to_string(v.statement_index);
+    if (("," + statements + ",").find("," + index + ",") != std::string::npos) continue;
+    if (!statements.empty()) statements += ",";
+    statements += index;
+  }
   context_.recorder.on_request(
       recording_tap_, peer_, message,
       {conversation_.app_name(), conversation_.user(), conversation_.request_command(), verdict,
-       conversation_.request_rule(), refused});
+       conversation_.request_rule(), refused, statements});
 }
 
 void Session::record_reply(codec::Bytes message) {

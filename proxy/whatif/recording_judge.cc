@@ -6,6 +6,7 @@
 // the upstream's features. Only what docguard reads from the cluster itself (introspection) has
 // no place in a recording.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -80,20 +81,45 @@ std::string detail_of(const rules::Violation& v) {
 
 using GroupKey = std::tuple<bool, std::string, std::string, std::string>;  // !refused, app, rule
 
+// What the rules could not judge offline, counted once per request.
+class NotJudged final : public rules::MeasurementSink {
+ public:
+  void on_guardrail_unknown(const rules::NamespaceLabels& /*ns*/) override { unknown = true; }
+  void on_schema_unjudged(const rules::NamespaceLabels& /*ns*/) override { unjudged = true; }
+  bool unknown = false;
+  bool unjudged = false;
+};
+
+// The recording's clock: a request is judged at its recorded time, so a time window
+// (max_lookup_ratio's lookup_window) sees the traffic spread as it was live, not as one burst.
+class RecordedClock {
+ public:
+  void set(uint64_t offset_micros) {
+    now_ = origin_ + std::chrono::microseconds(static_cast<int64_t>(offset_micros));
+  }
+  rules::Engine::Clock::time_point now() const { return now_; }
+
+ private:
+  // Any fixed point will do: only differences between recorded times matter.
+  rules::Engine::Clock::time_point origin_ = rules::Engine::Clock::now();
+  rules::Engine::Clock::time_point now_ = origin_;
+};
+
 }  // namespace
 
 base::Expected<Judgement> judge_recording(const std::filesystem::path& dir,
                                           std::shared_ptr<const rules::RuleSet> rules,
                                           uint32_t max_message_bytes, bool show_values,
-                                          const std::string& facts_from) {
-  auto reader = RecordingReader::open(dir);
+                                          const std::string& facts_from, bool accept_torn_tail) {
+  auto reader = RecordingReader::open(dir, ReadOptions{accept_torn_tail});
   if (!reader) return reader.error();
   Judgement judgement;
   judgement.data_files = reader->data_files();
-  auto side = read_side_facts(dir, judgement.data_files);
-  if (!side) return side.error();
 
-  rules::Engine engine(std::move(rules), nullptr, nullptr);
+  NotJudged not_judged_here;
+  rules::Engine engine(std::move(rules), &not_judged_here, nullptr);
+  RecordedClock clock;
+  engine.set_clock([&clock] { return clock.now(); });
   if (!facts_from.empty()) {
     auto learned = introspection::names_a_cluster(facts_from)
                        ? introspection::learn_indexes_from_cluster(facts_from, engine)
@@ -120,6 +146,7 @@ base::Expected<Judgement> judge_recording(const std::filesystem::path& dir,
     if (!next) return next.error();
     if (!next->has_value()) break;
     const RecordedPacket& p = **next;
+    clock.set(p.offset_micros);
     switch (p.event) {
       case RecordedEvent::kSessionStart:
         (void)conversation_of(p);
@@ -140,23 +167,24 @@ base::Expected<Judgement> judge_recording(const std::filesystem::path& dir,
       case RecordedEvent::kRequest:
         break;
     }
-    const auto facts = side->find(p.order);
-    if (facts != side->end() && facts->second.unrecorded) {
+    if (p.side.unrecorded) {
       ++judgement.unrecorded;
       continue;
     }
     if (p.message.size() < codec::kHeaderSize) continue;
     ++judgement.requests;
     conversation::Conversation& conversation = conversation_of(p);
-    if (facts != side->end()) {
-      conversation.adopt_recorded_identity(facts->second.app, facts->second.user);
-    }
+    if (p.side.present) conversation.adopt_recorded_identity(p.side.app, p.side.user);
+    conversation.set_received_at(clock.now());
+    not_judged_here = {};
     try {
       (void)conversation.on_request(p.message);
     } catch (const std::exception&) {
       ++judgement.malformed;
       continue;
     }
+    judgement.guardrail_unknown += not_judged_here.unknown ? 1 : 0;
+    judgement.schema_unjudged += not_judged_here.unjudged ? 1 : 0;
     const auto& violations = conversation.request_violations();
     if (!violations.empty()) {
       const RequestRef at{p.connection, p.order};
@@ -185,6 +213,7 @@ base::Expected<Judgement> judge_recording(const std::filesystem::path& dir,
     }
     conversation.release_request_buffer();
   }
+  judgement.unverified_files = static_cast<uint64_t>(reader->unverified_files());
   judgement.groups.reserve(groups.size());
   for (auto& [key, group] : groups) judgement.groups.push_back(std::move(group));
   return judgement;

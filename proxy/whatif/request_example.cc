@@ -6,13 +6,14 @@
 #include "docguard/codec/bson_elements.h"
 #include "docguard/codec/bson_view.h"
 #include "docguard/codec/op_msg.h"
+#include "docguard/proxy/document_example.h"
 #include "whatif_judgement.h"
 
 namespace docguard::proxy::whatif {
 
-namespace {
-
 using codec::BsonElements;
+
+namespace {
 
 constexpr size_t kMaxExampleChars = 2000;
 constexpr int kMaxDepth = 100;
@@ -93,6 +94,35 @@ void copy_into(const codec::BsonView& doc, bson_t* to) {
 }
 
 }  // namespace
+
+}  // namespace docguard::proxy::whatif
+
+namespace docguard::proxy {
+
+std::string document_example(const codec::BsonView& doc, bool show_values, size_t max_chars) {
+  if (doc.empty() || !codec::well_framed(doc)) return {};
+  bson_t out = BSON_INITIALIZER;
+  if (show_values) {
+    for (codec::BsonElements from(doc); from.next();) from.append_to(&out, from.key);
+  } else {
+    whatif::redact_into(doc, &out, 1);  // depth 1: every value is data, none a command name
+  }
+  std::string text;
+  size_t length = 0;
+  char* json = bson_as_relaxed_extended_json(&out, &length);
+  if (json != nullptr) text.assign(json, length);
+  bson_free(json);
+  bson_destroy(&out);
+  if (text.size() > max_chars) {
+    text.resize(max_chars);
+    text += " ...";
+  }
+  return text;
+}
+
+}  // namespace docguard::proxy
+
+namespace docguard::proxy::whatif {
 
 std::string request_example(codec::Bytes message, bool show_values) {
   std::string text;

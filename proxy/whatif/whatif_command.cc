@@ -17,7 +17,8 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: docguard whatif --config FILE --recording DIR [--format text|json|html]\n"
-    "                       [--output FILE] [--show-values] [--facts-from DUMP|URI]\n";
+    "                       [--output FILE] [--show-values] [--facts-from DUMP|URI]\n"
+    "                       [--accept-torn-tail]\n";
 
 constexpr int kNothingRefused = 0;
 constexpr int kSomethingRefused = 1;
@@ -30,6 +31,7 @@ struct WhatifArguments {
   std::string output;
   std::string facts_from;  // a mongodump or a cluster whose indexes stand in for introspection's
   bool show_values = false;
+  bool accept_torn_tail = false;
 };
 
 // The arguments, or nullopt after saying what is wrong.
@@ -55,6 +57,8 @@ std::optional<WhatifArguments> parse(int argc, char** argv) {
       ok = value(a.facts_from);
     } else if (arg == "--show-values") {
       a.show_values = true;
+    } else if (arg == "--accept-torn-tail") {
+      a.accept_torn_tail = true;
     } else {
       std::cerr << "docguard whatif: unknown argument " << arg << "\n" << kUsage;
       return std::nullopt;
@@ -93,8 +97,9 @@ int run_whatif(int argc, char** argv, const WhatifConfigLoader& load_config) {
     std::cerr << "docguard whatif: " << e.what() << "\n";
     return kUsageOrIoError;
   }
-  auto judgement = whatif::judge_recording(args->recording, config.rules, config.max_message_bytes,
-                                           args->show_values, args->facts_from);
+  auto judgement =
+      whatif::judge_recording(args->recording, config.rules, config.max_message_bytes,
+                              args->show_values, args->facts_from, args->accept_torn_tail);
   if (!judgement) {
     std::cerr << "docguard whatif: " << judgement.error().message << "\n";
     return kUsageOrIoError;

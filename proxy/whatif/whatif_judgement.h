@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "docguard/base/expected.h"
@@ -51,22 +50,14 @@ struct Judgement {
   uint64_t requests = 0;
   uint64_t unrecorded = 0;  // requests the recorder wrote as markers: not judged
   uint64_t malformed = 0;   // requests or replies the conversation could not read
+  // Requests a rule could not judge offline: a query on a namespace whose indexes no recorded
+  // listIndexes (or --facts-from) named, an update a $jsonSchema rule cannot judge without the
+  // stored document. "0 refused" with these above 0 is no clean bill.
+  uint64_t guardrail_unknown = 0;
+  uint64_t schema_unjudged = 0;
+  uint64_t unverified_files = 0;  // data files read without a checksum to check them against
   std::vector<std::string> data_files;
 };
-
-// What a recording's side files say of one packet (docs/recording.md): the connection's app and
-// user at that moment, and whether the recorder replaced its message by a marker.
-struct SideFacts {
-  std::string app;
-  std::string user;
-  bool unrecorded = false;
-};
-using SideFactsByOrder = std::unordered_map<uint64_t, SideFacts>;
-
-// The side file next to each data file, by packet order; a missing side file leaves its
-// packets without facts (no user scope), a line that is not JSON is an error.
-base::Expected<SideFactsByOrder> read_side_facts(const std::filesystem::path& dir,
-                                                 const std::vector<std::string>& data_files);
 
 // Replays every recorded request through a conversation of its own connection, against an engine
 // holding `rules`, feeding recorded replies where the live path learns from them. With
@@ -75,7 +66,13 @@ base::Expected<SideFactsByOrder> read_side_facts(const std::filesystem::path& di
 base::Expected<Judgement> judge_recording(const std::filesystem::path& dir,
                                           std::shared_ptr<const rules::RuleSet> rules,
                                           uint32_t max_message_bytes, bool show_values,
-                                          const std::string& facts_from = "");
+                                          const std::string& facts_from = "",
+                                          bool accept_torn_tail = false);
+
+// Requests judged offline that no rule could judge; the sum of the Judgement's counts.
+inline uint64_t not_judged(const Judgement& j) {
+  return j.unrecorded + j.malformed + j.guardrail_unknown + j.schema_unjudged;
+}
 
 // The request's command (OP_MSG body with its document sequences as arrays) as relaxed extended
 // JSON; every scalar value replaced by its type's name unless `show_values`. Bounded in length.

@@ -38,17 +38,30 @@ std::string refs_json(const std::vector<RequestRef>& refs) {
 
 std::string summary(const Judgement& j) {
   return with_commas(j.requests) + " requests on " + with_commas(j.connections) + " connections; " +
-         with_commas(j.refused.size()) + " would be refused";
+         with_commas(j.refused.size()) + " would be refused, " + with_commas(not_judged(j)) +
+         " not judged";
+}
+
+// What could not be judged, in words: a count of 0 refused means little beside these.
+std::string not_judged_text(const Judgement& j) {
+  std::string out = "not judged: " + with_commas(j.guardrail_unknown) +
+                    " queries on namespaces with no index facts (a recorded listIndexes or "
+                    "--facts-from gives them), " +
+                    with_commas(j.schema_unjudged) +
+                    " updates a $jsonSchema rule cannot judge without the stored document, " +
+                    with_commas(j.unrecorded) + " requests recorded as markers, " +
+                    with_commas(j.malformed) + " messages docguard could not read";
+  if (j.unverified_files > 0) {
+    out += "; " + with_commas(j.unverified_files) + " data files read without a checksum";
+  }
+  return out;
 }
 
 }  // namespace
 
 std::string render_text(const Judgement& j) {
   std::string out = "docguard whatif: " + summary(j) + "\n";
-  if (j.unrecorded > 0 || j.malformed > 0) {
-    out += "not judged: " + std::to_string(j.unrecorded) + " requests recorded as markers, " +
-           std::to_string(j.malformed) + " messages docguard could not read\n";
-  }
+  if (not_judged(j) > 0 || j.unverified_files > 0) out += not_judged_text(j) + "\n";
   if (j.groups.empty()) out += "\nno request breaks a rule\n";
   for (const Group& g : j.groups) {
     out += "\n" + std::string(g.refused ? "REFUSED" : "WARNED") + "  app " +
@@ -69,6 +82,10 @@ std::string render_json(const Judgement& j) {
                     ",\"connections\":" + std::to_string(j.connections) +
                     ",\"unrecorded\":" + std::to_string(j.unrecorded) +
                     ",\"malformed\":" + std::to_string(j.malformed) +
+                    ",\"guardrail_unknown\":" + std::to_string(j.guardrail_unknown) +
+                    ",\"schema_unjudged\":" + std::to_string(j.schema_unjudged) +
+                    ",\"not_judged\":" + std::to_string(not_judged(j)) +
+                    ",\"unverified_files\":" + std::to_string(j.unverified_files) +
                     ",\"refused\":" + refs_json(j.refused) + ",\"groups\":[";
   for (size_t i = 0; i < j.groups.size(); ++i) {
     const Group& g = j.groups[i];
@@ -96,10 +113,8 @@ std::string render_html(const Judgement& j) {
       "</title><style>";
   out += advisor::html_report_style();
   out += "</style></head><body><h1>docguard whatif</h1><p>" + html_escape(summary(j)) + "</p>";
-  if (j.unrecorded > 0 || j.malformed > 0) {
-    out += "<p class='muted'>not judged: " + std::to_string(j.unrecorded) +
-           " requests recorded as markers, " + std::to_string(j.malformed) +
-           " messages docguard could not read</p>";
+  if (not_judged(j) > 0 || j.unverified_files > 0) {
+    out += "<p class='muted'>" + html_escape(not_judged_text(j)) + "</p>";
   }
   if (j.groups.empty()) {
     out += "<p>No request breaks a rule.</p>";

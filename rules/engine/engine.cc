@@ -55,9 +55,7 @@ void Engine::reload(std::shared_ptr<const RuleSet> rules) {
   snapshot_.store(snapshot_with(std::move(rules), snapshot_.load().get()));
 }
 
-void Engine::set_clock_for_testing(std::function<Clock::time_point()> clock) {
-  clock_ = std::move(clock);
-}
+void Engine::set_clock(std::function<Clock::time_point()> clock) { clock_ = std::move(clock); }
 
 Engine::Clock::time_point Engine::now() const { return clock_ ? clock_() : Clock::now(); }
 

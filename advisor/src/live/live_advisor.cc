@@ -39,7 +39,7 @@ typename Map::mapped_type* bounded(Map& map, std::string_view key) {
 LiveAdvisor::LiveAdvisor(const AdvisorSettings& settings) : settings_(settings) {}
 LiveAdvisor::~LiveAdvisor() = default;
 
-void LiveAdvisor::set_clock_for_testing(double (*clock)()) { clock_ = clock; }
+void LiveAdvisor::set_clock(double (*clock)()) { clock_ = clock; }
 
 bool LiveAdvisor::sampled(std::atomic<uint64_t>& counter) {
   return settings_.live_sample_every <= 1 ||

@@ -92,7 +92,7 @@ class LiveAdvisor final : public rules::AdviceSink {
   std::string render(ReportFormat format) const;
 
   // For tests: time in seconds used for insert rates (default: steady clock).
-  void set_clock_for_testing(double (*clock)());
+  void set_clock(double (*clock)());
 
   struct Namespace;
 

@@ -105,11 +105,15 @@ class Conversation {
   // authentication is redacted, so the user comes from the side file instead (empty: none).
   // The app is taken only while the conversation has none from a hello.
   void adopt_recorded_identity(std::string_view app, std::string_view user);
+  // The time the next requests arrived at, for the rules' time windows (whatif: the recorded
+  // time); unset, each request's arrival is read from the steady clock.
+  void set_received_at(std::chrono::steady_clock::time_point at) { received_at_ = at; }
   // Releases the buffers used for the last message, so an idle connection holds none.
   void release_request_buffer();
   void release_reply_buffer();
 
  private:
+  std::chrono::steady_clock::time_point received_at_{};  // set_received_at; {}: the clock's
   // What to do with the reply to one request; most requests need nothing and get no entry.
   struct PendingReply {
     enum class Kind { kHello, kLegacyHello, kMerge, kSample, kCatalog, kAuth } kind = Kind::kHello;

@@ -48,6 +48,9 @@ struct RecordedFacts {
   // refused the request or some of its statements (rather than only warning).
   std::string_view rule = {};
   bool refused = false;
+  // The refused statements' indexes in the client's batch ("1,3"), when docguard refused some
+  // statements of a batch and forwarded the rest: a replay sends what was forwarded.
+  std::string_view refused_statements = {};
 };
 
 class Recorder {
@@ -86,7 +89,7 @@ class Recorder {
     uint64_t offset_micros = 0;
     std::string session;
     std::vector<uint8_t> message;
-    std::string app, user, command, verdict, rule;
+    std::string app, user, command, verdict, rule, refused_statements;
     bool refused = false;
   };
   struct WriterState;

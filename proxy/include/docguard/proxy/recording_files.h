@@ -36,13 +36,13 @@ class RecordingFiles {
   // Writes one packet and its side line (one JSON object without the newline, or "" for
   // none), rotating first when the packet would take the data file past max_file_bytes (a
   // single larger packet gets a file of its own). kCapReached, and nothing written, when the
-  // packet would take all data files past max_total_bytes. Throws std::runtime_error on a
-  // write error.
+  // packet and its side line would take all files past max_total_bytes. Throws std::runtime_error
+  // on a write error.
   Written write(const PacketHeader& header, codec::Bytes message, std::string_view side_line);
   // Flushes, closes the open files and adds their checksums. Idempotent.
   void close();
 
-  uint64_t bytes() const { return total_bytes_; }  // all data files
+  uint64_t bytes() const { return total_bytes_; }  // all data and side files
   uint64_t packets() const { return packets_; }
   const std::vector<std::string>& file_names() const { return names_; }  // data files, in order
   const std::filesystem::path& directory() const { return directory_; }

@@ -7,18 +7,20 @@
 //     command as one document);
 //   - drops $clusterTime (signed by the recorded cluster), $db (the database is passed apart)
 //     and $readPreference (given to libmongoc, which does the server selection);
-//   - takes the lsid out: each recorded lsid gets a key of its own (a fresh session id, the same
-//     every time that lsid comes back), and the replay runs the command in a libmongoc session
-//     of its own for that key (libmongoc would add a second lsid to a body that has one), so a
-//     replayed retryable write keeps its txnNumber sequence in a new session;
+//   - takes the lsid out: the replay runs the command in the live session that stands for the
+//     recorded lsid for the whole replay (libmongoc would add a second lsid to a body that has
+//     one), so a replayed retryable write keeps its txnNumber sequence in a session of its own;
 //   - rewrites the cursor id of getMore and killCursors from the recorded cluster's to the
-//     live one's (CursorMap: filled from the replies as the replay goes).
+//     live one's (CursorMap: filled from the replies as the replay goes), when it is sent;
+//   - drops the statements of a batch docguard refused (the side file names them), so what is
+//     sent is what docguard forwarded.
 // Handshakes and authentication are not replayed: libmongoc does its own with the target URI's
 // credentials.
 #pragma once
 
 #include <cstdint>
 #include <mutex>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -27,19 +29,6 @@
 #include "docguard/codec/message.h"
 
 namespace docguard::proxy {
-
-// Recorded lsid -> the replay's session key, a fresh session id; the runner keeps a libmongoc
-// session per key and connection.
-class SessionMap {
- public:
-  // The replay's lsid document ({id: <UUID>}) for a recorded lsid's bytes.
-  codec::BsonView replay_lsid(codec::BsonView recorded);
-  size_t size() const;
-
- private:
-  mutable std::mutex mu_;
-  std::unordered_map<std::string, codec::OwnedBson> lsids_;
-};
 
 // Recorded cursor id -> the live cursor id (and the server that holds it). Shared: a cursor
 // opened on one connection may be continued on another.
@@ -60,9 +49,10 @@ class CursorMap {
 };
 
 enum class RequestAction {
-  kSend,        // run `command` on `database`
-  kHandshake,   // hello, authentication, markers: libmongoc does its own
-  kUnsupported  // a legacy request the replay cannot express as a command
+  kSend,         // run `command` on `database`
+  kHandshake,    // hello, authentication, markers: libmongoc does its own
+  kUnsupported,  // a legacy request the replay cannot express as a command
+  kEmpty         // every statement of the batch was refused by docguard: nothing was forwarded
 };
 
 struct ReplayRequest {
@@ -71,8 +61,7 @@ struct ReplayRequest {
   std::string database;  // from $db (OP_QUERY: from the collection name)
   codec::OwnedBson command;
   std::string read_preference;  // $readPreference.mode, empty for the default (primary)
-  // The replay's session key for the recorded lsid ({id: <fresh UUID>}, owned by the
-  // SessionMap); empty when the request had none.
+  // The recorded lsid (a view into the recorded message); empty when the request had none.
   codec::BsonView lsid;
   bool is_write = false;  // anything that is not a read: skipped by --read-only
   // getMore / killCursors: the recorded cursor ids they name (before the rewrite), so the
@@ -82,17 +71,16 @@ struct ReplayRequest {
   bool more_to_come = false;
 };
 
-// Rewrites a recorded request message (OP_MSG or OP_QUERY, header included). Never throws: a
-// message the codec cannot parse comes back kUnsupported.
-ReplayRequest rewrite_request(codec::Bytes message, SessionMap& sessions, const CursorMap& cursors);
+// Rewrites a recorded request message (OP_MSG or OP_QUERY, header included); `refused` are the
+// statements docguard refused of a batch it forwarded in part. Never throws: a message the
+// codec cannot parse comes back kUnsupported.
+ReplayRequest rewrite_request(codec::Bytes message, const CursorMap& cursors,
+                              std::span<const int32_t> refused = {});
 
 // The reply document of a recorded reply message (OP_MSG body or OP_REPLY's first document);
 // empty when there is none.
 codec::BsonView reply_document(codec::Bytes message);
 
-// Commands that only read: the rest are writes for --read-only (an aggregate with $out or
-// $merge writes too).
-bool is_read_command(std::string_view name, const codec::BsonView& body);
 bool is_handshake_command(std::string_view name);
 
 }  // namespace docguard::proxy

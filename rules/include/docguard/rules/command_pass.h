@@ -23,7 +23,7 @@ namespace docguard::rules {
 
 using codec::CommandKind;
 
-// The engine's clock: steady time, replaced in tests (set_clock_for_testing).
+// The engine's clock: steady time, replaced in tests (set_clock).
 using EngineClock = std::chrono::steady_clock;
 using ClockOverride = std::function<EngineClock::time_point()>;
 

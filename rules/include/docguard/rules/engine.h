@@ -117,8 +117,9 @@ class Engine {
   // Its snapshot, each shape judged against the indexes known now (indexed, index).
   WorkloadSnapshot workload_report() const { return workload_.report(); }
 
-  // For tests: a fixed clock (nullptr restores the steady clock).
-  void set_clock_for_testing(std::function<Clock::time_point()> clock);
+  // Another clock than the steady one (nullptr restores it): tests fix it, whatif runs on the
+  // recording's clock.
+  void set_clock(std::function<Clock::time_point()> clock);
 
  private:
   // The rules in force with their hit counters, and the candidate rules with theirs: swapped

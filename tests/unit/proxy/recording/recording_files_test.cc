@@ -73,10 +73,11 @@ TEST_F(RecordingFilesTest, RotatesBySizeAndChecksumsEveryFile) {
               RecordingFiles::Written::kYes);
   }
   files.close();
-  // Each packet is 4+1+8+2+8+8+100 = 131 bytes: two fit in 300, so five data files.
+  // Each packet is 4+1+8+2+8+8+100 = 131 bytes: two fit in 300, so five data files. The side
+  // lines count toward the total too ({"order":N} and its newline: 12 bytes, 13 for 10).
   ASSERT_EQ(files.file_names().size(), 5u);
   EXPECT_EQ(files.packets(), 10u);
-  EXPECT_EQ(files.bytes(), 1310u);
+  EXPECT_EQ(files.bytes(), 1310u + 9 * 12 + 13);
   const auto sums = checksums();
   for (const auto& name : files.file_names()) {
     const auto bytes = read(dir_ / name);

@@ -95,17 +95,54 @@ TEST_F(RecordingReaderTest, AnAlteredFileFailsItsChecksum) {
   EXPECT_TRUE(failed);
 }
 
-TEST_F(RecordingReaderTest, AnUnclosedFileIsReadUpToItsTornTail) {
+TEST_F(RecordingReaderTest, AnUnclosedFileIsReadUpToItsTornTailOnlyWhenAccepted) {
   const auto names = write_ten();
   // As a docguard killed while writing leaves it: no checksum line, the last packet cut short.
   fs::remove(dir_ / "checksum.txt");
   const auto last = dir_ / names.back();
   fs::resize_file(last, fs::file_size(last) - 7);
-  auto reader = RecordingReader::open(dir_);
+  {
+    // Unverified and cut: an error that names the file and the way to read it anyway.
+    auto reader = RecordingReader::open(dir_);
+    ASSERT_TRUE(reader.ok());
+    base::Expected<std::optional<RecordedPacket>> next = std::optional<RecordedPacket>{};
+    for (int i = 0; i < 20; ++i) {
+      next = reader->next();
+      if (!next.ok() || !*next) break;
+    }
+    ASSERT_FALSE(next.ok());
+    EXPECT_NE(next.error().message.find(names.back()), std::string::npos);
+    EXPECT_NE(next.error().message.find("--accept-torn-tail"), std::string::npos);
+  }
+  auto reader = RecordingReader::open(dir_, ReadOptions{/*accept_torn_tail=*/true});
   ASSERT_TRUE(reader.ok());
   const auto packets = read_all(*reader);
   EXPECT_EQ(packets.size(), 9u);
   EXPECT_EQ(reader->unverified_files(), 5);
+}
+
+TEST_F(RecordingReaderTest, SideFactsAreReadInStepWithThePackets) {
+  fs::create_directories(dir_);
+  RecordingFiles files(dir_, 1 << 20, 1 << 20);
+  files.open();
+  const std::vector<uint8_t> message(40, 1);
+  files.write(
+      {RecordedEvent::kRequest, 1, "s", 1, 1}, message,
+      R"({"connection":1,"order":1,"event":"request","app":"a","user":"u@admin","verdict":"answered_by_docguard","refused":true})");
+  files.write({RecordedEvent::kResponse, 1, "s", 2, 2}, message, "");
+  files.write(
+      {RecordedEvent::kRequest, 1, "s", 3, 3}, message,
+      R"({"connection":1,"order":3,"event":"request","verdict":"forwarded","refused":true,"refused_statements":[1,4]})");
+  files.close();
+  auto reader = RecordingReader::open(dir_);
+  ASSERT_TRUE(reader.ok());
+  const auto packets = read_all(*reader);
+  ASSERT_EQ(packets.size(), 3u);
+  EXPECT_EQ(packets[0].side.app, "a");
+  EXPECT_EQ(packets[0].side.verdict, "answered_by_docguard");
+  EXPECT_TRUE(packets[0].side.refused);
+  EXPECT_FALSE(packets[1].side.present);
+  EXPECT_EQ(packets[2].side.refused_statements, (std::vector<int32_t>{1, 4}));
 }
 
 TEST_F(RecordingReaderTest, AnImpossibleSizeIsCorruption) {

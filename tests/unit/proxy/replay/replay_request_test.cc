@@ -17,13 +17,11 @@ std::string text_of(const ReplayRequest& r) { return codec::to_json(r.command.vi
 TEST(ReplayRequest, DocumentSequenceBecomesTheBodysArray) {
   auto msg = testing::request(R"({"insert": "c", "ordered": true, "$db": "shop"})", "documents",
                               {R"({"_id": 1})", R"({"_id": 2})"});
-  SessionMap sessions;
   CursorMap cursors;
-  const ReplayRequest r = rewrite_request(msg->bytes, sessions, cursors);
+  const ReplayRequest r = rewrite_request(msg->bytes, cursors);
   ASSERT_EQ(r.action, RequestAction::kSend);
   EXPECT_EQ(r.name, "insert");
   EXPECT_EQ(r.database, "shop");
-  EXPECT_TRUE(r.is_write);
   bson_iter_t it;
   bson_iter_t docs;
   ASSERT_TRUE(bson_iter_init_find(&it, r.command.get(), "documents"));
@@ -43,52 +41,57 @@ TEST(ReplayRequest, ClusterTimeAndReadPreferenceAreStripped) {
       R"({"find": "c", "filter": {"a": 1}, "$db": "shop",
           "$clusterTime": {"clusterTime": {"$timestamp": {"t": 1, "i": 1}}, "signature": {}},
           "$readPreference": {"mode": "secondaryPreferred"}})");
-  SessionMap sessions;
   CursorMap cursors;
-  const ReplayRequest r = rewrite_request(msg->bytes, sessions, cursors);
+  const ReplayRequest r = rewrite_request(msg->bytes, cursors);
   EXPECT_FALSE(bson_has_field(r.command.get(), "$clusterTime"));
   EXPECT_FALSE(bson_has_field(r.command.get(), "$readPreference"));
   EXPECT_EQ(r.read_preference, "secondaryPreferred");
-  EXPECT_FALSE(r.is_write);
   EXPECT_EQ(text_of(r), R"({ "find" : "c", "filter" : { "a" : 1 } })");
 }
 
-TEST(ReplayRequest, EachRecordedLsidGetsOneFreshSessionId) {
+TEST(ReplayRequest, TheLsidLeavesTheBodyAndTheTxnNumberStays) {
   const char* a = R"({"update": "c", "updates": [], "txnNumber": 3,
       "lsid": {"id": {"$binary": {"base64": "AAAAAAAAAAAAAAAAAAAAAA==", "subType": "04"}}},
       "$db": "d"})";
-  const char* b = R"({"find": "c",
-      "lsid": {"id": {"$binary": {"base64": "AQEBAQEBAQEBAQEBAQEBAQ==", "subType": "04"}}},
-      "$db": "d"})";
-  SessionMap sessions;
   CursorMap cursors;
-  auto first = rewrite_request(testing::request(a)->bytes, sessions, cursors);
-  auto again = rewrite_request(testing::request(a)->bytes, sessions, cursors);
-  auto other = rewrite_request(testing::request(b)->bytes, sessions, cursors);
-  // The lsid leaves the body: the replay runs the command in a session of its own.
+  auto message = testing::request(a);
+  auto first = rewrite_request(message->bytes, cursors);
+  // The replay runs the command in the live session of the recorded lsid (replay_clients.h).
   EXPECT_FALSE(bson_has_field(first.command.get(), "lsid"));
-  const auto lsid_of = [](const ReplayRequest& r) { return codec::to_json(r.lsid); };
-  EXPECT_EQ(lsid_of(first), lsid_of(again));
-  EXPECT_NE(lsid_of(first), lsid_of(other));
-  EXPECT_EQ(lsid_of(first).find("AAAAAAAAAAAAAAAAAAAAAA=="), std::string::npos);
-  EXPECT_EQ(sessions.size(), 2U);
+  EXPECT_NE(codec::to_json(first.lsid).find("AAAAAAAAAAAAAAAAAAAAAA=="), std::string::npos);
   // The retryable write keeps its txnNumber: the session is new, its sequence is the recorded one.
   bson_iter_t txn;
   ASSERT_TRUE(bson_iter_init_find(&txn, first.command.get(), "txnNumber"));
   EXPECT_EQ(bson_iter_as_int64(&txn), 3);
 }
 
+TEST(ReplayRequest, StatementsDocguardRefusedAreNotSent) {
+  CursorMap cursors;
+  auto msg = testing::request(R"({"insert": "c", "ordered": false, "$db": "shop"})", "documents",
+                              {R"({"_id": 1})", R"({"_id": 2})", R"({"_id": 3})"});
+  const std::vector<int32_t> refused = {1};
+  const ReplayRequest unordered = rewrite_request(msg->bytes, cursors, refused);
+  EXPECT_EQ(
+      text_of(unordered),
+      R"({ "insert" : "c", "ordered" : false, "documents" : [ { "_id" : 1 }, { "_id" : 3 } ] })");
+  // An ordered batch stopped at the first refused statement: only those before it went on.
+  auto ordered_msg = testing::request(R"({"insert": "c", "$db": "shop"})", "documents",
+                                      {R"({"_id": 1})", R"({"_id": 2})", R"({"_id": 3})"});
+  EXPECT_EQ(text_of(rewrite_request(ordered_msg->bytes, cursors, refused)),
+            R"({ "insert" : "c", "documents" : [ { "_id" : 1 } ] })");
+  const std::vector<int32_t> first = {0};
+  EXPECT_EQ(rewrite_request(ordered_msg->bytes, cursors, first).action, RequestAction::kEmpty);
+}
+
 TEST(ReplayRequest, CursorIdsOfGetMoreAndKillCursorsAreRemapped) {
-  SessionMap sessions;
   CursorMap cursors;
   cursors.put(111, {999, 4});
   auto get_more = rewrite_request(
       testing::request(R"({"getMore": {"$numberLong": "111"}, "collection": "c", "$db": "d"})")
           ->bytes,
-      sessions, cursors);
+      cursors);
   EXPECT_EQ(get_more.recorded_cursor, 111);
   EXPECT_EQ(get_more.server_id, 4U);
-  EXPECT_FALSE(get_more.is_write);
   bson_iter_t it;
   ASSERT_TRUE(bson_iter_init_find(&it, get_more.command.get(), "getMore"));
   EXPECT_EQ(bson_iter_as_int64(&it), 999);
@@ -96,43 +99,29 @@ TEST(ReplayRequest, CursorIdsOfGetMoreAndKillCursorsAreRemapped) {
   auto kill = rewrite_request(
       testing::request(R"({"killCursors": "c", "cursors": [{"$numberLong": "111"}], "$db": "d"})")
           ->bytes,
-      sessions, cursors);
+      cursors);
   EXPECT_EQ(text_of(kill), R"({ "killCursors" : "c", "cursors" : [ 999 ] })");
   // A cursor the replay never opened keeps its id: the server answers CursorNotFound, a
   // difference the report shows.
   auto unknown = rewrite_request(
       testing::request(R"({"getMore": {"$numberLong": "5"}, "collection": "c", "$db": "d"})")
           ->bytes,
-      sessions, cursors);
+      cursors);
   ASSERT_TRUE(bson_iter_init_find(&it, unknown.command.get(), "getMore"));
   EXPECT_EQ(bson_iter_as_int64(&it), 5);
 }
 
 TEST(ReplayRequest, HandshakesAndMarkersAreNotReplayed) {
-  SessionMap sessions;
   CursorMap cursors;
   for (const char* body : {R"({"hello": 1, "$db": "admin"})", R"({"isMaster": 1, "$db": "admin"})",
                            R"({"saslStart": 1, "payload": "x", "$db": "admin"})",
                            R"({"$docguardUnrecorded": "legacy opcode"})"}) {
-    EXPECT_EQ(rewrite_request(testing::request(body)->bytes, sessions, cursors).action,
+    EXPECT_EQ(rewrite_request(testing::request(body)->bytes, cursors).action,
               RequestAction::kHandshake)
         << body;
   }
   const std::vector<uint8_t> garbage(20, 0);
-  EXPECT_EQ(rewrite_request(garbage, sessions, cursors).action, RequestAction::kUnsupported);
-}
-
-TEST(ReplayRequest, WritesAreTold) {
-  auto agg = json(R"({"aggregate": "c", "pipeline": [{"$match": {}}]})");
-  auto agg_out = json(R"({"aggregate": "c", "pipeline": [{"$out": "d"}]})");
-  EXPECT_TRUE(is_read_command("aggregate", testing::view(agg)));
-  EXPECT_FALSE(is_read_command("aggregate", testing::view(agg_out)));
-  for (const char* write : {"insert", "update", "delete", "findAndModify", "create", "drop",
-                            "createIndexes", "dropDatabase"}) {
-    EXPECT_FALSE(is_read_command(write, {})) << write;
-  }
-  EXPECT_TRUE(is_read_command("find", {}));
-  EXPECT_TRUE(is_read_command("getMore", {}));
+  EXPECT_EQ(rewrite_request(garbage, cursors).action, RequestAction::kUnsupported);
 }
 
 }  // namespace

@@ -35,7 +35,7 @@ class EngineForecastTest : public ::testing::Test {
   void SetUp() override {
     engine =
         std::make_unique<Engine>(parse_rules(YAML::Load(kBounds), "test.yaml"), nullptr, nullptr);
-    engine->set_clock_for_testing([this] { return Engine::Clock::time_point(now); });
+    engine->set_clock([this] { return Engine::Clock::time_point(now); });
   }
   void at(double seconds) {
     now =

@@ -370,7 +370,7 @@ rules:
     lookup_min_reads: 1
 )");
   auto t = std::chrono::steady_clock::time_point(std::chrono::hours(1000));
-  engine->set_clock_for_testing([&] { return t; });
+  engine->set_clock([&] { return t; });
   auto agg = request(R"({"aggregate": "p", "$db": "s", "cursor": {}, "pipeline": [
                           {"$lookup": {"from": "r", "as": "r"}}]})");
   Verdict v = inspect(*agg);

@@ -1,7 +1,6 @@
 // The replay's client slots and its live sessions, one per recorded lsid (replay_clients.h).
 #include "replay_clients.h"
 
-#include <algorithm>
 
 namespace docguard::proxy {
 
@@ -32,9 +31,9 @@ size_t ReplayClients::acquire_slot() {
 
 void ReplayClients::release_slot(size_t slot) {
   std::lock_guard lock(mu_);
-  free_.push_back(slot);
-  // Lowest last: a reused slot is the lowest free one, so few clients carry the sessions.
-  std::sort(free_.begin(), free_.end(), std::greater<>());
+  // At the front: a slot that served a connection is taken again only when none is left
+  // unused, so that while there are slots enough each recorded connection has its own.
+  free_.insert(free_.begin(), slot);
 }
 
 ReplayClients::Bound ReplayClients::session_for(std::string_view recorded, size_t home,

@@ -1,5 +1,6 @@
 // The replay's libmongoc clients and sessions. A recorded connection replays on a client slot of
-// its own (the slot is free again when the connection ends). Every recorded lsid gets one live
+// its own (the slot is free again when the connection ends, for a later connection when the
+// recording has more connections than slots). Every recorded lsid gets one live
 // session for the whole replay, started on the client of the connection that used it first and
 // ended only when the replay ends: libmongoc returns an ended session to its pool and hands its
 // id to the next one, and the replay must never send two recorded sessions' txnNumbers on one
@@ -57,7 +58,7 @@ class ReplayClients {
   mongoc_client_pool_t* pool_;
   std::vector<std::unique_ptr<ReplayClient>> clients_;
   mutable std::mutex mu_;
-  std::vector<size_t> free_;  // free slots, lowest last
+  std::vector<size_t> free_;  // free slots, lowest last: never-used slots are taken first
   std::map<std::string, Bound, std::less<>> sessions_;
   size_t max_sessions_;
   uint64_t refused_ = 0;

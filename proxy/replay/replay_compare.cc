@@ -270,7 +270,10 @@ void ShapeTally::add(ComparedOperation op) {
     return;
   }
   if (!same && result.differing++ == 0) {
-    result.first_difference = op.field_difference.empty() ? why : why + "; " + op.field_difference;
+    // A field path says something only when both sides answered with documents.
+    const bool both_answered = op.recorded.ok && op.live.ok && op.live.present;
+    result.first_difference =
+        op.field_difference.empty() || !both_answered ? why : why + "; " + op.field_difference;
     result.example = std::make_shared<const ComparedOperation>(std::move(op));
   }
 }

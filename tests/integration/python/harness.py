@@ -518,13 +518,20 @@ NOT_REPLAYED = {"hello", "isMaster", "ismaster", "saslStart", "saslContinue", "a
                 "getnonce", "endSessions", "$docguardUnrecorded", "ping"}
 
 
+# What `docguard replay` may send at all (its allow-list): the rest is skipped and counted.
+REPLAYED = {"find", "count", "distinct", "aggregate", "getMore", "killCursors", "listCollections",
+            "listIndexes", "dbStats", "collStats", "explain", "listDatabases", "insert", "update",
+            "delete", "findAndModify", "findandmodify", "create", "createIndexes", "drop",
+            "dropIndexes", "bulkWrite", "commitTransaction", "abortTransaction"}
+
+
 def commands_per_connection(rec: Path) -> "collections.Counter":
     """Each connection's replayable commands in its order; connections without any left out."""
     by_conn: dict[int, list[str]] = {}
     for p in read_packets(rec):
         if p.event == 0:
             name = next(iter(body_of(p)))
-            if name not in NOT_REPLAYED:
+            if name not in NOT_REPLAYED and name in REPLAYED:
                 by_conn.setdefault(p.connection, []).append(name)
     return collections.Counter(tuple(names) for names in by_conn.values())
 

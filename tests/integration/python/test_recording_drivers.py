@@ -264,7 +264,7 @@ def replay(clusters, name: str, **seeding):
                   f"{dg.ports['listen']}/?authSource=admin")
         proc = subprocess.run([str(harness.docguard_bin()), "replay", "--recording",
                                str(clusters["rec"]), "--target", target, "--speed", "max",
-                               "--report-dir", str(work / "report")],
+                               "--show-values", "--report-dir", str(work / "report")],
                               capture_output=True, text=True, timeout=180)
         admin_call(dg, "POST", "/recording/stop")
     finally:

@@ -117,7 +117,8 @@ def staging_client(uri: str) -> pymongo.MongoClient:
                                authSource="admin")
 
 
-def replay(clusters, name: str, speed: str, changed: dict | None = None):
+def replay(clusters, name: str, speed: str, changed: dict | None = None,
+           extra: tuple[str, ...] = ()):
     """Seeds staging, replays through a recording docguard in front of it; returns the exit
     code, the wall time, the report and what the replay sent (its own recording)."""
     work = clusters["work"] / name
@@ -132,7 +133,7 @@ def replay(clusters, name: str, speed: str, changed: dict | None = None):
         started = time.monotonic()
         proc = subprocess.run([str(harness.docguard_bin()), "replay", "--recording",
                                str(clusters["rec"]), "--target", target, "--speed", speed,
-                               "--report-dir", str(work / "report")],
+                               "--report-dir", str(work / "report"), *extra],
                               capture_output=True, text=True, timeout=120)
         wall = time.monotonic() - started
         admin_call(dg, "POST", "/recording/stop")
@@ -184,12 +185,23 @@ def test_replay_at_1x_takes_the_recorded_time(clusters):
 
 
 def test_one_changed_document_flags_its_shape_alone(clusters):
-    code, _, report, _ = replay(clusters, "changed", "max",
+    code, _, report, _ = replay(clusters, "changed-types", "max",
                                 changed={"_id": 7, "sku": "sku-7", "price": 71})
     assert code == 1, json.dumps(report, indent=1)
     differing = [s for s in report["shapes"] if s["differs"]]
     assert [s["shape"] for s in differing] == [f"find {DB}.catalog {{sku: ?}}"], differing
+    # Without --show-values the report names the field and the types, never the data.
+    assert differing[0]["difference"].endswith('price: "<int32>" vs "<int32>"'), differing[0]
+    assert "sku-7" not in json.dumps(report) and '"price" : 70' not in json.dumps(report)
+
+    code, _, report, _ = replay(clusters, "changed", "max",
+                                changed={"_id": 7, "sku": "sku-7", "price": 71},
+                                extra=("--show-values",))
+    assert code == 1, json.dumps(report, indent=1)
+    differing = [s for s in report["shapes"] if s["differs"]]
+    assert [s["shape"] for s in differing] == [f"find {DB}.catalog {{sku: ?}}"], differing
     assert differing[0]["differing"] == 1  # sku-7's read, not sku-3's or sku-11's
+    assert differing[0]["difference"].endswith("price: 70 vs 71"), differing[0]
     example = differing[0]["example"]
     assert '"price" : 70' in example["recorded_reply"]
     assert '"price" : 71' in example["replayed_reply"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -246,3 +247,62 @@ def test_indexes_from_a_live_cluster_decide_what_the_recording_could_not(tmp_pat
     assert r.returncode == 1, (r.returncode, r.stderr)
     refused = [g for g in json.loads(r.stdout)["groups"] if g["outcome"] == "refused"]
     assert [g["count"] for g in refused] == [1] and "colour" in refused[0]["shape"], refused
+
+
+LOOKUP_RULES = """\
+mode: block
+introspection:
+  enabled: false
+rules:
+  - match: "wi_shop.orders"
+    action: block
+    max_lookup_ratio: 0.3
+    lookup_window: 2s
+    lookup_min_reads: 4
+"""
+
+
+def test_a_lookup_window_judges_offline_as_it_did_live(tmp_path, upstream):
+    """whatif runs on the recording's clock: reads far apart in time fall in different windows,
+    as they did live, instead of one burst on whatif's own clock."""
+    rec = tmp_path / "rec-lookup"
+    work = tmp_path / "dg-lookup"
+    work.mkdir()
+    cfg = work / "docguard.yaml"
+    cfg.write_text(LOOKUP_RULES + f"recording: {{enabled: true, directory: '{rec}'}}\n")
+    dg = harness.start_docguard(upstream, work, config=cfg)
+    join = [{"$lookup": {"from": "customers", "localField": "c", "foreignField": "_id",
+                         "as": "customer"}}]
+    try:
+        c = pymongo.MongoClient(f"mongodb://127.0.0.1:{dg.ports['listen']}", appName=APP)
+        orders = c[DB]["orders"]
+        for _ in range(12):  # plain reads: the window's ratio of joins stays low
+            list(orders.find({"_id": 1}))
+        for _ in range(2):
+            try:
+                list(orders.aggregate(join))
+            except PyMongoError:
+                pass
+        time.sleep(3.0)  # past the window: the next reads are judged on their own
+        for i in range(8):
+            try:
+                if i % 4 == 3:
+                    list(orders.find({"_id": 1}))
+                else:
+                    list(orders.aggregate(join))
+            except PyMongoError:
+                pass
+        c.close()
+    finally:
+        dg.stop()
+    live_refused = {(l["connection"], l["order"]) for l in side_lines(rec) if l.get("refused")}
+    assert live_refused, "the joins after the pause were refused live"
+    code, report = whatif(cfg, rec)
+    assert code == 1
+    judged = {(r["connection"], r["order"]) for r in report["refused"]}
+    assert judged == live_refused, (sorted(judged - live_refused), sorted(live_refused - judged))
+    assert "not_judged" in report and "guardrail_unknown" in report
+    text = subprocess.run([str(harness.docguard_bin()), "whatif", "--config", str(cfg),
+                           "--recording", str(rec)], capture_output=True, text=True,
+                          timeout=60).stdout
+    assert "not judged" in text.splitlines()[0], text

@@ -1,0 +1,181 @@
+"""Recording is safe on production traffic: every secret the redaction policy names is planted
+through a recording docguard in front of a FerretDB with SCRAM users, in requests and in the
+replies that carry it back, and no file of the recording holds any of them. Where FerretDB 1.24
+lacks a command (applyOps, setParameter's LDAP, setClusterParameter, Queryable Encryption's
+compaction), it answers with an error; the request is recorded all the same, and that request is
+what the redaction must clean."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import bson
+import pymongo
+import pytest
+
+import harness
+from harness import admin_call, body_of, read_packets, start_proxy
+
+pytestmark = pytest.mark.proxy
+
+MARK = uuid.uuid4().hex[:8]
+
+
+def plant(name: str) -> str:
+    return f"PLANT-{name}-{MARK}"
+
+
+KEY_BYTES = bytes(range(96))  # a data key's material: 96 bytes, as the key vault stores it
+
+
+@pytest.fixture(scope="module")
+def prod(tmp_path_factory):
+    work = tmp_path_factory.mktemp("secrets")
+    fdb = harness.start_ferretdb(work / "prod", auth=True)
+    yield work, f"mongodb://127.0.0.1:{fdb.ports['listen']}"
+    fdb.stop()
+
+
+def client_of(port: int) -> pymongo.MongoClient:
+    return pymongo.MongoClient(f"mongodb://127.0.0.1:{port}", username=harness.AUTH_USER,
+                               password=harness.AUTH_PASSWORD, authSource="admin",
+                               authMechanism="SCRAM-SHA-256", appName="secrets")
+
+
+def attempt(f, *args, **kw):
+    """Runs a command FerretDB may refuse: the request is recorded either way."""
+    try:
+        return f(*args, **kw)
+    except pymongo.errors.PyMongoError:
+        return None
+
+
+def workload(c: pymongo.MongoClient) -> list[str]:
+    """Plants every secret; returns the texts that must not reach a file."""
+    admin = c.admin
+    secrets = [harness.AUTH_PASSWORD]
+    for name in ("CREATE-PWD", "UPDATE-PWD"):
+        secrets.append(plant(name))
+    user = f"planted_{MARK}"
+    admin.command("createUser", user, pwd=plant("CREATE-PWD"), roles=[])
+    admin.command("updateUser", user, pwd=plant("UPDATE-PWD"))
+    # usersInfo with credentials, and a read of the users collection: the server's stored keys
+    # and salts (what an offline dictionary attack needs) come back in the replies.
+    attempt(admin.command, "usersInfo", user, showCredentials=True)
+    attempt(lambda: list(admin["system.users"].find({})))
+    # mongorestore's path: users staged in admin.tempusers with their credentials.
+    creds = {"SCRAM-SHA-256": {"iterationCount": 15000, "salt": plant("TEMP-SALT"),
+                               "storedKey": plant("TEMP-STORED"), "serverKey": plant("TEMP-SERVER")}}
+    secrets += [plant("TEMP-SALT"), plant("TEMP-STORED"), plant("TEMP-SERVER")]
+    attempt(admin.tempusers.insert_one, {"_id": f"admin.{user}2", "user": f"{user}2",
+                                         "db": "admin", "credentials": creds})
+    attempt(lambda: list(admin.tempusers.find({})))
+    # A password nested in applyOps, parameters, a cluster parameter, QE compaction tokens.
+    attempt(admin.command, "applyOps", [{"op": "c", "ns": "admin.$cmd",
+                                         "o": {"createUser": "nested", "pwd": plant("APPLY-PWD"),
+                                               "roles": []}}])
+    attempt(admin.command, "setParameter", 1, ldapQueryPassword=plant("LDAP"))
+    attempt(admin.command, "setClusterParameter", {"custom": {"value": plant("CLUSTER")}})
+    attempt(c.shop.command, "compactStructuredEncryptionData", "people",
+            compactionTokens={"ssn": plant("QE-TOKEN")})
+    secrets += [plant("APPLY-PWD"), plant("LDAP"), plant("CLUSTER"), plant("QE-TOKEN")]
+    # The key vault: its documents written and read back.
+    vault = c.encryption["__keyVault"]
+    attempt(vault.insert_one, {"_id": bson.Binary(uuid.uuid4().bytes, 4),
+                               "keyMaterial": bson.Binary(KEY_BYTES), "masterKey": {"provider": "local"},
+                               "keyAltNames": [plant("VAULT-ALT")]})
+    attempt(lambda: list(vault.find({})))
+    secrets.append(plant("VAULT-ALT"))
+    # A password inside a stage argument.
+    attempt(lambda: list(c.shop.people.aggregate(
+        [{"$match": {}}, {"$out": {"s3": {"bucket": "b", "region": "eu",
+                                          "filename": f"s3://AKIA:{plant('S3')}@bucket/x"}}}])))
+    secrets.append(plant("S3"))
+    # The application's own secrets, and the user's own fields and namespaces.
+    c.shop.people.insert_one({"name": "ann", "ssn": plant("SSN"), "card": {"number": plant("CARD"),
+                              "brand": "visa"}, "password": plant("APP-PASSWORD"),
+                              "apiSecret": plant("APP-SECRET"),
+                              "upstream": f"mongodb://svc:{plant('URI-PWD')}@db.internal/"})
+    assert c.shop.people.find_one({"name": "ann"})["card"]["brand"] == "visa"
+    c.hr.salaries.insert_one({"who": "ann", "amount": plant("HR")})
+    assert c.hr.salaries.find_one({"who": "ann"}) is not None
+    secrets += [plant(n) for n in ("SSN", "CARD", "APP-PASSWORD", "APP-SECRET", "URI-PWD", "HR")]
+    return secrets
+
+
+def server_secrets(uri: str, user: str) -> list[bytes]:
+    """The credentials FerretDB itself stores for `user`, read directly (not through docguard)."""
+    found: list[bytes] = []
+    with pymongo.MongoClient(uri, username=harness.AUTH_USER, password=harness.AUTH_PASSWORD,
+                             authSource="admin") as c:
+        info = attempt(c.admin.command, "usersInfo", user, showCredentials=True) or {}
+        for u in info.get("users", []):
+            for mech in (u.get("credentials") or {}).values():
+                for key in ("salt", "storedKey", "serverKey"):
+                    if isinstance(mech, dict) and mech.get(key):
+                        found.append(str(mech[key]).encode())
+    return found
+
+
+def files_of(rec: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(rec.iterdir()) if p.is_file()}
+
+
+def test_no_planted_secret_reaches_any_file(prod):
+    work, uri = prod
+    rec = work / "rec"
+    dg = start_proxy(work / "dg", uri, f"""recording:
+  enabled: true
+  directory: '{rec}'
+  redact: {{fields: [ssn, card.number], namespaces: ['hr.*']}}
+""")
+    try:
+        with client_of(dg.ports["listen"]) as c:
+            secrets = workload(c)
+        code, status = admin_call(dg, "POST", "/recording/stop")
+        assert code == 200 and status["state"] == "stopped", status
+    finally:
+        dg.stop()
+    stored = server_secrets(uri, f"planted_{MARK}") + server_secrets(uri, harness.AUTH_USER)
+    files = files_of(rec)
+    assert any(n.endswith(".bin") for n in files) and "checksum.txt" in files
+    leaks = [(s, name) for s in [x.encode() for x in secrets] + stored + [KEY_BYTES]
+             for name, data in files.items() if s in data]
+    assert not leaks, leaks
+    # What is not secret is still there: the commands and the shape of the workload.
+    names = [next(iter(body_of(p))) for p in read_packets(rec) if p.event == 0]
+    for name in ("createUser", "updateUser", "insert", "find", "aggregate", "applyOps"):
+        assert name in names, (name, names)
+    people = [body_of(p) for p in read_packets(rec)
+              if p.event == 1 and b"visa" in p.message]
+    assert people, "the brand, not a secret, is recorded"
+    print(f"{len(secrets) + len(stored) + 1} planted secrets, {len(files)} files, none found")
+
+
+def test_authentication_replies_are_redacted_under_a_users_filter(prod):
+    """With a users: filter the authentication's requests are left out (the user is not yet
+    known), but the reply that completes it is recorded: redacted by its shape."""
+    work, uri = prod
+    rec = work / "rec-users"
+    dg = start_proxy(work / "dg-users", uri, f"""recording:
+  enabled: true
+  directory: '{rec}'
+  users: ['{harness.AUTH_USER}@admin']
+""")
+    try:
+        for _ in range(2):
+            with client_of(dg.ports["listen"]) as c:
+                c.shop.command("ping")
+                c.shop.people.find_one({})
+        admin_call(dg, "POST", "/recording/stop")
+    finally:
+        dg.stop()
+    steps = [body_of(p) for p in read_packets(rec) if p.event == 1 and p.opcode == 2013]
+    steps = [b for b in steps if "conversationId" in b]
+    assert steps, "the authentication's last reply is recorded"
+    for b in steps:
+        assert b.get("payload") in (None, "[redacted by docguard]"), b
+    data = b"".join(files_of(rec).values())
+    assert harness.AUTH_PASSWORD.encode() not in data
+    assert b"v=" not in data  # a SCRAM server signature

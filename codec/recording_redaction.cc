@@ -20,22 +20,24 @@ namespace {
 // may be secrets (ldapQueryPassword, a cluster parameter's value): their reply is kept to its
 // status too.
 constexpr std::array<std::string_view, 12> kSensitiveCommands = {
-    "saslStart",          "saslContinue", "authenticate",       "createUser",
-    "updateUser",         "copydbsaslstart", "getnonce",        "copydbgetnonce",
-    "setParameter",       "getParameter", "setClusterParameter", "getClusterParameter"};
+    "saslStart",           "saslContinue",       "authenticate",   "createUser",   "updateUser",
+    "copydbsaslstart",     "getnonce",           "copydbgetnonce", "setParameter", "getParameter",
+    "setClusterParameter", "getClusterParameter"};
 // Of these, the ones whose name's value may itself be a secret ({setClusterParameter: {...}}).
 constexpr std::array<std::string_view, 2> kSecretCommandValue = {"setClusterParameter",
                                                                  "getClusterParameter"};
 // What stays of a sensitive request, or of one that touches a secret namespace: routing, the
 // mechanism's name and the session, never a payload or a document.
 constexpr std::array<std::string_view, 16> kKeptInSensitiveRequest = {
-    "$db",   "mechanism",  "conversationId", "autoAuthorize",  "options",
-    "roles", "mechanisms", "lsid",           "$readPreference", "txnNumber",
-    "autocommit", "startTransaction", "ordered", "collection", "batchSize", "writeConcern"};
+    "$db",         "mechanism",        "conversationId", "autoAuthorize",   "options",
+    "roles",       "mechanisms",       "lsid",           "$readPreference", "txnNumber",
+    "autocommit",  "startTransaction", "ordered",        "collection",      "batchSize",
+    "writeConcern"};
 // What stays of a reply kept to its status: whether it worked, its counts and its cursor's id.
 constexpr std::array<std::string_view, 16> kKeptInStatusReply = {
-    "ok",         "done",      "conversationId", "code",          "codeName", "errmsg",
-    "operationTime", "n",      "nModified",      "nMatched",      "nRemoved", "nInserted",
+    "ok",          "done",        "conversationId",    "code",
+    "codeName",    "errmsg",      "operationTime",     "n",
+    "nModified",   "nMatched",    "nRemoved",          "nInserted",
     "writeErrors", "errorLabels", "writeConcernError", "cursor"};
 constexpr std::array<std::string_view, 2> kKeptInStatusCursor = {"id", "ns"};
 
@@ -52,8 +54,7 @@ struct Rewritten {
 };
 
 // A request body under its role: a sensitive one keeps its name and envelope only.
-bool rewrite_request_body(const BsonView& in, Role role, DocumentRedactor& redactor,
-                          bson_t* out) {
+bool rewrite_request_body(const BsonView& in, Role role, DocumentRedactor& redactor, bson_t* out) {
   if (role != Role::kSensitiveRequest) return redactor.copy(in, out);
   bson_t source = in.borrow();
   bson_iter_t it;
@@ -67,8 +68,8 @@ bool rewrite_request_body(const BsonView& in, Role role, DocumentRedactor& redac
       redactor.replace(out, key);  // counted as a change; the marker is harmless here
       continue;
     }
-    const bool keep = is_name ? !among(kSecretCommandValue, key) && !BSON_ITER_HOLDS_DOCUMENT(&it) &&
-                                    !BSON_ITER_HOLDS_ARRAY(&it)
+    const bool keep = is_name ? !among(kSecretCommandValue, key) &&
+                                    !BSON_ITER_HOLDS_DOCUMENT(&it) && !BSON_ITER_HOLDS_ARRAY(&it)
                               : among(kKeptInSensitiveRequest, key);
     if (!keep) {
       redactor.replace(out, key);
@@ -213,9 +214,20 @@ RecordableMessage from_op_query(Bytes m, const RedactionPolicy& policy) {
   RecordableMessage out;
   DocumentRedactor redactor(policy);
   const std::string_view ns = query.full_collection_name;
-  const Role role = request_role(query.query, ns.substr(0, ns.find('.')), redactor, &out.sensitive);
+  const size_t dot = ns.find('.');
+  const std::string_view db = ns.substr(0, dot);
+  const Role role = request_role(query.query, db, redactor, &out.sensitive);
   Rewritten doc;
-  if (!rewrite_request_document(query.query, role, redactor, doc)) {
+  // A legacy query on a collection itself (not "<db>.$cmd") holds a filter on that namespace's
+  // documents: of a secret one, nothing is kept.
+  if (dot != std::string_view::npos && is_secret_namespace(policy, db, ns.substr(dot + 1))) {
+    out.sensitive = true;
+    constexpr std::array<std::string_view, 1> kNothingButRouting = {"$readPreference"};
+    if (!redactor.copy(query.query, doc.doc.get(), {}, kNothingButRouting)) {
+      return marker_for(query.header, "malformed query");
+    }
+    doc.changed = redactor.changed();
+  } else if (!rewrite_request_document(query.query, role, redactor, doc)) {
     return marker_for(query.header, "malformed query");
   }
   std::vector<uint8_t>& b = out.bytes;

@@ -167,12 +167,21 @@ base::Expected<void> RecordingReader::read_side(RecordedPacket& packet) {
   // earlier packets, keep a line of a later one for its packet.
   while (side_ != nullptr) {
     if (side_line_.empty()) {
-      char* line = nullptr;
-      size_t capacity = 0;
-      const ssize_t got = getline(&line, &capacity, side_);
-      if (got > 0) side_line_.assign(line, static_cast<size_t>(got));
-      std::free(line);  // NOLINT(*-no-malloc): getline's buffer
-      if (got <= 0) return {};
+      // A side line is a few hundred bytes; one past the bound is a damaged or hostile file,
+      // never read whole into memory.
+      constexpr size_t kMaxSideLine = 1U << 20;
+      char chunk[4096];
+      bool whole = false;
+      while (!whole && std::fgets(chunk, sizeof chunk, side_) != nullptr) {
+        side_line_ += chunk;
+        whole = !side_line_.empty() && side_line_.back() == '\n';
+        if (side_line_.size() > kMaxSideLine) {
+          return base::bad_input(fmt::format("{}: a side line longer than {} bytes",
+                                             (directory_ / files_[next_file_ - 1]).string(),
+                                             kMaxSideLine));
+        }
+      }
+      if (side_line_.empty()) return {};
       while (!side_line_.empty() && (side_line_.back() == '\n' || side_line_.back() == '\r')) {
         side_line_.pop_back();
       }

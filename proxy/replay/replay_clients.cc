@@ -1,6 +1,7 @@
 // The replay's client slots and its live sessions, one per recorded lsid (replay_clients.h).
 #include "replay_clients.h"
 
+#include <algorithm>
 
 namespace docguard::proxy {
 
@@ -23,7 +24,9 @@ ReplayClients::~ReplayClients() {
 
 size_t ReplayClients::acquire_slot() {
   std::lock_guard lock(mu_);
-  // The caller admits no more connections at once than there are slots.
+  // The first pass measured the connections open at once, and there are slots for them; should
+  // the files have changed since, a connection shares the first slot (under its lock).
+  if (free_.empty()) return 0;
   const size_t slot = free_.back();
   free_.pop_back();
   return slot;
@@ -31,6 +34,7 @@ size_t ReplayClients::acquire_slot() {
 
 void ReplayClients::release_slot(size_t slot) {
   std::lock_guard lock(mu_);
+  if (std::find(free_.begin(), free_.end(), slot) != free_.end()) return;  // a shared slot
   // At the front: a slot that served a connection is taken again only when none is left
   // unused, so that while there are slots enough each recorded connection has its own.
   free_.insert(free_.begin(), slot);

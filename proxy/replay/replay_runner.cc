@@ -76,7 +76,8 @@ base::Expected<uint64_t> peak_connections(const ReplayOptions& options, const Re
     const RecordedPacket& p = **packet;
     open.insert(p.connection);
     peak = std::max<uint64_t>(peak, open.size());
-    if (o.last_order.at(p.connection) == p.order) open.erase(p.connection);
+    const auto last = o.last_order.find(p.connection);
+    if (last == o.last_order.end() || last->second == p.order) open.erase(p.connection);
   }
   return peak;
 }
@@ -182,7 +183,9 @@ class Dispatcher {
     } else if (p.event == RecordedEvent::kResponse && p.message.size() >= codec::kHeaderSize) {
       response(c, p);
     }
-    if (outline_.last_order.at(p.connection) == p.order) {
+    // A connection the first pass did not see (the files changed since) ends with its packet.
+    const auto last = outline_.last_order.find(p.connection);
+    if (last == outline_.last_order.end() || last->second == p.order) {
       pace(p.offset_micros);  // the connection lived until its recorded end
       end(p.connection);
     }

@@ -45,21 +45,21 @@ TEST(RedactionPolicy, AFindOnSystemUsersKeepsOnlyTheCursorsIds) {
   EXPECT_TRUE(request.sensitive);
   EXPECT_FALSE(leaks(request, "FILTER-SECRET"));
   // Even when the request was not seen (a filter left it out), the cursor's ns tells.
-  const auto out = redact_reply(
-      reply(R"({"cursor": {"id": 0, "ns": "admin.system.users",
+  const auto out = redact_reply(reply(R"({"cursor": {"id": 0, "ns": "admin.system.users",
                 "firstBatch": [{"_id": "admin.app", "credentials": {"x": "CRED-SECRET"},
                                 "user": "USERNAME-IN-DOC"}]}, "ok": 1})"),
-      false, kDefaultMaxMessageBytes);
+                                false, kDefaultMaxMessageBytes);
   EXPECT_FALSE(leaks(out, "CRED-SECRET"));
   EXPECT_FALSE(leaks(out, "USERNAME-IN-DOC"));
   EXPECT_TRUE(leaks(out, "admin.system.users"));
 }
 
 TEST(RedactionPolicy, WritesToStagingUsersAndTheKeyVaultAreRedacted) {
-  for (const char* body :
-       {R"({"insert": "tempusers", "documents": [{"user": "u", "pwd": "P1-SECRET"}], "$db": "admin"})",
-        R"({"insert": "__keyVault", "documents": [{"keyMaterial": {"$binary": {"base64": "S0VZ", "subType": "00"}}, "note": "P1-SECRET"}], "$db": "encryption"})",
-        R"({"update": "system.roles", "updates": [{"q": {}, "u": {"$set": {"x": "P1-SECRET"}}}], "$db": "admin"})"}) {
+  for (
+      const char* body :
+      {R"({"insert": "tempusers", "documents": [{"user": "u", "pwd": "P1-SECRET"}], "$db": "admin"})",
+       R"({"insert": "__keyVault", "documents": [{"keyMaterial": {"$binary": {"base64": "S0VZ", "subType": "00"}}, "note": "P1-SECRET"}], "$db": "encryption"})",
+       R"({"update": "system.roles", "updates": [{"q": {}, "u": {"$set": {"x": "P1-SECRET"}}}], "$db": "admin"})"}) {
     const auto out = redact_request(op_msg(body), kDefaultMaxMessageBytes);
     EXPECT_FALSE(leaks(out, "P1-SECRET")) << body;
     EXPECT_TRUE(out.sensitive) << body;
@@ -68,16 +68,17 @@ TEST(RedactionPolicy, WritesToStagingUsersAndTheKeyVaultAreRedacted) {
 
 TEST(RedactionPolicy, WrappersAndStagesAreLookedInto) {
   const auto apply = redact_request(
-      op_msg(R"({"applyOps": [{"op": "c", "ns": "admin.$cmd", "o": {"createUser": "x", "pwd": "NESTED-PWD"}},
+      op_msg(
+          R"({"applyOps": [{"op": "c", "ns": "admin.$cmd", "o": {"createUser": "x", "pwd": "NESTED-PWD"}},
                               {"op": "i", "ns": "admin.system.users", "o": {"_id": "admin.y", "hash": "OPLOG-SECRET"}}],
                 "$db": "admin"})"),
       kDefaultMaxMessageBytes);
   EXPECT_FALSE(leaks(apply, "NESTED-PWD"));
   EXPECT_FALSE(leaks(apply, "OPLOG-SECRET"));
-  const auto out_s3 = redact_request(
-      op_msg(R"({"aggregate": "c", "pipeline": [{"$out": {"s3": {"bucket": "b",
+  const auto out_s3 =
+      redact_request(op_msg(R"({"aggregate": "c", "pipeline": [{"$out": {"s3": {"bucket": "b",
                  "filename": "https://AKIA:S3-PASSWORD@host/x"}}}], "cursor": {}, "$db": "d"})"),
-      kDefaultMaxMessageBytes);
+                     kDefaultMaxMessageBytes);
   EXPECT_FALSE(leaks(out_s3, "S3-PASSWORD"));
   const auto lookup = redact_request(
       op_msg(R"({"aggregate": "c", "pipeline": [{"$unionWith": "system.users"}], "cursor": {},
@@ -97,8 +98,8 @@ TEST(RedactionPolicy, ParametersAndTheirRepliesAreRedacted) {
       op_msg(R"({"setClusterParameter": {"p": {"value": "CLUSTER-SECRET"}}, "$db": "admin"})"),
       kDefaultMaxMessageBytes);
   EXPECT_FALSE(leaks(cluster, "CLUSTER-SECRET"));
-  const auto was = redact_reply(reply(R"({"was": "OLD-SECRET", "ok": 1})"), true,
-                                kDefaultMaxMessageBytes);
+  const auto was =
+      redact_reply(reply(R"({"was": "OLD-SECRET", "ok": 1})"), true, kDefaultMaxMessageBytes);
   EXPECT_FALSE(leaks(was, "OLD-SECRET"));
 }
 
@@ -116,7 +117,8 @@ TEST(RedactionPolicy, TheUsersOwnFieldsAndNamespaces) {
   policy.fields = {"ssn", "card.number"};
   policy.namespaces = {"hr.*"};
   const auto insert = redact_request(
-      op_msg(R"({"insert": "people", "documents": [{"ssn": "SSN-SECRET", "card": {"number": "CARD-SECRET", "brand": "visa"},
+      op_msg(
+          R"({"insert": "people", "documents": [{"ssn": "SSN-SECRET", "card": {"number": "CARD-SECRET", "brand": "visa"},
                   "number": 7}], "$db": "shop"})"),
       kDefaultMaxMessageBytes, policy);
   EXPECT_FALSE(leaks(insert, "SSN-SECRET"));
@@ -128,10 +130,32 @@ TEST(RedactionPolicy, TheUsersOwnFieldsAndNamespaces) {
   EXPECT_FALSE(leaks(hr, "HR-SECRET"));
   policy.reply_documents = false;
   const auto found = redact_reply(
-      reply(R"({"cursor": {"id": 5, "ns": "shop.c", "firstBatch": [{"a": "DOC-VALUE"}]}, "n": 1, "ok": 1})"),
+      reply(
+          R"({"cursor": {"id": 5, "ns": "shop.c", "firstBatch": [{"a": "DOC-VALUE"}]}, "n": 1, "ok": 1})"),
       false, kDefaultMaxMessageBytes, policy);
   EXPECT_FALSE(leaks(found, "DOC-VALUE"));
   EXPECT_TRUE(leaks(found, "shop.c"));
+}
+
+TEST(RedactionPolicy, ALegacyQueryOnTheUsersCollectionIsSensitive) {
+  const auto filter = json(R"({"user": "LEGACY-SECRET"})");
+  std::vector<uint8_t> msg(kHeaderSize);
+  const auto le32 = [&msg](int32_t v) {
+    msg.resize(msg.size() + 4);
+    store_le32(msg.data() + msg.size() - 4, v);
+  };
+  le32(0);
+  const std::string ns = "admin.system.users";
+  msg.insert(msg.end(), ns.begin(), ns.end());
+  msg.push_back(0);
+  le32(0);
+  le32(-1);
+  const auto q = testing::view(filter).bytes();
+  msg.insert(msg.end(), q.begin(), q.end());
+  write_header(msg.data(), {static_cast<int32_t>(msg.size()), 3, 0, OpCode::kQuery});
+  const auto out = redact_request(msg, kDefaultMaxMessageBytes);
+  EXPECT_TRUE(out.sensitive);
+  EXPECT_FALSE(leaks(out, "LEGACY-SECRET"));
 }
 
 TEST(RedactionPolicy, MarkersCarryADatabase) {
@@ -162,8 +186,9 @@ TEST(RedactionPolicy, TooDeepADocumentBecomesAMarker) {
 // and arrays, in a request's body, its sequences or a reply, never reaches the bytes.
 TEST(RedactionPolicy, PlantedSecretsNeverSurvive) {
   const std::vector<std::string> secret_keys = {
-      "pwd", "credentials", "storedKey", "serverKey", "salt", "keyMaterial", "compactionTokens",
-      "speculativeAuthenticate", "userPassword", "api_secret", "customData"};
+      "pwd",          "credentials", "storedKey",        "serverKey",
+      "salt",         "keyMaterial", "compactionTokens", "speculativeAuthenticate",
+      "userPassword", "api_secret",  "customData"};
   std::mt19937 random(20261205);
   for (int round = 0; round < 400; ++round) {
     const std::string secret = "PLANT" + std::to_string(round) + "X";
@@ -178,9 +203,9 @@ TEST(RedactionPolicy, PlantedSecretsNeverSurvive) {
     const int where = static_cast<int>(random() % 4);
     RecordableMessage out;
     if (where == 0) {
-      out = redact_request(op_msg(("{\"insert\": \"c\", \"documents\": [" + value +
-                                   "], \"$db\": \"d\"}").c_str()),
-                           kDefaultMaxMessageBytes);
+      out = redact_request(
+          op_msg(("{\"insert\": \"c\", \"documents\": [" + value + "], \"$db\": \"d\"}").c_str()),
+          kDefaultMaxMessageBytes);
     } else if (where == 1) {
       const auto doc = json(value.c_str());
       const auto body = json(R"({"insert": "c", "$db": "d"})");
@@ -189,11 +214,13 @@ TEST(RedactionPolicy, PlantedSecretsNeverSurvive) {
           kDefaultMaxMessageBytes);
     } else if (where == 2) {
       out = redact_request(op_msg(("{\"update\": \"c\", \"updates\": [{\"q\": " + value +
-                                   ", \"u\": {\"$set\": " + value + "}}], \"$db\": \"d\"}").c_str()),
+                                   ", \"u\": {\"$set\": " + value + "}}], \"$db\": \"d\"}")
+                                      .c_str()),
                            kDefaultMaxMessageBytes);
     } else {
       out = redact_reply(reply(("{\"cursor\": {\"id\": 0, \"ns\": \"d.c\", \"firstBatch\": [" +
-                                value + "]}, \"ok\": 1}").c_str()),
+                                value + "]}, \"ok\": 1}")
+                                   .c_str()),
                          false, kDefaultMaxMessageBytes);
     }
     ASSERT_FALSE(leaks(out, secret)) << value << " at " << where;

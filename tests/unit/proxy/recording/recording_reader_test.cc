@@ -121,6 +121,21 @@ TEST_F(RecordingReaderTest, AnUnclosedFileIsReadUpToItsTornTailOnlyWhenAccepted)
   EXPECT_EQ(reader->unverified_files(), 5);
 }
 
+TEST_F(RecordingReaderTest, AHugeSideLineIsAnErrorNotAnAllocation) {
+  fs::create_directories(dir_);
+  RecordingFiles files(dir_, 1 << 20, 8 << 20);
+  files.open();
+  const std::vector<uint8_t> message(40, 1);
+  files.write({RecordedEvent::kRequest, 1, "s", 1, 1}, message,
+              "{\"order\":1,\"pad\":\"" + std::string(2 << 20, 'x') + "\"}");
+  files.close();
+  auto reader = RecordingReader::open(dir_);
+  ASSERT_TRUE(reader.ok());
+  auto next = reader->next();
+  ASSERT_FALSE(next.ok());
+  EXPECT_NE(next.error().message.find("side line longer"), std::string::npos);
+}
+
 TEST_F(RecordingReaderTest, SideFactsAreReadInStepWithThePackets) {
   fs::create_directories(dir_);
   RecordingFiles files(dir_, 1 << 20, 1 << 20);

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 
+#include "docguard/codec/bson_elements.h"
 #include "docguard/codec/recording_redaction.h"
 
 namespace docguard::codec {
@@ -50,7 +51,71 @@ void DocumentRedactor::replace(bson_t* out, std::string_view key) {
 bool DocumentRedactor::copy(const BsonView& in, bson_t* out, std::string_view path,
                             std::span<const std::string_view> keep) {
   if (!policy_.fields.empty()) path_.assign(path);
+  if (clean(in, 0, keep)) {  // most documents: nothing to replace, copied as they are
+    bson_t source;
+    return bson_init_static(&source, in.data, in.size) && bson_concat(out, &source);
+  }
   return copy_at(in, out, 0, keep);
+}
+
+bool DocumentRedactor::secret_member(std::string_view key, const std::string_view* text,
+                                     std::span<const std::string_view> keep) {
+  if (is_secret_field(key) || (!keep.empty() && !among(keep, key))) return true;
+  if (!policy_.fields.empty()) {
+    if (!path_.empty()) path_ += '.';
+    path_ += key;
+    if (is_policy_field(policy_, path_)) return true;
+  }
+  return text != nullptr && holds_uri_password(*text);
+}
+
+// The walk that finds nothing to change runs over every recorded document: it uses codec's own
+// element walk, a fraction of libbson's iterator's cost.
+bool DocumentRedactor::clean(const BsonView& in, int depth,
+                             std::span<const std::string_view> keep) {
+  if (depth > kMaxRedactionDepth || !well_framed(in)) return false;
+  bool conversation = false;
+  bool payload = false;
+  BsonElements it(in);
+  while (it.next()) {
+    const std::string_view key = it.key;
+    conversation = conversation || key == "conversationId";
+    payload = payload || key == "payload";
+    if (key == "$clusterTime") return false;
+    if (key == "ns" && (it.holds_utf8() || it.holds_document())) {
+      bson_iter_t probe;
+      if (!it.to_iter(&probe) || is_secret_ns_value(probe, {}, true)) return false;
+    }
+    std::string_view text;
+    if (it.holds_utf8()) text = it.utf8();
+    const size_t path_size = path_.size();
+    const bool ok = !secret_member(key, it.holds_utf8() ? &text : nullptr, keep) &&
+                    (!is_container(it.type) || clean_container(it, depth));
+    path_.resize(path_size);
+    if (!ok) return false;
+  }
+  return !it.malformed() && !(conversation && payload);
+}
+
+bool DocumentRedactor::clean_container(const BsonElements& it, int depth) {
+  if (it.holds_document()) return clean(it.container(), depth + 1, {});
+  return clean_array(it.container(), depth + 1);
+}
+
+bool DocumentRedactor::clean_array(const BsonView& array, int depth) {
+  if (depth > kMaxRedactionDepth || !well_framed(array)) return false;
+  BsonElements element(array);
+  while (element.next()) {
+    if (element.holds_utf8() && holds_uri_password(element.utf8())) return false;
+    if (is_container(element.type) && !clean_container(element, depth)) return false;
+  }
+  return !element.malformed();
+}
+
+bool DocumentRedactor::clean_value(const bson_iter_t& it, int depth) {
+  if (BSON_ITER_HOLDS_DOCUMENT(&it)) return clean(view_of(it), depth + 1, {});
+  if (BSON_ITER_HOLDS_ARRAY(&it)) return clean_array(view_of(it), depth + 1);
+  return true;
 }
 
 bool DocumentRedactor::is_secret_ns_value(const bson_iter_t& it, std::string_view db,
@@ -102,13 +167,8 @@ bool DocumentRedactor::copy_member(const bson_iter_t& it, bson_t* out, int depth
     return true;
   }
   const size_t path_size = path_.size();
-  bool secret = is_secret_field(key) || (!keep.empty() && !among(keep, key));
-  if (!secret && !policy_.fields.empty()) {
-    if (!path_.empty()) path_ += '.';
-    path_ += key;
-    secret = is_policy_field(policy_, path_);
-  }
-  if (!secret && BSON_ITER_HOLDS_UTF8(&it)) secret = holds_uri_password(utf8_of(it));
+  const std::string_view text = utf8_of(it);
+  const bool secret = secret_member(key, BSON_ITER_HOLDS_UTF8(&it) ? &text : nullptr, keep);
   bool ok = true;
   if (secret) {
     replace(out, key);
@@ -122,6 +182,10 @@ bool DocumentRedactor::copy_member(const bson_iter_t& it, bson_t* out, int depth
 bool DocumentRedactor::copy_value(const bson_iter_t& it, bson_t* out, int depth) {
   const std::string_view key = key_of(it);
   const int key_size = static_cast<int>(key.size());
+  if ((BSON_ITER_HOLDS_DOCUMENT(&it) || BSON_ITER_HOLDS_ARRAY(&it)) && clean_value(it, depth)) {
+    bson_iter_t whole = it;  // nothing to replace below: the bytes as they are
+    return bson_append_iter(out, key.data(), key_size, &whole);
+  }
   if (BSON_ITER_HOLDS_DOCUMENT(&it)) {
     bson_t child;
     bson_append_document_begin(out, key.data(), key_size, &child);
@@ -160,33 +224,26 @@ bool DocumentRedactor::copy_value(const bson_iter_t& it, bson_t* out, int depth)
 bool DocumentRedactor::scan(const BsonView& doc, std::string_view db, int depth, bool top) const {
   // A document too deep or too broken to scan is taken for a secret one: the caller then keeps
   // only the command's envelope.
-  if (depth > kMaxRedactionDepth) return true;
-  bson_t source;
-  if (doc.empty() || !bson_init_static(&source, doc.data, doc.size)) return true;
-  bson_iter_t it;
-  if (!bson_iter_init(&it, &source)) return true;
+  if (depth > kMaxRedactionDepth || !well_framed(doc)) return true;
   bool first = top;
-  while (bson_iter_next(&it)) {
-    const std::string_view key = key_of(it);
+  BsonElements it(doc);
+  while (it.next()) {
+    const std::string_view key = it.key;
     // A command's own collection is its first value; renameCollection names whole namespaces.
-    if (first && BSON_ITER_HOLDS_UTF8(&it) && key != "renameCollection" &&
-        is_secret_namespace(policy_, db, utf8_of(it))) {
+    if (first && it.holds_utf8() && key != "renameCollection" &&
+        is_secret_namespace(policy_, db, it.utf8())) {
       return true;
     }
     first = false;
     const bool whole = key == "ns" || key == "to" || key == "renameCollection";
-    if ((is_collection_key(key) || whole) && is_secret_ns_value(it, db, whole)) return true;
-    if ((key == "$merge" || key == "$out") && BSON_ITER_HOLDS_DOCUMENT(&it)) {
-      const BsonView target = view_of(it);
-      const std::string_view d = find_string(target, "db");
-      const std::string_view c = find_string(target, "coll");
-      if (!c.empty() && is_secret_namespace(policy_, d.empty() ? db : d, c)) return true;
+    if (is_collection_key(key) || whole || key == "$merge") {
+      bson_iter_t probe;
+      if (!it.to_iter(&probe)) return true;
+      if (is_secret_ns_value(probe, db, whole)) return true;
     }
-    if (BSON_ITER_HOLDS_DOCUMENT(&it) || BSON_ITER_HOLDS_ARRAY(&it)) {
-      if (scan(view_of(it), db, depth + 1, false)) return true;
-    }
+    if (is_container(it.type) && scan(it.container(), db, depth + 1, false)) return true;
   }
-  return false;
+  return it.malformed();
 }
 
 bool DocumentRedactor::touches_secret_namespace(const BsonView& doc, std::string_view db) const {

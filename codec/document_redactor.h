@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "docguard/codec/bson_elements.h"
 #include "docguard/codec/bson_view.h"
 #include "docguard/codec/redaction_policy.h"
 
@@ -49,6 +50,16 @@ class DocumentRedactor {
 
  private:
   bool copy_at(const BsonView& in, bson_t* out, int depth, std::span<const std::string_view> keep);
+  // Whether copying would change nothing (no key to drop or replace at any depth): most
+  // documents, which are then copied as their bytes stand.
+  bool clean(const BsonView& in, int depth, std::span<const std::string_view> keep);
+  bool clean_value(const bson_iter_t& it, int depth);
+  bool clean_container(const BsonElements& it, int depth);
+  bool clean_array(const BsonView& array, int depth);
+  // Whether a member's value is a secret: its key, or its text (`text`, null for another type).
+  // Extends path_ by the key when the policy names fields; the caller restores it.
+  bool secret_member(std::string_view key, const std::string_view* text,
+                     std::span<const std::string_view> keep);
   bool copy_member(const bson_iter_t& it, bson_t* out, int depth,
                    std::span<const std::string_view> keep);
   bool copy_value(const bson_iter_t& it, bson_t* out, int depth);

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
 
 namespace docguard::codec {
 
@@ -21,14 +20,15 @@ constexpr std::array<std::string_view, 17> kSecretFields = {
     "sessionToken",  "clientSecret",    "accessKeyId",       "authorization",
     "ldapQueryPassword"};
 
+// Whether `key`, in ASCII lower case, holds `word` (lower case): on the writer thread for every
+// key of every recorded message, so no locale and no allocation.
 bool contains_lower(std::string_view key, std::string_view word) {
   if (key.size() < word.size()) return false;
   for (size_t i = 0; i + word.size() <= key.size(); ++i) {
-    bool same = true;
-    for (size_t j = 0; j < word.size() && same; ++j) {
-      same = std::tolower(static_cast<unsigned char>(key[i + j])) == word[j];
-    }
-    if (same) return true;
+    if ((key[i] | 0x20) != word[0]) continue;  // the first letter, in either case
+    size_t j = 1;
+    while (j < word.size() && (key[i + j] | 0x20) == word[j]) ++j;
+    if (j == word.size()) return true;
   }
   return false;
 }
@@ -50,9 +50,11 @@ const RedactionPolicy& default_redaction_policy() {
 }
 
 bool is_secret_field(std::string_view key) {
+  if (key.size() < 3) return false;  // "pwd" is the shortest
   if (std::find(kSecretFields.begin(), kSecretFields.end(), key) != kSecretFields.end()) {
     return true;
   }
+  if (key.size() < 6) return false;  // "secret" is the shortest word below
   // An application's own "password", "passwordHash", "apiSecret", "client_secret", ...
   return contains_lower(key, "password") || contains_lower(key, "secret") ||
          contains_lower(key, "passphrase");

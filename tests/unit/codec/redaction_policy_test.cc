@@ -17,19 +17,19 @@ namespace {
 using testing::json;
 using testing::op_msg;
 
-std::string as_text(const std::vector<uint8_t>& bytes) { return {bytes.begin(), bytes.end()}; }
+std::string policy_text(const std::vector<uint8_t>& bytes) { return {bytes.begin(), bytes.end()}; }
 
 bool leaks(const RecordableMessage& out, const std::string& secret) {
-  return as_text(out.bytes).find(secret) != std::string::npos;
+  return policy_text(out.bytes).find(secret) != std::string::npos;
 }
 
-std::vector<uint8_t> reply(const char* body, int32_t response_to = 1) {
+std::vector<uint8_t> reply_message(const char* body, int32_t response_to = 1) {
   return OpMsgBuilder(100, response_to).body(json(body).get()).finish();
 }
 
 TEST(RedactionPolicy, UsersInfoCredentialsAreRedactedInTheReply) {
   const auto out = redact_reply(
-      reply(R"({"users": [{"user": "app", "db": "admin", "credentials": {"SCRAM-SHA-256":
+      reply_message(R"({"users": [{"user": "app", "db": "admin", "credentials": {"SCRAM-SHA-256":
              {"iterationCount": 15000, "salt": "SALT-SECRET", "storedKey": "STORED-SECRET",
               "serverKey": "SERVER-SECRET"}}}], "ok": 1})"),
       false, kDefaultMaxMessageBytes);
@@ -45,7 +45,7 @@ TEST(RedactionPolicy, AFindOnSystemUsersKeepsOnlyTheCursorsIds) {
   EXPECT_TRUE(request.sensitive);
   EXPECT_FALSE(leaks(request, "FILTER-SECRET"));
   // Even when the request was not seen (a filter left it out), the cursor's ns tells.
-  const auto out = redact_reply(reply(R"({"cursor": {"id": 0, "ns": "admin.system.users",
+  const auto out = redact_reply(reply_message(R"({"cursor": {"id": 0, "ns": "admin.system.users",
                 "firstBatch": [{"_id": "admin.app", "credentials": {"x": "CRED-SECRET"},
                                 "user": "USERNAME-IN-DOC"}]}, "ok": 1})"),
                                 false, kDefaultMaxMessageBytes);
@@ -99,14 +99,14 @@ TEST(RedactionPolicy, ParametersAndTheirRepliesAreRedacted) {
       kDefaultMaxMessageBytes);
   EXPECT_FALSE(leaks(cluster, "CLUSTER-SECRET"));
   const auto was =
-      redact_reply(reply(R"({"was": "OLD-SECRET", "ok": 1})"), true, kDefaultMaxMessageBytes);
+      redact_reply(reply_message(R"({"was": "OLD-SECRET", "ok": 1})"), true, kDefaultMaxMessageBytes);
   EXPECT_FALSE(leaks(was, "OLD-SECRET"));
 }
 
 TEST(RedactionPolicy, AnAuthenticationStepIsRedactedWhateverItAnswers) {
   // The reply arrives without its request having been recorded (a users: filter).
   const auto out = redact_reply(
-      reply(R"({"conversationId": 1, "done": true, "payload": "v=SERVER-SIGNATURE", "ok": 1})"),
+      reply_message(R"({"conversationId": 1, "done": true, "payload": "v=SERVER-SIGNATURE", "ok": 1})"),
       /*to_sensitive=*/false, kDefaultMaxMessageBytes);
   EXPECT_FALSE(leaks(out, "SERVER-SIGNATURE"));
   EXPECT_TRUE(leaks(out, "conversationId"));
@@ -130,7 +130,7 @@ TEST(RedactionPolicy, TheUsersOwnFieldsAndNamespaces) {
   EXPECT_FALSE(leaks(hr, "HR-SECRET"));
   policy.reply_documents = false;
   const auto found = redact_reply(
-      reply(
+      reply_message(
           R"({"cursor": {"id": 5, "ns": "shop.c", "firstBatch": [{"a": "DOC-VALUE"}]}, "n": 1, "ok": 1})"),
       false, kDefaultMaxMessageBytes, policy);
   EXPECT_FALSE(leaks(found, "DOC-VALUE"));
@@ -160,7 +160,7 @@ TEST(RedactionPolicy, ALegacyQueryOnTheUsersCollectionIsSensitive) {
 
 TEST(RedactionPolicy, MarkersCarryADatabase) {
   const auto marker = unrecorded_marker(3, 0, "why");
-  EXPECT_NE(as_text(marker).find("$db"), std::string::npos);
+  EXPECT_NE(policy_text(marker).find("$db"), std::string::npos);
 }
 
 TEST(RedactionPolicy, TooDeepADocumentBecomesAMarker) {
@@ -218,7 +218,7 @@ TEST(RedactionPolicy, PlantedSecretsNeverSurvive) {
                                       .c_str()),
                            kDefaultMaxMessageBytes);
     } else {
-      out = redact_reply(reply(("{\"cursor\": {\"id\": 0, \"ns\": \"d.c\", \"firstBatch\": [" +
+      out = redact_reply(reply_message(("{\"cursor\": {\"id\": 0, \"ns\": \"d.c\", \"firstBatch\": [" +
                                 value + "]}, \"ok\": 1}")
                                    .c_str()),
                          false, kDefaultMaxMessageBytes);

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <condition_variable>
@@ -26,7 +27,7 @@ constexpr const char* kReplayUsage =
     "                       [--report-dir DIR] [--max-connections N (512)]\n"
     "                       [--max-sessions N (10000)] [--allow-writes-out]\n"
     "                       [--as-sent-by-client] [--ignore [SHAPE::]PATH]... [--show-values]\n"
-    "                       [--accept-torn-tail]\n";
+    "                       [--accept-torn-tail] [--baseline URI]\n";
 
 int usage(const std::string& problem) {
   std::fprintf(stderr, "docguard replay: %s\n%s", problem.c_str(), kReplayUsage);
@@ -91,6 +92,19 @@ class ProgressBar {
   std::thread thread_;
 };
 
+// A shape that differs against the target and against the baseline alike is noise.
+void mark_noise(std::vector<ShapeResult>& shapes, const std::vector<ShapeResult>& baseline) {
+  for (ShapeResult& s : shapes) {
+    if (s.differing == 0) continue;
+    const auto twin = std::find_if(baseline.begin(), baseline.end(),
+                                   [&](const ShapeResult& b) { return b.shape == s.shape; });
+    if (twin != baseline.end() && twin->differing > 0) {
+      s.noise = true;
+      s.baseline_difference = twin->first_difference;
+    }
+  }
+}
+
 }  // namespace
 
 int run_replay(int argc, char** argv) {
@@ -130,6 +144,8 @@ int run_replay(int argc, char** argv) {
     } else if (arg == "--recording" && value(v)) {
       options.recording = std::string(v);
       have_recording = true;
+    } else if (arg == "--baseline" && value(v)) {
+      options.baseline = std::string(v);
     } else if (arg == "--target" && value(v)) {
       options.target = std::string(v);
     } else if (arg == "--report-dir" && value(v)) {
@@ -165,6 +181,22 @@ int run_replay(int argc, char** argv) {
     std::fprintf(stderr, "docguard replay: %s\n", outcome.error().message.c_str());
     return 2;
   }
+  if (!options.baseline.empty()) {
+    // The same replay against a copy of production: what differs there too is noise.
+    ReplayOptions against_baseline = options;
+    against_baseline.target = options.baseline;
+    ReplayProgress baseline_progress;
+    base::Expected<ReplayOutcome> baseline = base::Error{};
+    {
+      const ProgressBar bar(baseline_progress);
+      baseline = replay_recording(against_baseline, baseline_progress);
+    }
+    if (!baseline) {
+      std::fprintf(stderr, "docguard replay: --baseline: %s\n", baseline.error().message.c_str());
+      return 2;
+    }
+    mark_noise(outcome->shapes, baseline->shapes);
+  }
   const std::vector<ShapeResult>& shapes = outcome->shapes;
   const ReplayReport report{options, *outcome, shapes};
   if (auto written = write_replay_report(report); !written) {
@@ -173,8 +205,10 @@ int run_replay(int argc, char** argv) {
   }
   size_t differing = 0;
   size_t not_comparable = 0;
+  size_t noise = 0;
   for (const ShapeResult& s : shapes) {
-    differing += s.differing > 0 ? 1 : 0;
+    differing += s.differs() ? 1 : 0;
+    noise += s.noise ? 1 : 0;
     not_comparable += s.not_comparable > 0 ? 1 : 0;
   }
   const ReplayCounts& c = outcome->counts;
@@ -184,12 +218,12 @@ int run_replay(int argc, char** argv) {
       stderr,
       "docguard replay: %llu requests on %llu connections, %llu replayed in %llu live sessions, "
       "%llu not replayed (%llu handshakes; see the report), %llu failed, in %.1f s (recorded "
-      "%.1f s); %zu of %zu shapes differ, %zu not comparable; report in %s\n",
+      "%.1f s); %zu of %zu shapes differ, %zu not comparable, %zu noise; report in %s\n",
       static_cast<unsigned long long>(c.requests), static_cast<unsigned long long>(c.connections),
       static_cast<unsigned long long>(c.sent), static_cast<unsigned long long>(c.sessions),
       static_cast<unsigned long long>(skipped), static_cast<unsigned long long>(c.handshakes),
       static_cast<unsigned long long>(c.failed), static_cast<double>(c.replay_micros) / 1e6,
-      static_cast<double>(c.recorded_micros) / 1e6, differing, shapes.size(), not_comparable,
+      static_cast<double>(c.recorded_micros) / 1e6, differing, shapes.size(), not_comparable, noise,
       options.report_dir.string().c_str());
   return differing > 0 ? 1 : 0;
 }

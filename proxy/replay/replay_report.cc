@@ -96,7 +96,7 @@ std::string not_replayed_text(const ReplayCounts& c) {
 
 size_t differing_shapes(const std::vector<ShapeResult>& shapes) {
   return static_cast<size_t>(std::count_if(shapes.begin(), shapes.end(),
-                                           [](const ShapeResult& s) { return s.differing > 0; }));
+                                           [](const ShapeResult& s) { return s.differs(); }));
 }
 
 // One bar pair per shape: recorded p50 / p99 and replayed p50 / p99, on a shared linear scale.
@@ -161,7 +161,8 @@ std::string replay_report_json(const ReplayReport& report) {
     json::append_string(out, s.shape);
     out += ",\"operations\":" + std::to_string(s.operations) +
            ",\"differing\":" + std::to_string(s.differing) +
-           ",\"differs\":" + (s.differing > 0 ? "true" : "false") +
+           ",\"differs\":" + (s.differs() ? "true" : "false") +
+           ",\"noise\":" + (s.noise ? "true" : "false") +
            ",\"not_comparable\":" + std::to_string(s.not_comparable) +
            ",\"recorded_documents\":" + std::to_string(s.recorded_documents) +
            ",\"replayed_documents\":" + std::to_string(s.live_documents) + ",\"latency_micros\":{" +
@@ -172,6 +173,10 @@ std::string replay_report_json(const ReplayReport& report) {
     if (s.not_comparable > 0) {
       out += ",\"not_comparable_why\":";
       json::append_string(out, s.not_comparable_why);
+    }
+    if (s.noise) {
+      out += ",\"baseline_difference\":";
+      json::append_string(out, s.baseline_difference);
     }
     if (s.example != nullptr) {
       out += ",\"difference\":";
@@ -218,13 +223,16 @@ std::string replay_report_html(const ReplayReport& report) {
       "<h2>Shapes</h2><table><tr><th>shape</th><th>operations</th><th>differing</th>"
       "<th>recorded p50 / p99 ms</th><th>replayed p50 / p99 ms</th><th>difference</th></tr>";
   const auto difference_cell = [](const ShapeResult& s) {
+    if (s.noise)
+      return "noise (the baseline differs too: " + s.baseline_difference +
+             "): " + s.first_difference;
     if (s.differing == 0 && s.not_comparable > 0) {
       return "not comparable (" + std::to_string(s.not_comparable) + "): " + s.not_comparable_why;
     }
     return s.first_difference;
   };
   for (const ShapeResult& s : report.shapes) {
-    html += "<tr class='" + std::string(s.differing > 0 ? "differs" : "same") + "'><td><code>" +
+    html += "<tr class='" + std::string(s.differs() ? "differs" : "same") + "'><td><code>" +
             html_escape(s.shape) + "</code></td><td>" + std::to_string(s.operations) + "</td><td>" +
             std::to_string(s.differing) + "</td><td>" + millis(s.recorded_p50) + " / " +
             millis(s.recorded_p99) + "</td><td>" + millis(s.live_p50) + " / " + millis(s.live_p99) +

@@ -18,7 +18,10 @@ namespace docguard::proxy {
 struct ReplayOptions {
   std::filesystem::path recording;
   std::string target;  // a mongodb:// URI, with its own credentials and TLS options
-  double speed = 1;    // recorded time / replay time; 0: no waiting at all
+  // A copy of production to replay against as well: a shape that differs there too is noise
+  // (results that cannot repeat), reported apart and not counted in the exit code.
+  std::string baseline;
+  double speed = 1;  // recorded time / replay time; 0: no waiting at all
   bool read_only = false;
   bool allow_writes_out = false;   // replay aggregates with $out / $merge
   bool as_sent_by_client = false;  // replay what clients sent, docguard's refusals included

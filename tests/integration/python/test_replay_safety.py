@@ -119,8 +119,10 @@ def recorded(tmp_path_factory):
     work = tmp_path_factory.mktemp("replay-safety")
     prod = harness.start_ferretdb(work / "prod", auth=True)
     staging = harness.start_ferretdb(work / "staging", auth=True)
+    baseline = harness.start_ferretdb(work / "baseline", auth=True)
     prod_uri = f"mongodb://127.0.0.1:{prod.ports['listen']}"
     staging_uri = f"mongodb://127.0.0.1:{staging.ports['listen']}"
+    baseline_uri = f"mongodb://127.0.0.1:{baseline.ports['listen']}"
     rec = work / "rec"
     try:
         seed(prod_uri, auth=True)
@@ -131,13 +133,14 @@ def recorded(tmp_path_factory):
             admin_call(dg, "POST", "/recording/stop")
         finally:
             dg.stop()
-        yield {"work": work, "rec": rec, "staging_uri": staging_uri}
+        yield {"work": work, "rec": rec, "staging_uri": staging_uri, "baseline_uri": baseline_uri}
     finally:
         prod.stop()
         staging.stop()
+        baseline.stop()
 
 
-def replay(recorded, name: str, speed: str, changed: bool = False):
+def replay(recorded, name: str, speed: str, changed: bool = False, extra: tuple[str, ...] = ()):
     work = recorded["work"] / name
     seed(recorded["staging_uri"], auth=True, changed=changed)
     sent = work / "rec"
@@ -148,7 +151,7 @@ def replay(recorded, name: str, speed: str, changed: bool = False):
     try:
         proc = subprocess.run([str(harness.docguard_bin()), "replay", "--recording",
                                str(recorded["rec"]), "--target", target, "--speed", speed,
-                               "--show-values", "--report-dir", str(work / "report")],
+                               "--show-values", "--report-dir", str(work / "report"), *extra],
                               capture_output=True, text=True, timeout=120)
         admin_call(dg, "POST", "/recording/stop")
     finally:
@@ -224,6 +227,20 @@ def test_each_changed_answer_names_its_field(recorded):
     assert fam and "value.qty: 5 vs 500" in fam[0], differing
     assert distinct and '"t5" not in the replayed values' in distinct[0], differing
     assert sorted_find and "document 5" in sorted_find[0], differing
+
+
+def test_what_differs_against_a_copy_of_production_too_is_noise(recorded):
+    """--baseline: the changed answers are in the copy of production as well (here seeded with
+    the same change), so they are noise, reported apart, and the exit code is 0."""
+    seed(recorded["baseline_uri"], auth=True, changed=True)
+    baseline = (f"mongodb://{harness.AUTH_USER}:{harness.AUTH_PASSWORD}@"
+                f"{recorded['baseline_uri'].split('//', 1)[1]}/?authSource=admin")
+    code, report, _ = replay(recorded, "noise", "max", changed=True,
+                             extra=("--baseline", baseline))
+    assert code == 0, json.dumps(report, indent=1)
+    noise = [s for s in report["shapes"] if s["noise"]]
+    assert len(noise) >= 3 and not any(s["differs"] for s in report["shapes"]), report["shapes"]
+    assert all(s["baseline_difference"] for s in noise)
 
 
 def test_an_unreachable_target_ends_in_seconds(recorded, tmp_path):

@@ -99,6 +99,12 @@ struct ShapeResult {
   std::shared_ptr<const ComparedOperation> example;  // the first differing operation
   uint64_t not_comparable = 0;  // operations replayed whose results cannot repeat
   std::string not_comparable_why;
+  // --baseline: the shape differs against the copy of production too, so its difference is
+  // noise rather than staging's; baseline_difference says how it differed there.
+  bool noise = false;
+  std::string baseline_difference;
+  // Differs, and not as noise: what the exit code counts.
+  bool differs() const { return differing > 0 && !noise; }
 };
 
 // The comparison as it goes: each finished operation is folded into its shape's result and

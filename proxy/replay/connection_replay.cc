@@ -76,18 +76,18 @@ void CausalGate::wait_all() {
   cv_.wait(lock, [this] { return completed_ >= assigned_; });
 }
 
-std::shared_ptr<ComparedOperation> OpenOperations::find(int64_t recorded_cursor) {
+std::shared_ptr<OpenOperation> OpenOperations::find(int64_t recorded_cursor) {
   std::lock_guard lock(mu_);
   const auto it = open_.find(recorded_cursor);
   return it == open_.end() ? nullptr : it->second;
 }
 
-void OpenOperations::put(int64_t recorded_cursor, std::shared_ptr<ComparedOperation> op) {
+void OpenOperations::put(int64_t recorded_cursor, std::shared_ptr<OpenOperation> op) {
   std::lock_guard lock(mu_);
   open_[recorded_cursor] = std::move(op);
 }
 
-std::shared_ptr<ComparedOperation> OpenOperations::take(int64_t recorded_cursor) {
+std::shared_ptr<OpenOperation> OpenOperations::take(int64_t recorded_cursor) {
   std::lock_guard lock(mu_);
   const auto it = open_.find(recorded_cursor);
   if (it == open_.end()) return nullptr;
@@ -96,9 +96,9 @@ std::shared_ptr<ComparedOperation> OpenOperations::take(int64_t recorded_cursor)
   return op;
 }
 
-std::vector<std::shared_ptr<ComparedOperation>> OpenOperations::take_all() {
+std::vector<std::shared_ptr<OpenOperation>> OpenOperations::take_all() {
   std::lock_guard lock(mu_);
-  std::vector<std::shared_ptr<ComparedOperation>> out;
+  std::vector<std::shared_ptr<OpenOperation>> out;
   for (auto& [id, op] : open_) out.push_back(std::move(op));
   open_.clear();
   return out;
@@ -141,17 +141,52 @@ void ConnectionReplay::replay(PendingStep& step) {
     return;
   }
   // A getMore continues the operation that opened its cursor, on whichever connection.
-  std::shared_ptr<ComparedOperation> op;
-  if (request.name == "getMore") op = shared_.open.find(request.recorded_cursor);
-  if (!op) {
-    op = std::make_shared<ComparedOperation>();
-    const RequestShape shape = shape_of_request(step.request);
-    op->shape = shape.text;
-    op->sorted = shape.sorted;
-    op->not_comparable = step.kind.not_comparable;
+  std::shared_ptr<OpenOperation> open;
+  if (request.name == "getMore") open = shared_.open.find(request.recorded_cursor);
+  std::unique_lock<std::mutex> lock;
+  if (open) {
+    lock = std::unique_lock(open->mu);
+    if (open->folded) {
+      lock.unlock();
+      open.reset();
+    }
   }
-  append_shown(op->request_json, request.command.view(), options.show_values);
+  if (!open) {
+    open = std::make_shared<OpenOperation>();
+    lock = std::unique_lock(open->mu);
+    const RequestShape shape = shape_of_request(step.request);
+    open->op.shape = shape.text;
+    open->op.sorted = shape.sorted;
+    open->op.not_comparable = step.kind.not_comparable;
+  }
+  compare(step, request, *open);
+  // The recorded cursor id now means the live one, on the server that holds it; the operation
+  // stays open until both cursors are done.
+  ComparedOperation& op = open->op;
+  if (op.recorded.cursor_id != 0 && op.live.cursor_id != 0) {
+    shared_.cursors.put(op.recorded.cursor_id, {op.live.cursor_id, request.server_id});
+    shared_.open.put(op.recorded.cursor_id, open);
+    return;
+  }
+  if (request.name == "getMore") (void)shared_.open.take(request.recorded_cursor);
+  if (request.name == "killCursors" && request.recorded_cursor != 0) {
+    if (auto killed = shared_.open.take(request.recorded_cursor); killed && killed != open) {
+      const std::lock_guard killed_lock(killed->mu);
+      if (!killed->folded) {
+        killed->folded = true;
+        shared_.tally.add(std::move(killed->op));
+      }
+    }
+  }
+  open->folded = true;
+  shared_.tally.add(std::move(op));
+}
 
+// Sends the request and adds both answers to the operation (its lock held).
+void ConnectionReplay::compare(PendingStep& step, ReplayRequest& request, OpenOperation& open) {
+  const ReplayOptions& options = shared_.options;
+  ComparedOperation& op = open.op;
+  append_shown(op.request_json, request.command.view(), options.show_values);
   codec::ScopedBson live;
   std::string failure;
   const auto started = Clock::now();
@@ -165,54 +200,34 @@ void ConnectionReplay::replay(PendingStep& step) {
   const bool recorded = !step.kind.more_to_come && step.wait_reply();
   if (!answered) {
     ++counts.failed;
-    if (op->live_error.empty()) op->live_error = failure;
+    if (op.live_error.empty()) op.live_error = failure;
   } else {
     codec::BsonElements status(live.get());
     ok += status.find("ok") && status.as_double() == 1.0;
   }
   // An unacknowledged write (moreToCome), or a request whose reply the recording ended
   // before: nothing to compare the live reply with.
-  if (!recorded) {
-    if (op.use_count() == 1) shared_.tally.add(std::move(*op));
-    return;
-  }
-  const std::vector<std::string>* by_shape = nullptr;
-  if (const auto found = options.ignore_by_shape.find(op->shape);
-      found != options.ignore_by_shape.end()) {
-    by_shape = &found->second;
-  }
+  if (!recorded) return;
   std::vector<std::string> ignore = options.ignore;
-  if (by_shape != nullptr) ignore.insert(ignore.end(), by_shape->begin(), by_shape->end());
-  const codec::BsonView recorded_reply = reply_document(step.reply());
-  add_reply(op->recorded, recorded_reply, ignore);
-  op->recorded_micros.push_back(step.reply_offset() - step.request_offset);
-  append_shown(op->recorded_reply_json, recorded_reply, options.show_values);
-  if (answered) {
-    add_reply(op->live, live.view(), ignore);
-    op->live_micros.push_back(static_cast<uint64_t>(micros));
-    append_shown(op->live_reply_json, live.view(), options.show_values);
-    if (op->field_difference.empty() && op->not_comparable.empty()) {
-      op->field_difference = first_field_difference(recorded_reply, live.view(), op->sorted,
-                                                    options.show_values, ignore);
-    }
-  } else {
-    op->live.present = false;
+  if (const auto found = options.ignore_by_shape.find(op.shape);
+      found != options.ignore_by_shape.end()) {
+    ignore.insert(ignore.end(), found->second.begin(), found->second.end());
   }
-  // The recorded cursor id now means the live one, on the server that holds it; the operation
-  // stays open until both cursors are done.
-  const int64_t recorded_cursor = request.name == "getMore" ? request.recorded_cursor : 0;
-  if (op->recorded.cursor_id != 0 && op->live.cursor_id != 0) {
-    shared_.cursors.put(op->recorded.cursor_id, {op->live.cursor_id, request.server_id});
-    shared_.open.put(op->recorded.cursor_id, op);
+  const codec::BsonView recorded_reply = reply_document(step.reply());
+  add_reply(op.recorded, recorded_reply, ignore);
+  op.recorded_micros.push_back(step.reply_offset() - step.request_offset);
+  append_shown(op.recorded_reply_json, recorded_reply, options.show_values);
+  if (!answered) {
+    op.live.present = false;
     return;
   }
-  if (recorded_cursor != 0) (void)shared_.open.take(recorded_cursor);
-  if (request.name == "killCursors" && request.recorded_cursor != 0) {
-    if (auto killed = shared_.open.take(request.recorded_cursor)) {
-      shared_.tally.add(std::move(*killed));
-    }
+  add_reply(op.live, live.view(), ignore);
+  op.live_micros.push_back(static_cast<uint64_t>(micros));
+  append_shown(op.live_reply_json, live.view(), options.show_values);
+  if (op.field_difference.empty() && op.not_comparable.empty()) {
+    op.field_difference =
+        first_field_difference(recorded_reply, live.view(), op.sorted, options.show_values, ignore);
   }
-  shared_.tally.add(std::move(*op));
 }
 
 bool ConnectionReplay::send(ReplayRequest& request, codec::ScopedBson& reply,

@@ -63,18 +63,26 @@ class CausalGate {
   uint64_t completed_ = 0;
 };
 
+// An operation being compared, with the lock a step holds while it adds to it: two getMores of
+// one cursor recorded at once on two connections are replayed at once too.
+struct OpenOperation {
+  std::mutex mu;
+  ComparedOperation op;
+  bool folded = false;  // handed to the tally: a later step starts an operation of its own
+};
+
 // Operations whose cursor is still open, by recorded cursor id: a getMore on any connection
 // continues the operation that opened its cursor.
 class OpenOperations {
  public:
-  std::shared_ptr<ComparedOperation> find(int64_t recorded_cursor);
-  void put(int64_t recorded_cursor, std::shared_ptr<ComparedOperation> op);
-  std::shared_ptr<ComparedOperation> take(int64_t recorded_cursor);
-  std::vector<std::shared_ptr<ComparedOperation>> take_all();
+  std::shared_ptr<OpenOperation> find(int64_t recorded_cursor);
+  void put(int64_t recorded_cursor, std::shared_ptr<OpenOperation> op);
+  std::shared_ptr<OpenOperation> take(int64_t recorded_cursor);
+  std::vector<std::shared_ptr<OpenOperation>> take_all();
 
  private:
   std::mutex mu_;
-  std::map<int64_t, std::shared_ptr<ComparedOperation>> open_;
+  std::map<int64_t, std::shared_ptr<OpenOperation>> open_;
 };
 
 // What every connection's thread shares.
@@ -102,6 +110,7 @@ class ConnectionReplay {
  private:
   std::shared_ptr<PendingStep> pop();
   void replay(PendingStep& step);
+  void compare(PendingStep& step, ReplayRequest& request, OpenOperation& open);
   bool send(ReplayRequest& request, codec::ScopedBson& reply, std::string& failure);
 
   ReplayShared& shared_;

@@ -325,7 +325,9 @@ base::Expected<ReplayOutcome> replay_recording(const ReplayOptions& options,
     auto ran = dispatcher.run();
     const auto elapsed = Clock::now() - dispatcher.start_;
     // Operations whose cursor the recording never finished are compared as they stand.
-    for (auto& op : shared.open.take_all()) shared.tally.add(std::move(*op));
+    for (auto& open : shared.open.take_all()) {
+      if (!open->folded) shared.tally.add(std::move(open->op));
+    }
     if (!ran) return ran.error();
     outcome.counts = std::move(dispatcher.counts);
     outcome.counts.replay_micros = static_cast<uint64_t>(

@@ -92,6 +92,10 @@ void Parser::in_list(Predicate& parent, const std::string& path, const BsonEleme
     p->collatable_operand |= collatable(v.type);
     p->nonempty_container |= (v.holds_array() || v.holds_document()) && v.value_size > 5;
   }
+  // An empty list: the server optimizes {$in: []} to an always-false expression (in an AND the
+  // whole query, in an $or its branch) and answers from an EOF plan without an index, and
+  // {$nin: []} to always-true. Not modelled here: the query is passed and counted as unknown.
+  if (p->in_count == 0) out.uncertain = true;
 }
 
 void Parser::field(Predicate& parent, const std::string& path, const BsonElements& value,

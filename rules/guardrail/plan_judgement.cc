@@ -91,7 +91,7 @@ PlanJudgement judge_plan(const QueryParts& parts, const NamespaceIndexes* indexe
   // filter's top level alone.
   if (!parts.not_obviously_served && parts.pipeline.empty() && parts.hint_name.empty() &&
       parts.hint_keys.empty() && parts.collation.empty() && !parts.tailable &&
-      obviously_served(parts.filter, indexes)) {
+      !natural_order(parts.sort) && obviously_served(parts.filter, indexes)) {
     return out;
   }
   std::vector<BsonView> filters;

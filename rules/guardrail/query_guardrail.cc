@@ -41,6 +41,29 @@ void leading_stages(const BsonView& pipeline, BsonView* match, BsonView* sort) {
 
 }  // namespace
 
+bool natural_order(const codec::BsonView& sort) {
+  if (sort.empty()) return false;
+  for (codec::BsonElements e(sort); e.next();) {
+    if (e.key == "$natural") return true;
+  }
+  return false;
+}
+
+namespace {
+
+// {$all: [{$elemMatch: ...}, ...]}: an $elemMatch per element, not an equality.
+bool all_of_elem_match(const codec::BsonElements& e) {
+  if (!e.holds_document() || first_key_of(e) != "$all") return false;
+  codec::BsonElements all(e.container());
+  if (!all.next() || !all.holds_array()) return false;
+  for (codec::BsonElements v(all.container()); v.next();) {
+    if (v.holds_document() && first_key(v.container()) == "$elemMatch") return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 bool obviously_served(const codec::BsonView& filter, const NamespaceIndexes* indexes) {
   if (filter.empty()) return true;
   bool empty = true;
@@ -52,6 +75,7 @@ bool obviously_served(const codec::BsonView& filter, const NamespaceIndexes* ind
     if (e.holds_document()) {
       const std::string_view op = first_key_of(e);
       if (is_operator(op) && op != "$eq" && op != "$in" && op != "$all" && op != "$ref") continue;
+      if (all_of_elem_match(e)) continue;
     }
     // An equality on `key`: served by _id, or by an index starting with it.
     if (key == "_id") return true;

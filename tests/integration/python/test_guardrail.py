@@ -368,3 +368,20 @@ def test_max_time_ms_reaches_the_upstream_unless_the_query_has_one(tmp_path):
         dg.stop()
         relay.close()
         fdb.stop()
+
+
+def test_an_empty_in_list_is_served_as_the_server_serves_it(cluster):
+    """{$in: []} matches nothing: the server answers from an EOF plan, no index needed, in a
+    find, an $or branch, a count and a delete. docguard passes them (counted as unknown)."""
+    _, direct, clients = cluster
+    orders = clients["ci-nightly"].guard.orders
+    assert list(orders.find({"total": {"$in": []}})) == []
+    assert list(orders.find({"total": 5, "customer": {"$in": []}})) == []
+    assert len(list(orders.find({"$or": [{"status": "open"}, {"total": {"$in": []}}]}))) == 10
+    assert orders.count_documents({"total": {"$in": []}}) == 0
+    assert orders.delete_many({"total": {"$in": []}}).deleted_count == 0
+    assert direct.guard.orders.count_documents({}) == 20
+    # A $natural hint on an indexed equality is still refused with 291.
+    with pytest.raises(OperationFailure) as natural:
+        list(orders.find({"status": "open"}).hint([("$natural", 1)]))
+    assert natural.value.code == 291

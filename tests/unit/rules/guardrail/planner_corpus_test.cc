@@ -13,8 +13,11 @@
 #include <vector>
 
 #include "docguard/codec/bson_elements.h"
+#include "docguard/rules/engine.h"
+#include "docguard/rules/engine_sinks.h"
 #include "docguard/rules/index_catalog.h"
 #include "docguard/rules/query_guardrail.h"
+#include "rules_yaml.h"
 #include "test_messages.h"
 
 namespace docguard::rules {
@@ -54,6 +57,64 @@ const char* name_of(IndexVerdict v) {
       return "unknown";
   }
   return "?";
+}
+
+// A row's indexes as listIndexes lists them (the _id index added when the row leaves it out),
+// its database and its command.
+struct RowParts {
+  std::string db = "test";
+  std::vector<KnownIndex> listed;
+  codec::BsonView command;
+};
+
+RowParts parts_of(const Bson& row) {
+  RowParts out;
+  bool listed_id = false;
+  for (codec::BsonElements e(row.view()); e.next();) {
+    if (e.key == "db") out.db = std::string(e.utf8());
+    if (e.key == "command") out.command = e.container();
+    if (e.key != "indexes") continue;
+    for (codec::BsonElements spec(e.container()); spec.next();) {
+      KnownIndex index = known_index_of(spec.container());
+      listed_id |= index.name == "_id_";
+      out.listed.push_back(std::move(index));
+    }
+  }
+  if (!listed_id) out.listed.insert(out.listed.begin(), KnownIndex{"_id_", {{"_id", "1"}}});
+  return out;
+}
+
+// The guardrail's unknowns, counted as the metrics count them.
+class UnknownCounter final : public MeasurementSink {
+ public:
+  void on_guardrail_unknown(const NamespaceLabels& /*ns*/) override { ++unknown; }
+  int unknown = 0;
+};
+
+// What a docguard in block mode does with the row's command arriving as traffic: the engine's
+// whole pass, its fast paths included, against a complete list of the row's indexes.
+IndexVerdict judge_row_as_traffic(const Bson& row) {
+  RowParts p = parts_of(row);
+  const Bson given(p.command);
+  bson_t* body = bson_copy(given.get());
+  bson_append_utf8(body, "$db", 3, p.db.c_str(), static_cast<int>(p.db.size()));
+  codec::OpMsgBuilder builder(1, 0, 0);
+  builder.body(body);
+  const auto message = testing::Message::parse(builder.finish());
+  bson_destroy(body);
+  static const auto rules =
+      testing::parse("rules:\n  - match: \"*\"\n    action: block\n    require_index: true\n");
+  UnknownCounter unknowns;
+  Engine engine(rules, &unknowns, nullptr);
+  engine.index_catalog().set(message->cmd.database, message->cmd.collection, std::move(p.listed),
+                             "listIndexes");
+  const Verdict verdict = engine.inspect(message->cmd, RequestContext{"app", "peer"});
+  for (const Violation& v : verdict.violations) {
+    if (v.kind == RuleKind::kRequireIndex && v.action == Action::kBlock) {
+      return IndexVerdict::kUnserved;
+    }
+  }
+  return unknowns.unknown > 0 ? IndexVerdict::kUnknown : IndexVerdict::kServed;
 }
 
 // What docguard decides for one row, through the same functions the engine calls.
@@ -123,6 +184,15 @@ TEST(PlannerCorpusTest, EveryRowAsTheServerDecides) {
       ++failures;
       ADD_FAILURE() << "line " << row.line << " (" << source << "): expected " << expect
                     << ", docguard says " << name_of(got) << "\n  " << row.json;
+    }
+    // The same row as traffic through the engine: its fast paths must agree. What the server
+    // refuses is refused; what it serves is never refused.
+    const IndexVerdict traffic = judge_row_as_traffic(doc);
+    const bool refused_as_traffic = traffic == IndexVerdict::kUnserved;
+    if (refused_as_traffic != (verdict_named(expect) == IndexVerdict::kUnserved)) {
+      ++failures;
+      ADD_FAILURE() << "line " << row.line << " (" << source << "): expected " << expect
+                    << ", docguard as traffic says " << name_of(traffic) << "\n  " << row.json;
     }
     served += got == IndexVerdict::kServed;
     refused += got == IndexVerdict::kUnserved;

@@ -319,14 +319,20 @@ CommandView describe(const codec::OpMsg& msg) {
       }
       if (f[kUpsert].type != 0) view.upsert = f[kUpsert].as_bool();
       if (f[kRemove].type != 0) view.remove = f[kRemove].as_bool();
-      if (f[kSort].holds_document()) view.sort = f[kSort].container();
+      if (f[kSort].holds_document()) {
+        view.sort = f[kSort].container();
+        view.plan_forced |= first_key(view.sort) == "$natural";
+      }
       if (f[kFields].holds_document()) view.projection = f[kFields].container();
       break;
     }
     case CommandKind::kFind:
-      if (f[kTailable].type != 0) view.tailable = f[kTailable].as_bool();
+      if (f[kTailable].type != 0) view.plan_forced = view.tailable = f[kTailable].as_bool();
       if (f[kFilter].holds_document()) view.query = f[kFilter].container();
-      if (f[kSort].holds_document()) view.sort = f[kSort].container();
+      if (f[kSort].holds_document()) {
+        view.sort = f[kSort].container();
+        view.plan_forced |= first_key(view.sort) == "$natural";  // a collection scan's order
+      }
       if (f[kProjection].holds_document()) view.projection = f[kProjection].container();
       break;
     case CommandKind::kCount:
@@ -361,8 +367,11 @@ CommandView describe(const codec::OpMsg& msg) {
       break;
   }
   // What else decides a read's plan: its hint (a name or a key pattern) and collation.
-  if (f[kHint].type == BSON_TYPE_UTF8) view.hint_name = f[kHint].utf8();
-  if (f[kHint].holds_document()) view.hint = f[kHint].container();
+  if (f[kHint].type != 0) {
+    view.plan_forced = true;
+    if (f[kHint].type == BSON_TYPE_UTF8) view.hint_name = f[kHint].utf8();
+    if (f[kHint].holds_document()) view.hint = f[kHint].container();
+  }
   if (f[kCollation].holds_document()) view.collation = f[kCollation].container();
   view.has_max_time = f[kMaxTime].type != 0;
   return view;

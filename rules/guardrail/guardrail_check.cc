@@ -33,17 +33,17 @@ void GuardrailCheck::judge_read(CommandPass& s) {
   // describe() found find's filter and findAndModify's, count's and distinct's query: the
   // common served cases need no other walk of the command. Not when something else decides the
   // plan: a hint ({$natural: 1} forces a collection scan whatever the filter), a $natural sort,
-  // a tailable cursor (a collection scan on a capped collection).
-  const bool plain_plan = s.cmd.hint.empty() && s.cmd.hint_name.empty() && !s.cmd.tailable &&
-                          !natural_order(s.cmd.sort);
-  if (s.cmd.kind != CommandKind::kAggregate && plain_plan) {
-    // {_id: <scalar>} is served whatever else is known: no lookup of the namespace's indexes,
-    // nor of whether the namespace is exempt.
-    if (s.cmd.query_scalar_key() == "_id") return;
+  // a tailable cursor (a collection scan on a capped collection); describe() tells them.
+  // {_id: <scalar>} is served whatever else is known: no lookup of the namespace's indexes,
+  // nor of whether the namespace is exempt.
+  if (!s.cmd.plan_forced && s.cmd.kind != CommandKind::kAggregate &&
+      s.cmd.query_scalar_key() == "_id") {
+    return;
   }
   if (exempt_namespace(s.db, s.coll)) return;
   // A collation of the command's own decides which indexes compare its strings alike.
-  const bool asked = plain_plan && s.cmd.kind != CommandKind::kAggregate && s.cmd.collation.empty();
+  const bool asked =
+      !s.cmd.plan_forced && s.cmd.kind != CommandKind::kAggregate && s.cmd.collation.empty();
   if (asked && obviously_served(s.cmd.query, catalog_.find_cached(s.db, s.coll))) return;
   QueryParts parts = query_parts(s.cmd);
   // judge_plan would ask the same of the same filter (a non-aggregate's filter is cmd.query):

@@ -41,8 +41,7 @@ void leading_stages(const BsonView& pipeline, BsonView* match, BsonView* sort) {
 
 }  // namespace
 
-bool natural_order(const codec::BsonView& sort) {
-  if (sort.empty()) return false;
+bool sort_names_natural(const codec::BsonView& sort) {
   for (codec::BsonElements e(sort); e.next();) {
     if (e.key == "$natural") return true;
   }

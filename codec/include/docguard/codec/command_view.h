@@ -80,6 +80,9 @@ struct CommandView {
   codec::BsonView hint;
   codec::BsonView collation;
   bool tailable = false;
+  // A hint of any kind, a tailable cursor or a {$natural: ...} sort: something beside the filter
+  // decides the plan, so no fast path of the query guardrail may take the command.
+  bool plan_forced = false;
   bool has_max_time = false;
   // explain: the inner command's name (e.g. "aggregate"); its pipeline goes to `pipeline`
   // and its collection to `collection`.

@@ -70,8 +70,12 @@ bool exempt_namespace(std::string_view db, std::string_view coll);
 // descending or hashed; not sparse, partial or hidden; with a collation only for a value no
 // collation compares). Sound, not complete: false sends the query the whole way (judge_plan).
 bool obviously_served(const codec::BsonView& filter, const NamespaceIndexes* indexes);
-// Whether a sort asks for the natural order ({$natural: 1}): a collection scan.
-bool natural_order(const codec::BsonView& sort);
+// Whether a sort asks for the natural order ({$natural: 1}): a collection scan. Inline for the
+// common case, no sort, on every read's fast path.
+bool sort_names_natural(const codec::BsonView& sort);
+inline bool natural_order(const codec::BsonView& sort) {
+  return !sort.empty() && sort_names_natural(sort);
+}
 
 // Judges a query against what is known of the namespace's indexes (null: nothing). When the
 // verdict is kUnserved, `suggestion` (may be null) gets the index that would serve (ESR order).

@@ -93,9 +93,13 @@ void learn_from_catalog_reply(IndexCatalog& catalog, const codec::CommandView& r
     std::vector<KnownIndex> indexes;
     if (!well_framed(batch)) return;
     for (BsonElements it(batch); it.next();) {
-      if (!it.holds_document()) continue;
+      // An entry that is not an index spec docguard reads ({spec, indexBuildInfo} with
+      // includeIndexBuildInfo, a key pattern it cannot parse): the list would be taken for
+      // complete without that index, and queries it serves refused. It is not learned.
+      if (!it.holds_document()) return;
       KnownIndex index = known_index_of(it.container());
-      if (!index.keys.empty()) indexes.push_back(std::move(index));
+      if (index.keys.empty()) return;
+      indexes.push_back(std::move(index));
     }
     catalog.set(db, coll, std::move(indexes), "listIndexes");
   }

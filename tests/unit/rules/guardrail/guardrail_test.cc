@@ -213,6 +213,18 @@ TEST(IndexCatalogTest, LearnsFromCatalogReplies) {
   EXPECT_EQ(catalog.find("d", "c"), nullptr);
 }
 
+TEST(IndexCatalogTest, AListOfIndexBuildInfoIsNotTakenForNoIndexes) {
+  // listIndexes with includeIndexBuildInfo answers {spec, indexBuildInfo} per index: not a list
+  // docguard reads, so nothing is learned (every query stays unknown, none refused).
+  IndexCatalog catalog;
+  auto list = request(R"({"listIndexes": "c", "includeIndexBuildInfo": true, "$db": "d"})");
+  Bson listed(R"({"ok": 1, "cursor": {"id": 0, "ns": "d.c", "firstBatch": [
+                {"spec": {"v": 2, "key": {"_id": 1}, "name": "_id_"}},
+                {"spec": {"v": 2, "key": {"a": 1}, "name": "a_1"}}]}})");
+  learn_from_catalog_reply(catalog, list->cmd, listed.view());
+  EXPECT_EQ(catalog.find("d", "c"), nullptr);
+}
+
 class Counting : public MeasurementSink {
  public:
   void on_violation(const NamespaceLabels&, std::string_view rule, Action action,

@@ -18,13 +18,13 @@ constexpr std::array<std::string_view, 7> kKeptInAuthStep = {
 // What stays of a document that names a secret namespace in `ns` (a cursor, an applyOps or
 // oplog entry, a change event): where it is and what kind it is, not its contents.
 constexpr std::array<std::string_view, 12> kKeptBesideSecretNamespace = {
-    "ns", "id", "op", "ui", "ts", "t", "v", "wall", "operationType", "clusterTime", "wallTime",
-    "_id"};
+    "ns",          "id",       "op", "ui", "ts", "t", "v", "wall", "operationType",
+    "clusterTime", "wallTime", "_id"};
 
 // Keys naming a collection of the request's database in a stage or command argument.
 bool is_collection_key(std::string_view key) {
-  return key == "from" || key == "coll" || key == "$unionWith" || key == "$out" ||
-         key == "into" || key == "collection";
+  return key == "from" || key == "coll" || key == "$unionWith" || key == "$out" || key == "into" ||
+         key == "collection";
 }
 
 bool among(std::span<const std::string_view> names, std::string_view name) {

@@ -14,11 +14,10 @@ namespace {
 // authentication in hello, `customData` of users (free-form, set beside a password). The cloud
 // providers' keys as they appear in KMS settings and in `$out` / `$merge` to object stores.
 constexpr std::array<std::string_view, 17> kSecretFields = {
-    "pwd",           "credentials",     "storedKey",         "serverKey",
-    "salt",          "keyMaterial",     "compactionTokens",  "cleanupTokens",
-    "customData",    "speculativeAuthenticate", "privateKey", "secretAccessKey",
-    "sessionToken",  "clientSecret",    "accessKeyId",       "authorization",
-    "ldapQueryPassword"};
+    "pwd",           "credentials",      "storedKey",     "serverKey",    "salt",
+    "keyMaterial",   "compactionTokens", "cleanupTokens", "customData",   "speculativeAuthenticate",
+    "privateKey",    "secretAccessKey",  "sessionToken",  "clientSecret", "accessKeyId",
+    "authorization", "ldapQueryPassword"};
 
 // Whether `key`, in ASCII lower case, holds `word` (lower case): on the writer thread for every
 // key of every recorded message, so no locale and no allocation.

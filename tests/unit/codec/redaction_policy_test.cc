@@ -98,15 +98,16 @@ TEST(RedactionPolicy, ParametersAndTheirRepliesAreRedacted) {
       op_msg(R"({"setClusterParameter": {"p": {"value": "CLUSTER-SECRET"}}, "$db": "admin"})"),
       kDefaultMaxMessageBytes);
   EXPECT_FALSE(leaks(cluster, "CLUSTER-SECRET"));
-  const auto was =
-      redact_reply(reply_message(R"({"was": "OLD-SECRET", "ok": 1})"), true, kDefaultMaxMessageBytes);
+  const auto was = redact_reply(reply_message(R"({"was": "OLD-SECRET", "ok": 1})"), true,
+                                kDefaultMaxMessageBytes);
   EXPECT_FALSE(leaks(was, "OLD-SECRET"));
 }
 
 TEST(RedactionPolicy, AnAuthenticationStepIsRedactedWhateverItAnswers) {
   // The reply arrives without its request having been recorded (a users: filter).
   const auto out = redact_reply(
-      reply_message(R"({"conversationId": 1, "done": true, "payload": "v=SERVER-SIGNATURE", "ok": 1})"),
+      reply_message(
+          R"({"conversationId": 1, "done": true, "payload": "v=SERVER-SIGNATURE", "ok": 1})"),
       /*to_sensitive=*/false, kDefaultMaxMessageBytes);
   EXPECT_FALSE(leaks(out, "SERVER-SIGNATURE"));
   EXPECT_TRUE(leaks(out, "conversationId"));
@@ -218,10 +219,11 @@ TEST(RedactionPolicy, PlantedSecretsNeverSurvive) {
                                       .c_str()),
                            kDefaultMaxMessageBytes);
     } else {
-      out = redact_reply(reply_message(("{\"cursor\": {\"id\": 0, \"ns\": \"d.c\", \"firstBatch\": [" +
-                                value + "]}, \"ok\": 1}")
-                                   .c_str()),
-                         false, kDefaultMaxMessageBytes);
+      out = redact_reply(
+          reply_message(("{\"cursor\": {\"id\": 0, \"ns\": \"d.c\", \"firstBatch\": [" + value +
+                         "]}, \"ok\": 1}")
+                            .c_str()),
+          false, kDefaultMaxMessageBytes);
     }
     ASSERT_FALSE(leaks(out, secret)) << value << " at " << where;
     ASSERT_FALSE(out.marker) << value;

@@ -39,8 +39,8 @@ RecordableMessage redact_request(Bytes message, uint32_t max_message_bytes,
 RecordableMessage redact_reply(Bytes message, bool to_sensitive, uint32_t max_message_bytes,
                                const RedactionPolicy& policy = default_redaction_policy());
 
-// An OP_MSG {$docguardUnrecorded: why, $db: "admin"} with the given ids: what is written in place of a
-// message docguard could not read.
+// An OP_MSG {$docguardUnrecorded: why, $db: "admin"} with the given ids: what is written in place
+// of a message docguard could not read.
 std::vector<uint8_t> unrecorded_marker(int32_t request_id, int32_t response_to,
                                        std::string_view why);
 

@@ -323,8 +323,17 @@ UpdateJudgement JsonSchema::judge_update(const codec::BsonView& update, bool ups
       } else if (name == "$unset") {
         take(judge.removed(f.key));
       } else if (name == "$rename") {
+        // From a field no valid document holds, $rename changes nothing: the server validates
+        // only a document the update modified.
+        if (unexplained.written(f.key, nullptr) == UpdateJudgement::kFail) continue;
         take(judge.removed(f.key));
         take(judge.written(f.utf8(), nullptr));
+      } else if (name == "$pull" || name == "$pullAll" || name == "$pop") {
+        // They never create a field: on a field no valid document holds, they change nothing
+        // (and the server validates only modified documents); elsewhere the result depends on
+        // the stored array.
+        const UpdateJudgement r = unexplained.written(f.key, nullptr);
+        if (r != UpdateJudgement::kFail) take(judge.written(f.key, nullptr));
       } else {
         // $inc, $mul, $min, $max, $push, $addToSet, $pull, $pullAll, $pop, $currentDate,
         // $bit: the result depends on the stored value.

@@ -60,6 +60,15 @@ rules:
     action: warn
     json_schema:
       required: [kind]
+  - id: strict-schema
+    match: "*.strict"
+    action: block
+    json_schema:
+      bsonType: object
+      additionalProperties: false
+      properties:
+        _id: {}
+        name: { bsonType: string }
   - id: orders-web-only
     match: "*.orders"
     action: block
@@ -233,6 +242,23 @@ def test_unjudged_push_passes_and_is_counted(dg, db, upstream):
     assert upstream[db].products.find_one({"_id": 1})["tags"] == ["x", "y"]
     assert dg.wait_metric(before + 1, "docguard_schema_unjudged_total", db=db,
                           collection="products") == before + 1
+
+
+def test_a_pull_on_a_forbidden_field_is_the_no_op_the_server_lets_through(dg, db, upstream):
+    """$pull, $pop and $pullAll create no field, and $rename from a missing one moves nothing:
+    on a field additionalProperties forbids, no valid document holds it, the server modifies
+    nothing and validates nothing. Setting it is still refused."""
+    c = dg.client(appname="shop")
+    strict = c[db].strict
+    strict.insert_one({"_id": 1, "name": "a"})
+    assert strict.update_one({"_id": 1}, {"$pull": {"tags": "x"}}).matched_count == 1
+    strict.update_one({"_id": 1}, {"$pop": {"tags": 1}})
+    strict.update_one({"_id": 1}, {"$pullAll": {"tags": ["x"]}})
+    strict.update_one({"_id": 1}, {"$rename": {"tags": "name"}})
+    assert upstream[db].strict.find_one({"_id": 1}) == {"_id": 1, "name": "a"}
+    with pytest.raises(pymongo.errors.WriteError) as refused:
+        strict.update_one({"_id": 1}, {"$set": {"tags": ["x"]}})
+    assert refused.value.code == 121
 
 
 def test_warn_logs_and_passes(dg, db, upstream):

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "docguard/schema/json_schema.h"
+#include "upsert_image.h"
 
 namespace docguard::rules {
 
@@ -106,12 +107,34 @@ void SchemaCheck::judge_replacement(CommandPass& s, const ReplacementStatement& 
 }
 
 void SchemaCheck::judge_operator_update(CommandPass& s, const OperatorUpdateStatement& w) {
-  judge(s, w.update, w.index, w.id, w.upsert ? Written::kOperatorUpsert : Written::kOperatorUpdate);
+  const bool told = judge(s, w.update, w.index, w.id,
+                          w.upsert ? Written::kOperatorUpsert : Written::kOperatorUpdate);
+  // Once per statement: an update already refused or counted is not counted again.
+  if (w.upsert && !w.pipeline && !told) judge_upsert_insert(s, w);
 }
 
-void SchemaCheck::judge(CommandPass& s, const codec::BsonView& doc, int32_t index,
+void SchemaCheck::judge_upsert_insert(CommandPass& s, const OperatorUpdateStatement& w) {
+  // When the query matches nothing the server inserts the query's equalities with $set and
+  // $setOnInsert applied, and validates that document as an insert. Whether it inserts depends
+  // on the stored documents: a failing image is never refused, it is counted as unjudged.
+  bson_t image = BSON_INITIALIZER;
+  const bool built = upsert_insert_image(w.filter, w.update, &image);
+  bool fails = false;
+  for (const SchemaLimit& limit : s.limits->schemas) {
+    if (!built || fails) break;
+    if (s.cmd.bypass_document_validation && limit.honor_bypass) continue;
+    fails = !limit.schema->matches({bson_get_data(&image), image.len});
+  }
+  bson_destroy(&image);
+  if (fails && !s.dry_run && measurements_ != nullptr) {
+    measurements_->on_schema_unjudged(s.stats->labels);
+  }
+}
+
+bool SchemaCheck::judge(CommandPass& s, const codec::BsonView& doc, int32_t index,
                         const codec::BsonElements* id, Written written) {
   bool bypassed = false;
+  bool told = false;  // a failure added, or an unjudged write counted
   for (const SchemaLimit& limit : s.limits->schemas) {
     // The server skips its validator for a write that sets bypassDocumentValidation (an
     // authorized user's choice); a rule may opt out to see such writes anyway.
@@ -140,6 +163,7 @@ void SchemaCheck::judge(CommandPass& s, const codec::BsonView& doc, int32_t inde
           failed = true;
           break;
         case schema::UpdateJudgement::kUnjudged:
+          told = true;
           if (!s.dry_run && measurements_ != nullptr) {
             measurements_->on_schema_unjudged(s.stats->labels);
           }
@@ -156,6 +180,7 @@ void SchemaCheck::judge(CommandPass& s, const codec::BsonView& doc, int32_t inde
                                        [](const std::string& name) { return name != "_id"; });
       if (!certain) {
         failed = false;
+        told = true;
         if (!s.dry_run && measurements_ != nullptr)
           measurements_->on_schema_unjudged(s.stats->labels);
       }
@@ -164,10 +189,12 @@ void SchemaCheck::judge(CommandPass& s, const codec::BsonView& doc, int32_t inde
       // validationLevel moderate: the server judges an update only when the stored document
       // was valid, which docguard cannot see; the update passes, counted as unjudged.
       failed = false;
+      told = true;
       if (!s.dry_run && measurements_ != nullptr)
         measurements_->on_schema_unjudged(s.stats->labels);
     }
     if (failed) {
+      told = true;
       std::vector<uint8_t> details = details_of(&out);
       const auto names =
           schema::failing_properties({details.data(), static_cast<uint32_t>(details.size())});
@@ -181,6 +208,7 @@ void SchemaCheck::judge(CommandPass& s, const codec::BsonView& doc, int32_t inde
   if (bypassed && !s.dry_run && measurements_ != nullptr) {
     measurements_->on_schema_bypassed(s.stats->labels, s.app);
   }
+  return told;
 }
 
 void SchemaCheck::judge_with_id(CommandPass& s, const codec::BsonView& doc, bool has_id,

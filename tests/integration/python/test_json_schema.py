@@ -261,6 +261,22 @@ def test_a_pull_on_a_forbidden_field_is_the_no_op_the_server_lets_through(dg, db
     assert refused.value.code == 121
 
 
+def test_an_upsert_whose_insert_would_fail_is_forwarded_and_counted(dg, db, upstream):
+    """An upsert that inserts is validated as an insert of its query's equalities and its $set:
+    {_id: 50} with $set price lacks the required name. Whether it inserts depends on what is
+    stored, so docguard forwards it and counts it as unjudged."""
+    c = dg.client(appname="shop")
+    before = dg.metric("docguard_schema_unjudged_total", db=db, collection="products")
+    c[db].products.update_one({"_id": 50}, {"$set": {"price": 3}}, upsert=True)
+    assert upstream[db].products.find_one({"_id": 50}) == {"_id": 50, "price": 3}  # FerretDB
+    assert dg.wait_metric(before + 1, "docguard_schema_unjudged_total", db=db,
+                          collection="products") == before + 1
+    # With the name in the query the image is valid: nothing more is counted.
+    c[db].products.update_one({"_id": 51, "name": "n"}, {"$set": {"price": 3}}, upsert=True)
+    assert dg.metric("docguard_schema_unjudged_total", db=db,
+                     collection="products") == before + 1
+
+
 def test_warn_logs_and_passes(dg, db, upstream):
     since = dg.log_mark()
     c = dg.client(appname="tracker")

@@ -65,8 +65,8 @@ class SchemaCheck {
     kOperatorUpsert
   };
   // The schemas on a whole document, or on what an operator update changes; `id` is errInfo's
-  // failingDocumentId.
-  void judge(CommandPass& pass, const codec::BsonView& doc, int32_t index,
+  // failingDocumentId. True when it refused the write or counted it as unjudged.
+  bool judge(CommandPass& pass, const codec::BsonView& doc, int32_t index,
              const codec::BsonElements* id, Written written);
   // A whole written document judged as the server stores it: one without _id gets `id` first;
   // `failing_id` is errInfo's id.
@@ -76,6 +76,8 @@ class SchemaCheck {
   void judge_insert(CommandPass& pass, const InsertStatement& insert);
   void judge_replacement(CommandPass& pass, const ReplacementStatement& replacement);
   void judge_operator_update(CommandPass& pass, const OperatorUpdateStatement& update);
+  // An upsert's would-be insert (upsert_image.h): a failure counted as unjudged, never refused.
+  void judge_upsert_insert(CommandPass& pass, const OperatorUpdateStatement& update);
 
   void census_stored_document(const RuleSet& rules, bool candidates, std::string_view db,
                               std::string_view coll, const codec::BsonView& document);

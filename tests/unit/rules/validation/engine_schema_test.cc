@@ -150,6 +150,30 @@ TEST_F(EngineSchemaTest, SetOnInsertIsJudgedOnlyWhenTheUpdateMayInsert) {
   EXPECT_EQ(counts.unjudged["shop.products"], 2);
 }
 
+TEST_F(EngineSchemaTest, AnUpsertWhoseInsertWouldFailIsPassedAndCounted) {
+  use(kRules);
+  // If it inserts, the server validates {_id: 7, price: 3}: no name. Whether it inserts
+  // depends on what is stored: passed, counted once.
+  auto lacking = request(
+      R"({"update": "products", "$db": "shop", "updates": [{"q": {"_id": 7}, "u": {"$set": {"price": 3}}, "upsert": true}]})");
+  EXPECT_TRUE(inspect(*lacking).violations.empty());
+  EXPECT_EQ(counts.unjudged["shop.products"], 1);
+  // The query's equality gives the name: the image is valid.
+  auto complete = request(
+      R"({"update": "products", "$db": "shop", "updates": [{"q": {"_id": 8, "name": {"$eq": "n"}}, "u": {"$set": {"price": 3}}, "upsert": true}]})");
+  EXPECT_TRUE(inspect(*complete).violations.empty());
+  EXPECT_EQ(counts.unjudged["shop.products"], 1);
+  // findAndModify's upsert too; without upsert nothing is counted.
+  auto fam = request(
+      R"({"findAndModify": "products", "$db": "shop", "query": {"_id": 9}, "update": {"$set": {"price": 1}}, "upsert": true})");
+  EXPECT_TRUE(inspect(*fam).violations.empty());
+  EXPECT_EQ(counts.unjudged["shop.products"], 2);
+  auto plain = request(
+      R"({"update": "products", "$db": "shop", "updates": [{"q": {"_id": 7}, "u": {"$set": {"price": 3}}}]})");
+  EXPECT_TRUE(inspect(*plain).violations.empty());
+  EXPECT_EQ(counts.unjudged["shop.products"], 2);
+}
+
 TEST_F(EngineSchemaTest, CandidatesCountPerAppAndBlockNothing) {
   use(kRules);
   auto m = request(R"({"insert": "products", "$db": "shop"})", "documents",

@@ -14,6 +14,7 @@
 #include "bench_messages.h"
 #include "docguard/advisor/live_advisor.h"
 #include "docguard/codec/inbound_buffer.h"
+#include "docguard/codec/recording_redaction.h"
 #include "docguard/conversation/reply_merge.h"
 #include "docguard/conversation/request_plan.h"
 
@@ -209,6 +210,17 @@ void BM_Memcpy(benchmark::State& state, std::string name) {
   set_bytes(state, m.size());
 }
 
+// The recorder's writer thread: a message redacted by the recording's policy before it is
+// written (most messages need no change and are copied as they stand).
+void BM_RecordingRedaction(benchmark::State& state, std::string name) {
+  const auto& m = corpus().get(name);
+  for (auto _ : state) {
+    auto safe = codec::redact_request(m, codec::kDefaultMaxMessageBytes);
+    benchmark::DoNotOptimize(safe.bytes.data());
+  }
+  set_bytes(state, m.size());
+}
+
 int register_all() {
   for (const auto& name : message_names()) {
     benchmark::RegisterBenchmark(("frame/whole/" + name).c_str(), BM_InboundBuffer, name,
@@ -219,6 +231,7 @@ int register_all() {
       benchmark::RegisterBenchmark(("memcpy/" + name).c_str(), BM_Memcpy, name);
     }
     benchmark::RegisterBenchmark(("decode/" + name).c_str(), BM_Decode, name);
+    benchmark::RegisterBenchmark(("record_redact/" + name).c_str(), BM_RecordingRedaction, name);
     for (size_t c = 0; c < rule_configs().size(); ++c) {
       benchmark::RegisterBenchmark(
           ("decode+inspect/" + std::string(rule_configs()[c].name) + "/" + name).c_str(),

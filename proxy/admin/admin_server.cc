@@ -15,6 +15,7 @@
 #include <boost/asio/write.hpp>
 #include <sstream>
 
+#include "docguard/base/constant_time.h"
 #include "docguard/base/json_string.h"
 #include "docguard/base/structured_log.h"
 #include "docguard/proxy/collection_facts_json.h"
@@ -147,7 +148,9 @@ awaitable<HttpResponse> route_admin(const std::string& method, const std::string
     co_return HttpResponse{405, "text/plain", "GET only\n"};
   }
   if (path == "/healthz") co_return HttpResponse{200, "text/plain; charset=utf-8", "ok\n"};
-  if (!rt.config.admin_token.empty() && authorization != "Bearer " + rt.config.admin_token) {
+  // Compared in constant time: how long a wrong token takes must not say how much of it was right.
+  if (!rt.config.admin_token.empty() &&
+      !base::equal_in_constant_time(authorization, "Bearer " + rt.config.admin_token)) {
     co_return HttpResponse{401, "text/plain; charset=utf-8", "missing or wrong bearer token\n"};
   }
   if (recorder_path) {

@@ -1,0 +1,23 @@
+# Files a reader can hold in mind: fails on any product source (every layer's .cc and .h) of
+# more than MAX_LINES lines, naming each. Run as `cmake -DROOT=<source dir> -P` by ctest.
+set(MAX_LINES 400)
+set(layers base codec schema rules conversation cluster advisor introspection telemetry settings
+    proxy)
+set(too_long "")
+foreach(layer ${layers})
+  file(GLOB_RECURSE sources "${ROOT}/${layer}/*.cc" "${ROOT}/${layer}/*.h")
+  foreach(source ${sources})
+    file(READ "${source}" text)
+    string(REGEX MATCHALL "\n" newlines "${text}")
+    list(LENGTH newlines lines)
+    if(lines GREATER MAX_LINES)
+      file(RELATIVE_PATH name "${ROOT}" "${source}")
+      list(APPEND too_long "${name} (${lines})")
+    endif()
+  endforeach()
+endforeach()
+if(too_long)
+  list(JOIN too_long ", " names)
+  message(FATAL_ERROR "product files over ${MAX_LINES} lines, to split along their seams: ${names}")
+endif()
+message(STATUS "every product file is at most ${MAX_LINES} lines")

@@ -86,8 +86,10 @@ class NotJudged final : public rules::MeasurementSink {
  public:
   void on_guardrail_unknown(const rules::NamespaceLabels& /*ns*/) override { unknown = true; }
   void on_schema_unjudged(const rules::NamespaceLabels& /*ns*/) override { unjudged = true; }
+  void on_length_unknown(const rules::NamespaceLabels& /*ns*/) override { length = true; }
   bool unknown = false;
   bool unjudged = false;
+  bool length = false;
 };
 
 // The recording's clock: a request is judged at its recorded time, so a time window
@@ -185,6 +187,7 @@ base::Expected<Judgement> judge_recording(const std::filesystem::path& dir,
     }
     judgement.guardrail_unknown += not_judged_here.unknown ? 1 : 0;
     judgement.schema_unjudged += not_judged_here.unjudged ? 1 : 0;
+    judgement.length_unknown += not_judged_here.length ? 1 : 0;
     const auto& violations = conversation.request_violations();
     if (!violations.empty()) {
       const RequestRef at{p.connection, p.order};

@@ -52,9 +52,11 @@ struct Judgement {
   uint64_t malformed = 0;   // requests or replies the conversation could not read
   // Requests a rule could not judge offline: a query on a namespace whose indexes no recorded
   // listIndexes (or --facts-from) named, an update a $jsonSchema rule cannot judge without the
-  // stored document. "0 refused" with these above 0 is no clean bill.
+  // stored document, a push onto a document whose array length was never seen (under a tracked
+  // array-length bound). "0 refused" with these above 0 is no clean bill.
   uint64_t guardrail_unknown = 0;
   uint64_t schema_unjudged = 0;
+  uint64_t length_unknown = 0;
   uint64_t unverified_files = 0;  // data files read without a checksum to check them against
   std::vector<std::string> data_files;
 };
@@ -71,7 +73,7 @@ base::Expected<Judgement> judge_recording(const std::filesystem::path& dir,
 
 // Requests judged offline that no rule could judge; the sum of the Judgement's counts.
 inline uint64_t not_judged(const Judgement& j) {
-  return j.unrecorded + j.malformed + j.guardrail_unknown + j.schema_unjudged;
+  return j.unrecorded + j.malformed + j.guardrail_unknown + j.schema_unjudged + j.length_unknown;
 }
 
 // The request's command (OP_MSG body with its document sequences as arrays) as relaxed extended

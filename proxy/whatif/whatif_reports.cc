@@ -49,6 +49,8 @@ std::string not_judged_text(const Judgement& j) {
                     "--facts-from gives them), " +
                     with_commas(j.schema_unjudged) +
                     " updates a $jsonSchema rule cannot judge without the stored document, " +
+                    with_commas(j.length_unknown) +
+                    " pushes onto documents whose array length was never seen, " +
                     with_commas(j.unrecorded) + " requests recorded as markers, " +
                     with_commas(j.malformed) + " messages docguard could not read";
   if (j.unverified_files > 0) {
@@ -84,6 +86,7 @@ std::string render_json(const Judgement& j) {
                     ",\"malformed\":" + std::to_string(j.malformed) +
                     ",\"guardrail_unknown\":" + std::to_string(j.guardrail_unknown) +
                     ",\"schema_unjudged\":" + std::to_string(j.schema_unjudged) +
+                    ",\"length_unknown\":" + std::to_string(j.length_unknown) +
                     ",\"not_judged\":" + std::to_string(not_judged(j)) +
                     ",\"unverified_files\":" + std::to_string(j.unverified_files) +
                     ",\"refused\":" + refs_json(j.refused) + ",\"groups\":[";

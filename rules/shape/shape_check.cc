@@ -293,11 +293,14 @@ void ShapeCheck::track_update(CommandPass& s, const UpdateShape& update,
       grown = tracker_.grow(sc.key, g.path, g.elements, cap, &push);
       if (push.entered) log_entered_horizon(s, g.path, *push.entered, grown->length);
     }
-    if (!grown) continue;
     const Bound* strict = l.array_length_any.strictest();
     if (by_path != nullptr) {
       const Bound* p = by_path->strictest();
       if (strict == nullptr || (p != nullptr && p->value < strict->value)) strict = p;
+    }
+    if (!grown) {
+      if (strict != nullptr) length_unknown(s);
+      continue;
     }
     // A length added up from forwarded writes only is an estimate (pulls and writes that
     // bypass docguard are not seen): warn, never block. One read from the stored document
@@ -315,6 +318,10 @@ void ShapeCheck::track_update(CommandPass& s, const UpdateShape& update,
       }
     }
   }
+}
+
+void ShapeCheck::length_unknown(CommandPass& s) const {
+  if (measurements_ != nullptr && !s.dry_run) measurements_->on_length_unknown(s.stats->labels);
 }
 
 }  // namespace docguard::rules

@@ -91,6 +91,8 @@ def workload(uri: str) -> None:
         for _ in range(3):  # indexed: served
             list(items.find({"status": "open"}))
             list(items.find({"_id": 1}))
+        items.update_one({"_id": 0}, {"$push": {"tags": 2}})  # a length seen at its insert
+        items.update_one({"status": "done"}, {"$push": {"tags": 9}})  # which document? not judged
         for colour in ("red", "blue"):  # no index: refused
             try:
                 list(items.find({"colour": colour}))
@@ -168,6 +170,8 @@ def test_whatif_refuses_what_the_live_block_mode_refused(tmp_path, upstream):
     assert code == 1
     judged = {(r["connection"], r["order"]) for r in report["refused"]}
     assert judged == live_refused, (sorted(judged - live_refused), sorted(live_refused - judged))
+    # The push by status could not be judged against a tracked length, and the report says so.
+    assert report["length_unknown"] == 1 and report["not_judged"] >= 1, report
     # Examples are redacted: the padding is a type, not the value.
     text = json.dumps(report)
     assert "xxxxxxxxxx" not in text and "<string>" in text

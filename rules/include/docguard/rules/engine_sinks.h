@@ -59,6 +59,10 @@ class MeasurementSink {
   virtual void on_unindexed_operation(const NamespaceLabels& /*ns*/, std::string_view /*app*/) {}
   // An operator update a $jsonSchema rule could not judge without the stored document.
   virtual void on_schema_unjudged(const NamespaceLabels& /*ns*/) {}
+  // A push a tracked array-length bound applies to, onto a document whose array length docguard
+  // never saw (not written or read through it, or named by a filter other than its _id): the
+  // push alone was judged, the length it makes was not.
+  virtual void on_length_unknown(const NamespaceLabels& /*ns*/) {}
   // A write a $jsonSchema rule let through unjudged because it set bypassDocumentValidation.
   virtual void on_schema_bypassed(const NamespaceLabels& /*ns*/, std::string_view /*app*/) {}
 };

@@ -69,9 +69,13 @@ class ShapeCheck {
     // Only a document known by its _id is tracked; most updates set scalars, with no array to
     // track or judge against its tracked length.
     const UpdateShape& shape = *update.shape;
-    if (pass.tracks_arrays() && update.id != nullptr && !pass.blocked(update.index) &&
-        (shape.growth_count() > 0 || shape.set_values().array_count() > 0)) {
-      track_update(pass, shape, *update.id, update.index);
+    if (!pass.tracks_arrays() || pass.blocked(update.index)) return;
+    if (update.id != nullptr) {
+      if (shape.growth_count() > 0 || shape.set_values().array_count() > 0) {
+        track_update(pass, shape, *update.id, update.index);
+      }
+    } else if (shape.growth_count() > 0) {
+      length_unknown(pass);
     }
   }
   void learn_write(CommandPass& pass, const DeleteStatement& del) {
@@ -109,6 +113,8 @@ class ShapeCheck {
   // tracked, and each push judged against the tracked length.
   void track_update(CommandPass& pass, const UpdateShape& update, const codec::BsonElements& id,
                     int32_t index);
+  // A push whose resulting length cannot be judged: told to the measurements.
+  void length_unknown(CommandPass& pass) const;
   // A delete of the document `id` (null: its filter names none by _id): its tracked arrays are
   // forgotten.
   void forget(CommandPass& pass, const codec::BsonElements* id);

@@ -28,6 +28,13 @@ class CatalogAdvice : public AdviceSink {
   std::vector<std::string> commands;
 };
 
+// Counts the pushes whose resulting length could not be judged.
+class UnknownLengths : public MeasurementSink {
+ public:
+  void on_length_unknown(const NamespaceLabels& /*ns*/) override { ++count; }
+  int count = 0;
+};
+
 const RequestContext kCtx{"test-app", "127.0.0.1:5000"};
 
 constexpr const char* kTagsBound = R"(
@@ -40,7 +47,8 @@ rules:
 class EngineStoredTest : public ::testing::Test {
  protected:
   void use(const std::string& yaml) {
-    engine = std::make_unique<Engine>(parse_rules(YAML::Load(yaml), "test.yaml"), nullptr, &advice);
+    engine =
+        std::make_unique<Engine>(parse_rules(YAML::Load(yaml), "test.yaml"), &unknown, &advice);
   }
   Verdict push(int id, int elements) {
     auto m = request(R"({"update": "items", "$db": "shop", "updates": [{"q": {"_id": )" +
@@ -49,6 +57,7 @@ class EngineStoredTest : public ::testing::Test {
     return engine->inspect(m->cmd, kCtx);
   }
   CatalogAdvice advice;
+  UnknownLengths unknown;
   std::unique_ptr<Engine> engine;
 };
 
@@ -76,6 +85,24 @@ TEST_F(EngineStoredTest, LengthsFromWritesAloneStillOnlyWarn) {
   ASSERT_EQ(v.violations.size(), 1u);
   EXPECT_EQ(v.violations[0].action, Action::kWarn);
   EXPECT_FALSE(v.any_block());
+}
+
+TEST_F(EngineStoredTest, PushesOntoDocumentsNeverSeenAreToldAsUnknownLengths) {
+  use(kTagsBound);
+  Bson stored(R"({"_id": 7, "tags": [1, 2, 3]})");
+  engine->learn_stored_document("shop", "items", stored.view());
+  EXPECT_TRUE(push(7, 5).violations.empty());
+  EXPECT_EQ(unknown.count, 0);  // a known length: judged
+  EXPECT_TRUE(push(9, 5).violations.empty());
+  EXPECT_EQ(unknown.count, 1);  // never seen: the push alone was judged
+  auto by_sku = request(R"({"update": "items", "$db": "shop", "updates": [{"q": {"sku": "a"},
+                            "u": {"$push": {"tags": 1}}}]})");
+  EXPECT_TRUE(engine->inspect(by_sku->cmd, kCtx).violations.empty());
+  EXPECT_EQ(unknown.count, 2);  // not named by its _id: no length to look up
+  auto scalar = request(R"({"update": "items", "$db": "shop", "updates": [{"q": {"sku": "a"},
+                            "u": {"$set": {"n": 1}}}]})");
+  (void)engine->inspect(scalar->cmd, kCtx);
+  EXPECT_EQ(unknown.count, 2);  // no push: nothing to judge
 }
 
 TEST_F(EngineStoredTest, StoredDocumentsOfUnboundedNamespacesAreNotRemembered) {

@@ -11,7 +11,8 @@ keeps none. With mongos=True every port is a separate mongos.
 
 Each member records the commands it received (commands(), clear_commands()) so that tests can see
 where reads went. What FerretDB lacks and the double supplies (validators shown by listCollections,
-$sample, $indexStats) is in double_features.py, with what FerretDB answers by itself.
+$sample, $indexStats) is in double_features.py, with what FerretDB answers by itself; transactions
+(session bookkeeping, no atomicity) in double_transactions.py.
 
 In process:   d = RunningDouble("127.0.0.1:27017", ports=[0, 0, 0]); d.elect(1); d.kill(1); d.revive(1)
               d.commands(1, command="find"); d.set_validator("db.c", {...}); d.enable_sample()
@@ -36,6 +37,7 @@ import bson
 from bson import ObjectId
 
 from double_features import Features
+from double_transactions import Transactions
 
 OP_REPLY, OP_QUERY, OP_MSG = 1, 2004, 2013
 MAX_MSG = 48_000_000
@@ -88,6 +90,20 @@ def _op_msg_body(msg: bytes) -> tuple[int, dict | None]:
             return flags, bson.decode(msg[pos:pos + size])
         pos += size
     return flags, None
+
+
+def _with_body(msg: bytes, body: dict) -> bytes:
+    """The OP_MSG `msg` with its kind-0 body replaced, its document sequences kept as they were
+    and its checksum dropped (it would no longer match)."""
+    flags = struct.unpack_from("<I", msg, 16)[0]
+    pos, end = 20, len(msg) - (4 if flags & 1 else 0)
+    out = [struct.pack("<I", flags & ~1)]
+    while pos < end:
+        kind, size = msg[pos], struct.unpack_from("<i", msg, pos + 1)[0]
+        out.append(b"\0" + bson.encode(body) if kind == 0 else msg[pos:pos + 1 + size])
+        pos += 1 + size
+    request_id, response_to = struct.unpack_from("<ii", msg, 4)
+    return _frame(request_id, response_to, OP_MSG, b"".join(out))
 
 
 def _frame(request_id: int, response_to: int, opcode: int, payload: bytes) -> bytes:
@@ -143,6 +159,7 @@ class ReplicaSetDouble:
         # so that a write retried after its connection was cut is answered, not applied twice.
         self._txns: dict[tuple[bytes, int], asyncio.Future] = {}
         self.features = Features()  # what FerretDB lacks (double_features.py)
+        self.transactions = Transactions()  # double_transactions.py; off until enabled
         self._seq = 0  # numbers the command record across members
 
     # ---------------------------------------------------------------- topology
@@ -364,6 +381,13 @@ class ReplicaSetDouble:
                         if await self._answered_retry(name, body, request_id, cwriter, pending):
                             self._record(m, conn, name, body, "answered")
                             continue
+                        txn = self.transactions.step(name, body)
+                        if txn is not None and txn[0] == "answer":
+                            self._record(m, conn, name, body, "answered")
+                            cwriter.write(_op_msg(self._new_id(), request_id, txn[1]))
+                            continue
+                        if txn is not None:
+                            msg = _with_body(msg, txn[1])
                         if self.features.wants(name, body):
                             self._record(m, conn, name, body, "answered")
                             reply = await self._answer(m, name, body, uwriter, pending)
@@ -661,6 +685,15 @@ class RunningDouble:
 
     def set_index_stats(self, ns: str, ops: dict[str, int] | None, member=None) -> None:
         self._call(self._sync(self.double.set_index_stats, ns, ops, member))
+
+    def enable_transactions(self, on: bool = True) -> None:
+        """Transactions' session bookkeeping (double_transactions.py); off by default."""
+        def enable():
+            self.double.transactions.enabled = on
+        self._call(self._sync(enable))
+
+    def transaction_log(self) -> list[dict]:
+        return self._call(self._sync(self.double.transactions.log))
 
     def close(self) -> None:
         if self.loop.is_running():

@@ -637,3 +637,45 @@ def getmore_replies(recording) -> list[dict]:
                 and next(iter(body_of(p))) == "getMore"}
     return [body_of(p) for p in packets
             if p.event == 1 and (p.connection, p.response_to) in getmores]
+
+
+class WireConnection:
+    """One connection speaking OP_MSG by hand, without authentication: every command goes out
+    exactly as written. A driver puts its own session (lsid) on each command, so a session shared
+    between two connections, as a transaction or a cursor continued elsewhere may be, is written
+    this way. The handshake names `app`."""
+
+    def __init__(self, port: int, app: str | None = None, timeout: float = 10.0):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=timeout)
+        self.request_id = 0
+        hello: dict = {"hello": 1, "$db": "admin"}
+        if app:
+            hello["client"] = {"application": {"name": app},
+                               "driver": {"name": "docguard-tests", "version": "1"},
+                               "os": {"type": "Linux"}}
+        self.command(hello)
+
+    def command(self, doc: dict) -> dict:
+        import bson
+
+        self.request_id += 1
+        payload = b"\0\0\0\0\0" + bson.encode(doc)
+        self.sock.sendall(struct.pack("<iiii", 16 + len(payload), self.request_id, 0, 2013) +
+                          payload)
+        head = self._read(16)
+        size, _, response_to, opcode = struct.unpack("<iiii", head)
+        rest = self._read(size - 16)
+        assert response_to == self.request_id and opcode == 2013 and rest[4] == 0, (opcode, rest)
+        return bson.decode(rest[5:5 + struct.unpack_from("<i", rest, 5)[0]])
+
+    def _read(self, n: int) -> bytes:
+        data = b""
+        while len(data) < n:
+            chunk = self.sock.recv(n - len(data))
+            if not chunk:
+                raise ConnectionError("closed before a whole reply")
+            data += chunk
+        return data
+
+    def close(self) -> None:
+        self.sock.close()

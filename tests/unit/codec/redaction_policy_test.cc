@@ -113,6 +113,18 @@ TEST(RedactionPolicy, AnAuthenticationStepIsRedactedWhateverItAnswers) {
   EXPECT_TRUE(leaks(out, "conversationId"));
 }
 
+TEST(RedactionPolicy, ADottedPathThroughASecretFieldIsSecret) {
+  const auto update =
+      redact_request(op_msg(R"({"update": "profiles", "updates": [{"q": {"_id": 1}, "u": {"$set":
+                {"account.pwd": "DOTTED-SECRET", "creds.0.salt": "SALT-SECRET", "pwdx": "kept-1",
+                 "account.name": "kept-2"}}}], "$db": "shop"})"),
+                     kDefaultMaxMessageBytes);
+  EXPECT_FALSE(leaks(update, "DOTTED-SECRET"));
+  EXPECT_FALSE(leaks(update, "SALT-SECRET"));
+  EXPECT_TRUE(leaks(update, "kept-1"));
+  EXPECT_TRUE(leaks(update, "kept-2"));
+}
+
 TEST(RedactionPolicy, TheUsersOwnFieldsAndNamespaces) {
   RedactionPolicy policy;
   policy.fields = {"ssn", "card.number"};
@@ -187,9 +199,10 @@ TEST(RedactionPolicy, TooDeepADocumentBecomesAMarker) {
 // and arrays, in a request's body, its sequences or a reply, never reaches the bytes.
 TEST(RedactionPolicy, PlantedSecretsNeverSurvive) {
   const std::vector<std::string> secret_keys = {
-      "pwd",          "credentials", "storedKey",        "serverKey",
-      "salt",         "keyMaterial", "compactionTokens", "speculativeAuthenticate",
-      "userPassword", "api_secret",  "customData"};
+      "pwd",          "credentials",      "storedKey",        "serverKey",
+      "salt",         "keyMaterial",      "compactionTokens", "speculativeAuthenticate",
+      "userPassword", "api_secret",       "customData",       "profile.pwd",
+      "creds.0.salt", "a.$.credentials.x"};  // dotted: $set paths through a secret field
   std::mt19937 random(20261205);
   for (int round = 0; round < 400; ++round) {
     const std::string secret = "PLANT" + std::to_string(round) + "X";

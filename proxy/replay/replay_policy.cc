@@ -76,6 +76,8 @@ const char* skip_reason_name(SkipReason reason) {
       return "legacy";
     case SkipReason::kAnsweredByDocguard:
       return "answered_by_docguard";
+    case SkipReason::kSecretNamespace:
+      return "secret_namespace";
   }
   return "unknown";
 }
@@ -131,12 +133,21 @@ RequestClass classify_request(codec::Bytes message, bool answered_by_docguard,
     out.skip = SkipReason::kRedacted;
     return out;
   }
+  // A command on a secret namespace (the users and roles collections, mongorestore's staging
+  // ones, the key vault), here or inside a stage: a recording holds none unredacted, and a file
+  // written otherwise must not make a replay write users or keys.
+  if (codec::redact_request(message, codec::kDefaultMaxMessageBytes).sensitive) {
+    out.skip = SkipReason::kSecretNamespace;
+    return out;
+  }
   if (answered_by_docguard && !policy.as_sent_by_client) {
     out.skip = SkipReason::kAnsweredByDocguard;
     return out;
   }
   const codec::Bytes body = command.bytes();
-  const bool writes_out = out.name == "aggregate" && (holds(body, "$out") || holds(body, "$merge"));
+  // An explain of such a pipeline too: whether the server runs its stages depends on verbosity.
+  const bool writes_out = (out.name == "aggregate" || out.name == "explain") &&
+                          (holds(body, "$out") || holds(body, "$merge"));
   out.is_write = write || writes_out;
   if (writes_out && !policy.allow_writes_out) {
     out.skip = SkipReason::kWritesOut;

@@ -16,15 +16,16 @@
 namespace docguard::proxy {
 
 enum class SkipReason {
-  kNone,               // replay it
-  kHandshake,          // hello, authentication, endSessions: libmongoc does its own
-  kMarker,             // the recorder wrote a marker in place of the message
-  kRedacted,           // the recorded message holds the redaction marker
-  kNotAllowed,         // not on the allow-list: counted by name
-  kWritesOut,          // an aggregate with $out or $merge, without --allow-writes-out
-  kReadOnly,           // a write, under --read-only
-  kLegacy,             // a legacy request that is not a command
-  kAnsweredByDocguard  // docguard refused it: the recorded cluster never saw it
+  kNone,                // replay it
+  kHandshake,           // hello, authentication, endSessions: libmongoc does its own
+  kMarker,              // the recorder wrote a marker in place of the message
+  kRedacted,            // the recorded message holds the redaction marker
+  kNotAllowed,          // not on the allow-list: counted by name
+  kWritesOut,           // an aggregate with $out or $merge, without --allow-writes-out
+  kReadOnly,            // a write, under --read-only
+  kLegacy,              // a legacy request that is not a command
+  kAnsweredByDocguard,  // docguard refused it: the recorded cluster never saw it
+  kSecretNamespace      // it reads or writes users, roles or the key vault
 };
 
 struct ReplayPolicy {

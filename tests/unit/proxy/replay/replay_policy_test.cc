@@ -46,6 +46,30 @@ TEST(ReplayPolicy, TheRedactionMarkerIsNeverSent) {
             SkipReason::kMarker);
 }
 
+TEST(ReplayPolicy, NothingOnUsersRolesOrTheKeyVaultIsSentWhateverTheFileHolds) {
+  // As a file not written by docguard's recorder could hold them: no marker anywhere.
+  for (const char* body :
+       {R"({"insert": "system.users", "documents": [{"_id": "admin.evil", "user": "evil"}],
+            "$db": "admin"})",
+        R"({"delete": "system.users", "deletes": [{"q": {}, "limit": 0}], "$db": "admin"})",
+        R"({"find": "system.roles", "filter": {}, "$db": "admin"})",
+        R"({"update": "tempusers", "updates": [{"q": {}, "u": {"$set": {"a": 1}}}],
+            "$db": "admin"})",
+        R"({"find": "__keyVault", "filter": {}, "$db": "encryption"})",
+        R"({"aggregate": "c", "pipeline": [{"$lookup": {"from": "system.users", "as": "u",
+            "pipeline": []}}], "cursor": {}, "$db": "admin"})"}) {
+    EXPECT_EQ(classify(body).skip, SkipReason::kSecretNamespace) << body;
+  }
+  EXPECT_EQ(classify(R"({"find": "users", "filter": {}, "$db": "admin"})").skip, SkipReason::kNone);
+}
+
+TEST(ReplayPolicy, AnExplainOfAPipelineThatWritesIsAWriteOut) {
+  EXPECT_EQ(classify(R"({"explain": {"aggregate": "c", "pipeline": [{"$merge": "x"}],
+                         "cursor": {}}, "verbosity": "executionStats", "$db": "d"})")
+                .skip,
+            SkipReason::kWritesOut);
+}
+
 TEST(ReplayPolicy, WhatDocguardAnsweredIsNotReplayedUnlessAsSent) {
   const char* insert = R"({"insert": "c", "documents": [{"a": 1}], "$db": "d"})";
   EXPECT_EQ(classify(insert, true).skip, SkipReason::kAnsweredByDocguard);

@@ -121,6 +121,10 @@ void read_statement_part(const codec::BsonElements& e, QueryParts& parts) {
     parts.hint_keys = e.holds_document() ? e.container() : BsonView{};
   } else if (e.key == "collation") {
     parts.collation = e.container();
+  } else if (e.key == "sort" && e.holds_document()) {
+    // An update statement's sort (updateOne and bulkWrite's update since 8.0): part of the
+    // plan, as a find's is; an index that provides it serves the statement.
+    parts.sort = e.container();
   }
 }
 

@@ -385,3 +385,22 @@ def test_an_empty_in_list_is_served_as_the_server_serves_it(cluster):
     with pytest.raises(OperationFailure) as natural:
         list(orders.find({"status": "open"}).hint([("$natural", 1)]))
     assert natural.value.code == 291
+
+
+def test_an_update_with_a_sort_an_index_provides_is_served(cluster):
+    """An updateOne with `sort` (8.0): the sort is part of the plan, and an index on the sort
+    field serves the statement as it serves a find with that sort. FerretDB 1.24 predates the
+    field: what is checked is that docguard forwards the statement (FerretDB answers it, whatever
+    it answers) and still refuses the same statement sorted on an unindexed field."""
+    _, _, clients = cluster
+    db = clients["ci-nightly"].guard
+    statement = {"q": {"total": 7}, "u": {"$set": {"seen": 1}}, "sort": {"status": 1}}
+    try:
+        reply = db.command({"update": "orders", "updates": [statement]})
+        assert reply["ok"] == 1
+        assert all(e.get("code") != 291 for e in reply.get("writeErrors", [])), reply
+    except OperationFailure as e:
+        assert e.code != 291, e.details  # FerretDB's own answer to a field it does not know
+    unsorted = dict(statement, sort={"total": 1})
+    reply = db.command({"update": "orders", "updates": [unsorted]})
+    assert [e["code"] for e in reply.get("writeErrors", [])] == [291], reply

@@ -56,8 +56,8 @@ struct QueryParts {
 // The parts of a read command (find, aggregate, count, distinct, findAndModify) from its body.
 QueryParts query_parts(const codec::CommandView& cmd);
 
-// The parts of one update or delete statement ({q, hint, collation}), or of one bulkWrite
-// operation ({filter, hint, collation}).
+// The parts of one update or delete statement ({q, hint, collation, sort}), or of one bulkWrite
+// operation ({filter, hint, collation, sort}).
 QueryParts statement_parts(const codec::BsonView& statement);
 // One field of such a statement into `parts`, for a caller that walks the statement itself.
 void read_statement_part(const codec::BsonElements& field, QueryParts& parts);

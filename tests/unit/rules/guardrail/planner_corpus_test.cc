@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -84,6 +85,31 @@ RowParts parts_of(const Bson& row) {
   return out;
 }
 
+// A bulkWrite runs on admin and names its namespaces in nsInfo: the first one, and its first
+// operation, are what a row's indexes and verdict are about.
+struct BulkWriteTarget {
+  std::string db, coll;
+  codec::BsonView op;
+};
+std::optional<BulkWriteTarget> bulk_write_target(const codec::BsonView& command) {
+  if (codec::first_key(command) != "bulkWrite") return std::nullopt;
+  BulkWriteTarget out;
+  for (codec::BsonElements e(command); e.next();) {
+    if (e.key == "ops") {
+      codec::BsonElements op(e.container());
+      if (op.next()) out.op = op.container();
+    } else if (e.key == "nsInfo") {
+      codec::BsonElements info(e.container());
+      if (!info.next()) continue;
+      const std::string ns(codec::find_string(info.container(), "ns"));
+      const size_t dot = ns.find('.');
+      out.db = ns.substr(0, dot);
+      out.coll = dot == std::string::npos ? "" : ns.substr(dot + 1);
+    }
+  }
+  return out;
+}
+
 // The guardrail's unknowns, counted as the metrics count them.
 class UnknownCounter final : public MeasurementSink {
  public:
@@ -106,8 +132,12 @@ IndexVerdict judge_row_as_traffic(const Bson& row) {
       testing::parse("rules:\n  - match: \"*\"\n    action: block\n    require_index: true\n");
   UnknownCounter unknowns;
   Engine engine(rules, &unknowns, nullptr);
-  engine.index_catalog().set(message->cmd.database, message->cmd.collection, std::move(p.listed),
-                             "listIndexes");
+  std::string db(message->cmd.database), coll(message->cmd.collection);
+  if (const auto bulk = bulk_write_target(p.command)) {
+    db = bulk->db;
+    coll = bulk->coll;
+  }
+  engine.index_catalog().set(db, coll, std::move(p.listed), "listIndexes");
   const Verdict verdict = engine.inspect(message->cmd, RequestContext{"app", "peer"});
   for (const Violation& v : verdict.violations) {
     if (v.kind == RuleKind::kRequireIndex && v.action == Action::kBlock) {
@@ -144,6 +174,12 @@ IndexVerdict judge_row(const Bson& row) {
   const auto message = testing::Message::parse(builder.finish());
   bson_destroy(body);
   const codec::CommandView& cmd = message->cmd;
+  if (const auto bulk = bulk_write_target(command)) {
+    IndexCatalog catalog;
+    catalog.set(bulk->db, bulk->coll, std::move(listed), "listIndexes");
+    const auto known = catalog.find(bulk->db, bulk->coll);
+    return judge_plan(statement_parts(bulk->op), known.get(), nullptr).verdict;
+  }
   if (exempt_namespace(cmd.database, cmd.collection)) return IndexVerdict::kServed;
   // The indexes as the engine has them: a complete list, stored by the catalog (which also
   // marks what the fast path may take).

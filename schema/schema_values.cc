@@ -49,47 +49,85 @@ TypeMask numbers() {
          type_bit(BSON_TYPE_DECIMAL128);
 }
 
-// Documents nest at most 100 levels on a server; deeper values compare unequal rather than
-// recurse without bound.
+// Documents nest at most 100 levels on a server; deeper values are compared as bytes rather
+// than recursed into without bound.
 constexpr int kMaxCompareDepth = 128;
 
-bool equal_at(const Value& a, const Value& b, int depth);
-
-bool documents_equal_unordered(const Value& a, const Value& b, int depth) {
-  if (element_count(a) != element_count(b)) return false;
-  for (codec::BsonElements ea(a.data, a.size); ea.next();) {
-    bool found = false;
-    for (codec::BsonElements eb(b.data, b.size); eb.next();) {
-      if (eb.key == ea.key) {
-        found = equal_at(Value::of(ea), Value::of(eb), depth + 1);
-        break;
-      }
-    }
-    if (!found) return false;
+// The class a value compares in, as the server's canonical types: every number is one class
+// (compared by value), and a Symbol is a String (compared by its text).
+uint8_t compare_class(uint8_t type) {
+  switch (type) {
+    case BSON_TYPE_INT32:
+    case BSON_TYPE_INT64:
+    case BSON_TYPE_DECIMAL128:
+      return BSON_TYPE_DOUBLE;
+    case BSON_TYPE_SYMBOL:
+      return BSON_TYPE_UTF8;
+    default:
+      return type;
   }
-  return true;
 }
 
-bool arrays_equal(const Value& a, const Value& b, int depth) {
+int three_way(auto a, auto b) { return a < b ? -1 : (b < a ? 1 : 0); }
+
+int compare_bytes(const Value& a, const Value& b) {
+  const int c = std::memcmp(a.data, b.data, std::min(a.size, b.size));
+  return c != 0 ? (c < 0 ? -1 : 1) : three_way(a.size, b.size);
+}
+
+int compare_at(const Value& a, const Value& b, int depth);
+
+struct Field {
+  std::string_view key;
+  Value value;
+};
+
+// A document's fields in key order (stable: repeated keys keep their order): the server's
+// unordered-fields comparison, in O(k log k).
+std::vector<Field> sorted_fields(const Value& v) {
+  std::vector<Field> fields;
+  for (codec::BsonElements e(v.data, v.size); e.next();) fields.push_back({e.key, Value::of(e)});
+  std::stable_sort(fields.begin(), fields.end(),
+                   [](const Field& x, const Field& y) { return x.key < y.key; });
+  return fields;
+}
+
+int compare_documents(const Value& a, const Value& b, int depth) {
+  const std::vector<Field> x = sorted_fields(a), y = sorted_fields(b);
+  for (size_t i = 0; i < x.size() && i < y.size(); ++i) {
+    if (const int k = x[i].key.compare(y[i].key); k != 0) return k < 0 ? -1 : 1;
+    if (const int c = compare_at(x[i].value, y[i].value, depth + 1); c != 0) return c;
+  }
+  return three_way(x.size(), y.size());
+}
+
+int compare_arrays(const Value& a, const Value& b, int depth) {
   codec::BsonElements ea(a.data, a.size), eb(b.data, b.size);
   while (true) {
     const bool more_a = ea.next(), more_b = eb.next();
-    if (more_a != more_b) return false;
-    if (!more_a) return true;
-    if (!equal_at(Value::of(ea), Value::of(eb), depth + 1)) return false;
+    if (more_a != more_b) return more_a ? 1 : -1;
+    if (!more_a) return 0;
+    if (const int c = compare_at(Value::of(ea), Value::of(eb), depth + 1); c != 0) return c;
   }
 }
 
-bool equal_at(const Value& a, const Value& b, int depth) {
-  if (depth > kMaxCompareDepth) return false;
-  if (a.is_number() && b.is_number()) {
-    auto x = decode_number(a), y = decode_number(b);
-    return x && y && compare_numbers(*x, *y) == 0;
+// A total order whose equality is the server's for `enum` and `uniqueItems`: numbers by value
+// across types, String and Symbol by text, documents regardless of field order, arrays in
+// order, other types byte for byte. uniqueItems sorts by it (as the server's ordered set does),
+// so no input costs more than O(n log n) comparisons.
+int compare_at(const Value& a, const Value& b, int depth) {
+  const uint8_t ca = compare_class(a.type), cb = compare_class(b.type);
+  if (ca != cb) return three_way(ca, cb);
+  if (depth > kMaxCompareDepth) return compare_bytes(a, b);
+  if (ca == BSON_TYPE_DOUBLE) {
+    const auto x = decode_number(a), y = decode_number(b);
+    if (x && y) return compare_numbers(*x, *y);
+    if (x.has_value() != y.has_value()) return x ? -1 : 1;
+    return compare_bytes(a, b);
   }
-  if (a.type != b.type) return false;
-  if (a.is_document()) return documents_equal_unordered(a, b, depth);
-  if (a.is_array()) return arrays_equal(a, b, depth);
-  return a.size == b.size && (a.size == 0 || std::memcmp(a.data, b.data, a.size) == 0);
+  if (a.is_document()) return compare_documents(a, b, depth);
+  if (a.is_array()) return compare_arrays(a, b, depth);
+  return compare_bytes(a, b);
 }
 
 uint64_t hash_bytes(uint64_t h, const uint8_t* p, size_t n) {
@@ -97,14 +135,16 @@ uint64_t hash_bytes(uint64_t h, const uint8_t* p, size_t n) {
   return h;
 }
 
+// A hash equal for values compare_at calls equal: a cheap first sort key, never trusted alone.
 uint64_t hash_at(const Value& v, int depth) {
   constexpr uint64_t kBasis = 0xCBF29CE484222325ULL;
-  if (v.is_number()) {
+  const uint8_t cls = compare_class(v.type);
+  if (cls == BSON_TYPE_DOUBLE) {
     auto n = decode_number(v);
     return n ? number_hash(*n) : 0;
   }
-  const uint64_t typed = hash_bytes(kBasis, &v.type, 1);
-  if (depth > kMaxCompareDepth) return typed;
+  const uint64_t typed = hash_bytes(kBasis, &cls, 1);
+  if (depth > kMaxCompareDepth) return hash_bytes(typed, v.data, v.size);
   if (v.is_document()) {
     // Field order does not matter to equality, so the fields' hashes are summed.
     uint64_t sum = typed;
@@ -204,7 +244,7 @@ uint32_t element_count(const Value& v) {
   return n;
 }
 
-bool values_equal(const Value& a, const Value& b) { return equal_at(a, b, 0); }
+bool values_equal(const Value& a, const Value& b) { return compare_at(a, b, 0) == 0; }
 
 uint64_t value_hash(const Value& v) { return hash_at(v, 0); }
 
@@ -220,7 +260,9 @@ std::optional<Value> first_duplicate(const Value& array) {
     }
     return std::nullopt;
   }
-  // Longer ones: sorted by hash (equal values hash alike), then only equal hashes compared.
+  // Longer ones: sorted by (hash, value, position), so equal values sit together in position
+  // order. The hash only makes most comparisons cheap; values sharing one (crafted to, or by
+  // chance) are ordered by compare_at, never compared pairwise.
   struct Entry {
     uint64_t hash;
     uint32_t index;
@@ -232,23 +274,20 @@ std::optional<Value> first_duplicate(const Value& array) {
     entries.push_back({value_hash(Value::of(e)), index, Value::of(e)});
   }
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
-    return a.hash != b.hash ? a.hash < b.hash : a.index < b.index;
+    if (a.hash != b.hash) return a.hash < b.hash;
+    if (const int c = compare_at(a.value, b.value, 0); c != 0) return c < 0;
+    return a.index < b.index;
   });
+  // The server reports the later element of the earliest-completed pair: per group of equal
+  // values, its second position; the smallest of those.
   const Entry* first = nullptr;
-  for (size_t run = 0; run < entries.size();) {
-    size_t end = run + 1;
-    while (end < entries.size() && entries[end].hash == entries[run].hash) ++end;
-    for (size_t later = run + 1; later < end; ++later) {
-      if (first != nullptr && entries[later].index >= first->index) break;
-      for (size_t earlier = run; earlier < later; ++earlier) {
-        if (values_equal(entries[earlier].value, entries[later].value)) {
-          first = &entries[later];
-          break;
-        }
-      }
-      if (first == &entries[later]) break;
-    }
-    run = end;
+  for (size_t i = 1; i < entries.size(); ++i) {
+    const Entry& prev = entries[i - 1];
+    const Entry& cur = entries[i];
+    if (prev.hash != cur.hash || compare_at(prev.value, cur.value, 0) != 0) continue;
+    const bool group_second = i < 2 || entries[i - 2].hash != cur.hash ||
+                              compare_at(entries[i - 2].value, cur.value, 0) != 0;
+    if (group_second && (first == nullptr || cur.index < first->index)) first = &cur;
   }
   return first ? std::optional<Value>(first->value) : std::nullopt;
 }

@@ -58,12 +58,14 @@ uint64_t code_points(std::string_view text);
 // Elements in a document or array.
 uint32_t element_count(const Value& v);
 // Equality as the server's $jsonSchema `enum` and `uniqueItems` compare: numbers by value
-// across types, documents regardless of field order, arrays in order, others byte for byte.
+// across types, a Symbol as the String of its text, documents regardless of field order (their
+// fields sorted by name), arrays in order, others byte for byte.
 bool values_equal(const Value& a, const Value& b);
-// A hash equal for values that are equal as above (for uniqueItems in O(n log n)).
+// A hash equal for values that are equal as above: a first sort key, never trusted alone.
 uint64_t value_hash(const Value& v);
 // The first element equal to an earlier one (the server's duplicatedValue: the later of the
-// two), nullopt when all are distinct; O(n log n) for long arrays.
+// two), nullopt when all are distinct; O(n log n) comparisons for any array, as the server's
+// ordered set.
 std::optional<Value> first_duplicate(const Value& array);
 
 // Appends `v` under `key` (explain path only: copies through a small buffer).

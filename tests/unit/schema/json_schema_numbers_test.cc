@@ -4,6 +4,9 @@
 #include <bson/bson.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
 #include <string>
 
 #include "docguard/schema/json_schema.h"
@@ -78,6 +81,77 @@ TEST(JsonSchemaNumbers, UniqueItemsOverLongArraysFindsTheServersDuplicate) {
   EXPECT_NE(details(unique, many).find(R"("duplicatedValue" : 39)"), std::string::npos);
   EXPECT_FALSE(matches(unique, R"({"t": [{"a": 1, "b": [1, 2]}, {"b": [1.0, 2], "a": 1}]})"));
   EXPECT_TRUE(matches(unique, R"({"t": [{"a": 1, "b": [1, 2]}, {"b": [2, 1], "a": 1}]})"));
+}
+
+// The server compares a Symbol and a String by their text (one canonical type): in enum and in
+// uniqueItems, both ways.
+TEST(JsonSchemaNumbers, ASymbolEqualsTheStringOfItsText) {
+  EXPECT_TRUE(
+      matches(R"({"properties": {"s": {"enum": ["red"]}}})", R"({"s": {"$symbol": "red"}})"));
+  EXPECT_TRUE(
+      matches(R"({"properties": {"s": {"enum": [{"$symbol": "red"}]}}})", R"({"s": "red"})"));
+  EXPECT_FALSE(
+      matches(R"({"properties": {"s": {"enum": ["red"]}}})", R"({"s": {"$symbol": "blue"}})"));
+  const std::string unique = R"({"properties": {"t": {"uniqueItems": true}}})";
+  EXPECT_FALSE(matches(unique, R"({"t": ["red", {"$symbol": "red"}]})"));
+  EXPECT_TRUE(matches(unique, R"({"t": ["red", {"$symbol": "blue"}]})"));
+  std::string long_one = integers(0, 40);
+  long_one.pop_back();
+  EXPECT_FALSE(matches(unique, "{\"t\": " + long_one + R"(, "red", {"$symbol": "red"}]})"));
+}
+
+// The integer hash uniqueItems sorts by first (a splitmix64 finalizer of the value), and its
+// inverse: what an attacker who reads the source can compute.
+uint64_t mix(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+uint64_t inverse(uint64_t m) {  // m * inverse(m) == 1 modulo 2^64 (Newton's iteration)
+  uint64_t x = m;
+  for (int i = 0; i < 5; ++i) x *= 2 - m * x;
+  return x;
+}
+uint64_t unmix(uint64_t x) {
+  x ^= (x >> 31) ^ (x >> 62);
+  x *= inverse(0x94D049BB133111EBULL);
+  x ^= (x >> 27) ^ (x >> 54);
+  x *= inverse(0xBF58476D1CE4E5B9ULL);
+  x ^= (x >> 30) ^ (x >> 60);
+  return x - 0x9E3779B97F4A7C15ULL;
+}
+uint64_t integer_hash(int64_t n) { return mix(static_cast<uint64_t>(n) ^ 1); }
+
+// Items built to share the hash: pairs [x, y] of an array's hash h*P^2 + hash(x)*P + hash(y),
+// with y solved so that hash(x)*P + hash(y) is the same for every x. Sorting by value, as the
+// server's ordered set does, makes them cost O(n log n); a hash bucket compared pairwise would
+// take hours of a worker.
+TEST(JsonSchemaNumbers, UniqueItemsBuiltToShareAHashAreJudgedInLinearithmicTime) {
+  constexpr uint64_t kPrime = 0x100000001B3ULL;
+  constexpr int kItems = 500000;
+  const uint64_t target = integer_hash(0) * kPrime + integer_hash(0);
+  bson_t doc = BSON_INITIALIZER;
+  bson_t items;
+  bson_append_array_begin(&doc, "t", 1, &items);
+  char key[16];
+  for (int i = 0; i < kItems; ++i) {
+    const int64_t y = static_cast<int64_t>(unmix(target - integer_hash(i) * kPrime) ^ 1);
+    ASSERT_EQ(integer_hash(i) * kPrime + integer_hash(y), target);
+    std::snprintf(key, sizeof key, "%d", i);
+    bson_t pair;
+    bson_append_array_begin(&items, key, -1, &pair);
+    BSON_APPEND_INT64(&pair, "0", i);
+    BSON_APPEND_INT64(&pair, "1", y);
+    bson_append_array_end(&items, &pair);
+  }
+  bson_append_array_end(&doc, &items);
+  const auto unique = compile(R"({"properties": {"t": {"uniqueItems": true}}})");
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_TRUE(unique->matches({bson_get_data(&doc), doc.len}));
+  const auto took = std::chrono::duration<double>(std::chrono::steady_clock::now() - started);
+  std::printf("uniqueItems over %d items sharing one hash: %.3f s\n", kItems, took.count());
+  bson_destroy(&doc);
 }
 
 }  // namespace

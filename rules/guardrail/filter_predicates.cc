@@ -4,6 +4,7 @@
 // (a == x AND a == y), {a: {$elemMatch: {b: 1}}} puts b under a. Anything the model does not
 // cover (an unknown operator, $alwaysFalse, an $expr it cannot read) marks the filter uncertain:
 // the guardrail then never refuses it.
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -18,6 +19,11 @@ using codec::BsonElements;
 using codec::BsonView;
 
 constexpr int kMaxDepth = 32;
+// The bytes of all field paths one filter may hold, each stored once: twice the filter's own
+// bytes and 64 KiB. A path is its name and the prefixes of the $elemMatch it is under; names
+// repeated as prefixes at each of 32 levels could make 32 times the filter, so a crafted one
+// stops here, uncertain.
+constexpr size_t kPathBytesBase = 64 * 1024;
 
 using codec::first_key;
 using codec::is_operator;
@@ -29,14 +35,15 @@ bool collatable(uint8_t type) {
 
 class Parser {
  public:
-  explicit Parser(size_t max_nodes) : budget_(max_nodes) {}
+  Parser(size_t max_nodes, size_t max_path_bytes)
+      : budget_(max_nodes), path_bytes_left_(max_path_bytes) {}
 
   ParsedFilter out;
 
-  void conjunction(const BsonView& doc, const std::string& prefix, Predicate& into, int depth);
+  void conjunction(const BsonView& doc, std::string_view prefix, Predicate& into, int depth);
 
  private:
-  Predicate* add(Predicate& parent, Op op, std::string path) {
+  Predicate* add(Predicate& parent, Op op, std::string_view path) {
     if (budget_ == 0) {
       out.uncertain = true;
       return nullptr;
@@ -45,22 +52,38 @@ class Parser {
     parent.children.push_back(Predicate{});
     Predicate& p = parent.children.back();
     p.op = op;
-    p.path = std::move(path);
+    p.path = path;  // interned (or ""): shared by every predicate on the field
     return &p;
   }
-  void comparison(Predicate& parent, Op op, const std::string& path, const BsonElements& value);
-  void in_list(Predicate& parent, const std::string& path, const BsonElements& list);
-  void field(Predicate& parent, const std::string& path, const BsonElements& value, int depth);
-  void operators(Predicate& parent, const std::string& path, const BsonView& ops, int depth);
-  void elem_match(Predicate& parent, const std::string& path, const BsonView& body, int depth);
-  void logical(Predicate& parent, Op op, const BsonElements& clauses, const std::string& prefix,
+  // A field's path, stored once in the filter however many predicates name it ({$all} of
+  // thousands of values, {$in}, a range). Null past the path budget: the filter is uncertain.
+  const std::string* intern(std::string_view prefix, std::string_view key) {
+    const size_t size = prefix.size() + key.size();
+    if (size > path_bytes_left_) {
+      out.uncertain = true;
+      return nullptr;
+    }
+    path_bytes_left_ -= size;
+    auto stored = std::make_unique<std::string>();
+    stored->reserve(size);
+    stored->append(prefix).append(key);
+    out.paths.push_back(std::move(stored));
+    return out.paths.back().get();
+  }
+  void comparison(Predicate& parent, Op op, std::string_view path, const BsonElements& value);
+  void in_list(Predicate& parent, std::string_view path, const BsonElements& list);
+  void field(Predicate& parent, std::string_view path, const BsonElements& value, int depth);
+  void operators(Predicate& parent, std::string_view path, const BsonView& ops, int depth);
+  void elem_match(Predicate& parent, std::string_view path, const BsonView& body, int depth);
+  void logical(Predicate& parent, Op op, const BsonElements& clauses, std::string_view prefix,
                int depth);
   void expr(Predicate& parent, const BsonView& body, int depth);
 
   size_t budget_;
+  size_t path_bytes_left_;
 };
 
-void Parser::comparison(Predicate& parent, Op op, const std::string& path,
+void Parser::comparison(Predicate& parent, Op op, std::string_view path,
                         const BsonElements& value) {
   if (value.type == BSON_TYPE_REGEX && op == Op::kEq) op = Op::kRegex;  // {a: /x/}
   Predicate* p = add(parent, op, path);
@@ -76,7 +99,7 @@ void Parser::comparison(Predicate& parent, Op op, const std::string& path,
   p->nonempty_container = (value.holds_array() || value.holds_document()) && value.value_size > 5;
 }
 
-void Parser::in_list(Predicate& parent, const std::string& path, const BsonElements& list) {
+void Parser::in_list(Predicate& parent, std::string_view path, const BsonElements& list) {
   Predicate* p = add(parent, Op::kIn, path);
   if (p == nullptr) return;
   p->operand_type = list.type;
@@ -98,8 +121,7 @@ void Parser::in_list(Predicate& parent, const std::string& path, const BsonEleme
   if (p->in_count == 0) out.uncertain = true;
 }
 
-void Parser::field(Predicate& parent, const std::string& path, const BsonElements& value,
-                   int depth) {
+void Parser::field(Predicate& parent, std::string_view path, const BsonElements& value, int depth) {
   if (value.holds_document()) {
     const BsonView doc = value.container();
     const std::string_view first = first_key(doc);
@@ -112,7 +134,7 @@ void Parser::field(Predicate& parent, const std::string& path, const BsonElement
   comparison(parent, Op::kEq, path, value);
 }
 
-void Parser::operators(Predicate& parent, const std::string& path, const BsonView& ops, int depth) {
+void Parser::operators(Predicate& parent, std::string_view path, const BsonView& ops, int depth) {
   if (depth > kMaxDepth) {
     out.uncertain = true;
     return;
@@ -209,8 +231,7 @@ void Parser::operators(Predicate& parent, const std::string& path, const BsonVie
   }
 }
 
-void Parser::elem_match(Predicate& parent, const std::string& path, const BsonView& body,
-                        int depth) {
+void Parser::elem_match(Predicate& parent, std::string_view path, const BsonView& body, int depth) {
   const std::string_view first = first_key(body);
   const bool on_values = is_operator(first) && first != "$and" && first != "$or" &&
                          first != "$nor" && first != "$where" && first != "$expr" &&
@@ -220,12 +241,13 @@ void Parser::elem_match(Predicate& parent, const std::string& path, const BsonVi
   if (on_values) {
     operators(*m, path, body, depth);
   } else {
-    conjunction(body, path + ".", *m, depth);
+    const std::string* prefix = intern(path, ".");
+    if (prefix != nullptr) conjunction(body, *prefix, *m, depth);
   }
 }
 
-void Parser::logical(Predicate& parent, Op op, const BsonElements& clauses,
-                     const std::string& prefix, int depth) {
+void Parser::logical(Predicate& parent, Op op, const BsonElements& clauses, std::string_view prefix,
+                     int depth) {
   Predicate* node = add(parent, op, "");
   if (node == nullptr) return;
   for (BsonElements c(clauses.container()); c.next();) {
@@ -279,12 +301,12 @@ void Parser::expr(Predicate& parent, const BsonView& body, int depth) {
     out.uncertain = true;
     return;
   }
-  comparison(parent, op == "$eq" ? Op::kExprEq : Op::kExprCmp,
-             std::string(path_side->utf8().substr(1)), *constant);
+  const std::string* path = intern("", path_side->utf8().substr(1));
+  if (path != nullptr)
+    comparison(parent, op == "$eq" ? Op::kExprEq : Op::kExprCmp, *path, *constant);
 }
 
-void Parser::conjunction(const BsonView& doc, const std::string& prefix, Predicate& into,
-                         int depth) {
+void Parser::conjunction(const BsonView& doc, std::string_view prefix, Predicate& into, int depth) {
   if (depth > kMaxDepth) {
     out.uncertain = true;
     return;
@@ -292,7 +314,9 @@ void Parser::conjunction(const BsonView& doc, const std::string& prefix, Predica
   for (BsonElements e(doc); e.next();) {
     const std::string_view key = e.key;
     if (!is_operator(key)) {
-      field(into, prefix + std::string(key), e, depth);
+      const std::string* path = intern(prefix, key);
+      if (path == nullptr) return;
+      field(into, *path, e, depth);
     } else if (key == "$and" && e.holds_array()) {
       // The planner flattens nested conjunctions.
       for (BsonElements c(e.container()); c.next();) {
@@ -340,7 +364,9 @@ void Parser::conjunction(const BsonView& doc, const std::string& prefix, Predica
 }  // namespace
 
 ParsedFilter parse_filters(const std::vector<codec::BsonView>& filters, size_t max_nodes) {
-  Parser parser(max_nodes);
+  size_t filter_bytes = 0;
+  for (const codec::BsonView& filter : filters) filter_bytes += filter.size;
+  Parser parser(max_nodes, kPathBytesBase + 2 * filter_bytes);
   parser.out.root.op = Op::kAnd;
   for (const codec::BsonView& filter : filters) {
     if (!filter.empty()) parser.conjunction(filter, "", parser.out.root, 0);

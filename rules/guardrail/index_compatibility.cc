@@ -125,7 +125,7 @@ bool bounds_generating(const Predicate& p) {
   return can_use_index_on_own_field(p);
 }
 
-const std::string& predicate_path(const Predicate& p) {
+std::string_view predicate_path(const Predicate& p) {
   return p.op == Op::kNot && !p.children.empty() ? p.children.front().path : p.path;
 }
 

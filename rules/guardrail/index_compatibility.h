@@ -21,7 +21,7 @@ struct CompatibilityContext {
 bool bounds_generating(const Predicate& p);
 
 // The path a bounds-generating predicate constrains (a negation's child's).
-const std::string& predicate_path(const Predicate& p);
+std::string_view predicate_path(const Predicate& p);
 
 // Whether `p`, on the path of the index's key field `field`, can use that field.
 Tri compatible(const Predicate& p, const IndexModel& index, size_t field,

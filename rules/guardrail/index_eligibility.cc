@@ -44,7 +44,7 @@ void partition(const Predicate& node, std::vector<const Predicate*>& related,
 }
 
 // Whether a wildcard key field ("$**", "a.$**") with the index's projection covers `path`.
-Tri wildcard_covers(const IndexModel& index, const std::string& key, const std::string& path) {
+Tri wildcard_covers(const IndexModel& index, const std::string& key, std::string_view path) {
   if (key != "$**") {
     const std::string_view base(key.data(), key.size() - 4);
     return path == base || (path.starts_with(base) && path[base.size()] == '.') ? Tri::kYes
@@ -194,7 +194,7 @@ Tri Planner::index_serves_and(const IndexModel& index, const Predicate& node,
   }
   Tri served = Tri::kNo;
   for (const Predicate* p : related) {
-    const std::string& path = predicate_path(*p);
+    const std::string_view path = predicate_path(*p);
     Tri covers = path == leading ? Tri::kYes : Tri::kNo;
     if (leading_kind == FieldKind::kWildcard) covers = wildcard_covers(index, leading, path);
     if (covers == Tri::kNo) continue;

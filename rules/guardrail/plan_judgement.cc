@@ -36,6 +36,9 @@ bool any_clustered(const NamespaceIndexes* indexes) {
   return false;
 }
 
+// An index has at most 32 fields: a suggestion never needs more paths than that.
+constexpr size_t kMaxSuggestedFields = 32;
+
 // The index that would serve an unserved conjunction (errInfo.index), in equality-sort-range
 // order; an $or's first unserved branch when nothing beside it could be indexed.
 void suggest(const planner::Planner& planner, const planner::Predicate& node, const BsonView& sort,
@@ -52,7 +55,15 @@ void suggest(const planner::Planner& planner, const planner::Predicate& node, co
       } else if (planner::bounds_generating(c) && !planner::predicate_path(c).empty()) {
         const bool equality =
             c.op == planner::Op::kEq || c.op == planner::Op::kIn || c.op == planner::Op::kExprEq;
-        (equality ? shape.equality : shape.range).push_back(planner::predicate_path(c));
+        // A path once per run ({$all} of thousands of values names one field thousands of
+        // times), and no more fields than an index may have.
+        auto& paths = equality ? shape.equality : shape.range;
+        const std::string_view path = planner::predicate_path(c);
+        if ((!paths.empty() && paths.back() == path) ||
+            shape.equality.size() + shape.range.size() >= kMaxSuggestedFields) {
+          continue;
+        }
+        paths.emplace_back(path);
       }
     }
   }

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,7 +54,9 @@ enum class Op : uint8_t {
 
 struct Predicate {
   Op op = Op::kUnindexable;
-  std::string path;  // the full dotted path (an $elemMatch's prefix included); "" for logic
+  // The full dotted path (an $elemMatch's prefix included); "" for logic. Held by the
+  // ParsedFilter (its `paths`), which outlives its predicates.
+  std::string_view path;
 
   // The operand, for the comparisons (kEq ... kGte, kExpr*): its BSON type and value bytes.
   uint8_t operand_type = 0;
@@ -82,7 +85,9 @@ struct ParsedFilter {
   bool text = false;          // $text somewhere
   bool near = false;          // $near / $nearSphere / $geoNear somewhere
   bool always_false = false;  // {$alwaysFalse: 1}: an empty-result plan, whatever else
-  std::string near_path;
+  std::string_view near_path;
+  // The predicates' paths, each stored once (a unique_ptr each: moving the filter keeps them).
+  std::vector<std::unique_ptr<std::string>> paths;
 };
 
 // The filter as the server parses it into a match expression. Bounded: past `max_nodes`

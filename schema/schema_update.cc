@@ -279,12 +279,19 @@ void JsonSchema::explain(const codec::BsonView& document, bson_t* parent, const 
 
 DetailsSize JsonSchema::explain_within(const codec::BsonView& document, size_t limit,
                                        bson_t* parent, const char* key) const {
+  // The server's two attempts: the whole error, then a truncated one without specifiedAs and
+  // consideredValue(s), which stops taking values at the bound. The values each attempt copies
+  // are bounded as it is built, so a failing document of any size costs at most the bound.
+  constexpr size_t kBesideValues = 64 * 1024;  // names, reasons and the entries' own keys
   for (const bool truncate : {false, true}) {
     schema::omit_specified_as = truncate;
+    schema::value_copies = {limit > kBesideValues ? limit - kBesideValues : 0, false, truncate};
     bson_t attempt = BSON_INITIALIZER;
     explain(document, &attempt, key);
+    const bool exceeded = schema::value_copies.exceeded;
     schema::omit_specified_as = false;
-    const bool fits = attempt.len <= limit;
+    schema::value_copies = {};
+    const bool fits = attempt.len <= limit && (truncate || !exceeded);
     if (fits) bson_concat(parent, &attempt);
     bson_destroy(&attempt);
     if (fits) return truncate ? DetailsSize::kTruncated : DetailsSize::kFull;

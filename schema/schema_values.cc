@@ -293,6 +293,13 @@ std::optional<Value> first_duplicate(const Value& array) {
 }
 
 void append_value(bson_t* parent, const char* key, const Value& v) {
+  ValueCopies& copies = value_copies;
+  if (copies.drop_considered && std::strncmp(key, "consideredValue", 15) == 0) return;
+  if (v.size > copies.bytes_left) {
+    copies.exceeded = true;
+    return;
+  }
+  copies.bytes_left -= v.size;
   // A one-element document {"": v}, its element copied under `key`.
   std::vector<uint8_t> buf(4 + 1 + 1 + v.size + 1, 0);
   const auto total = static_cast<uint32_t>(buf.size());

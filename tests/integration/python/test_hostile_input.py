@@ -25,6 +25,12 @@ rules:
     match: "hostile.*"
     action: block
     require_index: true
+  - id: hostile-schema
+    match: "hostile.checked"
+    action: block
+    json_schema:
+      properties:
+        blob: {bsonType: int}
 introspection:
   max_commands_per_second: 50
   jitter: 0
@@ -200,3 +206,30 @@ def test_a_crafted_filter_costs_bounded_memory_and_bystanders_go_on(proxy):
               f"{max(waits) * 1000:.1f} ms of {len(waits)}")
         assert extra < bound, (what, extra)
         assert waits, what
+
+
+def test_a_huge_failing_insert_gets_the_truncated_error_in_bounded_memory(proxy):
+    """A 15 MB document failing the $jsonSchema: the whole details would hold the 15 MB value
+    and pass the server's 12 MiB bound, so errInfo is the truncated one (no specifiedAs, no
+    consideredValue), and building it costs docguard less than 64 MiB more than it had."""
+    dg, _ = proxy
+    pid = dg.popen.pid
+    body = bson.encode({"insert": "checked", "documents": [{"_id": 1, "blob": "b" * 15_000_000}],
+                        "$db": "hostile"})
+    before = rss_mib(pid)
+    reset_peak(pid)
+    with socket.create_connection(("127.0.0.1", dg.ports["listen"]), timeout=60) as sock:
+        sock.sendall(op_msg(9, body))
+        reply = read_message(sock)
+    extra = peak_mib(pid) - before
+    doc = bson.decode(reply[21:21 + struct.unpack("<i", reply[21:25])[0]])
+    error = doc["writeErrors"][0]
+    assert error["code"] == 121
+    info = error["errInfo"]
+    assert info["failingDocumentId"] == 1 and info["truncated"] is True, info
+    entry = info["details"]["schemaRulesNotSatisfied"][0]["propertiesNotSatisfied"][0]
+    assert entry["propertyName"] == "blob"
+    assert entry["details"][0]["operatorName"] == "bsonType"
+    assert "consideredValue" not in entry["details"][0] and "specifiedAs" not in entry["details"][0]
+    print(f"15 MB failing insert: peak +{extra:.1f} MiB, reply {len(reply)} bytes")
+    assert extra < 64 + harness.sanitizer_quarantine_mib(), extra

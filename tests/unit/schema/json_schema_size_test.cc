@@ -1,5 +1,6 @@
 // errInfo within the server's size bound: the details whole when they fit, else again without
-// specifiedAs (the server's truncated error), else nothing (the server's "too large" note).
+// specifiedAs and consideredValue(s) (the server's truncated error), else nothing (the server's
+// "too large" note).
 #include <bson/bson.h>
 #include <gtest/gtest.h>
 
@@ -36,15 +37,43 @@ TEST(JsonSchemaSize, DetailsShrinkAsTheServersDo) {
   EXPECT_EQ(size, DetailsSize::kFull);
   EXPECT_NE(json.find("specifiedAs"), std::string::npos);
 
+  // The truncated error: without specifiedAs and without the considered values.
   json = within(*schema, R"({"a": -1})", 400, &size);
   EXPECT_EQ(size, DetailsSize::kTruncated);
   EXPECT_EQ(json.find("specifiedAs"), std::string::npos) << json;
-  EXPECT_NE(json.find(R"("consideredValue" : -1)"), std::string::npos) << json;
+  EXPECT_EQ(json.find("consideredValue"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("propertyName" : "a")"), std::string::npos) << json;
 
+  // A considered value past the bound: the truncated error still says which keyword failed.
   const std::string long_value(1000, 'x');
   json = within(*schema, R"({"a": ")" + long_value + "\"}", 400, &size);
+  EXPECT_EQ(size, DetailsSize::kTruncated);
+  EXPECT_EQ(json.find("xxxx"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("operatorName" : "enum")"), std::string::npos) << json;
+
+  // What is not a value (a property name) past the bound even then: nothing.
+  const std::string long_name(1000, 'n');
+  Json named(R"({"properties": {")" + long_name + R"(": {"enum": [1]}}})");
+  json = within(*JsonSchema::compile(named.view()), "{\"" + long_name + "\": 2}", 400, &size);
   EXPECT_EQ(size, DetailsSize::kTooLarge);
   EXPECT_EQ(json, "{ }");
+}
+
+TEST(JsonSchemaSize, ValuesCopiedStopAtTheBound) {
+  // Twenty levels failing, each reporting its whole subtree as its consideredValue: the first
+  // attempt stops copying at the bound, and the truncated one copies no value at all.
+  std::string schema = R"({"bsonType": "string"})";
+  std::string doc = "\"" + std::string(100000, 'v') + "\"";
+  for (int i = 0; i < 20; ++i) {
+    schema = R"({"bsonType": "object", "enum": [1], "properties": {"a": )" + schema + "}}";
+    doc = R"({"a": )" + doc + "}";
+  }
+  Json schema_json(schema);
+  DetailsSize size;
+  const std::string json = within(*JsonSchema::compile(schema_json.view()), doc, 512 * 1024, &size);
+  EXPECT_EQ(size, DetailsSize::kTruncated);
+  EXPECT_EQ(json.find("vvvv"), std::string::npos);
+  EXPECT_LT(json.size(), 64u * 1024);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "index_eligibility.h"
 
 #include <algorithm>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -207,7 +208,22 @@ Tri Planner::index_serves_and(const IndexModel& index, const Predicate& node,
   if (served == Tri::kNo || index.known->partial_filter.empty()) return served;
   // The whole query implies the filter, or this $or branch does.
   const BsonView filter = view_of_bytes(index.known->partial_filter);
-  Tri implied = root_ != nullptr ? implies_partial_filter(*root_, filter) : Tri::kNo;
+  Tri implied = Tri::kNo;
+  if (root_ != nullptr) {
+    const IndexModel* first = indexes_.data();
+    const bool listed = !std::less<const IndexModel*>()(&index, first) &&
+                        std::less<const IndexModel*>()(&index, first + indexes_.size());
+    const size_t at = listed ? static_cast<size_t>(&index - first) : root_implies_.size();
+    if (at < root_implies_.size()) {
+      if (!root_implies_known_[at]) {
+        root_implies_[at] = implies_partial_filter(*root_, filter);
+        root_implies_known_[at] = true;
+      }
+      implied = root_implies_[at];
+    } else {
+      implied = implies_partial_filter(*root_, filter);
+    }
+  }
   if (implied != Tri::kYes && !partial_from_root && &node != root_) {
     implied = best(implied, implies_partial_filter(node, filter));
   }
@@ -215,7 +231,11 @@ Tri Planner::index_serves_and(const IndexModel& index, const Predicate& node,
 }
 
 Tri Planner::conjunction_served(const Predicate& node, int depth, bool partial_from_root) const {
-  if (depth == 0) root_ = &node;
+  if (depth == 0) {
+    root_ = &node;
+    root_implies_.assign(indexes_.size(), Tri::kNo);
+    root_implies_known_.assign(indexes_.size(), false);
+  }
   std::vector<const Predicate*> related;
   std::vector<std::pair<const Predicate*, bool>> ors;
   partition(node, related, ors, false);

@@ -38,6 +38,10 @@ class Planner {
   codec::BsonView query_collation_;
   const std::string* collection_default_ = nullptr;  // the _id index's collation, when listed
   mutable const Predicate* root_ = nullptr;          // the query being judged
+  // Per index (its place in indexes_), whether the root implies its partial filter, once per
+  // query: asked again for each $or branch, it would cost branches x branches x indexes.
+  mutable std::vector<Tri> root_implies_;
+  mutable std::vector<bool> root_implies_known_;
 };
 
 }  // namespace docguard::rules::planner

@@ -56,8 +56,33 @@ bool number_of(uint8_t type, const uint8_t* value, double* out) {
   }
 }
 
+// Whether every number an equality or $in `q` allows is among the numbers of the $in `f`.
+bool within_numeric_in(const Predicate& q, const Predicate& f) {
+  auto listed = [&](double v) {
+    double x = 0;
+    for (BsonElements e(f.operand, f.operand_size); e.next();) {
+      if (number_of(e.type, e.value, &x) && x == v) return true;
+    }
+    return false;
+  };
+  double v = 0;
+  if (q.op == Op::kEq) return number_of(q.operand_type, q.operand, &v) && listed(v);
+  if (q.op != Op::kIn || q.in_count == 0) return false;
+  for (BsonElements e(q.operand, q.operand_size); e.next();) {
+    if (!number_of(e.type, e.value, &v) || !listed(v)) return false;
+  }
+  return true;
+}
+
 // Whether `q` (one condition of the query) implies `f` (one of the filter's), both on one path.
 bool implies(const Predicate& q, const Predicate& f) {
+  if (q.op == Op::kNot) {
+    // {$ne: null} and {$nin: [null, ...]}: neither missing nor null, so the field exists.
+    if (f.op != Op::kExists || q.children.size() != 1) return false;
+    const Predicate& inner = q.children.front();
+    return (inner.op == Op::kEq || inner.op == Op::kIn) && inner.null_operand;
+  }
+  if (f.op == Op::kIn) return within_numeric_in(q, f);
   if (f.op == Op::kExists) {
     // Any condition a missing or null value cannot meet.
     switch (q.op) {
@@ -166,7 +191,7 @@ Tri implies_condition(const Predicate& query_and, const Predicate& f) {
     const bool negation =
         q->op == Op::kNot && !q->children.empty() && q->children.front().path == f.path;
     if (q->path != f.path && !negation) continue;
-    if (!negation && implies(*q, f)) return Tri::kYes;
+    if (implies(*q, f)) return Tri::kYes;
     undecided |= !decidably_not(*q, f);
   }
   return undecided ? Tri::kMaybe : Tri::kNo;

@@ -170,7 +170,8 @@ codec::BsonView unwrap(const ConfigReader& reader, const YAML::Node& node, const
     reader.fail(node, key, std::string(name) + " must be one of " + names);
   };
   out->level = text("validationLevel", {"strict", "moderate", "off"});
-  out->action = text("validationAction", {"error", "warn"});
+  // errorAndLog (8.1): refuses as error does, and the server also logs the failure.
+  out->action = text("validationAction", {"error", "warn", "errorAndLog"});
   return schema.container();
 }
 

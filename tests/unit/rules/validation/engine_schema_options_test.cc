@@ -118,6 +118,14 @@ TEST_F(EngineSchemaOptionsTest, WarnNeverRefusesAndOffJudgesNothing) {
   EXPECT_TRUE(insert(R"({"_id": 1, "name": 5})").violations.empty());
 }
 
+TEST_F(EngineSchemaOptionsTest, ErrorAndLogRefusesAsErrorDoes) {
+  use("    json_schema_file: " +
+      validator_file("logged.json", R"(, "validationAction": "errorAndLog")") + "\n");
+  Verdict v = insert(R"({"_id": 1, "name": 5})");
+  ASSERT_EQ(v.violations.size(), 1u);
+  EXPECT_EQ(v.violations[0].action, Action::kBlock);
+}
+
 std::string error_of(const std::string& rule_tail) {
   try {
     parse_rules(YAML::Load("rules:\n  - match: shop.products\n" + rule_tail),

@@ -26,7 +26,8 @@ std::shared_ptr<const schema::JsonSchema> inline_json_schema(const ConfigReader&
                                                              const YAML::Node& node,
                                                              const std::string& key);
 // A validator file: its schema, and the collection options `docguard validator` writes beside
-// it ("" when absent): validationLevel (strict, moderate, off), validationAction (error, warn, errorAndLog).
+// it ("" when absent): validationLevel (strict, moderate, off), validationAction (error, warn,
+// errorAndLog).
 struct ValidatorFile {
   std::shared_ptr<const schema::JsonSchema> schema;
   std::string level, action;

@@ -118,8 +118,14 @@ PlanJudgement judge_plan(const QueryParts& parts, const NamespaceIndexes* indexe
     filters.push_back(parts.filter);
   }
   const planner::ParsedFilter parsed = planner::parse_filters(filters);
-  if (parsed.root.children.empty() && !parsed.uncertain) return out;  // an empty filter
   if (parsed.always_false) return out;  // no document can match: an empty-result plan
+  if (parsed.root.children.empty() && !parsed.uncertain) {
+    // An empty filter is exempt. One whose predicates say nothing to the planner ({$comment}
+    // alone, {$and: [{}]}, an $expr no index can serve) is not empty to the server, which may
+    // refuse its scan: passed, and counted as unknown.
+    if (parts.pipeline.empty() && parts.filter.size > 5) out.verdict = IndexVerdict::kUnknown;
+    return out;
+  }
   if (parsed.uncertain) out.verdict = IndexVerdict::kUnknown;
 
   const planner::Planner planner(indexes, parts.collation);

@@ -92,6 +92,9 @@ size_t field_bytes(const QueryShape& shape) {
 // known. The shape's fields only: a filter whose fields are all under $or or $text is not judged.
 int8_t judge_shape(const ShapeInfo& info, const NamespaceIndexes* known) {
   if (info.exempt) return 1;
+  // A plan not kept: its fields alone cannot tell what its hint, sort, collation or partial
+  // indexes decide, so neither "indexed" nor "unindexed" is said of it.
+  if (info.plan_too_large) return -1;
   if (!info.plan.empty()) {
     // The guardrail's own judgement (plan_judgement.cc) of the shape's first query.
     switch (judge_plan(parts_of_plan(info.plan), known, nullptr).verdict) {
@@ -165,7 +168,10 @@ std::shared_ptr<const ShapeInfo> describe_shape(const codec::CommandView& cmd,
   }
   info->exempt = exempt_namespace(cmd.database, cmd.collection);
   // Once per new shape: the whole command's (or statement's) hint, collation and tailable too.
-  info->plan = plan_of(statement.empty() ? query_parts(cmd) : statement_parts(statement));
+  const QueryParts plan_parts = statement.empty() ? query_parts(cmd) : statement_parts(statement);
+  info->plan = plan_of(plan_parts);
+  info->plan_too_large =
+      info->plan.empty() && (!plan_parts.filter.empty() || !plan_parts.pipeline.empty());
   return info;
 }
 

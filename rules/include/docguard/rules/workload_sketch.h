@@ -38,9 +38,10 @@ struct ShapeInfo {
   QueryShape fields;           // equality / sort / range fields: which index would serve it
   bool exempt = false;         // admin, local, config, system.*: never an unindexed query
   // The first query of the shape as the guardrail judges it (filter, sort, pipeline, hint,
-  // collation, tailable), one BSON document of at most 1 KiB; empty when larger: then the shape
-  // is judged on its fields alone.
+  // collation, tailable), one BSON document of at most 1 KiB; empty when larger
+  // (plan_too_large: the shape's `indexed` is then not known).
   std::string plan;
+  bool plan_too_large = false;
 };
 
 // Upstream times in microseconds, in logarithmic buckets: exact below 8, then 4 buckets per

@@ -384,6 +384,22 @@ TEST_F(WorkloadEngineTest, AShapeKeepsBoundedTextWhateverTheClientSends) {
   EXPECT_EQ(s.shapes[0].indexed, -1);  // too large to keep its fields: not judged
 }
 
+TEST_F(WorkloadEngineTest, APlanTooLargeToKeepIsNeitherIndexedNorUnindexed) {
+  // An indexed equality with a $natural hint: the guardrail refuses its scan. Its plan (over
+  // 1 KiB with the long $in) is not kept, and its fields alone would say "indexed".
+  std::string values;
+  for (int i = 0; i < 300; ++i) values += (i ? ", " : "") + std::to_string(i);
+  const std::string body = R"({"find": "orders", "$db": "shop", "filter": {"status": {"$in": [)" +
+                           values + R"(]}}, "hint": {"$natural": 1}})";
+  auto m = request(body);
+  Verdict v = engine->inspect(m->cmd, RequestContext{"ci", "127.0.0.1:5000"});
+  EXPECT_TRUE(v.any_block());
+  const WorkloadSnapshot s = engine->workload_report();
+  ASSERT_EQ(s.shapes.size(), 1u);
+  EXPECT_TRUE(s.shapes[0].info->plan_too_large);
+  EXPECT_EQ(s.shapes[0].indexed, -1);
+}
+
 TEST_F(WorkloadEngineTest, NamespacesPastTheTrackingBoundKeepTheirOwnShapes) {
   engine = std::make_unique<Engine>(
       parse_rules(YAML::Load("tracking:\n  max_namespaces: 1\n"), "test.yaml"), &sink, nullptr);

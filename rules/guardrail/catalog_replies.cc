@@ -85,8 +85,30 @@ void learn_from_catalog_reply(IndexCatalog& catalog, const codec::CommandView& r
     } else if (timeseries) {
       catalog.set_kind(db, coll, NamespaceKind::kTimeseries, "create");
     } else {
-      catalog.set(db, coll, {KnownIndex{"_id_", {{"_id", "1"}}}}, "create");
+      // The _id index takes the collection's default collation (an equality on _id then
+      // uses it only under that collation), and is the clustered index of a clustered one.
+      KnownIndex id{"_id_", {{"_id", "1"}}};
+      BsonElements option(nullptr, 0);
+      if (find_field(request.body, "collation", &option) && option.holds_document() &&
+          codec::find_string(option.container(), "locale") != "simple") {
+        id.collation.assign(reinterpret_cast<const char*>(option.value), option.value_size);
+      }
+      id.clustered = find_field(request.body, "clusteredIndex", &option);
+      id.fast_leading = fast_leading_of(id);
+      catalog.set(db, coll, {std::move(id)}, "create");
     }
+  } else if (name == "collMod") {
+    BsonElements index(nullptr, 0);
+    if (!find_field(request.body, "index", &index) || !index.holds_document()) return;
+    BsonElements hidden(nullptr, 0);
+    if (!find_field(index.container(), "hidden", &hidden)) return;
+    BsonElements pattern(nullptr, 0);
+    const IndexKeys keys =
+        find_field(index.container(), "keyPattern", &pattern) && pattern.holds_document()
+            ? index_keys_of(pattern.container())
+            : IndexKeys{};
+    catalog.set_hidden(db, coll, codec::find_string(index.container(), "name"), keys,
+                       hidden.as_bool());
   } else if (name == "listIndexes") {
     codec::BsonView batch;
     if (!codec::complete_first_batch(reply, &batch)) return;
@@ -101,7 +123,7 @@ void learn_from_catalog_reply(IndexCatalog& catalog, const codec::CommandView& r
       if (index.keys.empty()) return;
       indexes.push_back(std::move(index));
     }
-    catalog.set(db, coll, std::move(indexes), "listIndexes");
+    catalog.set(db, coll, std::move(indexes), "listIndexes", /*keep_kind=*/true);
   }
 }
 

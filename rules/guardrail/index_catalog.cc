@@ -143,10 +143,12 @@ void IndexCatalog::update(std::string_view db, std::string_view coll, const Chan
 }
 
 void IndexCatalog::set(std::string_view db, std::string_view coll, std::vector<KnownIndex> indexes,
-                       std::string_view source) {
+                       std::string_view source, bool keep_kind) {
   update(db, coll, [&](NamespaceIndexes& n) {
     n.indexes = std::move(indexes);
-    n.kind = NamespaceKind::kCollection;
+    const bool planned_elsewhere =
+        n.kind == NamespaceKind::kView || n.kind == NamespaceKind::kTimeseries;
+    if (!keep_kind || !planned_elsewhere) n.kind = NamespaceKind::kCollection;
     n.complete = true;
     n.source = std::string(source);
   });
@@ -195,6 +197,18 @@ void IndexCatalog::add(std::string_view db, std::string_view coll, KnownIndex in
     if (n.source.empty()) n.source = "createIndexes";
     // createIndexes creates a collection that does not exist.
     if (n.kind == NamespaceKind::kAbsent) n.kind = NamespaceKind::kCollection;
+  });
+}
+
+void IndexCatalog::set_hidden(std::string_view db, std::string_view coll, std::string_view name,
+                              const IndexKeys& keys, bool hidden) {
+  update(db, coll, [&](NamespaceIndexes& n) {
+    for (KnownIndex& k : n.indexes) {
+      if ((!name.empty() && k.name == name) || (name.empty() && !keys.empty() && k.keys == keys)) {
+        k.hidden = hidden;
+        k.fast_leading = fast_leading_of(k);
+      }
+    }
   });
 }
 

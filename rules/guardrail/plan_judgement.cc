@@ -92,10 +92,10 @@ PlanJudgement judge_plan(const QueryParts& parts, const NamespaceIndexes* indexe
                          IndexKeys* suggestion) {
   PlanJudgement out;
   if (indexes != nullptr && indexes->kind != NamespaceKind::kCollection) {
-    // Nothing to scan; or planned against another collection's indexes, which a view's or a
-    // time-series collection's own list does not tell.
-    out.verdict =
-        indexes->kind == NamespaceKind::kAbsent ? IndexVerdict::kServed : IndexVerdict::kUnknown;
+    // Planned against another collection's indexes, which a view's or a time-series
+    // collection's own list does not tell; or dropped, and maybe created again since by a write
+    // docguard does not follow: passed, as unknown.
+    out.verdict = IndexVerdict::kUnknown;
     return out;
   }
   // The common served cases (an equality on _id or on a plain index's leading field), from the

@@ -79,9 +79,14 @@ class IndexCatalog {
   IndexCatalog(const IndexCatalog&) = delete;
   IndexCatalog& operator=(const IndexCatalog&) = delete;
 
-  // The complete list of a namespace's indexes.
+  // The complete list of a namespace's indexes. It is a collection's, unless `keep_kind` and
+  // the namespace is known to be a view or time-series collection (a client's listIndexes of
+  // one lists the indexes the server plans on another collection with).
   void set(std::string_view db, std::string_view coll, std::vector<KnownIndex> indexes,
-           std::string_view source);
+           std::string_view source, bool keep_kind = false);
+  // collMod {index: {name | keyPattern, hidden}}: the index hidden from the planner, or not.
+  void set_hidden(std::string_view db, std::string_view coll, std::string_view name,
+                  const IndexKeys& keys, bool hidden);
   // The namespace is known to be a view, a time-series collection, or not to exist (dropped).
   void set_kind(std::string_view db, std::string_view coll, NamespaceKind kind,
                 std::string_view source);

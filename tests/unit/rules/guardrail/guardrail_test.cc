@@ -244,6 +244,45 @@ TEST(IndexCatalogTest, LearnsFromCatalogReplies) {
   EXPECT_EQ(catalog.find("d", "c"), nullptr);
 }
 
+TEST(IndexCatalogTest, WhatTheCatalogCommandsChangeAsTheServerDoes) {
+  IndexCatalog catalog;
+  Bson ok(R"({"ok": 1})");
+  auto learn = [&](const char* body, const Bson& reply) {
+    auto m = request(body);
+    learn_from_catalog_reply(catalog, m->cmd, reply.view());
+  };
+  const Bson listed(R"({"ok": 1, "cursor": {"id": 0, "ns": "d.ts", "firstBatch": [
+                      {"v": 2, "key": {"meta": 1, "t": 1}, "name": "meta_1_t_1"}]}})");
+  // A client's listIndexes of a time-series collection leaves it one: its queries are planned
+  // on its buckets, which that list does not describe.
+  learn(R"({"create": "ts", "$db": "d", "timeseries": {"timeField": "t", "metaField": "meta"}})",
+        ok);
+  learn(R"({"listIndexes": "ts", "$db": "d"})", listed);
+  EXPECT_EQ(catalog.find("d", "ts")->kind, NamespaceKind::kTimeseries);
+  EXPECT_EQ(judge(R"({"x": 1})", catalog.find("d", "ts").get()), IndexVerdict::kUnknown);
+
+  // collMod un-hides an index (by name or key pattern), and hides one.
+  const Bson hidden(R"({"ok": 1, "cursor": {"id": 0, "ns": "d.c", "firstBatch": [
+                      {"v": 2, "key": {"_id": 1}, "name": "_id_"},
+                      {"v": 2, "key": {"a": 1}, "name": "a_1", "hidden": true}]}})");
+  learn(R"({"listIndexes": "c", "$db": "d"})", hidden);
+  EXPECT_EQ(judge(R"({"a": 1})", catalog.find("d", "c").get()), IndexVerdict::kUnserved);
+  learn(R"({"collMod": "c", "$db": "d", "index": {"name": "a_1", "hidden": false}})", ok);
+  EXPECT_EQ(judge(R"({"a": 1})", catalog.find("d", "c").get()), IndexVerdict::kServed);
+  learn(R"({"collMod": "c", "$db": "d", "index": {"keyPattern": {"a": 1}, "hidden": true}})", ok);
+  EXPECT_EQ(judge(R"({"a": 1})", catalog.find("d", "c").get()), IndexVerdict::kUnserved);
+
+  // A collection created with a collation: its _id index has it.
+  learn(R"({"create": "fr", "$db": "d", "collation": {"locale": "fr", "strength": 1}})", ok);
+  EXPECT_FALSE(catalog.find("d", "fr")->indexes.front().collation.empty());
+  learn(R"({"create": "plain", "$db": "d", "collation": {"locale": "simple"}})", ok);
+  EXPECT_TRUE(catalog.find("d", "plain")->indexes.front().collation.empty());
+
+  // Dropped: maybe created again by a write docguard does not follow, so not known.
+  learn(R"({"drop": "c", "$db": "d"})", ok);
+  EXPECT_EQ(judge(R"({"a": 1})", catalog.find("d", "c").get()), IndexVerdict::kUnknown);
+}
+
 TEST(IndexCatalogTest, AListOfIndexBuildInfoIsNotTakenForNoIndexes) {
   // listIndexes with includeIndexBuildInfo answers {spec, indexBuildInfo} per index: not a list
   // docguard reads, so nothing is learned (every query stays unknown, none refused).

@@ -181,6 +181,9 @@ std::string Engine::guardrail_status_json() const {
 void Engine::judge(const codec::CommandView& cmd, const RequestContext& ctx,
                    const RuleSnapshot& snapshot, bool dry_run, Verdict& verdict) {
   const RuleSet* rules = dry_run ? snapshot.candidates.get() : snapshot.rules.get();
+  if (!dry_run && (cmd.kind == CommandKind::kAggregate || cmd.kind == CommandKind::kOther)) {
+    count_writes_elsewhere(cmd, ctx, *rules);
+  }
   if (cmd.kind == CommandKind::kBulkWrite) {
     inspect_bulk_write(cmd, ctx, snapshot, dry_run, verdict);
   } else {

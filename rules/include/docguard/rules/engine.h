@@ -156,6 +156,10 @@ class Engine {
     return rules.has_scoped_rules() ? find_scope(ctx, rules, candidate) : 0;
   }
   static uint32_t find_scope(const RequestContext& ctx, const RuleSet& rules, bool candidate);
+  // $out / $merge, mapReduce's out, applyOps' writes: counted as unjudged on a target with a
+  // $jsonSchema rule (engine_writes_elsewhere.cc).
+  void count_writes_elsewhere(const codec::CommandView& cmd, const RequestContext& ctx,
+                              const RuleSet& rules);
   const std::string& app_label(std::string_view app, uint32_t max_apps);
   // A write statement down the chain of checks: every check judges it, then every check
   // learns from it (engine_writes.cc). The statement is read from the command first: an

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <vector>
 
 #include "docguard/rules/engine.h"
 #include "docguard/settings/yaml_settings.h"
@@ -78,6 +79,40 @@ class EngineSchemaTest : public ::testing::Test {
   Counting counts;
   std::unique_ptr<Engine> engine;
 };
+
+// Writes to another collection than the command names: the server validates them against the
+// target's validator, docguard cannot see them. Counted as unjudged on the target, never refused.
+TEST_F(EngineSchemaTest, WritesElsewhereAreCountedUnjudgedOnTheirTarget) {
+  use(kRules);
+  const std::vector<const char*> unjudged = {
+      R"({"aggregate": "staging", "$db": "shop", "cursor": {}, "pipeline": [{"$out": "products"}]})",
+      R"({"aggregate": "staging", "$db": "other", "cursor": {},
+          "pipeline": [{"$match": {}}, {"$out": {"db": "shop", "coll": "products"}}]})",
+      R"({"aggregate": "staging", "$db": "shop", "cursor": {}, "pipeline": [{"$merge": "products"}]})",
+      R"({"aggregate": "staging", "$db": "shop", "cursor": {},
+          "pipeline": [{"$merge": {"into": {"db": "shop", "coll": "products"}}}]})",
+      R"({"mapReduce": "staging", "$db": "shop", "map": "f", "reduce": "g",
+          "out": {"replace": "products"}})",
+      R"({"applyOps": [{"op": "i", "ns": "shop.products", "o": {"_id": 1}},
+                       {"op": "u", "ns": "shop.products", "o": {"$set": {"a": 1}}, "o2": {"_id": 1}}],
+          "$db": "admin"})"};
+  int expected = 0;
+  for (const char* body : unjudged) {
+    auto m = request(body);
+    EXPECT_FALSE(inspect(*m).any_block()) << body;
+    EXPECT_EQ(counts.unjudged["shop.products"], ++expected) << body;
+  }
+  for (const char* body :
+       {R"({"aggregate": "staging", "$db": "shop", "cursor": {}, "pipeline": [{"$out": "other"}]})",
+        R"({"aggregate": "products", "$db": "shop", "cursor": {}, "pipeline": [{"$match": {}}]})",
+        R"({"mapReduce": "staging", "$db": "shop", "map": "f", "reduce": "g",
+            "out": {"inline": 1}})",
+        R"({"applyOps": [{"op": "d", "ns": "shop.products", "o": {"_id": 1}}], "$db": "admin"})"}) {
+    auto m = request(body);
+    (void)inspect(*m);
+    EXPECT_EQ(counts.unjudged["shop.products"], expected) << body;
+  }
+}
 
 TEST_F(EngineSchemaTest, AnInsertFailingTheSchemaIsBlockedWithTheServersDetails) {
   use(kRules);

@@ -114,6 +114,18 @@ TEST_F(EngineSchemaTest, WritesElsewhereAreCountedUnjudgedOnTheirTarget) {
   }
 }
 
+// A field name twice: docguard's matcher and its explanation read the document differently, so
+// a failure it cannot explain (no rule named) is passed and counted, never refused with empty
+// details.
+TEST_F(EngineSchemaTest, AFailureNoRuleExplainsIsNotRefused) {
+  use(kRules);
+  auto m = request(R"({"insert": "products", "$db": "shop"})", "documents",
+                   {R"({"_id": 1, "name": "a", "price": 1, "price": "x"})"});
+  const Verdict v = inspect(*m);
+  EXPECT_TRUE(v.violations.empty());
+  EXPECT_EQ(counts.unjudged["shop.products"], 1);
+}
+
 TEST_F(EngineSchemaTest, AnInsertFailingTheSchemaIsBlockedWithTheServersDetails) {
   use(kRules);
   auto m =

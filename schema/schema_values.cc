@@ -49,9 +49,9 @@ TypeMask numbers() {
          type_bit(BSON_TYPE_DECIMAL128);
 }
 
-// Documents nest at most 100 levels on a server; deeper values are compared as bytes rather
-// than recursed into without bound.
-constexpr int kMaxCompareDepth = 128;
+// A server stores documents nested up to 180 levels (with its own envelope, 200): values are
+// compared by meaning that deep, and past it as bytes rather than recursed into without bound.
+constexpr int kMaxCompareDepth = 200;
 
 // The class a value compares in, as the server's canonical types: every number is one class
 // (compared by value), and a Symbol is a String (compared by its text).

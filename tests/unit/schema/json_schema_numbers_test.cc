@@ -100,6 +100,44 @@ TEST(JsonSchemaNumbers, ASymbolEqualsTheStringOfItsText) {
   EXPECT_FALSE(matches(unique, "{\"t\": " + long_one + R"(, "red", {"$symbol": "red"}]})"));
 }
 
+// A BSON document of one element {key: value} (type `type`), as bytes.
+std::string one_element(char type, const std::string& key, const std::string& value) {
+  std::string body(1, type);
+  body += key;
+  body += '\0';
+  body += value;
+  body += '\0';
+  const auto size = static_cast<uint32_t>(body.size() + 4);
+  return std::string(reinterpret_cast<const char*>(&size), 4) + body;
+}
+
+// Values nested 150 levels, as a server stores them (it allows 180): 1 and 1.0 are still equal.
+// (Built as bytes: libbson's JSON reader stops at 100 levels.)
+TEST(JsonSchemaNumbers, DeepValuesCompareByMeaning) {
+  const int32_t int_one = 1;
+  const double double_one = 1.0;
+  std::string one = one_element(0x10, "0", std::string(reinterpret_cast<const char*>(&int_one), 4));
+  std::string other =
+      one_element(0x01, "0", std::string(reinterpret_cast<const char*>(&double_one), 8));
+  for (int i = 0; i < 150; ++i) {
+    one = one_element(0x04, "0", one);
+    other = one_element(0x04, "0", other);
+  }
+  // {t: [one, other]}
+  std::string items(1, 0x04);
+  items += "0";
+  items += '\0';
+  items += one;
+  items += std::string(1, 0x04) + "1" + '\0' + other;
+  items += '\0';
+  const auto items_size = static_cast<uint32_t>(items.size() + 4);
+  const std::string array = std::string(reinterpret_cast<const char*>(&items_size), 4) + items;
+  const std::string doc = one_element(0x04, "t", array);
+  const auto unique = compile(R"({"properties": {"t": {"uniqueItems": true}}})");
+  EXPECT_FALSE(unique->matches(
+      {reinterpret_cast<const uint8_t*>(doc.data()), static_cast<uint32_t>(doc.size())}));
+}
+
 // The integer hash uniqueItems sorts by first (a splitmix64 finalizer of the value), and its
 // inverse: what an attacker who reads the source can compute.
 uint64_t mix(uint64_t x) {

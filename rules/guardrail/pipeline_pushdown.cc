@@ -114,6 +114,12 @@ bool later_match(BsonElements stages) {
 
 PushedQuery push_down(const BsonView& pipeline) {
   PushedQuery out;
+  // Anywhere, $facet and sub-pipelines included: the names as keys in the pipeline's bytes.
+  const std::string_view bytes(reinterpret_cast<const char*>(pipeline.data), pipeline.size);
+  for (const std::string_view stage : {"$lookup", "$graphLookup", "$unionWith"}) {
+    const std::string key = std::string(stage) + '\0';  // a key ends with its NUL
+    out.foreign_reads = out.foreign_reads || bytes.find(key) != std::string_view::npos;
+  }
   Changes changes;
   bool first = true;
   for (BsonElements stages(pipeline); stages.next();) {

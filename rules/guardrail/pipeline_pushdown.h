@@ -15,6 +15,9 @@ struct PushedQuery {
   // it (and so find more predicates to use an index for).
   bool later_match = false;
   bool geo_near_first = false;  // $geoNear must be first, and needs a geo index
+  // A $lookup, $graphLookup or $unionWith anywhere: their queries of another collection are
+  // planned too (under notablescan as well), and the model does not judge them.
+  bool foreign_reads = false;
 };
 
 PushedQuery push_down(const codec::BsonView& pipeline);

@@ -108,12 +108,18 @@ PlanJudgement judge_plan(const QueryParts& parts, const NamespaceIndexes* indexe
   std::vector<BsonView> filters;
   BsonView sort = parts.sort;
   bool later_match = false;
+  bool foreign_reads = false;
   if (!parts.pipeline.empty()) {
     const planner::PushedQuery pushed = planner::push_down(parts.pipeline);
     filters = pushed.matches;
     sort = pushed.sort;
     later_match = pushed.later_match;
-    if (pushed.geo_near_first) return out;  // needs a geo index: the server insists on it itself
+    foreign_reads = pushed.foreign_reads;
+    if (pushed.geo_near_first) {
+      // It needs a geo index, which the server insists on itself: passed, not judged.
+      out.verdict = IndexVerdict::kUnknown;
+      return out;
+    }
   } else if (!parts.filter.empty()) {
     filters.push_back(parts.filter);
   }
@@ -167,7 +173,9 @@ PlanJudgement judge_plan(const QueryParts& parts, const NamespaceIndexes* indexe
     served = planner::best(served, planner.sort_served(parsed.root, sort));
   }
   if (served == Tri::kYes) {
-    out.verdict = IndexVerdict::kServed;
+    // The collection's own query is served; a join's or union's query of another one is not
+    // judged here.
+    out.verdict = foreign_reads ? IndexVerdict::kUnknown : IndexVerdict::kServed;
     return out;
   }
   if (served == Tri::kMaybe || later_match) {

@@ -277,6 +277,20 @@ def test_an_upsert_whose_insert_would_fail_is_forwarded_and_counted(dg, db, upst
                      collection="products") == before + 1
 
 
+def test_writes_to_another_collection_are_counted_on_their_target(dg, db, upstream):
+    """An aggregate ending in $out writes documents docguard does not see into products: counted
+    as unjudged there, never refused. (FerretDB 1.24 has no $out and answers with its own error,
+    which is forwarded; a server would validate the written documents itself.)"""
+    c = dg.client(appname="shop")
+    before = dg.metric("docguard_schema_unjudged_total", db=db, collection="products")
+    try:
+        list(c[db].staging.aggregate([{"$match": {}}, {"$out": "products"}]))
+    except pymongo.errors.OperationFailure as e:
+        assert e.code != 121, e.details
+    assert dg.wait_metric(before + 1, "docguard_schema_unjudged_total", db=db,
+                          collection="products") == before + 1
+
+
 def test_warn_logs_and_passes(dg, db, upstream):
     since = dg.log_mark()
     c = dg.client(appname="tracker")

@@ -282,7 +282,7 @@ DetailsSize JsonSchema::explain_within(const codec::BsonView& document, size_t l
   // The server's two attempts: the whole error, then a truncated one without specifiedAs and
   // consideredValue(s), which stops taking values at the bound. The values each attempt copies
   // are bounded as it is built, so a failing document of any size costs at most the bound.
-  constexpr size_t kBesideValues = 64 * 1024;  // names, reasons and the entries' own keys
+  constexpr size_t kBesideValues = size_t{64} * 1024;  // names, reasons and the entries' own keys
   for (const bool truncate : {false, true}) {
     schema::omit_specified_as = truncate;
     schema::value_copies = {limit > kBesideValues ? limit - kBesideValues : 0, false, truncate};

@@ -23,7 +23,7 @@ constexpr int kMaxDepth = 32;
 // bytes and 64 KiB. A path is its name and the prefixes of the $elemMatch it is under; names
 // repeated as prefixes at each of 32 levels could make 32 times the filter, so a crafted one
 // stops here, uncertain.
-constexpr size_t kPathBytesBase = 64 * 1024;
+constexpr size_t kPathBytesBase = size_t{64} * 1024;
 
 using codec::first_key;
 using codec::is_operator;

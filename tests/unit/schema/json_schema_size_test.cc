@@ -70,7 +70,8 @@ TEST(JsonSchemaSize, ValuesCopiedStopAtTheBound) {
   }
   Json schema_json(schema);
   DetailsSize size;
-  const std::string json = within(*JsonSchema::compile(schema_json.view()), doc, 512 * 1024, &size);
+  const std::string json =
+      within(*JsonSchema::compile(schema_json.view()), doc, size_t{512} * 1024, &size);
   EXPECT_EQ(size, DetailsSize::kTruncated);
   EXPECT_EQ(json.find("vvvv"), std::string::npos);
   EXPECT_LT(json.size(), 64u * 1024);

@@ -145,7 +145,7 @@ Verdict Engine::inspect(const codec::CommandView& cmd, const RequestContext& ctx
   Verdict verdict;
   const std::shared_ptr<const RuleSnapshot> snapshot = snapshot_.load();
   Scratch& sc = scratch();
-  checks().run([](auto& c) -> decltype(c.begin_command()) { c.begin_command(); });
+  checks().run<phase::BeginCommand>();
   sc.judged_stats = nullptr;
   // Only with candidate rules: what they would have done, for the workload ledger too. On the
   // heap then, and only then: an empty optional of a Verdict costs its setup on every command.
@@ -220,10 +220,7 @@ void Engine::judge(const codec::CommandView& cmd, const RequestContext& ctx,
         }
         return;
       case CommandKind::kCreate:
-        if (!dry_run)
-          checks().run([&](auto& c) -> decltype(c.learn_definition(cmd, *rules)) {
-            c.learn_definition(cmd, *rules);
-          });
+        if (!dry_run) checks().run<phase::LearnDefinition>(cmd, *rules);
         return;
       default:
         return;
@@ -241,7 +238,7 @@ void Engine::judge(const codec::CommandView& cmd, const RequestContext& ctx,
     s.hits = dry_run ? snapshot.candidate_hits.get() : snapshot.hits.get();
     s.dry_run = dry_run;
     s.app = app;
-    checks().run([&](auto& c) -> decltype(c.start(s)) { c.start(s); });
+    checks().run<phase::Start>(s);
     switch (cmd.kind) {
       case CommandKind::kInsert:
         for (size_t i = 0; i < cmd.statements.size() && !s.batch_stopped(); ++i) {
@@ -262,7 +259,7 @@ void Engine::judge(const codec::CommandView& cmd, const RequestContext& ctx,
         judge_find_and_modify(s);
         break;
       default:
-        checks().run([&](auto& c) -> decltype(c.judge_read(s)) { c.judge_read(s); });
+        checks().run<phase::JudgeRead>(s);
         break;
     }
     report(s, 0);

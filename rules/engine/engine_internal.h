@@ -63,18 +63,8 @@ inline Scratch& scratch() {
   return s;
 }
 
-// The phases of the chain of checks (check_chain.h), in the order a command meets them. Each
-// calls the method of its name on the checks that have one for what it hands them, in the
-// chain's order:
-//   begin_command()                  once per command, before its passes;
-//   start(pass)                      once per pass, before anything is judged;
-//   judge_read(pass)                 a read (find, aggregate, count, distinct, an explained read);
-//   judge_write(pass, statement)     each write statement (write_statement.h), every check in turn;
-//   learn_write(pass, statement)     then, the statement's verdict known, what each check learns;
-//   learn_definition(cmd, rules)     a command that defines (create), with the rules in force;
-//   learn_read(document)             a document read back (a sampled reply's, or the store's);
-//   learn_catalog_reply(cmd, reply)  a catalog command's successful reply (indexes).
-// The engine runs each as `checks().run([&](auto& c) -> decltype(c.start(s)) { c.start(s); })`.
+// The phases of the chain of checks are declared in check_phases.h; the engine runs each as
+// `checks().run<phase::Start>(pass)`.
 
 }  // namespace engine_detail
 

@@ -58,7 +58,7 @@ void Engine::observe_reply(const codec::CommandView& request, const codec::OpMsg
   for (codec::BsonElements doc(batch); doc.next();) {
     if (!doc.holds_document()) continue;
     read.document = doc.container();
-    checks().run([&](auto& c) -> decltype(c.learn_read(read)) { c.learn_read(read); });
+    checks().run<phase::LearnRead>(read);
   }
 }
 
@@ -71,16 +71,14 @@ void Engine::learn_stored_document(std::string_view db, std::string_view coll,
   read.from_store = true;
   read.track_arrays = limits_for(stats, db, coll, *rules)->tracks_arrays;
   read.now = seconds_now();
-  checks().run([&](auto& c) -> decltype(c.learn_read(read)) { c.learn_read(read); });
+  checks().run<phase::LearnRead>(read);
 }
 
 void Engine::observe_catalog_reply(const codec::CommandView& request, const codec::OpMsg& reply) {
   if (!codec::well_framed(reply.body)) return;
   codec::BsonElements ok(reply.body);
   if (!ok.find("ok") || ok.as_double() != 1.0) return;
-  checks().run([&](auto& c) -> decltype(c.learn_catalog_reply(request, reply.body)) {
-    c.learn_catalog_reply(request, reply.body);
-  });
+  checks().run<phase::LearnCatalogReply>(request, reply.body);
   if (advice_ != nullptr) advice_->on_catalog_reply(request, reply.body);
 }
 

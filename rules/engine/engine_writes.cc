@@ -19,10 +19,8 @@ void read_update(UpdateStatement& w, const codec::BsonView& u, bool upsert) {
 template <typename Statement>
 [[gnu::always_inline]] inline void Engine::judge_statement(CommandPass& s,
                                                            const Statement& statement) {
-  checks().run(
-      [&](auto& c) -> decltype(c.judge_write(s, statement)) { c.judge_write(s, statement); });
-  checks().run(
-      [&](auto& c) -> decltype(c.learn_write(s, statement)) { c.learn_write(s, statement); });
+  checks().run<phase::JudgeWrite>(s, statement);
+  checks().run<phase::LearnWrite>(s, statement);
 }
 
 void Engine::judge_insert(CommandPass& s, const codec::BsonView& doc, int32_t index) {

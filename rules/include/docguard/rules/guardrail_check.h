@@ -13,6 +13,7 @@
 #include <set>
 #include <string>
 
+#include "docguard/rules/check_phases.h"
 #include "docguard/rules/command_pass.h"
 #include "docguard/rules/engine_sinks.h"
 #include "docguard/rules/index_catalog.h"
@@ -25,6 +26,10 @@ namespace docguard::rules {
 
 class GuardrailCheck {
  public:
+  // The phases of the chain of checks it takes part in (check_phases.h).
+  using Phases = phase::List<phase::BeginCommand, phase::Start, phase::JudgeRead, phase::JudgeWrite,
+                             phase::LearnCatalogReply>;
+
   explicit GuardrailCheck(MeasurementSink* measurements) : measurements_(measurements) {}
   GuardrailCheck(const GuardrailCheck&) = delete;
   GuardrailCheck& operator=(const GuardrailCheck&) = delete;

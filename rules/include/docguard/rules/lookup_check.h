@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "docguard/codec/command_view.h"
+#include "docguard/rules/check_phases.h"
 #include "docguard/rules/engine_sinks.h"
 #include "docguard/rules/rule_set.h"
 
@@ -23,6 +24,9 @@ struct CommandPass;
 
 class LookupCheck {
  public:
+  // The phases of the chain of checks it takes part in (check_phases.h).
+  using Phases = phase::List<phase::JudgeRead, phase::LearnDefinition>;
+
   LookupCheck(MeasurementSink* measurements, AdviceSink* advice)
       : measurements_(measurements), advice_(advice) {}
   LookupCheck(const LookupCheck&) = delete;

@@ -16,6 +16,7 @@
 
 #include "docguard/codec/bson_elements.h"
 #include "docguard/codec/bson_view.h"
+#include "docguard/rules/check_phases.h"
 #include "docguard/rules/command_pass.h"
 #include "docguard/rules/engine_sinks.h"
 #include "docguard/rules/read_document.h"
@@ -27,6 +28,9 @@ namespace docguard::rules {
 
 class SchemaCheck {
  public:
+  // The phases of the chain of checks it takes part in (check_phases.h).
+  using Phases = phase::List<phase::JudgeWrite, phase::LearnRead>;
+
   explicit SchemaCheck(MeasurementSink* measurements) : measurements_(measurements) {}
   SchemaCheck(const SchemaCheck&) = delete;
   SchemaCheck& operator=(const SchemaCheck&) = delete;

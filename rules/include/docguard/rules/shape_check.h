@@ -16,6 +16,7 @@
 
 #include "docguard/codec/bson_elements.h"
 #include "docguard/codec/bson_view.h"
+#include "docguard/rules/check_phases.h"
 #include "docguard/rules/collection_stats.h"
 #include "docguard/rules/command_pass.h"
 #include "docguard/rules/document_shape.h"
@@ -30,6 +31,9 @@ namespace docguard::rules {
 
 class ShapeCheck {
  public:
+  // The phases of the chain of checks it takes part in (check_phases.h).
+  using Phases = phase::List<phase::JudgeWrite, phase::LearnWrite, phase::LearnRead>;
+
   ShapeCheck(MeasurementSink* measurements, AdviceSink* advice, const TrackingLimits& tracking);
   ShapeCheck(const ShapeCheck&) = delete;
   ShapeCheck& operator=(const ShapeCheck&) = delete;

@@ -20,29 +20,66 @@ using testing::parse;
 using testing::request;
 
 struct Judges {
+  using Phases = phase::List<phase::JudgeRead>;
   std::vector<std::string>* seen;
-  void judge(int statement) { seen->push_back("judges:" + std::to_string(statement)); }
+  void judge_read(CommandPass& /*pass*/) { seen->push_back("judges"); }
 };
 struct Learns {
+  using Phases = phase::List<phase::LearnRead>;
   std::vector<std::string>* seen;
-  void learn(int statement) { seen->push_back("learns:" + std::to_string(statement)); }
+  void learn_read(const ReadDocument& /*read*/) { seen->push_back("learns"); }
 };
 struct JudgesAndLearns {
+  using Phases = phase::List<phase::JudgeRead, phase::LearnRead>;
   std::vector<std::string>* seen;
-  void judge(int statement) { seen->push_back("both judge:" + std::to_string(statement)); }
-  void learn(int statement) { seen->push_back("both learn:" + std::to_string(statement)); }
+  void judge_read(CommandPass& /*pass*/) { seen->push_back("both judge"); }
+  void learn_read(const ReadDocument& /*read*/) { seen->push_back("both learn"); }
+};
+// Takes part in judge_write for inserts only: a statement phase calls the overloads it has.
+struct JudgesInserts {
+  using Phases = phase::List<phase::JudgeWrite>;
+  std::vector<std::string>* seen;
+  void judge_write(CommandPass& /*pass*/, const InsertStatement& /*insert*/) {
+    seen->push_back("insert judged");
+  }
 };
 
-TEST(CheckChainTest, APhaseMeetsTheChecksWithItsMethodInTheChainsOrder) {
+// Lists a phase whose method it misspells: the chain would not compile with it.
+struct Misspelt {
+  using Phases = phase::List<phase::JudgeRead>;
+  void judge_reed(CommandPass& /*pass*/) {}
+};
+// Has a phase's method without listing the phase: the chain would not compile with it either.
+struct Unlisted {
+  using Phases = phase::List<>;
+  void learn_read(const ReadDocument& /*read*/) {}
+};
+static_assert(!phase::kContractHolds<Misspelt>);
+static_assert(!phase::kContractHolds<Unlisted>);
+static_assert(phase::kContractHolds<Judges> && phase::kContractHolds<JudgesInserts>);
+static_assert(phase::kContractHolds<GuardrailCheck> && phase::kContractHolds<ShapeCheck> &&
+              phase::kContractHolds<SchemaCheck> && phase::kContractHolds<LookupCheck>);
+
+TEST(CheckChainTest, APhaseMeetsTheChecksThatListItInTheChainsOrder) {
   std::vector<std::string> seen;
   Judges judges{&seen};
   Learns learns{&seen};
   JudgesAndLearns both{&seen};
-  CheckChain<JudgesAndLearns, Learns, Judges> chain(both, learns, judges);
-  chain.run([](auto& check) -> decltype(check.judge(7)) { check.judge(7); });
-  chain.run([](auto& check) -> decltype(check.learn(7)) { check.learn(7); });
-  EXPECT_EQ(seen,
-            (std::vector<std::string>{"both judge:7", "judges:7", "both learn:7", "learns:7"}));
+  JudgesInserts inserts{&seen};
+  CheckChain<JudgesAndLearns, Learns, Judges, JudgesInserts> chain(both, learns, judges, inserts);
+  const auto message = request(R"({"find": "c", "$db": "d"})");
+  const auto rules = parse("rules: []\n");
+  Verdict verdict;
+  const RequestContext ctx{"app", "peer"};
+  CommandPass pass{message->cmd, ctx, *rules, verdict, nullptr, nullptr, "d", "c", nullptr};
+  chain.run<phase::JudgeRead>(pass);
+  chain.run<phase::LearnRead>(ReadDocument{});
+  InsertStatement insert;
+  DeleteStatement del(codec::BsonView{}, 0, nullptr);
+  chain.run<phase::JudgeWrite>(pass, insert);
+  chain.run<phase::JudgeWrite>(pass, del);  // no overload for deletes: not called
+  EXPECT_EQ(seen, (std::vector<std::string>{"both judge", "judges", "both learn", "learns",
+                                            "insert judged"}));
 }
 
 // require_index blocks; a document's tags are tracked against a bound of 3 (array bounds make

@@ -1,6 +1,7 @@
 #include "docguard/advisor/finding.h"
 
 #include <algorithm>
+#include <optional>
 #include <tuple>
 
 #include "docguard/rules/rule_kinds.h"
@@ -31,13 +32,11 @@ bool parse_severity(std::string_view text, Severity* out) {
   return true;
 }
 
-Finding::Kind rule_finding_kind(rules::RuleKind rule) {
+std::optional<Finding::Kind> rule_finding_kind(rules::RuleKind rule) {
   // A rule's finding is named after it ("rule:max_document_bytes"): the rule table's name.
   const rules::RuleKindRow& row = rules::rule_kind(rule);
-  if (row.judged_on_documents) {
-    if (auto kind = kFindingKindNames.value(std::string("rule:") + row.name)) return *kind;
-  }
-  return Finding::Kind::kRuleTrackedArrayLength;
+  if (!row.judged_on_documents) return std::nullopt;
+  return kFindingKindNames.value(std::string("rule:") + row.name);
 }
 
 void sort_findings(std::vector<Finding>& findings) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 
 #include "docguard/advisor/document_id.h"
 
@@ -55,10 +56,12 @@ base::Expected<void> RuleCheckingVisitor::on_document(std::string_view db,
 void RuleCheckingVisitor::append_findings(std::vector<Finding>& out) const {
   for (const auto& [key, t] : tallies_) {
     const auto& [db, collection, rule, field, action] = key;
+    const std::optional<Finding::Kind> kind = rule_finding_kind(rule);
+    if (!kind) continue;  // not a kind a stored document breaks: never tallied, never filed
     Finding f;
     f.db = db;
     f.collection = collection;
-    f.kind = rule_finding_kind(rule);
+    f.kind = *kind;
     f.severity =
         action == static_cast<int>(rules::Action::kBlock) ? Severity::kBlock : Severity::kWarn;
     f.field = field;

@@ -38,7 +38,9 @@ struct BeginCommand {
     return c.begin_command(std::forward<A>(a)...);
   }
   template <class C>
-  static constexpr bool kImplementedBy = requires(C& c) { c.begin_command(); };
+  static constexpr bool kImplementedBy = requires(C& c) {
+    c.begin_command();
+  };
 };
 
 struct Start {
@@ -47,7 +49,9 @@ struct Start {
     return c.start(std::forward<A>(a)...);
   }
   template <class C>
-  static constexpr bool kImplementedBy = requires(C& c, CommandPass& p) { c.start(p); };
+  static constexpr bool kImplementedBy = requires(C& c, CommandPass& p) {
+    c.start(p);
+  };
 };
 
 struct JudgeRead {
@@ -56,7 +60,9 @@ struct JudgeRead {
     return c.judge_read(std::forward<A>(a)...);
   }
   template <class C>
-  static constexpr bool kImplementedBy = requires(C& c, CommandPass& p) { c.judge_read(p); };
+  static constexpr bool kImplementedBy = requires(C& c, CommandPass& p) {
+    c.judge_read(p);
+  };
 };
 
 // Whether a statement phase's method exists for some kind of write statement: `Takes<S>` says
@@ -75,9 +81,10 @@ struct JudgeWrite {
   template <class C>
   struct Check {
     template <class S>
-    using Takes = std::bool_constant<requires(C& c, CommandPass& p, const S& s) {
+    using Takes = std::bool_constant < requires(C& c, CommandPass& p, const S& s) {
       c.judge_write(p, s);
-    }>;
+    }
+    > ;
   };
   template <class C>
   static constexpr bool kImplementedBy = kTakesSomeStatement<Check<C>::template Takes>;
@@ -91,9 +98,10 @@ struct LearnWrite {
   template <class C>
   struct Check {
     template <class S>
-    using Takes = std::bool_constant<requires(C& c, CommandPass& p, const S& s) {
+    using Takes = std::bool_constant < requires(C& c, CommandPass& p, const S& s) {
       c.learn_write(p, s);
-    }>;
+    }
+    > ;
   };
   template <class C>
   static constexpr bool kImplementedBy = kTakesSomeStatement<Check<C>::template Takes>;
@@ -106,7 +114,9 @@ struct LearnDefinition {
   }
   template <class C>
   static constexpr bool kImplementedBy = requires(C& c, const codec::CommandView& cmd,
-                                                  const RuleSet& r) { c.learn_definition(cmd, r); };
+                                                  const RuleSet& r) {
+    c.learn_definition(cmd, r);
+  };
 };
 
 struct LearnRead {
@@ -115,7 +125,9 @@ struct LearnRead {
     return c.learn_read(std::forward<A>(a)...);
   }
   template <class C>
-  static constexpr bool kImplementedBy = requires(C& c, const ReadDocument& d) { c.learn_read(d); };
+  static constexpr bool kImplementedBy = requires(C& c, const ReadDocument& d) {
+    c.learn_read(d);
+  };
 };
 
 struct LearnCatalogReply {
@@ -124,10 +136,10 @@ struct LearnCatalogReply {
     return c.learn_catalog_reply(std::forward<A>(a)...);
   }
   template <class C>
-  static constexpr bool kImplementedBy =
-      requires(C& c, const codec::CommandView& cmd, const codec::BsonView& reply) {
-        c.learn_catalog_reply(cmd, reply);
-      };
+  static constexpr bool kImplementedBy = requires(C& c, const codec::CommandView& cmd,
+                                                  const codec::BsonView& reply) {
+    c.learn_catalog_reply(cmd, reply);
+  };
 };
 
 // The phases a check takes part in.
@@ -139,16 +151,15 @@ struct List {
 
 // Every phase, for the contract below.
 template <template <class...> class Each>
-using ForAll =
-    Each<BeginCommand, Start, JudgeRead, JudgeWrite, LearnWrite, LearnDefinition, LearnRead,
-         LearnCatalogReply>;
+using ForAll = Each<BeginCommand, Start, JudgeRead, JudgeWrite, LearnWrite, LearnDefinition,
+                    LearnRead, LearnCatalogReply>;
 
 template <class C>
 struct Agrees {
   template <class... P>
   struct With {
     static constexpr bool kValue =
-        ((C::Phases::template kHas<P> == P::template kImplementedBy<C>) && ...);
+        ((C::Phases::template kHas<P> == P::template kImplementedBy<C>)&&...);
   };
 };
 

@@ -5,7 +5,8 @@
 // Adding a rule kind: its check (rules/), its RuleKind value (collection_stats.h), its row in
 // rule_kinds.cc and its YAML key (settings/rules_yaml.cc). conversation/ and advisor/ read the row
 // and need no change; a kind a stored document can break also needs its finding kind
-// (advisor/finding.h).
+// (advisor/finding.h): without one its findings are not filed (never under another kind's name),
+// and the advisor's tests fail.
 #pragma once
 
 #include <string>

@@ -249,9 +249,13 @@ TEST(ScanWithConfig, RulesBecomeFindingsAndFailOn) {
 TEST(ScanWithConfig, ARuleFindingIsNamedAfterItsRule) {
   for (size_t i = 0; i < static_cast<size_t>(rules::RuleKind::kCount); ++i) {
     const auto rule = static_cast<rules::RuleKind>(i);
-    if (!rules::rule_kind(rule).judged_on_documents) continue;
-    EXPECT_EQ(std::string(kind_name(rule_finding_kind(rule))),
-              std::string("rule:") + rules::rule_name(rule));
+    const auto kind = rule_finding_kind(rule);
+    if (!rules::rule_kind(rule).judged_on_documents) {
+      EXPECT_FALSE(kind.has_value()) << rules::rule_name(rule);
+      continue;
+    }
+    ASSERT_TRUE(kind.has_value()) << "no finding kind for " << rules::rule_name(rule);
+    EXPECT_EQ(std::string(kind_name(*kind)), std::string("rule:") + rules::rule_name(rule));
   }
 }
 

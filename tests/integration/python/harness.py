@@ -221,6 +221,14 @@ def sanitizer_quarantine_mib() -> int:
     return 256  # AddressSanitizer's default on 64-bit Linux
 
 
+def thread_sanitized() -> bool:
+    """Whether docguard is a ThreadSanitizer build: its shadow memory grows with all the memory
+    docguard touches (several times over), so a bound on docguard's own memory cannot be read from
+    its resident size there."""
+    with open(docguard_bin(), "rb") as binary:
+        return b"__tsan_init" in binary.read()
+
+
 def write_config(path: Path, listen: str, upstream: str, admin: str, log_format: str,
                  threads: int | None) -> Path:
     """A docguard YAML config holding the same settings the flags give (flags override it)."""

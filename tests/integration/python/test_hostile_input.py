@@ -204,7 +204,8 @@ def test_a_crafted_filter_costs_bounded_memory_and_bystanders_go_on(proxy):
         print(f"{what}: {len(body) / MIB:.1f} MiB filter, answered in {took * 1000:.0f} ms "
               f"(code {code}), peak +{extra:.1f} MiB, longest bystander ping "
               f"{max(waits) * 1000:.1f} ms of {len(waits)}")
-        assert extra < bound, (what, extra)
+        if not harness.thread_sanitized():  # its shadow memory is not docguard's
+            assert extra < bound, (what, extra)
         assert waits, what
 
 
@@ -232,4 +233,5 @@ def test_a_huge_failing_insert_gets_the_truncated_error_in_bounded_memory(proxy)
     assert entry["details"][0]["operatorName"] == "bsonType"
     assert "consideredValue" not in entry["details"][0] and "specifiedAs" not in entry["details"][0]
     print(f"15 MB failing insert: peak +{extra:.1f} MiB, reply {len(reply)} bytes")
-    assert extra < 64 + harness.sanitizer_quarantine_mib(), extra
+    if not harness.thread_sanitized():  # its shadow memory is not docguard's
+        assert extra < 64 + harness.sanitizer_quarantine_mib(), extra

@@ -283,18 +283,31 @@ DetailsSize JsonSchema::explain_within(const codec::BsonView& document, size_t l
   // consideredValue(s), which stops taking values at the bound. The values each attempt copies
   // are bounded as it is built, so a failing document of any size costs at most the bound.
   constexpr size_t kBesideValues = size_t{64} * 1024;  // names, reasons and the entries' own keys
+  // One attempt: this thread's explain bounds set for it, and reset however it ends (an
+  // allocation that throws included), so no later explain inherits them.
+  struct Attempt {
+    Attempt(bool truncate, size_t budget) {
+      schema::omit_specified_as = truncate;
+      schema::value_copies = {budget, false, truncate};
+    }
+    ~Attempt() {
+      schema::omit_specified_as = false;
+      schema::value_copies = {};
+      bson_destroy(&doc);
+    }
+    Attempt(const Attempt&) = delete;
+    Attempt& operator=(const Attempt&) = delete;
+    bson_t doc = BSON_INITIALIZER;
+  };
+  const size_t budget = limit > kBesideValues ? limit - kBesideValues : 0;
   for (const bool truncate : {false, true}) {
-    schema::omit_specified_as = truncate;
-    schema::value_copies = {limit > kBesideValues ? limit - kBesideValues : 0, false, truncate};
-    bson_t attempt = BSON_INITIALIZER;
-    explain(document, &attempt, key);
-    const bool exceeded = schema::value_copies.exceeded;
-    schema::omit_specified_as = false;
-    schema::value_copies = {};
-    const bool fits = attempt.len <= limit && (truncate || !exceeded);
-    if (fits) bson_concat(parent, &attempt);
-    bson_destroy(&attempt);
-    if (fits) return truncate ? DetailsSize::kTruncated : DetailsSize::kFull;
+    Attempt attempt(truncate, budget);
+    explain(document, &attempt.doc, key);
+    const bool fits = attempt.doc.len <= limit && (truncate || !schema::value_copies.exceeded);
+    if (fits) {
+      bson_concat(parent, &attempt.doc);
+      return truncate ? DetailsSize::kTruncated : DetailsSize::kFull;
+    }
   }
   return DetailsSize::kTooLarge;
 }

@@ -5,6 +5,7 @@
 #include <array>
 
 #include "docguard/codec/bson_elements.h"
+#include "docguard/codec/command_view.h"
 #include "docguard/codec/recording_redaction.h"
 
 namespace docguard::codec {
@@ -31,13 +32,11 @@ bool among(std::span<const std::string_view> names, std::string_view name) {
   return std::find(names.begin(), names.end(), name) != names.end();
 }
 
-// "db.collection" into its parts (the collection's name may hold more dots); the whole text as
-// the collection when there is no dot.
-std::pair<std::string_view, std::string_view> split_namespace(std::string_view ns,
-                                                              std::string_view db) {
-  const size_t dot = ns.find('.');
-  if (dot == std::string_view::npos) return {db, ns};
-  return {ns.substr(0, dot), ns.substr(dot + 1)};
+// "db.collection" into its parts; the whole text as a collection of `db` when there is no dot.
+std::pair<std::string_view, std::string_view> namespace_in(std::string_view ns,
+                                                           std::string_view db) {
+  if (ns.find('.') == std::string_view::npos) return {db, ns};
+  return split_namespace(ns);
 }
 
 }  // namespace
@@ -122,7 +121,7 @@ bool DocumentRedactor::is_secret_ns_value(const bson_iter_t& it, std::string_vie
                                           bool whole_namespace) const {
   if (BSON_ITER_HOLDS_UTF8(&it)) {
     if (!whole_namespace) return is_secret_namespace(policy_, db, utf8_of(it));
-    const auto [d, c] = split_namespace(utf8_of(it), db);
+    const auto [d, c] = namespace_in(utf8_of(it), db);
     return is_secret_namespace(policy_, d, c);
   }
   if (BSON_ITER_HOLDS_DOCUMENT(&it)) {  // {db, coll}: a change event's, or a stage's target

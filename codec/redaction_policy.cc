@@ -50,21 +50,16 @@ const RedactionPolicy& default_redaction_policy() {
 
 bool is_secret_field(std::string_view key) {
   if (key.size() < 3) return false;  // "pwd" is the shortest
-  if (std::find(kSecretFields.begin(), kSecretFields.end(), key) != kSecretFields.end()) {
-    return true;
-  }
-  // A dotted key names a path ({$set: {"profile.pwd": ...}}, {"credentials.SCRAM-SHA-256": ...}):
-  // secret when any of its parts is, as the value lands under that part.
-  if (key.find('.') != std::string_view::npos) {
-    for (size_t start = 0; start <= key.size();) {
-      size_t end = key.find('.', start);
-      if (end == std::string_view::npos) end = key.size();
-      const std::string_view part = key.substr(start, end - start);
-      if (std::find(kSecretFields.begin(), kSecretFields.end(), part) != kSecretFields.end()) {
-        return true;
-      }
-      start = end + 1;
+  // Each part of the key: a dotted key names a path ({$set: {"profile.pwd": ...}}), secret when
+  // any of its parts is, as the value lands under that part. An undotted key is one part.
+  for (size_t start = 0; start <= key.size();) {
+    const size_t dot = key.find('.', start);
+    const size_t end = dot == std::string_view::npos ? key.size() : dot;
+    const std::string_view part = key.substr(start, end - start);
+    if (std::find(kSecretFields.begin(), kSecretFields.end(), part) != kSecretFields.end()) {
+      return true;
     }
+    start = end + 1;
   }
   if (key.size() < 6) return false;  // "secret" is the shortest word below
   // An application's own "password", "passwordHash", "apiSecret", "client_secret", ...

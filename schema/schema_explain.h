@@ -10,10 +10,6 @@ namespace docguard::schema {
 
 struct Node;
 
-// Set while explaining a second time within the server's size bound: specifiedAs, which grows
-// with the validator, is left out, as the server leaves it out of a truncated error.
-inline thread_local bool omit_specified_as = false;
-
 // Appends to the open BSON array `array` one entry per keyword of `node` that `v` fails.
 void explain_entries(const Node& node, const Value& v, bson_t* array);
 

@@ -67,7 +67,7 @@ inline bool find_keyword(const Node& n, const char* keyword, codec::BsonElements
 // specifiedAs: {keyword: as written, ...} for each keyword present.
 inline void specified_as(bson_t* entry, const Node& n,
                          std::initializer_list<const char*> keywords) {
-  if (omit_specified_as) return;
+  if (explain_bounds.truncated) return;
   bson_t spec;
   bson_append_document_begin(entry, "specifiedAs", -1, &spec);
   for (const char* k : keywords) {

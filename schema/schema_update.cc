@@ -257,7 +257,7 @@ void JsonSchema::explain(const codec::BsonView& document, bson_t* parent, const 
   bson_t details;
   begin_details(*root_, parent, key, &details);
   if (always_false_) {
-    if (!schema::omit_specified_as) {
+    if (!schema::explain_bounds.truncated) {
       bson_t spec;
       bson_append_document_begin(&details, "specifiedAs", -1, &spec);
       codec::BsonView s = source();
@@ -286,13 +286,9 @@ DetailsSize JsonSchema::explain_within(const codec::BsonView& document, size_t l
   // One attempt: this thread's explain bounds set for it, and reset however it ends (an
   // allocation that throws included), so no later explain inherits them.
   struct Attempt {
-    Attempt(bool truncate, size_t budget) {
-      schema::omit_specified_as = truncate;
-      schema::value_copies = {budget, false, truncate};
-    }
+    Attempt(bool truncate, size_t budget) { schema::explain_bounds = {budget, false, truncate}; }
     ~Attempt() {
-      schema::omit_specified_as = false;
-      schema::value_copies = {};
+      schema::explain_bounds = {};
       bson_destroy(&doc);
     }
     Attempt(const Attempt&) = delete;
@@ -303,7 +299,7 @@ DetailsSize JsonSchema::explain_within(const codec::BsonView& document, size_t l
   for (const bool truncate : {false, true}) {
     Attempt attempt(truncate, budget);
     explain(document, &attempt.doc, key);
-    const bool fits = attempt.doc.len <= limit && (truncate || !schema::value_copies.exceeded);
+    const bool fits = attempt.doc.len <= limit && (truncate || !schema::explain_bounds.exceeded);
     if (fits) {
       bson_concat(parent, &attempt.doc);
       return truncate ? DetailsSize::kTruncated : DetailsSize::kFull;

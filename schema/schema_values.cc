@@ -281,20 +281,20 @@ std::optional<Value> first_duplicate(const Value& array) {
   // The server reports the later element of the earliest-completed pair: per group of equal
   // values, its second position; the smallest of those.
   const Entry* first = nullptr;
+  size_t run = 1;  // equal values so far, ending at entries[i]
   for (size_t i = 1; i < entries.size(); ++i) {
     const Entry& prev = entries[i - 1];
     const Entry& cur = entries[i];
-    if (prev.hash != cur.hash || compare_at(prev.value, cur.value, 0) != 0) continue;
-    const bool group_second = i < 2 || entries[i - 2].hash != cur.hash ||
-                              compare_at(entries[i - 2].value, cur.value, 0) != 0;
-    if (group_second && (first == nullptr || cur.index < first->index)) first = &cur;
+    const bool same = prev.hash == cur.hash && compare_at(prev.value, cur.value, 0) == 0;
+    run = same ? run + 1 : 1;
+    if (run == 2 && (first == nullptr || cur.index < first->index)) first = &cur;
   }
   return first ? std::optional<Value>(first->value) : std::nullopt;
 }
 
 void append_value(bson_t* parent, const char* key, const Value& v) {
-  ValueCopies& copies = value_copies;
-  if (copies.drop_considered && std::strncmp(key, "consideredValue", 15) == 0) return;
+  ExplainBounds& copies = explain_bounds;
+  if (copies.truncated && std::strncmp(key, "consideredValue", 15) == 0) return;
   if (v.size > copies.bytes_left) {
     copies.exceeded = true;
     return;

@@ -68,17 +68,19 @@ uint64_t value_hash(const Value& v);
 // ordered set.
 std::optional<Value> first_duplicate(const Value& array);
 
-// What the explain path may copy of the values it reports, set by explain_within for one
-// attempt on this thread. A failing 15 MB document nested 20 levels deep would otherwise be
-// copied once per level as each level's consideredValue.
-struct ValueCopies {
+// How the explain path builds one attempt on this thread, set by explain_within. The values it
+// copies are bounded: a failing 15 MB document nested 20 levels deep would otherwise be copied
+// once per level as each level's consideredValue.
+struct ExplainBounds {
   size_t bytes_left = SIZE_MAX;  // values past this are not appended, and `exceeded` is set
   bool exceeded = false;
-  bool drop_considered = false;  // the server's truncated error: no consideredValue(s)
+  // The server's truncated error: no specifiedAs (it grows with the validator) and no
+  // consideredValue(s).
+  bool truncated = false;
 };
-inline thread_local ValueCopies value_copies;
+inline thread_local ExplainBounds explain_bounds;
 
-// Appends `v` under `key` (explain path only), within value_copies.
+// Appends `v` under `key` (explain path only), within explain_bounds.
 void append_value(bson_t* parent, const char* key, const Value& v);
 
 }  // namespace docguard::schema

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "docguard/codec/bson_elements.h"
+#include "docguard/codec/command_view.h"
 #include "engine_internal.h"
 
 namespace docguard::rules {
@@ -25,12 +26,6 @@ Target target_of(const BsonElements& e, std::string_view db, const char* coll_ke
   const codec::BsonView doc = e.container();
   const std::string_view named_db = codec::find_string(doc, "db");
   return {named_db.empty() ? db : named_db, codec::find_string(doc, coll_key)};
-}
-
-Target split_ns(std::string_view ns) {
-  const size_t dot = ns.find('.');
-  if (dot == std::string_view::npos) return {};
-  return {ns.substr(0, dot), ns.substr(dot + 1)};
 }
 
 // Where the last stage of an aggregate writes ({} when it writes nowhere).
@@ -92,7 +87,7 @@ void Engine::count_writes_elsewhere(const codec::CommandView& cmd, const Request
       if (!op.holds_document()) continue;
       const std::string_view kind = codec::find_string(op.container(), "op");
       if (kind != "i" && kind != "u") continue;
-      const Target t = split_ns(codec::find_string(op.container(), "ns"));
+      const Target t = codec::split_namespace(codec::find_string(op.container(), "ns"));
       if (t.first.empty() ||
           std::find(told.begin(), told.begin() + count, t) != told.begin() + count) {
         continue;

@@ -3,6 +3,7 @@
 #include <bson/bson.h>
 
 #include "docguard/codec/bson_elements.h"
+#include "docguard/codec/command_view.h"
 #include "docguard/rules/index_catalog.h"
 
 namespace docguard::rules {
@@ -31,12 +32,6 @@ void for_each_document(const codec::BsonView& doc, const char* key, const Each& 
   }
 }
 
-std::pair<std::string_view, std::string_view> split_ns(std::string_view ns) {
-  const size_t dot = ns.find('.');
-  if (dot == std::string_view::npos) return {};
-  return {ns.substr(0, dot), ns.substr(dot + 1)};
-}
-
 }  // namespace
 
 void learn_from_catalog_reply(IndexCatalog& catalog, const codec::CommandView& request,
@@ -50,8 +45,8 @@ void learn_from_catalog_reply(IndexCatalog& catalog, const codec::CommandView& r
     return;
   }
   if (name == "renameCollection") {
-    const auto [from_db, from_coll] = split_ns(coll);
-    const auto [to_db, to_coll] = split_ns(codec::find_string(request.body, "to"));
+    const auto [from_db, from_coll] = codec::split_namespace(coll);
+    const auto [to_db, to_coll] = codec::split_namespace(codec::find_string(request.body, "to"));
     if (!from_db.empty() && !to_db.empty()) catalog.rename(from_db, from_coll, to_db, to_coll);
     return;
   }
@@ -94,7 +89,6 @@ void learn_from_catalog_reply(IndexCatalog& catalog, const codec::CommandView& r
         id.collation.assign(reinterpret_cast<const char*>(option.value), option.value_size);
       }
       id.clustered = find_field(request.body, "clusteredIndex", &option);
-      id.fast_leading = fast_leading_of(id);
       catalog.set(db, coll, {std::move(id)}, "create");
     }
   } else if (name == "collMod") {

@@ -205,8 +205,7 @@ void IndexCatalog::set_hidden(std::string_view db, std::string_view coll, std::s
   update(db, coll, [&](NamespaceIndexes& n) {
     for (KnownIndex& k : n.indexes) {
       if ((!name.empty() && k.name == name) || (name.empty() && !keys.empty() && k.keys == keys)) {
-        k.hidden = hidden;
-        k.fast_leading = fast_leading_of(k);
+        k.hidden = hidden;  // update() sets each index's fast path again
       }
     }
   });

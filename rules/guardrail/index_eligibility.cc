@@ -6,7 +6,7 @@
 #include "index_eligibility.h"
 
 #include <algorithm>
-#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -173,9 +173,10 @@ bool Planner::has_field(FieldKind kind, std::string_view path) const {
   return false;
 }
 
-Tri Planner::index_serves_and(const IndexModel& index, const Predicate& node,
+Tri Planner::index_serves_and(size_t at, const Predicate& node,
                               const std::vector<const Predicate*>& related,
                               bool partial_from_root) const {
+  const IndexModel& index = indexes_[at];
   if (index.fields.empty() || index.known->hidden || index.type == IndexType::kText) {
     return Tri::kNo;
   }
@@ -210,19 +211,9 @@ Tri Planner::index_serves_and(const IndexModel& index, const Predicate& node,
   const BsonView filter = view_of_bytes(index.known->partial_filter);
   Tri implied = Tri::kNo;
   if (root_ != nullptr) {
-    const IndexModel* first = indexes_.data();
-    const bool listed = !std::less<const IndexModel*>()(&index, first) &&
-                        std::less<const IndexModel*>()(&index, first + indexes_.size());
-    const size_t at = listed ? static_cast<size_t>(&index - first) : root_implies_.size();
-    if (at < root_implies_.size()) {
-      if (!root_implies_known_[at]) {
-        root_implies_[at] = implies_partial_filter(*root_, filter);
-        root_implies_known_[at] = true;
-      }
-      implied = root_implies_[at];
-    } else {
-      implied = implies_partial_filter(*root_, filter);
-    }
+    if (root_implies_.empty()) root_implies_.assign(indexes_.size(), std::nullopt);
+    if (!root_implies_[at]) root_implies_[at] = implies_partial_filter(*root_, filter);
+    implied = *root_implies_[at];
   }
   if (implied != Tri::kYes && !partial_from_root && &node != root_) {
     implied = best(implied, implies_partial_filter(node, filter));
@@ -233,15 +224,14 @@ Tri Planner::index_serves_and(const IndexModel& index, const Predicate& node,
 Tri Planner::conjunction_served(const Predicate& node, int depth, bool partial_from_root) const {
   if (depth == 0) {
     root_ = &node;
-    root_implies_.assign(indexes_.size(), Tri::kNo);
-    root_implies_known_.assign(indexes_.size(), false);
+    root_implies_.clear();  // filled when a partial index is first met
   }
   std::vector<const Predicate*> related;
   std::vector<std::pair<const Predicate*, bool>> ors;
   partition(node, related, ors, false);
   Tri served = Tri::kNo;
-  for (const IndexModel& index : indexes_) {
-    served = best(served, index_serves_and(index, node, related, partial_from_root));
+  for (size_t at = 0; at < indexes_.size(); ++at) {
+    served = best(served, index_serves_and(at, node, related, partial_from_root));
     if (served == Tri::kYes) return served;
   }
   for (const auto& [p, in_elem_match] : ors) {

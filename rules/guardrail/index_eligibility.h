@@ -1,6 +1,7 @@
 // The planner model over one namespace's indexes; private to rules/guardrail/.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,7 +31,8 @@ class Planner {
   Tri collation_with(const IndexModel& index) const;
 
  private:
-  Tri index_serves_and(const IndexModel& index, const Predicate& node,
+  // indexes_[at]: whether it serves the conjunction `node`.
+  Tri index_serves_and(size_t at, const Predicate& node,
                        const std::vector<const Predicate*>& related, bool partial_from_root) const;
 
   std::vector<IndexModel> indexes_;
@@ -40,8 +42,7 @@ class Planner {
   mutable const Predicate* root_ = nullptr;          // the query being judged
   // Per index (its place in indexes_), whether the root implies its partial filter, once per
   // query: asked again for each $or branch, it would cost branches x branches x indexes.
-  mutable std::vector<Tri> root_implies_;
-  mutable std::vector<bool> root_implies_known_;
+  mutable std::vector<std::optional<Tri>> root_implies_;
 };
 
 }  // namespace docguard::rules::planner

@@ -116,8 +116,9 @@ PushedQuery push_down(const BsonView& pipeline) {
   PushedQuery out;
   // Anywhere, $facet and sub-pipelines included: the names as keys in the pipeline's bytes.
   const std::string_view bytes(reinterpret_cast<const char*>(pipeline.data), pipeline.size);
-  for (const std::string_view stage : {"$lookup", "$graphLookup", "$unionWith"}) {
-    const std::string key = std::string(stage) + '\0';  // a key ends with its NUL
+  // A key in BSON ends with its NUL: "$lookup\0" is the stage's name, not a prefix of another.
+  using namespace std::string_view_literals;
+  for (const std::string_view key : {"$lookup\0"sv, "$graphLookup\0"sv, "$unionWith\0"sv}) {
     out.foreign_reads = out.foreign_reads || bytes.find(key) != std::string_view::npos;
   }
   Changes changes;

@@ -26,8 +26,10 @@ std::vector<uint8_t> details_of(const bson_t* out) {
 // Whether whole details name no failing rule ({schemaRulesNotSatisfied: []}): docguard's matcher
 // and its explanation disagree (a document with a field name twice, which the two read
 // differently), so the failure is not certain.
-bool names_no_rule(const std::vector<uint8_t>& details) {
-  codec::BsonElements rules(details.data(), static_cast<uint32_t>(details.size()));
+bool names_no_rule(const bson_t* out) {
+  codec::BsonElements details(out);
+  if (!details.find("details") || !details.holds_document()) return false;
+  codec::BsonElements rules(details.container());
   return rules.find("schemaRulesNotSatisfied") && rules.holds_array() && rules.value_size <= 5;
 }
 
@@ -201,7 +203,7 @@ bool SchemaCheck::judge(CommandPass& s, const codec::BsonView& doc, int32_t inde
       if (!s.dry_run && measurements_ != nullptr)
         measurements_->on_schema_unjudged(s.stats->labels);
     }
-    if (failed && size == schema::DetailsSize::kFull && names_no_rule(details_of(&out))) {
+    if (failed && size == schema::DetailsSize::kFull && names_no_rule(&out)) {
       failed = false;
       told = true;
       if (!s.dry_run && measurements_ != nullptr)

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "docguard/codec/bson_view.h"
@@ -122,5 +123,13 @@ CommandKind kind_of(std::string_view command_name);
 BsonView unwrap_query(const BsonView& query);
 // True for hello / isMaster / ismaster command documents.
 bool is_hello_command(const BsonView& command);
+
+// "db.collection" into its database and collection at the first dot (a collection's name may
+// hold more dots); both empty when there is no dot.
+inline std::pair<std::string_view, std::string_view> split_namespace(std::string_view ns) {
+  const size_t dot = ns.find('.');
+  if (dot == std::string_view::npos) return {};
+  return {ns.substr(0, dot), ns.substr(dot + 1)};
+}
 
 }  // namespace docguard::codec

@@ -2,7 +2,7 @@
 # more than MAX_LINES lines, naming each. Run as `cmake -DROOT=<source dir> -P` by ctest.
 set(MAX_LINES 400)
 set(layers base codec schema rules conversation cluster advisor introspection telemetry settings
-    proxy)
+    recording proxy tools app)
 set(too_long "")
 foreach(layer ${layers})
   file(GLOB_RECURSE sources "${ROOT}/${layer}/*.cc" "${ROOT}/${layer}/*.h")

@@ -4,7 +4,7 @@
 # file and include that breaks a rule.
 #   * YAML is the settings layer's: no yaml-cpp include outside settings/.
 #   * The settings reader (the file and the flags into settings) is called by the settings layer
-#     itself, by the program's start (proxy/app/main.cc) and by the SIGHUP reload
+#     itself, by the program's start (app/main.cc) and by the SIGHUP reload
 #     (proxy/app/background_tasks.cc); its YAML entry points by nothing else of the product.
 #   * Introspection reports through its sink: no Prometheus include in introspection/.
 #   * The proxy uses the advisor through its facades only (kProxyMayUseAdvisor below).
@@ -12,15 +12,14 @@ if(NOT SOURCE_DIR)
   message(FATAL_ERROR "pass -DSOURCE_DIR=<the project's source folder>")
 endif()
 
-set(product_folders base codec schema rules conversation cluster advisor introspection telemetry settings proxy)
-set(reader_callers proxy/app/main.cc proxy/app/background_tasks.cc)
+set(product_folders base codec schema rules conversation cluster advisor introspection telemetry settings recording proxy tools app)
+set(reader_callers app/main.cc proxy/app/background_tasks.cc)
 # The advisor's headers the proxy may include: the live advisor (the engine's AdviceSink, /report)
-# and what its reports are made of, and the scan and validator subcommands' entry points.
+# and what its reports are made of.
 set(proxy_may_use_advisor
     docguard/advisor/live_advisor.h
     docguard/advisor/finding.h
-    docguard/advisor/text_format.h
-    docguard/advisor/scan_command.h)
+    docguard/advisor/text_format.h)
 
 list(JOIN reader_callers ", " reader_callers_text)
 list(JOIN proxy_may_use_advisor ", " proxy_may_use_advisor_text)

@@ -9,9 +9,9 @@
 #include "docguard/introspection/introspector.h"
 #include "docguard/proxy/config.h"
 #include "docguard/proxy/introspection_metrics.h"
-#include "docguard/proxy/recorder.h"
 #include "docguard/proxy/router.h"
 #include "docguard/proxy/tls.h"
+#include "docguard/recording/recorder.h"
 #include "docguard/rules/engine.h"
 #include "docguard/telemetry/limit_eta_gauge.h"
 #include "docguard/telemetry/metrics.h"
@@ -82,7 +82,7 @@ struct ProxyRuntime {
   std::vector<conversation::ConversationSettings> unix_conversations;
   TlsContexts tls;
   // The traffic recorder: sessions hand it their messages while active() (recorder.h).
-  Recorder recorder;
+  recording::Recorder recorder;
   // Set at startup, before any session: the topology monitor and server selection.
   std::unique_ptr<Router> router;
   std::atomic<int64_t> active_sessions{0};

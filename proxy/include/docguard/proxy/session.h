@@ -33,7 +33,7 @@ struct SessionContext {
   // The per-message policy of TCP clients (a Unix socket's client brings its socket's own).
   const conversation::ConversationSettings& conversation;
   const TlsContexts& tls;
-  Recorder& recorder;
+  recording::Recorder& recorder;
   const std::unique_ptr<Router>& router;  // set at startup, before any session
   std::atomic<int64_t>& active_sessions;
   RequestIds& request_ids;
@@ -156,7 +156,7 @@ class Session final : public std::enable_shared_from_this<Session>, private Swee
   TimePoint last_client_activity_{};
   TimePoint last_upstream_activity_{};
   bool closed_ = false;
-  RecordingTap recording_tap_;  // this connection's part in the traffic recording
+  recording::RecordingTap recording_tap_;  // this connection's part in the traffic recording
   // The upstream server this session is pinned to, and the writable-set generation then.
   std::string server_;
   uint64_t generation_ = 0;

@@ -1,14 +1,10 @@
-// The scan's command line for a dump and for a cluster, credentials files, and the errors of a
-// live scan that cannot connect (no server needed: an unusable URI or a closed port).
+// The scan's command line for a dump and for a cluster, and credentials files.
 #include "docguard/advisor/scan_arguments.h"
 
 #include <gtest/gtest.h>
 
-#include <sstream>
 #include <string>
 #include <vector>
-
-#include "docguard/advisor/scan_command.h"
 
 namespace docguard::advisor {
 namespace {
@@ -22,19 +18,6 @@ bool parse(std::vector<std::string> args, ScanArguments* out, std::string& why) 
   const auto parsed = parse_scan_arguments(static_cast<int>(argv.size()), argv.data(), out);
   why = parsed ? "" : parsed.error().message;
   return parsed.ok();
-}
-
-int run(const char* command, std::vector<std::string> args, std::string* out, std::string* err) {
-  args.insert(args.begin(), command);
-  std::vector<char*> argv;
-  for (std::string& a : args) argv.push_back(a.data());
-  std::ostringstream o, e;
-  const int code = std::string(command) == "scan"
-                       ? run_scan(static_cast<int>(argv.size()), argv.data(), o, e)
-                       : run_validator(static_cast<int>(argv.size()), argv.data(), o, e);
-  *out = o.str();
-  *err = e.str();
-  return code;
 }
 
 TEST(ScanArguments, ClusterUris) {
@@ -116,38 +99,6 @@ TEST(Credentials, ErrorsNeverQuoteTheSecret) {
   c = read_credentials_file("/nonexistent/credentials");
   EXPECT_FALSE(c);
   EXPECT_EQ(c.error().kind, base::ErrorKind::kIo);
-}
-
-TEST(LiveScanCommand, InvalidUriIsExit2WithoutThePassword) {
-  std::string out, err;
-  EXPECT_EQ(run("scan", {"mongodb://reader:hunter2@h:99999/shop"}, &out, &err), 2);
-  EXPECT_NE(err.find("scan: "), std::string::npos) << err;
-  EXPECT_EQ(err.find("hunter2"), std::string::npos) << err;
-  EXPECT_TRUE(out.empty());
-}
-
-TEST(LiveScanCommand, UnreachableServerIsExit2WithoutThePassword) {
-  std::string out, err;
-  // Port 1 on loopback refuses at once; the selection gives up after 300 ms.
-  EXPECT_EQ(
-      run("scan",
-          {"mongodb://reader:hunter2@127.0.0.1:1/shop?serverSelectionTimeoutMS=300", "--quiet"},
-          &out, &err),
-      2);
-  EXPECT_NE(err.find("mongodb://reader:****@127.0.0.1:1/shop"), std::string::npos) << err;
-  EXPECT_EQ(err.find("hunter2"), std::string::npos) << err;
-  EXPECT_EQ(
-      run("validator", {"mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=300", "shop.products"},
-          &out, &err),
-      2);
-  EXPECT_NE(err.find("validator: "), std::string::npos) << err;
-}
-
-TEST(LiveScanCommand, ValidatorUsage) {
-  std::string out, err;
-  EXPECT_EQ(run("validator", {"mongodb://h/"}, &out, &err), 2);
-  EXPECT_NE(err.find("usage: validator"), std::string::npos);
-  EXPECT_EQ(run("validator", {"dump", "shop.products", "--sample", "5"}, &out, &err), 2);
 }
 
 }  // namespace

@@ -8,7 +8,6 @@
 #include <sstream>
 #include <string>
 
-#include "docguard/advisor/scan_command.h"
 #include "docguard/rules/engine.h"
 #include "docguard/settings/yaml_settings.h"
 #include "test_messages.h"
@@ -218,32 +217,6 @@ TEST(LiveAdvisorBounds, NamespacesPastTheCapAreNotTracked) {
 
 namespace docguard::advisor {
 namespace {
-
-// `docguard scan --config`: the loader's rules apply to every document; --fail-on honours the
-// rule findings' severity (the rule's action).
-TEST(ScanWithConfig, RulesBecomeFindingsAndFailOn) {
-  const std::string dump = std::string(DOCGUARD_DUMP_FIXTURES) + "/shop/shop.archive.gz";
-  const ScanConfigLoader loader = [](const std::string&) {
-    ScanConfig c;
-    c.rules = settings::parse_rules(
-        YAML::Load("rules:\n  - match: \"shop.orders\"\n    max_array_length: 3\n"
-                   "    action: block\n"),
-        "test.yaml");
-    return c;
-  };
-  std::string a0 = "scan", a1 = dump, a2 = "--config", a3 = "x.yaml", a4 = "--fail-on",
-              a5 = "block", a6 = "--format", a7 = "json";
-  char* argv[] = {a0.data(), a1.data(), a2.data(), a3.data(),
-                  a4.data(), a5.data(), a6.data(), a7.data()};
-  std::ostringstream out, err;
-  EXPECT_EQ(run_scan(8, argv, out, err, loader), 1) << err.str();
-  EXPECT_NE(out.str().find("\"kind\": \"rule:max_array_length\""), std::string::npos);
-  // Without the config: no block finding in the shop dump, so --fail-on block passes.
-  char* plain[] = {a0.data(), a1.data(), a4.data(), a5.data()};
-  std::ostringstream out2;
-  EXPECT_EQ(run_scan(4, plain, out2, err, loader), 0);
-  EXPECT_EQ(out2.str().find("rule:"), std::string::npos);
-}
 
 // A rule's finding is named after the rule table's row: "rule:" and the rule's name.
 TEST(ScanWithConfig, ARuleFindingIsNamedAfterItsRule) {

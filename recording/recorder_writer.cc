@@ -1,0 +1,175 @@
+// The recorder's writer thread's work on each batch, and the recorder's status.
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "docguard/base/json_string.h"
+#include "docguard/codec/recording_redaction.h"
+#include "docguard/recording/recorded_shape.h"
+#include "docguard/recording/recorder.h"
+#include "docguard/recording/recording_namespace.h"
+#include "writer_state.h"
+
+namespace docguard::recording {
+
+namespace {
+
+const char* event_name(RecordedEvent e) {
+  switch (e) {
+    case RecordedEvent::kRequest:
+      return "request";
+    case RecordedEvent::kResponse:
+      return "response";
+    case RecordedEvent::kSessionStart:
+      return "session_start";
+    case RecordedEvent::kSessionEnd:
+      return "session_end";
+  }
+  return "unknown";
+}
+
+// docguard's facts of one packet, keyed like the packet (connection, order): one JSON line.
+std::string side_line(const PacketHeader& h, std::string_view ns, std::string_view app,
+                      std::string_view user, std::string_view command, std::string_view shape,
+                      std::string_view verdict, std::string_view rule, bool refused, bool marker,
+                      std::string_view refused_statements) {
+  std::string line = "{\"connection\":" + std::to_string(h.connection) +
+                     ",\"order\":" + std::to_string(h.order) + ",\"event\":\"" +
+                     event_name(h.event) + "\"";
+  const auto member = [&line](const char* name, std::string_view value) {
+    if (value.empty()) return;
+    line += ",\"";
+    line += name;
+    line += "\":";
+    json::append_string(line, value);
+  };
+  member("app", app);
+  member("user", user);
+  member("command", command);
+  member("ns", ns);
+  member("shape", shape);
+  member("verdict", verdict);
+  member("rule", rule);
+  if (refused) line += ",\"refused\":true";
+  // Digits and commas only (the session writes them): a JSON array as it stands.
+  if (!refused_statements.empty()) {
+    line += ",\"refused_statements\":[";
+    line += refused_statements;
+    line += "]";
+  }
+  if (marker) line += ",\"unrecorded\":true";
+  line += "}";
+  return line;
+}
+
+// Whether `request_id` was a sensitive request of `connection` (and forgets it).
+bool take_sensitive(std::vector<int32_t>& ids, int32_t response_to) {
+  const auto it = std::find(ids.begin(), ids.end(), response_to);
+  if (it == ids.end()) return false;
+  ids.erase(it);
+  return true;
+}
+
+}  // namespace
+
+void Recorder::write_batch(std::deque<Queued>& batch, WriterState& w) {
+  uint64_t written = 0;
+  for (auto& p : batch) {
+    if (w.broken) break;
+    PacketHeader h{p.event, p.connection, p.session, p.offset_micros, p.order};
+    codec::RecordableMessage safe;
+    std::string ns;
+    std::string shape;
+    if (p.event == RecordedEvent::kRequest) {
+      safe = codec::redact_request(p.message, max_message_bytes_, w.policy);
+      if (safe.sensitive) {
+        auto& ids = w.sensitive[p.connection];
+        if (ids.size() >= 64) ids.erase(ids.begin());
+        ids.push_back(codec::load_le32(safe.bytes.data() + 4));
+      }
+      ns = request_namespace(safe.bytes);
+      // Here on the writer thread, not on the session's: the shape costs a walk of the command.
+      if (!safe.marker) shape = shape_of_request(safe.bytes).text;
+    } else if (p.event == RecordedEvent::kResponse) {
+      const int32_t response_to =
+          p.message.size() >= codec::kHeaderSize ? codec::load_le32(p.message.data() + 8) : 0;
+      auto it = w.sensitive.find(p.connection);
+      const bool to_sensitive = it != w.sensitive.end() && take_sensitive(it->second, response_to);
+      safe = codec::redact_reply(p.message, to_sensitive, max_message_bytes_, w.policy);
+    }
+    // The raw message is not needed past this point: no copy of it outlives the redaction.
+    p.message.clear();
+    p.message.shrink_to_fit();
+    if (p.event == RecordedEvent::kSessionStart) w.open[p.connection] = p.session;
+    if (p.event == RecordedEvent::kSessionEnd) {
+      w.open.erase(p.connection);
+      w.sensitive.erase(p.connection);
+    }
+    const std::string line = side_line(h, ns, p.app, p.user, p.command, shape, p.verdict, p.rule,
+                                       p.refused, safe.marker, p.refused_statements);
+    try {
+      if (files_->write(h, safe.bytes, line) == RecordingFiles::Written::kCapReached) {
+        end_from_writer(State::kStopped, "recording.max_total_bytes reached");
+        w.broken = true;
+        break;
+      }
+      ++written;
+    } catch (const std::exception& e) {
+      spdlog::error("recording failed: {}", e.what());
+      metrics_.recording_failures.get("write_error").Increment();
+      {
+        std::lock_guard lock(mutex_);
+        if (state_ == State::kRecording) {
+          active_.store(false, std::memory_order_relaxed);
+          state_ = State::kFailed;
+          reason_ = e.what();
+          stopping_ = true;
+        }
+      }
+      w.broken = true;
+    }
+  }
+  if (written > 0) metrics_.recording_packets.Increment(static_cast<double>(written));
+  std::lock_guard lock(mutex_);
+  bytes_ = files_->bytes();
+  packets_ = files_->packets();
+  file_names_ = files_->file_names();
+}
+
+std::string Recorder::status_json() const {
+  std::lock_guard lock(mutex_);
+  const char* state = state_ == State::kRecording ? "recording"
+                      : state_ == State::kFailed  ? "failed"
+                                                  : "stopped";
+  std::string out = "{\"state\":\"";
+  out += state;
+  out += "\",\"reason\":";
+  json::append_string(out, reason_);
+  if (filters_) {
+    const auto& s = filters_->settings;
+    out += ",\"directory\":";
+    json::append_string(out, s.directory);
+    out += ",\"started_at\":";
+    json::append_string(out, started_at_);
+    out += ",\"files\":[";
+    for (size_t i = 0; i < file_names_.size(); ++i) {
+      if (i > 0) out += ",";
+      json::append_string(out, file_names_[i]);
+    }
+    out += "],\"bytes\":" + std::to_string(bytes_) + ",\"packets\":" + std::to_string(packets_) +
+           ",\"dropped\":" + std::to_string(dropped_) +
+           ",\"queued_bytes\":" + std::to_string(queued_bytes_) +
+           ",\"queue_bytes\":" + std::to_string(s.queue_bytes) +
+           ",\"max_file_bytes\":" + std::to_string(s.max_file_bytes) +
+           ",\"max_total_bytes\":" + std::to_string(s.max_total_bytes) +
+           ",\"sample\":" + std::to_string(s.sample) +
+           ",\"max_duration_ms\":" + std::to_string(s.max_duration.count());
+  } else {
+    out += ",\"files\":[],\"bytes\":0,\"packets\":0,\"dropped\":0";
+  }
+  out += "}";
+  return out;
+}
+
+}  // namespace docguard::recording

@@ -1,0 +1,32 @@
+// What the recorder's parts share (private to proxy/recording/): a recording's filters, and the
+// writer thread's memory of the connections.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "docguard/codec/redaction_policy.h"
+#include "docguard/recording/recorder.h"
+
+namespace docguard::recording {
+
+// One recording's settings, shared by the sessions' taps while it runs.
+struct RecordingFilters {
+  settings::RecordingSettings settings;
+  uint64_t generation = 0;
+};
+
+struct Recorder::WriterState {
+  codec::RedactionPolicy policy;  // the recording's, copied when its writer starts
+  // connection -> its sensitive requests' ids, whose replies carry secrets too
+  std::unordered_map<uint64_t, std::vector<int32_t>> sensitive;
+  // connections started and not yet ended -> their session text, ended when the recording ends
+  std::unordered_map<uint64_t, std::string> open;
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
+  bool broken = false;  // a write failed or the cap was reached: nothing more goes to the files
+};
+
+}  // namespace docguard::recording

@@ -1,0 +1,237 @@
+// The recorder without sockets: what it admits (filters, sample), that a full queue fails the
+// recording without blocking, and that start/stop leave complete files behind.
+#include "docguard/recording/recorder.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <thread>
+
+#include "test_messages.h"
+
+namespace docguard::recording {
+namespace {
+
+namespace fs = std::filesystem;
+
+class RecorderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("docguard-recorder-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    settings_.directory = dir_.string();
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  size_t packets_on_disk() const {
+    size_t n = 0;
+    for (const auto& entry : fs::directory_iterator(dir_)) {
+      if (entry.path().extension() != ".bin") continue;
+      std::ifstream in(entry.path(), std::ios::binary);
+      std::vector<uint8_t> b{std::istreambuf_iterator<char>(in), {}};
+      for (size_t at = 0; at + 4 <= b.size(); ++n) at += codec::load_le32(b.data() + at);
+    }
+    return n;
+  }
+
+  telemetry::Metrics metrics_;
+  settings::RecordingSettings settings_;
+  fs::path dir_;
+};
+
+TEST_F(RecorderTest, RecordsRequestsRepliesAndSessionEvents) {
+  Recorder recorder(metrics_, codec::kDefaultMaxMessageBytes);
+  EXPECT_FALSE(recorder.active());
+  ASSERT_EQ(recorder.start(settings_), "");
+  EXPECT_TRUE(recorder.active());
+  EXPECT_NE(recorder.start(settings_), "");  // one at a time
+  RecordingTap tap;
+  const auto find = testing::op_msg(R"({"find": "c", "$db": "d"})", 5);
+  recorder.on_request(tap, "peer", find, {"app", "", "find", "forwarded"});
+  const auto reply = codec::OpMsgBuilder(6, 5).body(testing::json(R"({"ok": 1})").get()).finish();
+  recorder.on_reply(tap, "peer", reply, {"app", "", {}, {}});
+  recorder.on_session_end(tap, "peer");
+  EXPECT_TRUE(recorder.stop());
+  EXPECT_FALSE(recorder.active());
+  EXPECT_FALSE(recorder.stop());
+  EXPECT_EQ(packets_on_disk(), 4u);  // start, request, reply, end
+  EXPECT_NE(recorder.status_json().find("\"state\":\"stopped\""), std::string::npos);
+  EXPECT_NE(recorder.status_json().find("\"packets\":4"), std::string::npos);
+}
+
+TEST_F(RecorderTest, SideFileNamesTheDecidingRuleAndMarksRefusals) {
+  Recorder recorder(metrics_, codec::kDefaultMaxMessageBytes);
+  ASSERT_EQ(recorder.start(settings_), "");
+  RecordingTap tap;
+  const auto insert = testing::op_msg(R"({"insert": "c", "$db": "d", "documents": [{}]})", 5);
+  recorder.on_request(tap, "p", insert,
+                      {"app", "", "insert", "answered_by_docguard", "max_document_bytes", true});
+  recorder.on_request(tap, "p", insert, {"app", "", "insert", "forwarded", "max_array_length"});
+  recorder.on_request(tap, "p", insert, {"app", "", "insert", "forwarded"});
+  EXPECT_TRUE(recorder.stop());
+  std::vector<std::string> requests;
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    if (entry.path().string().ends_with(".docguard.jsonl")) {
+      std::ifstream in(entry.path());
+      for (std::string line; std::getline(in, line);) {
+        if (line.find("\"event\":\"request\"") != std::string::npos) requests.push_back(line);
+      }
+    }
+  }
+  ASSERT_EQ(requests.size(), 3u);
+  EXPECT_NE(requests[0].find(R"("verdict":"answered_by_docguard","rule":"max_document_bytes",)"
+                             R"("refused":true)"),
+            std::string::npos)
+      << requests[0];
+  // A warning names its rule and is not refused; a request that broke none has neither.
+  EXPECT_NE(requests[1].find(R"("rule":"max_array_length")"), std::string::npos) << requests[1];
+  EXPECT_EQ(requests[1].find("refused"), std::string::npos) << requests[1];
+  EXPECT_EQ(requests[2].find("rule"), std::string::npos) << requests[2];
+}
+
+TEST_F(RecorderTest, SideFileGivesEachRequestItsShapeWithoutValues) {
+  Recorder recorder(metrics_, codec::kDefaultMaxMessageBytes);
+  ASSERT_EQ(recorder.start(settings_), "");
+  RecordingTap tap;
+  const auto find = testing::op_msg(
+      R"({"find": "orders", "$db": "shop", "filter": {"status": "secret-A", "qty": {"$gt": 5}},)"
+      R"( "sort": {"created": -1}})",
+      1);
+  recorder.on_request(tap, "p", find, {"app", "", "find", "forwarded"});
+  EXPECT_TRUE(recorder.stop());
+  std::string line;
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    if (!entry.path().string().ends_with(".docguard.jsonl")) continue;
+    std::ifstream in(entry.path());
+    for (std::string l; std::getline(in, l);) {
+      if (l.find("\"event\":\"request\"") != std::string::npos) line = l;
+    }
+  }
+  // The replay's comparison and the what-if report group by the same text.
+  EXPECT_NE(line.find(R"("shape":"find shop.orders {)"), std::string::npos) << line;
+  EXPECT_NE(line.find("status"), std::string::npos) << line;
+  EXPECT_NE(line.find("created"), std::string::npos) << line;
+  EXPECT_EQ(line.find("secret-A"), std::string::npos) << line;
+}
+
+TEST_F(RecorderTest, FiltersByAppUserAndNamespace) {
+  settings_.apps = {"billing"};
+  settings_.users = {"alice"};
+  settings_.namespaces = {"shop.*"};
+  Recorder recorder(metrics_, codec::kDefaultMaxMessageBytes);
+  ASSERT_EQ(recorder.start(settings_), "");
+  RecordingTap tap;
+  const auto in_shop = testing::op_msg(R"({"find": "orders", "$db": "shop"})", 1);
+  const auto elsewhere = testing::op_msg(R"({"find": "orders", "$db": "crm"})", 2);
+  recorder.on_request(tap, "p", in_shop, {"other-app", "alice@admin", "find", ""});
+  recorder.on_request(tap, "p", in_shop, {"billing", "bob@admin", "find", ""});
+  recorder.on_request(tap, "p", elsewhere, {"billing", "alice@admin", "find", ""});
+  recorder.on_request(tap, "p", in_shop, {"billing", "alice@admin", "find", ""});
+  // Only the reply to the request recorded.
+  const auto to_crm = codec::OpMsgBuilder(9, 2).body(testing::json(R"({"ok": 1})").get()).finish();
+  const auto to_shop =
+      codec::OpMsgBuilder(10, 1).body(testing::json(R"({"ok": 1})").get()).finish();
+  recorder.on_reply(tap, "p", to_crm, {"billing", "alice@admin", {}, {}});
+  recorder.on_reply(tap, "p", to_shop, {"billing", "alice@admin", {}, {}});
+  recorder.stop();
+  EXPECT_EQ(packets_on_disk(), 4u);  // start, the request, its reply, the end at stop
+}
+
+TEST_F(RecorderTest, ASampleRecordsAShareOfTheConnections) {
+  settings_.sample = 0.5;
+  Recorder recorder(metrics_, codec::kDefaultMaxMessageBytes);
+  ASSERT_EQ(recorder.start(settings_), "");
+  const auto ping = testing::op_msg(R"({"ping": 1, "$db": "admin"})");
+  std::vector<RecordingTap> taps(200);
+  for (auto& tap : taps) recorder.on_request(tap, "p", ping, {});
+  recorder.stop();
+  size_t sampled = 0;
+  for (const auto& tap : taps) sampled += tap.sampled ? 1 : 0;
+  EXPECT_GT(sampled, 60u);
+  EXPECT_LT(sampled, 140u);
+  EXPECT_EQ(packets_on_disk(), sampled * 3);  // start, ping, end
+}
+
+TEST_F(RecorderTest, AFullQueueFailsTheRecordingAndTrafficIsNotHeld) {
+  settings_.queue_bytes = 1024;
+  Recorder recorder(metrics_, codec::kDefaultMaxMessageBytes);
+  ASSERT_EQ(recorder.start(settings_), "");
+  RecordingTap tap;
+  const std::string big(400, 'x');
+  const auto insert =
+      testing::op_msg((R"({"insert": "c", "$db": "d", "pad": ")" + big + R"("})").c_str());
+  int handed = 0;
+  while (recorder.active() && handed < 1000) {
+    recorder.on_request(tap, "p", insert, {});
+    ++handed;
+  }
+  EXPECT_FALSE(recorder.active());
+  const std::string status = recorder.status_json();
+  EXPECT_NE(status.find("\"state\":\"failed\""), std::string::npos) << status;
+  EXPECT_NE(status.find("queue"), std::string::npos) << status;
+  EXPECT_NE(status.find("\"dropped\":1"), std::string::npos) << status;
+  EXPECT_EQ(metrics_.recording_dropped.Value(), 1.0);
+  EXPECT_EQ(metrics_.recording_failures.get("queue_full").Value(), 1.0);
+  // A new recording may start after a failed one.
+  settings_.queue_bytes = 1 << 20;
+  EXPECT_EQ(recorder.start(settings_), "");
+  EXPECT_TRUE(recorder.stop());
+}
+
+TEST_F(RecorderTest, MaxDurationEndsTheRecording) {
+  settings_.max_duration = std::chrono::milliseconds(50);
+  Recorder recorder(metrics_, codec::kDefaultMaxMessageBytes);
+  ASSERT_EQ(recorder.start(settings_), "");
+  for (int i = 0; i < 100 && recorder.active(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_FALSE(recorder.active());
+  EXPECT_NE(recorder.status_json().find("max_duration"), std::string::npos);
+}
+
+TEST_F(RecorderTest, SessionsOnManyThreadsKeepTheirOrderAndNothingIsLost) {
+  Recorder recorder(metrics_, codec::kDefaultMaxMessageBytes);
+  ASSERT_EQ(recorder.start(settings_), "");
+  constexpr int kThreads = 4;
+  constexpr int kMessages = 500;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&recorder] {
+      RecordingTap tap;
+      for (int i = 1; i <= kMessages; ++i) {
+        const auto ping = testing::op_msg(R"({"ping": 1, "$db": "admin"})", i);
+        recorder.on_request(tap, "p", ping, {});
+      }
+      recorder.on_session_end(tap, "p");
+    });
+  }
+  for (int i = 0; i < 50; ++i) (void)recorder.status_json();  // read while they write
+  for (auto& t : threads) t.join();
+  recorder.stop();
+  EXPECT_EQ(packets_on_disk(), static_cast<size_t>(kThreads * (kMessages + 2)));
+  // Within each connection the request ids (1, 2, ...) come in the order they were sent.
+  std::map<uint64_t, int32_t> last;
+  for (const auto& entry : fs::directory_iterator(dir_)) {
+    if (entry.path().extension() != ".bin") continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::vector<uint8_t> b{std::istreambuf_iterator<char>(in), {}};
+    for (size_t at = 0; at + 4 <= b.size(); at += codec::load_le32(b.data() + at)) {
+      if (b[at + 4] != 0) continue;  // requests only
+      uint64_t connection = 0;
+      std::memcpy(&connection, b.data() + at + 5, 8);
+      const size_t message = at + 13 + 2 + 16;  // session "p" and its NUL, offset, order
+      const int32_t id = codec::load_le32(b.data() + message + 4);
+      EXPECT_EQ(id, last[connection] + 1);
+      last[connection] = id;
+    }
+  }
+  EXPECT_EQ(last.size(), static_cast<size_t>(kThreads));
+}
+
+}  // namespace
+}  // namespace docguard::recording

@@ -1,0 +1,134 @@
+// The recording's files: the server's packet layout, rotation by size, the total cap, and a
+// CRC-32C per file in checksum.txt that matches the bytes on disk.
+#include "docguard/recording/recording_files.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "docguard/codec/crc32c.h"
+
+namespace docguard::recording {
+namespace {
+
+namespace fs = std::filesystem;
+
+class RecordingFilesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("docguard-recording-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  static std::vector<uint8_t> read(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  }
+  std::map<std::string, std::string> checksums() const {
+    std::map<std::string, std::string> out;
+    std::ifstream in(dir_ / "checksum.txt");
+    std::string name, crc;
+    while (in >> name >> crc) out[name] = crc;
+    return out;
+  }
+  fs::path dir_;
+};
+
+uint64_t le(const std::vector<uint8_t>& b, size_t at, int n) {
+  uint64_t v = 0;
+  for (int i = 0; i < n; ++i) v |= static_cast<uint64_t>(b[at + i]) << (8 * i);
+  return v;
+}
+
+TEST(RecordingPacket, LayoutIsTheServers) {
+  std::vector<uint8_t> out;
+  const std::vector<uint8_t> message = {20, 0, 0,    0, 1, 0, 0, 0, 0, 0,
+                                        0,  0, 0xdd, 7, 0, 0, 9, 9, 9, 9};
+  append_packet(out, {RecordedEvent::kResponse, 42, "127.0.0.1:5000", 1234567, 9}, message);
+  const size_t session_end = 1 + 4 + 8 + 14;
+  ASSERT_EQ(out.size(), 4 + 1 + 8 + 15 + 8 + 8 + message.size());
+  EXPECT_EQ(le(out, 0, 4), out.size());
+  EXPECT_EQ(out[4], 1);  // response
+  EXPECT_EQ(le(out, 5, 8), 42u);
+  EXPECT_EQ(std::string(out.begin() + 13, out.begin() + 27), "127.0.0.1:5000");
+  EXPECT_EQ(out[session_end - 1 + 1], 0);
+  EXPECT_EQ(le(out, 28, 8), 1234567u);
+  EXPECT_EQ(le(out, 36, 8), 9u);
+  EXPECT_TRUE(std::equal(message.begin(), message.end(), out.begin() + 44));
+}
+
+TEST_F(RecordingFilesTest, RotatesBySizeAndChecksumsEveryFile) {
+  RecordingFiles files(dir_, /*max_file_bytes=*/300, /*max_total_bytes=*/1 << 20);
+  files.open();
+  const std::vector<uint8_t> message(100, 0xab);
+  for (uint64_t order = 1; order <= 10; ++order) {
+    ASSERT_EQ(files.write({RecordedEvent::kRequest, 1, "s", order, order}, message,
+                          "{\"order\":" + std::to_string(order) + "}"),
+              RecordingFiles::Written::kYes);
+  }
+  files.close();
+  // Each packet is 4+1+8+2+8+8+100 = 131 bytes: two fit in 300, so five data files. The side
+  // lines count toward the total too ({"order":N} and its newline: 12 bytes, 13 for 10).
+  ASSERT_EQ(files.file_names().size(), 5u);
+  EXPECT_EQ(files.packets(), 10u);
+  EXPECT_EQ(files.bytes(), 1310u + 9 * 12 + 13);
+  const auto sums = checksums();
+  for (const auto& name : files.file_names()) {
+    const auto bytes = read(dir_ / name);
+    EXPECT_LE(bytes.size(), 300u);
+    std::ostringstream hex;
+    hex << std::hex << codec::crc32c(bytes);
+    ASSERT_TRUE(sums.count(name)) << name;
+    EXPECT_EQ(sums.at(name), hex.str()) << name;
+    const std::string side = name.substr(0, name.size() - 4) + ".docguard.jsonl";
+    ASSERT_TRUE(sums.count(side)) << side;
+    EXPECT_TRUE(fs::exists(dir_ / side));
+  }
+  EXPECT_TRUE(std::is_sorted(files.file_names().begin(), files.file_names().end()));
+}
+
+TEST_F(RecordingFilesTest, APacketLargerThanAFileGetsAFileOfItsOwn) {
+  RecordingFiles files(dir_, 50, 1 << 20);
+  files.open();
+  const std::vector<uint8_t> big(200, 1);
+  EXPECT_EQ(files.write({RecordedEvent::kRequest, 1, "s", 0, 1}, big, ""),
+            RecordingFiles::Written::kYes);
+  EXPECT_EQ(files.write({RecordedEvent::kRequest, 1, "s", 0, 2}, big, ""),
+            RecordingFiles::Written::kYes);
+  files.close();
+  EXPECT_EQ(files.file_names().size(), 2u);
+}
+
+TEST_F(RecordingFilesTest, TheTotalCapStopsWritingBeforeItIsPassed) {
+  RecordingFiles files(dir_, 1 << 20, /*max_total_bytes=*/400);
+  files.open();
+  const std::vector<uint8_t> message(100, 2);
+  int written = 0;
+  for (uint64_t order = 1; order <= 5; ++order) {
+    if (files.write({RecordedEvent::kRequest, 1, "s", 0, order}, message, "") ==
+        RecordingFiles::Written::kCapReached) {
+      break;
+    }
+    ++written;
+  }
+  files.close();
+  EXPECT_EQ(written, 3);  // 3 x 131 = 393 <= 400 < 524
+  EXPECT_EQ(files.bytes(), 393u);
+  EXPECT_EQ(read(dir_ / files.file_names().front()).size(), 393u);
+}
+
+TEST_F(RecordingFilesTest, ADirectoryThatCannotBeMadeIsAnError) {
+  std::ofstream(dir_.string() + "-file") << "x";
+  RecordingFiles files(fs::path(dir_.string() + "-file") / "sub", 100, 100);
+  EXPECT_THROW(files.open(), std::runtime_error);
+  fs::remove(dir_.string() + "-file");
+}
+
+}  // namespace
+}  // namespace docguard::recording

@@ -1,0 +1,231 @@
+// `docguard replay`: the arguments, the progress shown while it runs, the report and the exit
+// code (replay_command.h).
+#include "docguard/tools/replay_command.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+
+#include "docguard/cluster/mongoc_log.h"
+#include "replay_report.h"
+#include "replay_runner.h"
+
+namespace docguard::tools {
+
+namespace {
+
+constexpr const char* kReplayUsage =
+    "usage: docguard replay --recording DIR --target URI [--speed 1|4|max] [--read-only]\n"
+    "                       [--report-dir DIR] [--max-connections N (512)]\n"
+    "                       [--max-sessions N (10000)] [--allow-writes-out]\n"
+    "                       [--as-sent-by-client] [--ignore [SHAPE::]PATH]... [--show-values]\n"
+    "                       [--accept-torn-tail] [--baseline URI]\n";
+
+int usage(const std::string& problem) {
+  std::fprintf(stderr, "docguard replay: %s\n%s", problem.c_str(), kReplayUsage);
+  return 2;
+}
+
+// "1", "4", "0.5" or "max" (0: no waiting).
+bool parse_speed(std::string_view text, double& speed) {
+  if (text == "max") {
+    speed = 0;
+    return true;
+  }
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), speed);
+  return ec == std::errc{} && end == text.data() + text.size() && speed > 0;
+}
+
+// A bar on stderr while the replay runs, redrawn a few times a second; only on a terminal,
+// where a redrawn line reads as progress rather than as noise in a log.
+class ProgressBar {
+ public:
+  explicit ProgressBar(const ReplayProgress& progress) : progress_(progress) {
+    if (isatty(STDERR_FILENO) == 1) thread_ = std::thread([this] { draw_until_stopped(); });
+  }
+  ProgressBar(const ProgressBar&) = delete;
+  ProgressBar& operator=(const ProgressBar&) = delete;
+  ~ProgressBar() {
+    if (!thread_.joinable()) return;
+    {
+      std::lock_guard lock(mu_);
+      stopped_ = true;
+    }
+    cv_.notify_one();
+    thread_.join();
+    draw();
+    std::fputc('\n', stderr);
+  }
+
+ private:
+  void draw_until_stopped() {
+    std::unique_lock lock(mu_);
+    while (!cv_.wait_for(lock, std::chrono::milliseconds(200), [this] { return stopped_; })) {
+      draw();
+    }
+  }
+  void draw() const {
+    constexpr int kWidth = 40;
+    const uint64_t total = progress_.total.load();
+    const uint64_t done = progress_.done.load();
+    const int filled = total == 0 ? 0 : static_cast<int>(kWidth * done / total);
+    std::string bar(static_cast<size_t>(filled), '#');
+    bar.resize(kWidth, ' ');
+    std::fprintf(stderr, "\r[%s] %3d%% %llu/%llu requests", bar.c_str(),
+                 total == 0 ? 0 : static_cast<int>(100 * done / total),
+                 static_cast<unsigned long long>(done), static_cast<unsigned long long>(total));
+    std::fflush(stderr);
+  }
+
+  const ReplayProgress& progress_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopped_ = false;
+  std::thread thread_;
+};
+
+// A shape that differs against the target and against the baseline alike is noise.
+void mark_noise(std::vector<ShapeResult>& shapes, const std::vector<ShapeResult>& baseline) {
+  for (ShapeResult& s : shapes) {
+    if (s.differing == 0) continue;
+    const auto twin = std::find_if(baseline.begin(), baseline.end(),
+                                   [&](const ShapeResult& b) { return b.shape == s.shape; });
+    if (twin != baseline.end() && twin->differing > 0) {
+      s.noise = true;
+      s.baseline_difference = twin->first_difference;
+    }
+  }
+}
+
+}  // namespace
+
+int run_replay(int argc, char** argv) {
+  ReplayOptions options;
+  bool have_recording = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    const auto value = [&](std::string_view& out) {
+      if (i + 1 >= argc) return false;
+      out = argv[++i];
+      return true;
+    };
+    std::string_view v;
+    if (arg == "--read-only") {
+      options.read_only = true;
+    } else if (arg == "--allow-writes-out") {
+      options.allow_writes_out = true;
+    } else if (arg == "--as-sent-by-client") {
+      options.as_sent_by_client = true;
+    } else if (arg == "--show-values") {
+      options.show_values = true;
+    } else if (arg == "--accept-torn-tail") {
+      options.accept_torn_tail = true;
+    } else if (arg == "--ignore" && value(v)) {
+      // "PATH" everywhere, or "SHAPE::PATH" for one shape (a shape's text holds no "::").
+      const size_t split = v.rfind("::");
+      if (split == std::string_view::npos) {
+        options.ignore.emplace_back(v);
+      } else {
+        options.ignore_by_shape[std::string(v.substr(0, split))].emplace_back(v.substr(split + 2));
+      }
+    } else if (arg == "--max-sessions" && value(v)) {
+      const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), options.max_sessions);
+      if (ec != std::errc{} || end != v.data() + v.size() || options.max_sessions == 0) {
+        return usage("--max-sessions takes a number above 0");
+      }
+    } else if (arg == "--recording" && value(v)) {
+      options.recording = std::string(v);
+      have_recording = true;
+    } else if (arg == "--baseline" && value(v)) {
+      options.baseline = std::string(v);
+    } else if (arg == "--target" && value(v)) {
+      options.target = std::string(v);
+    } else if (arg == "--report-dir" && value(v)) {
+      options.report_dir = std::string(v);
+    } else if (arg == "--max-connections" && value(v)) {
+      const auto [end, ec] =
+          std::from_chars(v.data(), v.data() + v.size(), options.max_connections);
+      if (ec != std::errc{} || end != v.data() + v.size() || options.max_connections == 0) {
+        return usage("--max-connections takes a number above 0");
+      }
+    } else if (arg == "--speed" && value(v)) {
+      if (!parse_speed(v, options.speed)) return usage("--speed takes a number above 0 or max");
+    } else if (arg == "--help" || arg == "-h") {
+      std::fputs(kReplayUsage, stdout);
+      return 0;
+    } else {
+      return usage("unknown or incomplete argument " + std::string(arg));
+    }
+  }
+  if (!have_recording) return usage("--recording DIR is required");
+  if (options.target.empty()) return usage("--target URI is required");
+
+  // libmongoc's own warnings would interleave with the progress bar; its errors reach the
+  // report through the commands that failed.
+  cluster::set_mongoc_log_handler({});
+  ReplayProgress progress;
+  base::Expected<ReplayOutcome> outcome = base::Error{};
+  {
+    const ProgressBar bar(progress);
+    outcome = replay_recording(options, progress);
+  }
+  if (!outcome) {
+    std::fprintf(stderr, "docguard replay: %s\n", outcome.error().message.c_str());
+    return 2;
+  }
+  if (!options.baseline.empty()) {
+    // The same replay against a copy of production: what differs there too is noise.
+    ReplayOptions against_baseline = options;
+    against_baseline.target = options.baseline;
+    ReplayProgress baseline_progress;
+    base::Expected<ReplayOutcome> baseline = base::Error{};
+    {
+      const ProgressBar bar(baseline_progress);
+      baseline = replay_recording(against_baseline, baseline_progress);
+    }
+    if (!baseline) {
+      std::fprintf(stderr, "docguard replay: --baseline: %s\n", baseline.error().message.c_str());
+      return 2;
+    }
+    mark_noise(outcome->shapes, baseline->shapes);
+  }
+  const std::vector<ShapeResult>& shapes = outcome->shapes;
+  const ReplayReport report{options, *outcome, shapes};
+  if (auto written = write_replay_report(report); !written) {
+    std::fprintf(stderr, "docguard replay: %s\n", written.error().message.c_str());
+    return 2;
+  }
+  size_t differing = 0;
+  size_t not_comparable = 0;
+  size_t noise = 0;
+  for (const ShapeResult& s : shapes) {
+    differing += s.differs() ? 1 : 0;
+    noise += s.noise ? 1 : 0;
+    not_comparable += s.not_comparable > 0 ? 1 : 0;
+  }
+  const ReplayCounts& c = outcome->counts;
+  uint64_t skipped = c.handshakes + c.skipped_writes + c.skipped_legacy;
+  for (const auto& [reason, n] : c.skipped) skipped += n;
+  std::fprintf(
+      stderr,
+      "docguard replay: %llu requests on %llu connections, %llu replayed in %llu live sessions, "
+      "%llu not replayed (%llu handshakes; see the report), %llu failed, in %.1f s (recorded "
+      "%.1f s); %zu of %zu shapes differ, %zu not comparable, %zu noise; report in %s\n",
+      static_cast<unsigned long long>(c.requests), static_cast<unsigned long long>(c.connections),
+      static_cast<unsigned long long>(c.sent), static_cast<unsigned long long>(c.sessions),
+      static_cast<unsigned long long>(skipped), static_cast<unsigned long long>(c.handshakes),
+      static_cast<unsigned long long>(c.failed), static_cast<double>(c.replay_micros) / 1e6,
+      static_cast<double>(c.recorded_micros) / 1e6, differing, shapes.size(), not_comparable, noise,
+      options.report_dir.string().c_str());
+  return differing > 0 ? 1 : 0;
+}
+
+}  // namespace docguard::tools

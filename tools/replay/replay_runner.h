@@ -1,0 +1,80 @@
+// The replay itself: the recording streamed in its global order, each recorded connection
+// replayed on a thread and a client slot of its own, paced to the recorded offsets and kept to
+// the recorded causality, each answer compared as it comes.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "docguard/base/expected.h"
+#include "docguard/tools/replay_compare.h"
+
+namespace docguard::tools {
+
+struct ReplayOptions {
+  std::filesystem::path recording;
+  std::string target;  // a mongodb:// URI, with its own credentials and TLS options
+  // A copy of production to replay against as well: a shape that differs there too is noise
+  // (results that cannot repeat), reported apart and not counted in the exit code.
+  std::string baseline;
+  double speed = 1;  // recorded time / replay time; 0: no waiting at all
+  bool read_only = false;
+  bool allow_writes_out = false;   // replay aggregates with $out / $merge
+  bool as_sent_by_client = false;  // replay what clients sent, docguard's refusals included
+  bool show_values = false;        // the report's differences show values, not only types
+  bool accept_torn_tail = false;   // a data file without a checksum may end cut short
+  // Paths left out of compared documents: everywhere, and per shape text.
+  std::vector<std::string> ignore;
+  std::map<std::string, std::vector<std::string>> ignore_by_shape;
+  std::filesystem::path report_dir = ".";
+  // Recorded connections open at once, each on a thread and a connection of its own: a
+  // recording that had more open at once is refused before anything is sent.
+  size_t max_connections = 512;
+  // Live sessions, one per recorded lsid for the whole replay: past this, commands of further
+  // recorded sessions are not sent (counted).
+  size_t max_sessions = 10000;
+};
+
+struct ReplayCounts {
+  uint64_t connections = 0;
+  uint64_t requests = 0;         // recorded requests
+  uint64_t sent = 0;             // replayed
+  uint64_t handshakes = 0;       // not replayed: hello, authentication, endSessions
+  uint64_t skipped_writes = 0;   // --read-only
+  uint64_t skipped_legacy = 0;   // legacy requests that are not commands
+  uint64_t failed = 0;           // sent, but no reply came (network, server selection)
+  uint64_t recorded_micros = 0;  // first to last packet of the recording
+  uint64_t replay_micros = 0;    // wall time of the replay
+  // Not sent, by reason (replay_policy.h's names), and the commands off the allow-list by name.
+  std::map<std::string, uint64_t> skipped;
+  std::map<std::string, uint64_t> skipped_commands;
+  uint64_t trimmed_batches = 0;       // sent without the statements docguard refused
+  uint64_t exhaust_not_compared = 0;  // an exhaust cursor's further recorded replies
+  uint64_t sessions = 0;              // live sessions, one per recorded lsid
+  uint64_t peak_connections = 0;      // recorded connections open at once
+  uint64_t unverified_files = 0;      // data files without a checksum
+  // Per command name: how many were sent, and how many the target answered with ok: 1.
+  std::map<std::string, std::pair<uint64_t, uint64_t>> commands;
+};
+
+struct ReplayOutcome {
+  ReplayCounts counts;
+  std::vector<ShapeResult> shapes;
+};
+
+// Progress the command line shows while the replay runs: requests done of `total`.
+struct ReplayProgress {
+  std::atomic<uint64_t> done{0};
+  std::atomic<uint64_t> total{0};
+};
+
+// An error (exit code 2) for a recording that cannot be read, a target that cannot be reached
+// or refuses authentication, or more connections at once than allowed.
+base::Expected<ReplayOutcome> replay_recording(const ReplayOptions& options,
+                                               ReplayProgress& progress);
+
+}  // namespace docguard::tools

@@ -12,6 +12,7 @@
 
 #include "docguard/cluster/mongoc_log.h"
 #include "docguard/cluster/upstream_uri.h"
+#include "docguard/proxy/admin_endpoints.h"
 #include "docguard/proxy/config.h"
 #include "docguard/proxy/log_format.h"
 #include "docguard/proxy/server.h"
@@ -50,8 +51,7 @@ options:
   --upstream URI            the cluster: any connection string a driver accepts, e.g. mongodb://HOST:PORT,
                             mongodb://a,b,c/?replicaSet=rs0, mongodb+srv://NAME (default
                             mongodb://127.0.0.1:27017); ?tls=true&tlsCAFile=FILE for TLS
-  --admin HOST:PORT         admin HTTP listener: /metrics /healthz /readyz /status /report /report.json
-                            (default 127.0.0.1:9216)
+  --admin HOST:PORT         admin HTTP listener (default 127.0.0.1:9216); its endpoints are below
   --config FILE             YAML file with proxy settings and rules; flags override it
   --threads N               io threads (default: one per core)
   --tls-cert FILE           serve clients over TLS with this certificate chain (PEM)
@@ -62,6 +62,8 @@ options:
   --check-config [FILE]     validate the configuration and exit (0 valid, 1 invalid)
   --version                 print the version and exit
   --help                    print this help and exit
+
+admin endpoints (all but /healthz need `admin_token:` as a bearer token when one is set):
 )";
 
 spdlog::level::level_enum spdlog_level(docguard::proxy::LogLevel level) {
@@ -135,7 +137,7 @@ int main(int argc, char** argv) {
   try {
     flags = docguard::settings::parse_flags(argc, argv);
     if (flags.help) {
-      std::cout << kUsage;
+      std::cout << kUsage << docguard::proxy::admin_endpoints_help();
       return 0;
     }
     if (flags.version) {

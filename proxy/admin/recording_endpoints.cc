@@ -7,6 +7,7 @@
 #include "docguard/base/json_string.h"
 #include "docguard/codec/bson_elements.h"
 #include "docguard/codec/bson_view.h"
+#include "docguard/proxy/coroutines.h"
 
 namespace docguard::proxy {
 namespace {
@@ -93,26 +94,38 @@ std::string apply_recording_json(const std::string& body, settings::RecordingSet
   return "";
 }
 
-std::optional<HttpResponse> route_recording(const std::string& method, const std::string& path,
-                                            const std::string& body, ProxyRuntime& rt) {
-  if (path == "/recording") {
-    if (method != "GET" && method != "HEAD") return HttpResponse{405, "text/plain", "GET only\n"};
-    return json_response(200, rt.recorder.status_json());
-  }
-  if (path != "/recording/start" && path != "/recording/stop") return std::nullopt;
-  if (method != "POST") return HttpResponse{405, "text/plain", "POST only\n"};
-  if (path == "/recording/stop") {
-    if (!rt.recorder.stop()) return error_response(409, "no recording is running", rt);
-    return json_response(200, rt.recorder.status_json());
-  }
+namespace {
+
+awaitable<HttpResponse> recording_status(const AdminRequest&, ProxyRuntime& rt) {
+  co_return json_response(200, rt.recorder.status_json());
+}
+
+awaitable<HttpResponse> recording_start(const AdminRequest& request, ProxyRuntime& rt) {
   settings::RecordingSettings settings = rt.config.recording;
-  if (std::string problem = apply_recording_json(body, settings); !problem.empty()) {
-    return error_response(400, problem, rt);
+  if (std::string problem = apply_recording_json(std::string(request.body), settings);
+      !problem.empty()) {
+    co_return error_response(400, problem, rt);
   }
   if (std::string problem = rt.recorder.start(settings); !problem.empty()) {
-    return error_response(409, problem, rt);
+    co_return error_response(409, problem, rt);
   }
-  return json_response(200, rt.recorder.status_json());
+  co_return json_response(200, rt.recorder.status_json());
 }
+
+awaitable<HttpResponse> recording_stop(const AdminRequest&, ProxyRuntime& rt) {
+  if (!rt.recorder.stop()) co_return error_response(409, "no recording is running", rt);
+  co_return json_response(200, rt.recorder.status_json());
+}
+
+constexpr AdminEndpoint kRecordingEndpoints[] = {
+    {"/recording", kRead, true, "the traffic recorder's state (JSON)", recording_status},
+    {"/recording/start", kPost, true, "start recording; a JSON body overrides `recording:`",
+     recording_start},
+    {"/recording/stop", kPost, true, "stop recording and seal its files", recording_stop},
+};
+
+}  // namespace
+
+std::span<const AdminEndpoint> recording_admin_endpoints() { return kRecordingEndpoints; }
 
 }  // namespace docguard::proxy

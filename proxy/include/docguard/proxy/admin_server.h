@@ -1,18 +1,14 @@
-// The admin listener: /metrics, /healthz, /readyz, /status over plain HTTP/1.1.
+// The admin listener: HTTP/1.1 (Boost.Beast) on the admin address, one request per connection,
+// routed through the endpoint table (admin_endpoints.h); and the report sections the proxy adds.
 #pragma once
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
 
+#include "docguard/proxy/admin_endpoints.h"
 #include "docguard/proxy/runtime.h"
 
 namespace docguard::proxy {
-
-struct HttpResponse {
-  int status = 200;
-  std::string content_type = "text/plain; charset=utf-8";
-  std::string body;
-};
 
 // Accepts admin connections until the acceptor is closed.
 boost::asio::awaitable<void> serve_admin(boost::asio::ip::tcp::acceptor& acceptor,
@@ -38,12 +34,5 @@ std::string with_validators_html(std::string report,
 // members of /report.json, and a table in /report's HTML (workload_report.cc).
 std::string with_workload_json(std::string report, const rules::WorkloadSnapshot& workload);
 std::string with_workload_html(std::string report, const rules::WorkloadSnapshot& workload);
-
-// Routes one request (method, target, Authorization header value, body). Exposed for tests.
-boost::asio::awaitable<HttpResponse> route_admin(const std::string& method,
-                                                 const std::string& target,
-                                                 const std::string& authorization,
-                                                 ProxyRuntime& runtime,
-                                                 const std::string& body = "");
 
 }  // namespace docguard::proxy

@@ -1,19 +1,14 @@
 // The admin API of the traffic recorder: GET /recording, POST /recording/start (a JSON body
-// may override the `recording:` settings), POST /recording/stop. Behind the admin token like
-// every other endpoint but /healthz (admin_server.cc checks it first).
+// may override the `recording:` settings), POST /recording/stop: its rows of the admin table
+// (recording_admin_endpoints() in admin_endpoints.h). Behind the admin token.
 #pragma once
 
-#include <optional>
 #include <string>
 
-#include "docguard/proxy/admin_server.h"
+#include "docguard/proxy/admin_endpoints.h"
 #include "docguard/proxy/runtime.h"
 
 namespace docguard::proxy {
-
-// The answer when `path` is one of the recorder's, else nothing.
-std::optional<HttpResponse> route_recording(const std::string& method, const std::string& path,
-                                            const std::string& body, ProxyRuntime& runtime);
 
 // `settings` with the members of a JSON object applied (directory, apps, users, namespaces,
 // sample, max_duration as "10s" or seconds, queue_bytes, max_file_bytes, max_total_bytes);

@@ -1,0 +1,194 @@
+// The admin endpoints' table and the proxy's own handlers; the recorder's rows are in
+// recording_endpoints.cc.
+#include "docguard/proxy/admin_endpoints.h"
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <vector>
+
+#include "docguard/base/constant_time.h"
+#include "docguard/base/json_string.h"
+#include "docguard/proxy/admin_server.h"
+#include "docguard/proxy/collection_facts_json.h"
+#include "docguard/proxy/coroutines.h"
+
+namespace docguard::proxy {
+
+using namespace asio::experimental::awaitable_operators;
+
+namespace {
+
+awaitable<bool> upstream_reachable(ProxyRuntime& rt) {
+  auto executor = co_await asio::this_coro::executor;
+  tcp::resolver resolver(executor);
+  const HostPort seed = upstream_first_seed(rt.config);
+  auto [rec, endpoints] =
+      co_await resolver.async_resolve(seed.host, std::to_string(seed.port), kUseTuple);
+  if (rec) co_return false;
+  tcp::socket socket(executor);
+  asio::steady_timer timer(executor,
+                           std::min(rt.config.connect_timeout, std::chrono::milliseconds(2000)));
+  auto result =
+      co_await (asio::async_connect(socket, endpoints, kUseTuple) || timer.async_wait(kUseTuple));
+  co_return result.index() == 0 && !std::get<0>(std::get<0>(result));
+}
+
+// A plain single host keeps its old meaning (a connection succeeds) so an outage shows at once;
+// in front of a cluster, "up" means a writable server is selectable.
+bool plain_single_host(const ProxyRuntime& rt) {
+  return rt.config.upstream.seeds.size() == 1 && !rt.config.upstream.is_srv &&
+         rt.config.upstream.replica_set.empty();
+}
+
+bool writable_known(const ProxyRuntime& rt) {
+  const auto topology = rt.router ? rt.router->snapshot() : nullptr;
+  return topology && topology->has_writable();
+}
+
+awaitable<HttpResponse> healthz(const AdminRequest&, ProxyRuntime&) {
+  co_return HttpResponse{200, "text/plain; charset=utf-8", "ok\n"};
+}
+
+awaitable<HttpResponse> metrics(const AdminRequest&, ProxyRuntime& rt) {
+  const bool up = plain_single_host(rt) ? co_await upstream_reachable(rt) : writable_known(rt);
+  rt.metrics.upstream_up.Set(up ? 1 : 0);
+  rt.metrics.update_array_gauges(rt.engine);
+  rt.metrics.update_findings(rt.advisor.findings());
+  rt.limit_etas.update(rt.engine.limit_forecasts(),
+                       rt.config.advisor.forecast_series_per_namespace);
+  rt.introspection_metrics.update_collections(rt.advisor.collection_facts());
+  co_return HttpResponse{200, "text/plain; version=0.0.4; charset=utf-8", rt.metrics.serialize()};
+}
+
+// Ready = a writable server is selectable (for a plain single host not yet discovered by the
+// monitor, a connection to it succeeds: what a session would do).
+awaitable<HttpResponse> readyz(const AdminRequest&, ProxyRuntime& rt) {
+  const auto topology = rt.router ? rt.router->snapshot() : nullptr;
+  const bool up = (topology && topology->has_writable()) ||
+                  (plain_single_host(rt) && co_await upstream_reachable(rt));
+  rt.metrics.upstream_up.Set(up ? 1 : 0);
+  if (up) co_return HttpResponse{200, "text/plain", "ready\n"};
+  co_return HttpResponse{
+      503, "text/plain",
+      "no writable upstream server in " + rt.config.upstream.redacted + " (topology " +
+          std::string(topology ? cluster::to_string(topology->type) : "Unknown") + ")\n"};
+}
+
+// The engine's statistics with what docguard knows of each collection, its own reads of the
+// cluster, the recorder and the upstream topology as more members.
+awaitable<HttpResponse> status(const AdminRequest&, ProxyRuntime& rt) {
+  std::string body = rt.engine.status_json();
+  if (!body.empty() && body.front() == '{') {
+    std::string member =
+        "\"collection_facts\":" + collection_facts_json(rt.advisor) + ",\"introspection\":" +
+        (rt.introspector ? rt.introspector->status_json() : std::string("{\"enabled\":false}")) +
+        ",\"recording\":" + rt.recorder.status_json();
+    const auto topology = rt.router ? rt.router->snapshot() : nullptr;
+    if (topology) {
+      member += ",\"upstream\":{\"uri\":\"";
+      json::append_escaped(member, rt.config.upstream.redacted);
+      member += "\",\"topology\":" + cluster::to_json(*topology) + "}";
+    }
+    body.insert(1, body.size() > 2 ? member + "," : member);
+  }
+  co_return HttpResponse{200, "application/json", body};
+}
+
+// /report and /report.json: the advisor's report with the sections the engine adds (candidate
+// rules' verdicts, the validators' census, the workload ledger).
+std::string full_report(ProxyRuntime& rt, advisor::ReportFormat format) {
+  const bool html = format == advisor::ReportFormat::kHtml;
+  std::string report = rt.advisor.render(format);
+  const auto verdicts = rt.engine.candidate_verdicts();
+  report = html ? with_candidate_verdicts_html(std::move(report), verdicts)
+                : with_candidate_verdicts_json(std::move(report), verdicts);
+  const auto census = rt.engine.validator_census();
+  report = html ? with_validators_html(std::move(report), census)
+                : with_validators_json(std::move(report), census);
+  const auto workload = rt.engine.workload_report();
+  return html ? with_workload_html(std::move(report), workload)
+              : with_workload_json(std::move(report), workload);
+}
+
+awaitable<HttpResponse> report_html(const AdminRequest&, ProxyRuntime& rt) {
+  co_return HttpResponse{200, "text/html; charset=utf-8",
+                         full_report(rt, advisor::ReportFormat::kHtml)};
+}
+
+awaitable<HttpResponse> report_json(const AdminRequest&, ProxyRuntime& rt) {
+  co_return HttpResponse{200, "application/json", full_report(rt, advisor::ReportFormat::kJson)};
+}
+
+constexpr AdminEndpoint kProxyEndpoints[] = {
+    {"/metrics", kRead, true, "Prometheus metrics", metrics},
+    {"/healthz", kRead, false, "liveness: docguard answers (never needs the token)", healthz},
+    {"/readyz", kRead, true, "readiness: a writable upstream server is selectable", readyz},
+    {"/status", kRead, true, "the engine's statistics, collection facts, topology (JSON)", status},
+    {"/report", kRead, true, "the design advisor's live report (HTML)", report_html},
+    {"/report.json", kRead, true, "the same report as JSON", report_json},
+};
+
+std::string methods_text(uint8_t methods) {
+  std::string out;
+  if ((methods & kRead) != 0) out = "GET, HEAD";
+  if ((methods & kPost) != 0) out += out.empty() ? "POST" : ", POST";
+  return out;
+}
+
+bool allows(uint8_t methods, std::string_view method) {
+  if (method == "GET" || method == "HEAD") return (methods & kRead) != 0;
+  return method == "POST" && (methods & kPost) != 0;
+}
+
+}  // namespace
+
+std::span<const AdminEndpoint> admin_endpoints() {
+  static const std::vector<AdminEndpoint> all = [] {
+    std::vector<AdminEndpoint> rows(std::begin(kProxyEndpoints), std::end(kProxyEndpoints));
+    for (const AdminEndpoint& row : recording_admin_endpoints()) rows.push_back(row);
+    return rows;
+  }();
+  return all;
+}
+
+std::string admin_endpoints_help() {
+  std::string out;
+  for (const AdminEndpoint& e : admin_endpoints()) {
+    std::string line = "    " + std::string((e.methods & kPost) != 0 ? "POST" : "GET ") + " ";
+    line += e.path;
+    line.resize(std::max<size_t>(line.size() + 1, 30), ' ');
+    out += line + std::string(e.help) + "\n";
+  }
+  return out;
+}
+
+awaitable<HttpResponse> route_admin(const std::string& method, const std::string& target,
+                                    const std::string& authorization, ProxyRuntime& rt,
+                                    const std::string& body) {
+  const std::string_view path = std::string_view(target).substr(0, target.find('?'));
+  const AdminEndpoint* endpoint = nullptr;
+  for (const AdminEndpoint& e : admin_endpoints()) {
+    if (e.path == path) endpoint = &e;
+  }
+  // Compared in constant time: how long a wrong token takes must not say how much of it was
+  // right. An unknown path needs the token too, so the 404's list is not told to strangers.
+  if ((endpoint == nullptr || endpoint->needs_token) && !rt.config.admin_token.empty() &&
+      !base::equal_in_constant_time(authorization, "Bearer " + rt.config.admin_token)) {
+    co_return HttpResponse{401, "text/plain; charset=utf-8", "missing or wrong bearer token\n"};
+  }
+  if (endpoint == nullptr) {
+    std::string paths;
+    for (const AdminEndpoint& e : admin_endpoints()) {
+      paths += (paths.empty() ? "" : ", ") + std::string(e.path);
+    }
+    co_return HttpResponse{404, "text/plain", "not found: try " + paths + "\n"};
+  }
+  if (!allows(endpoint->methods, method)) {
+    const std::string allowed = methods_text(endpoint->methods);
+    co_return HttpResponse{405, "text/plain", allowed + " only\n", allowed};
+  }
+  co_return co_await endpoint->handler(AdminRequest{method, path, body}, rt);
+}
+
+}  // namespace docguard::proxy

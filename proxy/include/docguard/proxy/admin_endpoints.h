@@ -1,0 +1,65 @@
+// The admin API as one table: each endpoint's path, the methods it answers, whether it needs the
+// admin token, one line of help, and its handler. The router, the 404 text and `docguard --help`
+// are all made from the table, so adding an endpoint is a row and a handler.
+#pragma once
+
+#include <boost/asio/awaitable.hpp>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "docguard/proxy/runtime.h"
+
+namespace docguard::proxy {
+
+struct HttpResponse {
+  HttpResponse() = default;
+  HttpResponse(int status, std::string content_type, std::string body, std::string allow = {})
+      : status(status),
+        content_type(std::move(content_type)),
+        body(std::move(body)),
+        allow(std::move(allow)) {}
+
+  int status = 200;
+  std::string content_type = "text/plain; charset=utf-8";
+  std::string body;
+  std::string allow;  // the Allow header of a 405
+};
+
+struct AdminRequest {
+  std::string_view method;  // "GET", "HEAD", "POST", ...
+  std::string_view path;    // the target without its query
+  std::string_view body;
+};
+
+// Which methods an endpoint answers: kRead is GET and HEAD.
+enum AdminMethods : uint8_t { kRead = 1, kPost = 2 };
+
+using AdminHandler = boost::asio::awaitable<HttpResponse> (*)(const AdminRequest&, ProxyRuntime&);
+
+struct AdminEndpoint {
+  std::string_view path;
+  uint8_t methods = kRead;
+  bool needs_token = true;  // when an admin token is set
+  std::string_view help;
+  AdminHandler handler = nullptr;
+};
+
+// Every endpoint, the proxy's own and the recorder's (recording_endpoints.cc), in help order.
+std::span<const AdminEndpoint> admin_endpoints();
+// The recorder's rows of the table.
+std::span<const AdminEndpoint> recording_admin_endpoints();
+
+// One line per endpoint ("  GET  /metrics   Prometheus metrics"), for `docguard --help`.
+std::string admin_endpoints_help();
+
+// Routes one request (method, target, Authorization header value, body) through the table:
+// 401 without the token where one is needed, 404 naming the paths, 405 naming the methods.
+boost::asio::awaitable<HttpResponse> route_admin(const std::string& method,
+                                                 const std::string& target,
+                                                 const std::string& authorization,
+                                                 ProxyRuntime& runtime,
+                                                 const std::string& body = "");
+
+}  // namespace docguard::proxy

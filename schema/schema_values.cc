@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "docguard/base/hash.h"
 #include "docguard/codec/bson_elements.h"
 #include "schema_numbers.h"
 
@@ -130,27 +131,23 @@ int compare_at(const Value& a, const Value& b, int depth) {
   return compare_bytes(a, b);
 }
 
-uint64_t hash_bytes(uint64_t h, const uint8_t* p, size_t n) {
-  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001B3ULL;  // FNV-1a
-  return h;
-}
-
 // A hash equal for values compare_at calls equal: a cheap first sort key, never trusted alone.
 uint64_t hash_at(const Value& v, int depth) {
-  constexpr uint64_t kBasis = 0xCBF29CE484222325ULL;
+  constexpr uint64_t kBasis = 0xCBF29CE484222325ULL;  // any constant
+  // An array's hash is a polynomial of its items' hashes: order matters, as it does to equality.
+  constexpr uint64_t kArrayStep = 0x100000001B3ULL;
   const uint8_t cls = compare_class(v.type);
   if (cls == BSON_TYPE_DOUBLE) {
     auto n = decode_number(v);
     return n ? number_hash(*n) : 0;
   }
-  const uint64_t typed = hash_bytes(kBasis, &cls, 1);
-  if (depth > kMaxCompareDepth) return hash_bytes(typed, v.data, v.size);
+  const uint64_t typed = base::hash_bytes(&cls, 1, kBasis);
+  if (depth > kMaxCompareDepth) return base::hash_bytes(v.data, v.size, typed);
   if (v.is_document()) {
     // Field order does not matter to equality, so the fields' hashes are summed.
     uint64_t sum = typed;
     for (codec::BsonElements e(v.data, v.size); e.next();) {
-      const uint64_t key =
-          hash_bytes(kBasis, reinterpret_cast<const uint8_t*>(e.key.data()), e.key.size());
+      const uint64_t key = base::hash_bytes(e.key, kBasis);
       sum += (key * 31) ^ hash_at(Value::of(e), depth + 1);
     }
     return sum;
@@ -158,11 +155,11 @@ uint64_t hash_at(const Value& v, int depth) {
   if (v.is_array()) {
     uint64_t h = typed;
     for (codec::BsonElements e(v.data, v.size); e.next();) {
-      h = h * 0x100000001B3ULL + hash_at(Value::of(e), depth + 1);
+      h = h * kArrayStep + hash_at(Value::of(e), depth + 1);
     }
     return h;
   }
-  return hash_bytes(typed, v.data, v.size);
+  return base::hash_bytes(v.data, v.size, typed);
 }
 
 }  // namespace

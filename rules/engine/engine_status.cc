@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "docguard/base/hash.h"
 #include "engine_internal.h"
 
 namespace docguard::rules {
@@ -32,7 +33,7 @@ namespace {
 // ,"NAME":[{"KEY":"...","violations":N}, ...] for the five names with the most violations.
 void top_five(
     std::string& out, const char* name, const char* key,
-    const std::unordered_map<std::string, uint64_t, codec::StringHash, std::equal_to<>>& counts) {
+    const std::unordered_map<std::string, uint64_t, base::StringHash, std::equal_to<>>& counts) {
   std::vector<std::pair<uint64_t, const std::string*>> top;
   top.reserve(counts.size());
   for (const auto& [label, n] : counts) top.emplace_back(n, &label);

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <functional>
 
+#include "docguard/base/hash.h"
 #include "docguard/codec/bson_view.h"
 
 namespace docguard::rules {
@@ -70,7 +71,7 @@ uint64_t DocumentTracker::hash_of(std::string_view key) {
   // The shard comes from the top bits (hash % kShards would leave every key of a shard with
   // the same low bits); slots use bits 32 and up, so keys of one shard still spread.
   static_assert(kShards == 8);
-  const uint64_t h = codec::hash_bytes(key);
+  const uint64_t h = base::hash_bytes(key);
   return (h >> 61) | (h << 3);  // shard in the low 3 bits, the rest rotated up intact
 }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <map>
 
+#include "docguard/base/hash.h"
 #include "docguard/codec/bson_elements.h"
 #include "docguard/codec/command_view.h"
 #include "docguard/codec/op_msg.h"
@@ -45,7 +46,7 @@ uint64_t value_hash(const BsonElements& it) {
   // The value's type and bytes: wrap it in a one-field document and hash that.
   codec::ScopedBson doc;
   bson_append_value(doc.get(), "v", 1, &value);
-  return codec::hash_bytes(
+  return base::hash_bytes(
       {reinterpret_cast<const char*>(bson_get_data(doc.get())), doc.get()->len});
 }
 
@@ -76,11 +77,11 @@ void copy_without(const BsonView& doc, std::span<const std::string> ignore,
 
 uint64_t document_hash(const BsonView& document, std::span<const std::string> ignore) {
   if (ignore.empty()) {
-    return codec::hash_bytes({reinterpret_cast<const char*>(document.data), document.size});
+    return base::hash_bytes({reinterpret_cast<const char*>(document.data), document.size});
   }
   codec::ScopedBson kept;
   copy_without(document, ignore, "", kept.get(), 0);
-  return codec::hash_bytes(
+  return base::hash_bytes(
       {reinterpret_cast<const char*>(bson_get_data(kept.get())), kept.get()->len});
 }
 
@@ -259,7 +260,7 @@ void ShapeTally::add(ComparedOperation op) {
       if (kept.size() < kMaxSamples) {
         kept.push_back(v);
       } else {
-        const uint64_t slot = codec::hash_bytes(std::to_string(e.seen)) % (e.seen + 1);
+        const uint64_t slot = base::hash_bytes(std::to_string(e.seen)) % (e.seen + 1);
         if (slot < kMaxSamples) kept[slot] = v;
       }
       ++e.seen;

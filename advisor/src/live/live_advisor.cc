@@ -8,6 +8,7 @@
 
 #include "docguard/advisor/detectors.h"
 #include "docguard/advisor/text_format.h"
+#include "docguard/base/hash.h"
 #include "docguard/codec/bson_elements.h"
 #include "live_state.h"
 
@@ -228,7 +229,7 @@ void LiveAdvisor::observe_locked(Namespace& ns, const codec::CommandView& cmd) {
       if (name == "$match" && has_operand) {
         walk_filter(stage.container(), equalities, &regex_field, 0);
       } else if (name == "$group") {
-        const uint64_t hash = codec::hash_bytes(
+        const uint64_t hash = base::hash_bytes(
             std::string_view(reinterpret_cast<const char*>(cmd.pipeline.data), cmd.pipeline.size));
         auto found = ns.groups.find(hash);
         if (found == ns.groups.end() && ns.groups.size() < kMaxKeys) {

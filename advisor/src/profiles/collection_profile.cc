@@ -14,13 +14,13 @@
 
 #include "docguard/advisor/bson_types.h"
 #include "docguard/advisor/document_id.h"
+#include "docguard/base/hash.h"
 #include "docguard/codec/bson_elements.h"
 
 namespace docguard::advisor {
 namespace {
 
-constexpr uint64_t kFnvPrime = 0x100000001b3ULL;
-constexpr uint64_t kRootHash = 0xcbf29ce484222325ULL;
+constexpr uint64_t kRootHash = 0xcbf29ce484222325ULL;  // any constant: the root's path hash
 constexpr uint32_t kMaxWalkDepth = 200;  // the wire's own limit; deeper input is not walked
 constexpr size_t kLongestKept = 3;
 
@@ -40,7 +40,7 @@ bool is_reference_name(const uint8_t* key, size_t n) {
 // per step (never 0, the counter's empty marker).
 uint64_t value_hash(const uint8_t* p, size_t n) {
   const std::string_view head(reinterpret_cast<const char*>(p), std::min<size_t>(n, 64));
-  return mix(codec::hash_bytes(head) ^ n);
+  return mix(base::hash_bytes(head) ^ n);
 }
 
 }  // namespace
@@ -157,9 +157,7 @@ bool CollectionProfile::walk_document(Walk& walk, const codec::BsonView& contain
   while (e.next()) {
     const uint8_t type = e.type;
     const std::string_view key = e.key;
-    uint64_t h = parent_hash ^ 0x2e;
-    for (const char c : key) h = (h ^ static_cast<uint8_t>(c)) * kFnvPrime;
-    h = mix(h);
+    const uint64_t h = mix(base::hash_bytes(key, parent_hash ^ 0x2e));
     const uint8_t* p = e.value;
     const uint32_t size = e.value_size;
     const int32_t slot = slot_for(h, parent_slot, reinterpret_cast<const uint8_t*>(key.data()),
@@ -211,7 +209,7 @@ namespace {
 // The hash DocumentRef::id_key holds: of the _id element's bytes (type, name, value), never 0.
 uint64_t id_key_of(const uint8_t* data, uint32_t size) {
   codec::BsonElements e(data, size);
-  return e.find("_id") ? codec::hash_bytes(e.element_bytes()) | 1 : 0;
+  return e.find("_id") ? base::hash_bytes(e.element_bytes()) | 1 : 0;
 }
 
 // Whether noting `value` for the document `id_key` would change `list`: it would enter, or it

@@ -108,36 +108,6 @@ inline bool child_of(const bson_iter_t& iter, bson_iter_t* child) {
          bson_iter_recurse(&copy, child);
 }
 
-// A fast non-cryptographic hash of a short key (namespace, label values, _id bytes): eight
-// bytes per multiply, where std::hash (MurmurHash2) costs about three times as many
-// instructions on the per-message lookups. Not collision-resistant: for hash tables only.
-inline uint64_t hash_bytes(std::string_view s) {
-  constexpr uint64_t kMul = 0x9E3779B97F4A7C15ULL;
-  uint64_t h = (s.size() + 1) * kMul;
-  const char* p = s.data();
-  size_t n = s.size();
-  for (; n >= 8; p += 8, n -= 8) {
-    uint64_t w;
-    std::memcpy(&w, p, 8);
-    h = (h ^ w) * kMul;
-    h ^= h >> 29;
-  }
-  if (n > 0) {
-    uint64_t w = 0;
-    for (size_t i = 0; i < n; ++i)
-      w |= static_cast<uint64_t>(static_cast<uint8_t>(p[i])) << (8 * i);
-    h = (h ^ w) * kMul;
-    h ^= h >> 29;
-  }
-  return h ^ (h >> 32);
-}
-
-// Lets unordered maps keyed by std::string be searched with a std::string_view (no copy).
-struct StringHash {
-  using is_transparent = void;
-  size_t operator()(std::string_view s) const { return hash_bytes(s); }
-};
-
 // The document or array an iterator is on (empty for any other value).
 inline BsonView view_of(const bson_iter_t& iter) {
   uint32_t len = 0;

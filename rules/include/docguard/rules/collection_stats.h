@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "docguard/base/enum_names.h"
+#include "docguard/base/hash.h"
 #include "docguard/codec/bson_view.h"
 #include "docguard/rules/engine_sinks.h"
 #include "docguard/rules/rule_set.h"
@@ -126,7 +127,7 @@ struct CollectionStats {
   std::atomic<uint64_t> guardrail_unknown{0};
   Histogram document_bytes;
   Histogram sampled_document_bytes;  // from read replies
-  using StringHash = codec::StringHash;
+  using StringHash = base::StringHash;
   struct FieldStats {
     Histogram lengths;
     uint64_t pushes = 0;

@@ -25,6 +25,7 @@
 #include <variant>
 #include <vector>
 
+#include "docguard/base/hash.h"
 #include "docguard/codec/command_view.h"
 #include "docguard/codec/op_msg.h"
 #include "docguard/rules/check_chain.h"
@@ -193,7 +194,7 @@ class Engine {
   // Tells this engine's entries in a thread's app label cache from another engine's.
   const uint64_t id_;
 
-  using StringHash = codec::StringHash;
+  using StringHash = base::StringHash;
   NamespaceRegistry namespaces_;
 
   // App names with their own label on violation counters (tracking.max_apps), for the

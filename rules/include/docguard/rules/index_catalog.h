@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "docguard/base/hash.h"
 #include "docguard/codec/bson_view.h"
 #include "docguard/codec/command_view.h"
 #include "docguard/rules/query_shape.h"
@@ -116,7 +117,7 @@ class IndexCatalog {
 
  private:
   using Entries = std::unordered_map<std::string, std::shared_ptr<const NamespaceIndexes>,
-                                     codec::StringHash, std::equal_to<>>;
+                                     base::StringHash, std::equal_to<>>;
   // Runs `change` on a copy of the namespace's entry (a fresh incomplete one when unknown).
   template <typename Change>
   void update(std::string_view db, std::string_view coll, const Change& change);

@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "docguard/base/hash.h"
 #include "docguard/codec/command_view.h"
 #include "docguard/rules/check_phases.h"
 #include "docguard/rules/engine_sinks.h"
@@ -45,7 +46,7 @@ class LookupCheck {
   AdviceSink* advice_;
   // View namespace -> collections its pipeline joins.
   mutable std::mutex views_mutex_;
-  std::unordered_map<std::string, std::vector<std::string>, codec::StringHash, std::equal_to<>>
+  std::unordered_map<std::string, std::vector<std::string>, base::StringHash, std::equal_to<>>
       views_;
   std::atomic<bool> have_views_{false};
 };

@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "docguard/base/hash.h"
 #include "docguard/codec/command_view.h"
 #include "docguard/rules/collection_stats.h"
 
@@ -47,7 +48,7 @@ class NamespaceRegistry {
   // Tells this registry's entries in a thread's cache from another registry's.
   const uint64_t id_;
   mutable std::shared_mutex mutex_;
-  std::unordered_map<std::string, std::unique_ptr<CollectionStats>, codec::StringHash,
+  std::unordered_map<std::string, std::unique_ptr<CollectionStats>, base::StringHash,
                      std::equal_to<>>
       namespaces_;
   std::unique_ptr<CollectionStats> overflow_;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "docguard/advisor/finding.h"
+#include "docguard/base/hash.h"
 #include "docguard/cluster/topology.h"
 #include "docguard/rules/engine.h"
 #include "docguard/telemetry/metric_families.h"
@@ -72,7 +73,7 @@ class MetricIndex {
   }
 
  private:
-  using StringHash = codec::StringHash;
+  using StringHash = base::StringHash;
   std::shared_mutex mutex_;
   std::unordered_map<std::string, Metric*, StringHash, std::equal_to<>> map_;
   Metric* overflow_ = nullptr;

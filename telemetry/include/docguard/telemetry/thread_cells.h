@@ -22,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "docguard/base/hash.h"
 #include "docguard/codec/bson_view.h"
 
 namespace docguard::telemetry {
@@ -163,7 +164,7 @@ class ThreadCells {
     // owner takes only to add a chunk.
     std::mutex mutex;
     std::vector<std::unique_ptr<Cell[]>> chunks;
-    std::unordered_map<std::string, Handle, codec::StringHash, std::equal_to<>> index;
+    std::unordered_map<std::string, Handle, base::StringHash, std::equal_to<>> index;
     std::array<LastSeries, kFamilies> last;
     std::string key_buffer;  // key_of's, reused
 

@@ -55,12 +55,12 @@ void Recorder::join_writer() {
   if (writer_.joinable()) writer_.join();
 }
 
-std::string Recorder::start(const settings::RecordingSettings& settings) {
-  if (std::string problem = settings::recording_settings_problem(settings); !problem.empty()) {
-    return problem;
-  }
+base::Expected<void> Recorder::start(const settings::RecordingSettings& settings) {
+  if (auto usable = settings::check_recording_settings(settings); !usable) return usable;
+  const base::Error running{base::ErrorKind::kRefused, base::ErrorSource::kDocguard,
+                            "a recording is running already"};
   std::unique_lock lock(mutex_);
-  if (state_ == State::kRecording) return "a recording is running already";
+  if (state_ == State::kRecording) return running;
   lock.unlock();
   join_writer();  // a recording that ended by itself (cap, duration, failure)
   auto files = std::make_unique<RecordingFiles>(settings.directory, settings.max_file_bytes,
@@ -68,10 +68,11 @@ std::string Recorder::start(const settings::RecordingSettings& settings) {
   try {
     files->open();
   } catch (const std::exception& e) {
-    return e.what();
+    return base::Error{base::ErrorKind::kIo, base::ErrorSource::kDocguard, e.what(),
+                       settings.directory};
   }
   lock.lock();
-  if (state_ == State::kRecording) return "a recording is running already";
+  if (state_ == State::kRecording) return running;
   auto filters = std::make_shared<RecordingFilters>();
   filters->settings = settings;
   filters->generation = generation_.load() + 1;
@@ -89,7 +90,7 @@ std::string Recorder::start(const settings::RecordingSettings& settings) {
   writer_ = std::thread([this] { writer_loop(); });
   active_.store(true, std::memory_order_relaxed);
   spdlog::info("recording traffic to {}", settings.directory);
-  return "";
+  return {};
 }
 
 bool Recorder::stop() {

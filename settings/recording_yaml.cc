@@ -64,8 +64,8 @@ void apply_recording_yaml(const ConfigReader& r, const YAML::Node& node,
   }
   // The directory is needed only to record: a section that leaves recording off may omit it.
   if (settings.enabled) {
-    if (const std::string problem = recording_settings_problem(settings); !problem.empty()) {
-      r.fail(node, "recording", problem);
+    if (const auto usable = check_recording_settings(settings); !usable) {
+      r.fail(node, "recording", usable.error().message);
     }
   }
 }

@@ -44,12 +44,12 @@ HttpResponse error_response(int status, std::string_view why, ProxyRuntime& rt) 
 
 }  // namespace
 
-std::string apply_recording_json(const std::string& body, settings::RecordingSettings& s) {
-  if (body.find_first_not_of(" \t\r\n") == std::string::npos) return "";
+base::Expected<void> apply_recording_json(const std::string& body, settings::RecordingSettings& s) {
+  if (body.find_first_not_of(" \t\r\n") == std::string::npos) return {};
   bson_error_t error;
   bson_t* doc = bson_new_from_json(reinterpret_cast<const uint8_t*>(body.data()),
                                    static_cast<ssize_t>(body.size()), &error);
-  if (!doc) return std::string("the body is not a JSON object: ") + error.message;
+  if (!doc) return base::bad_input(std::string("the body is not a JSON object: ") + error.message);
   const codec::OwnedBson owned(doc);
   for (codec::BsonElements it(doc); it.next();) {
     const std::string key(it.key);
@@ -87,11 +87,11 @@ std::string apply_recording_json(const std::string& body, settings::RecordingSet
                                    : s.max_total_bytes) = static_cast<uint64_t>(*v);
       }
     } else {
-      return "unknown member '" + key + "'";
+      return base::bad_input("unknown member '" + key + "'");
     }
-    if (!ok) return "member '" + key + "' has a wrong type or value";
+    if (!ok) return base::bad_input("member '" + key + "' has a wrong type or value");
   }
-  return "";
+  return {};
 }
 
 namespace {
@@ -102,12 +102,11 @@ awaitable<HttpResponse> recording_status(const AdminRequest&, ProxyRuntime& rt) 
 
 awaitable<HttpResponse> recording_start(const AdminRequest& request, ProxyRuntime& rt) {
   settings::RecordingSettings settings = rt.config.recording;
-  if (std::string problem = apply_recording_json(std::string(request.body), settings);
-      !problem.empty()) {
-    co_return error_response(400, problem, rt);
+  if (const auto applied = apply_recording_json(std::string(request.body), settings); !applied) {
+    co_return error_response(400, applied.error().message, rt);
   }
-  if (std::string problem = rt.recorder.start(settings); !problem.empty()) {
-    co_return error_response(409, problem, rt);
+  if (const auto started = rt.recorder.start(settings); !started) {
+    co_return error_response(409, started.error().message, rt);
   }
   co_return json_response(200, rt.recorder.status_json());
 }

@@ -83,8 +83,8 @@ class Server {
     if (runtime_.config.recording.enabled) {
       // A recording that cannot start leaves the proxy serving: recording is never a reason
       // for traffic to stop; GET /recording tells why.
-      if (std::string why = runtime_.recorder.start(runtime_.config.recording); !why.empty()) {
-        spdlog::error("recording not started: {}", why);
+      if (const auto started = runtime_.recorder.start(runtime_.config.recording); !started) {
+        spdlog::error("recording not started: {}", started.error().message);
       }
     }
     listeners->start([this](AcceptedClient client) { admit(client); });

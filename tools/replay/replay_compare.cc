@@ -140,16 +140,11 @@ void add_reply(ReplyDigest& digest, const BsonView& reply, std::span<const std::
   }
 }
 
-bool same_answer(const ReplyDigest& recorded, const ReplyDigest& live, bool ordered,
-                 std::string* why) {
-  const auto differ = [why](std::string text) {
-    if (why != nullptr) *why = std::move(text);
-    return false;
-  };
+AnswerComparison same_answer(const ReplyDigest& recorded, const ReplyDigest& live, bool ordered) {
+  const auto differ = [](std::string text) { return AnswerComparison(std::move(text)); };
   if (!recorded.present || !live.present) {
-    return recorded.present == live.present
-               ? true
-               : differ(live.present ? "no recorded reply" : "no live reply");
+    if (recorded.present == live.present) return {};
+    return differ(live.present ? "no recorded reply" : "no live reply");
   }
   if (recorded.ok != live.ok) {
     // The side that failed says why: its code and codeName (a guardrail's refusal is 291).
@@ -162,18 +157,16 @@ bool same_answer(const ReplyDigest& recorded, const ReplyDigest& live, bool orde
   if (recorded.code != live.code) {
     return differ("code " + std::to_string(recorded.code) + " vs " + std::to_string(live.code));
   }
-  const auto count = [&](const char* name, const std::optional<int64_t>& a,
-                         const std::optional<int64_t>& b) {
-    if (a == b) return true;
-    const auto text = [](const std::optional<int64_t>& v) {
-      return v ? std::to_string(*v) : std::string("none");
-    };
-    return differ(std::string(name) + " " + text(a) + " vs " + text(b));
+  // "n 3 vs 2", or "" when the counts agree.
+  const auto count = [](const char* name, const auto& a, const auto& b) -> std::string {
+    if (a == b) return "";
+    const auto text = [](const auto& v) { return v ? std::to_string(*v) : std::string("none"); };
+    return std::string(name) + " " + text(a) + " vs " + text(b);
   };
-  if (!count("n", recorded.n, live.n) ||
-      !count("nModified", recorded.n_modified, live.n_modified) ||
-      !count("nMatched", recorded.n_matched, live.n_matched)) {
-    return false;
+  for (std::string counts :
+       {count("n", recorded.n, live.n), count("nModified", recorded.n_modified, live.n_modified),
+        count("nMatched", recorded.n_matched, live.n_matched)}) {
+    if (!counts.empty()) return differ(std::move(counts));
   }
   if (recorded.write_errors != live.write_errors) {
     const auto text = [](const ReplyDigest& d) {
@@ -186,20 +179,16 @@ bool same_answer(const ReplyDigest& recorded, const ReplyDigest& live, bool orde
     };
     return differ("writeErrors " + text(recorded) + " vs " + text(live));
   }
-  const auto size_count = [&](const char* name, const std::optional<size_t>& a,
-                              const std::optional<size_t>& b) {
-    return a == b || differ(std::string(name) + " " + (a ? std::to_string(*a) : "none") + " vs " +
-                            (b ? std::to_string(*b) : "none"));
-  };
-  if (!size_count("cursorsKilled", recorded.cursors_killed, live.cursors_killed) ||
-      !size_count("cursorsNotFound", recorded.cursors_not_found, live.cursors_not_found)) {
-    return false;
+  for (std::string counts :
+       {count("cursorsKilled", recorded.cursors_killed, live.cursors_killed),
+        count("cursorsNotFound", recorded.cursors_not_found, live.cursors_not_found)}) {
+    if (!counts.empty()) return differ(std::move(counts));
   }
   if (recorded.updated_existing != live.updated_existing) {
     return differ("lastErrorObject.updatedExisting differs");
   }
   // The recording kept no documents: what is left was compared.
-  if (recorded.documents_redacted || live.documents_redacted) return true;
+  if (recorded.documents_redacted || live.documents_redacted) return {};
   if (recorded.value != live.value) return differ("value differs");
   if (recorded.values != live.values) {
     if (!recorded.values || !live.values) return differ("values present on one side only");
@@ -217,7 +206,7 @@ bool same_answer(const ReplyDigest& recorded, const ReplyDigest& live, bool orde
   if (ordered) {
     const auto mismatch =
         std::mismatch(recorded.documents.begin(), recorded.documents.end(), live.documents.begin());
-    if (mismatch.first == recorded.documents.end()) return true;
+    if (mismatch.first == recorded.documents.end()) return {};
     return differ("documents differ (in order): first at position " +
                   std::to_string(mismatch.first - recorded.documents.begin()));
   }
@@ -225,7 +214,7 @@ bool same_answer(const ReplyDigest& recorded, const ReplyDigest& live, bool orde
   std::vector<uint64_t> b = live.documents;
   std::sort(a.begin(), a.end());
   std::sort(b.begin(), b.end());
-  if (a == b) return true;
+  if (a == b) return {};
   std::vector<uint64_t> missing;
   std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(missing));
   return differ("documents differ (multiset): " + std::to_string(missing.size()) + " of " +
@@ -244,9 +233,11 @@ void ShapeTally::add(ComparedOperation op) {
   // A bounded sample of latencies per shape: the first ones, then a reservoir (each later value
   // replaces a random kept one with the odds that keep the sample uniform).
   constexpr size_t kMaxSamples = 65536;
-  std::string why;
   const bool comparable = op.not_comparable.empty();
-  const bool same = !comparable || same_answer(op.recorded, op.live, op.sorted, &why);
+  const AnswerComparison compared =
+      comparable ? same_answer(op.recorded, op.live, op.sorted) : AnswerComparison();
+  const bool same = compared.ok();
+  const std::string why = same ? "" : compared.error();
   std::lock_guard lock(mu_);
   Entry& e = shapes_[op.shape];
   ShapeResult& result = e.result;

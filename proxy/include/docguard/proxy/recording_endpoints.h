@@ -12,7 +12,8 @@ namespace docguard::proxy {
 
 // `settings` with the members of a JSON object applied (directory, apps, users, namespaces,
 // sample, max_duration as "10s" or seconds, queue_bytes, max_file_bytes, max_total_bytes);
-// "" or what is wrong with the body.
-std::string apply_recording_json(const std::string& body, settings::RecordingSettings& settings);
+// A bad-input error says what is wrong with the body.
+base::Expected<void> apply_recording_json(const std::string& body,
+                                          settings::RecordingSettings& settings);
 
 }  // namespace docguard::proxy

@@ -17,6 +17,7 @@
 #include <thread>
 #include <vector>
 
+#include "docguard/base/expected.h"
 #include "docguard/codec/message.h"
 #include "docguard/recording/recording_files.h"
 #include "docguard/settings/recording_settings.h"
@@ -63,9 +64,9 @@ class Recorder {
   // True while a recording takes messages: the hot path's only check.
   bool active() const { return active_.load(std::memory_order_relaxed); }
 
-  // Starts a recording; "" or why it did not start (one is running, bad settings, the
-  // directory cannot be written).
-  std::string start(const settings::RecordingSettings& settings);
+  // Starts a recording, or says why it did not start: bad settings (kConfiguration), one is
+  // running (kRefused), the directory cannot be written (kIo).
+  base::Expected<void> start(const settings::RecordingSettings& settings);
   // Stops the recording and waits until its queue is written and its files are closed. False
   // when none was running.
   bool stop();

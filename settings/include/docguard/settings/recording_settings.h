@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "docguard/base/expected.h"
 #include "docguard/codec/redaction_policy.h"
 
 namespace docguard::settings {
@@ -31,8 +32,8 @@ struct RecordingSettings {
   codec::RedactionPolicy redaction;
 };
 
-// Why `settings` cannot be used ("" when it can): a missing directory, a sample outside (0, 1],
-// bounds of zero.
-std::string recording_settings_problem(const RecordingSettings& settings);
+// Whether `settings` can be used; a configuration error says why not: a missing directory, a
+// sample outside (0, 1], bounds of zero.
+base::Expected<void> check_recording_settings(const RecordingSettings& settings);
 
 }  // namespace docguard::settings

@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "docguard/base/expected.h"
 #include "docguard/codec/bson_view.h"
 #include "docguard/codec/message.h"
 #include "docguard/recording/recorded_shape.h"
@@ -64,11 +65,11 @@ std::string first_field_difference(const codec::BsonView& recorded, const codec:
                                    bool sorted, bool show_values,
                                    std::span<const std::string> ignore = {});
 
-// Whether two digests give the same answer; `why` (may be null) gets the first difference in
-// words ("n 3 vs 2", "documents differ (multiset): 1 of 40 not matched"; an error on one side
-// only is named by its code: "ok 1 vs 0 (code 291 NoQueryExecutionPlans)").
-bool same_answer(const ReplyDigest& recorded, const ReplyDigest& live, bool ordered,
-                 std::string* why);
+// Whether two digests give the same answer: success, or the first difference in words ("n 3 vs
+// 2", "documents differ (multiset): 1 of 40 not matched"; an error on one side only is named by
+// its code: "ok 1 vs 0 (code 291 NoQueryExecutionPlans)").
+using AnswerComparison = base::Expected<void, std::string>;
+AnswerComparison same_answer(const ReplyDigest& recorded, const ReplyDigest& live, bool ordered);
 
 // One compared operation, with what the report shows of it.
 struct ComparedOperation {

@@ -8,7 +8,7 @@ mkdir -p "$tools"
 
 apt_pkgs=(cmake ninja-build g++ pkg-config libboost1.81-dev libbson-dev libmongoc-dev libspdlog-dev
   libfmt-dev prometheus-cpp-dev libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libsnappy-dev libzstd-dev zlib1g-dev libpcre2-dev libssl-dev clang libclang-rt-14-dev clang-format clang-tidy
+  libsnappy-dev libzstd-dev zlib1g-dev libpcre2-dev libssl-dev libcli11-dev clang libclang-rt-14-dev clang-format clang-tidy
   python3-venv prometheus curl haproxy chromium
   dnsmasq-base iproute2  # private DNS for tests/cluster (mongodb+srv); ip: loopback in a user netns
   valgrind  # ctest instruction_counts (tests/instructions) counts instructions per message

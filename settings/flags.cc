@@ -1,53 +1,9 @@
-// The proxy's command-line flags over the settings file.
-#include <algorithm>
+// The proxy's command-line options over the settings file.
 #include <stdexcept>
 
 #include "docguard/settings/settings_reader.h"
 
 namespace docguard::settings {
-
-Flags parse_flags(int argc, char** argv) {
-  static const std::vector<std::string> kValued = {"listen",  "upstream",   "admin",     "config",
-                                                   "threads", "log-format", "log-level", "tls-cert",
-                                                   "tls-key", "tls-ca"};
-  Flags flags;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg.rfind("--", 0) != 0) throw ConfigError("unexpected argument '" + arg + "'");
-    std::string name = arg.substr(2), value;
-    bool has_value = false;
-    if (auto eq = name.find('='); eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-      has_value = true;
-    }
-    if (name == "help") {
-      flags.help = true;
-    } else if (name == "version") {
-      flags.version = true;
-    } else if (name == "check-config") {
-      flags.check_config = true;
-      if (has_value) {
-        flags.values["config"] = value;
-      } else if (i + 1 < argc && std::string(argv[i + 1]).rfind("--", 0) != 0) {
-        flags.values["config"] = argv[++i];
-      }
-    } else if (std::find(kValued.begin(), kValued.end(), name) != kValued.end()) {
-      if (!has_value) {
-        if (i + 1 >= argc) throw ConfigError("--" + name + " needs a value");
-        value = argv[++i];
-      }
-      if (name == "listen") {
-        flags.listen.push_back(value);
-      } else {
-        flags.values[name] = value;
-      }
-    } else {
-      throw ConfigError("unknown option --" + name + " (see --help)");
-    }
-  }
-  return flags;
-}
 
 ProxyConfig build_config(const Flags& flags) {
   ProxyConfig config;

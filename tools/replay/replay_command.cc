@@ -22,28 +22,6 @@ namespace docguard::tools {
 
 namespace {
 
-constexpr const char* kReplayUsage =
-    "usage: docguard replay --recording DIR --target URI [--speed 1|4|max] [--read-only]\n"
-    "                       [--report-dir DIR] [--max-connections N (512)]\n"
-    "                       [--max-sessions N (10000)] [--allow-writes-out]\n"
-    "                       [--as-sent-by-client] [--ignore [SHAPE::]PATH]... [--show-values]\n"
-    "                       [--accept-torn-tail] [--baseline URI]\n";
-
-int usage(const std::string& problem) {
-  std::fprintf(stderr, "docguard replay: %s\n%s", problem.c_str(), kReplayUsage);
-  return 2;
-}
-
-// "1", "4", "0.5" or "max" (0: no waiting).
-bool parse_speed(std::string_view text, double& speed) {
-  if (text == "max") {
-    speed = 0;
-    return true;
-  }
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), speed);
-  return ec == std::errc{} && end == text.data() + text.size() && speed > 0;
-}
-
 // A bar on stderr while the replay runs, redrawn a few times a second; only on a terminal,
 // where a redrawn line reads as progress rather than as noise in a log.
 class ProgressBar {
@@ -107,67 +85,26 @@ void mark_noise(std::vector<ShapeResult>& shapes, const std::vector<ShapeResult>
 
 }  // namespace
 
-int run_replay(int argc, char** argv) {
-  ReplayOptions options;
-  bool have_recording = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view arg = argv[i];
-    const auto value = [&](std::string_view& out) {
-      if (i + 1 >= argc) return false;
-      out = argv[++i];
-      return true;
-    };
-    std::string_view v;
-    if (arg == "--read-only") {
-      options.read_only = true;
-    } else if (arg == "--allow-writes-out") {
-      options.allow_writes_out = true;
-    } else if (arg == "--as-sent-by-client") {
-      options.as_sent_by_client = true;
-    } else if (arg == "--show-values") {
-      options.show_values = true;
-    } else if (arg == "--accept-torn-tail") {
-      options.accept_torn_tail = true;
-    } else if (arg == "--ignore" && value(v)) {
-      // "PATH" everywhere, or "SHAPE::PATH" for one shape (a shape's text holds no "::").
-      const size_t split = v.rfind("::");
-      if (split == std::string_view::npos) {
-        options.ignore.emplace_back(v);
-      } else {
-        options.ignore_by_shape[std::string(v.substr(0, split))].emplace_back(v.substr(split + 2));
-      }
-    } else if (arg == "--max-sessions" && value(v)) {
-      const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), options.max_sessions);
-      if (ec != std::errc{} || end != v.data() + v.size() || options.max_sessions == 0) {
-        return usage("--max-sessions takes a number above 0");
-      }
-    } else if (arg == "--recording" && value(v)) {
-      options.recording = std::string(v);
-      have_recording = true;
-    } else if (arg == "--baseline" && value(v)) {
-      options.baseline = std::string(v);
-    } else if (arg == "--target" && value(v)) {
-      options.target = std::string(v);
-    } else if (arg == "--report-dir" && value(v)) {
-      options.report_dir = std::string(v);
-    } else if (arg == "--max-connections" && value(v)) {
-      const auto [end, ec] =
-          std::from_chars(v.data(), v.data() + v.size(), options.max_connections);
-      if (ec != std::errc{} || end != v.data() + v.size() || options.max_connections == 0) {
-        return usage("--max-connections takes a number above 0");
-      }
-    } else if (arg == "--speed" && value(v)) {
-      if (!parse_speed(v, options.speed)) return usage("--speed takes a number above 0 or max");
-    } else if (arg == "--help" || arg == "-h") {
-      std::fputs(kReplayUsage, stdout);
-      return 0;
-    } else {
-      return usage("unknown or incomplete argument " + std::string(arg));
-    }
+bool parse_speed(std::string_view text, double& speed) {
+  if (text == "max") {
+    speed = 0;
+    return true;
   }
-  if (!have_recording) return usage("--recording DIR is required");
-  if (options.target.empty()) return usage("--target URI is required");
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), speed);
+  return ec == std::errc{} && end == text.data() + text.size() && speed > 0;
+}
 
+void add_ignored_path(ReplayOptions& options, std::string_view path) {
+  const size_t split = path.rfind("::");
+  if (split == std::string_view::npos) {
+    options.ignore.emplace_back(path);
+  } else {
+    options.ignore_by_shape[std::string(path.substr(0, split))].emplace_back(
+        path.substr(split + 2));
+  }
+}
+
+int run_replay(const ReplayOptions& options) {
   // libmongoc's own warnings would interleave with the progress bar; its errors reach the
   // report through the commands that failed.
   cluster::set_mongoc_log_handler({});

@@ -11,33 +11,10 @@
 #include <vector>
 
 #include "docguard/base/expected.h"
+#include "docguard/tools/replay_command.h"
 #include "docguard/tools/replay_compare.h"
 
 namespace docguard::tools {
-
-struct ReplayOptions {
-  std::filesystem::path recording;
-  std::string target;  // a mongodb:// URI, with its own credentials and TLS options
-  // A copy of production to replay against as well: a shape that differs there too is noise
-  // (results that cannot repeat), reported apart and not counted in the exit code.
-  std::string baseline;
-  double speed = 1;  // recorded time / replay time; 0: no waiting at all
-  bool read_only = false;
-  bool allow_writes_out = false;   // replay aggregates with $out / $merge
-  bool as_sent_by_client = false;  // replay what clients sent, docguard's refusals included
-  bool show_values = false;        // the report's differences show values, not only types
-  bool accept_torn_tail = false;   // a data file without a checksum may end cut short
-  // Paths left out of compared documents: everywhere, and per shape text.
-  std::vector<std::string> ignore;
-  std::map<std::string, std::vector<std::string>> ignore_by_shape;
-  std::filesystem::path report_dir = ".";
-  // Recorded connections open at once, each on a thread and a connection of its own: a
-  // recording that had more open at once is refused before anything is sent.
-  size_t max_connections = 512;
-  // Live sessions, one per recorded lsid for the whole replay: past this, commands of further
-  // recorded sessions are not sent (counted).
-  size_t max_sessions = 10000;
-};
 
 struct ReplayCounts {
   uint64_t connections = 0;

@@ -17,21 +17,6 @@
 namespace docguard::tools {
 namespace {
 
-constexpr const char* kScanUsage =
-    "usage: scan PATH|URI [--config FILE] [--format text|json|html] [--fail-on warn|block]\n"
-    "            [--sample N] [--db NAME] [--collection NAME] [--credentials-file FILE] [--quiet]\n"
-    "  PATH: mongodump output (a directory, gzipped or not, an --archive file, gzipped or not,\n"
-    "  or one .bson file). URI: mongodb://... or mongodb+srv://..., read as mongodump reads it\n"
-    "  (every document, from a secondary when there is one); --sample N reads about N documents\n"
-    "  per collection; the URI's /database, --db and --collection limit the scan;\n"
-    "  --credentials-file holds `user: NAME` and `password: SECRET` lines or a connection string.\n"
-    "  Exit 1 when a finding reaches --fail-on, 2 on errors.\n";
-constexpr const char* kValidatorUsage =
-    "usage: validator PATH|URI NAMESPACE [--sample N] [--credentials-file FILE] [--apply]\n"
-    "  --apply  after printing the collMod and the census of its validator over the documents\n"
-    "           read, run the collMod on the cluster (a mongodb:// URI); says so when the\n"
-    "           server refuses it\n";
-
 // Reads the dump or the cluster `args.source` names; false after printing why.
 bool read_source(const advisor::ScanArguments& args, const char* command,
                  advisor::DumpVisitor& visitor, std::ostream& err, std::string* source) {
@@ -47,16 +32,11 @@ bool read_source(const advisor::ScanArguments& args, const char* command,
 
 }  // namespace
 
-int run_scan(int argc, char** argv, std::ostream& out, std::ostream& err,
+int run_scan(const advisor::ScanArguments& args, std::ostream& out, std::ostream& err,
              const ScanConfigLoader& loader) {
-  advisor::ScanArguments args;
-  if (auto parsed = advisor::parse_scan_arguments(argc, argv, &args); !parsed) {
-    err << parsed.error().message << "\n" << kScanUsage;
+  if (auto usable = advisor::check_scan_arguments(args); !usable) {
+    err << "scan: " << usable.error().message << "\n";
     return 2;
-  }
-  if (args.help) {
-    out << kScanUsage;
-    return 0;
   }
   ScanConfig config;
   if (!args.config_path.empty()) {
@@ -96,29 +76,10 @@ int run_scan(int argc, char** argv, std::ostream& out, std::ostream& err,
   return 0;
 }
 
-int run_validator(int argc, char** argv, std::ostream& out, std::ostream& err) {
-  // validator SOURCE NAMESPACE [options]: the options are the scan's, for a cluster.
-  if (argc < 3 || argv[1][0] == '-' || argv[2][0] == '-') {
-    err << kValidatorUsage;
-    return 2;
-  }
-  const std::string ns = argv[2];
-  std::vector<char*> scan_argv{argv[0], argv[1]};
-  bool apply = false;
-  for (int i = 3; i < argc; ++i) {
-    if (std::string_view(argv[i]) == "--apply") {
-      apply = true;
-    } else {
-      scan_argv.push_back(argv[i]);
-    }
-  }
-  advisor::ScanArguments args;
-  const auto parsed =
-      advisor::parse_scan_arguments(static_cast<int>(scan_argv.size()), scan_argv.data(), &args);
-  if (!parsed || !args.db.empty() || !args.collection.empty()) {
-    err << (parsed ? "validator: the namespace names the collection" : parsed.error().message)
-        << "\n"
-        << kValidatorUsage;
+int run_validator(advisor::ScanArguments args, const std::string& ns, bool apply, std::ostream& out,
+                  std::ostream& err) {
+  if (auto usable = advisor::check_scan_arguments(args); !usable) {
+    err << "validator: " << usable.error().message << "\n";
     return 2;
   }
   if (advisor::is_cluster_uri(args.source)) {
@@ -159,10 +120,5 @@ int run_validator(int argc, char** argv, std::ostream& out, std::ostream& err) {
       },
       out, err);
 }
-
-int run_scan(int argc, char** argv, const ScanConfigLoader& loader) {
-  return run_scan(argc, argv, std::cout, std::cerr, loader);
-}
-int run_validator(int argc, char** argv) { return run_validator(argc, argv, std::cout, std::cerr); }
 
 }  // namespace docguard::tools

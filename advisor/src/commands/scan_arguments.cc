@@ -74,57 +74,11 @@ bool is_cluster_uri(std::string_view source) {
   return source.rfind("mongodb://", 0) == 0 || source.rfind("mongodb+srv://", 0) == 0;
 }
 
-base::Expected<void> parse_scan_arguments(int argc, char** argv, ScanArguments* out) {
-  bool cluster_only = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    const bool has_value = i + 1 < argc;
-    if (arg == "--format" && has_value) {
-      const auto format = kReportFormatNames.value(argv[++i]);
-      if (!format) {
-        return usage_error("--format takes " + kReportFormatNames.choices());
-      }
-      out->format = *format;
-    } else if (arg == "--fail-on" && has_value) {
-      Severity severity;
-      if (!parse_severity(argv[++i], &severity) || severity == Severity::kInfo) {
-        return usage_error("--fail-on takes warn or block");
-      }
-      out->fail_on = severity;
-    } else if (arg == "--config" && has_value) {
-      out->config_path = argv[++i];
-    } else if (arg == "--sample" && has_value) {
-      const std::string_view value = argv[++i];
-      const auto [end, ec] =
-          std::from_chars(value.data(), value.data() + value.size(), out->sample);
-      if (ec != std::errc() || end != value.data() + value.size() || out->sample == 0) {
-        return usage_error("--sample takes a number of documents per collection (1 or more)");
-      }
-      cluster_only = true;
-    } else if (arg == "--db" && has_value) {
-      out->db = argv[++i];
-      cluster_only = true;
-    } else if (arg == "--collection" && has_value) {
-      out->collection = argv[++i];
-      cluster_only = true;
-    } else if (arg == "--credentials-file" && has_value) {
-      out->credentials_file = argv[++i];
-      cluster_only = true;
-    } else if (arg == "--quiet" || arg == "-q") {
-      out->quiet = true;
-    } else if (arg == "-h" || arg == "--help") {
-      out->help = true;
-      return {};
-    } else if (out->source.empty() && !arg.empty() && arg[0] != '-') {
-      out->source = arg;
-    } else {
-      return usage_error("unexpected argument: " + arg);
-    }
-  }
-  if (out->source.empty()) {
-    return usage_error("a dump path or a mongodb:// URI is needed");
-  }
-  if (cluster_only && !is_cluster_uri(out->source)) {
+base::Expected<void> check_scan_arguments(const ScanArguments& args) {
+  if (args.source.empty()) return usage_error("a dump path or a mongodb:// URI is needed");
+  const bool cluster_only = args.sample != 0 || !args.db.empty() || !args.collection.empty() ||
+                            !args.credentials_file.empty();
+  if (cluster_only && !is_cluster_uri(args.source)) {
     return usage_error(
         "--sample, --db, --collection and --credentials-file apply to a mongodb:// URI");
   }

@@ -1,5 +1,4 @@
-// The `docguard scan` command line, for a dump and for a live cluster, parsed apart from running
-// it so that tests reach it:
+// The `docguard scan` arguments, for a dump and for a live cluster, and credentials files:
 //   scan PATH|URI [--config FILE] [--format text|json|html] [--fail-on warn|block]
 //        [--sample N] [--db NAME] [--collection NAME] [--credentials-file FILE] [--quiet]
 #pragma once
@@ -23,7 +22,6 @@ struct ScanArguments {
   ReportFormat format = ReportFormat::kText;
   std::string config_path;
   std::optional<Severity> fail_on;
-  bool help = false;
   // A cluster only:
   uint64_t sample = 0;  // 0: every document
   std::string db;
@@ -32,8 +30,9 @@ struct ScanArguments {
   bool quiet = false;  // no progress lines on stderr
 };
 
-// argv[0] is the subcommand's name. A configuration error on a bad command line.
-base::Expected<void> parse_scan_arguments(int argc, char** argv, ScanArguments* out);
+// Whether the arguments go together (the program's command line, app/, reads them): a source is
+// named, and the cluster's options come with a cluster. A configuration error says why not.
+base::Expected<void> check_scan_arguments(const ScanArguments& args);
 
 struct Credentials {
   std::optional<std::string> username;

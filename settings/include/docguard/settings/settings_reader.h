@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "docguard/rules/rule_set.h"
+#include "docguard/settings/flags.h"
 #include "docguard/settings/proxy_settings.h"
 
 namespace docguard::settings {
@@ -20,17 +21,6 @@ ProxyConfig load_config_file(const std::string& path);
 // The rules without a file: the built-in rule for "*" (rules/rule_set.h).
 std::shared_ptr<const rules::RuleSet> default_rules();
 
-// The proxy's command line, as given.
-struct Flags {
-  std::map<std::string, std::string> values;  // by name without "--": "upstream", "config", ...
-  std::vector<std::string> listen;            // every --listen, in order: they replace the file's
-  bool check_config = false;
-  bool version = false;
-  bool help = false;
-};
-
-// Throws ConfigError naming the flag.
-Flags parse_flags(int argc, char** argv);
 // The file (--config or --check-config FILE) when given, then the flags over it. Throws
 // ConfigError naming the key and line, or the flag.
 ProxyConfig build_config(const Flags& flags);

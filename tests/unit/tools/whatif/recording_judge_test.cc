@@ -154,12 +154,15 @@ class RecordingJudgeTest : public ::testing::Test {
     return path.string();
   }
 
-  int run(const std::vector<std::string>& args) {
-    std::vector<std::string> all = {"whatif"};
-    all.insert(all.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : all) argv.push_back(a.data());
-    return run_whatif(static_cast<int>(argv.size()), argv.data(), [](const std::string& path) {
+  // The command with its arguments as the command line gives them (tests/unit/app reads them).
+  int run(const std::string& config, const fs::path& recording, const std::string& format,
+          const std::string& output) {
+    WhatifArguments args;
+    args.config = config;
+    args.recording = recording.string();
+    args.format = format;
+    args.output = output;
+    return run_whatif(args, [](const std::string& path) {
       const auto file = settings::load_config_file(path);
       return WhatifConfig{file.rules, file.max_message_bytes};
     });
@@ -265,17 +268,10 @@ TEST_F(RecordingJudgeTest, IndexesComeFromADumpAsFromIntrospection) {
 TEST_F(RecordingJudgeTest, ExitCodeSaysWhetherAnythingWouldBeRefused) {
   record_workload();
   const std::string out = dir_.string() + ".out";
-  EXPECT_EQ(run({"--config", config(kCandidate), "--recording", dir_.string(), "--output", out}),
-            1);
-  EXPECT_EQ(run({"--config", config(kPermissive), "--recording", dir_.string(), "--format", "json",
-                 "--output", out}),
-            0);
-  EXPECT_EQ(run({"--config", config(kPermissive), "--recording", (dir_ / "missing").string(),
-                 "--output", out}),
-            2);
-  EXPECT_EQ(run({"--recording", dir_.string()}), 2);
-  EXPECT_EQ(run({"--config", config(kPermissive), "--recording", dir_.string(), "--format", "pdf"}),
-            2);
+  EXPECT_EQ(run(config(kCandidate), dir_, "text", out), 1);
+  EXPECT_EQ(run(config(kPermissive), dir_, "json", out), 0);
+  EXPECT_EQ(run(config(kPermissive), dir_ / "missing", "text", out), 2);
+  EXPECT_EQ(run(dir_.string() + ".nowhere.yaml", dir_, "text", out), 2);
   fs::remove(out);
   fs::remove(dir_.string() + ".yaml");
 }

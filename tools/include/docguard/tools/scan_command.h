@@ -1,8 +1,5 @@
-// Entry points of the offline advisor: the `docguard scan` and `docguard validator` subcommands.
-//   scan PATH [--config FILE] [--format text|json|html] [--fail-on warn|block]
-//     exit 0, 1 when a finding at or above --fail-on exists, 2 on usage or read errors.
-//   validator PATH NAMESPACE      (NAMESPACE: db.collection, or collection when unambiguous)
-//     prints the collMod command with the $jsonSchema validator; exit 2 on errors.
+// Entry points of the offline advisor: the `docguard scan` and `docguard validator` subcommands,
+// run with the arguments the program's command line (app/) read.
 #pragma once
 
 #include <functional>
@@ -10,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "docguard/advisor/scan_arguments.h"
 #include "docguard/advisor/settings.h"
 #include "docguard/rules/rule_set.h"
 
@@ -25,12 +23,14 @@ struct ScanConfig {
 };
 using ScanConfigLoader = std::function<ScanConfig(const std::string& path)>;
 
-// argv[0] is the subcommand's name ("scan"); output goes to `out`, diagnostics to `err`.
-int run_scan(int argc, char** argv, std::ostream& out, std::ostream& err,
+// `docguard scan`: exit 0, 1 when a finding at or above --fail-on exists, 2 on argument or read
+// errors; the report goes to `out`, diagnostics to `err`.
+int run_scan(const advisor::ScanArguments& args, std::ostream& out, std::ostream& err,
              const ScanConfigLoader& loader = {});
-int run_validator(int argc, char** argv, std::ostream& out, std::ostream& err);
-// The same on std::cout / std::cerr.
-int run_scan(int argc, char** argv, const ScanConfigLoader& loader = {});
-int run_validator(int argc, char** argv);
+// `docguard validator SOURCE NAMESPACE [--apply]`: the collMod with the $jsonSchema validator
+// the collection's documents give (NAMESPACE: db.collection, or collection when unambiguous);
+// with `apply`, runs it on the cluster. Exit 2 on errors.
+int run_validator(advisor::ScanArguments args, const std::string& ns, bool apply, std::ostream& out,
+                  std::ostream& err);
 
 }  // namespace docguard::tools

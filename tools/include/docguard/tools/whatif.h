@@ -1,7 +1,5 @@
 // `docguard whatif`: judges a traffic recording offline with a candidate configuration, as a
 // live docguard with that configuration would have judged the same traffic.
-//   whatif --config FILE --recording DIR [--format text|json|html] [--output FILE] [--show-values]
-//          [--facts-from DUMP]
 #pragma once
 
 #include <cstdint>
@@ -21,8 +19,18 @@ struct WhatifConfig {
 // Reads the file through the one settings reader (main's to call); throws what it finds wrong.
 using WhatifConfigLoader = std::function<WhatifConfig(const std::string& path)>;
 
-// argv[0] is "whatif". Exit code: 0 nothing would be refused, 1 something would, 2 a usage or
-// I/O error.
-int run_whatif(int argc, char** argv, const WhatifConfigLoader& load_config);
+// What the command line gives whatif (the program's command line, app/, reads it).
+struct WhatifArguments {
+  std::string config;
+  std::string recording;
+  std::string format = "text";  // text, json or html
+  std::string output;           // "": standard output
+  std::string facts_from;  // a mongodump or a cluster whose indexes stand in for introspection's
+  bool show_values = false;
+  bool accept_torn_tail = false;
+};
+
+// Exit code: 0 nothing would be refused, 1 something would, 2 an I/O or configuration error.
+int run_whatif(const WhatifArguments& args, const WhatifConfigLoader& load_config);
 
 }  // namespace docguard::tools

@@ -16,44 +16,6 @@ CollectionStats::CollectionStats(std::string db_name, std::string coll_name)
       coll(std::move(coll_name)),
       labels{db, coll, g_next_namespace_id.fetch_add(1, std::memory_order_relaxed)} {}
 
-size_t Histogram::bucket_of(uint64_t v) {
-  if (v < 8) return static_cast<size_t>(v);
-  const int e = std::bit_width(v) - 1;  // >= 3
-  const size_t sub = static_cast<size_t>((v >> (e - 2)) & 3u);
-  return std::min(kBuckets - 1, 8 + static_cast<size_t>(e - 3) * 4 + sub);
-}
-
-double Histogram::upper_of(size_t bucket) {
-  if (bucket < 8) return static_cast<double>(bucket);
-  const size_t e = (bucket - 8) / 4 + 3;
-  const size_t sub = (bucket - 8) % 4;
-  // Bucket covers [2^e + sub * 2^(e-2), 2^e + (sub+1) * 2^(e-2)).
-  return std::ldexp(1.0, static_cast<int>(e)) +
-         static_cast<double>(sub + 1) * std::ldexp(1.0, static_cast<int>(e) - 2) - 1;
-}
-
-void Histogram::add(double value) {
-  if (!(value >= 0)) value = 0;
-  const auto v = value >= 1.8e19 ? UINT64_MAX : static_cast<uint64_t>(value);
-  auto& c = counts_[bucket_of(v)];
-  if (c != UINT32_MAX) ++c;
-  ++count_;
-  max_ = std::max(max_, value);
-}
-
-double Histogram::quantile(double q) const {
-  if (count_ == 0) return 0;
-  uint64_t total = 0;
-  for (uint32_t c : counts_) total += c;
-  const auto rank = static_cast<uint64_t>(std::ceil(q * static_cast<double>(total)));
-  uint64_t seen = 0;
-  for (size_t i = 0; i < kBuckets; ++i) {
-    seen += counts_[i];
-    if (seen >= std::max<uint64_t>(rank, 1)) return std::min(upper_of(i), max_);
-  }
-  return max_;
-}
-
 void LookupWindow::set_window(std::chrono::seconds window) {
   if (window == window_) return;
   window_ = window;

@@ -16,7 +16,8 @@ std::vector<Engine::ArrayFieldState> Engine::array_fields() const {
   for (CollectionStats* stats : namespaces_.all()) {
     std::lock_guard lock(stats->mutex);
     for (const auto& [field, fs] : stats->fields) {
-      ArrayFieldState state{stats->db, stats->coll, field, fs.lengths.max(), 0};
+      ArrayFieldState state{stats->db, stats->coll, field, static_cast<double>(fs.lengths.max()),
+                            0};
       if (const auto& limits = stats->active.limits; limits != nullptr) {
         const Limit* limit = limits->array_limit_for(field);
         if (limit == nullptr || limit->empty()) limit = &limits->array_length_any;

@@ -20,32 +20,6 @@ std::string_view workload_verdict_name(WorkloadVerdict verdict) {
   return "passed";
 }
 
-uint64_t LatencyHistogram::bucket_high(int bucket) {
-  if (bucket < 8) return static_cast<uint64_t>(bucket);
-  const int msb = (bucket - 8) / 4 + 3;
-  const uint64_t sub = static_cast<uint64_t>((bucket - 8) % 4);
-  const uint64_t low = (uint64_t{1} << msb) | (sub << (msb - 2));
-  return low + (uint64_t{1} << (msb - 2)) - 1;
-}
-
-void LatencyHistogram::merge(const LatencyHistogram& other) {
-  for (size_t i = 0; i < counts_.size(); ++i) counts_[i] += other.counts_[i];
-}
-
-uint64_t LatencyHistogram::quantile(double q) const {
-  uint64_t total = 0;
-  for (uint32_t c : counts_) total += c;
-  if (total == 0) return 0;
-  // The rank of the quantile, 1-based: the p99 of 100 values is the 99th.
-  const auto rank = static_cast<uint64_t>(q * static_cast<double>(total) + 0.999999);
-  uint64_t seen = 0;
-  for (int i = 0; i < kBuckets; ++i) {
-    seen += counts_[static_cast<size_t>(i)];
-    if (seen >= std::max<uint64_t>(rank, 1)) return bucket_high(i);
-  }
-  return bucket_high(kBuckets - 1);
-}
-
 uint32_t ShapeStats::find_or_add_app_line(std::string_view name) {
   for (size_t i = 0; i < apps.size(); ++i) {
     if (apps[i].app == name) return static_cast<uint32_t>(i);

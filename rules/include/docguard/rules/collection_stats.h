@@ -16,6 +16,7 @@
 
 #include "docguard/base/enum_names.h"
 #include "docguard/base/hash.h"
+#include "docguard/base/log_histogram.h"
 #include "docguard/codec/bson_view.h"
 #include "docguard/rules/engine_sinks.h"
 #include "docguard/rules/rule_set.h"
@@ -25,23 +26,8 @@ namespace docguard::rules {
 inline constexpr std::string_view kOverflowLabel = "_other";
 
 // Counts of non-negative values in buckets exact below 8 and four per power of two above, so a
-// quantile is off by at most 25%. 160 counters cover values up to 2^41.
-class Histogram {
- public:
-  static constexpr size_t kBuckets = 160;
-  void add(double value);
-  uint64_t count() const { return count_; }
-  double max() const { return max_; }
-  // Upper bound of the bucket holding the q-quantile (never above max()); 0 when empty.
-  double quantile(double q) const;
-
- private:
-  static size_t bucket_of(uint64_t v);
-  static double upper_of(size_t bucket);
-  std::array<uint32_t, kBuckets> counts_{};
-  uint64_t count_ = 0;
-  double max_ = 0;
-};
+// quantile is off by at most 25%, up to 2^41 (base/log_histogram.h).
+using Histogram = base::LogHistogram<2, 41>;
 
 // Reads and reads with a join over a sliding window, in kSlots slots of window/kSlots each.
 class LookupWindow {

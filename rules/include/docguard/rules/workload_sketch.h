@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "docguard/base/log_histogram.h"
 #include "docguard/rules/query_shape.h"
 
 namespace docguard::rules {
@@ -44,27 +45,10 @@ struct ShapeInfo {
   bool plan_too_large = false;
 };
 
-// Upstream times in microseconds, in logarithmic buckets: exact below 8, then 4 buckets per
-// power of two (values within ~19% share a bucket), up to 2^36 us (19 hours). Fixed size.
-class LatencyHistogram {
- public:
-  static constexpr int kBuckets = 8 + 33 * 4;
-  static int bucket_of(uint64_t micros) {
-    if (micros < 8) return static_cast<int>(micros);
-    const int msb = 63 - std::countl_zero(micros);  // >= 3
-    const int bucket = 8 + (msb - 3) * 4 + static_cast<int>((micros >> (msb - 2)) & 3);
-    return bucket < kBuckets ? bucket : kBuckets - 1;
-  }
-  // The largest value of `bucket`.
-  static uint64_t bucket_high(int bucket);
-  void add(uint64_t micros) { ++counts_[static_cast<size_t>(bucket_of(micros))]; }
-  void merge(const LatencyHistogram& other);
-  // The upper end of the bucket below which a share q of the values fall; 0 when empty.
-  uint64_t quantile(double q) const;
-
- private:
-  std::array<uint32_t, kBuckets> counts_{};
-};
+// Upstream times in microseconds: exact below 8, then 4 buckets per power of two (values within
+// ~19% share a bucket), up to 2^36 us (19 hours) (base/log_histogram.h). An add is one
+// increment: it is on every operation's path.
+using LatencyHistogram = base::LogHistogram<2, 36, /*kKeepsTotals=*/false>;
 
 struct AppStats {
   std::string app;  // the client's appName ("" for none; "_other" past kMaxAppsPerShape)

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <ctime>
 
+#include "docguard/base/time_text.h"
 #include "docguard/recording/recording_namespace.h"
 #include "writer_state.h"
 
@@ -32,13 +33,6 @@ bool user_matches(const std::vector<std::string>& users, std::string_view user) 
   const std::string_view name = user.substr(0, user.find('@'));
   return std::any_of(users.begin(), users.end(),
                      [&](const std::string& u) { return u == user || u == name; });
-}
-
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", tm);
 }
 
 }  // namespace
@@ -85,7 +79,7 @@ base::Expected<void> Recorder::start(const settings::RecordingSettings& settings
   file_names_ = files_->file_names();
   stopping_ = false;
   started_ = std::chrono::steady_clock::now();
-  started_at_ = utc_now();
+  started_at_ = base::utc_text(std::chrono::system_clock::now());
   generation_.store(filters->generation, std::memory_order_release);
   writer_ = std::thread([this] { writer_loop(); });
   active_.store(true, std::memory_order_relaxed);

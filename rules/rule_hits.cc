@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "docguard/base/json_string.h"
+#include "docguard/base/time_text.h"
 
 namespace docguard::rules {
 
@@ -105,12 +106,7 @@ void append_time(std::string& out, int64_t unix_ms) {
     out += "null";
     return;
   }
-  const std::time_t seconds = static_cast<std::time_t>(unix_ms / 1000);
-  std::tm tm{};
-  gmtime_r(&seconds, &tm);
-  fmt::format_to(std::back_inserter(out), "\"{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z\"",
-                 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                 unix_ms % 1000);
+  out += '"' + base::utc_text_of_unix_ms(unix_ms) + '"';
 }
 
 }  // namespace

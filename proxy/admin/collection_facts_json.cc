@@ -5,18 +5,10 @@
 #include <ctime>
 
 #include "docguard/base/json_string.h"
+#include "docguard/base/time_text.h"
 
 namespace docguard::proxy {
 namespace {
-
-std::string iso_time(double unix_seconds) {
-  const auto t = static_cast<std::time_t>(unix_seconds);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
-}
 
 // "none", "error", "warn", "off", or "unknown" when the options were never read.
 std::string validator_state(const advisor::CollectionMetadata& m) {
@@ -62,7 +54,7 @@ std::string collection_facts_json(const advisor::LiveAdvisor& advisor) {
     json::append_string(out, m.sample_method);
     out += ",\"sampled_documents\":" + std::to_string(f.sampled_documents) + ",\"last_read\":";
     if (f.read_at > 0) {
-      json::append_string(out, iso_time(f.read_at));
+      json::append_string(out, base::utc_text_of_unix_seconds(f.read_at));
     } else {
       out += "null";
     }

@@ -46,9 +46,9 @@ struct ShapeInfo {
 };
 
 // Upstream times in microseconds: exact below 8, then 4 buckets per power of two (values within
-// ~19% share a bucket), up to 2^36 us (19 hours) (base/log_histogram.h). An add is one
-// increment: it is on every operation's path.
-using LatencyHistogram = base::LogHistogram<2, 36, /*kKeepsTotals=*/false>;
+// ~19% share a bucket) (base/log_histogram.h). An add is one increment, on every operation's
+// path: no totals kept, and buckets over the whole range, so no clamp either (2 KiB).
+using LatencyHistogram = base::LogHistogram<2, 64, /*kKeepsTotals=*/false>;
 
 struct AppStats {
   std::string app;  // the client's appName ("" for none; "_other" past kMaxAppsPerShape)

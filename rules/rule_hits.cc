@@ -9,7 +9,7 @@
 #include <ctime>
 #include <unordered_map>
 
-#include "docguard/base/json_string.h"
+#include "docguard/base/json_writer.h"
 #include "docguard/base/time_text.h"
 
 namespace docguard::rules {
@@ -99,38 +99,27 @@ RuleHitsTable::RuleHitsTable(const RuleSet& rules, const RuleHitsTable* previous
   }
 }
 
-namespace {
-
-void append_time(std::string& out, int64_t unix_ms) {
-  if (unix_ms == 0) {
-    out += "null";
-    return;
-  }
-  out += '"' + base::utc_text_of_unix_ms(unix_ms) + '"';
-}
-
-}  // namespace
-
-void append_rule_hits_json(std::string& out, const RuleHitsTable& table) {
-  out.push_back('[');
+void write_rule_hits(json::Writer& w, const RuleHitsTable& table) {
+  w.begin_array();
   for (uint32_t i = 0; i < table.size(); ++i) {
-    if (i > 0) out.push_back(',');
-    out += "{\"id\":";
+    w.begin_object().key("id");
     if (table.id(i).empty()) {
-      out += "null";
+      w.null();
     } else {
-      json::append_string(out, table.id(i));
+      w.value(table.id(i));
     }
-    out += ",\"key\":";
-    json::append_string(out, table.key(i));
     const RuleHits& hits = *table.at(i);
-    fmt::format_to(std::back_inserter(out),
-                   ",\"line\":{},\"hits\":{{\"warn\":{},\"block\":{}}},\"last_hit\":",
-                   table.line(i), hits.warn(), hits.block());
-    append_time(out, hits.last_hit_ms());
-    out.push_back('}');
+    w.member("key", table.key(i)).member("line", table.line(i));
+    w.key("hits").begin_object().member("warn", hits.warn()).member("block", hits.block());
+    w.end_object().key("last_hit");
+    if (hits.last_hit_ms() == 0) {
+      w.null();
+    } else {
+      w.value(base::utc_text_of_unix_ms(hits.last_hit_ms()));
+    }
+    w.end_object();
   }
-  out.push_back(']');
+  w.end_array();
 }
 
 std::vector<CandidateVerdicts> candidate_verdicts(const RuleHitsTable& table) {

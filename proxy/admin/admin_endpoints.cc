@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "docguard/base/constant_time.h"
-#include "docguard/base/json_string.h"
+#include "docguard/base/json_writer.h"
 #include "docguard/proxy/admin_server.h"
 #include "docguard/proxy/collection_facts_json.h"
 #include "docguard/proxy/coroutines.h"
@@ -78,21 +78,22 @@ awaitable<HttpResponse> readyz(const AdminRequest&, ProxyRuntime& rt) {
 // The engine's statistics with what docguard knows of each collection, its own reads of the
 // cluster, the recorder and the upstream topology as more members.
 awaitable<HttpResponse> status(const AdminRequest&, ProxyRuntime& rt) {
-  std::string body = rt.engine.status_json();
-  if (!body.empty() && body.front() == '{') {
-    std::string member =
-        "\"collection_facts\":" + collection_facts_json(rt.advisor) + ",\"introspection\":" +
-        (rt.introspector ? rt.introspector->status_json() : std::string("{\"enabled\":false}")) +
-        ",\"recording\":" + rt.recorder.status_json();
-    const auto topology = rt.router ? rt.router->snapshot() : nullptr;
-    if (topology) {
-      member += ",\"upstream\":{\"uri\":\"";
-      json::append_escaped(member, rt.config.upstream.redacted);
-      member += "\",\"topology\":" + cluster::to_json(*topology) + "}";
-    }
-    body.insert(1, body.size() > 2 ? member + "," : member);
+  json::Writer w;
+  w.begin_object();
+  rt.engine.write_status(w);
+  w.key("collection_facts").raw(collection_facts_json(rt.advisor)).key("introspection");
+  if (rt.introspector) {
+    w.raw(rt.introspector->status_json());
+  } else {
+    w.begin_object().member("enabled", false).end_object();
   }
-  co_return HttpResponse{200, "application/json", body};
+  w.key("recording").raw(rt.recorder.status_json());
+  if (const auto topology = rt.router ? rt.router->snapshot() : nullptr) {
+    w.key("upstream").begin_object().member("uri", rt.config.upstream.redacted);
+    w.key("topology").raw(cluster::to_json(*topology)).end_object();
+  }
+  w.end_object();
+  co_return HttpResponse{200, "application/json", w.take()};
 }
 
 // /report and /report.json: the advisor's report with the sections the engine adds (candidate

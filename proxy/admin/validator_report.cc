@@ -8,8 +8,9 @@ namespace docguard::proxy {
 std::string with_validators_json(std::string report,
                                  const std::vector<rules::ValidatorCensus>& census) {
   if (report.empty() || report.front() != '{') return report;
-  std::string member = "\"validators\":";
-  rules::append_validator_census_json(member, census);
+  json::Writer section;
+  rules::write_validator_census(section, census);
+  std::string member = "\"validators\":" + section.take();
   const size_t next = report.find_first_not_of(" \n\r\t", 1);
   if (next != std::string::npos && report[next] != '}') member += ",";
   report.insert(1, member);

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "docguard/base/hash.h"
+#include "docguard/base/json_writer.h"
 #include "engine_internal.h"
 
 namespace docguard::rules {
@@ -31,9 +32,9 @@ std::vector<Engine::ArrayFieldState> Engine::array_fields() const {
 
 namespace {
 
-// ,"NAME":[{"KEY":"...","violations":N}, ...] for the five names with the most violations.
+// "NAME":[{"KEY":"...","violations":N}, ...] for the five names with the most violations.
 void top_five(
-    std::string& out, const char* name, const char* key,
+    json::Writer& w, const char* name, const char* key,
     const std::unordered_map<std::string, uint64_t, base::StringHash, std::equal_to<>>& counts) {
   std::vector<std::pair<uint64_t, const std::string*>> top;
   top.reserve(counts.size());
@@ -41,128 +42,106 @@ void top_five(
   std::sort(top.begin(), top.end(), [](const auto& a, const auto& b) {
     return a.first != b.first ? a.first > b.first : *a.second < *b.second;
   });
-  fmt::format_to(std::back_inserter(out), ",\"{}\":[", name);
+  w.key(name).begin_array();
   for (size_t i = 0; i < top.size() && i < 5; ++i) {
-    if (i > 0) out.push_back(',');
-    fmt::format_to(std::back_inserter(out), "{{\"{}\":", key);
-    json::append_string(out, *top[i].second);
-    fmt::format_to(std::back_inserter(out), ",\"violations\":{}}}", top[i].first);
+    w.begin_object().member(key, *top[i].second).member("violations", top[i].first).end_object();
   }
-  out += "]";
+  w.end_array();
+}
+
+void write_histogram(json::Writer& w, const char* name, const Histogram& h) {
+  w.key(name).begin_object().member("count", h.count()).member("p50", h.quantile(0.5));
+  w.member("p99", h.quantile(0.99)).member("max", h.max()).end_object();
+}
+
+void write_collection(json::Writer& w, const CollectionStats& stats,
+                      std::chrono::steady_clock::time_point t) {
+  w.begin_object().member("namespace", stats.db + "." + stats.coll);
+  w.member("commands", stats.commands.load());
+  write_histogram(w, "document_bytes", stats.document_bytes);
+  write_histogram(w, "sampled_document_bytes", stats.sampled_document_bytes);
+  w.key("arrays").begin_object();
+  for (const auto& [path, field] : stats.fields) {
+    w.key(path).begin_object().member("count", field.lengths.count());
+    w.member("p99", field.lengths.quantile(0.99)).member("max", field.lengths.max());
+    w.member("pushes", field.pushes).member("pushed_elements", field.pushed_elements);
+    w.end_object();
+  }
+  w.end_object();
+  const auto totals = stats.lookups.totals(t);
+  w.key("lookup").begin_object().member("window_seconds", stats.lookups.window().count());
+  w.member("reads", totals.reads).member("reads_with_lookup", totals.lookups);
+  w.member("ratio", totals.ratio()).member("reads_total", stats.reads_total);
+  w.member("reads_with_lookup_total", stats.lookup_reads_total).key("from").begin_object();
+  for (const auto& [from, n] : stats.lookup_from) w.member(from, n);
+  w.end_object().end_object();
+  w.key("violations").begin_object();
+  for (size_t k = 0; k < stats.violations.size(); ++k) {
+    const auto& by_action = stats.violations[k];
+    if (by_action[1] == 0 && by_action[2] == 0) continue;
+    w.key(rule_name(static_cast<RuleKind>(k))).begin_object();
+    w.member("warn", by_action[1]).member("block", by_action[2]).end_object();
+  }
+  w.end_object();
+  top_five(w, "top_offenders", "app", stats.offenders);
+  top_five(w, "top_users", "user", stats.offending_users);
+  w.end_object();
 }
 
 }  // namespace
 
-std::string Engine::status_json() const {
+void Engine::write_status(json::Writer& w) const {
   const auto t = now();
   std::vector<CollectionStats*> all = namespaces_.all();
   std::sort(all.begin(), all.end(), [](const CollectionStats* a, const CollectionStats* b) {
     return std::tie(a->db, a->coll) < std::tie(b->db, b->coll);
   });
   const auto snapshot = snapshot_.load();
-  std::string out;
-  auto o = std::back_inserter(out);
-  fmt::format_to(o, "{{\"mode\":\"{}\",\"rules\":", action_name(snapshot->rules->mode()));
-  append_rule_hits_json(out, *snapshot->hits);
-  out += ",\"candidate_rules\":";
+  w.member("mode", action_name(snapshot->rules->mode())).key("rules");
+  write_rule_hits(w, *snapshot->hits);
+  w.key("candidate_rules");
   if (snapshot->candidate_hits != nullptr) {
-    append_rule_hits_json(out, *snapshot->candidate_hits);
+    write_rule_hits(w, *snapshot->candidate_hits);
   } else {
-    out += "[]";
+    w.begin_array().end_array();
   }
-  fmt::format_to(o, ",\"tracked_documents\":{},\"collections\":[", shape_.tracked_documents());
-  bool first_ns = true;
+  w.member("tracked_documents", shape_.tracked_documents()).key("collections").begin_array();
   for (CollectionStats* stats : all) {
     std::lock_guard lock(stats->mutex);
     if (namespaces_.is_overflow(stats) && stats->commands.load() == 0 &&
         stats->document_bytes.count() == 0 && stats->sampled_document_bytes.count() == 0) {
       continue;
     }
-    if (!first_ns) out.push_back(',');
-    first_ns = false;
-    out += "{\"namespace\":";
-    json::append_string(out, stats->db + "." + stats->coll);
-    auto histogram = [&](const char* name, const Histogram& h) {
-      fmt::format_to(o, ",\"{}\":{{\"count\":{},\"p50\":{},\"p99\":{},\"max\":{}}}", name,
-                     h.count(), h.quantile(0.5), h.quantile(0.99), h.max());
-    };
-    fmt::format_to(o, ",\"commands\":{}", stats->commands.load());
-    histogram("document_bytes", stats->document_bytes);
-    histogram("sampled_document_bytes", stats->sampled_document_bytes);
-    out += ",\"arrays\":{";
-    bool first = true;
-    for (const auto& [path, field] : stats->fields) {
-      if (!first) out.push_back(',');
-      first = false;
-      json::append_string(out, path);
-      fmt::format_to(o,
-                     ":{{\"count\":{},\"p99\":{},\"max\":{},\"pushes\":{},\"pushed_elements\":{}}}",
-                     field.lengths.count(), field.lengths.quantile(0.99), field.lengths.max(),
-                     field.pushes, field.pushed_elements);
-    }
-    out += "}";
-    const auto totals = stats->lookups.totals(t);
-    fmt::format_to(o,
-                   ",\"lookup\":{{\"window_seconds\":{},\"reads\":{},\"reads_with_lookup\":{},"
-                   "\"ratio\":{},\"reads_total\":{},\"reads_with_lookup_total\":{},\"from\":{{",
-                   stats->lookups.window().count(), totals.reads, totals.lookups, totals.ratio(),
-                   stats->reads_total, stats->lookup_reads_total);
-    first = true;
-    for (const auto& [from, n] : stats->lookup_from) {
-      if (!first) out.push_back(',');
-      first = false;
-      json::append_string(out, from);
-      fmt::format_to(o, ":{}", n);
-    }
-    out += "}},\"violations\":{";
-    first = true;
-    for (size_t k = 0; k < stats->violations.size(); ++k) {
-      const auto& by_action = stats->violations[k];
-      if (by_action[1] == 0 && by_action[2] == 0) continue;
-      if (!first) out.push_back(',');
-      first = false;
-      fmt::format_to(o, "\"{}\":{{\"warn\":{},\"block\":{}}}", rule_name(static_cast<RuleKind>(k)),
-                     by_action[1], by_action[2]);
-    }
-    out += "}";
-    top_five(out, "top_offenders", "app", stats->offenders);
-    top_five(out, "top_users", "user", stats->offending_users);
-    out += "}";
+    write_collection(w, *stats, t);
   }
-  out += "],\"validators\":";
-  append_validator_census_json(out, validator_census());
-  out += ",\"guardrail\":" + guardrail_status_json() + "}";
-  return out;
+  w.end_array().key("validators");
+  write_validator_census(w, validator_census());
+  w.key("guardrail").raw(guardrail_status_json());
 }
 
-void append_validator_census_json(std::string& out, const std::vector<ValidatorCensus>& census) {
+std::string Engine::status_json() const {
+  json::Writer w;
+  w.begin_object();
+  write_status(w);
+  w.end_object();
+  return w.take();
+}
+
+void write_validator_census(json::Writer& w, const std::vector<ValidatorCensus>& census) {
   // [{db, collection, rule, candidate, stored_sampled, stored_failing, failing_properties: {},
   //   writes_failing_by_app: {}}]
-  out += "[";
-  for (size_t i = 0; i < census.size(); ++i) {
-    const ValidatorCensus& c = census[i];
-    if (i > 0) out.push_back(',');
-    out += "{";
-    json::append_string_members(out,
-                                {{"db", c.db}, {"collection", c.collection}, {"rule", c.rule}});
-    fmt::format_to(std::back_inserter(out),
-                   ",\"candidate\":{},\"stored_sampled\":{},\"stored_failing\":{}", c.candidate,
-                   c.stored_sampled, c.stored_failing);
-    for (const auto* part : {&c.failing_properties, &c.writes_failing_by_app}) {
-      out += part == &c.failing_properties ? ",\"failing_properties\":{"
-                                           : ",\"writes_failing_by_app\":{";
-      bool first = true;
-      for (const auto& [name, n] : *part) {
-        if (!first) out.push_back(',');
-        first = false;
-        json::append_string(out, name);
-        fmt::format_to(std::back_inserter(out), ":{}", n);
-      }
-      out += "}";
-    }
-    out += "}";
+  w.begin_array();
+  for (const ValidatorCensus& c : census) {
+    w.begin_object().member("db", c.db).member("collection", c.collection);
+    w.member("rule", c.rule).member("candidate", c.candidate);
+    w.member("stored_sampled", c.stored_sampled).member("stored_failing", c.stored_failing);
+    w.key("failing_properties").begin_object();
+    for (const auto& [name, n] : c.failing_properties) w.member(name, n);
+    w.end_object().key("writes_failing_by_app").begin_object();
+    for (const auto& [app, n] : c.writes_failing_by_app) w.member(app, n);
+    w.end_object().end_object();
   }
-  out += "]";
+  w.end_array();
 }
 
 }  // namespace docguard::rules

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "docguard/base/hash.h"
+#include "docguard/base/json_writer.h"
 #include "docguard/codec/command_view.h"
 #include "docguard/codec/op_msg.h"
 #include "docguard/rules/check_chain.h"
@@ -81,7 +82,9 @@ class Engine {
   // Per collection: document size p50/p99/max, array max/p99 per field, $lookup ratio,
   // violations by rule and action, top offending client apps and users.
   // Also the hit counters of every rule and candidate rule (top-level `rules` and
-  // `candidate_rules`).
+  // `candidate_rules`). write_status writes them as members of the object `w` has open, so
+  // /status adds its own members to the same object.
+  void write_status(json::Writer& w) const;
   std::string status_json() const;
   // Each $jsonSchema validator's census: sampled stored documents failing it, the properties
   // failing most, and writes failing it per app over the last hour (/report.json `validators`).

@@ -22,6 +22,7 @@
 #include <string_view>
 #include <vector>
 
+#include "docguard/base/json_writer.h"
 #include "docguard/rules/rule_set.h"
 
 namespace docguard::rules {
@@ -92,9 +93,9 @@ class RuleHitsTable {
   std::vector<int> lines_;
 };
 
-// [{"id":..,"key":..,"line":N,"hits":{"warn":N,"block":N},"last_hit":"ISO 8601"|null}, ...]
-// appended to `out`, in file order.
-void append_rule_hits_json(std::string& out, const RuleHitsTable& table);
+// [{"id":..,"key":..,"line":N,"hits":{"warn":N,"block":N},"last_hit":"ISO 8601"|null}, ...],
+// in file order.
+void write_rule_hits(json::Writer& w, const RuleHitsTable& table);
 
 // One candidate rule's verdicts per client app, for the live report.
 struct CandidateVerdicts {

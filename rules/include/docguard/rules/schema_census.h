@@ -15,6 +15,8 @@
 #include <tuple>
 #include <vector>
 
+#include "docguard/base/json_writer.h"
+
 namespace docguard::rules {
 
 struct ValidatorCensus {
@@ -62,6 +64,6 @@ class SchemaCensus {
 
 // The census as a JSON array of {db, collection, rule, candidate, stored_sampled,
 // stored_failing, failing_properties: {name: n}, writes_failing_by_app: {app: n}}.
-void append_validator_census_json(std::string& out, const std::vector<ValidatorCensus>& census);
+void write_validator_census(json::Writer& w, const std::vector<ValidatorCensus>& census);
 
 }  // namespace docguard::rules

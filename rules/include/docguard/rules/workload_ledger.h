@@ -11,8 +11,8 @@
 // Bounded: each thread has a table of its own of at most max_shapes entries (workload_sketch.h:
 // the heaviest shapes by upstream time are kept, the rest counted as overflow); snapshot()
 // merges the tables and keeps the max_shapes heaviest. Memory: threads x max_shapes entries of
-// about 2.5 KiB (most of it the latency histogram), whatever the clients send. No lock is shared on the message path: a thread locks
-// only its own table, which a reader (snapshot) takes briefly.
+// about 2.5 KiB (most of it the latency histogram), whatever the clients send. No lock is shared on
+// the message path: a thread locks only its own table, which a reader (snapshot) takes briefly.
 #pragma once
 
 #include <atomic>

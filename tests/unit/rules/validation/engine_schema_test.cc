@@ -348,8 +348,9 @@ TEST_F(EngineSchemaTest, TheCensusCountsSampledStoredDocumentsAndFailingWritesPe
   ASSERT_EQ(products->writes_failing_by_app.size(), 2u);
   EXPECT_EQ(products->writes_failing_by_app[0], (std::pair<std::string, uint64_t>{"web", 2}));
   EXPECT_EQ(products->writes_failing_by_app[1], (std::pair<std::string, uint64_t>{"batch", 1}));
-  std::string json;
-  append_validator_census_json(json, census);
+  json::Writer writer;
+  write_validator_census(writer, census);
+  const std::string json = writer.take();
   EXPECT_NE(
       json.find(
           R"("rule":"products-schema","candidate":false,"stored_sampled":10,"stored_failing":3,"failing_properties":{"price":3},"writes_failing_by_app":{"web":2,"batch":1})"),

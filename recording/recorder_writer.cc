@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <unordered_map>
 
-#include "docguard/base/json_string.h"
+#include "docguard/base/json_writer.h"
 #include "docguard/codec/recording_redaction.h"
 #include "docguard/recording/recorded_shape.h"
 #include "docguard/recording/recorder.h"
@@ -34,15 +34,11 @@ std::string side_line(const PacketHeader& h, std::string_view ns, std::string_vi
                       std::string_view user, std::string_view command, std::string_view shape,
                       std::string_view verdict, std::string_view rule, bool refused, bool marker,
                       std::string_view refused_statements) {
-  std::string line = "{\"connection\":" + std::to_string(h.connection) +
-                     ",\"order\":" + std::to_string(h.order) + ",\"event\":\"" +
-                     event_name(h.event) + "\"";
-  const auto member = [&line](const char* name, std::string_view value) {
-    if (value.empty()) return;
-    line += ",\"";
-    line += name;
-    line += "\":";
-    json::append_string(line, value);
+  json::Writer w;
+  w.begin_object().member("connection", h.connection).member("order", h.order);
+  w.member("event", event_name(h.event));
+  const auto member = [&w](const char* name, std::string_view value) {
+    if (!value.empty()) w.member(name, value);
   };
   member("app", app);
   member("user", user);
@@ -51,16 +47,14 @@ std::string side_line(const PacketHeader& h, std::string_view ns, std::string_vi
   member("shape", shape);
   member("verdict", verdict);
   member("rule", rule);
-  if (refused) line += ",\"refused\":true";
+  if (refused) w.member("refused", true);
   // Digits and commas only (the session writes them): a JSON array as it stands.
   if (!refused_statements.empty()) {
-    line += ",\"refused_statements\":[";
-    line += refused_statements;
-    line += "]";
+    w.key("refused_statements").raw("[" + std::string(refused_statements) + "]");
   }
-  if (marker) line += ",\"unrecorded\":true";
-  line += "}";
-  return line;
+  if (marker) w.member("unrecorded", true);
+  w.end_object();
+  return w.take();
 }
 
 // Whether `request_id` was a sensitive request of `connection` (and forgets it).
@@ -142,34 +136,24 @@ std::string Recorder::status_json() const {
   const char* state = state_ == State::kRecording ? "recording"
                       : state_ == State::kFailed  ? "failed"
                                                   : "stopped";
-  std::string out = "{\"state\":\"";
-  out += state;
-  out += "\",\"reason\":";
-  json::append_string(out, reason_);
+  json::Writer w;
+  w.begin_object().member("state", state).member("reason", reason_);
   if (filters_) {
     const auto& s = filters_->settings;
-    out += ",\"directory\":";
-    json::append_string(out, s.directory);
-    out += ",\"started_at\":";
-    json::append_string(out, started_at_);
-    out += ",\"files\":[";
-    for (size_t i = 0; i < file_names_.size(); ++i) {
-      if (i > 0) out += ",";
-      json::append_string(out, file_names_[i]);
-    }
-    out += "],\"bytes\":" + std::to_string(bytes_) + ",\"packets\":" + std::to_string(packets_) +
-           ",\"dropped\":" + std::to_string(dropped_) +
-           ",\"queued_bytes\":" + std::to_string(queued_bytes_) +
-           ",\"queue_bytes\":" + std::to_string(s.queue_bytes) +
-           ",\"max_file_bytes\":" + std::to_string(s.max_file_bytes) +
-           ",\"max_total_bytes\":" + std::to_string(s.max_total_bytes) +
-           ",\"sample\":" + std::to_string(s.sample) +
-           ",\"max_duration_ms\":" + std::to_string(s.max_duration.count());
+    w.member("directory", s.directory).member("started_at", started_at_).key("files");
+    w.begin_array();
+    for (const std::string& name : file_names_) w.value(name);
+    w.end_array();
+    w.member("bytes", bytes_).member("packets", packets_).member("dropped", dropped_);
+    w.member("queued_bytes", queued_bytes_).member("queue_bytes", s.queue_bytes);
+    w.member("max_file_bytes", s.max_file_bytes).member("max_total_bytes", s.max_total_bytes);
+    w.member("sample", s.sample).member("max_duration_ms", s.max_duration.count());
   } else {
-    out += ",\"files\":[],\"bytes\":0,\"packets\":0,\"dropped\":0";
+    w.key("files").begin_array().end_array();
+    w.member("bytes", 0).member("packets", 0).member("dropped", 0);
   }
-  out += "}";
-  return out;
+  w.end_object();
+  return w.take();
 }
 
 }  // namespace docguard::recording

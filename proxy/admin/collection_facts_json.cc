@@ -2,9 +2,7 @@
 // cluster and from catalog commands seen in traffic.
 #include "docguard/proxy/collection_facts_json.h"
 
-#include <ctime>
-
-#include "docguard/base/json_string.h"
+#include "docguard/base/json_writer.h"
 #include "docguard/base/time_text.h"
 
 namespace docguard::proxy {
@@ -21,51 +19,38 @@ std::string validator_state(const advisor::CollectionMetadata& m) {
 }  // namespace
 
 std::string collection_facts_json(const advisor::LiveAdvisor& advisor) {
-  std::string out = "{";
-  bool first = true;
+  json::Writer w;
+  w.begin_object();
   for (const auto& f : advisor.collection_facts()) {
     const advisor::CollectionMetadata& m = f.metadata;
-    if (!first) out += ',';
-    first = false;
-    json::append_string(out, m.db + "." + m.collection);
-    out += ":{\"type\":";
-    json::append_string(out, m.type.empty() ? "unknown" : m.type);
-    out += ",\"source\":";
-    json::append_string(out, f.cluster_facts ? "cluster" : "traffic");
+    w.key(m.db + "." + m.collection).begin_object();
+    w.member("type", m.type.empty() ? "unknown" : m.type);
+    w.member("source", f.cluster_facts ? "cluster" : "traffic");
     if (m.stats.known) {
-      out += ",\"documents\":" + std::to_string(m.stats.documents) +
-             ",\"size_bytes\":" + std::to_string(m.stats.size_bytes) +
-             ",\"average_document_bytes\":" + std::to_string(m.stats.average_document_bytes);
+      w.member("documents", m.stats.documents).member("size_bytes", m.stats.size_bytes);
+      w.member("average_document_bytes", m.stats.average_document_bytes);
     }
-    out += ",\"indexes\":";
+    w.key("indexes");
     if (m.indexes_known) {
-      out += '[';
-      for (size_t i = 0; i < m.indexes.size(); ++i) {
-        if (i) out += ',';
-        json::append_string(out, m.indexes[i].name);
-      }
-      out += ']';
+      w.begin_array();
+      for (const auto& index : m.indexes) w.value(index.name);
+      w.end_array();
     } else {
-      out += "null";
+      w.null();
     }
-    out += ",\"validator\":";
-    json::append_string(out, validator_state(m));
-    out += ",\"sample_method\":";
-    json::append_string(out, m.sample_method);
-    out += ",\"sampled_documents\":" + std::to_string(f.sampled_documents) + ",\"last_read\":";
+    w.member("validator", validator_state(m)).member("sample_method", m.sample_method);
+    w.member("sampled_documents", f.sampled_documents).key("last_read");
     if (f.read_at > 0) {
-      json::append_string(out, base::utc_text_of_unix_seconds(f.read_at));
+      w.value(base::utc_text_of_unix_seconds(f.read_at));
     } else {
-      out += "null";
+      w.null();
     }
-    out += ",\"unknown\":[";
-    for (size_t i = 0; i < m.unknown.size(); ++i) {
-      if (i) out += ',';
-      json::append_string(out, m.unknown[i]);
-    }
-    out += "]}";
+    w.key("unknown").begin_array();
+    for (const std::string& part : m.unknown) w.value(part);
+    w.end_array().end_object();
   }
-  return out + "}";
+  w.end_object();
+  return w.take();
 }
 
 }  // namespace docguard::proxy

@@ -4,7 +4,7 @@
 
 #include <string_view>
 
-#include "docguard/base/json_string.h"
+#include "docguard/base/json_writer.h"
 #include "docguard/codec/bson_elements.h"
 #include "docguard/codec/bson_view.h"
 #include "docguard/proxy/coroutines.h"
@@ -36,10 +36,10 @@ HttpResponse json_response(int status, std::string body) {
 }
 
 HttpResponse error_response(int status, std::string_view why, ProxyRuntime& rt) {
-  std::string body = "{\"error\":";
-  json::append_string(body, why);
-  body += ",\"recording\":" + rt.recorder.status_json() + "}";
-  return json_response(status, std::move(body));
+  json::Writer w;
+  w.begin_object().member("error", why).key("recording").raw(rt.recorder.status_json());
+  w.end_object();
+  return json_response(status, w.take());
 }
 
 }  // namespace

@@ -3,25 +3,19 @@
 #include <algorithm>
 #include <utility>
 
-#include "docguard/base/json_string.h"
+#include "docguard/base/json_writer.h"
 
 namespace docguard::cluster {
 namespace {
 
-void append_strings(std::string& out, const std::vector<std::string>& v) {
-  out += '[';
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (i) out += ',';
-    json::append_string(out, v[i]);
-  }
-  out += ']';
+void write_strings(json::Writer& w, const std::vector<std::string>& v) {
+  w.begin_array();
+  for (const std::string& text : v) w.value(text);
+  w.end_array();
 }
 
-void append_optional(std::string& out, std::string_view key, const std::optional<int32_t>& v) {
-  if (!v) return;
-  out += ',';
-  json::append_string(out, key);
-  out += ':' + std::to_string(*v);
+void write_optional(json::Writer& w, std::string_view key, const std::optional<int32_t>& v) {
+  if (v) w.member(key, *v);
 }
 
 }  // namespace
@@ -94,44 +88,32 @@ void derive_writable(Topology& t, std::chrono::milliseconds local_threshold) {
 }
 
 std::string to_json(const Topology& t) {
-  std::string out = "{\"type\":";
-  json::append_string(out, to_string(t.type));
-  out += ",\"primary\":";
-  json::append_string(out, t.primary);
-  out += ",\"primary_generation\":" + std::to_string(t.primary_generation);
-  out += ",\"writable\":";
-  append_strings(out, t.writable);
-  out += ",\"candidates\":";
-  append_strings(out, t.candidates);
-  out += ",\"servers\":[";
-  for (size_t i = 0; i < t.servers.size(); ++i) {
-    const auto& s = t.servers[i];
-    if (i) out += ',';
-    out += "{\"address\":";
-    json::append_string(out, s.address);
-    out += ",\"type\":";
-    json::append_string(out, to_string(s.type));
-    out += ",\"rtt_ms\":" + std::to_string(s.round_trip_ms) + '}';
+  json::Writer w;
+  w.begin_object().member("type", to_string(t.type)).member("primary", t.primary);
+  w.member("primary_generation", t.primary_generation).key("writable");
+  write_strings(w, t.writable);
+  w.key("candidates");
+  write_strings(w, t.candidates);
+  w.key("servers").begin_array();
+  for (const auto& s : t.servers) {
+    w.begin_object().member("address", s.address).member("type", to_string(s.type));
+    w.member("rtt_ms", s.round_trip_ms).end_object();
   }
-  out += ']';
+  w.end_array();
   if (t.persona) {
     const Persona& p = *t.persona;
-    out += ",\"persona\":{\"address\":";
-    json::append_string(out, p.address);
-    append_optional(out, "minWireVersion", p.min_wire_version);
-    append_optional(out, "maxWireVersion", p.max_wire_version);
-    append_optional(out, "logicalSessionTimeoutMinutes", p.logical_session_timeout_minutes);
-    append_optional(out, "maxBsonObjectSize", p.max_bson_object_size);
-    append_optional(out, "maxMessageSizeBytes", p.max_message_size_bytes);
-    append_optional(out, "maxWriteBatchSize", p.max_write_batch_size);
-    if (!p.set_name.empty()) {
-      out += ",\"setName\":";
-      json::append_string(out, p.set_name);
-    }
-    out += std::string(",\"isdbgrid\":") + (p.is_mongos ? "true" : "false") + '}';
+    w.key("persona").begin_object().member("address", p.address);
+    write_optional(w, "minWireVersion", p.min_wire_version);
+    write_optional(w, "maxWireVersion", p.max_wire_version);
+    write_optional(w, "logicalSessionTimeoutMinutes", p.logical_session_timeout_minutes);
+    write_optional(w, "maxBsonObjectSize", p.max_bson_object_size);
+    write_optional(w, "maxMessageSizeBytes", p.max_message_size_bytes);
+    write_optional(w, "maxWriteBatchSize", p.max_write_batch_size);
+    if (!p.set_name.empty()) w.member("setName", p.set_name);
+    w.member("isdbgrid", p.is_mongos).end_object();
   }
-  out += '}';
-  return out;
+  w.end_object();
+  return w.take();
 }
 
 }  // namespace docguard::cluster

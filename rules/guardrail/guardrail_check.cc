@@ -7,7 +7,7 @@
 
 #include <set>
 
-#include "docguard/base/json_string.h"
+#include "docguard/base/json_writer.h"
 
 namespace docguard::rules {
 
@@ -117,45 +117,30 @@ void GuardrailCheck::limit_time(CommandPass& s) {
 
 std::string GuardrailCheck::status_json(const NamespaceRegistry& namespaces, const RuleSet* rules,
                                         const RuleSet* candidates) const {
-  std::string out = "{\"unknown\":{";
-  bool first = true;
+  json::Writer w;
+  w.begin_object().key("unknown").begin_object();
   namespaces.for_each([&](const std::string& ns, const CollectionStats& stats) {
     const uint64_t n = stats.guardrail_unknown.load(std::memory_order_relaxed);
-    if (n == 0) return;
-    out += first ? "" : ",";
-    first = false;
-    json::append_string(out, ns);
-    out += ":" + std::to_string(n);
+    if (n != 0) w.member(ns, n);
   });
   const uint64_t other = namespaces.overflow().guardrail_unknown.load(std::memory_order_relaxed);
-  if (other > 0)
-    out += std::string(first ? "" : ",") + "\"_other._other\":" + std::to_string(other);
-  out += "},\"exceptions\":[";
+  if (other > 0) w.member("_other._other", other);
+  w.end_object().key("exceptions").begin_array();
   const int64_t now_ms = wall_ms();
-  first = true;
   auto list = [&](const RuleSet* set, bool candidate) {
     if (set == nullptr) return;
     for (const Rule& r : set->rules()) {
       for (const AllowedShape& a : r.guardrail.allow) {
-        out += first ? "" : ",";
-        first = false;
-        out += "{";
-        json::append_string_members(out, {{"rule", r.id.empty() ? r.match : r.id}});
-        out += ",\"candidate\":";
-        out += candidate ? "true" : "false";
-        out += ",";
-        json::append_string_members(out,
-                                    {{"shape", a.shape}, {"owner", a.owner}, {"until", a.until}});
-        out += ",\"expired\":";
-        out += now_ms >= a.expires_unix_ms ? "true" : "false";
-        out += "}";
+        w.begin_object().member("rule", r.id.empty() ? r.match : r.id);
+        w.member("candidate", candidate).member("shape", a.shape).member("owner", a.owner);
+        w.member("until", a.until).member("expired", now_ms >= a.expires_unix_ms).end_object();
       }
     }
   };
   list(rules, false);
   list(candidates, true);
-  out += "],\"indexes\":" + catalog_.status_json() + "}";
-  return out;
+  w.end_array().key("indexes").raw(catalog_.status_json()).end_object();
+  return w.take();
 }
 
 }  // namespace docguard::rules

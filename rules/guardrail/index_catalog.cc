@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <mutex>
 
-#include "docguard/base/json_string.h"
+#include "docguard/base/json_writer.h"
 #include "docguard/codec/bson_elements.h"
 
 namespace docguard::rules {
@@ -262,29 +262,19 @@ std::string IndexCatalog::status_json(size_t max_namespaces) const {
   std::sort(copy.begin(), copy.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
   if (copy.size() > max_namespaces) copy.resize(max_namespaces);
-  std::string out = "{";
-  for (size_t i = 0; i < copy.size(); ++i) {
-    const auto& [ns, n] = copy[i];
-    out += i ? "," : "";
-    json::append_string(out, ns);
-    out += ":{\"kind\":";
-    json::append_string(out, kind_name(n->kind));
-    out += ",\"complete\":";
-    out += n->complete ? "true" : "false";
-    out += ",\"source\":";
-    json::append_string(out, n->source);
-    out += ",\"indexes\":[";
-    for (size_t j = 0; j < n->indexes.size(); ++j) {
-      out += j ? "," : "";
-      out += "{\"name\":";
-      json::append_string(out, n->indexes[j].name);
-      out += ",\"key\":";
-      json::append_string(out, index_keys_text(n->indexes[j].keys));
-      out += "}";
+  json::Writer w;
+  w.begin_object();
+  for (const auto& [ns, n] : copy) {
+    w.key(ns).begin_object().member("kind", kind_name(n->kind)).member("complete", n->complete);
+    w.member("source", n->source).key("indexes").begin_array();
+    for (const auto& index : n->indexes) {
+      w.begin_object().member("name", index.name).member("key", index_keys_text(index.keys));
+      w.end_object();
     }
-    out += "]}";
+    w.end_array().end_object();
   }
-  return out + "}";
+  w.end_object();
+  return w.take();
 }
 
 }  // namespace docguard::rules

@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "docguard/advisor/text_format.h"
-#include "docguard/base/json_string.h"
+#include "docguard/base/json_writer.h"
 #include "docguard/proxy/admin_server.h"
 
 namespace docguard::proxy {
@@ -19,32 +19,24 @@ const std::string& name_of(const rules::CandidateVerdicts& v) {
 
 std::string candidate_verdicts_json(const std::vector<rules::CandidateVerdicts>& verdicts) {
   // [{"rule": id or key, "id", "key", "line", "apps": [{"app", "would_block", "would_warn"}]}]
-  std::string out = "[";
-  for (size_t i = 0; i < verdicts.size(); ++i) {
-    const auto& v = verdicts[i];
-    if (i > 0) out.push_back(',');
-    out += "{\"rule\":";
-    json::append_string(out, name_of(v));
-    out += ",\"id\":";
+  json::Writer w;
+  w.begin_array();
+  for (const auto& v : verdicts) {
+    w.begin_object().member("rule", name_of(v)).key("id");
     if (v.id.empty()) {
-      out += "null";
+      w.null();
     } else {
-      json::append_string(out, v.id);
+      w.value(v.id);
     }
-    out += ",\"key\":";
-    json::append_string(out, v.key);
-    fmt::format_to(std::back_inserter(out), ",\"line\":{},\"apps\":[", v.line);
-    for (size_t j = 0; j < v.apps.size(); ++j) {
-      if (j > 0) out.push_back(',');
-      out += "{\"app\":";
-      json::append_string(out, v.apps[j].app);
-      fmt::format_to(std::back_inserter(out), ",\"would_block\":{},\"would_warn\":{}}}",
-                     v.apps[j].would_block, v.apps[j].would_warn);
+    w.member("key", v.key).member("line", v.line).key("apps").begin_array();
+    for (const auto& app : v.apps) {
+      w.begin_object().member("app", app.app).member("would_block", app.would_block);
+      w.member("would_warn", app.would_warn).end_object();
     }
-    out += "]}";
+    w.end_array().end_object();
   }
-  out += "]";
-  return out;
+  w.end_array();
+  return w.take();
 }
 
 std::string with_candidate_verdicts_json(std::string report,

@@ -4,7 +4,7 @@
 #include <fmt/format.h>
 
 #include "docguard/advisor/text_format.h"
-#include "docguard/base/json_string.h"
+#include "docguard/base/json_writer.h"
 #include "docguard/proxy/admin_server.h"
 
 namespace docguard::proxy {
@@ -14,54 +14,49 @@ namespace {
 using rules::WorkloadShape;
 using rules::WorkloadVerdict;
 
-void append_index_json(std::string& out, const rules::IndexKeys& keys) {
-  out += "{";
-  for (size_t i = 0; i < keys.size(); ++i) {
-    if (i > 0) out += ",";
-    json::append_string(out, keys[i].first);
-    out += ":";
-    const int direction = rules::index_key_direction(keys[i].second);
+void write_index(json::Writer& w, const rules::IndexKeys& keys) {
+  w.begin_object();
+  for (const auto& [field, kind] : keys) {
+    const int direction = rules::index_key_direction(kind);
+    w.key(field);
     if (direction != 0) {
-      out += std::to_string(direction);
+      w.value(direction);
     } else {
-      json::append_string(out, keys[i].second);
+      w.value(kind);
     }
   }
-  out += "}";
+  w.end_object();
 }
 
-void append_shape_json(std::string& out, const WorkloadShape& shape) {
+void write_shape(json::Writer& w, const WorkloadShape& shape) {
   const rules::ShapeInfo& info = *shape.info;
   const rules::ShapeStats& s = shape.stats;
-  out += "{";
-  json::append_string_members(out, {{"db", info.db},
-                                    {"collection", info.collection},
-                                    {"command", info.command},
-                                    {"shape", info.shape}});
-  fmt::format_to(std::back_inserter(out),
-                 ",\"count\":{},\"total_micros\":{},\"p99_micros\":{},\"documents\":{},"
-                 "\"errors\":{},\"verdicts\":{{",
-                 s.count, s.micros, s.latency.quantile(0.99), s.documents, s.errors);
+  w.begin_object().member("db", info.db).member("collection", info.collection);
+  w.member("command", info.command).member("shape", info.shape);
+  w.member("count", s.count).member("total_micros", s.micros);
+  w.member("p99_micros", s.latency.quantile(0.99)).member("documents", s.documents);
+  w.member("errors", s.errors).key("verdicts").begin_object();
   for (size_t v = 0; v < s.verdicts.size(); ++v) {
-    fmt::format_to(std::back_inserter(out), "{}\"{}\":{}", v > 0 ? "," : "",
-                   rules::workload_verdict_name(static_cast<WorkloadVerdict>(v)), s.verdicts[v]);
+    w.member(rules::workload_verdict_name(static_cast<WorkloadVerdict>(v)), s.verdicts[v]);
   }
-  out += "},\"apps\":[";
-  for (size_t i = 0; i < s.apps.size(); ++i) {
-    out += i > 0 ? ",{\"app\":" : "{\"app\":";
-    json::append_string(out, s.apps[i].app);
-    fmt::format_to(std::back_inserter(out), ",\"count\":{},\"total_micros\":{}}}", s.apps[i].count,
-                   s.apps[i].micros);
+  w.end_object().key("apps").begin_array();
+  for (const rules::AppStats& app : s.apps) {
+    w.begin_object().member("app", app.app).member("count", app.count);
+    w.member("total_micros", app.micros).end_object();
   }
-  out += "],\"indexed\":";
-  out += shape.indexed < 0 ? "null" : shape.indexed > 0 ? "true" : "false";
-  out += ",\"index\":";
-  if (shape.indexed == 0 && !shape.index.empty()) {
-    append_index_json(out, shape.index);
+  w.end_array().key("indexed");
+  if (shape.indexed < 0) {
+    w.null();
   } else {
-    out += "null";
+    w.value(shape.indexed > 0);
   }
-  out += "}";
+  w.key("index");
+  if (shape.indexed == 0 && !shape.index.empty()) {
+    write_index(w, shape.index);
+  } else {
+    w.null();
+  }
+  w.end_object();
 }
 
 std::string micros_text(uint64_t micros) {
@@ -74,14 +69,15 @@ std::string micros_text(uint64_t micros) {
 
 std::string with_workload_json(std::string report, const rules::WorkloadSnapshot& workload) {
   if (report.empty() || report.front() != '{') return report;
-  std::string member = "\"workload\":[";
-  for (size_t i = 0; i < workload.shapes.size(); ++i) {
-    if (i > 0) member += ",";
-    append_shape_json(member, workload.shapes[i]);
-  }
-  fmt::format_to(std::back_inserter(member),
-                 "],\"workload_overflow\":{{\"count\":{},\"total_micros\":{},\"max_shapes\":{}}}",
-                 workload.overflow.count, workload.overflow.micros, workload.max_shapes);
+  // The two members, written as one object whose braces are then left out of the splice.
+  json::Writer w;
+  w.begin_object().key("workload").begin_array();
+  for (const WorkloadShape& shape : workload.shapes) write_shape(w, shape);
+  w.end_array().key("workload_overflow").begin_object();
+  w.member("count", workload.overflow.count).member("total_micros", workload.overflow.micros);
+  w.member("max_shapes", workload.max_shapes).end_object().end_object();
+  const std::string members = w.take();
+  std::string member = members.substr(1, members.size() - 2);
   const size_t next = report.find_first_not_of(" \n\r\t", 1);
   if (next != std::string::npos && report[next] != '}') member += ",";
   report.insert(1, member);

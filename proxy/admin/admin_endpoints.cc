@@ -99,17 +99,9 @@ awaitable<HttpResponse> status(const AdminRequest&, ProxyRuntime& rt) {
 // /report and /report.json: the advisor's report with the sections the engine adds (candidate
 // rules' verdicts, the validators' census, the workload ledger).
 std::string full_report(ProxyRuntime& rt, advisor::ReportFormat format) {
-  const bool html = format == advisor::ReportFormat::kHtml;
-  std::string report = rt.advisor.render(format);
-  const auto verdicts = rt.engine.candidate_verdicts();
-  report = html ? with_candidate_verdicts_html(std::move(report), verdicts)
-                : with_candidate_verdicts_json(std::move(report), verdicts);
-  const auto census = rt.engine.validator_census();
-  report = html ? with_validators_html(std::move(report), census)
-                : with_validators_json(std::move(report), census);
-  const auto workload = rt.engine.workload_report();
-  return html ? with_workload_html(std::move(report), workload)
-              : with_workload_json(std::move(report), workload);
+  return rt.advisor.render(format, {candidate_verdicts_section(rt.engine.candidate_verdicts()),
+                                    validators_section(rt.engine.validator_census()),
+                                    workload_section(rt.engine.workload_report())});
 }
 
 awaitable<HttpResponse> report_html(const AdminRequest&, ProxyRuntime& rt) {

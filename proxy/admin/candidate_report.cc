@@ -1,8 +1,6 @@
 // The candidate rules' part of the live report: docguard's advisor renders the report, and the
 // proxy, which holds both the advisor and the rules engine, adds what the candidate rules would
 // have done.
-#include <fmt/format.h>
-
 #include "docguard/advisor/text_format.h"
 #include "docguard/base/json_writer.h"
 #include "docguard/proxy/admin_server.h"
@@ -39,20 +37,11 @@ std::string candidate_verdicts_json(const std::vector<rules::CandidateVerdicts>&
   return w.take();
 }
 
-std::string with_candidate_verdicts_json(std::string report,
-                                         const std::vector<rules::CandidateVerdicts>& verdicts) {
-  if (report.empty() || report.front() != '{') return report;
-  std::string member = "\"candidate_verdicts\":" + candidate_verdicts_json(verdicts);
-  // An object with members already: the new one goes first, followed by a comma.
-  const size_t next = report.find_first_not_of(" \n\r\t", 1);
-  if (next != std::string::npos && report[next] != '}') member += ",";
-  report.insert(1, member);
-  return report;
-}
-
-std::string with_candidate_verdicts_html(std::string report,
-                                         const std::vector<rules::CandidateVerdicts>& verdicts) {
-  if (verdicts.empty()) return report;
+advisor::ReportSection candidate_verdicts_section(
+    const std::vector<rules::CandidateVerdicts>& verdicts) {
+  advisor::ReportSection section;
+  section.json_members = {{"candidate_verdicts", candidate_verdicts_json(verdicts)}};
+  if (verdicts.empty()) return section;
   using advisor::html_escape;
   std::string table =
       "<h2>Candidate rules</h2><p class='muted'>What the rules under <code>candidate_rules</code> "
@@ -71,9 +60,8 @@ std::string with_candidate_verdicts_html(std::string report,
     }
   }
   table += "</table>";
-  const size_t body_end = report.rfind("</body>");
-  report.insert(body_end == std::string::npos ? report.size() : body_end, table);
-  return report;
+  section.html = std::move(table);
+  return section;
 }
 
 }  // namespace docguard::proxy

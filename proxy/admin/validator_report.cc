@@ -1,25 +1,17 @@
 // The $jsonSchema validators' part of the live report: before a validator is enforced, how much
 // of the stored data fails it (introspection's sample) and which apps send failing writes.
 #include "docguard/advisor/text_format.h"
+#include "docguard/base/json_writer.h"
 #include "docguard/proxy/admin_server.h"
 
 namespace docguard::proxy {
 
-std::string with_validators_json(std::string report,
-                                 const std::vector<rules::ValidatorCensus>& census) {
-  if (report.empty() || report.front() != '{') return report;
-  json::Writer section;
-  rules::write_validator_census(section, census);
-  std::string member = "\"validators\":" + section.take();
-  const size_t next = report.find_first_not_of(" \n\r\t", 1);
-  if (next != std::string::npos && report[next] != '}') member += ",";
-  report.insert(1, member);
-  return report;
-}
-
-std::string with_validators_html(std::string report,
-                                 const std::vector<rules::ValidatorCensus>& census) {
-  if (census.empty()) return report;
+advisor::ReportSection validators_section(const std::vector<rules::ValidatorCensus>& census) {
+  json::Writer members;
+  rules::write_validator_census(members, census);
+  advisor::ReportSection section;
+  section.json_members = {{"validators", members.take()}};
+  if (census.empty()) return section;
   using advisor::html_escape;
   std::string table =
       "<h2>Validators</h2><p class='muted'>Each <code>json_schema</code> rule before it is "
@@ -44,9 +36,8 @@ std::string with_validators_html(std::string report,
              "</td><td>" + props + "</td><td>" + apps + "</td></tr>";
   }
   table += "</table>";
-  const size_t body_end = report.rfind("</body>");
-  report.insert(body_end == std::string::npos ? report.size() : body_end, table);
-  return report;
+  section.html = std::move(table);
+  return section;
 }
 
 }  // namespace docguard::proxy

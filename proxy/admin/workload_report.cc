@@ -67,25 +67,18 @@ std::string micros_text(uint64_t micros) {
 
 }  // namespace
 
-std::string with_workload_json(std::string report, const rules::WorkloadSnapshot& workload) {
-  if (report.empty() || report.front() != '{') return report;
-  // The two members, written as one object whose braces are then left out of the splice.
-  json::Writer w;
-  w.begin_object().key("workload").begin_array();
-  for (const WorkloadShape& shape : workload.shapes) write_shape(w, shape);
-  w.end_array().key("workload_overflow").begin_object();
-  w.member("count", workload.overflow.count).member("total_micros", workload.overflow.micros);
-  w.member("max_shapes", workload.max_shapes).end_object().end_object();
-  const std::string members = w.take();
-  std::string member = members.substr(1, members.size() - 2);
-  const size_t next = report.find_first_not_of(" \n\r\t", 1);
-  if (next != std::string::npos && report[next] != '}') member += ",";
-  report.insert(1, member);
-  return report;
-}
-
-std::string with_workload_html(std::string report, const rules::WorkloadSnapshot& workload) {
+advisor::ReportSection workload_section(const rules::WorkloadSnapshot& workload) {
   using advisor::html_escape;
+  json::Writer shapes;
+  shapes.begin_array();
+  for (const WorkloadShape& shape : workload.shapes) write_shape(shapes, shape);
+  shapes.end_array();
+  json::Writer overflow;
+  overflow.begin_object().member("count", workload.overflow.count);
+  overflow.member("total_micros", workload.overflow.micros);
+  overflow.member("max_shapes", workload.max_shapes).end_object();
+  advisor::ReportSection section;
+  section.json_members = {{"workload", shapes.take()}, {"workload_overflow", overflow.take()}};
   std::string table = fmt::format(
       "<h2>Workload</h2><p class='muted'>Query shapes by upstream time (request forwarded to "
       "reply), the heaviest {} kept; {} operations ({}) of other shapes counted as overflow. "
@@ -111,9 +104,8 @@ std::string with_workload_html(std::string report, const rules::WorkloadSnapshot
         micros_text(shape.stats.latency.quantile(0.99)), apps, indexed, html_escape(needed));
   }
   table += "</table>";
-  const size_t body_end = report.rfind("</body>");
-  report.insert(body_end == std::string::npos ? report.size() : body_end, table);
-  return report;
+  section.html = std::move(table);
+  return section;
 }
 
 }  // namespace docguard::proxy

@@ -19,7 +19,8 @@ set(reader_callers app/main.cc proxy/app/background_tasks.cc)
 set(proxy_may_use_advisor
     docguard/advisor/live_advisor.h
     docguard/advisor/finding.h
-    docguard/advisor/text_format.h)
+    docguard/advisor/text_format.h
+    docguard/advisor/report.h)
 
 list(JOIN reader_callers ", " reader_callers_text)
 list(JOIN proxy_may_use_advisor ", " proxy_may_use_advisor_text)

@@ -308,11 +308,13 @@ ReportInput LiveAdvisor::report_locked(const std::vector<rules::PathForecast>& f
   return input;
 }
 
-std::string LiveAdvisor::render(ReportFormat format) const {
+std::string LiveAdvisor::render(ReportFormat format, std::vector<ReportSection> sections) const {
   const std::vector<rules::PathForecast> growing = forecasts();
   const TrafficShapes shapes = ledger_shapes();
   std::lock_guard lock(mutex_);
-  return advisor::render(report_locked(growing, shapes), format);
+  ReportInput input = report_locked(growing, shapes);
+  input.sections = std::move(sections);
+  return advisor::render(input, format);
 }
 
 }  // namespace docguard::advisor

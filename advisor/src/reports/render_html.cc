@@ -215,6 +215,7 @@ std::string render_html(const ReportInput& input) {
     }
     out += "</div>";
   }
+  for (const ReportSection& section : input.sections) out += section.html;
   return out + "</body></html>\n";
 }
 

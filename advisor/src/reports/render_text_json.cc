@@ -166,7 +166,13 @@ std::string render_json(const ReportInput& input) {
   for (size_t i = 0; i < input.unknown_facts.size(); ++i) {
     out += std::string(i ? ", " : "") + "\"" + json_escape(input.unknown_facts[i]) + "\"";
   }
-  return out + "]}\n";
+  out += "]";
+  for (const ReportSection& section : input.sections) {
+    for (const auto& [name, value] : section.json_members) {
+      out += ",\n \"" + json_escape(name) + "\": " + value;
+    }
+  }
+  return out + "}\n";
 }
 
 }  // namespace docguard::advisor

@@ -89,7 +89,7 @@ class LiveAdvisor final : public rules::AdviceSink {
   void set_workload_ledger(const rules::WorkloadLedger* ledger);
 
   std::vector<Finding> findings() const;
-  std::string render(ReportFormat format) const;
+  std::string render(ReportFormat format, std::vector<ReportSection> sections = {}) const;
 
   // For tests: time in seconds used for insert rates (default: steady clock).
   void set_clock(double (*clock)());

@@ -22,6 +22,15 @@ struct LookupEdge {
   uint64_t count = 0;
 };
 
+// A part of a report that another layer adds (the live report's candidate verdicts, validators
+// and workload): its JSON members, written after the advisor's own, and its HTML, placed before
+// the page ends. Reports are rendered from their sections; nothing is spliced into a rendered
+// page.
+struct ReportSection {
+  std::vector<std::pair<std::string, std::string>> json_members;  // name, its JSON value
+  std::string html;
+};
+
 struct ReportInput {
   std::string title = "docguard design advisor";
   std::string source;  // the dump path, or "live traffic"
@@ -34,6 +43,7 @@ struct ReportInput {
   std::vector<std::string> unknown_facts;
   // Growing arrays and when they reach their bounds, soonest first (the live report only).
   std::vector<ApproachingLimit> approaching_limits;
+  std::vector<ReportSection> sections;  // rendered after the advisor's own parts
 };
 
 // "2 indexes, validator no", or that neither is known (a lone .bson file, live traffic).

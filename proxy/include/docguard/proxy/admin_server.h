@@ -5,6 +5,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
 
+#include "docguard/advisor/report.h"
 #include "docguard/proxy/admin_endpoints.h"
 #include "docguard/proxy/runtime.h"
 
@@ -14,25 +15,17 @@ namespace docguard::proxy {
 boost::asio::awaitable<void> serve_admin(boost::asio::ip::tcp::acceptor& acceptor,
                                          ProxyRuntime& runtime);
 
-// The live report's candidate-rule verdicts (Engine::candidate_verdicts): as the
-// `candidate_verdicts` member of /report.json, and as a table inserted into /report's HTML
-// before </body>.
+// The live report's sections the proxy adds to the advisor's report (/report and /report.json):
+// - the candidate rules' verdicts per client app (Engine::candidate_verdicts): the
+//   `candidate_verdicts` member and a table (candidate_report.cc);
+// - the $jsonSchema validators' census (Engine::validator_census): the `validators` member and a
+//   table (validator_report.cc);
+// - the workload ledger (Engine::workload_report): the `workload` and `workload_overflow`
+//   members and a table (workload_report.cc).
 std::string candidate_verdicts_json(const std::vector<rules::CandidateVerdicts>& verdicts);
-std::string with_candidate_verdicts_json(std::string report,
-                                         const std::vector<rules::CandidateVerdicts>& verdicts);
-std::string with_candidate_verdicts_html(std::string report,
-                                         const std::vector<rules::CandidateVerdicts>& verdicts);
-
-// The $jsonSchema validators' census (Engine::validator_census): the `validators` member of
-// /report.json, and a table in /report's HTML (validator_report.cc).
-std::string with_validators_json(std::string report,
-                                 const std::vector<rules::ValidatorCensus>& census);
-std::string with_validators_html(std::string report,
-                                 const std::vector<rules::ValidatorCensus>& census);
-
-// The workload ledger (Engine::workload_report): the `workload` and `workload_overflow`
-// members of /report.json, and a table in /report's HTML (workload_report.cc).
-std::string with_workload_json(std::string report, const rules::WorkloadSnapshot& workload);
-std::string with_workload_html(std::string report, const rules::WorkloadSnapshot& workload);
+advisor::ReportSection candidate_verdicts_section(
+    const std::vector<rules::CandidateVerdicts>& verdicts);
+advisor::ReportSection validators_section(const std::vector<rules::ValidatorCensus>& census);
+advisor::ReportSection workload_section(const rules::WorkloadSnapshot& workload);
 
 }  // namespace docguard::proxy

@@ -15,6 +15,15 @@
 namespace docguard::proxy {
 namespace {
 
+// The section's JSON members as an object of their own, as the report adds them.
+std::string members_json(const advisor::ReportSection& section) {
+  json::Writer w;
+  w.begin_object();
+  for (const auto& [name, value] : section.json_members) w.key(name).raw(value);
+  w.end_object();
+  return w.take();
+}
+
 // A parsed JSON document, destroyed with the test's scope (a unique_ptr<bson_t> would drop
 // bson_t's alignment attribute).
 class Bson {
@@ -150,7 +159,7 @@ rules::WorkloadSnapshot snapshot() {
 }
 
 TEST(WorkloadJson, EveryShapeInOrderWithItsCountsAppsAndIndex) {
-  const auto doc = parse(with_workload_json("{}", snapshot()));
+  const auto doc = parse(members_json(workload_section(snapshot())));
   EXPECT_EQ(keys_at(doc, "workload"), (std::vector<std::string>{"0", "1", "2"}));
 
   EXPECT_EQ(keys_at(doc, "workload.0"),
@@ -209,33 +218,22 @@ TEST(WorkloadJson, AnUnindexedShapeWithNoIndexToSuggestHasNone) {
   rules::WorkloadSnapshot w;
   w.shapes.push_back(shape("d", "c", "find", "{}"));
   w.shapes[0].indexed = 0;
-  const auto doc = parse(with_workload_json("{}", w));
+  const auto doc = parse(members_json(workload_section(w)));
   EXPECT_FALSE(bool_at(doc, "workload.0.indexed"));
   EXPECT_EQ(type_at(doc, "workload.0.index"), BSON_TYPE_NULL);
   EXPECT_EQ(keys_at(doc, "workload.0.apps"), std::vector<std::string>{});
 }
 
-TEST(WorkloadJson, TheMembersGoFirstInTheReport) {
+TEST(WorkloadJson, TheSectionsMembers) {
   const rules::WorkloadSnapshot empty;
-  EXPECT_EQ(with_workload_json("{}", empty),
+  EXPECT_EQ(members_json(workload_section(empty)),
             R"({"workload":[],"workload_overflow":{"count":0,"total_micros":0,"max_shapes":0}})");
-  EXPECT_EQ(with_workload_json(R"({"findings":[]})", empty),
-            R"({"workload":[],"workload_overflow":{"count":0,"total_micros":0,"max_shapes":0},)"
-            R"("findings":[]})");
-  EXPECT_EQ(with_workload_json("{ }", empty).substr(0, 13), R"({"workload":[)");
-  EXPECT_NE(parse(with_workload_json("{ }", empty)).get(), nullptr);
-  // Not an object: left as it is.
-  EXPECT_EQ(with_workload_json("", empty), "");
-  EXPECT_EQ(with_workload_json("[]", empty), "[]");
 }
 
-TEST(WorkloadHtml, ATableBeforeTheBodyEndsWithTheTextEscaped) {
-  const std::string html =
-      with_workload_html("<html><body><h1>Report</h1></body></html>", snapshot());
-  const size_t table = html.find("<h2>Workload</h2>");
-  ASSERT_NE(table, std::string::npos) << html;
-  EXPECT_LT(html.find("<h1>Report</h1>"), table);
-  EXPECT_TRUE(html.ends_with("</table></body></html>"));
+TEST(WorkloadHtml, ATableWithTheTextEscaped) {
+  const std::string html = workload_section(snapshot()).html;
+  EXPECT_EQ(html.rfind("<h2>Workload</h2>", 0), 0u) << html;
+  EXPECT_TRUE(html.ends_with("</table>"));
   EXPECT_NE(html.find("the heaviest 3 kept; 7 operations (20.0 s) of other shapes"),
             std::string::npos)
       << html;
@@ -265,10 +263,9 @@ TEST(WorkloadHtml, MillisecondsBetweenTenThousandMicrosAndTenSeconds) {
   w.shapes.push_back(shape("d", "c", "find", "{}"));
   w.shapes[0].stats.micros = 12'345;
   w.overflow.micros = 9'999;
-  const std::string html = with_workload_html("", w);
+  const std::string html = workload_section(w).html;
   EXPECT_NE(html.find("<td>12.3 ms</td>"), std::string::npos) << html;
   EXPECT_NE(html.find("0 operations (9999 µs)"), std::string::npos) << html;
-  // No </body>: the table is appended.
   EXPECT_EQ(html.rfind("<h2>Workload</h2>", 0), 0u);
   EXPECT_TRUE(html.ends_with("</table>"));
 }
@@ -281,24 +278,23 @@ std::vector<rules::CandidateVerdicts> verdicts() {
 }
 
 TEST(CandidateVerdictsJson, EachRuleByIdElseKeyWithItsAppsVerdicts) {
-  EXPECT_EQ(with_candidate_verdicts_json(R"({"findings":[]})", verdicts()),
+  EXPECT_EQ(members_json(candidate_verdicts_section(verdicts())),
             R"({"candidate_verdicts":[)"
             R"({"rule":"no-unbounded","id":"no-unbounded","key":"max_array:tags","line":12,)"
             R"("apps":[{"app":"billing","would_block":3,"would_warn":1},)"
             R"({"app":"","would_block":0,"would_warn":2}]},)"
             R"({"rule":"require_field:\"owner\"","id":null,"key":"require_field:\"owner\"",)"
-            R"("line":20,"apps":[]}],"findings":[]})");
-  EXPECT_EQ(with_candidate_verdicts_json("{}", {}), R"({"candidate_verdicts":[]})");
-  EXPECT_EQ(with_candidate_verdicts_json("<html>", verdicts()), "<html>");
+            R"("line":20,"apps":[]}]})");
+  EXPECT_EQ(members_json(candidate_verdicts_section({})), R"({"candidate_verdicts":[]})");
 }
 
 TEST(CandidateVerdictsHtml, ARowPerAppOrNoneYet) {
-  EXPECT_EQ(with_candidate_verdicts_html("<body></body>", {}), "<body></body>");
+  EXPECT_EQ(candidate_verdicts_section({}).html, "");
   auto v = verdicts();
   v[1].key = "<k>";
-  const std::string html = with_candidate_verdicts_html("<body></body>", v);
-  EXPECT_EQ(html.rfind("<body><h2>Candidate rules</h2>", 0), 0u) << html;
-  EXPECT_TRUE(html.ends_with("</table></body>"));
+  const std::string html = candidate_verdicts_section(v).html;
+  EXPECT_EQ(html.rfind("<h2>Candidate rules</h2>", 0), 0u) << html;
+  EXPECT_TRUE(html.ends_with("</table>"));
   EXPECT_NE(html.find("<tr><td><code>no-unbounded</code></td><td>12</td><td>billing</td><td>3</td>"
                       "<td>1</td></tr><tr><td><code>no-unbounded</code></td><td>12</td>"
                       "<td>(no app name)</td><td>0</td><td>2</td></tr>"),
@@ -323,23 +319,22 @@ std::vector<rules::ValidatorCensus> census() {
   return {c};
 }
 
-TEST(ValidatorsJson, TheCensusAsTheFirstMember) {
-  EXPECT_EQ(with_validators_json(R"({"findings":[]})", census()),
+TEST(ValidatorsJson, TheCensusAsTheSectionsMember) {
+  EXPECT_EQ(members_json(validators_section(census())),
             R"({"validators":[{"db":"shop","collection":"orders","rule":"orders-schema",)"
             R"("candidate":true,"stored_sampled":200,"stored_failing":13,)"
             R"("failing_properties":{"total":9,"<x>":4},)"
-            R"("writes_failing_by_app":{"billing":5,"":1}}],"findings":[]})");
-  EXPECT_EQ(with_validators_json("{}", {}), R"({"validators":[]})");
-  EXPECT_EQ(with_validators_json("x", census()), "x");
+            R"("writes_failing_by_app":{"billing":5,"":1}}]})");
+  EXPECT_EQ(members_json(validators_section({})), R"({"validators":[]})");
 }
 
 TEST(ValidatorsHtml, ARowPerValidatorEscaped) {
-  EXPECT_EQ(with_validators_html("<body></body>", {}), "<body></body>");
-  const std::string html = with_validators_html("<body></body>", census());
-  EXPECT_EQ(html.rfind("<body><h2>Validators</h2>", 0), 0u) << html;
+  EXPECT_EQ(validators_section({}).html, "");
+  const std::string html = validators_section(census()).html;
+  EXPECT_EQ(html.rfind("<h2>Validators</h2>", 0), 0u) << html;
   EXPECT_NE(html.find("<tr><td><code>shop.orders</code></td><td><code>orders-schema</code> "
                       "(candidate)</td><td>13 / 200</td><td>total (9), &lt;x&gt; (4)</td>"
-                      "<td>billing (5), (no app name) (1)</td></tr></table></body>"),
+                      "<td>billing (5), (no app name) (1)</td></tr></table>"),
             std::string::npos)
       << html;
 }

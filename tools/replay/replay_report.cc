@@ -8,7 +8,7 @@
 #include <system_error>
 
 #include "docguard/advisor/text_format.h"
-#include "docguard/base/json_string.h"
+#include "docguard/base/json_writer.h"
 
 namespace docguard::tools {
 
@@ -24,53 +24,25 @@ std::string fixed(double v) {
 
 std::string millis(uint64_t micros) { return fixed(static_cast<double>(micros) / 1000.0); }
 
-void member(std::string& out, std::string_view key, uint64_t value) {
-  out += '"';
-  out += key;
-  out += "\":" + std::to_string(value) + ",";
-}
-
-void counts_json(std::string& out, const ReplayCounts& c) {
-  out += "\"counts\":{";
-  member(out, "connections", c.connections);
-  member(out, "requests", c.requests);
-  member(out, "sent", c.sent);
-  member(out, "handshakes_not_replayed", c.handshakes);
-  member(out, "skipped_writes", c.skipped_writes);
-  member(out, "skipped_legacy", c.skipped_legacy);
-  member(out, "failed", c.failed);
-  member(out, "trimmed_batches", c.trimmed_batches);
-  member(out, "exhaust_replies_not_compared", c.exhaust_not_compared);
-  member(out, "live_sessions", c.sessions);
-  member(out, "peak_connections", c.peak_connections);
-  member(out, "unverified_files", c.unverified_files);
-  member(out, "recorded_micros", c.recorded_micros);
-  out += "\"replay_micros\":" + std::to_string(c.replay_micros) + "},\"not_replayed\":{";
-  bool first_reason = true;
-  for (const auto& [reason, n] : c.skipped) {
-    if (!first_reason) out += ",";
-    first_reason = false;
-    json::append_string(out, reason);
-    out += ":" + std::to_string(n);
-  }
-  out += "},\"commands_not_allowed\":{";
-  first_reason = true;
-  for (const auto& [name, n] : c.skipped_commands) {
-    if (!first_reason) out += ",";
-    first_reason = false;
-    json::append_string(out, name);
-    out += ":" + std::to_string(n);
-  }
-  out += "},\"commands\":{";
-  bool first = true;
+void write_counts(json::Writer& w, const ReplayCounts& c) {
+  w.key("counts").begin_object();
+  w.member("connections", c.connections).member("requests", c.requests).member("sent", c.sent);
+  w.member("handshakes_not_replayed", c.handshakes).member("skipped_writes", c.skipped_writes);
+  w.member("skipped_legacy", c.skipped_legacy).member("failed", c.failed);
+  w.member("trimmed_batches", c.trimmed_batches);
+  w.member("exhaust_replies_not_compared", c.exhaust_not_compared);
+  w.member("live_sessions", c.sessions).member("peak_connections", c.peak_connections);
+  w.member("unverified_files", c.unverified_files).member("recorded_micros", c.recorded_micros);
+  w.member("replay_micros", c.replay_micros).end_object();
+  w.key("not_replayed").begin_object();
+  for (const auto& [reason, n] : c.skipped) w.member(reason, n);
+  w.end_object().key("commands_not_allowed").begin_object();
+  for (const auto& [name, n] : c.skipped_commands) w.member(name, n);
+  w.end_object().key("commands").begin_object();
   for (const auto& [name, tally] : c.commands) {
-    if (!first) out += ",";
-    first = false;
-    json::append_string(out, name);
-    out += ":{\"sent\":" + std::to_string(tally.first) + ",\"ok\":" + std::to_string(tally.second) +
-           "}";
+    w.key(name).begin_object().member("sent", tally.first).member("ok", tally.second).end_object();
   }
-  out += "}";
+  w.end_object();
 }
 
 // What was not sent, by reason and by command name, in words for the page.
@@ -146,56 +118,38 @@ svg text{font-size:11px;fill:#444}
 }  // namespace
 
 std::string replay_report_json(const ReplayReport& report) {
-  std::string out = "{\"recording\":";
-  json::append_string(out, report.options.recording.string());
-  out += ",\"speed\":" + (report.options.speed > 0 ? fixed(report.options.speed) : "\"max\"");
-  out += ",\"read_only\":" + std::string(report.options.read_only ? "true" : "false") + ",";
-  counts_json(out, report.outcome.counts);
-  out += ",\"differing_shapes\":" + std::to_string(differing_shapes(report.shapes));
-  out += ",\"shapes\":[";
-  bool first = true;
-  for (const ShapeResult& s : report.shapes) {
-    if (!first) out += ",";
-    first = false;
-    out += "{\"shape\":";
-    json::append_string(out, s.shape);
-    out += ",\"operations\":" + std::to_string(s.operations) +
-           ",\"differing\":" + std::to_string(s.differing) +
-           ",\"differs\":" + (s.differs() ? "true" : "false") +
-           ",\"noise\":" + (s.noise ? "true" : "false") +
-           ",\"not_comparable\":" + std::to_string(s.not_comparable) +
-           ",\"recorded_documents\":" + std::to_string(s.recorded_documents) +
-           ",\"replayed_documents\":" + std::to_string(s.live_documents) + ",\"latency_micros\":{" +
-           "\"recorded_p50\":" + std::to_string(s.recorded_p50) +
-           ",\"recorded_p99\":" + std::to_string(s.recorded_p99) +
-           ",\"replayed_p50\":" + std::to_string(s.live_p50) +
-           ",\"replayed_p99\":" + std::to_string(s.live_p99) + "}";
-    if (s.not_comparable > 0) {
-      out += ",\"not_comparable_why\":";
-      json::append_string(out, s.not_comparable_why);
-    }
-    if (s.noise) {
-      out += ",\"baseline_difference\":";
-      json::append_string(out, s.baseline_difference);
-    }
-    if (s.example != nullptr) {
-      out += ",\"difference\":";
-      json::append_string(out, s.first_difference);
-      out += ",\"example\":{\"request\":";
-      json::append_string(out, s.example->request_json);
-      out += ",\"recorded_reply\":";
-      json::append_string(out, s.example->recorded_reply_json);
-      out += ",\"replayed_reply\":";
-      json::append_string(out, s.example->live_reply_json);
-      if (!s.example->live_error.empty()) {
-        out += ",\"replay_error\":";
-        json::append_string(out, s.example->live_error);
-      }
-      out += "}";
-    }
-    out += "}";
+  json::Writer w;
+  w.begin_object().member("recording", report.options.recording.string()).key("speed");
+  if (report.options.speed > 0) {
+    w.value(report.options.speed);
+  } else {
+    w.value("max");
   }
-  return out + "]}\n";
+  w.member("read_only", report.options.read_only);
+  write_counts(w, report.outcome.counts);
+  w.member("differing_shapes", differing_shapes(report.shapes)).key("shapes").begin_array();
+  for (const ShapeResult& s : report.shapes) {
+    w.begin_object().member("shape", s.shape).member("operations", s.operations);
+    w.member("differing", s.differing).member("differs", s.differs()).member("noise", s.noise);
+    w.member("not_comparable", s.not_comparable);
+    w.member("recorded_documents", s.recorded_documents);
+    w.member("replayed_documents", s.live_documents).key("latency_micros").begin_object();
+    w.member("recorded_p50", s.recorded_p50).member("recorded_p99", s.recorded_p99);
+    w.member("replayed_p50", s.live_p50).member("replayed_p99", s.live_p99).end_object();
+    if (s.not_comparable > 0) w.member("not_comparable_why", s.not_comparable_why);
+    if (s.noise) w.member("baseline_difference", s.baseline_difference);
+    if (s.example != nullptr) {
+      w.member("difference", s.first_difference).key("example").begin_object();
+      w.member("request", s.example->request_json);
+      w.member("recorded_reply", s.example->recorded_reply_json);
+      w.member("replayed_reply", s.example->live_reply_json);
+      if (!s.example->live_error.empty()) w.member("replay_error", s.example->live_error);
+      w.end_object();
+    }
+    w.end_object();
+  }
+  w.end_array().end_object();
+  return w.take() + "\n";
 }
 
 std::string replay_report_html(const ReplayReport& report) {

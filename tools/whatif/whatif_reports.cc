@@ -3,7 +3,7 @@
 #include <string>
 
 #include "docguard/advisor/text_format.h"
-#include "docguard/base/json_string.h"
+#include "docguard/base/json_writer.h"
 #include "whatif_judgement.h"
 
 namespace docguard::tools::whatif {
@@ -26,14 +26,12 @@ std::string refs_text(const std::vector<RequestRef>& refs) {
   return out;
 }
 
-std::string refs_json(const std::vector<RequestRef>& refs) {
-  std::string out = "[";
-  for (size_t i = 0; i < refs.size(); ++i) {
-    if (i > 0) out += ",";
-    out += "{\"connection\":" + std::to_string(refs[i].connection) +
-           ",\"order\":" + std::to_string(refs[i].order) + "}";
+void write_refs(json::Writer& w, const std::vector<RequestRef>& refs) {
+  w.begin_array();
+  for (const RequestRef& ref : refs) {
+    w.begin_object().member("connection", ref.connection).member("order", ref.order).end_object();
   }
-  return out + "]";
+  w.end_array();
 }
 
 std::string summary(const Judgement& j) {
@@ -80,34 +78,28 @@ std::string render_text(const Judgement& j) {
 }
 
 std::string render_json(const Judgement& j) {
-  std::string out = "{\"requests\":" + std::to_string(j.requests) +
-                    ",\"connections\":" + std::to_string(j.connections) +
-                    ",\"unrecorded\":" + std::to_string(j.unrecorded) +
-                    ",\"malformed\":" + std::to_string(j.malformed) +
-                    ",\"guardrail_unknown\":" + std::to_string(j.guardrail_unknown) +
-                    ",\"schema_unjudged\":" + std::to_string(j.schema_unjudged) +
-                    ",\"length_unknown\":" + std::to_string(j.length_unknown) +
-                    ",\"not_judged\":" + std::to_string(not_judged(j)) +
-                    ",\"unverified_files\":" + std::to_string(j.unverified_files) +
-                    ",\"refused\":" + refs_json(j.refused) + ",\"groups\":[";
-  for (size_t i = 0; i < j.groups.size(); ++i) {
-    const Group& g = j.groups[i];
-    if (i > 0) out += ",";
-    out += "{";
-    json::append_string_members(out, {{"app", g.app}, {"rule", g.rule}, {"shape", g.shape}});
-    out += std::string(",\"outcome\":\"") + (g.refused ? "refused" : "warned") +
-           "\",\"count\":" + std::to_string(g.count) + ",\"examples\":[";
-    for (size_t k = 0; k < g.examples.size(); ++k) {
-      const Example& e = g.examples[k];
-      if (k > 0) out += ",";
-      out += "{\"connection\":" + std::to_string(e.at.connection) +
-             ",\"order\":" + std::to_string(e.at.order) + ",";
-      json::append_string_members(out, {{"request", e.request}, {"detail", e.detail}});
-      out += "}";
+  json::Writer w;
+  w.begin_object().member("requests", j.requests).member("connections", j.connections);
+  w.member("unrecorded", j.unrecorded).member("malformed", j.malformed);
+  w.member("guardrail_unknown", j.guardrail_unknown).member("schema_unjudged", j.schema_unjudged);
+  w.member("length_unknown", j.length_unknown).member("not_judged", not_judged(j));
+  w.member("unverified_files", j.unverified_files).key("refused");
+  write_refs(w, j.refused);
+  w.key("groups").begin_array();
+  for (const Group& g : j.groups) {
+    w.begin_object().member("app", g.app).member("rule", g.rule).member("shape", g.shape);
+    w.member("outcome", g.refused ? "refused" : "warned").member("count", g.count);
+    w.key("examples").begin_array();
+    for (const Example& e : g.examples) {
+      w.begin_object().member("connection", e.at.connection).member("order", e.at.order);
+      w.member("request", e.request).member("detail", e.detail).end_object();
     }
-    out += "],\"requests\":" + refs_json(g.requests) + "}";
+    w.end_array().key("requests");
+    write_refs(w, g.requests);
+    w.end_object();
   }
-  return out + "]}\n";
+  w.end_array().end_object();
+  return w.take() + "\n";
 }
 
 std::string render_html(const Judgement& j) {

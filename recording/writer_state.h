@@ -1,4 +1,4 @@
-// What the recorder's parts share (private to proxy/recording/): a recording's filters, and the
+// What the recorder's parts share (private to recording/): a recording's filters, and the
 // writer thread's memory of the connections.
 #pragma once
 

@@ -5,12 +5,12 @@
 // added whole with raw(), never spliced into text already written.
 #pragma once
 
+#include <charconv>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "docguard/base/json_string.h"
@@ -41,14 +41,17 @@ class Writer {
   Writer& value(const char* text) { return value(std::string_view(text)); }
   Writer& value(const std::string& text) { return value(std::string_view(text)); }
   Writer& value(bool b) { return raw(b ? "true" : "false"); }
-  Writer& value(int v) { return raw(std::to_string(v)); }
-  Writer& value(long v) { return raw(std::to_string(v)); }
-  Writer& value(long long v) { return raw(std::to_string(v)); }
-  Writer& value(unsigned v) { return raw(std::to_string(v)); }
-  Writer& value(unsigned long v) { return raw(std::to_string(v)); }
-  Writer& value(unsigned long long v) { return raw(std::to_string(v)); }
-  // A number as JSON has it: NaN and the infinities, which JSON lacks, are written as null.
-  Writer& value(double v);
+  // A number as JSON has it, the shortest text that reads back as the same value ("3", "0.1");
+  // NaN and the infinities, which JSON lacks, are written as null.
+  template <class Number>
+  requires(std::is_arithmetic_v<Number> && !std::is_same_v<Number, bool>) Writer& value(Number v) {
+    if constexpr (std::is_floating_point_v<Number>) {
+      if (!std::isfinite(v)) return null();
+    }
+    char text[32];
+    const auto written = std::to_chars(text, text + sizeof text, v);
+    return raw(std::string_view(text, static_cast<size_t>(written.ptr - text)));
+  }
   Writer& null() { return raw("null"); }
   // A value already written as JSON by another part of docguard (a section, a nested report).
   Writer& raw(std::string_view json) {
@@ -94,19 +97,5 @@ class Writer {
   std::vector<bool> first_;
   bool after_key_ = false;
 };
-
-inline Writer& Writer::value(double v) {
-  if (!std::isfinite(v)) return null();
-  // Integers as integers ("3", not "3.000000"); the rest with the shortest round trip.
-  if (v == std::floor(v) && std::fabs(v) < 9.0e15) {
-    return raw(std::to_string(static_cast<long long>(v)));
-  }
-  char text[32];
-  for (int digits = 1; digits <= 17; ++digits) {
-    std::snprintf(text, sizeof text, "%.*g", digits, v);
-    if (std::strtod(text, nullptr) == v) break;
-  }
-  return raw(text);
-}
 
 }  // namespace docguard::json

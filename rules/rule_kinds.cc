@@ -4,6 +4,7 @@
 
 #include <array>
 
+#include "docguard/rules/rule_set.h"
 #include "docguard/rules/verdict.h"
 
 namespace docguard::rules {
@@ -43,18 +44,28 @@ std::string measured_and_bound(const Violation& v, std::string_view) {
 using enum RefusalStyle;
 
 // In RuleKind's order: rule_kind() indexes it.
-constexpr std::array<RuleKindRow, static_cast<size_t>(RuleKind::kCount)> kRows{{
-    {RuleKind::kMaxDocumentBytes, "max_document_bytes", kDesignRule, true, document_bytes},
-    {RuleKind::kMaxArrayLength, "max_array_length", kDesignRule, true, array_elements},
-    {RuleKind::kArrayLength, "array_length", kDesignRule, true, array_elements},
-    {RuleKind::kRequirePushSlice, "require_push_slice", kDesignRule, true, push_without_slice},
-    {RuleKind::kMaxNestingDepth, "max_nesting_depth", kDesignRule, true, nesting_depth},
-    {RuleKind::kMaxLookupRatio, "max_lookup_ratio", kDesignRule, true, lookup_ratio},
-    {RuleKind::kTrackedArrayLength, "tracked_array_length", kDesignRule, true,
-     tracked_array_elements},
-    {RuleKind::kJsonSchema, "json_schema", kDocumentValidation, true, nullptr},
-    // Judged on queries in traffic only: a stored document breaks no index rule.
-    {RuleKind::kRequireIndex, "require_index", kNoIndex, false, nullptr},
+constexpr std::array<RuleKindRow, kRuleKindCount> kRows{{
+    {RuleKind::kMaxDocumentBytes, "max_document_bytes", kDesignRule, RuleKey::kBytes,
+     &Rule::max_document_bytes, 0, "rule:max_document_bytes", document_bytes},
+    {RuleKind::kMaxArrayLength, "max_array_length", kDesignRule, RuleKey::kCount,
+     &Rule::max_array_length, 0, "rule:max_array_length", array_elements},
+    {RuleKind::kArrayLength, "array_length", kDesignRule, RuleKey::kOwnReader, nullptr, 0,
+     "rule:array_length", array_elements},
+    {RuleKind::kRequirePushSlice, "require_push_slice", kDesignRule, RuleKey::kOwnReader, nullptr,
+     0, "rule:require_push_slice", push_without_slice},
+    {RuleKind::kMaxNestingDepth, "max_nesting_depth", kDesignRule, RuleKey::kCount,
+     &Rule::max_nesting_depth, 1000, "rule:max_nesting_depth", nesting_depth},
+    {RuleKind::kMaxLookupRatio, "max_lookup_ratio", kDesignRule, RuleKey::kRatio,
+     &Rule::max_lookup_ratio, 0, "rule:max_lookup_ratio", lookup_ratio},
+    // Bounded by the `tracking` section's limits, not by a key of a rule.
+    {RuleKind::kTrackedArrayLength, "tracked_array_length", kDesignRule, RuleKey::kNone, nullptr, 0,
+     "rule:tracked_array_length", tracked_array_elements},
+    {RuleKind::kJsonSchema, "json_schema", kDocumentValidation, RuleKey::kOwnReader, nullptr, 0,
+     "rule:json_schema", nullptr},
+    // Judged on queries in traffic only (a stored document breaks no index rule); its keys are
+    // the guardrail's.
+    {RuleKind::kRequireIndex, "require_index", kNoIndex, RuleKey::kNone, nullptr, 0, nullptr,
+     nullptr},
 }};
 
 constexpr bool rows_in_order() {
@@ -65,7 +76,25 @@ constexpr bool rows_in_order() {
 }
 static_assert(rows_in_order(), "one row per RuleKind, in its order");
 
-constexpr RuleKindRow kUnknownRow{RuleKind::kCount, "?", kDesignRule, false, measured_and_bound};
+constexpr bool bounds_have_members() {
+  for (const RuleKindRow& row : kRows) {
+    const bool bound =
+        row.key == RuleKey::kBytes || row.key == RuleKey::kCount || row.key == RuleKey::kRatio;
+    if (bound != (row.bound != nullptr)) return false;
+    // A finding is named after its rule, so a report's "rule:x" is the YAML key x.
+    const std::string_view finding = row.finding ? row.finding : "";
+    if (row.finding && (!finding.starts_with("rule:") || finding.substr(5) != row.name)) {
+      return false;
+    }
+  }
+  return true;
+}
+static_assert(bounds_have_members(),
+              "a bound key writes a Rule member (and only a bound key); a finding is \"rule:\" and "
+              "the rule's name");
+
+constexpr RuleKindRow kUnknownRow{RuleKind::kCount, "?", kDesignRule, RuleKey::kNone,
+                                  nullptr,          0,   nullptr,     measured_and_bound};
 
 }  // namespace
 

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "config_reader.h"
+#include "docguard/rules/rule_kinds.h"
 #include "docguard/settings/settings_reader.h"
 #include "docguard/settings/yaml_settings.h"
 #include "guardrail_yaml.h"
@@ -17,6 +18,30 @@ using rules::RuleSet;
 using rules::TrackingLimits;
 
 namespace {
+
+using rules::RuleKey;
+
+// The row of a rule kind whose key is a bound (max_document_bytes: 16MB), or null.
+const rules::RuleKindRow* bound_key(std::string_view name) {
+  for (size_t i = 0; i < rules::kRuleKindCount; ++i) {
+    const rules::RuleKindRow& row = rules::rule_kind(static_cast<rules::RuleKind>(i));
+    if (row.bound != nullptr && name == row.name) return &row;
+  }
+  return nullptr;
+}
+
+// Every key a rule may hold, for the message that refuses another: the rule kinds' keys come
+// from their rows, so a new kind is listed without a change here.
+std::string known_rule_keys() {
+  std::string out = "id, match, action";
+  for (size_t i = 0; i < rules::kRuleKindCount; ++i) {
+    const rules::RuleKindRow& row = rules::rule_kind(static_cast<rules::RuleKind>(i));
+    if (row.key != RuleKey::kNone) out += std::string(", ") + row.name;
+  }
+  out +=
+      ", lookup_window, lookup_min_reads, json_schema_file, honor_bypass, apps, users, clients, ";
+  return out + std::string(kGuardrailKeys);
+}
 
 class Parser : public ConfigReader {
  public:
@@ -48,10 +73,11 @@ class Parser : public ConfigReader {
       } else if (name == "action") {
         r.action = action(v, key);
         r.action_explicit = true;
-      } else if (name == "max_document_bytes") {
-        r.max_document_bytes = bytes(v, key);
-      } else if (name == "max_array_length") {
-        r.max_array_length = count(v, key);
+      } else if (const rules::RuleKindRow* row = bound_key(name)) {
+        r.*row->bound = row->key == RuleKey::kBytes   ? bytes(v, key)
+                        : row->key == RuleKey::kRatio ? ratio(v, key)
+                        : row->most > 0               ? count(v, key, row->most)
+                                                      : count(v, key);
       } else if (name == "array_length") {
         if (!v.IsMap()) fail(v, key, "expected a mapping of field path to maximum length");
         for (const auto& entry : v) {
@@ -62,10 +88,6 @@ class Parser : public ConfigReader {
         }
       } else if (name == "require_push_slice") {
         r.require_push_slice = boolean(v, key);
-      } else if (name == "max_nesting_depth") {
-        r.max_nesting_depth = count(v, key, 1000);
-      } else if (name == "max_lookup_ratio") {
-        r.max_lookup_ratio = ratio(v, key);
       } else if (name == "lookup_window") {
         const auto d = duration(v, key);
         if (d < std::chrono::seconds(1) || d > std::chrono::hours(24)) {
@@ -98,13 +120,7 @@ class Parser : public ConfigReader {
           r.scope.clients.push_back(*cidr);
         }
       } else if (!read_guardrail_key(*this, name, v, key, r.guardrail)) {
-        fail(kv.first, key,
-             "unknown key (known: id, match, action, max_document_bytes, max_array_length, "
-             "array_length, require_push_slice, max_nesting_depth, max_lookup_ratio, "
-             "lookup_window, lookup_min_reads, json_schema, json_schema_file, honor_bypass, apps, "
-             "users, "
-             "clients, " +
-                 std::string(kGuardrailKeys) + ")");
+        fail(kv.first, key, "unknown key (known: " + known_rule_keys() + ")");
       }
     }
     if (!has_match) fail(node, prefix + ".match", "missing; every rule needs a namespace glob");

@@ -33,10 +33,27 @@ bool parse_severity(std::string_view text, Severity* out) {
 }
 
 std::optional<Finding::Kind> rule_finding_kind(rules::RuleKind rule) {
-  // A rule's finding is named after it ("rule:max_document_bytes"): the rule table's name.
-  const rules::RuleKindRow& row = rules::rule_kind(rule);
-  if (!row.judged_on_documents) return std::nullopt;
-  return kFindingKindNames.value(std::string("rule:") + row.name);
+  if (static_cast<size_t>(rule) >= rules::kRuleKindCount) return std::nullopt;
+  if (rules::rule_kind(rule).finding == nullptr) return std::nullopt;
+  return static_cast<Finding::Kind>(static_cast<int>(Finding::Kind::kRuleFirst) +
+                                    static_cast<int>(rule));
+}
+
+const char* kind_name(Finding::Kind kind) {
+  const int rule = static_cast<int>(kind) - static_cast<int>(Finding::Kind::kRuleFirst);
+  if (rule < 0) return kFindingKindNames.name(kind);
+  const rules::RuleKindRow& row = rules::rule_kind(static_cast<rules::RuleKind>(rule));
+  return row.finding != nullptr ? row.finding : "?";
+}
+
+std::optional<Finding::Kind> finding_kind_named(std::string_view name) {
+  if (auto kind = kFindingKindNames.value(name)) return kind;
+  for (size_t i = 0; i < rules::kRuleKindCount; ++i) {
+    const auto rule = static_cast<rules::RuleKind>(i);
+    const char* finding = rules::rule_kind(rule).finding;
+    if (finding != nullptr && name == finding) return rule_finding_kind(rule);
+  }
+  return std::nullopt;
 }
 
 void sort_findings(std::vector<Finding>& findings) {

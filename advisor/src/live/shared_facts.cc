@@ -131,7 +131,7 @@ std::optional<Finding> read_finding(const codec::BsonElements& it) {
     if (key == "db") f.db = field.utf8();
     if (key == "collection") f.collection = field.utf8();
     if (key == "kind") {
-      const auto kind = kFindingKindNames.value(field.utf8());
+      const auto kind = finding_kind_named(field.utf8());
       if (kind) f.kind = *kind;
       known_kind = kind.has_value();
     }

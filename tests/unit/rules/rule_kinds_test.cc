@@ -29,7 +29,7 @@ TEST(RuleKinds, EveryKindHasItsOwnRowAndName) {
 TEST(RuleKinds, TheServersOwnRefusalsForSchemaAndIndex) {
   EXPECT_EQ(rule_kind(RuleKind::kJsonSchema).refusal, RefusalStyle::kDocumentValidation);
   EXPECT_EQ(rule_kind(RuleKind::kRequireIndex).refusal, RefusalStyle::kNoIndex);
-  EXPECT_FALSE(rule_kind(RuleKind::kRequireIndex).judged_on_documents);
+  EXPECT_EQ(rule_kind(RuleKind::kRequireIndex).finding, nullptr);
   EXPECT_STREQ(rule_name(RuleKind::kMaxDocumentBytes), "max_document_bytes");
 }
 

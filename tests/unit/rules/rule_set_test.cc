@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "docguard/rules/rule_kinds.h"
 #include "docguard/settings/yaml_settings.h"
 #include "rules_yaml.h"
 
@@ -166,6 +167,20 @@ rules:
   EXPECT_EQ(rules->resolve("a", "x").lookup_ratio.bounds[0].action, Action::kWarn);
   EXPECT_EQ(rules->resolve("b", "x").lookup_ratio.bounds[0].action, Action::kBlock);
   EXPECT_EQ(rules->resolve("b", "x").lookup_window, std::chrono::seconds(300));
+}
+
+// The refusal of an unknown key lists every rule kind with a key of its own, from the rule
+// table's rows, and every key a listed name reads is accepted.
+TEST(RuleSetTest, AnUnknownKeyListsEveryRuleKindsKey) {
+  const std::string e = error_of("rules:\n  - match: a.b\n    shiny: 5\n");
+  for (size_t i = 0; i < kRuleKindCount; ++i) {
+    const RuleKindRow& row = rule_kind(static_cast<RuleKind>(i));
+    if (row.key == RuleKey::kNone) continue;
+    EXPECT_NE(e.find(std::string(", ") + row.name + ","), std::string::npos) << row.name << e;
+    if (row.bound == nullptr) continue;
+    const auto rules = parse(std::string("rules:\n  - match: a.b\n    ") + row.name + ": 1\n");
+    EXPECT_TRUE((rules->rules()[0].*row.bound).has_value()) << row.name;
+  }
 }
 
 TEST(RuleSetTest, ErrorsNameFileLineAndKey) {

@@ -43,15 +43,10 @@ struct Finding {
     kSubset,
     kValidatorNotEnforced,
     kApproachingLimit,
-    // A rule of the proxy's that a scanned dump breaks (rule_findings.h).
-    kRuleMaxDocumentBytes,
-    kRuleMaxArrayLength,
-    kRuleArrayLength,
-    kRuleRequirePushSlice,
-    kRuleMaxNestingDepth,
-    kRuleMaxLookupRatio,
-    kRuleTrackedArrayLength,
-    kRuleJsonSchema,
+    // A rule of the proxy's that a scanned dump breaks (rule_findings.h): kRuleFirst plus the
+    // rule's RuleKind, named by the rule table's row ("rule:max_document_bytes"), so a new rule
+    // kind needs no kind here.
+    kRuleFirst,
   };
 
   std::string db;
@@ -93,21 +88,14 @@ inline constexpr auto kFindingKindNames = base::enum_names<Finding::Kind>(
      {Finding::Kind::kCaseInsensitiveRegex, "case_insensitive_regex"},
      {Finding::Kind::kSubset, "subset"},
      {Finding::Kind::kValidatorNotEnforced, "validator_not_enforced"},
-     {Finding::Kind::kApproachingLimit, "approaching_limit"},
-     {Finding::Kind::kRuleMaxDocumentBytes, "rule:max_document_bytes"},
-     {Finding::Kind::kRuleMaxArrayLength, "rule:max_array_length"},
-     {Finding::Kind::kRuleArrayLength, "rule:array_length"},
-     {Finding::Kind::kRuleRequirePushSlice, "rule:require_push_slice"},
-     {Finding::Kind::kRuleMaxNestingDepth, "rule:max_nesting_depth"},
-     {Finding::Kind::kRuleMaxLookupRatio, "rule:max_lookup_ratio"},
-     {Finding::Kind::kRuleTrackedArrayLength, "rule:tracked_array_length"},
-     {Finding::Kind::kRuleJsonSchema, "rule:json_schema"}},
+     {Finding::Kind::kApproachingLimit, "approaching_limit"}},
     "?");
-inline const char* kind_name(Finding::Kind kind) { return kFindingKindNames.name(kind); }
+// A kind's name, the rule kinds' from their rows; "?" for a value past them.
+const char* kind_name(Finding::Kind kind);
+// The kind named `name` exactly, or nullopt (a newer instance's kind, read from shared facts).
+std::optional<Finding::Kind> finding_kind_named(std::string_view name);
 
-// The kind of a finding about a broken rule: "rule:" and the rule's name; none for a kind no
-// stored document can break, or one whose finding kind is missing (a test holds every kind of
-// the rule table to having one).
+// The kind of a finding about a broken rule; none for a kind no stored document can break.
 std::optional<Finding::Kind> rule_finding_kind(rules::RuleKind rule);
 
 // Database, collection, kind, field: a stable order whatever order the dump was read in.

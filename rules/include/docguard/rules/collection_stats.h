@@ -19,6 +19,7 @@
 #include "docguard/base/log_histogram.h"
 #include "docguard/codec/bson_view.h"
 #include "docguard/rules/engine_sinks.h"
+#include "docguard/rules/rule_kinds.h"
 #include "docguard/rules/rule_set.h"
 
 namespace docguard::rules {
@@ -55,21 +56,6 @@ class LookupWindow {
   std::chrono::seconds window_ = kDefaultLookupWindow;
   int64_t slot_ms_ = 1000;
   std::array<Slot, kSlots> slots_{};
-};
-
-// Rules as reported in Violation::kind, in a fixed order for counters. Each has its row in
-// rule_kinds.h (its name, refusal and finding).
-enum class RuleKind : uint8_t {
-  kMaxDocumentBytes,
-  kMaxArrayLength,
-  kArrayLength,
-  kRequirePushSlice,
-  kMaxNestingDepth,
-  kMaxLookupRatio,
-  kTrackedArrayLength,
-  kJsonSchema,
-  kRequireIndex,  // the query guardrail: no known index serves the query
-  kCount
 };
 
 // Everything known about one namespace (or the "_other" overflow namespace). Not thread-safe

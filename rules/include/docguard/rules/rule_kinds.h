@@ -1,22 +1,37 @@
 // One row per rule kind: what every layer outside the kind's own check needs to know about it.
-// Its name is the YAML key, the metric label, errInfo's `rule` and the log field; the advisor's
-// finding for it is "rule:<name>"; a block-mode refusal is written in the row's refusal style.
+// Its name is the YAML key, the metric label, errInfo's `rule` and the log field; its finding
+// name is what `docguard scan` files stored documents that break it under; a block-mode refusal
+// is written in the row's refusal style.
 //
-// Adding a rule kind: its check (rules/), its RuleKind value (collection_stats.h), its row in
-// rule_kinds.cc and its YAML key (settings/rules_yaml.cc). conversation/ and advisor/ read the row
-// and need no change; a kind a stored document can break also needs its finding kind
-// (advisor/finding.h): without one its findings are not filed (never under another kind's name),
-// and the advisor's tests fail.
+// Adding a rule kind: its check (rules/), its value here and its row in rule_kinds.cc. A kind
+// whose YAML key is a bound reads it through the row (settings/ lists and reads the key from it);
+// the row's name is also its metric label and the advisor's finding. conversation/, settings/ and
+// advisor/ read the row and need no change.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
-
-#include "docguard/rules/collection_stats.h"
 
 namespace docguard::rules {
 
 struct Violation;
+struct Rule;
+
+// Rules as reported in Violation::kind, in a fixed order for counters.
+enum class RuleKind : uint8_t {
+  kMaxDocumentBytes,
+  kMaxArrayLength,
+  kArrayLength,
+  kRequirePushSlice,
+  kMaxNestingDepth,
+  kMaxLookupRatio,
+  kTrackedArrayLength,
+  kJsonSchema,
+  kRequireIndex,  // the query guardrail: no known index serves the query
+  kCount
+};
 
 // Which error document a block-mode refusal is.
 enum class RefusalStyle : uint8_t {
@@ -25,12 +40,27 @@ enum class RefusalStyle : uint8_t {
   kNoIndex,             // 291 NoQueryExecutionPlans, as the server's notablescan refuses
 };
 
+// How a rule's YAML key named after the kind is read.
+enum class RuleKey : uint8_t {
+  kNone,       // no key of its own in a rule (the `tracking` section or the guardrail's keys)
+  kOwnReader,  // a value of its own shape, read by settings/ (a mapping, a flag, a schema)
+  kBytes,      // a bound in bytes: 16MB, 512KiB, 1000
+  kCount,      // a bound as a count up to `most`
+  kRatio,      // a bound between 0 and 1 (or a percentage)
+};
+
 struct RuleKindRow {
   RuleKind kind;
   const char* name;
   RefusalStyle refusal;
-  // Whether a stored document can break it, so that `docguard scan` reports a finding for it.
-  bool judged_on_documents;
+  RuleKey key;
+  // For the bound keys (kBytes, kCount, kRatio): the Rule's member the key writes, and the
+  // largest count accepted (0: any).
+  std::optional<double> Rule::*bound;
+  double most;
+  // The advisor's finding for stored documents that break it ("rule:" and the name); null for a
+  // kind no stored document can break (judged on queries in traffic only).
+  const char* finding;
   // The design rule's words after "violated: " (kDesignRule only; null for the others, whose
   // error documents write the server's own message).
   std::string (*describe)(const Violation& v, std::string_view field_path);
@@ -39,5 +69,6 @@ struct RuleKindRow {
 // The kind's row; RuleKind::kCount (or any value past it) gets a row named "?".
 const RuleKindRow& rule_kind(RuleKind kind);
 inline const char* rule_name(RuleKind kind) { return rule_kind(kind).name; }
+inline constexpr size_t kRuleKindCount = static_cast<size_t>(RuleKind::kCount);
 
 }  // namespace docguard::rules

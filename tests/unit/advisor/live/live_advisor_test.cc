@@ -223,12 +223,13 @@ TEST(ScanWithConfig, ARuleFindingIsNamedAfterItsRule) {
   for (size_t i = 0; i < static_cast<size_t>(rules::RuleKind::kCount); ++i) {
     const auto rule = static_cast<rules::RuleKind>(i);
     const auto kind = rule_finding_kind(rule);
-    if (!rules::rule_kind(rule).judged_on_documents) {
+    if (rules::rule_kind(rule).finding == nullptr) {
       EXPECT_FALSE(kind.has_value()) << rules::rule_name(rule);
       continue;
     }
     ASSERT_TRUE(kind.has_value()) << "no finding kind for " << rules::rule_name(rule);
     EXPECT_EQ(std::string(kind_name(*kind)), std::string("rule:") + rules::rule_name(rule));
+    EXPECT_EQ(finding_kind_named(kind_name(*kind)), kind);
   }
 }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <thread>
 
+#include "docguard/base/json_writer.h"
 #include "docguard/cluster/mongoc_log.h"
 #include "docguard/cluster/topology_monitor.h"
 
@@ -24,6 +25,13 @@ void print_line(const std::string& line) {
   std::fputs(line.c_str(), stdout);
   std::fputc('\n', stdout);
   std::fflush(stdout);
+}
+
+// {"t_ms":N,"topology":{...}}: one line per topology the monitor reports.
+std::string topology_line(int64_t t_ms, const docguard::cluster::Topology& topology) {
+  docguard::json::Writer w;
+  w.begin_object().member("t_ms", t_ms).key("topology").raw(to_json(topology)).end_object();
+  return w.take();
 }
 
 }  // namespace
@@ -77,11 +85,10 @@ int main(int argc, char** argv) {
   }
   // Printing on the monitor thread is fine for a tool; the proxy posts to its executor instead.
   monitor.value()->subscribe([&](const std::shared_ptr<const Topology>& t) {
-    print_line("{\"t_ms\":" + std::to_string(since_start()) + ",\"topology\":" + to_json(*t) + "}");
+    print_line(topology_line(since_start(), *t));
   });
   // Events before subscribe() are not replayed: show where things stand (may repeat a line).
-  print_line("{\"t_ms\":" + std::to_string(since_start()) +
-             ",\"topology\":" + to_json(*monitor.value()->snapshot()) + "}");
+  print_line(topology_line(since_start(), *monitor.value()->snapshot()));
   // A line "check" on stdin calls request_check() (tests use it after a stepdown).
   static std::mutex alive_mu;  // the stdin thread is detached: never touch a destroyed monitor
   static TopologyMonitor* alive = monitor.value().get();
@@ -101,9 +108,16 @@ int main(int argc, char** argv) {
     alive = nullptr;
   }
   monitor.value().reset();
-  print_line("{\"t_ms\":" + std::to_string(since_start()) +
-             ",\"counters\":{\"topology_events\":" + std::to_string(c.topology_events) +
-             ",\"primary_changes\":" + std::to_string(c.primary_changes) +
-             ",\"selection_failures\":" + std::to_string(c.selection_failures) + "}}");
+  docguard::json::Writer w;
+  w.begin_object()
+      .member("t_ms", since_start())
+      .key("counters")
+      .begin_object()
+      .member("topology_events", c.topology_events)
+      .member("primary_changes", c.primary_changes)
+      .member("selection_failures", c.selection_failures)
+      .end_object()
+      .end_object();
+  print_line(w.text());
   return 0;
 }

@@ -112,10 +112,6 @@ Finding approaching_limit_finding(const ApproachingLimit& row, const AdvisorSett
 
 namespace {
 
-std::string json_number(double value) {
-  return std::isfinite(value) ? number(value, "%.6g") : "null";
-}
-
 std::string bound_text(const ApproachingLimit& row) {
   return row.limit == "array_length" ? with_commas(static_cast<uint64_t>(row.bound)) + " elements"
                                      : human_bytes(static_cast<uint64_t>(row.bound));
@@ -129,29 +125,31 @@ std::string apps_text(const std::vector<std::string>& apps) {
 
 }  // namespace
 
-std::string approaching_limits_json(const std::vector<ApproachingLimit>& rows) {
-  std::string out = "[";
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const ApproachingLimit& r = rows[i];
-    out += std::string(i ? "," : "") + "\n  {\"db\": \"" + json_escape(r.db) +
-           "\", \"collection\": \"" + json_escape(r.collection) + "\", \"field\": \"" +
-           json_escape(r.field) + "\", \"limit\": \"" + r.limit +
-           "\", \"bound\": " + json_number(r.bound) +
-           ", \"eta_seconds\": " + json_number(r.eta_seconds) +
-           ", \"elements_per_second\": " + json_number(r.rate) +
-           ", \"bytes_per_second\": " + json_number(r.bytes_per_second) +
-           ", \"length\": " + json_number(r.length) +
-           ", \"namespace_elements_per_second\": " + json_number(r.namespace_rate) +
-           ", \"growing_documents\": " + std::to_string(r.growing_documents) + ", \"_id\": \"" +
-           json_escape(r.id) + "\", \"within_horizon\": " + (r.within_horizon ? "true" : "false") +
-           ", \"pattern\": \"" + json_escape(r.pattern) + "\", \"suggestion\": \"" +
-           json_escape(r.suggestion) + "\", \"apps\": [";
-    for (size_t k = 0; k < r.apps.size(); ++k) {
-      out += std::string(k ? ", " : "") + "\"" + json_escape(r.apps[k]) + "\"";
-    }
-    out += "]}";
+void write_approaching_limits(json::Writer& w, const std::vector<ApproachingLimit>& rows) {
+  w.begin_array();
+  for (const ApproachingLimit& r : rows) {
+    w.begin_object()
+        .member("db", r.db)
+        .member("collection", r.collection)
+        .member("field", r.field)
+        .member("limit", r.limit)
+        .member("bound", r.bound)
+        .member("eta_seconds", r.eta_seconds)
+        .member("elements_per_second", r.rate)
+        .member("bytes_per_second", r.bytes_per_second)
+        .member("length", r.length)
+        .member("namespace_elements_per_second", r.namespace_rate)
+        .member("growing_documents", r.growing_documents)
+        .member("_id", r.id)
+        .member("within_horizon", r.within_horizon)
+        .member("pattern", r.pattern)
+        .member("suggestion", r.suggestion)
+        .key("apps")
+        .begin_array();
+    for (const std::string& app : r.apps) w.value(app);
+    w.end_array().end_object();
   }
-  return out + "]";
+  w.end_array();
 }
 
 std::string approaching_limits_text(const std::vector<ApproachingLimit>& rows) {

@@ -2,6 +2,7 @@
 
 #include "docguard/advisor/report.h"
 #include "docguard/advisor/text_format.h"
+#include "docguard/base/json_writer.h"
 
 namespace docguard::advisor {
 namespace {
@@ -32,33 +33,89 @@ std::string findings_of(const ReportInput& input, const std::string& db,
 
 // What a cluster read adds to a collection's entry: how its documents were read, the server's
 // statistics, index usage, and what could not be read. Nothing for a dump.
-std::string cluster_facts_json(const CollectionMetadata& m) {
-  if (m.source != "cluster") return "";
-  std::string out = ", \"metadata_source\": \"cluster\", \"sample_method\": \"" +
-                    json_escape(m.sample_method) +
-                    "\", \"indexes_known\": " + (m.indexes_known ? "true" : "false");
+void write_cluster_facts(json::Writer& w, const CollectionMetadata& m) {
+  if (m.source != "cluster") return;
+  w.member("metadata_source", "cluster")
+      .member("sample_method", m.sample_method)
+      .member("indexes_known", m.indexes_known);
   if (m.stats.known) {
-    out += ", \"server_stats\": {\"count\": " + std::to_string(m.stats.documents) +
-           ", \"size\": " + std::to_string(m.stats.size_bytes) +
-           ", \"avg_obj_size\": " + std::to_string(m.stats.average_document_bytes) +
-           ", \"storage_size\": " + std::to_string(m.stats.storage_bytes) + "}";
+    w.key("server_stats")
+        .begin_object()
+        .member("count", m.stats.documents)
+        .member("size", m.stats.size_bytes)
+        .member("avg_obj_size", m.stats.average_document_bytes)
+        .member("storage_size", m.stats.storage_bytes)
+        .end_object();
   }
   if (m.index_usage_known) {
-    out += ", \"index_accesses\": {";
-    bool first = true;
+    w.key("index_accesses").begin_object();
     for (const IndexSpec& index : m.indexes) {
-      if (!index.accesses) continue;
-      out += std::string(first ? "" : ", ") + "\"" + json_escape(index.name) +
-             "\": " + std::to_string(*index.accesses);
-      first = false;
+      if (index.accesses) w.member(index.name, *index.accesses);
     }
-    out += "}";
+    w.end_object();
   }
-  out += ", \"unknown\": [";
-  for (size_t i = 0; i < m.unknown.size(); ++i) {
-    out += std::string(i ? ", " : "") + "\"" + json_escape(m.unknown[i]) + "\"";
+  w.key("unknown").begin_array();
+  for (const std::string& fact : m.unknown) w.value(fact);
+  w.end_array();
+}
+
+void write_collection(json::Writer& w, const CollectionProfile& p) {
+  const LogHistogram& s = p.sizes();
+  w.begin_object()
+      .member("db", p.db())
+      .member("collection", p.collection())
+      .member("documents", p.documents())
+      .key("size")
+      .begin_object()
+      .member("p50", s.quantile(0.5))
+      .member("p90", s.quantile(0.9))
+      .member("p99", s.quantile(0.99))
+      .member("max", s.max())
+      .end_object()
+      .member("max_depth", p.max_depth())
+      .member("has_validator", p.metadata().has_validator)
+      .member("field_paths", p.fields().size())
+      .member("overflow_paths", p.overflow_paths())
+      .key("indexes")
+      .begin_array();
+  for (const IndexSpec& index : p.metadata().indexes) w.value(index.name);
+  w.end_array();
+  write_cluster_facts(w, p.metadata());
+  w.key("arrays").begin_array();
+  for (const FieldStats& field : p.fields()) {
+    if (field.array < 0) continue;
+    const ArrayStats& a = p.arrays()[field.array];
+    w.begin_object()
+        .member("path", field.path)
+        .member("count", a.lengths.count())
+        .member("p50", a.lengths.quantile(0.5))
+        .member("p99", a.lengths.quantile(0.99))
+        .member("max", a.lengths.max())
+        .key("longest")
+        .begin_array();
+    for (const auto& longest : a.longest) {
+      w.begin_object().member("_id", longest.id).member("length", longest.value).end_object();
+    }
+    w.end_array().end_object();
   }
-  return out + "]";
+  w.end_array().end_object();
+}
+
+void write_finding(json::Writer& w, const Finding& f) {
+  w.begin_object()
+      .member("db", f.db)
+      .member("collection", f.collection)
+      .member("kind", kind_name(f.kind))
+      .member("severity", severity_name(f.severity))
+      .member("field", f.field)
+      .member("evidence", f.evidence)
+      .member("pattern", f.pattern)
+      .member("suggestion", f.suggestion)
+      .member("source", f.source)
+      .key("apps")
+      .begin_array();
+  for (const std::string& app : f.apps) w.value(app);
+  w.end_array().end_object();
 }
 
 }  // namespace
@@ -99,80 +156,30 @@ std::string render_text(const ReportInput& input) {
 }
 
 std::string render_json(const ReportInput& input) {
-  std::string out = "{\"title\": \"" + json_escape(input.title) + "\", \"source\": \"" +
-                    json_escape(input.source) + "\",\n \"collections\": [";
-  for (size_t i = 0; i < input.profiles.size(); ++i) {
-    const CollectionProfile& p = *input.profiles[i];
-    const LogHistogram& s = p.sizes();
-    out += std::string(i ? "," : "") + "\n  {\"db\": \"" + json_escape(p.db()) +
-           "\", \"collection\": \"" + json_escape(p.collection()) +
-           "\", \"documents\": " + std::to_string(p.documents()) +
-           ", \"size\": {\"p50\": " + std::to_string(s.quantile(0.5)) +
-           ", \"p90\": " + std::to_string(s.quantile(0.9)) +
-           ", \"p99\": " + std::to_string(s.quantile(0.99)) +
-           ", \"max\": " + std::to_string(s.max()) +
-           "}, \"max_depth\": " + std::to_string(p.max_depth()) +
-           ", \"has_validator\": " + (p.metadata().has_validator ? "true" : "false") +
-           ", \"field_paths\": " + std::to_string(p.fields().size()) +
-           ", \"overflow_paths\": " + std::to_string(p.overflow_paths()) + ", \"indexes\": [";
-    for (size_t k = 0; k < p.metadata().indexes.size(); ++k) {
-      out += std::string(k ? ", " : "") + "\"" + json_escape(p.metadata().indexes[k].name) + "\"";
-    }
-    out += "]";
-    out += cluster_facts_json(p.metadata());
-    out += ", \"arrays\": [";
-    bool first = true;
-    for (const FieldStats& field : p.fields()) {
-      if (field.array < 0) continue;
-      const ArrayStats& a = p.arrays()[field.array];
-      out += std::string(first ? "" : ",") + "\n    {\"path\": \"" + json_escape(field.path) +
-             "\", \"count\": " + std::to_string(a.lengths.count()) +
-             ", \"p50\": " + std::to_string(a.lengths.quantile(0.5)) +
-             ", \"p99\": " + std::to_string(a.lengths.quantile(0.99)) +
-             ", \"max\": " + std::to_string(a.lengths.max()) + ", \"longest\": [";
-      for (size_t k = 0; k < a.longest.size(); ++k) {
-        out += std::string(k ? ", " : "") + "{\"_id\": \"" + json_escape(a.longest[k].id) +
-               "\", \"length\": " + std::to_string(a.longest[k].value) + "}";
-      }
-      out += "]}";
-      first = false;
-    }
-    out += "]}";
+  json::Writer w;
+  w.begin_object().member("title", input.title).member("source", input.source);
+  w.key("collections").begin_array();
+  for (const CollectionProfile* p : input.profiles) write_collection(w, *p);
+  w.end_array().key("findings").begin_array();
+  for (const Finding& f : input.findings) write_finding(w, f);
+  w.end_array().key("lookups").begin_array();
+  for (const LookupEdge& e : input.lookups) {
+    w.begin_object()
+        .member("from", e.from_ns)
+        .member("to", e.to_ns)
+        .member("count", e.count)
+        .end_object();
   }
-  out += "],\n \"findings\": [";
-  for (size_t i = 0; i < input.findings.size(); ++i) {
-    const Finding& f = input.findings[i];
-    out += std::string(i ? "," : "") + "\n  {\"db\": \"" + json_escape(f.db) +
-           "\", \"collection\": \"" + json_escape(f.collection) + "\", \"kind\": \"" +
-           kind_name(f.kind) + "\", \"severity\": \"" + severity_name(f.severity) +
-           "\", \"field\": \"" + json_escape(f.field) + "\", \"evidence\": \"" +
-           json_escape(f.evidence) + "\", \"pattern\": \"" + json_escape(f.pattern) +
-           "\", \"suggestion\": \"" + json_escape(f.suggestion) + "\", \"source\": \"" + f.source +
-           "\", \"apps\": [";
-    for (size_t k = 0; k < f.apps.size(); ++k) {
-      out += std::string(k ? ", " : "") + "\"" + json_escape(f.apps[k]) + "\"";
-    }
-    out += "]}";
-  }
-  out += "],\n \"lookups\": [";
-  for (size_t i = 0; i < input.lookups.size(); ++i) {
-    const LookupEdge& e = input.lookups[i];
-    out += std::string(i ? ", " : "") + "{\"from\": \"" + json_escape(e.from_ns) +
-           "\", \"to\": \"" + json_escape(e.to_ns) + "\", \"count\": " + std::to_string(e.count) +
-           "}";
-  }
-  out += "],\n \"approaching_limits\": " + approaching_limits_json(input.approaching_limits);
-  out += ",\n \"unknown_facts\": [";
-  for (size_t i = 0; i < input.unknown_facts.size(); ++i) {
-    out += std::string(i ? ", " : "") + "\"" + json_escape(input.unknown_facts[i]) + "\"";
-  }
-  out += "]";
+  w.end_array().key("approaching_limits");
+  write_approaching_limits(w, input.approaching_limits);
+  w.key("unknown_facts").begin_array();
+  for (const std::string& fact : input.unknown_facts) w.value(fact);
+  w.end_array();
   for (const ReportSection& section : input.sections) {
-    for (const auto& [name, value] : section.json_members) {
-      out += ",\n \"" + json_escape(name) + "\": " + value;
-    }
+    for (const auto& [name, value] : section.json_members) w.key(name).raw(value);
   }
-  return out + "}\n";
+  w.end_object();
+  return w.take() + "\n";
 }
 
 }  // namespace docguard::advisor

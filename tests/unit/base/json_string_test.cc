@@ -7,17 +7,10 @@
 namespace docguard::json {
 namespace {
 
-TEST(JsonString, StringMembersAreCommaSeparatedAndEscaped) {
-  std::string out = "{";
-  append_string_members(out, {{"db", "shop"}, {"rule", "a\"b"}});
-  out += "}";
-  EXPECT_EQ(out, R"({"db":"shop","rule":"a\"b"})");
-}
-
-TEST(JsonString, OneMemberHasNoComma) {
-  std::string out;
-  append_string_members(out, {{"shape", ""}});
-  EXPECT_EQ(out, R"("shape":"")");
+TEST(JsonString, QuotedAndEscaped) {
+  EXPECT_EQ(quoted("a\"b\\c"), R"("a\"b\\c")");
+  EXPECT_EQ(quoted(""), R"("")");
+  EXPECT_EQ(quoted("line\nbreak\x01"), R"("line\nbreak\u0001")");
 }
 
 }  // namespace

@@ -45,5 +45,28 @@ TEST(JsonWriter, ASectionIsAddedWhole) {
   EXPECT_EQ(w.take(), R"({"mode":"warn","recording":{"state":"stopped"},"list":[1,2]})");
 }
 
+// Indented for a person: one member per line, a container of plain values on one line when it
+// fits, an empty one as {} or [], and a long one broken like the others.
+TEST(JsonWriter, IndentedFoldsWhatHoldsNoContainer) {
+  Writer w(Writer::Layout::kIndented);
+  w.begin_object().member("collMod", "orders").key("validator").begin_object();
+  w.key("required").begin_array().value("_id").value("name").end_array();
+  w.key("note").begin_object().member("bsonType", "string").end_object();
+  w.key("none").begin_array().end_array();
+  w.key("long").begin_array();
+  for (int i = 0; i < 30; ++i) w.value(1000 + i);
+  w.end_array().end_object().end_object();
+  const std::string text = w.take();
+  const std::string head = R"({
+  "collMod": "orders",
+  "validator": {
+    "required": ["_id", "name"],
+    "note": {"bsonType": "string"},
+    "none": [],)";
+  EXPECT_EQ(text.substr(0, head.size()), head) << text;
+  EXPECT_NE(text.find("\"long\": [\n      1000,\n      1001,"), std::string::npos) << text;
+  EXPECT_TRUE(text.ends_with("1029\n    ]\n  }\n}")) << text;
+}
+
 }  // namespace
 }  // namespace docguard::json

@@ -9,6 +9,7 @@
 
 #include "docguard/advisor/finding.h"
 #include "docguard/advisor/settings.h"
+#include "docguard/base/json_writer.h"
 #include "docguard/rules/growth_forecast.h"
 
 namespace docguard::advisor {
@@ -38,7 +39,7 @@ std::vector<ApproachingLimit> approaching_limits(const std::vector<rules::PathFo
 Finding approaching_limit_finding(const ApproachingLimit& row, const AdvisorSettings& settings);
 
 // The report's section: a JSON array, text lines, an HTML table (empty when there are no rows).
-std::string approaching_limits_json(const std::vector<ApproachingLimit>& rows);
+void write_approaching_limits(json::Writer& w, const std::vector<ApproachingLimit>& rows);
 std::string approaching_limits_text(const std::vector<ApproachingLimit>& rows);
 std::string approaching_limits_html(const std::vector<ApproachingLimit>& rows);
 

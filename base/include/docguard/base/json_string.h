@@ -4,7 +4,6 @@
 // reader raw, and every string written is valid JSON.
 #pragma once
 
-#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -23,23 +22,6 @@ inline void append_string(std::string& out, std::string_view s) {
   out.push_back('"');
   append_escaped(out, s);
   out.push_back('"');
-}
-
-// Appends `"key":"value"` members of an object, separated by commas, without the braces or a
-// comma before the first. Keys are docguard's own names (written as they are); values are
-// escaped.
-inline void append_string_members(
-    std::string& out,
-    std::initializer_list<std::pair<std::string_view, std::string_view>> members) {
-  bool first = true;
-  for (const auto& [key, value] : members) {
-    if (!first) out.push_back(',');
-    first = false;
-    out.push_back('"');
-    out += key;
-    out += "\":";
-    append_string(out, value);
-  }
 }
 
 // s as a JSON string, quotes included.

@@ -19,6 +19,14 @@ namespace docguard::json {
 
 class Writer {
  public:
+  // Compact ({"a":1,"b":[1,2]}) for machines; indented for text a person reads or pastes into a
+  // shell: one member per line, and a container holding no other container on one line when it
+  // fits ({"bsonType": "string"}, ["_id", "name"]).
+  enum class Layout : uint8_t { kCompact, kIndented };
+
+  Writer() = default;
+  explicit Writer(Layout layout) : indented_(layout == Layout::kIndented) {}
+
   Writer& begin_object() { return open('{'); }
   Writer& end_object() { return close('}'); }
   Writer& begin_array() { return open('['); }
@@ -28,7 +36,7 @@ class Writer {
   Writer& key(std::string_view name) {
     separate();
     append_string(out_, name);
-    out_.push_back(':');
+    out_ += indented_ ? ": " : ":";
     after_key_ = true;
     return *this;
   }
@@ -56,6 +64,7 @@ class Writer {
   // A value already written as JSON by another part of docguard (a section, a nested report).
   Writer& raw(std::string_view json) {
     separate();
+    if (!open_.empty()) open_.back().holds_container = true;  // never folded onto one line
     out_ += json;
     return *this;
   }
@@ -71,30 +80,73 @@ class Writer {
   std::string take() { return std::move(out_); }
 
  private:
+  struct Open {
+    size_t at;  // where its bracket is in out_
+    bool empty = true;
+    bool holds_container = false;
+  };
+  static constexpr size_t kFoldedWidth = 100;
+
   Writer& open(char bracket) {
     separate();
+    if (!open_.empty()) open_.back().holds_container = true;
+    open_.push_back(Open{out_.size()});
     out_.push_back(bracket);
-    first_.push_back(true);
     return *this;
   }
   Writer& close(char bracket) {
+    if (open_.empty()) {
+      out_.push_back(bracket);
+      return *this;
+    }
+    const Open closed = open_.back();
+    open_.pop_back();
+    if (indented_ && !closed.empty) {
+      if (!closed.holds_container && fold(closed.at)) {
+        out_.push_back(bracket);
+        return *this;
+      }
+      new_line();
+    }
     out_.push_back(bracket);
-    if (!first_.empty()) first_.pop_back();
     return *this;
   }
-  // The comma before every member or element but the first of its object or array.
+  // The comma before every member or element but the first of its object or array; indented,
+  // each on its own line.
   void separate() {
     if (after_key_) {
       after_key_ = false;
       return;
     }
-    if (first_.empty()) return;
-    if (!first_.back()) out_.push_back(',');
-    first_.back() = false;
+    if (open_.empty()) return;
+    if (!open_.back().empty) out_.push_back(',');
+    open_.back().empty = false;
+    if (indented_) new_line();
+  }
+  void new_line() {
+    out_.push_back('\n');
+    out_.append(2 * open_.size(), ' ');
+  }
+  // Puts the members written since `at` on one line ("[\n  1,\n  2" -> "[1, 2"), when that
+  // line is short. Escaped strings hold no newline, so every newline here is the layout's.
+  bool fold(size_t at) {
+    std::string folded;
+    for (size_t i = at; i < out_.size(); ++i) {
+      if (out_[i] != '\n') {
+        folded.push_back(out_[i]);
+        continue;
+      }
+      while (i + 1 < out_.size() && out_[i + 1] == ' ') ++i;
+      if (folded.back() == ',') folded.push_back(' ');
+    }
+    if (folded.size() + 2 * open_.size() > kFoldedWidth) return false;
+    out_.replace(at, std::string::npos, folded);
+    return true;
   }
 
   std::string out_;
-  std::vector<bool> first_;
+  std::vector<Open> open_;
+  bool indented_ = false;
   bool after_key_ = false;
 };
 

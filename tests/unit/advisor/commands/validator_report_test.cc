@@ -52,7 +52,7 @@ TEST(Report, HtmlIsSelfContainedAndJsonParses) {
   EXPECT_EQ(html.find("src="), std::string::npos);
   const std::string json = render_json(input);
   EXPECT_TRUE(parses_as_json(json)) << json;
-  EXPECT_NE(json.find("\"kind\": \"large_array\""), std::string::npos);
+  EXPECT_NE(json.find("\"kind\":\"large_array\""), std::string::npos);
   EXPECT_NE(render_text(input).find("WARN  large_array"), std::string::npos);
 }
 

@@ -62,13 +62,13 @@ TEST(LimitForecastsTest, UnderTheHorizonIsAFindingWithTheAppsThatGrowIt) {
   EXPECT_EQ(f.pattern, "bucket");
 
   const std::string json = advisor.render(ReportFormat::kJson);
-  const size_t carts = json.find("\"collection\": \"carts\", \"field\": \"items\", \"limit\"");
-  const size_t logs = json.find("\"collection\": \"logs\", \"field\": \"items\", \"limit\"");
+  const size_t carts = json.find("\"collection\":\"carts\",\"field\":\"items\",\"limit\"");
+  const size_t logs = json.find("\"collection\":\"logs\",\"field\":\"items\",\"limit\"");
   ASSERT_NE(carts, std::string::npos) << json;
   ASSERT_NE(logs, std::string::npos) << json;
   EXPECT_LT(carts, logs);  // soonest first
-  EXPECT_NE(json.find("\"eta_seconds\": 600"), std::string::npos) << json;
-  EXPECT_NE(json.find("\"within_horizon\": false"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"eta_seconds\":600"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"within_horizon\":false"), std::string::npos) << json;
   const std::string html = advisor.render(ReportFormat::kHtml);
   EXPECT_NE(html.find("Approaching limits (2)"), std::string::npos);
 }
@@ -93,7 +93,7 @@ TEST(LimitForecastsTest, PatternFollowsWhatGrows) {
 
 TEST(LimitForecastsTest, NoSourceNoSection) {
   LiveAdvisor advisor(settings());
-  EXPECT_NE(advisor.render(ReportFormat::kJson).find("\"approaching_limits\": []"),
+  EXPECT_NE(advisor.render(ReportFormat::kJson).find("\"approaching_limits\":[]"),
             std::string::npos);
   EXPECT_EQ(advisor.render(ReportFormat::kHtml).find("Approaching limits"), std::string::npos);
 }

@@ -200,7 +200,7 @@ TEST_F(LiveAdvisorTest, ReportRendersFindingsAndTheLookupGraph) {
   EXPECT_NE(html.find("$lookup graph"), std::string::npos);
   EXPECT_NE(html.find("app.customers"), std::string::npos);
   const std::string json = advisor.render(ReportFormat::kJson);
-  EXPECT_NE(json.find("\"kind\": \"join_heavy\""), std::string::npos);
+  EXPECT_NE(json.find("\"kind\":\"join_heavy\""), std::string::npos);
 }
 
 TEST(LiveAdvisorBounds, NamespacesPastTheCapAreNotTracked) {

@@ -82,7 +82,7 @@ TEST_F(LiveAppsTest, TwoAppsOnOneCollectionAreNamedMostActiveFirst) {
   EXPECT_EQ(notes->apps, Apps{"search"});
 
   const std::string json = advisor.render(ReportFormat::kJson);
-  EXPECT_NE(json.find(R"("apps": ["comments-service", "cms"])"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("apps":["comments-service","cms"])"), std::string::npos) << json;
   EXPECT_NE(advisor.render(ReportFormat::kText).find("apps:       comments-service, cms"),
             std::string::npos);
   EXPECT_NE(advisor.render(ReportFormat::kHtml).find("apps: comments-service, cms"),
@@ -118,7 +118,7 @@ TEST_F(LiveAppsTest, FindingsFromClusterFactsNameNoApps) {
   ASSERT_NE(no_validator, nullptr);
   EXPECT_EQ(no_validator->source, "metadata");
   EXPECT_TRUE(no_validator->apps.empty());
-  EXPECT_NE(advisor.render(ReportFormat::kJson).find(R"("source": "metadata", "apps": [])"),
+  EXPECT_NE(advisor.render(ReportFormat::kJson).find(R"("source":"metadata","apps":[])"),
             std::string::npos);
 }
 

@@ -85,7 +85,7 @@ TEST(ScanWithConfig, RulesBecomeFindingsAndFailOn) {
   args.config_path = "x.yaml";
   const Ran with_rules = scan(args, loader);
   EXPECT_EQ(with_rules.code, 1) << with_rules.err;
-  EXPECT_NE(with_rules.out.find("\"kind\": \"rule:max_array_length\""), std::string::npos);
+  EXPECT_NE(with_rules.out.find("\"kind\":\"rule:max_array_length\""), std::string::npos);
   // Without the config: no block finding in the shop dump, so --fail-on block passes.
   args.config_path.clear();
   args.format = advisor::ReportFormat::kText;

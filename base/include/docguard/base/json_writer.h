@@ -5,6 +5,7 @@
 // added whole with raw(), never spliced into text already written.
 #pragma once
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -130,8 +131,10 @@ class Writer {
   // Puts the members written since `at` on one line ("[\n  1,\n  2" -> "[1, 2"), when that
   // line is short. Escaped strings hold no newline, so every newline here is the layout's.
   bool fold(size_t at) {
+    const size_t width = kFoldedWidth - std::min(kFoldedWidth, 2 * open_.size());
+    if (out_.size() - at > 4 * width) return false;  // too long folded too: no copy made
     std::string folded;
-    for (size_t i = at; i < out_.size(); ++i) {
+    for (size_t i = at; i < out_.size() && folded.size() <= width; ++i) {
       if (out_[i] != '\n') {
         folded.push_back(out_[i]);
         continue;
@@ -139,7 +142,7 @@ class Writer {
       while (i + 1 < out_.size() && out_[i + 1] == ' ') ++i;
       if (folded.back() == ',') folded.push_back(' ');
     }
-    if (folded.size() + 2 * open_.size() > kFoldedWidth) return false;
+    if (folded.size() > width) return false;
     out_.replace(at, std::string::npos, folded);
     return true;
   }

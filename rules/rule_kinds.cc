@@ -4,7 +4,6 @@
 
 #include <array>
 
-#include "docguard/rules/rule_set.h"
 #include "docguard/rules/verdict.h"
 
 namespace docguard::rules {
@@ -45,27 +44,26 @@ using enum RefusalStyle;
 
 // In RuleKind's order: rule_kind() indexes it.
 constexpr std::array<RuleKindRow, kRuleKindCount> kRows{{
-    {RuleKind::kMaxDocumentBytes, "max_document_bytes", kDesignRule, RuleKey::kBytes,
-     &Rule::max_document_bytes, 0, "rule:max_document_bytes", document_bytes},
-    {RuleKind::kMaxArrayLength, "max_array_length", kDesignRule, RuleKey::kCount,
-     &Rule::max_array_length, 0, "rule:max_array_length", array_elements},
-    {RuleKind::kArrayLength, "array_length", kDesignRule, RuleKey::kOwnReader, nullptr, 0,
+    {RuleKind::kMaxDocumentBytes, "max_document_bytes", kDesignRule, RuleKey::kBytes, 0,
+     "rule:max_document_bytes", document_bytes},
+    {RuleKind::kMaxArrayLength, "max_array_length", kDesignRule, RuleKey::kCount, 0,
+     "rule:max_array_length", array_elements},
+    {RuleKind::kArrayLength, "array_length", kDesignRule, RuleKey::kOwnReader, 0,
      "rule:array_length", array_elements},
-    {RuleKind::kRequirePushSlice, "require_push_slice", kDesignRule, RuleKey::kOwnReader, nullptr,
-     0, "rule:require_push_slice", push_without_slice},
-    {RuleKind::kMaxNestingDepth, "max_nesting_depth", kDesignRule, RuleKey::kCount,
-     &Rule::max_nesting_depth, 1000, "rule:max_nesting_depth", nesting_depth},
-    {RuleKind::kMaxLookupRatio, "max_lookup_ratio", kDesignRule, RuleKey::kRatio,
-     &Rule::max_lookup_ratio, 0, "rule:max_lookup_ratio", lookup_ratio},
+    {RuleKind::kRequirePushSlice, "require_push_slice", kDesignRule, RuleKey::kOwnReader, 0,
+     "rule:require_push_slice", push_without_slice},
+    {RuleKind::kMaxNestingDepth, "max_nesting_depth", kDesignRule, RuleKey::kCount, 1000,
+     "rule:max_nesting_depth", nesting_depth},
+    {RuleKind::kMaxLookupRatio, "max_lookup_ratio", kDesignRule, RuleKey::kRatio, 0,
+     "rule:max_lookup_ratio", lookup_ratio},
     // Bounded by the `tracking` section's limits, not by a key of a rule.
-    {RuleKind::kTrackedArrayLength, "tracked_array_length", kDesignRule, RuleKey::kNone, nullptr, 0,
+    {RuleKind::kTrackedArrayLength, "tracked_array_length", kDesignRule, RuleKey::kNone, 0,
      "rule:tracked_array_length", tracked_array_elements},
-    {RuleKind::kJsonSchema, "json_schema", kDocumentValidation, RuleKey::kOwnReader, nullptr, 0,
+    {RuleKind::kJsonSchema, "json_schema", kDocumentValidation, RuleKey::kOwnReader, 0,
      "rule:json_schema", nullptr},
     // Judged on queries in traffic only (a stored document breaks no index rule); its keys are
     // the guardrail's.
-    {RuleKind::kRequireIndex, "require_index", kNoIndex, RuleKey::kNone, nullptr, 0, nullptr,
-     nullptr},
+    {RuleKind::kRequireIndex, "require_index", kNoIndex, RuleKey::kNone, 0, nullptr, nullptr},
 }};
 
 constexpr bool rows_in_order() {
@@ -76,11 +74,8 @@ constexpr bool rows_in_order() {
 }
 static_assert(rows_in_order(), "one row per RuleKind, in its order");
 
-constexpr bool bounds_have_members() {
+constexpr bool findings_are_named_after_their_rules() {
   for (const RuleKindRow& row : kRows) {
-    const bool bound =
-        row.key == RuleKey::kBytes || row.key == RuleKey::kCount || row.key == RuleKey::kRatio;
-    if (bound != (row.bound != nullptr)) return false;
     // A finding is named after its rule, so a report's "rule:x" is the YAML key x.
     const std::string_view finding = row.finding ? row.finding : "";
     if (row.finding && (!finding.starts_with("rule:") || finding.substr(5) != row.name)) {
@@ -89,12 +84,10 @@ constexpr bool bounds_have_members() {
   }
   return true;
 }
-static_assert(bounds_have_members(),
-              "a bound key writes a Rule member (and only a bound key); a finding is \"rule:\" and "
-              "the rule's name");
+static_assert(findings_are_named_after_their_rules(), "a finding is \"rule:\" and the rule's name");
 
-constexpr RuleKindRow kUnknownRow{RuleKind::kCount, "?", kDesignRule, RuleKey::kNone,
-                                  nullptr,          0,   nullptr,     measured_and_bound};
+constexpr RuleKindRow kUnknownRow{RuleKind::kCount,  "?", kDesignRule, RuleKey::kNone, 0, nullptr,
+                                  measured_and_bound};
 
 }  // namespace
 

@@ -117,12 +117,17 @@ NamespaceLimits RuleSet::resolve(std::string_view db, std::string_view coll, uin
     if (!glob_match(r.match, ns)) continue;
     out.tracks_arrays = out.tracks_arrays || r.has_array_bounds();
     if (!applies) continue;
-    if (r.max_document_bytes) out.document_bytes.add(*r.max_document_bytes, r.action, r);
+    // The kinds bounded by a size or a count: each rule's bound joins the kind's limit.
+    for (size_t k = 0; k < kRuleKindCount; ++k) {
+      const RuleKey key = rule_kind(static_cast<RuleKind>(k)).key;
+      if ((key == RuleKey::kBytes || key == RuleKey::kCount) && r.bounds[k]) {
+        out.limits[k].add(*r.bounds[k], r.action, r);
+      }
+    }
     if (r.json_schema) {
       out.schemas.push_back({r.json_schema, Bound{0, r.action, r.match, r.line, r.index},
                              r.schema_moderate, r.honor_bypass});
     }
-    if (r.max_array_length) out.array_length_any.add(*r.max_array_length, r.action, r);
     for (const auto& [path, bound] : r.array_length) {
       Limit* limit = nullptr;
       for (auto& [p, l] : out.array_length_by_path) {
@@ -138,11 +143,10 @@ NamespaceLimits RuleSet::resolve(std::string_view db, std::string_view coll, uin
       out.push_slice_rule = r.index;
     }
     if (r.guardrail.any()) add_guardrail(out.guardrail, r);
-    if (r.max_nesting_depth) out.nesting_depth.add(*r.max_nesting_depth, r.action, r);
-    if (r.max_lookup_ratio) {
+    if (const auto& ratio = r.bound(RuleKind::kMaxLookupRatio)) {
       // Reads are blocked only by a rule that says so itself.
       Action a = r.action_explicit ? r.action : std::min(r.action, Action::kWarn);
-      out.lookup_ratio.add(*r.max_lookup_ratio, a, r);
+      out.limit(RuleKind::kMaxLookupRatio).add(*ratio, a, r);
       // Several windows: the shortest one reacts fastest, and the stats keep one window.
       if (!window_set || r.lookup_window < out.lookup_window) out.lookup_window = r.lookup_window;
       if (!window_set || r.lookup_min_reads < out.lookup_min_reads) {

@@ -25,7 +25,9 @@ using rules::RuleKey;
 const rules::RuleKindRow* bound_key(std::string_view name) {
   for (size_t i = 0; i < rules::kRuleKindCount; ++i) {
     const rules::RuleKindRow& row = rules::rule_kind(static_cast<rules::RuleKind>(i));
-    if (row.bound != nullptr && name == row.name) return &row;
+    const bool bound =
+        row.key == RuleKey::kBytes || row.key == RuleKey::kCount || row.key == RuleKey::kRatio;
+    if (bound && name == row.name) return &row;
   }
   return nullptr;
 }
@@ -74,10 +76,10 @@ class Parser : public ConfigReader {
         r.action = action(v, key);
         r.action_explicit = true;
       } else if (const rules::RuleKindRow* row = bound_key(name)) {
-        r.*row->bound = row->key == RuleKey::kBytes   ? bytes(v, key)
-                        : row->key == RuleKey::kRatio ? ratio(v, key)
-                        : row->most > 0               ? count(v, key, row->most)
-                                                      : count(v, key);
+        r.bound(row->kind) = row->key == RuleKey::kBytes   ? bytes(v, key)
+                             : row->key == RuleKey::kRatio ? ratio(v, key)
+                             : row->most > 0               ? count(v, key, row->most)
+                                                           : count(v, key);
       } else if (name == "array_length") {
         if (!v.IsMap()) fail(v, key, "expected a mapping of field path to maximum length");
         for (const auto& entry : v) {
@@ -225,10 +227,10 @@ Rule default_rule(Action mode) {
   Rule r;
   r.match = "*";
   r.action = mode;
-  r.max_document_bytes = rules::kDefaultMaxDocumentBytes;
-  r.max_array_length = rules::kDefaultMaxArrayLength;
-  r.max_nesting_depth = rules::kDefaultMaxNestingDepth;
-  r.max_lookup_ratio = rules::kDefaultMaxLookupRatio;
+  r.bound(rules::RuleKind::kMaxDocumentBytes) = rules::kDefaultMaxDocumentBytes;
+  r.bound(rules::RuleKind::kMaxArrayLength) = rules::kDefaultMaxArrayLength;
+  r.bound(rules::RuleKind::kMaxNestingDepth) = rules::kDefaultMaxNestingDepth;
+  r.bound(rules::RuleKind::kMaxLookupRatio) = rules::kDefaultMaxLookupRatio;
   return r;
 }
 

@@ -21,7 +21,7 @@ std::vector<Engine::ArrayFieldState> Engine::array_fields() const {
                             0};
       if (const auto& limits = stats->active.limits; limits != nullptr) {
         const Limit* limit = limits->array_limit_for(field);
-        if (limit == nullptr || limit->empty()) limit = &limits->array_length_any;
+        if (limit == nullptr || limit->empty()) limit = &limits->limit(RuleKind::kMaxArrayLength);
         if (!limit->empty()) state.bound = limit->min;
       }
       out.push_back(std::move(state));

@@ -56,7 +56,7 @@ void LookupCheck::judge_read(CommandPass& s) {
   const bool with_lookup = !joins.empty() || !view_joins.empty();
   if (s.dry_run) {
     // RuleSnapshot as if this read were already in the window (the real pass adds it afterwards).
-    if (!with_lookup || s.limits->lookup_ratio.empty()) return;
+    if (!with_lookup || s.limits->limit(RuleKind::kMaxLookupRatio).empty()) return;
     LookupWindow::Totals totals;
     {
       std::lock_guard lock(s.stats->mutex);
@@ -65,7 +65,7 @@ void LookupCheck::judge_read(CommandPass& s) {
     ++totals.reads;
     ++totals.lookups;
     if (totals.reads < s.limits->lookup_min_reads) return;
-    if (const Bound* b = s.limits->lookup_ratio.exceeded(totals.ratio())) {
+    if (const Bound* b = s.limits->limit(RuleKind::kMaxLookupRatio).exceeded(totals.ratio())) {
       s.add(RuleKind::kMaxLookupRatio, *b, "", totals.ratio(), -1, nullptr);
     }
     return;
@@ -94,9 +94,9 @@ void LookupCheck::judge_read(CommandPass& s) {
     }
   }
   if (advice_ != nullptr) advice_->on_read(s.stats->db, s.stats->coll, with_lookup, s.app);
-  if (with_lookup && !s.limits->lookup_ratio.empty() &&
+  if (with_lookup && !s.limits->limit(RuleKind::kMaxLookupRatio).empty() &&
       totals.reads >= s.limits->lookup_min_reads) {
-    if (const Bound* b = s.limits->lookup_ratio.exceeded(totals.ratio())) {
+    if (const Bound* b = s.limits->limit(RuleKind::kMaxLookupRatio).exceeded(totals.ratio())) {
       s.add(RuleKind::kMaxLookupRatio, *b, "", totals.ratio(), -1, nullptr);
     }
   }

@@ -59,16 +59,16 @@ void ShapeCheck::judge(CommandPass& s, const DocumentShape& shape, bool whole_do
                        int32_t index, const codec::BsonElements* id) {
   const NamespaceLimits& l = *s.limits;
   if (whole_document) {
-    if (const Bound* b = l.document_bytes.exceeded(shape.bytes())) {
+    if (const Bound* b = l.limit(RuleKind::kMaxDocumentBytes).exceeded(shape.bytes())) {
       s.add(RuleKind::kMaxDocumentBytes, *b, "", shape.bytes(), index, id);
     }
   }
-  if (const Bound* b = l.nesting_depth.exceeded(shape.depth())) {
+  if (const Bound* b = l.limit(RuleKind::kMaxNestingDepth).exceeded(shape.depth())) {
     s.add(RuleKind::kMaxNestingDepth, *b, "", shape.depth(), index, id);
   }
-  if (l.array_length_any.empty() && l.array_length_by_path.empty()) return;
+  if (l.limit(RuleKind::kMaxArrayLength).empty() && l.array_length_by_path.empty()) return;
   for (const ArrayMeasure* a = shape.arrays_begin(); a != shape.arrays_end(); ++a) {
-    if (const Bound* b = l.array_length_any.exceeded(a->length)) {
+    if (const Bound* b = l.limit(RuleKind::kMaxArrayLength).exceeded(a->length)) {
       s.add(RuleKind::kMaxArrayLength, *b, a->path, a->length, index, id);
     }
     if (!l.array_length_by_path.empty()) {
@@ -208,7 +208,7 @@ void ShapeCheck::judge_update(CommandPass& s, const UpdateShape& update,
   // Whole arrays and documents set by $set: their lengths are exact.
   const DocumentShape& set_values = update.set_values();
   judge(s, set_values, false, index, id);
-  if (const Bound* b = s.limits->document_bytes.exceeded(update.set_bytes())) {
+  if (const Bound* b = s.limits->limit(RuleKind::kMaxDocumentBytes).exceeded(update.set_bytes())) {
     // What $set writes is a lower bound on the resulting document (an upsert creates it).
     s.add(RuleKind::kMaxDocumentBytes, *b, "", update.set_bytes(), index, id);
   }
@@ -245,7 +245,7 @@ void ShapeCheck::judge_update(CommandPass& s, const UpdateShape& update,
     }
     // With $slice the array ends at most |N| long: a cap above the bound lets it pass the bound.
     const double grows_to = g.has_slice ? g.slice_cap : g.elements;
-    if (const Bound* b = l.array_length_any.exceeded(grows_to)) {
+    if (const Bound* b = l.limit(RuleKind::kMaxArrayLength).exceeded(grows_to)) {
       s.add(RuleKind::kMaxArrayLength, *b, g.path, grows_to, index, id);
     }
     const Limit* by_path = l.array_length_by_path.empty() ? nullptr : l.array_limit_for(g.path);
@@ -286,14 +286,15 @@ void ShapeCheck::track_update(CommandPass& s, const UpdateShape& update,
       DocumentTracker::Push push;
       push.now = s.seconds_now();
       push.bytes = g.bytes;
-      push.array_bound = by_path != nullptr ? std::min(l.array_length_any.min, by_path->min)
-                                            : l.array_length_any.min;
-      push.document_bound = l.document_bytes.min;
+      push.array_bound = by_path != nullptr
+                             ? std::min(l.limit(RuleKind::kMaxArrayLength).min, by_path->min)
+                             : l.limit(RuleKind::kMaxArrayLength).min;
+      push.document_bound = l.limit(RuleKind::kMaxDocumentBytes).min;
       push.horizon = forecast_horizon();
       grown = tracker_.grow(sc.key, g.path, g.elements, cap, &push);
       if (push.entered) log_entered_horizon(s, g.path, *push.entered, grown->length);
     }
-    const Bound* strict = l.array_length_any.strictest();
+    const Bound* strict = l.limit(RuleKind::kMaxArrayLength).strictest();
     if (by_path != nullptr) {
       const Bound* p = by_path->strictest();
       if (strict == nullptr || (p != nullptr && p->value < strict->value)) strict = p;

@@ -30,6 +30,15 @@ struct WorkloadTable {
 
 namespace {
 
+// The binding as the hot path reads it: trivially destructible and constinit, so reading it
+// is a plain thread-local load, with no call to construct it first (a thread_local with a
+// destructor, as Binding, is reached through such a call on every access).
+struct BindingCache {
+  uint64_t ledger = 0;
+  WorkloadTable* table = nullptr;
+};
+constinit thread_local BindingCache t_binding_cache;
+
 // The table this thread uses, for one ledger at a time. A thread that ends frees its table for
 // the next thread to adopt, so the tables never outnumber the threads alive at once.
 struct Binding {
@@ -45,6 +54,7 @@ struct Binding {
 }  // namespace
 
 void Binding::release() {
+  t_binding_cache = {};
   if (table) table->in_use.store(false, std::memory_order_release);
   table.reset();
   ledger = 0;
@@ -64,6 +74,7 @@ void WorkloadLedger::set_max_shapes(size_t max_shapes) {
 }
 
 WorkloadLedger::Local WorkloadLedger::local() {
+  if (t_binding_cache.ledger == id_) return Local(*t_binding_cache.table);
   thread_local Binding binding;
   if (binding.ledger != id_) {
     binding.release();
@@ -81,6 +92,7 @@ WorkloadLedger::Local WorkloadLedger::local() {
     }
     binding.ledger = id_;
   }
+  t_binding_cache = {binding.ledger, binding.table.get()};
   return Local(*binding.table);
 }
 

@@ -141,26 +141,26 @@ rules:
   - {match: 'other.*', apps: [checkout], action: block, max_document_bytes: 10}
 )");
   const NamespaceLimits everyone = rules->resolve("shop", "items");
-  EXPECT_EQ(everyone.array_length_any.bounds.size(), 1u);
-  EXPECT_EQ(everyone.array_length_any.exceeded(60), nullptr);
-  EXPECT_EQ(everyone.array_length_any.exceeded(101)->action, Action::kWarn);
+  EXPECT_EQ(everyone.limit(RuleKind::kMaxArrayLength).bounds.size(), 1u);
+  EXPECT_EQ(everyone.limit(RuleKind::kMaxArrayLength).exceeded(60), nullptr);
+  EXPECT_EQ(everyone.limit(RuleKind::kMaxArrayLength).exceeded(101)->action, Action::kWarn);
 
   const NamespaceLimits checkout = rules->resolve("shop", "items", rules->scope_of({"checkout"}));
-  ASSERT_EQ(checkout.array_length_any.bounds.size(), 3u);
-  const Bound* at_30 = checkout.array_length_any.exceeded(30);
+  ASSERT_EQ(checkout.limit(RuleKind::kMaxArrayLength).bounds.size(), 3u);
+  const Bound* at_30 = checkout.limit(RuleKind::kMaxArrayLength).exceeded(30);
   EXPECT_EQ(at_30->action, Action::kWarn);  // past the scoped warn (20) only
   EXPECT_EQ(at_30->value, 20);
-  const Bound* at_60 = checkout.array_length_any.exceeded(60);
+  const Bound* at_60 = checkout.limit(RuleKind::kMaxArrayLength).exceeded(60);
   EXPECT_EQ(at_60->action, Action::kBlock);  // the scoped block beats both warns
   EXPECT_EQ(at_60->value, 50);
-  EXPECT_EQ(checkout.array_length_any.exceeded(200)->value, 50);
-  EXPECT_TRUE(checkout.document_bytes.empty());  // that rule is for other.*
+  EXPECT_EQ(checkout.limit(RuleKind::kMaxArrayLength).exceeded(200)->value, 50);
+  EXPECT_TRUE(checkout.limit(RuleKind::kMaxDocumentBytes).empty());  // that rule is for other.*
 
   // The unscoped warn still applies to the loader, below its own looser block.
   const NamespaceLimits loader =
       rules->resolve("shop", "items", rules->scope_of({"", "loader@admin", nullptr}));
-  EXPECT_EQ(loader.array_length_any.exceeded(150)->action, Action::kWarn);
-  EXPECT_EQ(loader.array_length_any.exceeded(1001)->action, Action::kBlock);
+  EXPECT_EQ(loader.limit(RuleKind::kMaxArrayLength).exceeded(150)->action, Action::kWarn);
+  EXPECT_EQ(loader.limit(RuleKind::kMaxArrayLength).exceeded(1001)->action, Action::kBlock);
 }
 
 TEST(RuleScopeResolveTest, ArraysAreTrackedWhenAnyScopeBoundsThem) {

@@ -40,14 +40,14 @@ tracking:
   EXPECT_EQ(r.match, "shop.products");
   EXPECT_EQ(r.action, Action::kBlock);
   EXPECT_TRUE(r.action_explicit);
-  EXPECT_EQ(*r.max_document_bytes, 2097152);
-  EXPECT_EQ(*r.max_array_length, 1000);
+  EXPECT_EQ(*r.bound(RuleKind::kMaxDocumentBytes), 2097152);
+  EXPECT_EQ(*r.bound(RuleKind::kMaxArrayLength), 1000);
   ASSERT_EQ(r.array_length.size(), 2u);
   EXPECT_EQ(r.array_length[1].first, "variants.tags");
   EXPECT_EQ(r.array_length[1].second, 20);
   EXPECT_TRUE(r.require_push_slice);
-  EXPECT_EQ(*r.max_nesting_depth, 20);
-  EXPECT_DOUBLE_EQ(*r.max_lookup_ratio, 0.5);
+  EXPECT_EQ(*r.bound(RuleKind::kMaxNestingDepth), 20);
+  EXPECT_DOUBLE_EQ(*r.bound(RuleKind::kMaxLookupRatio), 0.5);
   EXPECT_EQ(r.lookup_window, std::chrono::seconds(60));
   EXPECT_EQ(rules->tracking().max_namespaces, 10u);
   EXPECT_DOUBLE_EQ(rules->tracking().read_sample_rate, 0.5);
@@ -99,8 +99,8 @@ TEST(RuleSetTest, MissingRulesKeyGivesTheBuiltInDefaults) {
   auto rules = parse("mode: warn\n");
   ASSERT_EQ(rules->rules().size(), 1u);
   EXPECT_EQ(rules->rules()[0].match, "*");
-  EXPECT_EQ(*rules->rules()[0].max_document_bytes, kDefaultMaxDocumentBytes);
-  EXPECT_EQ(*rules->rules()[0].max_array_length, kDefaultMaxArrayLength);
+  EXPECT_EQ(*rules->rules()[0].bound(RuleKind::kMaxDocumentBytes), kDefaultMaxDocumentBytes);
+  EXPECT_EQ(*rules->rules()[0].bound(RuleKind::kMaxArrayLength), kDefaultMaxArrayLength);
   EXPECT_TRUE(parse("rules: []\n")->rules().empty());
   EXPECT_EQ(parse_rules(YAML::Node(), "<none>")->rules().size(), 1u);
 }
@@ -120,8 +120,8 @@ rules:
   EXPECT_EQ(rules->rules()[1].action, Action::kOff);
   // The `off` rule contributes nothing.
   auto limits = rules->resolve("a", "b");
-  ASSERT_EQ(limits.array_length_any.bounds.size(), 1u);
-  EXPECT_EQ(limits.array_length_any.min, 10);
+  ASSERT_EQ(limits.limit(RuleKind::kMaxArrayLength).bounds.size(), 1u);
+  EXPECT_EQ(limits.limit(RuleKind::kMaxArrayLength).min, 10);
 }
 
 TEST(RuleSetTest, StrongestExceededActionThenStrictestBoundWins) {
@@ -138,19 +138,19 @@ rules:
     max_array_length: 1
 )");
   auto limits = rules->resolve("shop", "products");
-  EXPECT_EQ(limits.array_length_any.exceeded(50), nullptr);
-  const Bound* b = limits.array_length_any.exceeded(500);
+  EXPECT_EQ(limits.limit(RuleKind::kMaxArrayLength).exceeded(50), nullptr);
+  const Bound* b = limits.limit(RuleKind::kMaxArrayLength).exceeded(500);
   ASSERT_NE(b, nullptr);
   EXPECT_EQ(b->action, Action::kWarn);
   EXPECT_EQ(b->value, 100);
   EXPECT_EQ(b->match, "shop.*");
-  b = limits.array_length_any.exceeded(5000);
+  b = limits.limit(RuleKind::kMaxArrayLength).exceeded(5000);
   ASSERT_NE(b, nullptr);
   EXPECT_EQ(b->action, Action::kBlock);
   EXPECT_EQ(b->value, 1000);
-  EXPECT_EQ(limits.array_length_any.strictest()->value, 100);
+  EXPECT_EQ(limits.limit(RuleKind::kMaxArrayLength).strictest()->value, 100);
   // Only shop.* applies to shop.orders.
-  EXPECT_EQ(rules->resolve("shop", "orders").array_length_any.bounds.size(), 1u);
+  EXPECT_EQ(rules->resolve("shop", "orders").limit(RuleKind::kMaxArrayLength).bounds.size(), 1u);
 }
 
 TEST(RuleSetTest, LookupRulesBlockOnlyWhenTheRuleSaysSo) {
@@ -164,22 +164,28 @@ rules:
     max_lookup_ratio: 0.5
     lookup_window: 5m
 )");
-  EXPECT_EQ(rules->resolve("a", "x").lookup_ratio.bounds[0].action, Action::kWarn);
-  EXPECT_EQ(rules->resolve("b", "x").lookup_ratio.bounds[0].action, Action::kBlock);
+  EXPECT_EQ(rules->resolve("a", "x").limit(RuleKind::kMaxLookupRatio).bounds[0].action,
+            Action::kWarn);
+  EXPECT_EQ(rules->resolve("b", "x").limit(RuleKind::kMaxLookupRatio).bounds[0].action,
+            Action::kBlock);
   EXPECT_EQ(rules->resolve("b", "x").lookup_window, std::chrono::seconds(300));
 }
 
 // The refusal of an unknown key lists every rule kind with a key of its own, from the rule
-// table's rows, and every key a listed name reads is accepted.
+// table's rows; a kind bounded by a number is read and resolved from its row alone.
 TEST(RuleSetTest, AnUnknownKeyListsEveryRuleKindsKey) {
   const std::string e = error_of("rules:\n  - match: a.b\n    shiny: 5\n");
   for (size_t i = 0; i < kRuleKindCount; ++i) {
     const RuleKindRow& row = rule_kind(static_cast<RuleKind>(i));
     if (row.key == RuleKey::kNone) continue;
     EXPECT_NE(e.find(std::string(", ") + row.name + ","), std::string::npos) << row.name << e;
-    if (row.bound == nullptr) continue;
+    if (row.key != RuleKey::kBytes && row.key != RuleKey::kCount && row.key != RuleKey::kRatio) {
+      continue;
+    }
+    // A number's key is read into the rule's bound for the kind, and makes the kind's limit.
     const auto rules = parse(std::string("rules:\n  - match: a.b\n    ") + row.name + ": 1\n");
-    EXPECT_TRUE((rules->rules()[0].*row.bound).has_value()) << row.name;
+    EXPECT_EQ(rules->rules()[0].bound(row.kind), 1.0) << row.name;
+    EXPECT_EQ(rules->resolve("a", "b").limit(row.kind).bounds.size(), 1u) << row.name;
   }
 }
 

@@ -4,20 +4,18 @@
 // is written in the row's refusal style.
 //
 // Adding a rule kind: its check (rules/), its value here and its row in rule_kinds.cc. A kind
-// whose YAML key is a bound reads it through the row (settings/ lists and reads the key from it);
-// the row's name is also its metric label and the advisor's finding. conversation/, settings/ and
-// advisor/ read the row and need no change.
+// bounded by a size or a count needs nothing else: settings/ lists and reads its key from the
+// row, the rule set resolves its limit (NamespaceLimits::limit) from the row, and its check reads
+// that limit. conversation/ (refusals), advisor/ (findings) and telemetry/ (labels) read the row.
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <string_view>
 
 namespace docguard::rules {
 
 struct Violation;
-struct Rule;
 
 // Rules as reported in Violation::kind, in a fixed order for counters.
 enum class RuleKind : uint8_t {
@@ -54,9 +52,7 @@ struct RuleKindRow {
   const char* name;
   RefusalStyle refusal;
   RuleKey key;
-  // For the bound keys (kBytes, kCount, kRatio): the Rule's member the key writes, and the
-  // largest count accepted (0: any).
-  std::optional<double> Rule::*bound;
+  // For kCount: the largest count accepted (0: any).
   double most;
   // The advisor's finding for stored documents that break it ("rule:" and the name); null for a
   // kind no stored document can break (judged on queries in traffic only).

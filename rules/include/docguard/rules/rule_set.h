@@ -44,6 +44,7 @@
 #include "docguard/base/enum_names.h"
 #include "docguard/rules/client_scope.h"
 #include "docguard/rules/guardrail_rule.h"
+#include "docguard/rules/rule_kinds.h"
 #include "docguard/schema/json_schema.h"
 
 namespace docguard::rules {
@@ -87,12 +88,11 @@ struct Rule {
   std::string match;  // glob over "db.coll": '*' any run of characters, '?' one character
   Action action = Action::kWarn;
   bool action_explicit = false;  // written in the rule rather than inherited from `mode`
-  std::optional<double> max_document_bytes;
-  std::optional<double> max_array_length;
+  // The bounds of the kinds whose key is a number (max_document_bytes, max_array_length,
+  // max_nesting_depth, max_lookup_ratio; each kind's row says), by RuleKind.
+  std::array<std::optional<double>, kRuleKindCount> bounds{};
   std::vector<std::pair<std::string, double>> array_length;  // normalized field path -> bound
   bool require_push_slice = false;
-  std::optional<double> max_nesting_depth;
-  std::optional<double> max_lookup_ratio;
   std::chrono::seconds lookup_window = kDefaultLookupWindow;
   uint64_t lookup_min_reads = kDefaultLookupMinReads;
   RuleScope scope;  // who the rule applies to; empty: everyone
@@ -107,7 +107,13 @@ struct Rule {
   int line = 0;             // 1-based line in the file, for messages
   uint32_t index = 0;       // position in its RuleSet's rules(), set by the RuleSet
 
-  bool has_array_bounds() const { return max_array_length || !array_length.empty(); }
+  std::optional<double>& bound(RuleKind kind) { return bounds[static_cast<size_t>(kind)]; }
+  const std::optional<double>& bound(RuleKind kind) const {
+    return bounds[static_cast<size_t>(kind)];
+  }
+  bool has_array_bounds() const {
+    return bound(RuleKind::kMaxArrayLength) || !array_length.empty();
+  }
 };
 
 // One rule's contribution to one limit.
@@ -146,11 +152,11 @@ struct SchemaLimit {
 
 // The combined bounds for one namespace.
 struct NamespaceLimits {
-  Limit document_bytes;
-  Limit array_length_any;
+  // The limits of the kinds bounded by a number, by RuleKind (empty for the other kinds).
+  std::array<Limit, kRuleKindCount> limits;
+  const Limit& limit(RuleKind kind) const { return limits[static_cast<size_t>(kind)]; }
+  Limit& limit(RuleKind kind) { return limits[static_cast<size_t>(kind)]; }
   std::vector<std::pair<std::string, Limit>> array_length_by_path;
-  Limit nesting_depth;
-  Limit lookup_ratio;
   Action push_slice_action = Action::kOff;
   std::string push_slice_match;
   int push_slice_line = 0;

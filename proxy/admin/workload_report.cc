@@ -35,7 +35,7 @@ void write_shape(json::Writer& w, const WorkloadShape& shape) {
   w.member("command", info.command).member("shape", info.shape);
   w.member("count", s.count).member("total_micros", s.micros);
   w.member("p99_micros", s.latency.quantile(0.99)).member("documents", s.documents);
-  w.member("errors", s.errors).key("verdicts").begin_object();
+  w.member("errors", s.errors).member("unserved", s.unserved).key("verdicts").begin_object();
   for (size_t v = 0; v < s.verdicts.size(); ++v) {
     w.member(rules::workload_verdict_name(static_cast<WorkloadVerdict>(v)), s.verdicts[v]);
   }

@@ -136,6 +136,14 @@ WorkloadVerdict verdict_of(const Verdict& verdict, const Verdict* dry, int32_t i
   return WorkloadVerdict::kPassed;
 }
 
+// Whether the guardrail found no index for statement `index` (-1: the command's query).
+bool no_index_for(const Verdict& verdict, int32_t index) {
+  return std::any_of(verdict.violations.begin(), verdict.violations.end(), [index](const auto& v) {
+    return v.kind == RuleKind::kRequireIndex &&
+           (v.statement_index < 0 || v.statement_index == index);
+  });
+}
+
 std::shared_ptr<const ShapeInfo> describe_shape(const codec::CommandView& cmd,
                                                 const HashedQuery& query,
                                                 const codec::BsonView& statement) {
@@ -210,6 +218,8 @@ uint32_t WorkloadObserver::observe(const codec::CommandView& cmd, std::string_vi
       ++s.count;
       const WorkloadVerdict judged = verdict_of(verdict, dry, index);
       ++s.verdicts[static_cast<size_t>(judged)];
+      // Most operations pass: only the others are asked whether the guardrail refused them.
+      if (judged != WorkloadVerdict::kPassed && no_index_for(verdict, index)) ++s.unserved;
       const uint32_t app = s.app_line(app_name);
       ++s.apps[app].count;
       WorkloadSketch::charge(*entry, 1, 0);
@@ -269,6 +279,9 @@ WorkloadSnapshot WorkloadObserver::report() const {
   for (WorkloadShape& shape : snapshot.shapes) {
     const auto known = catalog_.find(shape.info->db, shape.info->collection);
     shape.indexed = judge_shape(*shape.info, known.get());
+    // Served as its first query was judged, yet some of its queries were not: the plan depends
+    // on more than the shape keeps (values, options), so neither is said of the shape.
+    if (shape.indexed == 1 && shape.stats.unserved > 0 && !shape.info->exempt) shape.indexed = -1;
     if (shape.indexed == 0) shape.index = suggest_index(shape.info->fields);
   }
   return snapshot;

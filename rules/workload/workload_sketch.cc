@@ -42,6 +42,7 @@ void ShapeStats::merge(const ShapeStats& other) {
   replies += other.replies;
   documents += other.documents;
   errors += other.errors;
+  unserved += other.unserved;
   for (size_t i = 0; i < verdicts.size(); ++i) verdicts[i] += other.verdicts[i];
   latency.merge(other.latency);
   for (const AppStats& a : other.apps) {

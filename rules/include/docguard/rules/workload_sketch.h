@@ -64,6 +64,9 @@ struct ShapeStats {
   uint64_t replies = 0;    // operations whose reply was timed (blocked ones get none)
   uint64_t documents = 0;  // what the replies say: cursor.firstBatch length, else n
   uint64_t errors = 0;     // replies with ok: 0 or writeErrors
+  // Operations the query guardrail found no index for (require_index): when the shape's first
+  // query was served, its queries differ in what decides the plan, and `indexed` is not known.
+  uint64_t unserved = 0;
   std::array<uint64_t, kWorkloadVerdicts> verdicts{};
   LatencyHistogram latency;
   std::vector<AppStats> apps;  // at most kMaxAppsPerShape + 1 ("_other")

@@ -165,7 +165,7 @@ TEST(WorkloadJson, EveryShapeInOrderWithItsCountsAppsAndIndex) {
   EXPECT_EQ(keys_at(doc, "workload.0"),
             (std::vector<std::string>{"db", "collection", "command", "shape", "count",
                                       "total_micros", "p99_micros", "documents", "errors",
-                                      "verdicts", "apps", "indexed", "index"}));
+                                      "unserved", "verdicts", "apps", "indexed", "index"}));
   EXPECT_EQ(text_at(doc, "workload.0.db"), "shop");
   EXPECT_EQ(text_at(doc, "workload.0.collection"), "orders");
   EXPECT_EQ(text_at(doc, "workload.0.command"), "find");

@@ -400,6 +400,27 @@ TEST_F(WorkloadEngineTest, APlanTooLargeToKeepIsNeitherIndexedNorUnindexed) {
   EXPECT_EQ(s.shapes[0].indexed, -1);
 }
 
+// One shape, two plans: an indexed equality is served, the same with a $natural hint (which the
+// shape does not keep) is a collection scan the guardrail refuses. The shape's first query was
+// served, yet a later one was not: the ledger says neither "indexed" nor "unindexed" of the
+// shape, and counts the refused one.
+TEST_F(WorkloadEngineTest, AShapeWhoseQueriesTheGuardrailJudgedDifferentlyIsNotKnown) {
+  Verdict v = inspect(R"({"find": "orders", "$db": "shop", "filter": {"status": "a"}})", "ci");
+  EXPECT_FALSE(v.any_block());
+  WorkloadSnapshot s = engine->workload_report();
+  ASSERT_EQ(s.shapes.size(), 1u);
+  EXPECT_EQ(s.shapes[0].indexed, 1);
+  v = inspect(R"({"find": "orders", "$db": "shop", "filter": {"status": "b"},
+                  "hint": {"$natural": 1}})",
+              "ci");
+  EXPECT_TRUE(v.any_block());
+  s = engine->workload_report();
+  ASSERT_EQ(s.shapes.size(), 1u) << "one shape for both";
+  EXPECT_EQ(s.shapes[0].stats.count, 2u);
+  EXPECT_EQ(s.shapes[0].stats.unserved, 1u);
+  EXPECT_EQ(s.shapes[0].indexed, -1);
+}
+
 TEST_F(WorkloadEngineTest, NamespacesPastTheTrackingBoundKeepTheirOwnShapes) {
   engine = std::make_unique<Engine>(
       parse_rules(YAML::Load("tracking:\n  max_namespaces: 1\n"), "test.yaml"), &sink, nullptr);

@@ -25,9 +25,7 @@ using rules::RuleKey;
 const rules::RuleKindRow* bound_key(std::string_view name) {
   for (size_t i = 0; i < rules::kRuleKindCount; ++i) {
     const rules::RuleKindRow& row = rules::rule_kind(static_cast<rules::RuleKind>(i));
-    const bool bound =
-        row.key == RuleKey::kBytes || row.key == RuleKey::kCount || row.key == RuleKey::kRatio;
-    if (bound && name == row.name) return &row;
+    if (rules::is_number_key(row.key) && name == row.name) return &row;
   }
   return nullptr;
 }

@@ -3,8 +3,8 @@
 #include "docguard/rules/workload_observer.h"
 
 #include <algorithm>
-#include <functional>
 
+#include "docguard/base/hash.h"
 #include "docguard/rules/query_guardrail.h"
 
 namespace docguard::rules {
@@ -199,8 +199,7 @@ uint32_t WorkloadObserver::observe(const codec::CommandView& cmd, std::string_vi
   // the ledger tells those namespaces apart by name.
   uint64_t namespace_key = stats->labels.id;
   if (stats->labels.db == kOverflowLabel) {
-    namespace_key = std::hash<std::string_view>{}(cmd.database) * 0x9E3779B97F4A7C15ull ^
-                    std::hash<std::string_view>{}(cmd.collection);
+    namespace_key = base::hash_bytes(cmd.collection, base::hash_bytes(cmd.database));
   }
   const uint64_t seed = workload_seed(namespace_key, static_cast<uint32_t>(cmd.kind));
   const uint64_t catalog_version = catalog_.version();

@@ -2,8 +2,6 @@
 
 #include <cstdio>
 
-#include "docguard/base/json_string.h"
-
 namespace docguard::advisor {
 
 std::string with_commas(uint64_t value) {
@@ -45,14 +43,6 @@ std::string human_duration_ms(int64_t ms) {
     }
   }
   return "0 ms";
-}
-
-std::string json_escape(std::string_view text) {
-  // One JSON string escaper for the project (docguard/base/json_string.h).
-  std::string out;
-  out.reserve(text.size() + 8);
-  json::append_escaped(out, text);
-  return out;
 }
 
 std::string html_escape(std::string_view text) {

@@ -7,10 +7,9 @@
 
 namespace docguard::advisor {
 
-std::string with_commas(uint64_t value);         // 1234567 -> "1,234,567"
-std::string human_bytes(uint64_t bytes);         // 2300786 -> "2.3 MB" (decimal units, as Atlas)
-std::string human_duration_ms(int64_t ms);       // 3600000 -> "1 h"
-std::string json_escape(std::string_view text);  // without the quotes
+std::string with_commas(uint64_t value);    // 1234567 -> "1,234,567"
+std::string human_bytes(uint64_t bytes);    // 2300786 -> "2.3 MB" (decimal units, as Atlas)
+std::string human_duration_ms(int64_t ms);  // 3600000 -> "1 h"
 std::string html_escape(std::string_view text);
 // The inline style sheet of docguard's self-contained HTML reports (scan's, whatif's).
 std::string_view html_report_style();

@@ -42,10 +42,17 @@ enum class RefusalStyle : uint8_t {
 enum class RuleKey : uint8_t {
   kNone,       // no key of its own in a rule (the `tracking` section or the guardrail's keys)
   kOwnReader,  // a value of its own shape, read by settings/ (a mapping, a flag, a schema)
-  kBytes,      // a bound in bytes: 16MB, 512KiB, 1000
-  kCount,      // a bound as a count up to `most`
-  kRatio,      // a bound between 0 and 1 (or a percentage)
+  // A number: each rule's is Rule::bound(kind), and a namespace's limit NamespaceLimits::limit
+  // (kind): a size's or a count's made by the rule set from the row, a ratio's by its own rule.
+  kBytes,  // a size: 16MB, 512KiB, 1000
+  kCount,  // a count up to `most`
+  kRatio,  // between 0 and 1 (or a percentage)
 };
+
+// Whether the key is a number a rule holds in Rule::bound(kind).
+constexpr bool is_number_key(RuleKey key) {
+  return key == RuleKey::kBytes || key == RuleKey::kCount || key == RuleKey::kRatio;
+}
 
 struct RuleKindRow {
   RuleKind kind;

@@ -17,33 +17,55 @@ CollectionStats::CollectionStats(std::string db_name, std::string coll_name)
       labels{db, coll, g_next_namespace_id.fetch_add(1, std::memory_order_relaxed)} {}
 
 void LookupWindow::set_window(std::chrono::seconds window) {
-  if (window == window_) return;
-  window_ = window;
-  slot_ms_ = std::max<int64_t>(1, window.count() * 1000 / static_cast<int64_t>(kSlots));
-  slots_ = {};
+  if (window.count() == window_seconds_.load(std::memory_order_relaxed)) return;
+  // A new rule set's window: rare. Counts of the old slots mean nothing in the new ones.
+  window_seconds_.store(window.count(), std::memory_order_relaxed);
+  slot_ms_.store(std::max<int64_t>(1, window.count() * 1000 / static_cast<int64_t>(kSlots)),
+                 std::memory_order_relaxed);
+  for (auto& slot : reads_) slot.store(0, std::memory_order_relaxed);
+  for (auto& slot : lookups_) slot.store(0, std::memory_order_relaxed);
 }
 
-int64_t LookupWindow::epoch_of(Clock::time_point now) const {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() /
-         slot_ms_;
+uint64_t LookupWindow::epoch_of(Clock::time_point now) const {
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch());
+  return static_cast<uint64_t>(ms.count() / slot_ms_.load(std::memory_order_relaxed));
+}
+
+void LookupWindow::count(std::atomic<uint64_t>& slot, uint64_t epoch) {
+  const uint64_t stamp = (epoch & kEpochMask) << kCountBits;
+  uint64_t word = slot.load(std::memory_order_relaxed);
+  while (true) {
+    // The slot's period: one more. A thread that waited a whole window between the load and
+    // the add counts its read in the slot's next period, which no total tells from its own.
+    if ((word & ~kCountMask) == stamp && (word & kCountMask) != kCountMask) {
+      slot.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+    if ((word & ~kCountMask) == stamp) return;  // full: 2^40 reads in one slot
+    // An older period: this read starts the slot's new one.
+    if (slot.compare_exchange_weak(word, stamp | 1, std::memory_order_relaxed)) return;
+  }
+}
+
+uint64_t LookupWindow::count_in(const std::atomic<uint64_t>& slot, uint64_t epoch) {
+  const uint64_t word = slot.load(std::memory_order_relaxed);
+  const uint64_t age = (epoch - (word >> kCountBits)) & kEpochMask;
+  return age < kSlots ? word & kCountMask : 0;
 }
 
 void LookupWindow::add(Clock::time_point now, bool with_lookup) {
-  const int64_t epoch = epoch_of(now);
-  Slot& s = slots_[static_cast<size_t>(epoch % static_cast<int64_t>(kSlots))];
-  if (s.epoch != epoch) s = Slot{epoch, 0, 0};
-  ++s.reads;
-  if (with_lookup) ++s.lookups;
+  const uint64_t epoch = epoch_of(now);
+  const size_t slot = epoch % kSlots;
+  count(reads_[slot], epoch);
+  if (with_lookup) count(lookups_[slot], epoch);
 }
 
 LookupWindow::Totals LookupWindow::totals(Clock::time_point now) const {
-  const int64_t epoch = epoch_of(now);
+  const uint64_t epoch = epoch_of(now);
   Totals t;
-  for (const Slot& s : slots_) {
-    if (s.epoch > epoch - static_cast<int64_t>(kSlots) && s.epoch <= epoch) {
-      t.reads += s.reads;
-      t.lookups += s.lookups;
-    }
+  for (size_t i = 0; i < kSlots; ++i) {
+    t.reads += count_in(reads_[i], epoch);
+    t.lookups += count_in(lookups_[i], epoch);
   }
   return t;
 }

@@ -71,7 +71,7 @@ void write_collection(json::Writer& w, const CollectionStats& stats,
   const auto totals = stats.lookups.totals(t);
   w.key("lookup").begin_object().member("window_seconds", stats.lookups.window().count());
   w.member("reads", totals.reads).member("reads_with_lookup", totals.lookups);
-  w.member("ratio", totals.ratio()).member("reads_total", stats.reads_total);
+  w.member("ratio", totals.ratio()).member("reads_total", stats.reads_total.load());
   w.member("reads_with_lookup_total", stats.lookup_reads_total).key("from").begin_object();
   for (const auto& [from, n] : stats.lookup_from) w.member(from, n);
   w.end_object().end_object();

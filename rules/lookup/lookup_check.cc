@@ -57,11 +57,7 @@ void LookupCheck::judge_read(CommandPass& s) {
   if (s.dry_run) {
     // RuleSnapshot as if this read were already in the window (the real pass adds it afterwards).
     if (!with_lookup || s.limits->limit(RuleKind::kMaxLookupRatio).empty()) return;
-    LookupWindow::Totals totals;
-    {
-      std::lock_guard lock(s.stats->mutex);
-      totals = s.stats->lookups.totals(s.now());
-    }
+    LookupWindow::Totals totals = s.stats->lookups.totals(s.now());
     ++totals.reads;
     ++totals.lookups;
     if (totals.reads < s.limits->lookup_min_reads) return;
@@ -72,20 +68,21 @@ void LookupCheck::judge_read(CommandPass& s) {
   }
   auto& labels = sc.labels;
   labels.clear();
+  // A read without a join, most reads, takes no lock: the window's slots are atomic.
+  s.stats->reads_total.fetch_add(1, std::memory_order_relaxed);
+  s.stats->lookups.set_window(s.limits->lookup_window);
+  s.stats->lookups.add(s.now(), with_lookup);
   LookupWindow::Totals totals;
-  {
-    std::lock_guard lock(s.stats->mutex);
-    ++s.stats->reads_total;
-    s.stats->lookups.set_window(s.limits->lookup_window);
-    s.stats->lookups.add(s.now(), with_lookup);
-    if (with_lookup) {
+  if (with_lookup) {
+    {
+      std::lock_guard lock(s.stats->mutex);
       ++s.stats->lookup_reads_total;
       for (const Join& j : joins) labels.push_back(&s.stats->count_from(j.from, kMaxLookupFroms));
       for (const auto& from : view_joins) {
         labels.push_back(&s.stats->count_from(from, kMaxLookupFroms));
       }
-      totals = s.stats->lookups.totals(s.now());
     }
+    totals = s.stats->lookups.totals(s.now());
   }
   if (measurements_ != nullptr) {
     measurements_->on_read(s.stats->labels, with_lookup, s.app);

@@ -31,13 +31,17 @@ inline constexpr std::string_view kOverflowLabel = "_other";
 using Histogram = base::LogHistogram<2, 41>;
 
 // Reads and reads with a join over a sliding window, in kSlots slots of window/kSlots each.
+// Every read of a namespace counts here, from every io thread: the slots are atomic words, so
+// counting takes no lock (a read holds no lock of its namespace unless it joins).
 class LookupWindow {
  public:
   static constexpr size_t kSlots = 60;
   using Clock = std::chrono::steady_clock;
 
   void set_window(std::chrono::seconds window);
-  std::chrono::seconds window() const { return window_; }
+  std::chrono::seconds window() const {
+    return std::chrono::seconds(window_seconds_.load(std::memory_order_relaxed));
+  }
   void add(Clock::time_point now, bool with_lookup);
   struct Totals {
     uint64_t reads = 0;
@@ -47,15 +51,22 @@ class LookupWindow {
   Totals totals(Clock::time_point now) const;
 
  private:
-  struct Slot {
-    int64_t epoch = -1;
-    uint32_t reads = 0;
-    uint32_t lookups = 0;
-  };
-  int64_t epoch_of(Clock::time_point now) const;
-  std::chrono::seconds window_ = kDefaultLookupWindow;
-  int64_t slot_ms_ = 1000;
-  std::array<Slot, kSlots> slots_{};
+  // A slot's count and the slot period (epoch) it counts for, in one word: the period's low
+  // kEpochBits bits above a kCountBits-bit count. A word of another period counts nothing
+  // (all zero: a cleared slot). Periods are compared modulo 2^kEpochBits, enough to tell the
+  // last kSlots apart.
+  static constexpr int kEpochBits = 24;
+  static constexpr int kCountBits = 64 - kEpochBits;
+  static constexpr uint64_t kCountMask = (uint64_t{1} << kCountBits) - 1;
+  static constexpr uint64_t kEpochMask = (uint64_t{1} << kEpochBits) - 1;
+  static void count(std::atomic<uint64_t>& slot, uint64_t epoch);
+  static uint64_t count_in(const std::atomic<uint64_t>& slot, uint64_t epoch);
+  uint64_t epoch_of(Clock::time_point now) const;
+
+  std::atomic<int64_t> window_seconds_{kDefaultLookupWindow.count()};
+  std::atomic<int64_t> slot_ms_{kDefaultLookupWindow.count() * 1000 / int64_t{kSlots}};
+  std::array<std::atomic<uint64_t>, kSlots> reads_{};
+  std::array<std::atomic<uint64_t>, kSlots> lookups_{};
 };
 
 // Everything known about one namespace (or the "_other" overflow namespace). Not thread-safe
@@ -107,7 +118,7 @@ struct CollectionStats {
   };
   std::unordered_map<std::string, FieldStats, StringHash, std::equal_to<>> fields;
   LookupWindow lookups;
-  uint64_t reads_total = 0;
+  std::atomic<uint64_t> reads_total{0};  // counted without the lock, as `lookups` is
   uint64_t lookup_reads_total = 0;
   std::unordered_map<std::string, uint64_t, StringHash, std::equal_to<>> lookup_from;
   std::array<std::array<uint64_t, 3>, static_cast<size_t>(RuleKind::kCount)> violations{};

@@ -198,8 +198,10 @@ class ThreadCells {
     // of the sorted bounds for the first one >= v (+Inf past the last; NaN in the first).
     const Bounds& b = *histogram.bounds;
     const auto bucket = static_cast<uint32_t>(std::lower_bound(b.begin(), b.end(), v) - b.begin());
-    bump(t.cell(histogram.slot + bucket), 1);
-    bump(t.cell(histogram.slot + static_cast<uint32_t>(b.size()) + 1), v);
+    // A series' cells are in one chunk (add_series): found once.
+    Cell* const cells = t.cell(histogram.slot);
+    bump(cells + bucket, 1);
+    bump(cells + b.size() + 1, v);
   }
   static void bump(Cell* c, double v) {
     c->store(c->load(std::memory_order_relaxed) + v, std::memory_order_relaxed);

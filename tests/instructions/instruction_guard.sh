@@ -38,7 +38,7 @@ fi
 # K per message: enough to average the live advisor's 1-in-8 sampling exactly (multiples of 8)
 # and to dwarf the first message's one-off work, few enough to stay within seconds.
 declare -A repeat=([small_insert]=200 [find]=200 [insert_1mib]=8 [bulk_push_update]=24 [schema_insert]=200 [unvalidated_insert]=200 [tracked_push_update]=24
-  [find_guardrail]=200 [update_guardrail]=200 [find_bare]=200 [find_ledger]=200)
+  [find_guardrail]=200 [update_guardrail]=200 [find_bare]=200 [find_ledger]=200 [insert_find]=200)
 
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

@@ -6,13 +6,13 @@
 //
 // Usage: docguard_message_path MESSAGE N, MESSAGE one of small_insert, find,
 // insert_1mib, bulk_push_update, schema_insert, unvalidated_insert, tracked_push_update,
-// find_guardrail, update_guardrail, find_bare, find_ledger (`list` prints them). The *_guardrail
-// ones run with the query guardrail's index check on as well (require_index for every namespace,
-// the collection's indexes known): an _id find and an update by an indexed field. Every case runs
-// with the workload ledger on (the default) but find_bare, the same _id find with the ledger off
-// and no guardrail: the reference the ledger and the guardrail together are held to (a budget
-// of instructions over it, instruction_guard.sh). find_ledger: a find by an indexed field with a
-// sort and a projection, the guardrail on, so the shape's hash walks more than one key.
+// find_guardrail, update_guardrail, find_bare, find_ledger, insert_find (`list` prints them). The
+// *_guardrail ones run with the query guardrail's index check on as well (require_index for every
+// namespace, the collection's indexes known): an _id find and an update by an indexed field. Every
+// case runs with the workload ledger on (the default) but find_bare, the same _id find with the
+// ledger off and no guardrail: the reference the ledger and the guardrail together are held to (a
+// budget of instructions over it, instruction_guard.sh). find_ledger: a find by an indexed field
+// with a sort and a projection, the guardrail on, so the shape's hash walks more than one key.
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
@@ -264,7 +264,7 @@ std::vector<uint8_t> tracked_push_update(int count) {
 
 // The request with the reply the stub upstream would give; false for an unknown name.
 bool make(const std::string& name, std::vector<uint8_t>& request, std::vector<uint8_t>& answer) {
-  if (name == "small_insert") {
+  if (name == "small_insert" || name == "insert_find") {
     request = bench::one_doc_insert(bench::small_doc(1));
     answer = write_reply(1);
   } else if (name == "find") {
@@ -310,7 +310,8 @@ int main(int argc, char** argv) {
   if (argc == 2 && std::strcmp(argv[1], "list") == 0) {
     std::puts(
         "small_insert\nfind\ninsert_1mib\nbulk_push_update\nschema_insert\nunvalidated_insert\n"
-        "tracked_push_update\nfind_guardrail\nupdate_guardrail\nfind_bare\nfind_ledger");
+        "tracked_push_update\nfind_guardrail\nupdate_guardrail\nfind_bare\nfind_ledger\n"
+        "insert_find");
     return 0;
   }
   if (argc != 3) {
@@ -323,6 +324,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "unknown message %s\n", argv[1]);
     return 2;
   }
+  // insert_find: a small insert and a find by _id in turn, as the benchmark's load sends them
+  // (the other messages repeat one command, which every per-command cache always hits).
+  std::vector<uint8_t> second_request = request, second_answer = answer;
+  if (std::strcmp(argv[1], "insert_find") == 0) make("find", second_request, second_answer);
   const long n = std::strtol(argv[2], nullptr, 10);
 
   proxy::ProxyConfig config;
@@ -349,14 +354,16 @@ int main(int argc, char** argv) {
   long forwarded = 0;
   for (long i = 0; i < n; ++i) {
     // What Session does per message, in order, without its reads and writes.
-    const auto outcome = conv.on_request(request);
+    const bool second = i % 2 == 1;
+    const auto outcome = conv.on_request(second ? second_request : request);
     if (outcome.action == conversation::Conversation::RequestOutcome::Action::kForward) {
       ++forwarded;
     }
     runtime.metrics.add_client_bytes(outcome.bytes.size());
     conv.release_request_buffer();
-    runtime.metrics.add_upstream_bytes(answer.size());
-    const auto back = conv.on_reply(answer);  // decodes once: the forward decision and signals
+    const std::vector<uint8_t>& reply = second ? second_answer : answer;
+    runtime.metrics.add_upstream_bytes(reply.size());
+    const auto back = conv.on_reply(reply);  // decodes once: the forward decision and signals
     if (back.drop || back.signals.state_change) return 1;
     conv.release_reply_buffer();
   }

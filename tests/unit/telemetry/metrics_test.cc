@@ -161,6 +161,39 @@ TEST(ThreadCellsTest, TheLastSeriesOfAFamilyIsNeverAnotherLabelSet) {
   EXPECT_EQ(by_name.at("1:8:a|bc")->Value(), 3);
 }
 
+// Traffic that alternates between label sets (an insert, then a find) finds them again among
+// the family's earlier series, and more label sets than those remembered still each count in
+// their own series, whether the update went through add_to_last or find.
+TEST(ThreadCellsTest, AlternatingLabelSetsEachCountInTheirOwnSeries) {
+  prometheus::Registry registry;
+  auto& family = prometheus::BuildCounter().Name("alternating").Register(registry);
+  ThreadCells cells;
+  std::map<std::string, prometheus::Counter*> by_name;
+  int made = 0;
+  auto count = [&](std::string_view name) {
+    if (cells.add_to_last(2, 5, {name}, 1)) return;
+    cells.increment(cells.find(2, 5, {name}, [&] {
+      ++made;
+      auto& c = family.Add({{"n", std::string(name)}});
+      by_name[std::string(name)] = &c;
+      return cells.add(c);
+    }));
+  };
+  const std::vector<std::string> two = {"insert", "find"};
+  const std::vector<std::string> six = {"a", "b", "c", "d", "e", "f"};
+  for (int round = 0; round < 50; ++round) {
+    for (const auto& n : two) count(n);
+  }
+  for (int round = 0; round < 50; ++round) {
+    for (const auto& n : six) count(n);
+  }
+  cells.fold();
+  EXPECT_EQ(made, 8);  // once per label set: the thread's index keeps them all
+  EXPECT_EQ(by_name.at("insert")->Value(), 50);
+  EXPECT_EQ(by_name.at("find")->Value(), 50);
+  for (const auto& n : six) EXPECT_EQ(by_name.at(n)->Value(), 50) << n;
+}
+
 TEST(MetricsTest, ScrapeShowsThePerMessageMetrics) {
   const rules::NamespaceLabels kShopItems{"shop", "items", 1};
   Metrics metrics;

@@ -20,6 +20,7 @@
 #include <string_view>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "docguard/base/hash.h"
@@ -57,9 +58,9 @@ class ThreadCells {
 
   // The calling thread's handle for a labeled series, from its own index (no lock); on this
   // thread's first use of the label set, make() resolves it (and may register the series).
-  // A thread mostly meets the same series again (one collection's burst of inserts), so the
-  // last series of each family is compared first: the prefix as one number, the other values
-  // part by part; no key is built or hashed then.
+  // A thread mostly meets the same few series again (one collection's inserts and finds in
+  // turn), so the family's last series, then kEarlier ones, are compared first: the prefix as
+  // one number, the other values part by part; no key is built or hashed then.
   // make() returns a Resolved: the handle, and whether this thread may remember it under the
   // label set (a label set the exposition's series budget refused is counted in an overflow
   // series and not remembered, so refused label sets cost no memory here).
@@ -72,14 +73,20 @@ class ThreadCells {
   template <typename Make>
   Handle find(uint8_t family, uint64_t prefix, LabelValues values, const Make& make) {
     Thread& t = this_thread();
-    LastSeries& last = t.last[family];
-    if (last.matches(prefix, values)) return last.handle;
+    if (const LastSeries* known = t.known(family, prefix, values)) return known->handle;
     const std::string_view key = t.key_of(family, prefix, values);
     auto it = t.index.find(key);
     if (it == t.index.end()) {
       const Resolved resolved = make();
       if (!resolved.remember) return resolved.handle;
       it = t.index.emplace(std::string(key), resolved.handle).first;
+    }
+    // The last one becomes an earlier one, in place of the one met longest ago.
+    LastSeries& last = t.last[family];
+    Earlier& earlier = t.earlier[family];
+    if (!last.key.empty()) {
+      std::swap(earlier.series[earlier.next], last);
+      earlier.next = static_cast<uint8_t>((earlier.next + 1) % kEarlier);
     }
     last.key.assign(key);
     last.prefix = prefix;
@@ -90,19 +97,19 @@ class ThreadCells {
   void increment(Handle counter, double v = 1) { bump(this_thread().cell(counter.slot), v); }
   void observe(Handle histogram, double v) { observe_in(this_thread(), histogram, v); }
 
-  // The hot path of a labeled update: when the family's last series on this thread is this
-  // label set, adds `v` to it (a counter) or observes `v` (a histogram) and returns true, with
-  // one lookup of the thread and no call. False, nothing done, otherwise: then find() and
+  // The hot path of a labeled update: when one of the family's last series on this thread is
+  // this label set, adds `v` to it (a counter) or observes `v` (a histogram) and returns true,
+  // with one lookup of the thread and no call. False, nothing done, otherwise: then find() and
   // increment() or observe().
   [[gnu::always_inline]] bool add_to_last(uint8_t family, uint64_t prefix, LabelValues values,
                                           double v) {
     Thread& t = this_thread();
-    const LastSeries& last = t.last[family];
-    if (!last.matches(prefix, values)) return false;
-    if (last.handle.bounds == nullptr) {
-      bump(t.cell(last.handle.slot), v);
+    const LastSeries* last = t.known(family, prefix, values);
+    if (last == nullptr) return false;
+    if (last->handle.bounds == nullptr) {
+      bump(t.cell(last->handle.slot), v);
     } else {
-      observe_in(t, last.handle, v);
+      observe_in(t, last->handle, v);
     }
     return true;
   }
@@ -158,6 +165,20 @@ class ThreadCells {
       return true;
     }
   };
+  // A family's series met before the last one on this thread, for traffic that alternates
+  // between label sets (an insert, then a find, of one collection): compared, after the last
+  // one, before any key is built.
+  static constexpr size_t kEarlier = 3;
+  struct Earlier {
+    std::array<LastSeries, kEarlier> series;
+    uint8_t next = 0;  // the one to replace next: the one met longest ago
+    [[gnu::noinline]] const LastSeries* find(uint64_t prefix, LabelValues values) const {
+      for (const LastSeries& s : series) {
+        if (s.matches(prefix, values)) return &s;
+      }
+      return nullptr;
+    }
+  };
   struct Thread {
     std::thread::id id;
     // Written by the owning thread only; a scrape reads the cells under `mutex`, which the
@@ -166,6 +187,13 @@ class ThreadCells {
     std::vector<std::unique_ptr<Cell[]>> chunks;
     std::unordered_map<std::string, Handle, base::StringHash, std::equal_to<>> index;
     std::array<LastSeries, kFamilies> last;
+    std::array<Earlier, kFamilies> earlier;
+    // The family's last series, or one met before it; null when neither is this label set.
+    [[gnu::always_inline]] const LastSeries* known(uint8_t family, uint64_t prefix,
+                                                   LabelValues values) const {
+      if (last[family].matches(prefix, values)) return &last[family];
+      return earlier[family].find(prefix, values);
+    }
     std::string key_buffer;  // key_of's, reused
 
     std::string_view key_of(uint8_t family, uint64_t prefix, LabelValues values) {

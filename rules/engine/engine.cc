@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 
+#include "docguard/base/short_equal.h"
 #include "engine_internal.h"
 
 namespace docguard::rules {
@@ -118,7 +119,7 @@ const std::string& Engine::app_label(std::string_view app, uint32_t max_apps) {
   // and the thread's last answer spares them the shared lock.
   Scratch& sc = scratch();
   if (sc.last_app_label != nullptr && sc.last_app_engine == id_ && sc.last_app_max == max_apps &&
-      sc.last_app == app) {
+      base::same_text(sc.last_app, app)) {
     return *sc.last_app_label;
   }
   const std::string* label = &kOther;

@@ -9,6 +9,7 @@
 #include "docguard/advisor/detectors.h"
 #include "docguard/advisor/text_format.h"
 #include "docguard/base/hash.h"
+#include "docguard/base/short_equal.h"
 #include "docguard/codec/bson_elements.h"
 #include "live_state.h"
 
@@ -50,8 +51,8 @@ bool LiveAdvisor::sampled(std::atomic<uint64_t>& counter) {
 LiveAdvisor::Namespace* LiveAdvisor::state_for(std::string_view db, std::string_view coll) {
   // Traffic meets the same namespace again and again: the last one is compared by its names
   // before a key is built and looked up.
-  if (last_namespace_ != nullptr && last_namespace_->profile.collection() == coll &&
-      last_namespace_->profile.db() == db) {
+  if (last_namespace_ != nullptr && base::same_text(last_namespace_->profile.collection(), coll) &&
+      base::same_text(last_namespace_->profile.db(), db)) {
     return last_namespace_;
   }
   last_namespace_ = find_or_add_namespace(db, coll);

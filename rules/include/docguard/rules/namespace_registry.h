@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "docguard/base/hash.h"
+#include "docguard/base/short_equal.h"
 #include "docguard/codec/command_view.h"
 #include "docguard/rules/collection_stats.h"
 
@@ -23,8 +24,9 @@ namespace docguard::rules {
 
 // Whether `ns` is "db.coll".
 inline bool is_namespace(std::string_view ns, std::string_view db, std::string_view coll) {
-  return ns.size() == db.size() + 1 + coll.size() && ns[db.size()] == '.' && ns.starts_with(db) &&
-         ns.ends_with(coll);
+  return ns.size() == db.size() + 1 + coll.size() && ns[db.size()] == '.' &&
+         base::same_bytes(ns.data(), db.data(), db.size()) &&
+         base::same_bytes(ns.data() + db.size() + 1, coll.data(), coll.size());
 }
 
 class NamespaceRegistry {

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "docguard/base/hash.h"
+#include "docguard/base/short_equal.h"
 #include "docguard/codec/bson_view.h"
 
 namespace docguard::telemetry {
@@ -133,36 +134,13 @@ class ThreadCells {
       const char* at = key.data() + kValuesAt;
       const char* const end = key.data() + key.size();
       for (auto v : values) {
-        if (static_cast<size_t>(end - at) < v.size() + 1 || !same(at, v.data(), v.size()) ||
-            at[v.size()] != kSeparator) {
+        if (static_cast<size_t>(end - at) < v.size() + 1 ||
+            !base::same_bytes(at, v.data(), v.size()) || at[v.size()] != kSeparator) {
           return false;
         }
         at += v.size() + 1;
       }
       return at == end;
-    }
-    // Label values are short (names): eight bytes at a time, inline, beats a call to memcmp.
-    static bool same(const char* a, const char* b, size_t n) {
-      for (; n >= 8; a += 8, b += 8, n -= 8) {
-        uint64_t x = 0;
-        uint64_t y = 0;
-        std::memcpy(&x, a, 8);
-        std::memcpy(&y, b, 8);
-        if (x != y) return false;
-      }
-      if (n >= 4) {  // 4 to 7 bytes: the first four and the last four (they may overlap)
-        uint32_t x[2] = {0, 0};
-        uint32_t y[2] = {0, 0};
-        std::memcpy(&x[0], a, 4);
-        std::memcpy(&y[0], b, 4);
-        std::memcpy(&x[1], a + n - 4, 4);
-        std::memcpy(&y[1], b + n - 4, 4);
-        return x[0] == y[0] && x[1] == y[1];
-      }
-      for (; n > 0; ++a, ++b, --n) {
-        if (*a != *b) return false;
-      }
-      return true;
     }
   };
   // A family's series met before the last one on this thread, for traffic that alternates

@@ -76,10 +76,11 @@ struct WatchedKeys {
 
 // Checks a document at data[0, size): its length prefix matches `size`, its elements fit, and
 // it ends with NUL. `base` is its offset in the outermost document, for error reporting. With
-// kWatch, the top-level keys are also compared with `watched` (embedded documents never are).
-template <bool kWatch>
+// kWatch, the top-level keys are also compared with `watched`; with kTop, they are noted in
+// `top` (embedded documents never are either).
+template <bool kWatch, bool kTop = false>
 bool structure_valid(const uint8_t* data, size_t size, int depth, size_t base, size_t* error_offset,
-                     WatchedKeys* watched) {
+                     WatchedKeys* watched, TopLevelElements* top = nullptr) {
   if (depth > kMaxBsonDepth || size < 5 || static_cast<size_t>(load_le32(data)) != size ||
       data[size - 1] != 0) {
     *error_offset = base;
@@ -118,6 +119,12 @@ bool structure_valid(const uint8_t* data, size_t size, int depth, size_t base, s
     const uint8_t type = data[pos++];
     if (!cstring_at(pos, &pos)) return fail(element);
     if constexpr (kWatch) watched->check(data + element + 1, pos - element - 2);
+    if constexpr (kTop) {
+      if (top->count < TopLevelElements::kCapacity) {
+        top->entries[top->count] = {static_cast<uint32_t>(element), static_cast<uint32_t>(pos)};
+      }
+      ++top->count;
+    }
     size_t fixed = 0;
     switch (type) {
       case 0x01:
@@ -217,14 +224,37 @@ bool bson_structure_valid(const BsonView& doc, size_t* error_offset) {
   return structure_valid<false>(doc.data, doc.size, 0, 0, error_offset, nullptr);
 }
 
+namespace {
+// What a walk noted in `top` is all of the elements when it found them valid and few enough.
+bool close_top(TopLevelElements* top, bool valid) {
+  top->complete = valid && top->count <= TopLevelElements::kCapacity;
+  if (top->count > TopLevelElements::kCapacity) top->count = TopLevelElements::kCapacity;
+  return valid;
+}
+}  // namespace
+
+bool bson_structure_valid(const BsonView& doc, size_t* error_offset, TopLevelElements* top) {
+  top->count = 0;
+  if (doc.empty()) {
+    *error_offset = 0;
+    return close_top(top, false);
+  }
+  return close_top(
+      top, structure_valid<false, true>(doc.data, doc.size, 0, 0, error_offset, nullptr, top));
+}
+
 bool bson_structure_valid(const BsonView& doc, size_t* error_offset,
-                          std::span<const std::string_view> keys, std::string_view* first_found) {
+                          std::span<const std::string_view> keys, std::string_view* first_found,
+                          TopLevelElements* top) {
   WatchedKeys watched(keys);
-  const bool valid =
-      !doc.empty() && structure_valid<true>(doc.data, doc.size, 0, 0, error_offset, &watched);
+  TopLevelElements unused;
+  if (top == nullptr) top = &unused;
+  top->count = 0;
+  const bool valid = !doc.empty() && structure_valid<true, true>(doc.data, doc.size, 0, 0,
+                                                                 error_offset, &watched, top);
   if (doc.empty()) *error_offset = 0;
   *first_found = watched.first_found;
-  return valid;
+  return close_top(top, valid);
 }
 
 std::string to_json(const BsonView& doc) {

@@ -44,7 +44,7 @@ enum class BodyField : uint8_t {
 
 class BodyFields {
  public:
-  void take(BodyField f, const BsonElements& e) {
+  void take(BodyField f, const BsonValue& e) {
     slots_[index(f)] = Slot{e.value, e.value_size, e.type};
     taken_ |= 1u << index(f);
   }
@@ -83,77 +83,75 @@ const char* payload_field_of(CommandKind kind) {
   }
 }
 
-// `it` is at the first element; the others are read from there on.
-void scan_body(BsonElements it, std::string_view payload_field, BodyFields& f) {
+// One of the body's fields after the first.
+[[gnu::always_inline]] inline void scan_field(std::string_view key, const BsonValue& it,
+                                              std::string_view payload_field, BodyFields& f) {
   using enum BodyField;
-  while (it.next()) {
-    const std::string_view key = it.key;
-    if (key.empty()) continue;
-    // The first letter sorts out all but at most two candidates.
-    switch (key[0]) {
-      case '$':
-        if (key == "$db") f.take(kDb, it);
-        break;
-      case 'o':
-        if (key == "ordered") f.take(kOrdered, it);
-        break;
-      case 'b':
-        if (key == "bypassDocumentValidation") f.take(kBypass, it);
-        break;
-      case 'n':
-        if (key == "nsInfo") f.take(kNsInfo, it);
-        break;
-      case 'p':
-        if (key == "pipeline") {
-          f.take(kPipeline, it);
-        } else if (key == "projection") {
-          f.take(kProjection, it);
-        }
-        break;
-      case 's':
-        if (key == "sort") f.take(kSort, it);
-        break;
-      case 'q':
-        if (key == "query") f.take(kQuery, it);
-        break;
-      case 'u':
-        if (key == "update") {
-          f.take(kUpdate, it);
-        } else if (key == "upsert") {
-          f.take(kUpsert, it);
-        }
-        break;
-      case 'r':
-        if (key == "remove") f.take(kRemove, it);
-        break;
-      case 'f':
-        if (key == "filter") {
-          f.take(kFilter, it);
-        } else if (key == "fields") {
-          f.take(kFields, it);
-        }
-        break;
-      case 'c':
-        if (key == "collection") {
-          f.take(kCollection, it);
-        } else if (key == "collation") {
-          f.take(kCollation, it);
-        }
-        break;
-      case 'h':
-        if (key == "hint") f.take(kHint, it);
-        break;
-      case 't':
-        if (key == "tailable") f.take(kTailable, it);
-        break;
-      case 'm':
-        if (key == "maxTimeMS") f.take(kMaxTime, it);
-        break;
-      default:
-        break;
-    }
-    if (key == payload_field) f.take(kPayload, it);
+  if (key.empty()) return;
+  // The first letter sorts out all but at most two candidates.
+  switch (key[0]) {
+    case '$':
+      if (key == "$db") f.take(kDb, it);
+      break;
+    case 'o':
+      if (key == "ordered") f.take(kOrdered, it);
+      break;
+    case 'b':
+      if (key == "bypassDocumentValidation") f.take(kBypass, it);
+      break;
+    case 'n':
+      if (key == "nsInfo") f.take(kNsInfo, it);
+      break;
+    case 'p':
+      if (key == "pipeline") {
+        f.take(kPipeline, it);
+      } else if (key == "projection") {
+        f.take(kProjection, it);
+      }
+      break;
+    case 's':
+      if (key == "sort") f.take(kSort, it);
+      break;
+    case 'q':
+      if (key == "query") f.take(kQuery, it);
+      break;
+    case 'u':
+      if (key == "update") {
+        f.take(kUpdate, it);
+      } else if (key == "upsert") {
+        f.take(kUpsert, it);
+      }
+      break;
+    case 'r':
+      if (key == "remove") f.take(kRemove, it);
+      break;
+    case 'f':
+      if (key == "filter") {
+        f.take(kFilter, it);
+      } else if (key == "fields") {
+        f.take(kFields, it);
+      }
+      break;
+    case 'c':
+      if (key == "collection") {
+        f.take(kCollection, it);
+      } else if (key == "collation") {
+        f.take(kCollation, it);
+      }
+      break;
+    case 'h':
+      if (key == "hint") f.take(kHint, it);
+      break;
+    case 't':
+      if (key == "tailable") f.take(kTailable, it);
+      break;
+    case 'm':
+      if (key == "maxTimeMS") f.take(kMaxTime, it);
+      break;
+    default:
+      break;
   }
+  if (key == payload_field) f.take(kPayload, it);
 }
 
 void take_payload(const codec::OpMsg& msg, const BodyFields& f, const char* field,
@@ -280,18 +278,37 @@ CommandView describe(const codec::OpMsg& msg) {
       if (otel.find("traceparent")) view.traceparent = otel.utf8();
     }
   }
-  // The body was validated by OpMsg::parse; the walk still checks bounds.
+  // The body's elements as parse() noted them while it validated the body; when it did not
+  // (more than it keeps, or an OpMsg made otherwise), a walk that checks bounds.
+  const TopLevelElements& top = msg.body_elements;
+  const uint8_t* const data = msg.body.data;
+  const auto key_at = [&](uint32_t i) {
+    const TopLevelElements::Entry e = top.entries[i];
+    return std::string_view(reinterpret_cast<const char*>(data) + e.element + 1,
+                            e.value - e.element - 2);
+  };
+  const auto value_at = [&](uint32_t i) {
+    const TopLevelElements::Entry e = top.entries[i];
+    const uint32_t end = i + 1 < top.count ? top.entries[i + 1].element : msg.body.size - 1;
+    return BsonValue(data[e.element], data + e.value, end - e.value);
+  };
   BsonElements it(msg.body);
-  if (!it.next()) return view;
-  view.name = it.key;
+  if (top.complete ? top.count == 0 : !it.next()) return view;
+  const BsonValue first = top.complete ? value_at(0) : static_cast<const BsonValue&>(it);
+  view.name = top.complete ? key_at(0) : it.key;
   view.kind = kind_of(view.name);
-  view.collection = it.utf8();
-  const BsonElements first = it;
+  view.collection = first.utf8();
 
   const char* payload_field = payload_field_of(view.kind);
+  const std::string_view payload =
+      payload_field != nullptr ? std::string_view(payload_field) : std::string_view();
   BodyFields f;
+  if (top.complete) {
+    for (uint32_t i = 1; i < top.count; ++i) scan_field(key_at(i), value_at(i), payload, f);
+  } else {
+    while (it.next()) scan_field(it.key, it, payload, f);
+  }
   using enum BodyField;
-  scan_body(it, payload_field != nullptr ? std::string_view(payload_field) : std::string_view(), f);
   if (f[kDb].type != 0) view.database = f[kDb].utf8();
   if (f[kOrdered].type != 0) view.ordered = f[kOrdered].as_bool();
   if (f[kBypass].type != 0) view.bypass_document_validation = f[kBypass].as_bool();

@@ -186,14 +186,17 @@ OpMsg OpMsg::parse(Bytes message, bool verify_checksum) {
   // Identifiers must not also appear as body fields: the body's validation compares its keys
   // with them on the way (a second walk over the body cost more than the comparisons). A clash
   // is reported after the sequences' documents are validated, as malformed BSON comes first.
+  // The body's walk also notes where its top-level elements are, for describe().
   std::string_view clash;
+  size_t offset = 0;
   if (msg.sequences.empty()) {
-    validate_structure(msg.body);
+    if (!bson_structure_valid(msg.body, &offset, &msg.body_elements)) {
+      throw_malformed(msg.body, offset);
+    }
   } else {
     base::InlineVector<std::string_view, 2> identifiers;
     for (const auto& s : msg.sequences) identifiers.push_back(s.identifier);
-    size_t offset = 0;
-    if (!bson_structure_valid(msg.body, &offset, identifiers, &clash)) {
+    if (!bson_structure_valid(msg.body, &offset, identifiers, &clash, &msg.body_elements)) {
       throw_malformed(msg.body, offset);
     }
   }

@@ -103,6 +103,47 @@ TEST(BsonStructure, FindsTheFirstWatchedTopLevelKey) {
   EXPECT_FALSE(bson_structure_valid(BsonView{}, &offset, ops, &found));
 }
 
+TEST(BsonStructure, NotesWhereTheTopLevelElementsAndTheirValuesStart) {
+  auto doc = json(R"({"a": {"b": 1}, "cd": "x", "e": [1, 2]})");
+  const auto bytes = bytes_of(doc);
+  const BsonView v{bytes.data(), static_cast<uint32_t>(bytes.size())};
+  size_t offset = 0;
+  TopLevelElements top;
+  ASSERT_TRUE(bson_structure_valid(v, &offset, &top));
+  ASSERT_TRUE(top.complete);
+  ASSERT_EQ(top.count, 3u);  // embedded elements are not noted
+  EXPECT_EQ(top.entries[0].element, 4u);
+  EXPECT_EQ(top.entries[0].value, 4u + 1 + 2);  // type, "a", NUL
+  EXPECT_EQ(bytes[top.entries[1].element], 0x02);
+  EXPECT_EQ(top.entries[1].value - top.entries[1].element, 1u + 3);  // type, "cd", NUL
+  EXPECT_EQ(bytes[top.entries[2].element], 0x04);
+  // The same with watched keys; and nothing complete of a corrupt document or of one of more
+  // elements than are kept.
+  std::string_view found;
+  const std::string_view keys[] = {"cd"};
+  TopLevelElements watched_top;
+  ASSERT_TRUE(bson_structure_valid(v, &offset, keys, &found, &watched_top));
+  EXPECT_EQ(found, "cd");
+  EXPECT_TRUE(watched_top.complete);
+  EXPECT_EQ(watched_top.count, 3u);
+  EXPECT_EQ(watched_top.entries[2].value, top.entries[2].value);
+  auto corrupt = bytes;
+  store_le32(corrupt.data() + 4 + 1 + 2, 300);
+  EXPECT_FALSE(bson_structure_valid(BsonView{corrupt.data(), static_cast<uint32_t>(corrupt.size())},
+                                    &offset, &top));
+  EXPECT_FALSE(top.complete);
+  std::string many = "{";
+  for (uint32_t i = 0; i <= TopLevelElements::kCapacity; ++i) {
+    many += (i ? ", \"k" : "\"k") + std::to_string(i) + "\": 1";
+  }
+  many += "}";
+  const auto many_bytes = bytes_of(json(many.c_str()));
+  EXPECT_TRUE(bson_structure_valid(
+      BsonView{many_bytes.data(), static_cast<uint32_t>(many_bytes.size())}, &offset, &top));
+  EXPECT_FALSE(top.complete);
+  EXPECT_EQ(top.count, TopLevelElements::kCapacity);
+}
+
 TEST(BsonStructure, RejectsKeysThatOnlyEndAtTheDocumentsOwnNul) {
   // The key scan stops at the document's terminating NUL, which ends no key or regex.
   size_t off = 99;

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <deque>
+#include <string>
+#include <vector>
+
 #include "test_messages.h"
 
 namespace docguard::codec {
@@ -148,6 +152,60 @@ TEST(CommandView, QueryScalarKeyIsTheQuerysAndKeptOnceAsked) {
   EXPECT_EQ(v.query_scalar_key(), "sku");
   auto range = testing::op_msg(R"({"find": "c", "$db": "t", "filter": {"sku": {"$gt": 1}}})");
   EXPECT_EQ(describe(codec::OpMsg::parse(range)).query_scalar_key(), "");
+}
+
+}  // namespace
+}  // namespace docguard::codec
+
+namespace docguard::codec {
+namespace {
+
+// What describe() reads is the same whether it takes the elements parse() noted while it
+// validated the body, walks a body of more elements than parse() keeps, or walks the body of
+// an OpMsg made by hand (nothing noted).
+TEST(CommandView, TheSameViewFromNotedElementsFromAWalkAndFromAMessageMadeByHand) {
+  std::deque<std::vector<uint8_t>> messages;  // the views point into them
+  auto describe_body = [&](const std::string& body_json) {
+    const auto& m = messages.emplace_back(testing::op_msg(body_json.c_str()));
+    const OpMsg parsed = OpMsg::parse(m);
+    OpMsg by_hand;
+    by_hand.body = parsed.body;  // no elements noted: a walk
+    EXPECT_FALSE(by_hand.body_elements.complete);
+    const CommandView a = describe(parsed);
+    const CommandView b = describe(by_hand);
+    EXPECT_EQ(a.kind, b.kind);
+    EXPECT_EQ(a.name, b.name);
+    EXPECT_EQ(a.database, b.database);
+    EXPECT_EQ(a.collection, b.collection);
+    EXPECT_EQ(a.query.size, b.query.size);
+    EXPECT_EQ(a.sort.size, b.sort.size);
+    EXPECT_EQ(a.hint_name, b.hint_name);
+    EXPECT_EQ(a.has_max_time, b.has_max_time);
+    return std::make_pair(parsed.body_elements.complete, a);
+  };
+  const auto [few_noted, few] =
+      describe_body(R"({"find": "items", "filter": {"a": 1}, "sort": {"b": 1}, "hint": "a_1",
+                        "maxTimeMS": 5, "$db": "shop"})");
+  EXPECT_TRUE(few_noted);
+  EXPECT_EQ(few.kind, CommandKind::kFind);
+  EXPECT_EQ(few.collection, "items");
+  EXPECT_EQ(few.database, "shop");
+  EXPECT_FALSE(few.query.empty());
+  EXPECT_FALSE(few.sort.empty());
+  EXPECT_EQ(few.hint_name, "a_1");
+  EXPECT_TRUE(few.has_max_time);
+  // Twenty fields before the filter and $db: past what parse() keeps.
+  std::string many = R"({"find": "items")";
+  for (int i = 0; i < 20; ++i) many += ", \"x" + std::to_string(i) + "\": " + std::to_string(i);
+  many += R"(, "filter": {"a": 1}, "$db": "shop"})";
+  const auto [many_noted, walked] = describe_body(many);
+  EXPECT_FALSE(many_noted);
+  EXPECT_EQ(walked.database, "shop");
+  EXPECT_FALSE(walked.query.empty());
+  // The last element's value ends at the body's own NUL.
+  const auto [last_noted, last] = describe_body(R"({"find": "items", "$db": "shop"})");
+  EXPECT_TRUE(last_noted);
+  EXPECT_EQ(last.database, "shop");
 }
 
 }  // namespace

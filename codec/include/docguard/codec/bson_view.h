@@ -3,6 +3,7 @@
 
 #include <bson/bson.h>
 
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <span>
@@ -137,11 +138,30 @@ bool complete_first_batch(const BsonView& reply, BsonView* batch);
 // *error_offset to where the bad element starts.
 constexpr int kMaxBsonDepth = 200;
 bool bson_structure_valid(const BsonView& doc, size_t* error_offset);
+
+// Where a document's first top-level elements start, and their values, as offsets into it:
+// noted by the validating walk of an OP_MSG body, so that describe() reads the command's fields
+// without walking the body again. `complete`: the entries are all of the elements (false until a
+// walk fills them in, and for a body of more than kCapacity elements).
+struct TopLevelElements {
+  static constexpr uint32_t kCapacity = 16;
+  struct Entry {
+    uint32_t element;  // its type byte
+    uint32_t value;    // past its key's NUL
+  };
+  uint32_t count = 0;
+  bool complete = false;
+  std::array<Entry, kCapacity> entries;  // the first min(count, kCapacity) are set
+};
+// The same check, noting the top-level elements in `*top`.
+bool bson_structure_valid(const BsonView& doc, size_t* error_offset, TopLevelElements* top);
 // The same check, also finding in the same walk the first top-level key of `doc` that equals
-// one of `keys` (*first_found: that key, or empty when none does). `error_offset` must not be
-// null. For OP_MSG bodies, whose fields must not repeat a sequence's identifier.
+// one of `keys` (*first_found: that key, or empty when none does), and noting the top-level
+// elements in `*top`. `error_offset` must not be null. For OP_MSG bodies, whose fields must not
+// repeat a sequence's identifier.
 bool bson_structure_valid(const BsonView& doc, size_t* error_offset,
-                          std::span<const std::string_view> keys, std::string_view* first_found);
+                          std::span<const std::string_view> keys, std::string_view* first_found,
+                          TopLevelElements* top = nullptr);
 
 // Relaxed Extended JSON of a document, for logs and tests.
 std::string to_json(const BsonView& doc);

@@ -49,6 +49,9 @@ struct OpMsg {
   // as sent; a message docguard rebuilds keeps it.
   BsonView trace_context;
   bool checksum_present = false;
+  // The body's top-level elements, noted by parse() (not complete in an OpMsg made otherwise:
+  // then describe() walks the body).
+  TopLevelElements body_elements;
 
   bool more_to_come() const { return (flags & op_msg_flags::kMoreToCome) != 0; }
   bool exhaust_allowed() const { return (flags & op_msg_flags::kExhaustAllowed) != 0; }

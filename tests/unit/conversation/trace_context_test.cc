@@ -102,6 +102,26 @@ TEST_F(TraceContext, ForwardedAsTheClientsBytes) {
   EXPECT_EQ(conv->request_traceparent(), kTraceparent);
 }
 
+// The request's name for its log line: as sent, whether it is a known command's usual name,
+// another spelling of one, or a name docguard does not know (cut past kMaxLoggedBytes); and it
+// outlives the request's bytes.
+TEST_F(TraceContext, TheCommandsNameIsKeptAsSent) {
+  const std::string long_name(Conversation::kMaxLoggedBytes + 50, 'q');
+  for (const std::string& name :
+       {std::string("find"), std::string("findandmodify"), std::string("ping"), long_name}) {
+    {
+      const auto message = request("{\"" + name + "\": \"c\", \"$db\": \"shop\"}", {}, false);
+      handle(message);
+    }  // the message's bytes are gone
+    if (name.size() <= Conversation::kMaxLoggedBytes) {
+      EXPECT_EQ(conv->request_command(), name);
+    } else {
+      EXPECT_LE(conv->request_command().size(), Conversation::kMaxLoggedBytes);
+      EXPECT_EQ(conv->request_command().substr(0, 10), name.substr(0, 10));
+    }
+  }
+}
+
 TEST_F(TraceContext, KeptWhenATimeLimitIsAdded) {
   const auto [action, bytes] = handle(request(kFind, {}, true), "batch-1");
   ASSERT_EQ(action, Action::kForward);

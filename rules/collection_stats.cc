@@ -35,13 +35,13 @@ void LookupWindow::count(std::atomic<uint64_t>& slot, uint64_t epoch) {
   const uint64_t stamp = (epoch & kEpochMask) << kCountBits;
   uint64_t word = slot.load(std::memory_order_relaxed);
   while (true) {
-    // The slot's period: one more. A thread that waited a whole window between the load and
-    // the add counts its read in the slot's next period, which no total tells from its own.
-    if ((word & ~kCountMask) == stamp && (word & kCountMask) != kCountMask) {
-      slot.fetch_add(1, std::memory_order_relaxed);
+    if ((word & ~kCountMask) == stamp) {
+      // The slot's period: one more, unless full (2^40 reads in one slot). A thread that
+      // waited a whole window between the load and the add counts its read in the slot's next
+      // period, which no total tells from its own.
+      if ((word & kCountMask) != kCountMask) slot.fetch_add(1, std::memory_order_relaxed);
       return;
     }
-    if ((word & ~kCountMask) == stamp) return;  // full: 2^40 reads in one slot
     // An older period: this read starts the slot's new one.
     if (slot.compare_exchange_weak(word, stamp | 1, std::memory_order_relaxed)) return;
   }

@@ -1,7 +1,9 @@
+#include <algorithm>
 #include <cstring>
 #include <string>
 
 #include "docguard/codec/bson_view.h"
+#include "docguard/codec/document_outline.h"
 #include "docguard/codec/error_kinds.h"
 
 namespace docguard::codec {
@@ -77,10 +79,13 @@ struct WatchedKeys {
 // Checks a document at data[0, size): its length prefix matches `size`, its elements fit, and
 // it ends with NUL. `base` is its offset in the outermost document, for error reporting. With
 // kWatch, the top-level keys are also compared with `watched`; with kTop, they are noted in
-// `top` (embedded documents never are either).
-template <bool kWatch, bool kTop = false>
+// `top` (embedded documents never are either). With kOutline, the embedded documents and arrays
+// are noted in `outline` (`self`: this one's index there, kWhole for the outermost document).
+constexpr uint32_t kWhole = UINT32_MAX;
+template <bool kWatch, bool kTop = false, bool kOutline = false>
 bool structure_valid(const uint8_t* data, size_t size, int depth, size_t base, size_t* error_offset,
-                     WatchedKeys* watched, TopLevelElements* top = nullptr) {
+                     WatchedKeys* watched, TopLevelElements* top = nullptr,
+                     DocumentOutline* outline = nullptr, uint32_t self = kWhole) {
   if (depth > kMaxBsonDepth || size < 5 || static_cast<size_t>(load_le32(data)) != size ||
       data[size - 1] != 0) {
     *error_offset = base;
@@ -114,11 +119,13 @@ bool structure_valid(const uint8_t* data, size_t size, int depth, size_t base, s
     *next = at + 1;
     return true;
   };
+  uint32_t elements = 0;  // kOutline: how many this container holds
   while (pos < end) {
     const size_t element = pos;
     const uint8_t type = data[pos++];
     if (!cstring_at(pos, &pos)) return fail(element);
     if constexpr (kWatch) watched->check(data + element + 1, pos - element - 2);
+    if constexpr (kOutline) ++elements;
     if constexpr (kTop) {
       if (top->count < TopLevelElements::kCapacity) {
         top->entries[top->count] = {static_cast<uint32_t>(element), static_cast<uint32_t>(pos)};
@@ -162,8 +169,28 @@ bool structure_valid(const uint8_t* data, size_t size, int depth, size_t base, s
         if (end - pos < 5) return fail(element);
         const int32_t len = load_le32(data + pos);
         if (len < 5 || static_cast<size_t>(len) > end - pos) return fail(element);
-        if (!structure_valid<false>(data + pos, static_cast<size_t>(len), depth + 1, base + pos,
-                                    error_offset, nullptr)) {
+        if constexpr (kOutline) {
+          const uint32_t index = outline->count++;
+          if (index < DocumentOutline::kCapacity) {
+            DocumentOutline::Container& c = outline->containers[index];
+            c.element = static_cast<uint32_t>(base + element);
+            c.key_size = static_cast<uint32_t>(pos - element - 2);
+            c.is_array = type == 0x04;
+            // The outermost document is at level 1 and at validation depth 0.
+            outline->depth = std::max(outline->depth, static_cast<uint32_t>(depth) + 2);
+            if (!structure_valid<false, false, true>(data + pos, static_cast<size_t>(len),
+                                                     depth + 1, base + pos, error_offset, nullptr,
+                                                     nullptr, outline, index)) {
+              return false;
+            }
+            c.end = outline->count;
+          } else if (!structure_valid<false>(data + pos, static_cast<size_t>(len), depth + 1,
+                                             base + pos, error_offset, nullptr)) {
+            // Past the capacity the outline is not complete: the rest is only validated.
+            return false;
+          }
+        } else if (!structure_valid<false>(data + pos, static_cast<size_t>(len), depth + 1,
+                                           base + pos, error_offset, nullptr)) {
           return false;
         }
         pos += static_cast<size_t>(len);
@@ -209,6 +236,9 @@ bool structure_valid(const uint8_t* data, size_t size, int depth, size_t base, s
     if (end - pos < fixed) return fail(element);
     pos += fixed;
   }
+  if constexpr (kOutline) {
+    if (self < DocumentOutline::kCapacity) outline->containers[self].length = elements;
+  }
   return pos == end;
 }
 
@@ -222,6 +252,34 @@ bool bson_structure_valid(const BsonView& doc, size_t* error_offset) {
     return false;
   }
   return structure_valid<false>(doc.data, doc.size, 0, 0, error_offset, nullptr);
+}
+
+bool bson_structure_valid(const BsonView& doc, size_t* error_offset, DocumentOutline* outline) {
+  outline->document = doc.data;
+  outline->size = doc.size;
+  outline->count = 0;
+  outline->complete = false;
+  outline->depth = 1;
+  if (doc.empty()) {
+    *error_offset = 0;
+    return false;
+  }
+  // The type byte, then the key "_id" and its NUL.
+  outline->id_first = doc.size >= 9 && std::memcmp(doc.data + 5, "_id", 4) == 0;
+  const bool valid = structure_valid<false, false, true>(doc.data, doc.size, 0, 0, error_offset,
+                                                         nullptr, nullptr, outline);
+  outline->complete = valid && outline->count <= DocumentOutline::kCapacity;
+  return valid;
+}
+
+void DocumentOutline::copy_to(DocumentOutline& to) const {
+  to.document = document;
+  to.size = size;
+  to.count = count;
+  to.complete = complete;
+  to.depth = depth;
+  to.id_first = id_first;
+  std::copy_n(containers.begin(), std::min(count, kCapacity), to.containers.begin());
 }
 
 namespace {

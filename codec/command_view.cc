@@ -165,6 +165,7 @@ void take_payload(const codec::OpMsg& msg, const BodyFields& f, const char* fiel
   }
   if (const auto* seq = msg.sequence(field)) {
     view.statements = seq->documents;
+    msg.first_sequence_document.copy_to(view.first_statement);
     view.payload_source = PayloadSource::kSequence;
     view.payload_field = seq->identifier;
   }

@@ -201,7 +201,15 @@ OpMsg OpMsg::parse(Bytes message, bool verify_checksum) {
     }
   }
   for (const auto& s : msg.sequences) {
-    for (const auto& d : s.documents) validate_structure(d);
+    for (const auto& d : s.documents) {
+      if (&s == &msg.sequences[0] && &d == &s.documents[0]) {
+        if (!bson_structure_valid(d, &offset, &msg.first_sequence_document)) {
+          throw_malformed(d, offset);
+        }
+      } else {
+        validate_structure(d);
+      }
+    }
   }
   if (have_trace_context) validate_structure(msg.trace_context);
   if (!clash.empty()) {

@@ -27,7 +27,7 @@ void Engine::judge_insert(CommandPass& s, const codec::BsonView& doc, int32_t in
   InsertStatement w;
   w.index = index;
   w.document = doc;
-  w.shape = &ShapeCheck::measure(doc);
+  w.shape = &ShapeCheck::measure(doc, s.cmd.first_statement);
   if (w.shape->has_id()) w.id = &w.shape->id_element();
   judge_statement(s, w);
 }

@@ -59,6 +59,50 @@ void DocumentShape::measure(const codec::BsonView& doc, std::string_view prefix,
   }
 }
 
+void DocumentShape::measure(const codec::BsonView& doc, const codec::DocumentOutline& outline) {
+  if (!outline.describes(doc)) {
+    measure(doc);
+    return;
+  }
+  clear();
+  bytes_ = doc.size;
+  depth_ = outline.depth;
+  id_ = Elements(doc);
+  if (outline.id_first) {
+    has_id_ = id_.next();
+  } else {
+    has_id_ = id_.find("_id");
+  }
+  for (uint32_t i = 0; i < outline.count; i = outline.containers[i].end) {
+    const codec::DocumentOutline::Container& c = outline.containers[i];
+    if (c.end == i + 1) {
+      // A top-level document or array holding no other: the commonest; its path is its key.
+      if (c.is_array) {
+        record_array({reinterpret_cast<const char*>(doc.data) + c.element + 1, c.key_size},
+                     c.length);
+      }
+      continue;
+    }
+    record_outlined(doc, outline, i, false);
+  }
+}
+
+void DocumentShape::record_outlined(const codec::BsonView& doc,
+                                    const codec::DocumentOutline& outline, uint32_t index,
+                                    bool in_array) {
+  const codec::DocumentOutline::Container& c = outline.containers[index];
+  const size_t saved = path_.size();
+  if (!in_array) {
+    if (!path_.empty()) path_.push_back('.');
+    path_.append(reinterpret_cast<const char*>(doc.data) + c.element + 1, c.key_size);
+  }
+  for (uint32_t i = index + 1; i < c.end; i = outline.containers[i].end) {
+    record_outlined(doc, outline, i, c.is_array);
+  }
+  if (c.is_array) record_array(path_, c.length);
+  path_.resize(saved);
+}
+
 void DocumentShape::measure_value(const Elements& value, std::string_view path,
                                   uint32_t base_depth) {
   if (!is_container(value.type)) return;

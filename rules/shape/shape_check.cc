@@ -49,6 +49,13 @@ const DocumentShape& ShapeCheck::measure(const codec::BsonView& doc) {
   return shape;
 }
 
+const DocumentShape& ShapeCheck::measure(const codec::BsonView& doc,
+                                         const codec::DocumentOutline& outline) {
+  DocumentShape& shape = shape_scratch().shape;
+  shape.measure(doc, outline);
+  return shape;
+}
+
 const UpdateShape& ShapeCheck::measure_update(const codec::BsonView& u, bool pipeline) {
   UpdateShape& update = shape_scratch().update;
   update.measure(u, pipeline);

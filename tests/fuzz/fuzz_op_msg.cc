@@ -1,4 +1,5 @@
-// OP_MSG parse (section kinds 0, 1 and 3) -> command view -> every rule (the query guardrail and
+// OP_MSG parse (section kinds 0, 1 and 3; the first sequence document's outline checked against
+// its walk) -> command view -> every rule (the query guardrail and
 // the workload ledger included) -> batch splitter -> reply merger, on arbitrary bytes presented as
 // a whole message (the header's length is patched to match).
 #include <cstddef>
@@ -10,6 +11,7 @@
 #include "docguard/codec/op_msg.h"
 #include "docguard/conversation/reply_merge.h"
 #include "docguard/conversation/request_plan.h"
+#include "docguard/rules/document_shape.h"
 #include "docguard/rules/engine.h"
 #include "docguard/settings/yaml_settings.h"
 
@@ -62,6 +64,26 @@ bool same_bytes(const docguard::codec::BsonView& a, const docguard::codec::BsonV
   return a.size == b.size && (a.size == 0 || std::memcmp(a.data, b.data, a.size) == 0);
 }
 
+// The first sequence document's shape, read from the outline parse() took, is the shape its
+// own walk measures.
+void check_outlined_shape(const docguard::codec::OpMsg& msg) {
+  using namespace docguard;
+  if (msg.sequences.empty() || msg.sequences[0].documents.empty()) return;
+  const codec::BsonView& doc = msg.sequences[0].documents[0];
+  static rules::DocumentShape walked;
+  static rules::DocumentShape read;
+  walked.measure(doc);
+  read.measure(doc, msg.first_sequence_document);
+  bool same = read.bytes() == walked.bytes() && read.depth() == walked.depth() &&
+              read.array_count() == walked.array_count() && read.has_id() == walked.has_id();
+  for (size_t i = 0; same && i < walked.array_count(); ++i) {
+    same = read.arrays_begin()[i].path == walked.arrays_begin()[i].path &&
+           read.arrays_begin()[i].length == walked.arrays_begin()[i].length;
+  }
+  if (same && walked.has_id()) same = read.id_element().value == walked.id_element().value;
+  if (!same) __builtin_trap();
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -72,6 +94,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                                        codec::OpCode::kMsg});
   try {
     const codec::OpMsg msg = codec::OpMsg::parse(message, /*verify_checksum=*/size % 2 == 0);
+    check_outlined_shape(msg);
     const codec::CommandView view = codec::describe(msg);
     const rules::Verdict verdict =
         engine_with_indexes().inspect(view, rules::RequestContext{"fuzz", "fuzz"});

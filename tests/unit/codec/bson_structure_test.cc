@@ -1,6 +1,10 @@
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "docguard/codec/bson_view.h"
+#include "docguard/codec/document_outline.h"
 #include "test_messages.h"
 
 namespace docguard::codec {
@@ -177,6 +181,56 @@ std::vector<uint8_t> nested(int levels) {
     doc = std::move(outer);
   }
   return doc;
+}
+
+TEST(BsonStructure, OutlinesTheEmbeddedDocumentsAndArraysAsItValidates) {
+  // Containers in the order met, a container before what it holds; `end` closes each subtree.
+  const auto bytes = bytes_of(json(
+      R"json({"_id": 1, "tags": [1, 2, 3], "v": [{"t": [1]}, {"t": []}], "d": {"w": 1},
+              "cws": {"$code": "g()", "$scope": {"x": [1]}}})json"));
+  const BsonView v{bytes.data(), static_cast<uint32_t>(bytes.size())};
+  size_t offset = 0;
+  DocumentOutline outline;
+  ASSERT_TRUE(bson_structure_valid(v, &offset, &outline));
+  EXPECT_TRUE(outline.complete);
+  EXPECT_TRUE(outline.describes(v));
+  EXPECT_TRUE(outline.id_first);
+  EXPECT_EQ(outline.depth, 4u);  // the document, v, v's element, t
+  ASSERT_EQ(outline.count, 7u);  // a code with scope's scope is not a container of the document
+  auto key = [&](uint32_t i) {
+    const auto& c = outline.containers[i];
+    return std::string(reinterpret_cast<const char*>(bytes.data()) + c.element + 1, c.key_size);
+  };
+  const std::vector<std::string> keys = {"tags", "v", "0", "t", "1", "t", "d"};
+  const std::vector<uint32_t> lengths = {3, 2, 1, 1, 1, 0, 1};
+  const std::vector<uint32_t> ends = {1, 6, 4, 4, 6, 6, 7};
+  const std::vector<bool> arrays = {true, true, false, true, false, true, false};
+  for (uint32_t i = 0; i < outline.count; ++i) {
+    EXPECT_EQ(key(i), keys[i]) << i;
+    EXPECT_EQ(outline.containers[i].length, lengths[i]) << i;
+    EXPECT_EQ(outline.containers[i].end, ends[i]) << i;
+    EXPECT_EQ(outline.containers[i].is_array, arrays[i]) << i;
+  }
+  // A copy has what was set; another document's bytes are not described.
+  DocumentOutline copy;
+  outline.copy_to(copy);
+  EXPECT_TRUE(copy.describes(v));
+  EXPECT_EQ(copy.containers[6].end, 7u);
+  EXPECT_FALSE(copy.describes(BsonView{bytes.data(), v.size - 1}));
+  // Not complete: a corrupt document, one of more containers than are noted; no _id first.
+  auto corrupt = bytes;
+  corrupt[corrupt.size() - 2] = 0x7F;
+  EXPECT_FALSE(bson_structure_valid(BsonView{corrupt.data(), v.size}, &offset, &outline));
+  EXPECT_FALSE(outline.complete);
+  std::string many = R"({"a": 1, "_id": 2, "m": [)";
+  for (uint32_t i = 0; i < DocumentOutline::kCapacity; ++i) many += i ? ", []" : "[]";
+  const auto many_bytes = bytes_of(json((many + "]}").c_str()));
+  const BsonView m{many_bytes.data(), static_cast<uint32_t>(many_bytes.size())};
+  EXPECT_TRUE(bson_structure_valid(m, &offset, &outline));
+  EXPECT_FALSE(outline.complete);
+  EXPECT_FALSE(outline.describes(m));
+  EXPECT_FALSE(outline.id_first);
+  EXPECT_EQ(outline.count, DocumentOutline::kCapacity + 1);
 }
 
 TEST(BsonStructure, LimitsDepth) {

@@ -59,6 +59,9 @@ struct CommandView {
   codec::BsonViews statements;
   PayloadSource payload_source = PayloadSource::kNone;
   std::string_view payload_field;
+  // The outline parse() took of the first statement from a sequence (see OpMsg); a reader uses
+  // it only for the document it describes().
+  codec::DocumentOutline first_statement;
 
   // bulkWrite: `nsInfo` entries ({ns: "db.coll", ...}), from the body or a sequence.
   codec::BsonViews ns_info;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "docguard/codec/bson_view.h"
+#include "docguard/codec/document_outline.h"
 #include "docguard/codec/message.h"
 
 namespace docguard::codec {
@@ -52,6 +53,9 @@ struct OpMsg {
   // The body's top-level elements, noted by parse() (not complete in an OpMsg made otherwise:
   // then describe() walks the body).
   TopLevelElements body_elements;
+  // The first document of the first sequence (an insert's document, when it comes one at a
+  // time), outlined by parse() as it validates it; not complete otherwise.
+  DocumentOutline first_sequence_document;
 
   bool more_to_come() const { return (flags & op_msg_flags::kMoreToCome) != 0; }
   bool exhaust_allowed() const { return (flags & op_msg_flags::kExhaustAllowed) != 0; }

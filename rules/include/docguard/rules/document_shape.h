@@ -14,6 +14,7 @@
 
 #include "docguard/codec/bson_elements.h"
 #include "docguard/codec/bson_view.h"
+#include "docguard/codec/document_outline.h"
 
 namespace docguard::rules {
 
@@ -32,6 +33,9 @@ class DocumentShape {
   // Measures a whole document. `prefix` is the path the document sits at ("" for a top-level
   // document; used for values of $set). `base_depth` is the nesting the prefix already has.
   void measure(const codec::BsonView& doc, std::string_view prefix = {}, uint32_t base_depth = 0);
+  // The same measure of a top-level document, read from the outline its validation took when
+  // that describes it (no walk over its elements); walked otherwise.
+  void measure(const codec::BsonView& doc, const codec::DocumentOutline& outline);
   // Measures an element's value (an array or document found inside an update).
   void measure_value(const codec::BsonElements& value, std::string_view path, uint32_t base_depth);
   // The same for a document or array given as its bytes.
@@ -57,6 +61,10 @@ class DocumentShape {
   template <bool kFindId = false>
   uint32_t walk_container(const uint8_t* data, uint32_t size, uint32_t depth, bool is_array);
   void record_array(std::string_view path, uint32_t length);
+  // Records the arrays at and under the outline's container `index` in walk_container's order
+  // (what a container holds before the container itself).
+  void record_outlined(const codec::BsonView& doc, const codec::DocumentOutline& outline,
+                       uint32_t index, bool in_array);
 
   uint32_t bytes_ = 0;
   uint32_t depth_ = 0;

@@ -44,6 +44,9 @@ class ShapeCheck {
   // A whole written document (an insert, a replacement) measured, for the statement the
   // chain judges (write_statement.h).
   static const DocumentShape& measure(const codec::BsonView& doc);
+  // The same, read from the outline the validating walk took of it when it has one.
+  static const DocumentShape& measure(const codec::BsonView& doc,
+                                      const codec::DocumentOutline& outline);
   // An operator update (or pipeline) measured.
   static const UpdateShape& measure_update(const codec::BsonView& u, bool pipeline);
 

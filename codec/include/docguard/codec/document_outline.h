@@ -18,8 +18,8 @@ struct DocumentOutline {
   struct Container {
     uint32_t element;   // offset of its element's type byte in the document
     uint32_t length;    // elements it holds
-    uint16_t key_size;  // its key starts past the type byte
-    uint16_t end;       // index past its last descendant: its subtree is [index + 1, end)
+    uint32_t key_size;  // its key starts past the type byte; a key may be megabytes long
+    uint32_t end;       // index past its last descendant: its subtree is [index + 1, end)
     bool is_array;
   };
 

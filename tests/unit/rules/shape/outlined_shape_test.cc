@@ -79,6 +79,21 @@ TEST(OutlinedShapeTest, DeepAndWideDocumentsAreWalkedPastTheOutlinesCapacity) {
   expect_the_same_shape(wide + "]}", /*outlined=*/false);
 }
 
+// A key longer than 16 bits can count: its path is the whole key, not the key cut to a
+// length that wrapped (which could name another field, "tags", and meet that field's bound).
+TEST(OutlinedShapeTest, AKeyOfMoreThanSixtyFourKibibytesIsReadWhole) {
+  const std::string key = "tags" + std::string(65536, 'x');
+  expect_the_same_shape(R"({"_id": 1, ")" + key + R"(": [1, 2], "d": {")" + key + R"(": [1]}})");
+  Bson doc(R"({")" + key + R"(": [1, 2, 3]})");
+  size_t offset = 0;
+  codec::DocumentOutline outline;
+  ASSERT_TRUE(codec::bson_structure_valid(doc.view(), &offset, &outline));
+  DocumentShape shape;
+  shape.measure(doc.view(), outline);
+  ASSERT_EQ(shape.array_count(), 1u);
+  EXPECT_EQ(shape.arrays_begin()->path, key);
+}
+
 TEST(OutlinedShapeTest, AnOutlineOfOtherBytesIsNotRead) {
   Bson outlined(R"({"_id": 1, "a": [1, 2]})");
   Bson other(R"({"b": [1, 2, 3]})");

@@ -5,6 +5,8 @@
 #include <bit>
 #include <cmath>
 
+#include "docguard/base/short_equal.h"
+
 namespace docguard::rules {
 
 namespace {
@@ -72,10 +74,14 @@ LookupWindow::Totals LookupWindow::totals(Clock::time_point now) const {
 
 std::pair<const std::string, CollectionStats::FieldStats>& CollectionStats::field(
     std::string_view path, uint32_t max_fields) {
+  if (last_field != nullptr && base::same_text(last_field->first, path)) return *last_field;
   auto it = fields.find(path);
-  if (it != fields.end()) return *it;
-  if (fields.size() < max_fields) return *fields.try_emplace(std::string(path)).first;
-  return *fields.try_emplace(std::string(kOverflowLabel)).first;
+  if (it == fields.end()) {
+    it = fields.size() < max_fields ? fields.try_emplace(std::string(path)).first
+                                    : fields.try_emplace(std::string(kOverflowLabel)).first;
+  }
+  last_field = &*it;
+  return *it;
 }
 
 namespace {

@@ -63,5 +63,28 @@ TEST(NamespaceRegistry, IsNamespaceComparesWithoutBuildingTheName) {
   EXPECT_FALSE(is_namespace("sh.op.orders", "shop", "orders"));
 }
 
+// A field path's statistics: the last path asked for is answered first, yet every path keeps its
+// own entry, and past the bound new paths share "_other" while known ones keep theirs.
+TEST(NamespaceRegistry, EachArrayPathKeepsItsOwnStatistics) {
+  NamespaceRegistry registry;
+  CollectionStats& stats = *registry.find_or_add("shop", "orders", 10);
+  auto& tags = stats.field("tags", 2);
+  EXPECT_EQ(&tags, &stats.field("tags", 2));
+  auto& items = stats.field("items", 2);
+  EXPECT_NE(&tags, &items);
+  EXPECT_EQ(&tags, &stats.field("tags", 2));
+  EXPECT_EQ(&items, &stats.field("items", 2));
+  auto& other = stats.field("lines", 2);
+  EXPECT_EQ(other.first, "_other");
+  EXPECT_EQ(&other, &stats.field("notes", 2));
+  EXPECT_EQ(&tags, &stats.field("tags", 2));
+  // A path that is literally "_other" after the overflow was the last answer: the same entry.
+  EXPECT_EQ(&other, &stats.field("_other", 2));
+  EXPECT_EQ(stats.fields.size(), 3u);
+  // Raised bound: the next new path gets its own, even right after the overflow's answer.
+  EXPECT_EQ(&other, &stats.field("lines", 2));
+  EXPECT_EQ(stats.field("lines", 4).first, "lines");
+}
+
 }  // namespace
 }  // namespace docguard::rules

@@ -117,6 +117,9 @@ struct CollectionStats {
     uint64_t pushed_elements = 0;
   };
   std::unordered_map<std::string, FieldStats, StringHash, std::equal_to<>> fields;
+  // field()'s last answer, compared first: a namespace's writes meet the same path again (the
+  // map's entries stay where they are, and none is ever removed).
+  std::pair<const std::string, FieldStats>* last_field = nullptr;
   LookupWindow lookups;
   std::atomic<uint64_t> reads_total{0};  // counted without the lock, as `lookups` is
   uint64_t lookup_reads_total = 0;

@@ -1,31 +1,40 @@
 #!/usr/bin/env bash
 # Run all tests: install deps, build, unit tests (plain and ASan+UBSan), integration suites.
-# Last line of output: "N passed, M failed in T min" over the suites below. Exit non-zero on any failure.
+# Last line of output: "N passed, M failed in T min" over the steps below. Exit non-zero on any failure.
 #
 # Environment: DOCGUARD_JOBS (parallel build jobs, default 2), DOCGUARD_SKIP_ASAN=1 (skip the
 # sanitizer build), DOCGUARD_SKIP_TSAN=1 (skip the ThreadSanitizer build and its runs),
 # DOCGUARD_SKIP_INSTALL=1 (do not run scripts/install-deps.sh).
+#
+# Lanes. After the release build, the steps run in lanes side by side: the release binary's
+# tests in the foreground; the ASan+UBSan build and its tests, and the TSan build and its tests,
+# each in a lane of its own; clang-tidy and the fuzz smoke beside them. The integration suites
+# mostly wait on sockets and sleeps (a fifth of the machine's CPU), so run one after another
+# they left the cores idle for most of the run. Priorities keep the waiting suites from being
+# slowed: the sanitizer builds run at nice 10, clang-tidy and the fuzz smoke at nice 19, the
+# tests at the normal priority. Each lane writes its own log, shown when it is collected, and
+# its suites take their own slice of the free ports (DOCGUARD_PORT_SLICE).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 jobs="${DOCGUARD_JOBS:-2}"
-results=()
+results_file=$(mktemp)  # "NAME PASS|FAIL SECONDS" per step, from every lane
+trap 'rm -f "$results_file"' EXIT
 step_started=$SECONDS
 record() {  # record NAME PASS|FAIL: the time since the previous record is the step's
-  results+=("$1 $2 $((SECONDS - step_started))s")
+  echo "$1 $2 $((SECONDS - step_started))s" >>"$results_file"
   step_started=$SECONDS
   echo ">>> $1: $2"
 }
 
 summary() {
-  local p=0 f=0
+  local p=0 f=0 name res took
   echo
   echo "=============== summary ==============="
-  for r in "${results[@]}"; do
-    read -r name res took <<<"$r"
+  while read -r name res took; do
     printf '  %-32s %s %6s\n' "$name" "$res" "$took"
     if [ "$res" = PASS ]; then p=$((p + 1)); else f=$((f + 1)); fi
-  done
+  done <"$results_file"
   echo "$p passed, $f failed in $((SECONDS / 60)) min"
   [ "$f" -eq 0 ]
 }
@@ -45,55 +54,34 @@ fi
 
 step clang-format bash -c "git ls-files '*.cc' '*.h' | xargs clang-format --dry-run --Werror"
 
-# clang-tidy (.clang-tidy) over every layer's sources under CI (CI=true or DOCGUARD_TIDY_ALL=1),
-# otherwise only on those changed against origin/main (quick). Needs build/compile_commands.json.
-tidy_sources() {
-  local base files
-  if [ "${CI:-}" = true ] || [ "${DOCGUARD_TIDY_ALL:-}" = 1 ]; then
-    files=$(git ls-files '*.cc' | grep -v '^tests/' || true)
-  else
-    base=$(git merge-base HEAD origin/main 2>/dev/null || git rev-parse HEAD~1)
-    files=$(git diff --name-only --diff-filter=AM "$base" -- '*.cc' | grep -v '^tests/' || true)
-  fi
-  [ -z "$files" ] && return 0
-  echo "clang-tidy: $(echo "$files" | wc -l) files"
-  # shellcheck disable=SC2086
-  echo "$files" | xargs -P "$jobs" -n 4 clang-tidy -p build --quiet 2>&1 |
-    grep -v -E '^[0-9]+ warnings? generated|^Suppressed [0-9]+ warnings|^Use -header-filter|^$'
-  return "${PIPESTATUS[1]}"
-}
-
-# CPU-bound checks that need nothing from the suites (clang-tidy, the fuzz smoke) run beside them
-# at the lowest priority: the integration suites mostly wait on sockets, and these fill the idle
-# cores without taking CPU time from a test. Each writes its own log, shown when it is collected.
+# A background job: a single step (clang-tidy, the fuzz smoke) or a lane of steps, which record
+# their own results. Its output goes to its own log, shown when it is collected.
 background_pids=()
 background_names=()
-background_started=()
 background_logs=()
-background_step() {  # background_step NAME command...
+background() {  # background NAME command...
   local name=$1 log
   shift
   log=$(mktemp)
-  echo ">>> $name: started beside the suites (log: $log)"
-  nice -n 19 "$@" >"$log" 2>&1 &
+  echo ">>> $name: started beside the foreground steps (log: $log)"
+  "$@" >"$log" 2>&1 &
   background_pids+=($!)
   background_names+=("$name")
-  background_started+=("$SECONDS")
   background_logs+=("$log")
 }
+background_step() {  # background_step NAME command...: one step, at the lowest priority
+  local name=$1
+  shift
+  background "$name" step "$name" nice -n 19 "$@"
+}
 collect_background() {
-  local i rc
+  local i
   for i in "${!background_pids[@]}"; do
     wait "${background_pids[$i]}"
-    rc=$?
     echo
-    echo "=============== ${background_names[$i]} (ran beside the suites) ==============="
+    echo "=============== ${background_names[$i]} (ran beside the foreground) ==============="
     cat "${background_logs[$i]}"
     rm -f "${background_logs[$i]}"
-    local res=PASS
-    [ "$rc" -eq 0 ] || res=FAIL
-    results+=("${background_names[$i]} $res $((SECONDS - background_started[$i]))s")
-    echo ">>> ${background_names[$i]}: $res"
   done
 }
 
@@ -106,8 +94,8 @@ collect_background() {
 # The sanitizer builds (Debug, -O0) are unity builds (cmake/unity_build.cmake): 16 sources of a
 # target to a translation unit, so the headers they share are parsed once per batch, not once
 # per file; at -O0 a batch's code is its files' code. The release build stays file by file: its
-# binary is the one the instruction guard counts and clang-tidy reads its compile database. A
-# developer's build compiles file by file, which proves each file includes what it uses.
+# binary is the one the instruction guard counts, and it proves each file includes what it uses.
+# clang-tidy reads the same batches from a configure-only build directory (scripts/tidy.sh).
 line_info=-g1
 fast_build=(-DDOCGUARD_PCH=ON -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=gold)
 unity_build=(-DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=16)
@@ -115,34 +103,12 @@ build_ok=0
 step build bash -c "cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDOCGUARD_WERROR=ON ${fast_build[*]} \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO='-O2 $line_info -DNDEBUG' && ninja -C build -j $jobs" &&
   build_ok=1
-if ((build_ok)) && command -v clang-tidy >/dev/null; then
-  export -f tidy_sources
-  export jobs
-  background_step clang-tidy bash -c tidy_sources
+# clang-tidy over every layer's sources (scripts/tidy.sh: in the unity build's batches under CI).
+if command -v clang-tidy >/dev/null; then
+  background_step clang-tidy env DOCGUARD_JOBS="$jobs" bash scripts/tidy.sh --all
 fi
 if [ "${DOCGUARD_SKIP_FUZZ:-}" != 1 ]; then
   background_step fuzz-smoke env FUZZ_RUNS="${FUZZ_RUNS:-300000}" bash scripts/fuzz.sh
-fi
-if ((build_ok)); then
-  step unit-tests ctest --test-dir build --output-on-failure -j "$jobs"
-else
-  record unit-tests FAIL
-fi
-
-if [ "${DOCGUARD_SKIP_ASAN:-}" != 1 ]; then
-  if step build-asan bash -c "cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-      -DCMAKE_CXX_FLAGS_DEBUG=$line_info -DDOCGUARD_SANITIZE=ON -DDOCGUARD_WERROR=ON -DDOCGUARD_BENCH=OFF ${fast_build[*]} ${unity_build[*]} && ninja -C build-asan -j $jobs"; then
-    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-      step unit-tests-asan ctest --test-dir build-asan --output-on-failure -j "$jobs"
-    # The PyMongo integration suite against the sanitized proxy: a sanitizer report aborts
-    # docguard, which fails the tests that use it. A smaller quarantine (freed memory held back to
-    # catch use-after-free) keeps the tests' memory bounds meaningful: they add its size.
-    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:quarantine_size_mb=32 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-      DOCGUARD_BIN="$root/build-asan/bin/docguard" \
-      step integration-asan bash tests/integration/run.sh python
-  else
-    record unit-tests-asan FAIL
-  fi
 fi
 
 # ThreadSanitizer over the whole proxy: io threads share the rules engine, and libmongoc's monitor
@@ -163,18 +129,45 @@ tsan_step() {  # tsan_step NAME command...
   rm -rf "$dir"
   return $rc
 }
-if [ "${DOCGUARD_SKIP_TSAN:-}" != 1 ]; then
-  if step build-tsan bash -c "cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+# The ASan+UBSan lane: the sanitizer build, the unit tests, and the PyMongo integration suite
+# against the sanitized proxy: a sanitizer report aborts docguard, which fails the tests that use
+# it. A smaller quarantine (freed memory held back to catch use-after-free) keeps the tests'
+# memory bounds meaningful: they add its size.
+asan_lane() {
+  if step build-asan nice -n 10 bash -c "cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+      -DCMAKE_CXX_FLAGS_DEBUG=$line_info -DDOCGUARD_SANITIZE=ON -DDOCGUARD_WERROR=ON -DDOCGUARD_BENCH=OFF ${fast_build[*]} ${unity_build[*]} && ninja -C build-asan -j $jobs"; then
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      step unit-tests-asan ctest --test-dir build-asan --output-on-failure -j "$jobs"
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:quarantine_size_mb=32 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      DOCGUARD_BIN="$root/build-asan/bin/docguard" DOCGUARD_PORT_SLICE=1/3 \
+      step integration-asan bash tests/integration/run.sh python
+  else
+    record unit-tests-asan FAIL
+  fi
+}
+
+# The TSan lane: the rules' unit tests, the PyMongo suite and the cluster suite (failover under
+# load, stepdowns, killed members, several mongos, SCRAM, SRV) through the sanitized docguard.
+tsan_lane() {
+  if step build-tsan nice -n 10 bash -c "cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
       -DCMAKE_CXX_FLAGS_DEBUG=$line_info -DDOCGUARD_TSAN=ON -DDOCGUARD_WERROR=ON -DDOCGUARD_BENCH=OFF ${fast_build[*]} ${unity_build[*]} >/dev/null && ninja -C build-tsan -j $jobs docguard rules_tests"; then
     tsan_step unit-tests-tsan build-tsan/tests/unit/rules/rules_tests
-    # The PyMongo suite and the cluster suite (failover under load, stepdowns, killed members,
-    # several mongos, SCRAM, SRV) through the sanitized docguard.
-    DOCGUARD_BIN="$root/build-tsan/bin/docguard" tsan_step integration-tsan bash tests/integration/run.sh python
-    DOCGUARD_BIN="$root/build-tsan/bin/docguard" DOCGUARD_CLUSTER_VIA=docguard \
-      tsan_step cluster-tsan bash tests/cluster/run.sh
+    export DOCGUARD_BIN="$root/build-tsan/bin/docguard" DOCGUARD_PORT_SLICE=2/3
+    tsan_step integration-tsan bash tests/integration/run.sh python
+    DOCGUARD_CLUSTER_VIA=docguard tsan_step cluster-tsan bash tests/cluster/run.sh
   else
     record unit-tests-tsan FAIL
   fi
+}
+[ "${DOCGUARD_SKIP_ASAN:-}" = 1 ] || background asan-lane asan_lane
+[ "${DOCGUARD_SKIP_TSAN:-}" = 1 ] || background tsan-lane tsan_lane
+
+# The foreground lane: the release binary's unit tests and every suite through it.
+export DOCGUARD_PORT_SLICE=0/3
+if ((build_ok)); then
+  step unit-tests ctest --test-dir build --output-on-failure -j "$jobs"
+else
+  record unit-tests FAIL
 fi
 
 if ((build_ok)); then

@@ -120,8 +120,13 @@ echo "=============== integration summary ==============="
 for s in "${suites[@]}"; do printf '  %-10s %s  (%ss)\n' "$s" "${result[$s]}" "${secs[$s]}"; done
 printf '  %-10s %s\n' "alive" "$alive"
 if [ -n "${DOCGUARD_LOG:-}" ] && [ -f "$DOCGUARD_LOG" ] && [ "${DOCGUARD_IT_KEEP:-}" != 1 ]; then
-  cp "$DOCGUARD_LOG" "$root/build/integration/docguard.log" 2>/dev/null &&
-    echo "  docguard log: build/integration/docguard.log"
+  # One copy per binary's build (build/bin/docguard: docguard.log), as the sanitizer builds' suites
+  # may run beside this one.
+  build_name=$(basename "$(dirname "$(dirname "$DOCGUARD_BIN")")")
+  log_name=docguard.log
+  [ "$build_name" = build ] || log_name="docguard-$build_name.log"
+  cp "$DOCGUARD_LOG" "$root/build/integration/$log_name" 2>/dev/null &&
+    echo "  docguard log: build/integration/$log_name"
 fi
 total=$((${#suites[@]} + 1))
 echo "$((total - failed)) passed, $failed failed"

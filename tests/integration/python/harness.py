@@ -62,6 +62,12 @@ def free_port() -> int:
     """
     low, _ = _ephemeral_range()
     floor = 10000 if low > 12000 else 1024
+    # Suites run side by side (scripts/test.sh's lanes) take disjoint slices of that range
+    # (DOCGUARD_PORT_SLICE=i/n), so that two of them never pick the same port between one's
+    # check and its server's bind.
+    slice_index, slices = (int(x) for x in os.environ.get("DOCGUARD_PORT_SLICE", "0/1").split("/"))
+    width = (low - floor) // slices
+    floor, low = floor + slice_index * width, floor + (slice_index + 1) * width
     rng = random.SystemRandom()
     for _ in range(200):
         port = rng.randrange(floor, low)

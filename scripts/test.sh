@@ -6,9 +6,9 @@
 # sanitizer build), DOCGUARD_SKIP_TSAN=1 (skip the ThreadSanitizer build and its runs),
 # DOCGUARD_SKIP_INSTALL=1 (do not run scripts/install-deps.sh).
 #
-# Lanes. After the release build, the steps run in lanes side by side: the release binary's
-# tests in the foreground; the ASan+UBSan build and its tests, and the TSan build and its tests,
-# each in a lane of its own; clang-tidy and the fuzz smoke beside them. The integration suites
+# Lanes. After the format check, the steps run in lanes side by side: the release build and its
+# binary's tests in the foreground; the ASan+UBSan build and its tests, and the TSan build and its
+# tests, each in a lane of its own; clang-tidy and the fuzz smoke beside them. The integration suites
 # mostly wait on sockets and sleeps (a fifth of the machine's CPU), so run one after another
 # they left the cores idle for most of the run. Priorities keep the waiting suites from being
 # slowed: the sanitizer builds run at nice 10, clang-tidy and the fuzz smoke at nice 19, the
@@ -93,16 +93,13 @@ collect_background() {
 #
 # The sanitizer builds (Debug, -O0) are unity builds (cmake/unity_build.cmake): 16 sources of a
 # target to a translation unit, so the headers they share are parsed once per batch, not once
-# per file; at -O0 a batch's code is its files' code. The release build stays file by file: its
-# binary is the one the instruction guard counts, and it proves each file includes what it uses.
+# per file; at -O0 a batch's code is its files' code. The release build compiles the product file
+# by file: its binary is the one the instruction guard counts, and it proves each file includes
+# what it uses; its unit test executables are batched (DOCGUARD_UNITY_TESTS).
 # clang-tidy reads the same batches from a configure-only build directory (scripts/tidy.sh).
 line_info=-g1
 fast_build=(-DDOCGUARD_PCH=ON -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=gold)
 unity_build=(-DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=16)
-build_ok=0
-step build bash -c "cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDOCGUARD_WERROR=ON ${fast_build[*]} \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO='-O2 $line_info -DNDEBUG' && ninja -C build -j $jobs" &&
-  build_ok=1
 # clang-tidy over every layer's sources (scripts/tidy.sh: in the unity build's batches under CI).
 if command -v clang-tidy >/dev/null; then
   background_step clang-tidy env DOCGUARD_JOBS="$jobs" bash scripts/tidy.sh --all
@@ -162,7 +159,11 @@ tsan_lane() {
 [ "${DOCGUARD_SKIP_ASAN:-}" = 1 ] || background asan-lane asan_lane
 [ "${DOCGUARD_SKIP_TSAN:-}" = 1 ] || background tsan-lane tsan_lane
 
-# The foreground lane: the release binary's unit tests and every suite through it.
+# The foreground lane: the release build, its unit tests and every suite through its binary.
+build_ok=0
+step build bash -c "cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDOCGUARD_WERROR=ON ${fast_build[*]} -DDOCGUARD_UNITY_TESTS=ON \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO='-O2 $line_info -DNDEBUG' && ninja -C build -j $jobs" &&
+  build_ok=1
 export DOCGUARD_PORT_SLICE=0/3
 if ((build_ok)); then
   step unit-tests ctest --test-dir build --output-on-failure -j "$jobs"

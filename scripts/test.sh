@@ -6,14 +6,17 @@
 # sanitizer build), DOCGUARD_SKIP_TSAN=1 (skip the ThreadSanitizer build and its runs),
 # DOCGUARD_SKIP_INSTALL=1 (do not run scripts/install-deps.sh).
 #
-# Lanes. After the format check, the steps run in lanes side by side: the release build and its
-# binary's tests in the foreground; the ASan+UBSan build and its tests, and the TSan build and its
-# tests, each in a lane of its own; clang-tidy and the fuzz smoke beside them. The integration suites
-# mostly wait on sockets and sleeps (a fifth of the machine's CPU), so run one after another
-# they left the cores idle for most of the run. Priorities keep the waiting suites from being
-# slowed: the sanitizer builds run at nice 10, clang-tidy and the fuzz smoke at nice 19, the
-# tests at the normal priority. Each lane writes its own log, shown when it is collected, and
-# its suites take their own slice of the free ports (DOCGUARD_PORT_SLICE).
+# Lanes. After the release build, the steps run in lanes side by side: the release binary's tests
+# in the foreground; the ASan+UBSan build and its tests, and the TSan build and its tests, each in
+# a lane of its own; clang-tidy and the fuzz smoke beside them. The integration suites mostly
+# wait on sockets and sleeps (a fifth of the machine's CPU), so run one after another they left
+# the cores idle for most of the run. Priorities keep the waiting suites from being slowed: the
+# sanitizer builds run at nice 10 (ASan, the longer lane) and 13 (TSan), clang-tidy and the fuzz
+# smoke at nice 19, the tests at the normal priority. The machine is then busy to the end: what
+# counts is the work done, and an order that starts the longest lane first. (Started beside the
+# release build, the lanes took CPU from it and the run was a minute longer.) Each lane writes
+# its own log, shown when it is collected, and its suites take their own slice of the free ports
+# (DOCGUARD_PORT_SLICE).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -100,6 +103,10 @@ collect_background() {
 line_info=-g1
 fast_build=(-DDOCGUARD_PCH=ON -DCMAKE_EXE_LINKER_FLAGS=-fuse-ld=gold)
 unity_build=(-DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=16)
+build_ok=0
+step build bash -c "cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDOCGUARD_WERROR=ON ${fast_build[*]} -DDOCGUARD_UNITY_TESTS=ON \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO='-O2 $line_info -DNDEBUG' && ninja -C build -j $jobs" &&
+  build_ok=1
 # clang-tidy over every layer's sources (scripts/tidy.sh: in the unity build's batches under CI).
 if command -v clang-tidy >/dev/null; then
   background_step clang-tidy env DOCGUARD_JOBS="$jobs" bash scripts/tidy.sh --all
@@ -146,7 +153,7 @@ asan_lane() {
 # The TSan lane: the rules' unit tests, the PyMongo suite and the cluster suite (failover under
 # load, stepdowns, killed members, several mongos, SCRAM, SRV) through the sanitized docguard.
 tsan_lane() {
-  if step build-tsan nice -n 10 bash -c "cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+  if step build-tsan nice -n 13 bash -c "cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
       -DCMAKE_CXX_FLAGS_DEBUG=$line_info -DDOCGUARD_TSAN=ON -DDOCGUARD_WERROR=ON -DDOCGUARD_BENCH=OFF ${fast_build[*]} ${unity_build[*]} >/dev/null && ninja -C build-tsan -j $jobs docguard rules_tests"; then
     tsan_step unit-tests-tsan build-tsan/tests/unit/rules/rules_tests
     export DOCGUARD_BIN="$root/build-tsan/bin/docguard" DOCGUARD_PORT_SLICE=2/3
@@ -159,11 +166,7 @@ tsan_lane() {
 [ "${DOCGUARD_SKIP_ASAN:-}" = 1 ] || background asan-lane asan_lane
 [ "${DOCGUARD_SKIP_TSAN:-}" = 1 ] || background tsan-lane tsan_lane
 
-# The foreground lane: the release build, its unit tests and every suite through its binary.
-build_ok=0
-step build bash -c "cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DDOCGUARD_WERROR=ON ${fast_build[*]} -DDOCGUARD_UNITY_TESTS=ON \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO='-O2 $line_info -DNDEBUG' && ninja -C build -j $jobs" &&
-  build_ok=1
+# The foreground lane: the release binary's unit tests and every suite through it.
 export DOCGUARD_PORT_SLICE=0/3
 if ((build_ok)); then
   step unit-tests ctest --test-dir build --output-on-failure -j "$jobs"

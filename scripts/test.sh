@@ -67,7 +67,9 @@ background() {  # background NAME command...
   shift
   log=$(mktemp)
   echo ">>> $name: started beside the foreground steps (log: $log)"
-  "$@" >"$log" 2>&1 &
+  # The exit status is written last: a job that ends without it (killed, out of memory) may
+  # have steps it never recorded, and is recorded as failed when collected.
+  { "$@"; echo $? >"$log.rc"; } >"$log" 2>&1 &
   background_pids+=($!)
   background_names+=("$name")
   background_logs+=("$log")
@@ -84,7 +86,11 @@ collect_background() {
     echo
     echo "=============== ${background_names[$i]} (ran beside the foreground) ==============="
     cat "${background_logs[$i]}"
-    rm -f "${background_logs[$i]}"
+    if [ ! -f "${background_logs[$i]}.rc" ]; then
+      echo "${background_names[$i]} FAIL unfinished" >>"$results_file"
+      echo ">>> ${background_names[$i]}: ended before it finished"
+    fi
+    rm -f "${background_logs[$i]}" "${background_logs[$i]}.rc"
   done
 }
 

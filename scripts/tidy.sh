@@ -11,7 +11,10 @@
 # translation unit), from a configure-only build directory (build-tidy): the same checks over the
 # same code, in a fifth of the time. Inside a batch, the sources are included files, so the
 # header filter names the layers' directories rather than their include/ folders, and
-# bugprone-suspicious-include (a batch includes .cc files by design) is left to the per-file run.
+# bugprone-suspicious-include (a batch includes .cc files by design) is a grep instead. A batch
+# sees a little more (a callee defined in another of its sources) and a little less: a
+# namespace-scope using-declaration unused in its own source but used by a later source of the
+# batch is not reported (misc-unused-using-decls); the per-file run reports it.
 # Every product source must be in exactly one translation unit checked, or the step fails.
 #
 # Environment: DOCGUARD_JOBS (parallel clang-tidy processes, default 2).

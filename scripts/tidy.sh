@@ -22,7 +22,9 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 jobs="${DOCGUARD_JOBS:-2}"
-layers='base|codec|schema|rules|conversation|cluster|advisor|introspection|telemetry|settings|recording|proxy|tools|app'
+# The layers are the top-level folders that hold product sources, read from git so that a new
+# layer is checked from its first commit (a hand-kept list would silently filter it out).
+layers=$(git ls-files '*.cc' | grep -v '^tests/' | cut -d/ -f1 | sort -u | paste -sd'|')
 filter_lines() {
   grep -v -E '^[0-9]+ warnings? generated|^Suppressed [0-9]+ warnings|^Use -header-filter|^$'
 }

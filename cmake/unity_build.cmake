@@ -39,25 +39,39 @@ docguard_unity_exclude(proxy_tests tests/unit/proxy/session/session_timeout_test
 # error_of(): op_msg_test.cc has its own.
 docguard_unity_exclude(codec_tests tests/unit/codec/op_msg_trace_context_test.cc)
 
-# Test executables whose files share many helper names (request builders, fixtures, settings,
-# using-declarations of the shared test support): compiled file by file, as before; they keep
-# their precompiled GoogleTest headers (DOCGUARD_PCH).
+# Test executables whose files share many helper names (request builders, fixtures, settings):
+# each file's anonymous namespace holds a namespace of its own, DOCGUARD_UNITY_ID, which CMake
+# names after the file in a batch (UNITY_BUILD_UNIQUE_ID), so two files' helpers of one name are
+# two names there too. Compiled file by file, the file is its own translation unit and one name
+# serves every file.
 foreach(t IN ITEMS advisor_tests conversation_tests rules_tests)
   if(TARGET ${t})
-    set_target_properties(${t} PROPERTIES UNITY_BUILD OFF)
+    set_target_properties(${t} PROPERTIES UNITY_BUILD_UNIQUE_ID DOCGUARD_UNITY_ID)
   endif()
 endforeach()
 
 # The release build of scripts/test.sh compiles the product file by file (the binary the
 # instruction guard counts, and the proof that each file includes what it uses) and its unit
 # test executables in batches: they are a third of that build's compile time, and nothing counts
-# or ships their code. The executables kept file by file above stay so.
+# or ships their code.
 option(DOCGUARD_UNITY_TESTS "Unit test executables in unity batches, the product file by file" OFF)
 if(DOCGUARD_UNITY_TESTS AND NOT CMAKE_UNITY_BUILD)
-  foreach(t IN ITEMS app_tests base_tests cluster_tests codec_tests introspection_tests
-            proxy_tests recording_tests schema_tests settings_tests telemetry_tests tools_tests)
+  foreach(t IN ITEMS advisor_tests app_tests base_tests cluster_tests codec_tests conversation_tests
+            introspection_tests proxy_tests recording_tests rules_tests schema_tests settings_tests
+            telemetry_tests tools_tests)
     if(TARGET ${t})
       set_target_properties(${t} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 16)
     endif()
   endforeach()
 endif()
+
+# File by file, DOCGUARD_UNITY_ID is one name for every file (see above). After the option, which
+# may have made these executables unity builds.
+foreach(t IN ITEMS advisor_tests conversation_tests rules_tests)
+  if(TARGET ${t})
+    get_target_property(unity ${t} UNITY_BUILD)
+    if(NOT unity)
+      target_compile_definitions(${t} PRIVATE DOCGUARD_UNITY_ID=file_local)
+    endif()
+  endif()
+endforeach()

@@ -11,7 +11,7 @@
 #include "docguard/advisor/collection_profile.h"
 #include "docguard/advisor/finding.h"
 
-namespace docguard::advisor::testing {
+namespace docguard::advisor::test_documents {
 
 // Takes ownership of `doc`.
 inline void feed(CollectionProfile& profile, bson_t* doc) {
@@ -69,4 +69,4 @@ inline int count_kind(const std::vector<Finding>& findings, Finding::Kind kind,
   }));
 }
 
-}  // namespace docguard::advisor::testing
+}  // namespace docguard::advisor::test_documents

@@ -17,6 +17,7 @@
 
 namespace docguard::conversation {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
 using Action = Conversation::RequestOutcome::Action;
 
@@ -340,5 +341,6 @@ TEST_F(AuthConversation, WithoutACertificateX509StillNamesItsUser) {
   EXPECT_EQ(conv.user(), "");
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::conversation

@@ -17,6 +17,7 @@
 
 namespace docguard::conversation {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
 using Action = Conversation::RequestOutcome::Action;
 
@@ -294,5 +295,6 @@ TEST_F(Replay, TooManyRequestsAwaitingRepliesIsAProtocolError) {
   EXPECT_THROW(conv.on_request(one_more), codec::ProtocolError);
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::conversation

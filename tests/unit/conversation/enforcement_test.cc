@@ -6,6 +6,7 @@
 
 namespace docguard::conversation {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
 using rules::Action;
 using rules::Verdict;
@@ -299,5 +300,6 @@ TEST(EnforcementTest, UpstreamCommandErrorsPassThroughUnchanged) {
   EXPECT_TRUE(merge_reply(*plan.merge, up->msg, 42).empty());
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::conversation

@@ -8,6 +8,7 @@
 
 namespace docguard::conversation {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
 using rules::Action;
 using rules::Verdict;
@@ -87,5 +88,6 @@ TEST(GuardrailRefusalTest, OrderedDeleteStopsAtTheRefusedStatement) {
       << json;
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::conversation

@@ -11,6 +11,7 @@
 
 namespace docguard::conversation {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
 using testing::json;
 using testing::view;
@@ -129,5 +130,6 @@ TEST(Handshake, ClientCompressorsAndAppName) {
   EXPECT_FALSE(codec::is_hello_command(view(ping)));
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::conversation

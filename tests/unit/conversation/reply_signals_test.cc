@@ -16,6 +16,7 @@
 
 namespace docguard::conversation {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
 codec::OwnedBson json(const char* text) {
   bson_error_t err;
@@ -207,11 +208,13 @@ TEST(Refusal, InTheRequestsFamily) {
   EXPECT_TRUE(refuse(w0, "x").empty());
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::conversation
 
 namespace docguard::conversation {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
 ReplySignals workload_signals(const char* body) {
   return read_reply_signals(msg_reply(body), /*for_workload=*/true);
@@ -248,5 +251,6 @@ TEST(ReplySignalsWorkload, CountsTheFirstBatch) {
   EXPECT_TRUE(workload_signals(R"({"n": 0, "writeErrors": [{"code": 11000}], "ok": 1})").failed);
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::conversation

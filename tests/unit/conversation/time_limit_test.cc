@@ -11,6 +11,7 @@
 
 namespace docguard::conversation {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
 using Action = Conversation::RequestOutcome::Action;
 
@@ -95,5 +96,6 @@ TEST_F(TimeLimit, APartlyRefusedBatchForwardsItsOtherStatementsWithTheLimit) {
   EXPECT_EQ(msg.sequences[0].documents.size(), 2u);  // the refused document is not forwarded
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::conversation

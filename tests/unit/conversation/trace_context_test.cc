@@ -15,6 +15,7 @@
 
 namespace docguard::conversation {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
 using Action = Conversation::RequestOutcome::Action;
 
@@ -189,5 +190,6 @@ TEST_F(TraceContext, KeptForAnUpstreamThatTakesIt) {
   EXPECT_EQ(handle(message, "web", 29).second, message);
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::conversation

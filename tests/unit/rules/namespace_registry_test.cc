@@ -8,6 +8,7 @@
 
 namespace docguard::rules {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
 TEST(NamespaceRegistry, ANamespaceKeepsItsStatistics) {
   NamespaceRegistry registry;
@@ -86,5 +87,6 @@ TEST(NamespaceRegistry, EachArrayPathKeepsItsOwnStatistics) {
   EXPECT_EQ(stats.field("lines", 4).first, "lines");
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::rules

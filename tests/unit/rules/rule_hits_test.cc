@@ -15,6 +15,7 @@
 
 namespace docguard::rules {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
 using testing::error_of;
 using testing::parse;
@@ -278,5 +279,6 @@ rules:
   EXPECT_EQ(recorder.real["max_array_length:block:app"], 1);
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::rules

@@ -11,6 +11,7 @@
 
 namespace docguard::rules {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
 TEST(RuleKinds, EveryKindHasItsOwnRowAndName) {
   std::set<std::string> names;
@@ -41,5 +42,6 @@ TEST(RuleKinds, ADesignRuleDescribesWhatItMeasured) {
   EXPECT_EQ(rule_kind(v.kind).describe(v, "tags"), "array 'tags' reaches 12 elements, bound 10");
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::rules

@@ -15,6 +15,7 @@
 
 namespace docguard::rules {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
 using testing::error_of;
 using testing::parse;
@@ -286,5 +287,6 @@ TEST(ScopedEngineTest, AppLabelsAreBoundedPerProcess) {
   EXPECT_EQ(recorder.commands_by_app[":insert"], 1);
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::rules

@@ -10,6 +10,7 @@
 
 namespace docguard::rules {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
 using settings::parse_boolean;
 using settings::parse_byte_size;
@@ -225,5 +226,6 @@ TEST(RuleSetTest, ErrorsNameFileLineAndKey) {
   EXPECT_NE(e.find("'rules'"), std::string::npos) << e;
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::rules

@@ -7,6 +7,7 @@
 
 namespace docguard::advisor {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
 TEST(ScanArguments, ClusterUris) {
   EXPECT_TRUE(is_cluster_uri("mongodb://h:1/db"));
@@ -66,5 +67,6 @@ TEST(Credentials, ErrorsNeverQuoteTheSecret) {
   EXPECT_EQ(c.error().kind, base::ErrorKind::kIo);
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::advisor

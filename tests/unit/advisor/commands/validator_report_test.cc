@@ -5,9 +5,10 @@
 
 namespace docguard::advisor {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
-using testing::document_with_array;
-using testing::feed;
+using test_documents::document_with_array;
+using test_documents::feed;
 
 bool parses_as_json(const std::string& json) {
   bson_error_t error;
@@ -56,5 +57,6 @@ TEST(Report, HtmlIsSelfContainedAndJsonParses) {
   EXPECT_NE(render_text(input).find("WARN  large_array"), std::string::npos);
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::advisor

@@ -7,11 +7,12 @@
 
 namespace docguard::advisor {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
-using testing::count_kind;
-using testing::document_with_array;
-using testing::feed;
-using testing::metadata_with_indexes;
+using test_documents::count_kind;
+using test_documents::document_with_array;
+using test_documents::feed;
+using test_documents::metadata_with_indexes;
 
 const AdvisorSettings kSettings;
 
@@ -238,5 +239,6 @@ TEST(MissingValidatorDetector, InfoWithoutValidatorQuietWithOne) {
   EXPECT_EQ(count_kind(detect(p), Finding::Kind::kNoValidator), 0);
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::advisor

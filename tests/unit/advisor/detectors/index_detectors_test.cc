@@ -9,10 +9,11 @@
 
 namespace docguard::advisor {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
-using testing::count_kind;
-using testing::feed;
-using testing::metadata_with_indexes;
+using test_documents::count_kind;
+using test_documents::feed;
+using test_documents::metadata_with_indexes;
 
 const AdvisorSettings kSettings;
 
@@ -304,5 +305,6 @@ TEST(TooManyCollectionsDetector, CountsTheWholeDeploymentToo) {
       0);
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::advisor

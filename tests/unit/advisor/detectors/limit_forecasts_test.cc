@@ -13,6 +13,7 @@
 
 namespace docguard::advisor {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
 rules::PathForecast forecast(const std::string& coll, double eta, size_t documents = 3) {
   rules::PathForecast f;
@@ -98,5 +99,6 @@ TEST(LimitForecastsTest, NoSourceNoSection) {
   EXPECT_EQ(advisor.render(ReportFormat::kHtml).find("Approaching limits"), std::string::npos);
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::advisor

@@ -8,6 +8,7 @@
 
 namespace docguard::advisor {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
 codec::OwnedBson json(const char* text) {
   bson_error_t error;
@@ -205,5 +206,6 @@ TEST(QueryShapeCounter, CountsEachShapeAndBoundsTheDistinctOnes) {
   EXPECT_EQ(counter.shapes().at("eq: b").count, 2u);
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::advisor

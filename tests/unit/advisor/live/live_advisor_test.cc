@@ -14,6 +14,7 @@
 
 namespace docguard::advisor {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
 using testing::request;
 
@@ -212,11 +213,13 @@ TEST(LiveAdvisorBounds, NamespacesPastTheCapAreNotTracked) {
   EXPECT_TRUE(advisor.findings().empty());
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::advisor
 
 namespace docguard::advisor {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
 // A rule's finding is named after the rule table's row: "rule:" and the rule's name.
 TEST(ScanWithConfig, ARuleFindingIsNamedAfterItsRule) {
@@ -233,5 +236,6 @@ TEST(ScanWithConfig, ARuleFindingIsNamedAfterItsRule) {
   }
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::advisor

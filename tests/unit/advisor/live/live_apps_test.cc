@@ -15,6 +15,7 @@
 
 namespace docguard::advisor {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
 using testing::request;
 
@@ -132,5 +133,6 @@ TEST_F(LiveAppsTest, WritesWithoutAValidatorNameTheirApps) {
   EXPECT_EQ(no_validator->apps, Apps{"billing"});
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::advisor

@@ -14,6 +14,7 @@
 
 namespace docguard::advisor {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
 using testing::Bson;
 using testing::request;
@@ -231,5 +232,6 @@ TEST(SharedFactsTest, WhatIsWrittenReadsBack) {
   EXPECT_FALSE(read_shared_collection(not_facts.view().data, not_facts.view().size, &back));
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::advisor

@@ -14,6 +14,7 @@
 
 namespace docguard::advisor {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
 using testing::request;
 
@@ -80,5 +81,6 @@ TEST_F(LiveLedgerShapesTest, WithTheLedgerOffTheAdvisorCountsItsSample) {
       << found[0].evidence;
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::advisor

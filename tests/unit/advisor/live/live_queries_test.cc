@@ -15,6 +15,7 @@
 
 namespace docguard::advisor {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
 using testing::request;
 
@@ -310,5 +311,6 @@ TEST_F(LiveCollectionsTest, CollectionsOfOneShapeAmongTheOnesReadFromTheCluster)
   EXPECT_EQ(count("app", Finding::Kind::kTooManyCollections), 0);
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::advisor

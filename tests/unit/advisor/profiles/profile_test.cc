@@ -5,9 +5,10 @@
 
 namespace docguard::advisor {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
-using testing::document_with_array;
-using testing::feed;
+using test_documents::document_with_array;
+using test_documents::feed;
 
 TEST(LogHistogram, BucketsCoverEveryValueInOrder) {
   for (uint64_t v : {0ull, 1ull, 15ull, 16ull, 17ull, 100ull, 6000ull, 1ull << 40}) {
@@ -105,5 +106,6 @@ TEST(CollectionProfile, CorruptDocumentsAreRefusedNotRead) {
   EXPECT_NE(walked.error().message.find("corrupt"), std::string::npos);
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::advisor

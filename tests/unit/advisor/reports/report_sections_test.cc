@@ -9,6 +9,7 @@
 
 namespace docguard::advisor {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
 ReportInput with_two_sections() {
   ReportInput input;
@@ -41,5 +42,6 @@ TEST(ReportSections, HtmlBeforeThePageEnds) {
   EXPECT_EQ(render_text(with_two_sections()).find("First"), std::string::npos);
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::advisor

@@ -15,6 +15,7 @@
 
 namespace docguard::advisor {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
 std::vector<uint8_t> bytes_of(bson_t* doc) {
   const uint8_t* data = bson_get_data(doc);
@@ -153,7 +154,7 @@ TEST(ClusterMetadata, UnknownIndexesAreNotMissingIndexes) {
   for (int i = 0; i < 20; ++i) {
     bson_oid_t oid;
     bson_oid_init(&oid, nullptr);
-    testing::feed(profile, BCON_NEW("_id", BCON_INT32(i), "productId", BCON_OID(&oid)));
+    test_documents::feed(profile, BCON_NEW("_id", BCON_INT32(i), "productId", BCON_OID(&oid)));
   }
   CollectionMetadata m;
   m.db = "shop";
@@ -195,5 +196,6 @@ TEST(ClusterMetadata, MetadataFindingsFromTheClusterSaySo) {
   EXPECT_NE(metadata_summary(m).find("sampled by find"), std::string::npos);
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::advisor

@@ -15,6 +15,7 @@
 
 namespace docguard::advisor {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
 namespace fs = std::filesystem;
 const fs::path kShop = fs::path(DOCGUARD_DUMP_FIXTURES) / "shop";
@@ -117,7 +118,7 @@ TEST_F(ShopDump, FindsWhatTheDumpWasShapedToShow) {
 
 TEST_F(ShopDump, ASingleBsonFileIsACollection) {
   const auto findings = scan(root_ / "dir" / "shop" / "products.bson");
-  EXPECT_EQ(testing::count_kind(findings, Finding::Kind::kOutlier, "reviews"), 1);
+  EXPECT_EQ(test_documents::count_kind(findings, Finding::Kind::kOutlier, "reviews"), 1);
 }
 
 struct Recorder final : DumpVisitor {
@@ -137,7 +138,7 @@ std::optional<ReadError> read_bytes(const std::string& name, const std::string& 
 }
 
 std::string document_bytes(int id) {
-  bson_t* doc = testing::document_with_array(id, "a", 2);
+  bson_t* doc = test_documents::document_with_array(id, "a", 2);
   std::string out(reinterpret_cast<const char*>(bson_get_data(doc)), doc->len);
   bson_destroy(doc);
   return out;
@@ -258,5 +259,6 @@ TEST_F(ShopDump, TruncatedGzipAndMissingPathsAreErrors) {
   EXPECT_NE(error->message.find("no .bson"), std::string::npos);
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::advisor

@@ -17,6 +17,7 @@
 
 namespace docguard::advisor {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
 // {v: 2, key: {a: <huge>, b: NaN, c: -Infinity, d: 1.0, e: -1.5, f: Decimal128 1}, name: "odd"}
 std::vector<uint8_t> index_with_odd_doubles() {
@@ -113,5 +114,6 @@ TEST(IndexKeyValues, WholeDoublesAreIntegersOthersKeepTheirDigits) {
   }
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::advisor

@@ -15,6 +15,7 @@
 
 namespace docguard::rules {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
 using testing::parse;
 using testing::request;
@@ -152,5 +153,6 @@ TEST_F(ChainEngineTest, AStatementsQueryIsJudgedBeforeWhatItWrites) {
   EXPECT_EQ(v.violations[1].kind, RuleKind::kArrayLength);
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::rules

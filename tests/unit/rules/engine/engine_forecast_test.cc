@@ -13,6 +13,7 @@
 
 namespace docguard::rules {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
 using settings::parse_rules;
 
@@ -138,5 +139,6 @@ TEST(DocumentTrackerForecastTest, EntersTheHorizonOnce) {
   EXPECT_EQ(growing[0].id.size(), 11u);
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::rules

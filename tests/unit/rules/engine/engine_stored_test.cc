@@ -13,6 +13,7 @@
 
 namespace docguard::rules {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
 using settings::parse_rules;
 
@@ -125,5 +126,6 @@ TEST_F(EngineStoredTest, OnlySuccessfulCatalogRepliesReachTheAdviceSink) {
   EXPECT_EQ(advice.commands[0], "createIndexes");
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::rules

@@ -15,6 +15,7 @@
 
 namespace docguard::rules {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
 using settings::parse_rules;
 
@@ -569,11 +570,13 @@ TEST(ExampleConfigTest, TheAnnotatedExampleParses) {
   EXPECT_TRUE(set->has_scoped_rules());
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::rules
 
 namespace docguard::rules {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
 TEST_F(EngineTest, EachEngineKeepsItsOwnNamespaceStatistics) {
   // A thread remembers the namespace it looked up last; a second engine on the same thread (a
@@ -593,5 +596,6 @@ TEST_F(EngineTest, EachEngineKeepsItsOwnNamespaceStatistics) {
   EXPECT_NE(engine->status_json().find("\"document_bytes\":{\"count\":1"), std::string::npos);
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::rules

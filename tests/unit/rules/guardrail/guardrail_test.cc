@@ -17,6 +17,7 @@
 
 namespace docguard::rules {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
 using testing::error_of;
 using testing::parse;
@@ -510,5 +511,6 @@ TEST_F(GuardrailEngineTest, ViewsTimeSeriesAndDroppedCollectionsAreNeverRefused)
       inspect(R"({"find": "orders", "$db": "shop", "filter": {"customer": "x"}})").block_command);
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::rules

@@ -23,6 +23,7 @@
 
 namespace docguard::rules {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
 using testing::Bson;
 
@@ -238,5 +239,6 @@ TEST(PlannerCorpusTest, EveryRowAsTheServerDecides) {
               served, refused, unknown, failures);
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::rules

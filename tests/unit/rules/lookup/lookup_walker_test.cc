@@ -9,6 +9,7 @@
 
 namespace docguard::rules {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
 using testing::Bson;
 
@@ -77,5 +78,6 @@ TEST(LookupWalkerTest, DeepNestingIsBounded) {
   EXPECT_EQ(joins.size(), LookupWalker::kMaxDepth + 1);
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::rules

@@ -10,6 +10,7 @@
 
 namespace docguard::rules {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
 using namespace std::chrono_literals;
 using Clock = LookupWindow::Clock;
@@ -69,5 +70,6 @@ TEST(LookupWindowTest, ANewWindowLengthStartsEmpty) {
   EXPECT_EQ(window.totals(kStart + 610s).reads, 0u);
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::rules

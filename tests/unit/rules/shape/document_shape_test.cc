@@ -10,6 +10,7 @@
 
 namespace docguard::rules {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
 using testing::Bson;
 
@@ -163,5 +164,6 @@ TEST(UpdateShapeTest, OperatorDocumentDetection) {
   EXPECT_FALSE(codec::is_operator_document(Bson("{}").view()));
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::rules

@@ -6,6 +6,7 @@
 
 namespace docguard::rules {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
 std::string key(int i) { return "db.c" + std::string(1, '\0') + "\x10" + std::to_string(i); }
 
@@ -105,5 +106,6 @@ TEST(DocumentTracker, LengthsReadFromTheStoreAreMarked) {
   EXPECT_FALSE(t.grow(key(2), "tags", 1, std::nullopt)->read_from_store);
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::rules

@@ -8,6 +8,7 @@
 
 namespace docguard::rules {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
 // Feeds a series one observation per push: `per_push` elements every `interval` seconds.
 GrowthSeries steady(uint32_t start, uint32_t per_push, double interval, int pushes) {
@@ -164,5 +165,6 @@ TEST(ForecastTest, SummaryTakesTheSoonestDocumentAndARobustRate) {
   EXPECT_EQ(fastest_median({3, 1}), 2);
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::rules

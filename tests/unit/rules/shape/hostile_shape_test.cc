@@ -14,6 +14,7 @@
 
 namespace docguard::rules {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
 using testing::Bson;
 using testing::request;
@@ -159,5 +160,6 @@ TEST_F(HostileGuardrail, TheWorkloadLedgerKeepsItsBoundPerShape) {
   }
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::rules

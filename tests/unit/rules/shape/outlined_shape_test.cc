@@ -12,6 +12,7 @@
 
 namespace docguard::rules {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
 using testing::Bson;
 
@@ -108,5 +109,6 @@ TEST(OutlinedShapeTest, AnOutlineOfOtherBytesIsNotRead) {
   EXPECT_FALSE(shape.has_id());
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::rules

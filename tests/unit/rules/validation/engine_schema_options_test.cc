@@ -14,6 +14,7 @@
 
 namespace docguard::rules {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
 using settings::ConfigError;
 using settings::parse_rules;
@@ -151,5 +152,6 @@ TEST_F(EngineSchemaOptionsTest, QueryOperatorsBesideTheSchemaAreRefusedWithTheir
             std::string::npos);
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::rules

@@ -10,6 +10,7 @@
 
 namespace docguard::rules {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
 using settings::parse_rules;
 using testing::Message;
@@ -90,5 +91,6 @@ TEST_F(EngineSchemaPostImageTest, AFailureThatMayComeFromAnUnknownStoredIdIsNotR
             1u);
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::rules

@@ -14,6 +14,7 @@
 
 namespace docguard::rules {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
 using settings::parse_rules;
 using testing::error_of;
@@ -313,11 +314,13 @@ rules:
             std::string::npos);
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::rules
 
 namespace docguard::rules {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
 TEST_F(EngineSchemaTest, TheCensusCountsSampledStoredDocumentsAndFailingWritesPerApp) {
   use(kRules);
@@ -359,5 +362,6 @@ TEST_F(EngineSchemaTest, TheCensusCountsSampledStoredDocumentsAndFailingWritesPe
   EXPECT_NE(engine->status_json().find("\"validators\":[{"), std::string::npos);
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::rules

@@ -19,6 +19,7 @@
 
 namespace docguard::rules {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
 using testing::Bson;
 using testing::request;
@@ -167,5 +168,6 @@ TEST(JsonSchemaCorpusAsTraffic, EveryRowThroughTheEngineAsTheServerJudgesIt) {
   for (const auto& [what, n] : counts) std::printf("[ as traffic ] %s: %d\n", what.c_str(), n);
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::rules

@@ -16,6 +16,7 @@
 
 namespace docguard::rules {
 namespace {
+namespace DOCGUARD_UNITY_ID {
 
 using settings::parse_rules;
 
@@ -500,5 +501,6 @@ TEST(WorkloadShapeHash, ARegexIsNotAnEqualityAndDeepFiltersStayApart) {
   EXPECT_NE(hash_of(nested("a").c_str()), hash_of(nested("b").c_str()));
 }
 
+}  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::rules

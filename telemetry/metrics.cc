@@ -204,9 +204,12 @@ void Metrics::add_to_series(MetricIndex<Metric>& index, prometheus::Family<Metri
 void Metrics::on_command(const rules::NamespaceLabels& ns, std::string_view command,
                          std::string_view app) {
   // Per namespace and per app in two families: their product (apps x namespaces x commands)
-  // would be most of the exposition.
+  // would be most of the exposition. Every message comes here: the two are found as a pair.
+  if (cells_.increment_known_pair(ns.id, command, app)) return;
   add(commands_index_, commands_, family::kCommands, &ns, {command});
   add(app_commands_index_, app_commands_, family::kAppCommands, nullptr, {app, command});
+  cells_.remember_pair(static_cast<uint8_t>(family::kCommands.cells_slot),
+                       static_cast<uint8_t>(family::kAppCommands.cells_slot), ns.id, command, app);
 }
 
 void Metrics::on_document_size(const rules::NamespaceLabels& ns, std::string_view source,

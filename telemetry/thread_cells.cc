@@ -37,6 +37,24 @@ ThreadCells::Thread& ThreadCells::this_thread_slow() {
   return *found;
 }
 
+void ThreadCells::remember_pair(uint8_t first_family, uint8_t second_family, uint64_t prefix,
+                                std::string_view a, std::string_view b) {
+  Thread& t = this_thread();
+  const LastSeries* first = t.known(first_family, prefix, {a});
+  const LastSeries* second = t.known(second_family, 0, {b, a});
+  if (first == nullptr || second == nullptr || first->handle.bounds != nullptr ||
+      second->handle.bounds != nullptr) {
+    return;
+  }
+  CounterPair& pair = t.pairs[t.next_pair];
+  t.next_pair = static_cast<uint8_t>((t.next_pair + 1) % kPairs);
+  pair.key.assign(a).push_back(kSeparator);
+  pair.key.append(b);
+  pair.prefix = prefix;
+  pair.first = t.cell(first->handle.slot);
+  pair.second = t.cell(second->handle.slot);
+}
+
 ThreadCells::Handle ThreadCells::add(prometheus::Counter& series) {
   Series s;
   s.counter = &series;

@@ -194,6 +194,44 @@ TEST(ThreadCellsTest, AlternatingLabelSetsEachCountInTheirOwnSeries) {
   for (const auto& n : six) EXPECT_EQ(by_name.at(n)->Value(), 50) << n;
 }
 
+// A command's two counters are found as a pair once met (ThreadCells::increment_known_pair):
+// more pairs than a thread remembers, in turn; a command and an app that join to the same text
+// ("ab" with "c", "a" with "bc"); one command and app in two namespaces; each still counts in
+// its own series of each family.
+TEST(MetricsTest, CommandCountersFoundAsAPairEachCountTheirOwnSeries) {
+  const rules::NamespaceLabels items{"shop", "items", 1};
+  const rules::NamespaceLabels orders{"shop", "orders", 2};
+  struct Call {
+    const rules::NamespaceLabels& ns;
+    std::string command, app;
+  };
+  const std::vector<Call> calls = {{items, "ab", "c"},          {items, "a", "bc"},
+                                   {orders, "ab", "c"},         {items, "insert", "shop-api"},
+                                   {items, "find", "shop-api"}, {orders, "find", ""},
+                                   {items, "find", ""}};
+  Metrics metrics;
+  for (int round = 0; round < 10; ++round) {
+    for (const Call& c : calls) metrics.on_command(c.ns, c.command, c.app);
+  }
+  for (int i = 0; i < 5; ++i) metrics.on_command(items, "find", "");
+  const std::string text = metrics.serialize();
+  for (const auto* line : {
+           R"(docguard_commands_total{collection="items",command="ab",db="shop"} 10)",
+           R"(docguard_commands_total{collection="items",command="a",db="shop"} 10)",
+           R"(docguard_commands_total{collection="orders",command="ab",db="shop"} 10)",
+           R"(docguard_commands_total{collection="items",command="insert",db="shop"} 10)",
+           R"(docguard_commands_total{collection="items",command="find",db="shop"} 25)",
+           R"(docguard_commands_total{collection="orders",command="find",db="shop"} 10)",
+           R"(docguard_app_commands_total{app="c",command="ab"} 20)",
+           R"(docguard_app_commands_total{app="bc",command="a"} 10)",
+           R"(docguard_app_commands_total{app="shop-api",command="insert"} 10)",
+           R"(docguard_app_commands_total{app="shop-api",command="find"} 10)",
+           R"(docguard_app_commands_total{app="",command="find"} 25)",
+       }) {
+    EXPECT_TRUE(has_line(text, line)) << line << "\n" << text;
+  }
+}
+
 TEST(MetricsTest, ScrapeShowsThePerMessageMetrics) {
   const rules::NamespaceLabels kShopItems{"shop", "items", 1};
   Metrics metrics;

@@ -115,6 +115,28 @@ class ThreadCells {
     return true;
   }
 
+  // Two labeled counters that one call always adds 1 to together (a command's per-namespace
+  // and per-app counts): the pair of label sets {prefix; a} and {b; a} is named by `prefix`,
+  // `a` and `b`. When this thread met the pair among its last kPairs, adds 1 to both (one
+  // lookup of the thread, one comparison) and returns true; false, nothing done, otherwise.
+  [[gnu::always_inline]] bool increment_known_pair(uint64_t prefix, std::string_view a,
+                                                   std::string_view b) {
+    Thread& t = this_thread();
+    for (const CounterPair& pair : t.pairs) {
+      if (pair.matches(prefix, a, b)) {
+        bump(pair.first, 1);
+        bump(pair.second, 1);
+        return true;
+      }
+    }
+    return false;
+  }
+  // After the two counters were added to as any labeled series (find(), increment()):
+  // remembers them as a pair when both label sets are this thread's remembered series (a label
+  // set the series budget refused never is, so a refusal stays decided on each use).
+  void remember_pair(uint8_t first_family, uint8_t second_family, uint64_t prefix,
+                     std::string_view a, std::string_view b);
+
   // Adds every thread's counts since the previous fold to the exported series.
   void fold();
 
@@ -157,8 +179,23 @@ class ThreadCells {
       return nullptr;
     }
   };
+  // A counter pair (increment_known_pair), its cells found once: a series' cells never move.
+  static constexpr size_t kPairs = 4;
+  struct CounterPair {
+    std::string key;  // a, kSeparator, b; empty while unused
+    uint64_t prefix = 0;
+    Cell* first = nullptr;
+    Cell* second = nullptr;
+    bool matches(uint64_t p, std::string_view a, std::string_view b) const {
+      return p == prefix && key.size() == a.size() + 1 + b.size() &&
+             base::same_bytes(key.data(), a.data(), a.size()) && key[a.size()] == kSeparator &&
+             base::same_bytes(key.data() + a.size() + 1, b.data(), b.size());
+    }
+  };
   struct Thread {
     std::thread::id id;
+    std::array<CounterPair, kPairs> pairs;
+    uint8_t next_pair = 0;  // the one remember_pair replaces next
     // Written by the owning thread only; a scrape reads the cells under `mutex`, which the
     // owner takes only to add a chunk.
     std::mutex mutex;

@@ -131,15 +131,10 @@ ThreadCells::Handle Metrics::cells_for(MetricIndex<Metric>& index,
       [&]() -> ThreadCells::Resolved {
         std::string key;
         if (ns) {
-          for (auto v : {ns->db, ns->coll}) {
-            key.append(v);
-            key.push_back(ThreadCells::kSeparator);
-          }
+          ThreadCells::append_label_value(key, ns->db);
+          ThreadCells::append_label_value(key, ns->coll);
         }
-        for (auto v : values) {
-          key.append(v);
-          key.push_back(ThreadCells::kSeparator);
-        }
+        for (auto v : values) ThreadCells::append_label_value(key, v);
         const auto make = [&](bool overflow) -> Metric& {
           const auto value = [&](std::string_view v) {
             return overflow ? std::string(rules::kOverflowLabel) : std::string(v);

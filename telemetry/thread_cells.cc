@@ -48,8 +48,8 @@ void ThreadCells::remember_pair(uint8_t first_family, uint8_t second_family, uin
   }
   CounterPair& pair = t.pairs[t.next_pair];
   t.next_pair = static_cast<uint8_t>((t.next_pair + 1) % kPairs);
-  pair.key.assign(a).push_back(kSeparator);
-  pair.key.append(b);
+  pair.key.assign(a).append(b);
+  pair.a_size = a.size();
   pair.prefix = prefix;
   pair.first = t.cell(first->handle.slot);
   pair.second = t.cell(second->handle.slot);

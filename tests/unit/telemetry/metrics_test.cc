@@ -232,6 +232,36 @@ TEST(MetricsTest, CommandCountersFoundAsAPairEachCountTheirOwnSeries) {
   }
 }
 
+// Label values come from clients (a command's name, a namespace, an app's name) and may hold any
+// byte but NUL: values whose bytes join to the same text, with any byte between them, are still
+// different label sets, in the thread's index, its last series, its pairs and the shared index.
+TEST(MetricsTest, LabelValuesThatJoinToOneTextAreDifferentSeries) {
+  const std::string sep(1, '\x1f');
+  Metrics metrics;
+  for (int round = 0; round < 3; ++round) {
+    metrics.on_command({"a" + sep + "b", "c", 1}, "find", "");
+    metrics.on_command({"a", "b" + sep + "c", 2}, "find", "");
+    metrics.on_command({"shop", "items", 3}, "x" + sep + "y", "z");
+    metrics.on_command({"shop", "items", 3}, "x", "y" + sep + "z");
+    metrics.on_document_size({"shop", "items", 3}, "in" + sep + "sert", 10);
+    metrics.on_document_size({"shop", "items", 3}, "in", 10);
+  }
+  const std::string text = metrics.serialize();
+  for (const std::string& line : std::vector<std::string>{
+           "docguard_commands_total{collection=\"c\",command=\"find\",db=\"a" + sep + "b\"} 3",
+           "docguard_commands_total{collection=\"b" + sep + "c\",command=\"find\",db=\"a\"} 3",
+           "docguard_commands_total{collection=\"items\",command=\"x" + sep + "y\",db=\"shop\"} 3",
+           "docguard_commands_total{collection=\"items\",command=\"x\",db=\"shop\"} 3",
+           "docguard_app_commands_total{app=\"z\",command=\"x" + sep + "y\"} 3",
+           "docguard_app_commands_total{app=\"y" + sep + "z\",command=\"x\"} 3",
+           "docguard_document_size_bytes_count{collection=\"items\",db=\"shop\",source=\"in" + sep +
+               "sert\"} 3",
+           "docguard_document_size_bytes_count{collection=\"items\",db=\"shop\",source=\"in\"} 3",
+       }) {
+    EXPECT_TRUE(has_line(text, line)) << line << "\n" << text;
+  }
+}
+
 TEST(MetricsTest, ScrapeShowsThePerMessageMetrics) {
   const rules::NamespaceLabels kShopItems{"shop", "items", 1};
   Metrics metrics;

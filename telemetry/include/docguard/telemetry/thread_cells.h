@@ -52,10 +52,18 @@ class ThreadCells {
   // A labeled series is named by its family (a number below kFamilies, one per metric family),
   // a number standing for its leading label values (`prefix`: equal numbers always mean equal
   // values, as NamespaceLabels::id does for db and collection) and the rest of its label values.
-  // Label values must not contain kSeparator.
   static constexpr uint8_t kFamilies = 16;
-  static constexpr char kSeparator = '\x1f';
   using LabelValues = std::initializer_list<std::string_view>;
+
+  // Appends a label value to an index key: its length's four bytes, then its bytes. Values come
+  // from clients (a command's name, a namespace) and may hold any byte: by their lengths, two
+  // label sets whose bytes join to the same text ("a" and "bc", "ab" and "c") never share a key,
+  // as they would around a separator byte.
+  static void append_label_value(std::string& key, std::string_view v) {
+    const auto size = static_cast<uint32_t>(v.size());
+    key.append(reinterpret_cast<const char*>(&size), sizeof size);
+    key.append(v);
+  }
 
   // The calling thread's handle for a labeled series, from its own index (no lock); on this
   // thread's first use of the label set, make() resolves it (and may register the series).
@@ -144,7 +152,7 @@ class ThreadCells {
   using Cell = std::atomic<double>;
   static constexpr uint32_t kChunk = 512;  // cells per allocation; a series never straddles two
 
-  // The index key: the family, the prefix's eight bytes, then each value and the separator.
+  // The index key: the family, the prefix's eight bytes, then each value (append_label_value).
   static constexpr size_t kValuesAt = 1 + sizeof(uint64_t);
 
   struct LastSeries {
@@ -156,11 +164,13 @@ class ThreadCells {
       const char* at = key.data() + kValuesAt;
       const char* const end = key.data() + key.size();
       for (auto v : values) {
-        if (static_cast<size_t>(end - at) < v.size() + 1 ||
-            !base::same_bytes(at, v.data(), v.size()) || at[v.size()] != kSeparator) {
+        uint32_t size = 0;
+        if (static_cast<size_t>(end - at) < sizeof size + v.size()) return false;
+        std::memcpy(&size, at, sizeof size);
+        if (size != v.size() || !base::same_bytes(at + sizeof size, v.data(), v.size())) {
           return false;
         }
-        at += v.size() + 1;
+        at += sizeof size + v.size();
       }
       return at == end;
     }
@@ -182,14 +192,15 @@ class ThreadCells {
   // A counter pair (increment_known_pair), its cells found once: a series' cells never move.
   static constexpr size_t kPairs = 4;
   struct CounterPair {
-    std::string key;  // a, kSeparator, b; empty while unused
+    std::string key;    // a, then b; empty while unused
+    size_t a_size = 0;  // where a ends: "ab" then "c" is not "a" then "bc"
     uint64_t prefix = 0;
     Cell* first = nullptr;
     Cell* second = nullptr;
     bool matches(uint64_t p, std::string_view a, std::string_view b) const {
-      return p == prefix && key.size() == a.size() + 1 + b.size() &&
-             base::same_bytes(key.data(), a.data(), a.size()) && key[a.size()] == kSeparator &&
-             base::same_bytes(key.data() + a.size() + 1, b.data(), b.size());
+      return p == prefix && a_size == a.size() && key.size() == a.size() + b.size() &&
+             first != nullptr && base::same_bytes(key.data(), a.data(), a.size()) &&
+             base::same_bytes(key.data() + a.size(), b.data(), b.size());
     }
   };
   struct Thread {
@@ -214,10 +225,7 @@ class ThreadCells {
     std::string_view key_of(uint8_t family, uint64_t prefix, LabelValues values) {
       key_buffer.assign(1, static_cast<char>(family));
       key_buffer.append(reinterpret_cast<const char*>(&prefix), sizeof prefix);
-      for (auto v : values) {
-        key_buffer.append(v);
-        key_buffer.push_back(kSeparator);
-      }
+      for (auto v : values) append_label_value(key_buffer, v);
       return key_buffer;
     }
 

@@ -13,7 +13,8 @@ std::atomic<uint64_t> g_next_registry_id{1};
 // The namespace this thread looked up last, and its statistics.
 struct LastLookup {
   uint64_t registry = 0;
-  std::string ns;
+  std::string ns;      // "db.coll"
+  size_t db_size = 0;  // where db ends in `ns`
   CollectionStats* stats = nullptr;
   std::string key;  // the name being looked up, kept for its capacity
 };
@@ -21,6 +22,16 @@ struct LastLookup {
 LastLookup& last_lookup() {
   thread_local LastLookup last;
   return last;
+}
+
+// The map's key: the database name's length, then "db.coll". Either name may hold a '.' as a
+// client sends it (the server refuses such a database name, after docguard has counted the
+// request): by where the database ends, db "a.b" with collection "c" and db "a" with collection
+// "b.c" are two namespaces, not one whose statistics and labels the other would take.
+void write_key(std::string& key, std::string_view db, std::string_view coll) {
+  const auto db_size = static_cast<uint32_t>(db.size());
+  key.assign(reinterpret_cast<const char*>(&db_size), sizeof db_size);
+  key.append(db).append(".").append(coll);
 }
 
 }  // namespace
@@ -36,9 +47,11 @@ CollectionStats* NamespaceRegistry::find_or_add(std::string_view db, std::string
   // Consecutive commands mostly name the same namespace: no shared lock (a cache line every io
   // thread writes), no hash and no copy of the name for them. The overflow bucket is never
   // remembered: a reload may raise max_namespaces and give the namespace its own statistics.
-  if (last.registry == id_ && is_namespace(last.ns, db, coll)) return last.stats;
+  if (last.registry == id_ && last.db_size == db.size() && is_namespace(last.ns, db, coll)) {
+    return last.stats;
+  }
   std::string& key = last.key;
-  key.assign(db).append(".").append(coll);
+  write_key(key, db, coll);
   CollectionStats* found = nullptr;
   {
     std::shared_lock lock(mutex_);
@@ -57,7 +70,8 @@ CollectionStats* NamespaceRegistry::find_or_add(std::string_view db, std::string
     }
   }
   last.registry = id_;
-  last.ns = key;
+  last.ns.assign(db).append(".").append(coll);
+  last.db_size = db.size();
   last.stats = found;
   return found;
 }
@@ -76,7 +90,7 @@ std::vector<CollectionStats*> NamespaceRegistry::all() const {
 void NamespaceRegistry::for_each(
     const std::function<void(const std::string&, const CollectionStats&)>& visit) const {
   std::shared_lock lock(mutex_);
-  for (const auto& [name, stats] : namespaces_) visit(name, *stats);
+  for (const auto& [key, stats] : namespaces_) visit(stats->db + "." + stats->coll, *stats);
 }
 
 }  // namespace docguard::rules

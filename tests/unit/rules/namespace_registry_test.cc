@@ -57,6 +57,33 @@ TEST(NamespaceRegistry, AllListsEveryNamespaceAndTheOverflowLast) {
   EXPECT_EQ(named, 2);
 }
 
+// A '.' may be in either name as a client sends them: db "a.b" with collection "c" and db "a"
+// with collection "b.c" join to the same "a.b.c" yet are two namespaces, each with its own
+// statistics and labels, whichever came first and whether or not a thread looked one up last.
+TEST(NamespaceRegistry, NamesThatJoinToOneTextAreTwoNamespaces) {
+  for (const bool db_with_dot_first : {true, false}) {
+    NamespaceRegistry registry;
+    const auto dotted_db = [&] { return registry.find_or_add("a.b", "c", 10); };
+    const auto dotted_coll = [&] { return registry.find_or_add("a", "b.c", 10); };
+    CollectionStats* first = db_with_dot_first ? dotted_db() : dotted_coll();
+    CollectionStats* second = db_with_dot_first ? dotted_coll() : dotted_db();
+    ASSERT_NE(first, second);
+    EXPECT_FALSE(registry.is_overflow(first));
+    EXPECT_FALSE(registry.is_overflow(second));
+    CollectionStats* in_db = dotted_db();
+    CollectionStats* in_coll = dotted_coll();
+    EXPECT_EQ(in_db->db, "a.b");
+    EXPECT_EQ(in_db->coll, "c");
+    EXPECT_EQ(in_coll->db, "a");
+    EXPECT_EQ(in_coll->coll, "b.c");
+    EXPECT_NE(in_db->labels.id, in_coll->labels.id);
+    // Asked again right after itself (the thread's last lookup) and after the other one.
+    EXPECT_EQ(dotted_coll(), in_coll);
+    EXPECT_EQ(dotted_db(), in_db);
+    EXPECT_EQ(dotted_db(), in_db);
+  }
+}
+
 TEST(NamespaceRegistry, IsNamespaceComparesWithoutBuildingTheName) {
   EXPECT_TRUE(is_namespace("shop.orders", "shop", "orders"));
   EXPECT_FALSE(is_namespace("shop.orders", "shop", "order"));

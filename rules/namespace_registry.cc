@@ -4,6 +4,8 @@
 #include <atomic>
 #include <mutex>
 
+#include "docguard/base/key_parts.h"
+
 namespace docguard::rules {
 
 namespace {
@@ -24,14 +26,14 @@ LastLookup& last_lookup() {
   return last;
 }
 
-// The map's key: the database name's length, then "db.coll". Either name may hold a '.' as a
-// client sends it (the server refuses such a database name, after docguard has counted the
-// request): by where the database ends, db "a.b" with collection "c" and db "a" with collection
-// "b.c" are two namespaces, not one whose statistics and labels the other would take.
+// The map's key: the two names as key parts. Either may hold a '.' as a client sends it (the
+// server refuses such a database name, after docguard has counted the request): db "a.b" with
+// collection "c" and db "a" with collection "b.c" are two namespaces, not one whose statistics
+// and labels the other would take.
 void write_key(std::string& key, std::string_view db, std::string_view coll) {
-  const auto db_size = static_cast<uint32_t>(db.size());
-  key.assign(reinterpret_cast<const char*>(&db_size), sizeof db_size);
-  key.append(db).append(".").append(coll);
+  key.clear();
+  base::append_key_part(key, db);
+  base::append_key_part(key, coll);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "docguard/base/key_parts.h"
 #include "docguard/codec/error_kinds.h"
 
 namespace docguard::telemetry {
@@ -131,10 +132,10 @@ ThreadCells::Handle Metrics::cells_for(MetricIndex<Metric>& index,
       [&]() -> ThreadCells::Resolved {
         std::string key;
         if (ns) {
-          ThreadCells::append_label_value(key, ns->db);
-          ThreadCells::append_label_value(key, ns->coll);
+          base::append_key_part(key, ns->db);
+          base::append_key_part(key, ns->coll);
         }
-        for (auto v : values) ThreadCells::append_label_value(key, v);
+        for (auto v : values) base::append_key_part(key, v);
         const auto make = [&](bool overflow) -> Metric& {
           const auto value = [&](std::string_view v) {
             return overflow ? std::string(rules::kOverflowLabel) : std::string(v);

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "docguard/base/hash.h"
+#include "docguard/base/key_parts.h"
 #include "docguard/base/short_equal.h"
 #include "docguard/codec/bson_view.h"
 
@@ -55,15 +56,8 @@ class ThreadCells {
   static constexpr uint8_t kFamilies = 16;
   using LabelValues = std::initializer_list<std::string_view>;
 
-  // Appends a label value to an index key: its length's four bytes, then its bytes. Values come
-  // from clients (a command's name, a namespace) and may hold any byte: by their lengths, two
-  // label sets whose bytes join to the same text ("a" and "bc", "ab" and "c") never share a key,
-  // as they would around a separator byte.
-  static void append_label_value(std::string& key, std::string_view v) {
-    const auto size = static_cast<uint32_t>(v.size());
-    key.append(reinterpret_cast<const char*>(&size), sizeof size);
-    key.append(v);
-  }
+  // Label values come from clients (a command's name, a namespace) and may hold any byte: keys
+  // hold them as base::append_key_part writes them.
 
   // The calling thread's handle for a labeled series, from its own index (no lock); on this
   // thread's first use of the label set, make() resolves it (and may register the series).
@@ -152,7 +146,7 @@ class ThreadCells {
   using Cell = std::atomic<double>;
   static constexpr uint32_t kChunk = 512;  // cells per allocation; a series never straddles two
 
-  // The index key: the family, the prefix's eight bytes, then each value (append_label_value).
+  // The index key: the family, the prefix's eight bytes, then each value (base/key_parts.h).
   static constexpr size_t kValuesAt = 1 + sizeof(uint64_t);
 
   struct LastSeries {
@@ -164,13 +158,8 @@ class ThreadCells {
       const char* at = key.data() + kValuesAt;
       const char* const end = key.data() + key.size();
       for (auto v : values) {
-        uint32_t size = 0;
-        if (static_cast<size_t>(end - at) < sizeof size + v.size()) return false;
-        std::memcpy(&size, at, sizeof size);
-        if (size != v.size() || !base::same_bytes(at + sizeof size, v.data(), v.size())) {
-          return false;
-        }
-        at += sizeof size + v.size();
+        at = base::match_key_part(at, end, v);
+        if (at == nullptr) return false;
       }
       return at == end;
     }
@@ -192,8 +181,10 @@ class ThreadCells {
   // A counter pair (increment_known_pair), its cells found once: a series' cells never move.
   static constexpr size_t kPairs = 4;
   struct CounterPair {
-    std::string key;    // a, then b; empty while unused
-    size_t a_size = 0;  // where a ends: "ab" then "c" is not "a" then "bc"
+    // a, then b, and where a ends ("ab" then "c" is not "a" then "bc"): as unambiguous as
+    // base's key parts, and compared on every message in about 35 instructions fewer.
+    std::string key;  // empty while unused
+    size_t a_size = 0;
     uint64_t prefix = 0;
     Cell* first = nullptr;
     Cell* second = nullptr;
@@ -225,7 +216,7 @@ class ThreadCells {
     std::string_view key_of(uint8_t family, uint64_t prefix, LabelValues values) {
       key_buffer.assign(1, static_cast<char>(family));
       key_buffer.append(reinterpret_cast<const char*>(&prefix), sizeof prefix);
-      for (auto v : values) append_label_value(key_buffer, v);
+      for (auto v : values) base::append_key_part(key_buffer, v);
       return key_buffer;
     }
 

@@ -1,0 +1,36 @@
+// Keys built from several texts (a series' label values, a namespace's database and
+// collection). The texts come from clients and may hold any byte, so a part is written as its
+// length's four bytes, then its bytes: two lists of parts whose bytes join to the same text
+// ("a" and "bc", "ab" and "c"; "a.b" and "c", "a" and "b.c") never make the same key, as they
+// would around a separator byte.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "docguard/base/short_equal.h"
+
+namespace docguard::base {
+
+inline void append_key_part(std::string& key, std::string_view part) {
+  const auto size = static_cast<uint32_t>(part.size());
+  key.append(reinterpret_cast<const char*>(&size), sizeof size);
+  key.append(part);
+}
+
+// Where the part after `at` ends when it is `part`, null when it is not (or [at, end) is too
+// short to hold it). Compares in place: no key is built.
+[[gnu::always_inline]] inline const char* match_key_part(const char* at, const char* end,
+                                                         std::string_view part) {
+  uint32_t size = 0;
+  if (static_cast<size_t>(end - at) < sizeof size + part.size()) return nullptr;
+  std::memcpy(&size, at, sizeof size);
+  if (size != part.size() || !same_bytes(at + sizeof size, part.data(), part.size())) {
+    return nullptr;
+  }
+  return at + sizeof size + part.size();
+}
+
+}  // namespace docguard::base

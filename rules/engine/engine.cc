@@ -11,6 +11,7 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <utility>
 
 #include "docguard/base/short_equal.h"
 #include "engine_internal.h"
@@ -19,6 +20,17 @@ namespace docguard::rules {
 
 namespace {
 std::atomic<uint64_t> g_next_engine_id{1};
+
+// A thread's copy of an engine's snapshot: trivial, so reading it costs no TLS wrapper call.
+struct ThreadSnapshot {
+  uint64_t engine = 0;  // the engine's id_ (never reused)
+  uint64_t version = 0;
+  const void* snapshot = nullptr;
+};
+constinit thread_local ThreadSnapshot t_snapshot;
+// What keeps t_snapshot's snapshot alive, and the one before it: should a call on another
+// engine ever come within an inspection on this thread, the snapshot in use stays alive.
+thread_local std::shared_ptr<const void> t_snapshot_owner, t_snapshot_previous;
 }  // namespace
 
 Engine::Engine(std::shared_ptr<const RuleSet> rules, MeasurementSink* measurements,
@@ -54,6 +66,25 @@ void Engine::reload(std::shared_ptr<const RuleSet> rules) {
   std::lock_guard lock(reload_mutex_);
   shape_.set_tracking(rules->tracking());
   snapshot_.store(snapshot_with(std::move(rules), snapshot_.load().get()));
+  // After the store: a thread that sees the new version takes the new snapshot.
+  snapshot_version_.fetch_add(1, std::memory_order_release);
+}
+
+const Engine::RuleSnapshot& Engine::thread_snapshot() {
+  const uint64_t version = snapshot_version_.load(std::memory_order_acquire);
+  if (t_snapshot.engine == id_ && t_snapshot.version == version) {
+    return *static_cast<const RuleSnapshot*>(t_snapshot.snapshot);
+  }
+  return take_thread_snapshot(version);
+}
+
+const Engine::RuleSnapshot& Engine::take_thread_snapshot(uint64_t version) {
+  // The version read before the snapshot: a reload in between is taken again next time.
+  std::shared_ptr<const RuleSnapshot> snapshot = snapshot_.load();
+  const RuleSnapshot& taken = *snapshot;
+  t_snapshot = {id_, version, &taken};
+  t_snapshot_previous = std::exchange(t_snapshot_owner, std::move(snapshot));
+  return taken;
 }
 
 void Engine::set_clock(std::function<Clock::time_point()> clock) { clock_ = std::move(clock); }
@@ -144,7 +175,7 @@ const std::string& Engine::app_label(std::string_view app, uint32_t max_apps) {
 
 Verdict Engine::inspect(const codec::CommandView& cmd, const RequestContext& ctx) {
   Verdict verdict;
-  const std::shared_ptr<const RuleSnapshot> snapshot = snapshot_.load();
+  const RuleSnapshot* const snapshot = &thread_snapshot();
   Scratch& sc = scratch();
   checks().run<phase::BeginCommand>();
   sc.judged_stats = nullptr;

@@ -18,7 +18,7 @@ bool Engine::wants_reply_sample(const codec::CommandView& cmd) {
       cmd.kind != CommandKind::kGetMore) {
     return false;
   }
-  const double rate = snapshot_.load()->rules->tracking().read_sample_rate;
+  const double rate = thread_snapshot().rules->tracking().read_sample_rate;
   if (rate <= 0) return false;
   if (rate >= 1) return true;
   // splitmix64 per thread: cheap and good enough for sampling.

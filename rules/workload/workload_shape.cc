@@ -19,8 +19,6 @@ using codec::BsonView;
 // deeper part's bytes (values too): two shapes that differ only there never merge.
 constexpr int kMaxDepth = 8;
 
-constexpr uint64_t kMultiplier = 0x9E3779B97F4A7C15ull;
-
 // Marks for what the writer writes besides keys.
 enum Mark : uint64_t {
   kOpen = 1,
@@ -37,10 +35,7 @@ enum Mark : uint64_t {
   kRegex
 };
 
-inline uint64_t mix(uint64_t h, uint64_t v) {
-  h = (h ^ v) * kMultiplier;
-  return h ^ (h >> 29);
-}
+inline uint64_t mix(uint64_t h, uint64_t v) { return workload_mix(h, v); }
 
 inline uint64_t mix_key(uint64_t h, std::string_view key) {
   const char* p = key.data();
@@ -143,10 +138,6 @@ uint64_t keys(uint64_t h, const BsonView& doc) {
 }
 
 }  // namespace
-
-uint64_t workload_seed(uint64_t namespace_id, uint32_t command) {
-  return mix(mix(0x243F6A8885A308D3ull, namespace_id), command);
-}
 
 uint64_t workload_shape_hash(const HashedQuery& parts, uint64_t seed) {
   uint64_t h = seed;

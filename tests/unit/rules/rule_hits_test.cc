@@ -5,6 +5,7 @@
 
 #include <map>
 #include <mutex>
+#include <thread>
 
 #include "docguard/rules/engine.h"
 #include "docguard/rules/rule_set.h"
@@ -161,6 +162,28 @@ rules:
   engine.reload(parse("rules: [{match: 'shop.item?', max_nesting_depth: 1}]"));
   EXPECT_EQ(hits("match=shop.item?"), 0);
   EXPECT_EQ(hits("\"kept\""), -1);
+}
+
+// Each thread keeps its own copy of the rules in force and takes it again after a reload: two
+// engines used in turn on one thread each judge by their own rules, and a reload made on
+// another thread is in force for this one's next command.
+TEST(RuleHitsTest, EachEngineJudgesByItsOwnRulesAndAReloadOnAnotherThreadIsSeen) {
+  Engine strict(parse("rules: [{id: strict, match: 'shop.*', max_array_length: 3}]"), nullptr,
+                nullptr);
+  Engine lenient(parse("rules: [{id: lenient, match: 'shop.*', max_array_length: 100}]"), nullptr,
+                 nullptr);
+  for (int round = 0; round < 3; ++round) {
+    EXPECT_FALSE(
+        strict.inspect(insert_with_tags(4)->cmd, {"app", "127.0.0.1:1"}).violations.empty());
+    EXPECT_TRUE(
+        lenient.inspect(insert_with_tags(4)->cmd, {"app", "127.0.0.1:1"}).violations.empty());
+  }
+  std::thread([&] {
+    lenient.reload(parse("rules: [{id: lenient, match: 'shop.*', max_array_length: 2}]"));
+  }).join();
+  EXPECT_FALSE(
+      lenient.inspect(insert_with_tags(4)->cmd, {"app", "127.0.0.1:1"}).violations.empty());
+  EXPECT_FALSE(strict.inspect(insert_with_tags(4)->cmd, {"app", "127.0.0.1:1"}).violations.empty());
 }
 
 class CandidateRecorder : public MeasurementSink {

@@ -191,6 +191,13 @@ class Engine {
   double seconds_now() const;
 
   std::atomic<std::shared_ptr<const RuleSnapshot>> snapshot_;
+  // Raised after each store to snapshot_: a thread's copy (thread_snapshot) is taken again only
+  // then. An atomic shared_ptr's load takes its lock and counts a reference, on every command.
+  std::atomic<uint64_t> snapshot_version_{0};
+  // The snapshot in force as this thread last took it, valid until this thread's next call
+  // (on an entry point: inspect, wants_reply_sample; they never nest).
+  const RuleSnapshot& thread_snapshot();
+  const RuleSnapshot& take_thread_snapshot(uint64_t version);
   std::mutex reload_mutex_;  // one reload at a time: each carries over from the one before
   MeasurementSink* measurements_;
   AdviceSink* advice_;

@@ -51,7 +51,15 @@ inline uint64_t workload_shape_hash(const QueryParts& parts, uint64_t seed) {
   return workload_shape_hash(
       HashedQuery{parts.filter, parts.sort, parts.projection, parts.pipeline, std::nullopt}, seed);
 }
-uint64_t workload_seed(uint64_t namespace_id, uint32_t command);
+// One step of the shape hash: `v` mixed into `h`.
+inline uint64_t workload_mix(uint64_t h, uint64_t v) {
+  h = (h ^ v) * 0x9E3779B97F4A7C15ull;
+  return h ^ (h >> 29);
+}
+// The seed of a command's shape hashes: its namespace and command. Inline: once per command.
+inline uint64_t workload_seed(uint64_t namespace_id, uint32_t command) {
+  return workload_mix(workload_mix(0x243F6A8885A308D3ull, namespace_id), command);
+}
 
 // What one reply says, for the ledger.
 struct WorkloadReply {

@@ -5,11 +5,18 @@
 // decision trusted alone.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <string_view>
 
 namespace docguard::base {
+
+// Four bytes as loaded from memory, read as a little-endian number.
+inline uint32_t le32_value(uint32_t loaded) {
+  if constexpr (std::endian::native == std::endian::big) return __builtin_bswap32(loaded);
+  return loaded;
+}
 
 inline uint64_t hash_bytes(std::string_view s, uint64_t seed = 0) {
   constexpr uint64_t kMul = 0x9E3779B97F4A7C15ULL;
@@ -23,9 +30,17 @@ inline uint64_t hash_bytes(std::string_view s, uint64_t seed = 0) {
     h ^= h >> 29;
   }
   if (n > 0) {
+    // The last 1 to 7 bytes as one little-endian word, byte i at bits 8i: two loads that may
+    // overlap (a byte read twice lands on its own bits both times), not one step per byte.
     uint64_t w = 0;
-    for (size_t i = 0; i < n; ++i) {
-      w |= static_cast<uint64_t>(static_cast<uint8_t>(p[i])) << (8 * i);
+    if (n >= 4) {
+      uint32_t low = 0, high = 0;
+      std::memcpy(&low, p, 4);
+      std::memcpy(&high, p + n - 4, 4);
+      w = uint64_t{le32_value(low)} | uint64_t{le32_value(high)} << (8 * (n - 4));
+    } else {
+      const auto byte = [p](size_t i) { return static_cast<uint64_t>(static_cast<uint8_t>(p[i])); };
+      w = byte(0) | byte(n / 2) << (8 * (n / 2)) | byte(n - 1) << (8 * (n - 1));
     }
     h = (h ^ w) * kMul;
     h ^= h >> 29;

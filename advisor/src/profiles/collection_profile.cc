@@ -86,13 +86,11 @@ const FieldStats* CollectionProfile::field(std::string_view path) const {
   return nullptr;
 }
 
-int32_t CollectionProfile::slot_for(uint64_t hash, int32_t parent_slot, const uint8_t* key,
+int32_t CollectionProfile::new_slot(uint64_t hash, int32_t parent_slot, const uint8_t* key,
                                     size_t key_length, uint32_t depth, bool inside_array) {
   const size_t mask = slot_hashes_.size() - 1;
   size_t i = hash & mask;
-  for (; slot_hashes_[i] != 0; i = (i + 1) & mask) {
-    if (slot_hashes_[i] == hash) return slot_index_[i];
-  }
+  while (slot_hashes_[i] != 0) i = (i + 1) & mask;
   // A new path. Children of a path that did not fit cannot be named either.
   if (fields_.size() >= settings_.max_field_paths || (depth > 1 && parent_slot < 0)) {
     ++overflow_paths_;
@@ -160,8 +158,13 @@ bool CollectionProfile::walk_document(Walk& walk, const codec::BsonView& contain
     const uint64_t h = mix(base::hash_bytes(key, parent_hash ^ 0x2e));
     const uint8_t* p = e.value;
     const uint32_t size = e.value_size;
-    const int32_t slot = slot_for(h, parent_slot, reinterpret_cast<const uint8_t*>(key.data()),
-                                  key.size(), depth, inside_array);
+    // A known path (nearly every one, once a collection's documents were seen) is found here;
+    // a new one is added out of line.
+    int32_t slot = known_slot(h);
+    if (slot == kNewPath) {
+      slot = new_slot(h, parent_slot, reinterpret_cast<const uint8_t*>(key.data()), key.size(),
+                      depth, inside_array);
+    }
     if (slot >= 0) {
       FieldStats& field = fields_[slot];
       ++field.occurrences;

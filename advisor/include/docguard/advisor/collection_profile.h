@@ -93,7 +93,17 @@ class CollectionProfile {
                      int32_t parent_slot, uint32_t depth, bool inside_array);
   bool walk_array(Walk& walk, const codec::BsonView& container, uint64_t hash, int32_t slot,
                   uint32_t depth);
-  int32_t slot_for(uint64_t hash, int32_t parent_slot, const uint8_t* key, size_t key_length,
+  // The path's index in fields_ (-1: a path that did not fit), or kNewPath when it was never
+  // seen; new_slot then adds it.
+  static constexpr int32_t kNewPath = -2;
+  int32_t known_slot(uint64_t hash) const {
+    const size_t mask = slot_hashes_.size() - 1;
+    for (size_t i = hash & mask; slot_hashes_[i] != 0; i = (i + 1) & mask) {
+      if (slot_hashes_[i] == hash) return slot_index_[i];
+    }
+    return kNewPath;
+  }
+  int32_t new_slot(uint64_t hash, int32_t parent_slot, const uint8_t* key, size_t key_length,
                    uint32_t depth, bool inside_array);
   void note_longest(std::vector<DocumentRef>& list, uint64_t value, const std::string& id,
                     uint64_t id_key);

@@ -6,6 +6,8 @@
 #include <charconv>
 #include <cmath>
 
+#include "docguard/base/short_equal.h"
+
 namespace docguard::rules {
 
 namespace {
@@ -57,7 +59,7 @@ const Bound* Limit::strictest() const {
 
 const Limit* NamespaceLimits::array_limit_for(std::string_view path) const {
   for (const auto& [p, limit] : array_length_by_path) {
-    if (p == path) return &limit;
+    if (base::same_text(p, path)) return &limit;
   }
   return nullptr;
 }

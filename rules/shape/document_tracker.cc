@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "docguard/base/hash.h"
+#include "docguard/base/short_equal.h"
 #include "docguard/codec/bson_view.h"
 
 namespace docguard::rules {
@@ -85,7 +86,7 @@ uint32_t DocumentTracker::find(const Shard& s, uint64_t hash, std::string_view k
     if (v == 0) return kNone;
     if ((v & 0xffffffff00000000ULL) != tag) continue;
     const Entry& e = s.entries[index_of(v)];
-    if (e.hash == hash && e.key == key) {
+    if (e.hash == hash && base::same_text(e.key, key)) {
       if (slot_out != nullptr) *slot_out = i;
       return index_of(v);
     }
@@ -211,7 +212,7 @@ void DocumentTracker::record_locked(Shard& s, uint64_t hash, std::string_view ke
   e.recorded_at = now;
   if (document_bytes > 0) e.document_bytes = document_bytes;
   for (size_t i = 0; i < e.used_lengths; ++i) {
-    if (e.lengths[i].first == path) {
+    if (base::same_text(e.lengths[i].first, path)) {
       e.lengths[i].second = length;
       if (i < e.growth.size() && e.growth[i] != nullptr && e.growth[i]->series.size() > 0) {
         GrowthSeries& series = e.growth[i]->series;

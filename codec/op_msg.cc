@@ -4,6 +4,7 @@
 #include <string>
 
 #include "docguard/base/bounded_text.h"
+#include "docguard/base/short_equal.h"
 #include "docguard/codec/crc32c.h"
 #include "docguard/codec/error_kinds.h"
 
@@ -106,7 +107,7 @@ BsonView op_msg_body(Bytes message) {
 
 const DocumentSequence* OpMsg::sequence(std::string_view identifier) const {
   for (const auto& s : sequences) {
-    if (s.identifier == identifier) return &s;
+    if (base::same_text(s.identifier, identifier)) return &s;
   }
   return nullptr;
 }

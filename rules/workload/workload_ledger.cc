@@ -4,6 +4,8 @@
 #include <thread>
 #include <unordered_map>
 
+#include "docguard/base/spin_lock.h"
+
 namespace docguard::rules {
 
 namespace {
@@ -13,19 +15,15 @@ std::atomic<uint64_t> next_ledger_id{1};
 }  // namespace
 
 // One thread's table. Its lock is taken by its thread on every operation and by a reader now
-// and then, so it is a spin on one flag: an uncontended std::mutex costs more per operation.
+// and then: a spin lock.
 struct WorkloadTable {
   explicit WorkloadTable(size_t capacity) : sketch(capacity) {}
-  std::atomic<bool> held{false};
+  base::SpinLock held;
   std::atomic<bool> in_use{true};  // bound to a live thread
   WorkloadSketch sketch;
 
-  void lock() {
-    while (held.exchange(true, std::memory_order_acquire)) {
-      while (held.load(std::memory_order_relaxed)) std::this_thread::yield();
-    }
-  }
-  void unlock() { held.store(false, std::memory_order_release); }
+  void lock() { held.lock(); }
+  void unlock() { held.unlock(); }
 };
 
 namespace {

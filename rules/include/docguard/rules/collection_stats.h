@@ -17,6 +17,7 @@
 #include "docguard/base/enum_names.h"
 #include "docguard/base/hash.h"
 #include "docguard/base/log_histogram.h"
+#include "docguard/base/spin_lock.h"
 #include "docguard/codec/bson_view.h"
 #include "docguard/rules/engine_sinks.h"
 #include "docguard/rules/rule_kinds.h"
@@ -85,7 +86,8 @@ struct CollectionStats {
   // Counts a join from this namespace; returns the bounded label for `from`.
   const std::string& count_from(std::string_view from, uint32_t max_froms);
 
-  std::mutex mutex;
+  // Taken on every write and read of the namespace, briefly: a spin lock (base/spin_lock.h).
+  base::SpinLock mutex;
   const std::string db;
   const std::string coll;
   // db and coll as the sinks get them, with an id no other CollectionStats of the process has.

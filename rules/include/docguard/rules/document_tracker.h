@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "docguard/base/spin_lock.h"
 #include "docguard/codec/bson_elements.h"
 #include "docguard/rules/growth_forecast.h"
 
@@ -117,7 +118,7 @@ class DocumentTracker {
   // hash's upper 32 bits and the entry index + 1 (0: empty), so a probe compares the full key
   // only when the tags agree.
   struct Shard {
-    mutable std::mutex mutex;
+    mutable base::SpinLock mutex;  // taken on every insert or push of a tracked array
     std::vector<Entry> entries;
     std::vector<uint64_t> slots;  // size is a power of two, at most half full
     uint32_t head = kNone, tail = kNone, free = kNone;

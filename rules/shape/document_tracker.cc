@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "docguard/base/hash.h"
+#include "docguard/base/key_parts.h"
 #include "docguard/base/short_equal.h"
 #include "docguard/codec/bson_view.h"
 
@@ -46,19 +47,18 @@ void DocumentTracker::set_limits(uint32_t capacity, uint32_t max_fields) {
 
 namespace {
 
-// "db.coll", NUL, BSON type byte, raw value bytes: equal _id values give equal keys. Written in
-// place: the key buffer is reused, so mostly no resize moves anything.
+// The database and the collection as key parts (base/key_parts.h: db "a.b" with collection "c"
+// is not db "a" with collection "b.c"), then the _id's BSON type byte and its raw value bytes:
+// equal _id values give equal keys. Written in place: the key buffer is reused, so mostly no
+// resize moves anything.
 void write_key(std::string_view db, std::string_view coll, uint8_t type, std::string_view value,
                std::string* key) {
-  const size_t at_value = db.size() + 1 + coll.size() + 2;
-  key->resize(at_value + value.size());
-  char* out = key->data();
-  std::memcpy(out, db.data(), db.size());
-  out[db.size()] = '.';
-  std::memcpy(out + db.size() + 1, coll.data(), coll.size());
-  out[at_value - 2] = '\0';
-  out[at_value - 1] = static_cast<char>(type);
-  if (!value.empty()) std::memcpy(out + at_value, value.data(), value.size());
+  const size_t at_type = base::key_part_size(db) + base::key_part_size(coll);
+  key->resize(at_type + 1 + value.size());
+  char* out = base::write_key_part(key->data(), db);
+  out = base::write_key_part(out, coll);
+  *out = static_cast<char>(type);
+  if (!value.empty()) std::memcpy(out + 1, value.data(), value.size());
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "docguard/base/key_parts.h"
 #include "docguard/rules/document_tracker.h"
 
 namespace docguard::rules {
@@ -94,20 +95,22 @@ void DocumentTracker::undo_grow(std::string_view key, std::string_view path, uin
 
 namespace {
 
-// The key is "db.coll", NUL, the _id's BSON type byte and its value bytes (make_key).
+// The key is the database and the collection as key parts, then the _id's BSON type byte and its
+// value bytes (make_key).
 void describe_key(std::string_view key, DocumentGrowth& d) {
-  const size_t nul = key.find('\0');
-  if (nul == std::string_view::npos || nul + 2 > key.size()) return;
-  const std::string_view ns = key.substr(0, nul);
-  const size_t dot = ns.find('.');
-  d.db = std::string(ns.substr(0, dot));
-  d.coll = dot == std::string_view::npos ? std::string() : std::string(ns.substr(dot + 1));
+  const char* const end = key.data() + key.size();
+  std::string_view db, coll;
+  const char* at = base::read_key_part(key.data(), end, &db);
+  if (at != nullptr) at = base::read_key_part(at, end, &coll);
+  if (at == nullptr || at == end) return;
+  d.db = std::string(db);
+  d.coll = std::string(coll);
   // {_id: value}: int32 size, type, "_id\0", value, terminating NUL.
-  const std::string_view value = key.substr(nul + 2);
+  const std::string_view value(at + 1, static_cast<size_t>(end - at - 1));
   const auto size = static_cast<int32_t>(4 + 1 + 4 + value.size() + 1);
   d.id.resize(static_cast<size_t>(size));
   std::memcpy(d.id.data(), &size, 4);  // BSON is little-endian, as is every target
-  d.id[4] = static_cast<uint8_t>(key[nul + 1]);
+  d.id[4] = static_cast<uint8_t>(*at);
   std::memcpy(d.id.data() + 5, "_id", 4);
   if (!value.empty()) std::memcpy(d.id.data() + 9, value.data(), value.size());
   d.id.back() = 0;

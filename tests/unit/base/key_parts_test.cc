@@ -52,5 +52,36 @@ TEST(KeyPartsTest, MatchReadsBackEachPartInTurn) {
   EXPECT_EQ(match_key_part(key.data(), end, "sho"), nullptr);
 }
 
+// A part written in place is the part appended.
+TEST(KeyPartsTest, WrittenInPlaceIsAppended) {
+  std::string appended, written;
+  append_key_part(appended, "shop");
+  append_key_part(appended, "");
+  written.resize(key_part_size("shop") + key_part_size(""));
+  char* end = write_key_part(written.data(), "shop");
+  end = write_key_part(end, "");
+  EXPECT_EQ(end, written.data() + written.size());
+  EXPECT_EQ(written, appended);
+}
+
+// read_key_part gives back each part append_key_part wrote, and refuses a key cut short.
+TEST(KeyPartsTest, ReadGivesBackEachPartInTurn) {
+  const std::string key = key_of({"a.b", "", std::string_view("c\0d", 3)});
+  const char* const end = key.data() + key.size();
+  std::string_view part;
+  const char* at = read_key_part(key.data(), end, &part);
+  ASSERT_NE(at, nullptr);
+  EXPECT_EQ(part, "a.b");
+  at = read_key_part(at, end, &part);
+  ASSERT_NE(at, nullptr);
+  EXPECT_EQ(part, "");
+  at = read_key_part(at, end, &part);
+  ASSERT_EQ(at, end);
+  EXPECT_EQ(part, std::string_view("c\0d", 3));
+  EXPECT_EQ(read_key_part(at, end, &part), nullptr);                     // nothing left
+  EXPECT_EQ(read_key_part(key.data(), key.data() + 5, &part), nullptr);  // "a.b" cut short
+  EXPECT_EQ(read_key_part(key.data(), key.data() + 3, &part), nullptr);  // not even a length
+}
+
 }  // namespace
 }  // namespace docguard::base

@@ -20,6 +20,16 @@ inline void append_key_part(std::string& key, std::string_view part) {
   key.append(part);
 }
 
+// The same part written in place, for a key sized once: the bytes it takes, and the writing,
+// which returns where the part ends.
+inline size_t key_part_size(std::string_view part) { return sizeof(uint32_t) + part.size(); }
+inline char* write_key_part(char* out, std::string_view part) {
+  const auto size = static_cast<uint32_t>(part.size());
+  std::memcpy(out, &size, sizeof size);
+  if (!part.empty()) std::memcpy(out + sizeof size, part.data(), part.size());
+  return out + sizeof size + part.size();
+}
+
 // Where the part after `at` ends when it is `part`, null when it is not (or [at, end) is too
 // short to hold it). Compares in place: no key is built.
 [[gnu::always_inline]] inline const char* match_key_part(const char* at, const char* end,
@@ -31,6 +41,16 @@ inline void append_key_part(std::string& key, std::string_view part) {
     return nullptr;
   }
   return at + sizeof size + part.size();
+}
+
+// The part after `at`, into `part`, and where it ends; null when [at, end) cannot hold one.
+inline const char* read_key_part(const char* at, const char* end, std::string_view* part) {
+  uint32_t size = 0;
+  if (static_cast<size_t>(end - at) < sizeof size) return nullptr;
+  std::memcpy(&size, at, sizeof size);
+  if (static_cast<size_t>(end - at) - sizeof size < size) return nullptr;
+  *part = std::string_view(at + sizeof size, size);
+  return at + sizeof size + size;
 }
 
 }  // namespace docguard::base

@@ -5,8 +5,14 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "docguard/base/key_parts.h"
+#include "docguard/codec/bson_elements.h"
+#include "docguard/rules/document_tracker.h"
 #include "docguard/rules/engine.h"
 #include "docguard/settings/yaml_settings.h"
 #include "test_messages.h"
@@ -110,9 +116,42 @@ TEST_F(EngineForecastTest, NoForecastForOneObservationSlicedOrReplacedArrays) {
   EXPECT_EQ(array[0].length, 11);
 }
 
+// Database "a.b" with collection "c" and database "a" with collection "b.c" are two namespaces:
+// the same _id in each is two tracked documents, each described with its own names.
+TEST(DocumentTrackerForecastTest, NamesThatJoinToOneTextAreTwoNamespaces) {
+  const std::vector<uint8_t> id_doc = {14, 0, 0, 0, 0x10, '_', 'i', 'd', 0, 7, 0, 0, 0, 0};
+  codec::BsonElements id(id_doc.data(), static_cast<uint32_t>(id_doc.size()));
+  ASSERT_TRUE(id.next());
+  std::string first, second;
+  DocumentTracker::make_key("a.b", "c", id, &first);
+  DocumentTracker::make_key("a", "b.c", id, &second);
+  EXPECT_NE(first, second);
+  DocumentTracker t(100, 8);
+  t.record(first, "tags", 3, false, 0, 1000);
+  t.record(second, "tags", 5, false, 0, 1000);
+  DocumentTracker::Push push;
+  push.array_bound = 100;
+  push.horizon = 1e9;
+  for (uint32_t i = 1; i <= 3; ++i) {
+    push.now = i;
+    const auto grown_first = t.grow(first, "tags", 1, std::nullopt, &push);
+    const auto grown_second = t.grow(second, "tags", 1, std::nullopt, &push);
+    ASSERT_TRUE(grown_first && grown_second);
+    EXPECT_EQ(grown_first->length, 3 + i);  // each document its own length
+    EXPECT_EQ(grown_second->length, 5 + i);
+  }
+  std::set<std::pair<std::string, std::string>> names;
+  for (const auto& g : t.growing_arrays(3)) names.emplace(g.db, g.coll);
+  EXPECT_EQ(names, (std::set<std::pair<std::string, std::string>>{{"a.b", "c"}, {"a", "b.c"}}));
+}
+
 TEST(DocumentTrackerForecastTest, EntersTheHorizonOnce) {
   DocumentTracker t(100, 8);
-  const std::string key = "shop.items" + std::string(1, '\0') + "\x10" + "1";
+  std::string key;  // as make_key writes it: db and collection as key parts, type, value
+  base::append_key_part(key, "shop");
+  base::append_key_part(key, "items");
+  key += "\x10";
+  key += "1";
   t.record(key, "tags", 0, false, 0, 1000);
   DocumentTracker::Push push;
   push.array_bound = 100;

@@ -407,6 +407,26 @@ rules:
   EXPECT_EQ(measurements.reads["shop.orders"], 1);
 }
 
+// A view is known by its database and name apart: database "a.b" with view "c" is not database
+// "a" with collection "b.c", whose reads join nothing.
+TEST_F(EngineTest, AViewIsNotAnotherNamespaceWhoseNamesJoinToTheSameText) {
+  use(R"(
+rules:
+  - match: "*"
+    max_lookup_ratio: 0.1
+    lookup_min_reads: 1
+)");
+  auto create = request(R"({"create": "c", "$db": "a.b", "viewOn": "products",
+                            "pipeline": [{"$lookup": {"from": "reviews", "as": "r"}}]})");
+  EXPECT_TRUE(inspect(*create).violations.empty());
+  auto other = request(R"({"find": "b.c", "$db": "a", "filter": {}})");
+  EXPECT_TRUE(inspect(*other).violations.empty());
+  EXPECT_EQ(measurements.lookups["reviews"], 0);
+  auto view = request(R"({"find": "c", "$db": "a.b", "filter": {}})");
+  EXPECT_EQ(inspect(*view).violations.size(), 1u);
+  EXPECT_EQ(measurements.lookups["reviews"], 1);
+}
+
 TEST_F(EngineTest, BulkWriteJudgesEachOpInItsNamespace) {
   use(kShopRules);
   auto m = request(R"({"bulkWrite": 1, "$db": "admin", "ordered": false,

@@ -4,63 +4,32 @@
 #include <thread>
 #include <unordered_map>
 
-#include "docguard/base/spin_lock.h"
-
 namespace docguard::rules {
 
 namespace {
-
 std::atomic<uint64_t> next_ledger_id{1};
-
 }  // namespace
 
-// One thread's table. Its lock is taken by its thread on every operation and by a reader now
-// and then: a spin lock.
-struct WorkloadTable {
-  explicit WorkloadTable(size_t capacity) : sketch(capacity) {}
-  base::SpinLock held;
-  std::atomic<bool> in_use{true};  // bound to a live thread
-  WorkloadSketch sketch;
-
-  void lock() { held.lock(); }
-  void unlock() { held.unlock(); }
-};
-
-namespace {
-
-// The binding as the hot path reads it: trivially destructible and constinit, so reading it
-// is a plain thread-local load, with no call to construct it first (a thread_local with a
-// destructor, as Binding, is reached through such a call on every access).
-struct BindingCache {
-  uint64_t ledger = 0;
-  WorkloadTable* table = nullptr;
-};
-constinit thread_local BindingCache t_binding_cache;
+constinit thread_local WorkloadLedger::BindingCache WorkloadLedger::t_binding_cache;
 
 // The table this thread uses, for one ledger at a time. A thread that ends frees its table for
-// the next thread to adopt, so the tables never outnumber the threads alive at once.
-struct Binding {
+// the next thread to adopt, so the tables never outnumber the threads alive at once. It keeps
+// the ledger's thread cache (t_binding_cache) in step with itself.
+struct LedgerBinding {
   uint64_t ledger = 0;
   std::shared_ptr<WorkloadTable> table;
-  Binding() = default;
-  Binding(const Binding&) = delete;
-  Binding& operator=(const Binding&) = delete;
-  ~Binding() { release(); }
-  void release();
+  LedgerBinding() = default;
+  LedgerBinding(const LedgerBinding&) = delete;
+  LedgerBinding& operator=(const LedgerBinding&) = delete;
+  ~LedgerBinding() { release(); }
+  void release() {
+    WorkloadLedger::t_binding_cache = {};
+    if (table) table->in_use.store(false, std::memory_order_release);
+    table.reset();
+    ledger = 0;
+  }
+  void cache() { WorkloadLedger::t_binding_cache = {ledger, table.get()}; }
 };
-
-}  // namespace
-
-void Binding::release() {
-  t_binding_cache = {};
-  if (table) table->in_use.store(false, std::memory_order_release);
-  table.reset();
-  ledger = 0;
-}
-
-WorkloadLedger::Local::Local(WorkloadTable& table) : table_(table) { table_.lock(); }
-WorkloadLedger::Local::~Local() { table_.unlock(); }
-WorkloadSketch& WorkloadLedger::Local::sketch() { return table_.sketch; }
 
 WorkloadLedger::WorkloadLedger(size_t max_shapes)
     : max_shapes_(max_shapes), id_(next_ledger_id.fetch_add(1)) {}
@@ -71,9 +40,8 @@ void WorkloadLedger::set_max_shapes(size_t max_shapes) {
   max_shapes_.store(max_shapes, std::memory_order_relaxed);
 }
 
-WorkloadLedger::Local WorkloadLedger::local() {
-  if (t_binding_cache.ledger == id_) return Local(*t_binding_cache.table);
-  thread_local Binding binding;
+WorkloadLedger::Local WorkloadLedger::local_slow() {
+  thread_local LedgerBinding binding;
   if (binding.ledger != id_) {
     binding.release();
     std::lock_guard lock(tables_mutex_);
@@ -90,7 +58,7 @@ WorkloadLedger::Local WorkloadLedger::local() {
     }
     binding.ledger = id_;
   }
-  t_binding_cache = {binding.ledger, binding.table.get()};
+  binding.cache();
   return Local(*binding.table);
 }
 
@@ -136,7 +104,7 @@ WorkloadSnapshot WorkloadLedger::snapshot() const {
   out.max_shapes = max_shapes();
   std::unordered_map<uint64_t, size_t> at;
   for (const auto& table : tables) {
-    table->lock();
+    table->held.lock();
     const WorkloadSketch& sketch = table->sketch;
     out.overflow.count += sketch.overflow().count;
     out.overflow.micros += sketch.overflow().micros;
@@ -148,7 +116,7 @@ WorkloadSnapshot WorkloadLedger::snapshot() const {
         out.shapes[it->second].stats.merge(e.stats);
       }
     }
-    table->unlock();
+    table->held.unlock();
   }
   std::sort(out.shapes.begin(), out.shapes.end(),
             [](const WorkloadShape& a, const WorkloadShape& b) {

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "docguard/base/inline_vector.h"
+#include "docguard/base/spin_lock.h"
 #include "docguard/rules/query_guardrail.h"
 #include "docguard/rules/verdict.h"
 #include "docguard/rules/workload_sketch.h"
@@ -83,6 +84,15 @@ struct WorkloadSnapshot {
   size_t max_shapes = 0;
 };
 
+// One thread's table. Its lock is taken by its thread on every operation and by a reader now
+// and then: a spin lock.
+struct WorkloadTable {
+  explicit WorkloadTable(size_t capacity) : sketch(capacity) {}
+  base::SpinLock held;
+  std::atomic<bool> in_use{true};  // bound to a live thread
+  WorkloadSketch sketch;
+};
+
 class WorkloadLedger {
  public:
   explicit WorkloadLedger(size_t max_shapes = kDefaultWorkloadShapes);
@@ -96,19 +106,23 @@ class WorkloadLedger {
   size_t max_shapes() const { return max_shapes_.load(std::memory_order_relaxed); }
 
   // This thread's table, locked while the handle lives.
+  // Inline, as the thread's binding below: every read and write statement takes one.
   class Local {
    public:
-    explicit Local(WorkloadTable& table);
-    ~Local();
+    explicit Local(WorkloadTable& table) : table_(table) { table_.held.lock(); }
+    ~Local() { table_.held.unlock(); }
     Local(const Local&) = delete;
     Local& operator=(const Local&) = delete;
-    WorkloadSketch& sketch();
+    WorkloadSketch& sketch() { return table_.sketch; }
     WorkloadTable* table() { return &table_; }
 
    private:
     WorkloadTable& table_;
   };
-  Local local();
+  Local local() {
+    if (t_binding_cache.ledger == id_) return Local(*t_binding_cache.table);
+    return local_slow();
+  }
 
   // A command's reply: its time (split evenly over its operations), documents and error
   // against the shapes its request was identified with (in the table that identified them,
@@ -119,6 +133,16 @@ class WorkloadLedger {
   WorkloadSnapshot snapshot() const;
 
  private:
+  Local local_slow();
+  // The binding as the hot path reads it: trivially destructible and constinit, so reading it
+  // is a plain thread-local load, with no call to construct it first.
+  struct BindingCache {
+    uint64_t ledger = 0;
+    WorkloadTable* table = nullptr;
+  };
+  static constinit thread_local BindingCache t_binding_cache;
+  friend struct LedgerBinding;
+
   std::atomic<size_t> max_shapes_;
   const uint64_t id_;  // tells this ledger's table in a thread's binding from another's
   mutable std::mutex tables_mutex_;

@@ -157,9 +157,9 @@ Conversation::RequestOutcome Conversation::on_op_msg(const codec::MsgHeader& hea
     forward = request_scratch_;
   }
   const codec::CommandView view = codec::describe(msg);
-  base::append_bounded(request_command_, view.name, kMaxLoggedBytes);
+  request_command_.assign(view.name);
   if (!view.traceparent.empty()) {
-    base::append_bounded(request_traceparent_, view.traceparent, kMaxLoggedBytes);
+    request_traceparent_.assign(view.traceparent);
   }
   const AuthWatcher::Step auth = auth_.on_request(view);
   if (view.kind == codec::CommandKind::kHello) {

@@ -9,6 +9,7 @@
 #include "docguard/advisor/detectors.h"
 #include "docguard/advisor/text_format.h"
 #include "docguard/base/hash.h"
+#include "docguard/base/inline_vector.h"
 #include "docguard/base/short_equal.h"
 #include "docguard/codec/bson_elements.h"
 #include "live_state.h"
@@ -112,9 +113,13 @@ void LiveAdvisor::on_read(std::string_view db, std::string_view coll, bool with_
 
 namespace {
 
+// The fields a filter compares for equality, as views into the command: read before the
+// command's bytes are let go. Most filters name a few, kept without an allocation.
+using Equalities = base::InlineVector<std::string_view, 8>;
+
 // Walks a filter: equality on reference fields, case-insensitive regexes.
-void walk_filter(const codec::BsonView& filter, std::vector<std::string>& equalities,
-                 std::string* regex_field, int depth) {
+void walk_filter(const codec::BsonView& filter, Equalities& equalities, std::string* regex_field,
+                 int depth) {
   if (depth > 8) return;
   codec::BsonElements it(filter);
   std::string_view pattern, options;
@@ -147,12 +152,12 @@ void walk_filter(const codec::BsonView& filter, std::vector<std::string>& equali
             options.find('i') != std::string_view::npos) {
           *regex_field = std::string(key);
         }
-        if (name == "$eq" || name == "$in") equalities.emplace_back(key);
+        if (name == "$eq" || name == "$in") equalities.push_back(key);
       }
-      if (!has_operator) equalities.emplace_back(key);
+      if (!has_operator) equalities.push_back(key);
       continue;
     }
-    equalities.emplace_back(key);
+    equalities.push_back(key);
   }
 }
 
@@ -205,7 +210,7 @@ void LiveAdvisor::observe_locked(Namespace& ns, const codec::CommandView& cmd) {
     }
     return;
   }
-  std::vector<std::string> equalities;
+  Equalities equalities;
   std::string regex_field;
   if (cmd.kind == codec::CommandKind::kFind) {
     // The filter and projection as the command's view read them (a document, else empty).

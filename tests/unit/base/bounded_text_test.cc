@@ -25,6 +25,22 @@ TEST(BoundedText, LongTextIsCutToTheBoundAndMarked) {
   EXPECT_EQ(out.substr(8, 100 - kCutMarker.size()), std::string(100 - kCutMarker.size(), 'a'));
 }
 
+TEST(BoundedText, KeptInPlaceAsAppendBoundedWritesIntoAnEmptyString) {
+  BoundedText<16> kept;
+  EXPECT_EQ(kept.view(), "");
+  const std::string text = "é€😀é€😀é€😀é€😀";
+  for (size_t n = 0; n <= text.size(); ++n) {
+    const std::string_view s = std::string_view(text).substr(0, n);
+    kept.assign(s);
+    EXPECT_EQ(kept.view(), bounded(s, 16)) << n;
+    EXPECT_LE(kept.view().size(), 16u);
+  }
+  kept.assign("find");
+  EXPECT_EQ(kept.view(), "find");  // a shorter text after a cut one: nothing of it is left
+  kept.clear();
+  EXPECT_EQ(kept.view(), "");
+}
+
 TEST(BoundedText, CutNeverSplitsACharacter) {
   // "é" is 2 bytes, "€" 3, "😀" 4: whatever the bound, the kept part is whole characters.
   const std::string text = "é€😀é€😀é€😀é€😀";

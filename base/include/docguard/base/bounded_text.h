@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -23,5 +24,30 @@ bool append_bounded(std::string& out, std::string_view s, size_t max);
 
 // s, or its bounded form as append_bounded writes it.
 std::string bounded(std::string_view s, size_t max);
+
+// A text of at most kMax bytes kept in place, set as append_bounded would write it into an
+// empty string. For a text set on every message (a command's name for its log line): a
+// std::string's append costs a call and its capacity checks each time, this a copy of a few
+// bytes.
+template <size_t kMax>
+class BoundedText {
+ public:
+  void assign(std::string_view s) {
+    if (s.size() <= kMax) {
+      std::memcpy(text_, s.data(), s.size());
+      size_ = s.size();
+      return;
+    }
+    const std::string cut = bounded(s, kMax);
+    std::memcpy(text_, cut.data(), cut.size());
+    size_ = cut.size();
+  }
+  void clear() { size_ = 0; }
+  std::string_view view() const { return {text_, size_}; }
+
+ private:
+  char text_[kMax];
+  size_t size_ = 0;
+};
 
 }  // namespace docguard::base

@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "docguard/base/bounded_text.h"
 #include "docguard/codec/command_view.h"
 #include "docguard/codec/message.h"
 #include "docguard/codec/op_compressed.h"
@@ -92,8 +93,8 @@ class Conversation {
   // kind 3), each at most kMaxLoggedBytes (cut and marked): for the request's log line. Empty
   // for other requests and for a request without one.
   static constexpr size_t kMaxLoggedBytes = 128;
-  std::string_view request_command() const { return request_command_; }
-  std::string_view request_traceparent() const { return request_traceparent_; }
+  std::string_view request_command() const { return request_command_.view(); }
+  std::string_view request_traceparent() const { return request_traceparent_.view(); }
   // The last OP_MSG request's violations, as the engine judged them (empty for other requests),
   // until the next request or release_request_buffer(): what the traffic recorder and the
   // offline judge (`docguard whatif`) say about it.
@@ -154,8 +155,8 @@ class Conversation {
   std::vector<uint8_t> request_scratch_;
   // From the upstream's hello reply: which OP_MSG sections it takes (trace_context.h).
   std::optional<int64_t> upstream_max_wire_version_;
-  std::string request_command_;
-  std::string request_traceparent_;
+  base::BoundedText<kMaxLoggedBytes> request_command_;
+  base::BoundedText<kMaxLoggedBytes> request_traceparent_;
   std::vector<rules::Violation> request_violations_;
   std::vector<uint8_t> reply_plain_;  // the last reply, decompressed
   std::vector<uint8_t> reply_scratch_;

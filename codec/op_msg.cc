@@ -31,28 +31,36 @@ struct Frame {
   size_t sections_end = 0;  // before the checksum, if any
 };
 
-Frame check_frame(Bytes message) {
+// Why check_frame refuses `message`, thrown; out of line and cold, as throw_not_a_document.
+[[noreturn, gnu::cold, gnu::noinline]] void throw_bad_frame(Bytes message) {
   if (message.size() < kHeaderSize + 4) {
     throw ProtocolError(ErrorKind::kBadOpMsg, "OP_MSG shorter than header and flagBits");
   }
-  Frame f;
-  f.header = read_header(message.data());
-  if (f.header.message_length != static_cast<int32_t>(message.size())) {
+  if (load_le32(message.data()) != static_cast<int32_t>(message.size())) {
     throw ProtocolError(ErrorKind::kBadLength, "OP_MSG messageLength does not match the frame");
   }
-  f.flags = static_cast<uint32_t>(load_le32(message.data() + kHeaderSize));
-  const uint32_t unknown_required =
-      f.flags & op_msg_flags::kRequiredMask & ~op_msg_flags::kKnownMask;
+  const auto flags = static_cast<uint32_t>(load_le32(message.data() + kHeaderSize));
+  const uint32_t unknown_required = flags & op_msg_flags::kRequiredMask & ~op_msg_flags::kKnownMask;
   if (unknown_required != 0) {
     throw ProtocolError(ErrorKind::kUnknownRequiredFlag, "OP_MSG has unknown required flag bits " +
                                                              std::to_string(unknown_required));
   }
+  throw ProtocolError(ErrorKind::kBadOpMsg, "OP_MSG too short for checksum");
+}
+
+Frame check_frame(Bytes message) {
+  if (message.size() < kHeaderSize + 4) throw_bad_frame(message);
+  Frame f;
+  f.header = read_header(message.data());
+  f.flags = static_cast<uint32_t>(load_le32(message.data() + kHeaderSize));
   f.sections_end = message.size();
-  if ((f.flags & op_msg_flags::kChecksumPresent) != 0) {
-    if (f.sections_end < kHeaderSize + 4 + 4)
-      throw ProtocolError(ErrorKind::kBadOpMsg, "OP_MSG too short for checksum");
-    f.sections_end -= 4;
+  const bool checksum = (f.flags & op_msg_flags::kChecksumPresent) != 0;
+  if (f.header.message_length != static_cast<int32_t>(message.size()) ||
+      (f.flags & op_msg_flags::kRequiredMask & ~op_msg_flags::kKnownMask) != 0 ||
+      (checksum && f.sections_end < kHeaderSize + 4 + 4)) {
+    throw_bad_frame(message);
   }
+  if (checksum) f.sections_end -= 4;
   return f;
 }
 
@@ -74,11 +82,14 @@ constexpr size_t kMaxIdentifierInError = 128;
 // body's.
 constexpr uint8_t kTraceContextKind = 3;
 
-std::string repeated_or_unknown_kind(uint8_t kind) {
+// A section of `kind` where none may be; out of line and cold, as throw_bad_frame.
+[[noreturn, gnu::cold, gnu::noinline]] void throw_misplaced_section(uint8_t kind) {
   if (kind == 0 || kind == kTraceContextKind) {
-    return "OP_MSG has multiple kind " + std::to_string(kind) + " sections";
+    throw ProtocolError(ErrorKind::kBadOpMsg,
+                        "OP_MSG has multiple kind " + std::to_string(kind) + " sections");
   }
-  return "OP_MSG has unknown section kind " + std::to_string(kind);
+  throw ProtocolError(ErrorKind::kBadOpMsg,
+                      "OP_MSG has unknown section kind " + std::to_string(kind));
 }
 
 }  // namespace
@@ -99,7 +110,7 @@ BsonView op_msg_body(Bytes message) {
       pos += checked_bson(message.subspan(pos, f.sections_end - pos)).size;
       have_trace_context = true;
     } else {
-      throw ProtocolError(ErrorKind::kBadOpMsg, repeated_or_unknown_kind(kind));
+      throw_misplaced_section(kind);
     }
   }
   return body;
@@ -134,13 +145,13 @@ OpMsg OpMsg::parse(Bytes message, bool verify_checksum) {
     const size_t section_start = pos;
     ++pos;
     if (kind == 0) {
-      if (have_body) throw ProtocolError(ErrorKind::kBadOpMsg, repeated_or_unknown_kind(kind));
+      if (have_body) throw_misplaced_section(kind);
       msg.body = checked_bson(message.subspan(pos, end - pos));
       pos += msg.body.size;
       have_body = true;
     } else if (kind == kTraceContextKind) {
       if (have_trace_context) {
-        throw ProtocolError(ErrorKind::kBadOpMsg, repeated_or_unknown_kind(kind));
+        throw_misplaced_section(kind);
       }
       msg.trace_context = checked_bson(message.subspan(pos, end - pos));
       pos += msg.trace_context.size;
@@ -178,7 +189,7 @@ OpMsg OpMsg::parse(Bytes message, bool verify_checksum) {
       seq.section_size = section_end - section_start;
       pos = section_end;
     } else {
-      throw ProtocolError(ErrorKind::kBadOpMsg, repeated_or_unknown_kind(kind));
+      throw_misplaced_section(kind);
     }
   }
   if (!have_body) throw ProtocolError(ErrorKind::kBadOpMsg, "OP_MSG has no kind 0 section");

@@ -177,8 +177,8 @@ template <typename Metric>
                                                 const rules::NamespaceLabels* ns,
                                                 ThreadCells::LabelValues values, double v,
                                                 const ThreadCells::Bounds* bounds) {
-  if (cells_.add_to_last(static_cast<uint8_t>(table_entry.cells_slot), ns ? ns->id : 0, values,
-                         v)) {
+  if (cells_.add_to_last(static_cast<uint8_t>(table_entry.cells_slot), ns ? ns->id : 0, values, v,
+                         bounds != nullptr)) {
     return;
   }
   add_to_series(index, family, table_entry, ns, values, v, bounds);

@@ -76,7 +76,11 @@ void LiveAdvisor::on_request(std::string_view db, std::string_view coll,
   // Index and validator definitions arrive with their replies (on_catalog_reply).
   if (!cmd.is_write() && !cmd.is_read()) return;
   if (cmd.kind == codec::CommandKind::kBulkWrite) return;  // on admin, across namespaces
-  if (!sampled(sample_counter_)) return;
+  if (sampled(sample_counter_)) on_sampled_request(db, coll, cmd, app);
+}
+
+void LiveAdvisor::on_sampled_request(std::string_view db, std::string_view coll,
+                                     const codec::CommandView& cmd, std::string_view app) {
   // Built before the lock: walking filters allocates, and other io threads wait on the lock.
   // None while the workload ledger counts them.
   const std::vector<QueryShape> shapes =
@@ -102,7 +106,11 @@ void LiveAdvisor::on_unbounded_push(std::string_view db, std::string_view coll,
 
 void LiveAdvisor::on_read(std::string_view db, std::string_view coll, bool with_lookup,
                           std::string_view app) {
-  if (!sampled(read_counter_)) return;
+  if (sampled(read_counter_)) on_sampled_read(db, coll, with_lookup, app);
+}
+
+void LiveAdvisor::on_sampled_read(std::string_view db, std::string_view coll, bool with_lookup,
+                                  std::string_view app) {
   std::lock_guard lock(mutex_);
   if (Namespace* ns = state_for(db, coll)) {
     ++ns->reads;

@@ -171,7 +171,7 @@ TEST(ThreadCellsTest, AlternatingLabelSetsEachCountInTheirOwnSeries) {
   std::map<std::string, prometheus::Counter*> by_name;
   int made = 0;
   auto count = [&](std::string_view name) {
-    if (cells.add_to_last(2, 5, {name}, 1)) return;
+    if (cells.add_to_last(2, 5, {name}, 1, false)) return;
     cells.increment(cells.find(2, 5, {name}, [&] {
       ++made;
       auto& c = family.Add({{"n", std::string(name)}});

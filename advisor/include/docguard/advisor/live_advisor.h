@@ -97,8 +97,14 @@ class LiveAdvisor final : public rules::AdviceSink {
   struct Namespace;
 
  private:
-  // 1 in live_sample_every calls, decided before any lock.
+  // 1 in live_sample_every calls, decided before any lock. The sink's entry points only ask
+  // this, so the calls not sampled (most) return before any frame is set up; the sampled ones
+  // go on in these.
   bool sampled(std::atomic<uint64_t>& counter);
+  void on_sampled_request(std::string_view db, std::string_view coll, const codec::CommandView& cmd,
+                          std::string_view app);
+  void on_sampled_read(std::string_view db, std::string_view coll, bool with_lookup,
+                       std::string_view app);
   Namespace* state_for(std::string_view db, std::string_view coll);              // mutex held
   Namespace* find_or_add_namespace(std::string_view db, std::string_view coll);  // mutex held
   void observe_locked(Namespace& ns, const codec::CommandView& cmd);

@@ -103,12 +103,14 @@ class ThreadCells {
   // this label set, adds `v` to it (a counter) or observes `v` (a histogram) and returns true,
   // with one lookup of the thread and no call. False, nothing done, otherwise: then find() and
   // increment() or observe().
+  // `histogram`: whether the family is one (its series' handles all have bounds), known where
+  // the call is inlined, so a counter's call holds no histogram code (nor its registers).
   [[gnu::always_inline]] bool add_to_last(uint8_t family, uint64_t prefix, LabelValues values,
-                                          double v) {
+                                          double v, bool histogram) {
     Thread& t = this_thread();
     const LastSeries* last = t.known(family, prefix, values);
     if (last == nullptr) return false;
-    if (last->handle.bounds == nullptr) {
+    if (!histogram) {
       bump(t.cell(last->handle.slot), v);
     } else {
       observe_in(t, last->handle, v);

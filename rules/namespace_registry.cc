@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "docguard/base/key_parts.h"
+#include "docguard/base/short_equal.h"
 
 namespace docguard::rules {
 
@@ -12,18 +13,18 @@ namespace {
 
 std::atomic<uint64_t> g_next_registry_id{1};
 
-// The namespace this thread looked up last, and its statistics.
+// The namespace this thread looked up last: its statistics hold its names. Constant-initialised,
+// so reading it costs no check that it was constructed.
 struct LastLookup {
   uint64_t registry = 0;
-  std::string ns;      // "db.coll"
-  size_t db_size = 0;  // where db ends in `ns`
   CollectionStats* stats = nullptr;
-  std::string key;  // the name being looked up, kept for its capacity
 };
+constinit thread_local LastLookup t_last;
 
-LastLookup& last_lookup() {
-  thread_local LastLookup last;
-  return last;
+// The name being looked up, kept for its capacity.
+std::string& key_buffer() {
+  thread_local std::string key;
+  return key;
 }
 
 // The map's key: the two names as key parts. Either may hold a '.' as a client sends it (the
@@ -45,14 +46,20 @@ NamespaceRegistry::NamespaceRegistry()
 
 CollectionStats* NamespaceRegistry::find_or_add(std::string_view db, std::string_view coll,
                                                 size_t max_namespaces) {
-  LastLookup& last = last_lookup();
   // Consecutive commands mostly name the same namespace: no shared lock (a cache line every io
   // thread writes), no hash and no copy of the name for them. The overflow bucket is never
   // remembered: a reload may raise max_namespaces and give the namespace its own statistics.
-  if (last.registry == id_ && last.db_size == db.size() && is_namespace(last.ns, db, coll)) {
-    return last.stats;
+  // A namespace's statistics live as long as the registry, which never removes one.
+  if (t_last.registry == id_ && base::same_text(t_last.stats->coll, coll) &&
+      base::same_text(t_last.stats->db, db)) {
+    return t_last.stats;
   }
-  std::string& key = last.key;
+  return find_or_add_slow(db, coll, max_namespaces);
+}
+
+CollectionStats* NamespaceRegistry::find_or_add_slow(std::string_view db, std::string_view coll,
+                                                     size_t max_namespaces) {
+  std::string& key = key_buffer();
   write_key(key, db, coll);
   CollectionStats* found = nullptr;
   {
@@ -71,10 +78,7 @@ CollectionStats* NamespaceRegistry::find_or_add(std::string_view db, std::string
       namespaces_.emplace(key, std::move(stats));
     }
   }
-  last.registry = id_;
-  last.ns.assign(db).append(".").append(coll);
-  last.db_size = db.size();
-  last.stats = found;
+  t_last = {id_, found};
   return found;
 }
 

@@ -84,11 +84,17 @@ TEST(NamespaceRegistry, NamesThatJoinToOneTextAreTwoNamespaces) {
   }
 }
 
-TEST(NamespaceRegistry, IsNamespaceComparesWithoutBuildingTheName) {
-  EXPECT_TRUE(is_namespace("shop.orders", "shop", "orders"));
-  EXPECT_FALSE(is_namespace("shop.orders", "shop", "order"));
-  EXPECT_FALSE(is_namespace("shopXorders", "shop", "orders"));
-  EXPECT_FALSE(is_namespace("sh.op.orders", "shop", "orders"));
+// A thread's last lookup is its registry's: two registries used in turn on one thread (two
+// engines in one process) each answer with their own statistics.
+TEST(NamespaceRegistry, TwoRegistriesUsedInTurnOnOneThreadKeepTheirOwnStatistics) {
+  NamespaceRegistry first;
+  NamespaceRegistry second;
+  CollectionStats* a = first.find_or_add("shop", "orders", 10);
+  CollectionStats* b = second.find_or_add("shop", "orders", 10);
+  EXPECT_NE(a, b);
+  EXPECT_EQ(first.find_or_add("shop", "orders", 10), a);
+  EXPECT_EQ(second.find_or_add("shop", "orders", 10), b);
+  EXPECT_EQ(second.find_or_add("shop", "orders", 10), b);
 }
 
 // A field path's statistics: the last path asked for is answered first, yet every path keeps its

@@ -22,13 +22,6 @@
 
 namespace docguard::rules {
 
-// Whether `ns` is "db.coll".
-inline bool is_namespace(std::string_view ns, std::string_view db, std::string_view coll) {
-  return ns.size() == db.size() + 1 + coll.size() && ns[db.size()] == '.' &&
-         base::same_bytes(ns.data(), db.data(), db.size()) &&
-         base::same_bytes(ns.data() + db.size() + 1, coll.data(), coll.size());
-}
-
 class NamespaceRegistry {
  public:
   NamespaceRegistry();
@@ -49,6 +42,10 @@ class NamespaceRegistry {
  private:
   // Tells this registry's entries in a thread's cache from another registry's.
   const uint64_t id_;
+  // find_or_add past this thread's last namespace: out of line, so the common case sets up no
+  // frame for the locks and the map.
+  [[gnu::noinline]] CollectionStats* find_or_add_slow(std::string_view db, std::string_view coll,
+                                                      size_t max_namespaces);
   mutable std::shared_mutex mutex_;
   std::unordered_map<std::string, std::unique_ptr<CollectionStats>, base::StringHash,
                      std::equal_to<>>

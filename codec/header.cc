@@ -5,11 +5,6 @@
 
 namespace docguard::codec {
 
-MsgHeader read_header(const uint8_t* data) {
-  return MsgHeader{load_le32(data), load_le32(data + 4), load_le32(data + 8),
-                   static_cast<OpCode>(load_le32(data + 12))};
-}
-
 void write_header(uint8_t* data, const MsgHeader& header) {
   store_le32(data, header.message_length);
   store_le32(data + 4, header.request_id);

@@ -144,15 +144,20 @@ uint32_t Engine::find_scope(const RequestContext& ctx, const RuleSet& rules, boo
 
 const std::string& Engine::app_label(std::string_view app, uint32_t max_apps) {
   static const std::string kNone;
-  static const std::string kOther(kOverflowLabel);
   if (app.empty()) return kNone;
   // Every command is labelled for the advisor: a connection's commands mostly repeat one app,
   // and the thread's last answer spares them the shared lock.
-  Scratch& sc = scratch();
+  const Scratch& sc = scratch();
   if (sc.last_app_label != nullptr && sc.last_app_engine == id_ && sc.last_app_max == max_apps &&
       base::same_text(sc.last_app, app)) {
     return *sc.last_app_label;
   }
+  return app_label_slow(app, max_apps);
+}
+
+const std::string& Engine::app_label_slow(std::string_view app, uint32_t max_apps) {
+  static const std::string kOther(kOverflowLabel);
+  Scratch& sc = scratch();
   const std::string* label = &kOther;
   {
     std::shared_lock lock(apps_mutex_);

@@ -65,8 +65,12 @@ inline void store_le32(uint8_t* p, int32_t v) {
   p[3] = static_cast<uint8_t>(u >> 24);
 }
 
-// Reads the header from the first 16 bytes (caller guarantees they exist).
-MsgHeader read_header(const uint8_t* data);
+// Reads the header from the first 16 bytes (caller guarantees they exist). Inline: every
+// request and reply reads it several times, and the call cost more than the four loads.
+inline MsgHeader read_header(const uint8_t* data) {
+  return MsgHeader{load_le32(data), load_le32(data + 4), load_le32(data + 8),
+                   static_cast<OpCode>(load_le32(data + 12))};
+}
 void write_header(uint8_t* data, const MsgHeader& header);
 
 // Validates a header's declared length against [16, max_message_bytes]; throws ProtocolError.

@@ -165,6 +165,9 @@ class Engine {
   void count_writes_elsewhere(const codec::CommandView& cmd, const RequestContext& ctx,
                               const RuleSet& rules);
   const std::string& app_label(std::string_view app, uint32_t max_apps);
+  // app_label past this thread's last app: out of line, so the common case sets up no frame
+  // for the locks and the set.
+  [[gnu::noinline]] const std::string& app_label_slow(std::string_view app, uint32_t max_apps);
   // A write statement down the chain of checks: every check judges it, then every check
   // learns from it (engine_writes.cc). The statement is read from the command first: an
   // inserted document, an update or delete statement (with its query's parts), a bulkWrite op,

@@ -18,9 +18,7 @@ CollectionStats::CollectionStats(std::string db_name, std::string coll_name)
       coll(std::move(coll_name)),
       labels{db, coll, g_next_namespace_id.fetch_add(1, std::memory_order_relaxed)} {}
 
-void LookupWindow::set_window(std::chrono::seconds window) {
-  if (window.count() == window_seconds_.load(std::memory_order_relaxed)) return;
-  // A new rule set's window: rare. Counts of the old slots mean nothing in the new ones.
+void LookupWindow::reset(std::chrono::seconds window) {
   window_seconds_.store(window.count(), std::memory_order_relaxed);
   slot_ms_.store(std::max<int64_t>(1, window.count() * 1000 / static_cast<int64_t>(kSlots)),
                  std::memory_order_relaxed);

@@ -4,7 +4,6 @@
 #include <atomic>
 #include <mutex>
 
-#include "docguard/base/key_parts.h"
 #include "docguard/base/short_equal.h"
 
 namespace docguard::rules {
@@ -25,16 +24,6 @@ constinit thread_local LastLookup t_last;
 std::string& key_buffer() {
   thread_local std::string key;
   return key;
-}
-
-// The map's key: the two names as key parts. Either may hold a '.' as a client sends it (the
-// server refuses such a database name, after docguard has counted the request): db "a.b" with
-// collection "c" and db "a" with collection "b.c" are two namespaces, not one whose statistics
-// and labels the other would take.
-void write_key(std::string& key, std::string_view db, std::string_view coll) {
-  key.clear();
-  base::append_key_part(key, db);
-  base::append_key_part(key, coll);
 }
 
 }  // namespace
@@ -60,7 +49,7 @@ CollectionStats* NamespaceRegistry::find_or_add(std::string_view db, std::string
 CollectionStats* NamespaceRegistry::find_or_add_slow(std::string_view db, std::string_view coll,
                                                      size_t max_namespaces) {
   std::string& key = key_buffer();
-  write_key(key, db, coll);
+  write_namespace_key(key, db, coll);
   CollectionStats* found = nullptr;
   {
     std::shared_lock lock(mutex_);

@@ -5,7 +5,6 @@
 #include <string_view>
 #include <utility>
 
-#include "docguard/base/key_parts.h"
 #include "docguard/rules/command_pass.h"
 #include "docguard/rules/lookup_walker.h"
 #include "docguard/rules/namespace_registry.h"
@@ -17,19 +16,6 @@ namespace {
 // Upper bound on `from` collections named per namespace.
 constexpr uint32_t kMaxLookupFroms = 32;
 
-// A view's key in views_: its database and name as key parts, so that database "a.b" with view
-// "c" is not database "a" with view "b.c".
-void write_view_key(std::string& key, std::string_view db, std::string_view view) {
-  key.clear();
-  base::append_key_part(key, db);
-  base::append_key_part(key, view);
-}
-bool is_view_key(const std::string& key, std::string_view db, std::string_view view) {
-  const char* const end = key.data() + key.size();
-  const char* const at = base::match_key_part(key.data(), end, db);
-  return at != nullptr && base::match_key_part(at, end, view) == end;
-}
-
 // The check's thread-local state: vectors keep their capacity, so steady-state reads do not
 // allocate.
 struct LookupScratch {
@@ -38,7 +24,7 @@ struct LookupScratch {
   std::vector<const std::string*> labels;
   std::string ns;
   const std::string& ns_of(std::string_view db, std::string_view coll) {
-    if (!is_view_key(ns, db, coll)) write_view_key(ns, db, coll);
+    if (!is_namespace_key(ns, db, coll)) write_namespace_key(ns, db, coll);
     return ns;
   }
 };
@@ -118,7 +104,7 @@ void LookupCheck::learn_definition(const codec::CommandView& cmd, const RuleSet&
   std::vector<std::string> froms;
   LookupWalker::walk(cmd.pipeline, [&](const Join& j) { froms.emplace_back(j.from); });
   std::string ns;
-  write_view_key(ns, cmd.database, cmd.collection);
+  write_namespace_key(ns, cmd.database, cmd.collection);
   std::lock_guard lock(views_mutex_);
   if (froms.empty()) {
     views_.erase(ns);

@@ -1,7 +1,6 @@
 #include "docguard/rules/workload_ledger.h"
 
 #include <algorithm>
-#include <thread>
 #include <unordered_map>
 
 namespace docguard::rules {

@@ -39,7 +39,10 @@ class LookupWindow {
   static constexpr size_t kSlots = 60;
   using Clock = std::chrono::steady_clock;
 
-  void set_window(std::chrono::seconds window);
+  // Every read sets the window of the rules in force: inline, as it is mostly the same one.
+  void set_window(std::chrono::seconds window) {
+    if (window.count() != window_seconds_.load(std::memory_order_relaxed)) reset(window);
+  }
   std::chrono::seconds window() const {
     return std::chrono::seconds(window_seconds_.load(std::memory_order_relaxed));
   }
@@ -60,6 +63,8 @@ class LookupWindow {
   static constexpr int kCountBits = 64 - kEpochBits;
   static constexpr uint64_t kCountMask = (uint64_t{1} << kCountBits) - 1;
   static constexpr uint64_t kEpochMask = (uint64_t{1} << kEpochBits) - 1;
+  // A new rule set's window: rare. Counts of the old slots mean nothing in the new ones.
+  void reset(std::chrono::seconds window);
   static void count(std::atomic<uint64_t>& slot, uint64_t epoch);
   static uint64_t count_in(const std::atomic<uint64_t>& slot, uint64_t epoch);
   uint64_t epoch_of(Clock::time_point now) const;

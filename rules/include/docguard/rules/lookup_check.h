@@ -44,7 +44,7 @@ class LookupCheck {
  private:
   MeasurementSink* measurements_;
   AdviceSink* advice_;
-  // View namespace -> collections its pipeline joins.
+  // A view (its namespace key, write_namespace_key) -> collections its pipeline joins.
   mutable std::mutex views_mutex_;
   std::unordered_map<std::string, std::vector<std::string>, base::StringHash, std::equal_to<>>
       views_;

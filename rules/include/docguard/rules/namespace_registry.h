@@ -16,11 +16,28 @@
 #include <vector>
 
 #include "docguard/base/hash.h"
+#include "docguard/base/key_parts.h"
 #include "docguard/base/short_equal.h"
 #include "docguard/codec/command_view.h"
 #include "docguard/rules/collection_stats.h"
 
 namespace docguard::rules {
+
+// A namespace as one map key: its database and collection as two key parts. Either name may
+// hold a '.' as a client sends it (the server refuses such a database name, after docguard has
+// counted the request): db "a.b" with collection "c" and db "a" with collection "b.c" are two
+// keys, not one "a.b.c" whose state the other would take.
+inline void write_namespace_key(std::string& key, std::string_view db, std::string_view coll) {
+  key.clear();
+  base::append_key_part(key, db);
+  base::append_key_part(key, coll);
+}
+// Whether `key` is write_namespace_key's key of db and coll.
+inline bool is_namespace_key(std::string_view key, std::string_view db, std::string_view coll) {
+  const char* const end = key.data() + key.size();
+  const char* const at = base::match_key_part(key.data(), end, db);
+  return at != nullptr && base::match_key_part(at, end, coll) == end;
+}
 
 class NamespaceRegistry {
  public:

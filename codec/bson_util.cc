@@ -8,11 +8,7 @@
 
 namespace docguard::codec {
 
-namespace {
-
-// Why `data` holds no BSON document that checked_bson would return, thrown. Out of line and
-// cold: building the message needs a frame that the check itself, on every message, does not.
-[[noreturn, gnu::cold, gnu::noinline]] void throw_not_a_document(Bytes data) {
+void throw_not_a_document(Bytes data) {
   if (data.size() < 5)
     throw ProtocolError(ErrorKind::kBadBson, "BSON document shorter than 5 bytes");
   const int32_t declared = load_le32(data.data());
@@ -22,18 +18,6 @@ namespace {
                                                  std::to_string(data.size()) + " bytes left");
   }
   throw ProtocolError(ErrorKind::kBadBson, "BSON document does not end with a NUL byte");
-}
-
-}  // namespace
-
-BsonView checked_bson(Bytes data) {
-  if (data.size() < 5) throw_not_a_document(data);
-  const int32_t declared = load_le32(data.data());
-  if (declared < 5 || static_cast<size_t>(declared) > data.size() ||
-      data[static_cast<size_t>(declared) - 1] != 0) {
-    throw_not_a_document(data);
-  }
-  return BsonView{data.data(), static_cast<uint32_t>(declared)};
 }
 
 void append_document_array(bson_t* parent, const char* key, std::span<const BsonView> docs) {

@@ -48,7 +48,7 @@ struct Frame {
   throw ProtocolError(ErrorKind::kBadOpMsg, "OP_MSG too short for checksum");
 }
 
-Frame check_frame(Bytes message) {
+[[gnu::always_inline]] inline Frame check_frame(Bytes message) {
   if (message.size() < kHeaderSize + 4) throw_bad_frame(message);
   Frame f;
   f.header = read_header(message.data());

@@ -31,7 +31,8 @@ uint64_t LookupWindow::epoch_of(Clock::time_point now) const {
   return static_cast<uint64_t>(ms.count() / slot_ms_.load(std::memory_order_relaxed));
 }
 
-void LookupWindow::count(std::atomic<uint64_t>& slot, uint64_t epoch) {
+[[gnu::always_inline]] inline void LookupWindow::count(std::atomic<uint64_t>& slot,
+                                                       uint64_t epoch) {
   const uint64_t stamp = (epoch & kEpochMask) << kCountBits;
   uint64_t word = slot.load(std::memory_order_relaxed);
   while (true) {

@@ -209,7 +209,8 @@ uint32_t WorkloadObserver::observe(const codec::CommandView& cmd, std::string_vi
     WorkloadLedger::Local table = ledger_.local();
     WorkloadSketch& sketch = table.sketch();
     marks.table = table.table();
-    auto note = [&](const HashedQuery& query, int32_t index, const codec::BsonView& statement) {
+    auto note = [&](const HashedQuery& query, int32_t index, const codec::BsonView& statement)
+        __attribute__((always_inline)) {
       const uint64_t key = workload_shape_hash(query, seed);
       SketchEntry* entry = sketch.find(key);
       if (entry == nullptr) entry = &sketch.admit(key, describe_shape(cmd, query, statement));

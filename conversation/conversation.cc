@@ -133,7 +133,7 @@ Conversation::RequestOutcome Conversation::on_request(codec::Bytes message) {
   return {RequestOutcome::Action::kForward, forward};
 }
 
-void Conversation::await_reply(int32_t request_id) {
+[[gnu::always_inline]] inline void Conversation::await_reply(int32_t request_id) {
   if (awaiting_.size() >= kMaxAwaitingReplies) {
     throw codec::ProtocolError(codec::ErrorKind::kTooManyInFlight,
                                "more than " + std::to_string(kMaxAwaitingReplies) +

@@ -96,17 +96,27 @@ std::shared_ptr<const NamespaceLimits> Engine::limits_for(CollectionStats* stats
                                                           std::string_view coll,
                                                           const RuleSet& rules, uint32_t scope,
                                                           bool candidate) {
-  if (namespaces_.is_overflow(stats)) {
-    // The overflow bucket is shared by many namespaces: resolve each time (rare by design).
-    return std::make_shared<const NamespaceLimits>(rules.resolve(db, coll, scope));
-  }
   // The thread's last answer for the same namespace, rule set and scope: the same limits, without
-  // the namespace's lock. Namespace ids and rule set generations are never reused.
-  Scratch::LastLimits& last = scratch().last_limits[candidate ? 1 : 0];
+  // the namespace's lock. Namespace ids and rule set generations are never reused, and the
+  // overflow bucket's answer is never kept (below).
+  const Scratch::LastLimits& last = scratch().last_limits[candidate ? 1 : 0];
   if (last.limits != nullptr && last.namespace_id == stats->labels.id &&
       last.generation == rules.generation() && last.scope == scope) {
     return last.limits;
   }
+  return limits_past_last(stats, db, coll, rules, scope, candidate);
+}
+
+std::shared_ptr<const NamespaceLimits> Engine::limits_past_last(CollectionStats* stats,
+                                                                std::string_view db,
+                                                                std::string_view coll,
+                                                                const RuleSet& rules,
+                                                                uint32_t scope, bool candidate) {
+  if (namespaces_.is_overflow(stats)) {
+    // The overflow bucket is shared by many namespaces: resolve each time (rare by design).
+    return std::make_shared<const NamespaceLimits>(rules.resolve(db, coll, scope));
+  }
+  Scratch::LastLimits& last = scratch().last_limits[candidate ? 1 : 0];
   last.limits = resolved_limits(stats, db, coll, rules, scope, candidate);
   last.namespace_id = stats->labels.id;
   last.generation = rules.generation();

@@ -216,7 +216,10 @@ uint32_t WorkloadObserver::observe(const codec::CommandView& cmd, std::string_vi
       if (entry == nullptr) entry = &sketch.admit(key, describe_shape(cmd, query, statement));
       ShapeStats& s = entry->stats;
       ++s.count;
-      const WorkloadVerdict judged = verdict_of(verdict, dry, index);
+      // Most commands break nothing: passed, without the call.
+      const WorkloadVerdict judged = verdict.violations.empty() && dry == nullptr
+                                         ? WorkloadVerdict::kPassed
+                                         : verdict_of(verdict, dry, index);
       ++s.verdicts[static_cast<size_t>(judged)];
       // Most operations pass: only the others are asked whether the guardrail refused them.
       if (judged != WorkloadVerdict::kPassed && no_index_for(verdict, index)) ++s.unserved;

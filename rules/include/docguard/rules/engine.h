@@ -148,6 +148,11 @@ class Engine {
   std::shared_ptr<const NamespaceLimits> limits_for(CollectionStats* stats, std::string_view db,
                                                     std::string_view coll, const RuleSet& rules,
                                                     uint32_t scope = 0, bool candidate = false);
+  // limits_for past the thread's last answer: out of line, so the common case sets up no frame
+  // for the namespace's lock.
+  [[gnu::noinline]] std::shared_ptr<const NamespaceLimits> limits_past_last(
+      CollectionStats* stats, std::string_view db, std::string_view coll, const RuleSet& rules,
+      uint32_t scope, bool candidate);
   // limits_for's answer from the namespace's own cache (under its lock).
   static std::shared_ptr<const NamespaceLimits> resolved_limits(CollectionStats* stats,
                                                                 std::string_view db,

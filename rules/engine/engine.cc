@@ -91,37 +91,35 @@ void Engine::set_clock(std::function<Clock::time_point()> clock) { clock_ = std:
 
 Engine::Clock::time_point Engine::now() const { return clock_ ? clock_() : Clock::now(); }
 
-std::shared_ptr<const NamespaceLimits> Engine::limits_for(CollectionStats* stats,
-                                                          std::string_view db,
-                                                          std::string_view coll,
-                                                          const RuleSet& rules, uint32_t scope,
-                                                          bool candidate) {
+const NamespaceLimits* Engine::limits_for(CollectionStats* stats, std::string_view db,
+                                          std::string_view coll, const RuleSet& rules,
+                                          uint32_t scope, bool candidate) {
   // The thread's last answer for the same namespace, rule set and scope: the same limits, without
-  // the namespace's lock. Namespace ids and rule set generations are never reused, and the
-  // overflow bucket's answer is never kept (below).
+  // the namespace's lock. Namespace ids and rule set generations are never reused.
   const Scratch::LastLimits& last = scratch().last_limits[candidate ? 1 : 0];
   if (last.limits != nullptr && last.namespace_id == stats->labels.id &&
       last.generation == rules.generation() && last.scope == scope) {
-    return last.limits;
+    return last.limits.get();
   }
   return limits_past_last(stats, db, coll, rules, scope, candidate);
 }
 
-std::shared_ptr<const NamespaceLimits> Engine::limits_past_last(CollectionStats* stats,
-                                                                std::string_view db,
-                                                                std::string_view coll,
-                                                                const RuleSet& rules,
-                                                                uint32_t scope, bool candidate) {
-  if (namespaces_.is_overflow(stats)) {
-    // The overflow bucket is shared by many namespaces: resolve each time (rare by design).
-    return std::make_shared<const NamespaceLimits>(rules.resolve(db, coll, scope));
-  }
+const NamespaceLimits* Engine::limits_past_last(CollectionStats* stats, std::string_view db,
+                                                std::string_view coll, const RuleSet& rules,
+                                                uint32_t scope, bool candidate) {
   Scratch::LastLimits& last = scratch().last_limits[candidate ? 1 : 0];
-  last.limits = resolved_limits(stats, db, coll, rules, scope, candidate);
+  if (namespaces_.is_overflow(stats)) {
+    // The overflow bucket is shared by many namespaces: resolved each time (rare by design),
+    // and held without being remembered for the next lookup (its id matches no namespace's).
+    last.hold(std::make_shared<const NamespaceLimits>(rules.resolve(db, coll, scope)));
+    last.namespace_id = 0;
+    return last.limits.get();
+  }
+  last.hold(resolved_limits(stats, db, coll, rules, scope, candidate));
   last.namespace_id = stats->labels.id;
   last.generation = rules.generation();
   last.scope = scope;
-  return last.limits;
+  return last.limits.get();
 }
 
 std::shared_ptr<const NamespaceLimits> Engine::resolved_limits(CollectionStats* stats,

@@ -49,12 +49,18 @@ struct Scratch {
   std::string last_app;
   const std::string* last_app_label = nullptr;
   // The limits this thread resolved last, for the rules in force [0] and the candidates [1]
-  // (a command is judged with both, one after the other).
+  // (a command is judged with both, one after the other). `previous`: the answer before, kept
+  // alive as the pass that holds it may outlive one more lookup (Engine::limits_for).
   struct LastLimits {
     uint64_t namespace_id = 0;
     uint64_t generation = 0;
     uint32_t scope = 0;
     std::shared_ptr<const NamespaceLimits> limits;
+    std::shared_ptr<const NamespaceLimits> previous;
+    void hold(std::shared_ptr<const NamespaceLimits> next) {
+      previous = std::move(limits);
+      limits = std::move(next);
+    }
   };
   std::array<LastLimits, 2> last_limits;
 };

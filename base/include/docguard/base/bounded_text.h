@@ -34,7 +34,7 @@ class BoundedText {
  public:
   void assign(std::string_view s) {
     if (s.size() <= kMax) {
-      std::memcpy(text_, s.data(), s.size());
+      copy(s.data(), s.size());
       size_ = s.size();
       return;
     }
@@ -46,6 +46,20 @@ class BoundedText {
   std::string_view view() const { return {text_, size_}; }
 
  private:
+  // A command's name is a few bytes: two overlapping copies of a size the compiler knows, not
+  // a call to memcpy.
+  void copy(const char* from, size_t n) {
+    if (n >= 8 && n <= 16) {
+      std::memcpy(text_, from, 8);
+      std::memcpy(text_ + n - 8, from + n - 8, 8);
+    } else if (n >= 4 && n < 8) {
+      std::memcpy(text_, from, 4);
+      std::memcpy(text_ + n - 4, from + n - 4, 4);
+    } else {
+      std::memcpy(text_, from, n);
+    }
+  }
+
   char text_[kMax];
   size_t size_ = 0;
 };

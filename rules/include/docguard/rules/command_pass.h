@@ -39,7 +39,7 @@ struct CommandPass {
   const RuleSet& rules;
   Verdict& verdict;
   CollectionStats* stats;
-  std::shared_ptr<const NamespaceLimits> limits;
+  const NamespaceLimits* limits;  // Engine::limits_for's, alive for the pass
   std::string_view db;
   std::string_view coll;
   const ClockOverride* clock = nullptr;  // null or empty: the steady clock

@@ -145,14 +145,19 @@ class Engine {
   CollectionStats* stats_for(std::string_view db, std::string_view coll, const RuleSet& in_force) {
     return namespaces_.find_or_add(db, coll, in_force.tracking().max_namespaces);
   }
-  std::shared_ptr<const NamespaceLimits> limits_for(CollectionStats* stats, std::string_view db,
-                                                    std::string_view coll, const RuleSet& rules,
-                                                    uint32_t scope = 0, bool candidate = false);
+  // The namespace's limits under `rules`. Held by this thread's cache: valid until the thread
+  // asks for other limits twice (one answer back is kept, should a call ever come within a
+  // pass), so for a whole pass; no reference count moves on each command.
+  const NamespaceLimits* limits_for(CollectionStats* stats, std::string_view db,
+                                    std::string_view coll, const RuleSet& rules, uint32_t scope = 0,
+                                    bool candidate = false);
   // limits_for past the thread's last answer: out of line, so the common case sets up no frame
   // for the namespace's lock.
-  [[gnu::noinline]] std::shared_ptr<const NamespaceLimits> limits_past_last(
-      CollectionStats* stats, std::string_view db, std::string_view coll, const RuleSet& rules,
-      uint32_t scope, bool candidate);
+  [[gnu::noinline]] const NamespaceLimits* limits_past_last(CollectionStats* stats,
+                                                            std::string_view db,
+                                                            std::string_view coll,
+                                                            const RuleSet& rules, uint32_t scope,
+                                                            bool candidate);
   // limits_for's answer from the namespace's own cache (under its lock).
   static std::shared_ptr<const NamespaceLimits> resolved_limits(CollectionStats* stats,
                                                                 std::string_view db,

@@ -227,10 +227,18 @@ void Metrics::on_array_push(const rules::NamespaceLabels& ns, std::string_view f
 
 void Metrics::on_read(const rules::NamespaceLabels& ns, bool with_lookup,
                       std::string_view /*app*/) {
-  add(reads_index_, reads_, family::kReads, &ns, {});
+  // A read without a join (most) ends in one update, whose slow path is then a tail call: the
+  // common case sets up no frame.
   if (with_lookup) {
-    add(reads_with_lookup_index_, reads_with_lookup_, family::kReadsWithLookup, &ns, {});
+    on_read_with_lookup(ns);
+    return;
   }
+  add(reads_index_, reads_, family::kReads, &ns, {});
+}
+
+void Metrics::on_read_with_lookup(const rules::NamespaceLabels& ns) {
+  add(reads_index_, reads_, family::kReads, &ns, {});
+  add(reads_with_lookup_index_, reads_with_lookup_, family::kReadsWithLookup, &ns, {});
 }
 
 void Metrics::on_lookup(const rules::NamespaceLabels& ns, std::string_view from) {

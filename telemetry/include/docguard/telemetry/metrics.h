@@ -186,6 +186,8 @@ class Metrics final : public rules::MeasurementSink {
                                 ThreadCells::LabelValues values,
                                 const ThreadCells::Bounds* bounds = nullptr);
 
+  // on_read of a read with a $lookup: both of its counters.
+  [[gnu::noinline]] void on_read_with_lookup(const rules::NamespaceLabels& ns);
   // Adds `v` to a labeled counter, or observes it in a labeled histogram (`bounds` set): the
   // family's last series on this thread inline, cells_for() and the update out of line.
   template <typename Metric>

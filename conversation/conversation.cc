@@ -161,7 +161,12 @@ Conversation::RequestOutcome Conversation::on_op_msg(const codec::MsgHeader& hea
   if (!view.traceparent.empty()) {
     request_traceparent_.assign(view.traceparent);
   }
-  const AuthWatcher::Step auth = auth_.on_request(view);
+  // Only a hello or a command docguard does not judge can be an authentication step: reads
+  // and writes skip the call.
+  const AuthWatcher::Step auth =
+      view.kind == codec::CommandKind::kHello || view.kind == codec::CommandKind::kOther
+          ? auth_.on_request(view)
+          : AuthWatcher::Step::kNone;
   if (view.kind == codec::CommandKind::kHello) {
     pending_[header.request_id] = PendingReply::of(PendingReply::Kind::kHello);
     pending_[header.request_id].auth = auth;

@@ -227,8 +227,7 @@ void Metrics::on_array_push(const rules::NamespaceLabels& ns, std::string_view f
 
 void Metrics::on_read(const rules::NamespaceLabels& ns, bool with_lookup,
                       std::string_view /*app*/) {
-  // A read without a join (most) ends in one update, whose slow path is then a tail call: the
-  // common case sets up no frame.
+  // A read without a join (most) makes one update here; a read with one, two, out of line.
   if (with_lookup) {
     on_read_with_lookup(ns);
     return;

@@ -224,14 +224,6 @@ void take_payload(const codec::OpMsg& msg, const BodyFields& f, const char* fiel
 
 CommandKind kind_of(std::string_view name) { return kind_by_name(name); }
 
-BsonView unwrap_query(const BsonView& query) {
-  if (query.empty()) return query;
-  bson_t b = query.borrow();
-  bson_iter_t it;
-  if (bson_iter_init_find(&it, &b, "$query") && BSON_ITER_HOLDS_DOCUMENT(&it)) return view_of(it);
-  return query;
-}
-
 bool is_hello_command(const BsonView& command) {
   if (command.empty()) return false;
   bson_t b = command.borrow();

@@ -325,6 +325,11 @@ std::vector<uint8_t> unrecorded_marker(int32_t request_id, int32_t response_to,
   return OpMsgBuilder(request_id, response_to).body(body.bytes()).finish();
 }
 
+bool command_touches_secret_namespace(const BsonView& command, std::string_view db,
+                                      const RedactionPolicy& policy) {
+  return DocumentRedactor(policy).touches_secret_namespace(command, db);
+}
+
 RecordableMessage redact_request(Bytes message, uint32_t max_message_bytes,
                                  const RedactionPolicy& policy) {
   return redact(message, /*is_request=*/true, /*to_sensitive=*/false, policy, max_message_bytes);

@@ -9,6 +9,7 @@
 #include "docguard/codec/bson_view.h"
 #include "docguard/codec/op_msg.h"
 #include "docguard/codec/op_query.h"
+#include "docguard/codec/request_identity.h"
 #include "docguard/conversation/reply_merge.h"
 #include "error_documents.h"
 #include "time_limit.h"
@@ -273,7 +274,7 @@ Conversation::RequestOutcome Conversation::on_op_msg(const codec::MsgHeader& hea
 
 void Conversation::on_op_query(const codec::MsgHeader& header, codec::Bytes inspect) {
   const codec::OpQuery query = codec::OpQuery::parse(inspect);
-  const codec::BsonView command = codec::unwrap_query(query.query);
+  const codec::BsonView command = codec::legacy_command_document(query.query);
   if (query.full_collection_name.ends_with(".$cmd") && codec::is_hello_command(command)) {
     pending_[header.request_id] = PendingReply::of(PendingReply::Kind::kLegacyHello);
     const std::string_view ns = query.full_collection_name;

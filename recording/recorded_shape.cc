@@ -7,6 +7,7 @@
 #include "docguard/codec/command_view.h"
 #include "docguard/codec/op_msg.h"
 #include "docguard/codec/op_query.h"
+#include "docguard/codec/request_identity.h"
 #include "docguard/rules/query_guardrail.h"
 
 namespace docguard::recording {
@@ -60,7 +61,8 @@ RequestShape shape_of_request(codec::Bytes message) {
       const codec::OpQuery query = codec::OpQuery::parse(message);
       const std::string_view ns = query.full_collection_name;
       shape.ns = std::string(ns.substr(0, ns.find('.')));
-      shape.text = std::string(codec::first_key(codec::unwrap_query(query.query))) + " " + shape.ns;
+      shape.text = std::string(codec::first_key(codec::legacy_command_document(query.query))) +
+                   " " + shape.ns;
       return shape;
     }
     if (header.op_code != codec::OpCode::kMsg) return shape;

@@ -2,32 +2,16 @@
 
 #include <algorithm>
 
-#include "docguard/codec/bson_elements.h"
-#include "docguard/codec/op_msg.h"
+#include "docguard/codec/request_identity.h"
 
 namespace docguard::recording {
 
 std::string request_namespace(codec::Bytes message) {
-  if (message.size() < codec::kHeaderSize ||
-      codec::read_header(message.data()).op_code != codec::OpCode::kMsg) {
-    return "";
-  }
-  try {
-    const codec::BsonView body = codec::op_msg_body(message);
-    if (body.empty()) return "";
-    std::string collection;
-    std::string db;
-    bool first = true;
-    for (codec::BsonElements it(body); it.next();) {
-      if (first) collection = it.utf8();
-      first = false;
-      if (it.key == "$db") db = it.utf8();
-    }
-    if (db.empty()) return "";
-    return collection.empty() ? db : db + "." + collection;
-  } catch (const codec::ProtocolError&) {
-    return "";
-  }
+  // The server's reading of the request: a `$db` it would refuse names no namespace.
+  const codec::RequestIdentity id = codec::identify_request(message);
+  if (id.form != codec::RequestForm::kMsg || !id.accepted()) return "";
+  if (id.collection.empty()) return std::string(id.database);
+  return std::string(id.database) + "." + std::string(id.collection);
 }
 
 bool namespace_admitted(const std::vector<std::string>& patterns, std::string_view ns) {

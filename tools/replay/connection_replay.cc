@@ -136,7 +136,9 @@ void ConnectionReplay::replay(PendingStep& step) {
   ReplayRequest request = rewrite_request(step.request, shared_.cursors, refused);
   request.is_write = step.kind.is_write;
   if (request.action != RequestAction::kSend) {
-    ++counts.skipped[request.action == RequestAction::kEmpty ? "answered_by_docguard" : "legacy"];
+    ++counts.skipped[request.action == RequestAction::kEmpty             ? "answered_by_docguard"
+                     : request.action == RequestAction::kSecretNamespace ? "secret_namespace"
+                                                                         : "invalid_request"];
     if (!step.kind.more_to_come) step.wait_reply();
     return;
   }

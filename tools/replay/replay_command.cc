@@ -149,7 +149,7 @@ int run_replay(const ReplayOptions& options) {
     not_comparable += s.not_comparable > 0 ? 1 : 0;
   }
   const ReplayCounts& c = outcome->counts;
-  uint64_t skipped = c.handshakes + c.skipped_writes + c.skipped_legacy;
+  uint64_t skipped = c.handshakes + c.skipped_writes;  // legacy ones are in `skipped` too
   for (const auto& [reason, n] : c.skipped) skipped += n;
   std::fprintf(
       stderr,

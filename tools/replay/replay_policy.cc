@@ -7,8 +7,8 @@
 #include "docguard/codec/bson_elements.h"
 #include "docguard/codec/command_view.h"
 #include "docguard/codec/op_msg.h"
-#include "docguard/codec/op_query.h"
 #include "docguard/codec/recording_redaction.h"
+#include "docguard/codec/request_identity.h"
 #include "docguard/tools/replay_request.h"
 
 namespace docguard::tools {
@@ -74,6 +74,14 @@ const char* skip_reason_name(SkipReason reason) {
       return "read_only";
     case SkipReason::kLegacy:
       return "legacy";
+    case SkipReason::kLegacyCommand:
+      return "legacy_op_query_command";
+    case SkipReason::kInvalid:
+      return "invalid_request";
+    case SkipReason::kMalformed:
+      return "malformed";
+    case SkipReason::kRefusedWhenRecorded:
+      return "refused_when_recorded";
     case SkipReason::kAnsweredByDocguard:
       return "answered_by_docguard";
     case SkipReason::kSecretNamespace:
@@ -83,40 +91,38 @@ const char* skip_reason_name(SkipReason reason) {
 }
 
 RequestClass classify_request(codec::Bytes message, bool answered_by_docguard,
-                              const ReplayPolicy& policy) {
+                              const ReplayPolicy& policy, int32_t recorded_refusal) {
   RequestClass out;
-  codec::BsonView command;
-  try {
-    if (message.size() < codec::kHeaderSize) {
+  const codec::RequestIdentity id = codec::identify_request(message);
+  out.name = std::string(id.command);
+  switch (id.form) {
+    case codec::RequestForm::kMalformed:
+      out.skip = SkipReason::kMalformed;
+      return out;
+    case codec::RequestForm::kOther:
+    case codec::RequestForm::kLegacyQuery:
       out.skip = SkipReason::kLegacy;
       return out;
-    }
-    const codec::MsgHeader header = codec::read_header(message.data());
-    if (header.op_code == codec::OpCode::kMsg) {
-      const codec::OpMsg msg = codec::OpMsg::parse(message, /*verify_checksum=*/false);
-      out.more_to_come = msg.more_to_come();
-      command = msg.body;
-    } else if (header.op_code == codec::OpCode::kQuery) {
-      const codec::OpQuery query = codec::OpQuery::parse(message);
-      const std::string_view ns = query.full_collection_name;
-      if (!ns.ends_with(".$cmd")) {
-        out.skip = SkipReason::kLegacy;
-        return out;
-      }
-      command = codec::unwrap_query(query.query);
-    } else {
-      out.skip = SkipReason::kLegacy;
+    case codec::RequestForm::kLegacyCommand:
+      // The handshake is libmongoc's own; every other legacy command the server refuses (352),
+      // and a file could hold one that a replay would turn into an OP_MSG the target runs.
+      out.skip =
+          is_handshake_command(out.name) ? SkipReason::kHandshake : SkipReason::kLegacyCommand;
       return out;
-    }
-  } catch (const codec::ProtocolError&) {
-    out.skip = SkipReason::kLegacy;
-    return out;
+    case codec::RequestForm::kMsg:
+      break;
   }
-  out.name = std::string(codec::first_key(command));
   if (out.name == codec::kUnrecordedKey) {
     out.skip = SkipReason::kMarker;
     return out;
   }
+  if (!id.accepted()) {
+    out.skip = SkipReason::kInvalid;
+    return out;
+  }
+  out.more_to_come = (static_cast<uint32_t>(codec::load_le32(message.data() + codec::kHeaderSize)) &
+                      codec::op_msg_flags::kMoreToCome) != 0;
+  const codec::BsonView command = id.command_document;
   if (is_handshake_command(out.name)) {
     out.skip = SkipReason::kHandshake;
     return out;
@@ -138,6 +144,10 @@ RequestClass classify_request(codec::Bytes message, bool answered_by_docguard,
   // written otherwise must not make a replay write users or keys.
   if (codec::redact_request(message, codec::kDefaultMaxMessageBytes).sensitive) {
     out.skip = SkipReason::kSecretNamespace;
+    return out;
+  }
+  if (recorded_refusal != 0) {
+    out.skip = SkipReason::kRefusedWhenRecorded;
     return out;
   }
   if (answered_by_docguard && !policy.as_sent_by_client) {
@@ -164,6 +174,18 @@ RequestClass classify_request(codec::Bytes message, bool answered_by_docguard,
     if (out.not_comparable.empty() && holds(body, text)) out.not_comparable = std::string(why);
   }
   return out;
+}
+
+int32_t recorded_refusal_code(codec::Bytes reply) {
+  const codec::BsonView doc = reply_document(reply);
+  if (doc.empty()) return 0;
+  codec::BsonElements ok(doc);
+  if (!ok.find("ok") || !ok.holds_number() || ok.as_double() != 0) return 0;
+  codec::BsonElements code(doc);
+  if (!code.find("code") || !code.holds_number()) return 0;
+  const auto value = static_cast<int32_t>(code.as_int64());
+  constexpr int32_t kUnauthorized = 13;
+  return value == kUnauthorized || codec::is_form_refusal_code(value) ? value : 0;
 }
 
 }  // namespace docguard::tools

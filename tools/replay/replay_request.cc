@@ -9,6 +9,8 @@
 #include "docguard/codec/command_view.h"
 #include "docguard/codec/op_msg.h"
 #include "docguard/codec/op_query.h"
+#include "docguard/codec/recording_redaction.h"
+#include "docguard/codec/request_identity.h"
 
 namespace docguard::tools {
 
@@ -65,10 +67,7 @@ void rewrite_body(const BsonView& body, const CursorMap& cursors, std::span<cons
     const bool command_field = first;
     first = false;
     if (key == "$clusterTime") continue;
-    if (key == "$db") {
-      out.database = std::string(it.utf8());
-      continue;
-    }
+    if (key == "$db") continue;  // the database is the request's identity's, passed apart
     if (key == "$readPreference") {
       BsonElements mode(it.container());
       if (mode.find("mode")) out.read_preference = std::string(mode.utf8());
@@ -123,15 +122,23 @@ ReplayRequest from_op_msg(codec::Bytes message, const CursorMap& cursors,
                           std::span<const int32_t> refused) {
   ReplayRequest out;
   const codec::OpMsg msg = codec::OpMsg::parse(message, /*verify_checksum=*/false);
+  // The name and the database as the server reads them; a request it would refuse for its form
+  // is never sent (a missing `$db`, or one holding a NUL that libmongoc would cut short).
+  const codec::RequestIdentity id = codec::identify_op_msg(msg);
   out.more_to_come = msg.more_to_come();
-  out.name = std::string(codec::first_key(msg.body));
-  if (out.name == "$docguardUnrecorded" || is_handshake_command(out.name)) {
+  out.name = std::string(id.command);
+  if (out.name == codec::kUnrecordedKey || is_handshake_command(out.name)) {
     out.action = RequestAction::kHandshake;
+    return out;
+  }
+  if (!id.accepted()) {
+    out.action = RequestAction::kUnsupported;
     return out;
   }
   const bool ordered = ordered_batch(msg.body);
   size_t statements = 0;
   rewrite_body(msg.body, cursors, refused, ordered, out, statements);
+  out.database = std::string(id.database);
   // A document sequence is the body's array of the same name, sent apart to save a copy.
   for (const codec::DocumentSequence& sequence : msg.sequences) {
     const std::span<const BsonView> documents(sequence.documents.data(), sequence.documents.size());
@@ -139,28 +146,23 @@ ReplayRequest from_op_msg(codec::Bytes message, const CursorMap& cursors,
         append_statements(out.command.get(), sequence.identifier, documents, refused, ordered);
   }
   if (!refused.empty() && statements == 0) out.action = RequestAction::kEmpty;
+  // The last word on users, roles and keys is said on exactly what goes out: this command on
+  // this database.
+  if (codec::command_touches_secret_namespace(out.command.view(), out.database)) {
+    out.action = RequestAction::kSecretNamespace;
+  }
   return out;
 }
 
-// Legacy OP_QUERY: only commands on "<db>.$cmd" can be replayed as commands.
-ReplayRequest from_op_query(codec::Bytes message, const CursorMap& cursors) {
+// Legacy OP_QUERY: the server refuses every command but the handshake this way (and a legacy
+// find), so none is sent; the handshake is libmongoc's own.
+ReplayRequest from_op_query(codec::Bytes message) {
   ReplayRequest out;
-  const codec::OpQuery query = codec::OpQuery::parse(message);
-  const BsonView command = codec::unwrap_query(query.query);
-  out.name = std::string(codec::first_key(command));
-  if (is_handshake_command(out.name)) {
-    out.action = RequestAction::kHandshake;
-    return out;
-  }
-  const std::string_view ns = query.full_collection_name;
-  const size_t dot = ns.find('.');
-  if (dot == std::string_view::npos || ns.substr(dot + 1) != "$cmd" || out.name.empty()) {
-    out.action = RequestAction::kUnsupported;
-    return out;
-  }
-  size_t statements = 0;
-  rewrite_body(command, cursors, {}, true, out, statements);
-  out.database = std::string(ns.substr(0, dot));
+  const codec::RequestIdentity id = codec::identify_request(message);
+  out.name = std::string(id.command);
+  out.action = id.form == codec::RequestForm::kLegacyCommand && is_handshake_command(out.name)
+                   ? RequestAction::kHandshake
+                   : RequestAction::kUnsupported;
   return out;
 }
 
@@ -188,7 +190,7 @@ ReplayRequest rewrite_request(codec::Bytes message, const CursorMap& cursors,
     if (message.size() >= codec::kHeaderSize) {
       const codec::MsgHeader header = codec::read_header(message.data());
       if (header.op_code == codec::OpCode::kMsg) return from_op_msg(message, cursors, refused);
-      if (header.op_code == codec::OpCode::kQuery) return from_op_query(message, cursors);
+      if (header.op_code == codec::OpCode::kQuery) return from_op_query(message);
     }
   } catch (const codec::ProtocolError&) {  // NOLINT(bugprone-empty-catch): unsupported below
   }

@@ -11,6 +11,7 @@
 #include <mongoc/mongoc.h>
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <thread>
 #include <unordered_map>
@@ -22,6 +23,7 @@
 #include "docguard/codec/op_msg.h"
 #include "docguard/recording/recording_reader.h"
 #include "replay_clients.h"
+#include "replay_policy.h"
 
 namespace docguard::tools {
 
@@ -38,7 +40,16 @@ struct RecordingOutline {
   uint64_t first_offset = 0;
   uint64_t last_offset = 0;
   uint64_t unverified_files = 0;
+  // Requests whose recorded reply refused them for their form or as unauthorized
+  // (recorded_refusal_code): (connection, request id) -> the code, known before the request is
+  // met in the second pass. Bounded (kMaxRecordedRefusals).
+  std::map<std::pair<uint64_t, int32_t>, int32_t> refused_when_recorded;
+  bool too_many_refusals = false;
 };
+
+// How many refused requests the first pass remembers: a recording with more is refused (exit 2)
+// rather than replayed with some of them sent.
+constexpr size_t kMaxRecordedRefusals = 1'000'000;
 
 base::Expected<RecordingOutline> outline(const ReplayOptions& options) {
   RecordingOutline o;
@@ -57,8 +68,24 @@ base::Expected<RecordingOutline> outline(const ReplayOptions& options) {
       o.last_offset = std::max(o.last_offset, p.offset_micros);
       o.last_order[p.connection] = p.order;
       o.requests += p.event == codec::RecordedEvent::kRequest && !p.message.empty() ? 1 : 0;
+      if (p.event == codec::RecordedEvent::kResponse && p.message.size() >= codec::kHeaderSize) {
+        if (const int32_t code = recorded_refusal_code(p.message); code != 0) {
+          if (o.refused_when_recorded.size() >= kMaxRecordedRefusals) {
+            o.too_many_refusals = true;
+          } else {
+            o.refused_when_recorded[{p.connection,
+                                     codec::read_header(p.message.data()).response_to}] = code;
+          }
+        }
+      }
     }
     o.unverified_files = static_cast<uint64_t>(reader->unverified_files());
+  }
+  if (o.too_many_refusals) {
+    return base::bad_input(fmt::format(
+        "the recording holds more than {} requests the recorded server refused for their form or "
+        "as unauthorized; replay part of it",
+        kMaxRecordedRefusals));
   }
   o.connections = o.last_order.size();
   return o;
@@ -198,8 +225,11 @@ class Dispatcher {
     const int32_t id = codec::read_header(p.message.data()).request_id;
     const bool answered_by_docguard =
         p.side.verdict == "answered_by_docguard" || (p.side.refused && p.side.verdict == "nothing");
-    RequestClass kind =
-        classify_request(p.message, answered_by_docguard || p.side.unrecorded, policy());
+    const auto refusal = outline_.refused_when_recorded.find({p.connection, id});
+    const int32_t recorded_refusal =
+        refusal == outline_.refused_when_recorded.end() ? 0 : refusal->second;
+    RequestClass kind = classify_request(p.message, answered_by_docguard || p.side.unrecorded,
+                                         policy(), recorded_refusal);
     if (kind.skip != SkipReason::kNone) {
       count_skip(kind);
       if (c.skipped.size() > 4096) c.skipped.clear();
@@ -260,7 +290,8 @@ class Dispatcher {
         ++counts.skipped_writes;
         break;
       case SkipReason::kLegacy:
-        ++counts.skipped_legacy;
+        ++counts.skipped_legacy;  // and by reason below, with the other legacy and invalid ones
+        ++counts.skipped[skip_reason_name(kind.skip)];
         break;
       case SkipReason::kNotAllowed:
         ++counts.skipped_commands[kind.name.empty() ? "(unnamed)" : kind.name];

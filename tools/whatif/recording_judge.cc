@@ -12,8 +12,7 @@
 #include <set>
 #include <tuple>
 
-#include "docguard/codec/command_view.h"
-#include "docguard/codec/op_msg.h"
+#include "docguard/codec/request_identity.h"
 #include "docguard/conversation/conversation.h"
 #include "docguard/introspection/catalog_facts.h"
 #include "docguard/recording/recording_reader.h"
@@ -33,20 +32,17 @@ class OfflineHost final : public conversation::ConversationHost {
   int32_t last_id_ = 0;
 };
 
-// The namespace and command of a request, for shapes that are not the guardrail's own.
+// The namespace and command of a request, for shapes that are not the guardrail's own: as the
+// server reads them (request_identity.h), as the recorder and the replay do.
 std::string request_place(codec::Bytes message) {
-  try {
-    const codec::OpMsg msg = codec::OpMsg::parse(message, /*verify_checksum=*/false);
-    const codec::CommandView view = codec::describe(msg);
-    std::string place(view.name);
-    if (!view.database.empty()) {
-      place.append(" ").append(view.database);
-      if (!view.collection.empty()) place.append(".").append(view.collection);
-    }
-    return place;
-  } catch (const std::exception&) {
-    return "?";
+  const codec::RequestIdentity id = codec::identify_request(message);
+  if (id.form == codec::RequestForm::kMalformed) return "?";
+  std::string place(id.command);
+  if (!id.database.empty()) {
+    place.append(" ").append(id.database);
+    if (!id.collection.empty()) place.append(".").append(id.collection);
   }
+  return place;
 }
 
 std::string number_text(double v) {

@@ -121,9 +121,6 @@ CommandView describe(const codec::OpMsg& msg);
 
 CommandKind kind_of(std::string_view command_name);
 
-// The command document of an OP_QUERY: legacy drivers may wrap it as
-// {$query: {isMaster: 1}, $readPreference: ...}.
-BsonView unwrap_query(const BsonView& query);
 // True for hello / isMaster / ismaster command documents.
 bool is_hello_command(const BsonView& command);
 

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "docguard/codec/bson_view.h"
 #include "docguard/codec/message.h"
 #include "docguard/codec/redaction_policy.h"
 
@@ -38,6 +39,13 @@ RecordableMessage redact_request(Bytes message, uint32_t max_message_bytes,
 // no reply documents). Never throws.
 RecordableMessage redact_reply(Bytes message, bool to_sensitive, uint32_t max_message_bytes,
                                const RedactionPolicy& policy = default_redaction_policy());
+
+// Whether a command document, run on database `db`, reads or writes a secret namespace of
+// `policy` (its own collection, a stage's, a rename's, an applyOps entry's): what the replay asks
+// of exactly the command and database it is about to send. A document that cannot be read
+// counts as one that does.
+bool command_touches_secret_namespace(const BsonView& command, std::string_view db,
+                                      const RedactionPolicy& policy = default_redaction_policy());
 
 // An OP_MSG {$docguardUnrecorded: why, $db: "admin"} with the given ids: what is written in place
 // of a message docguard could not read.

@@ -4,6 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
+#include "docguard/codec/bson_view.h"
+#include "docguard/codec/message.h"
+#include "docguard/codec/op_msg.h"
 #include "test_messages.h"
 
 namespace docguard::tools {
@@ -104,6 +110,74 @@ TEST(ReplayPolicy, UnrepeatableResultsAreNotComparable) {
           R"({"update": "c", "updates": [{"q": {}, "u": {"$currentDate": {"t": true}}}], "$db": "d"})")
           .not_comparable.empty());
   EXPECT_TRUE(classify(R"({"find": "c", "filter": {"a": 1}, "$db": "d"})").not_comparable.empty());
+}
+
+std::vector<uint8_t> legacy_command(std::string_view ns, const char* json) {
+  const testing::Bson query(json);
+  std::vector<uint8_t> b(codec::kHeaderSize + 4, 0);
+  for (const char c : ns) b.push_back(static_cast<uint8_t>(c));
+  b.push_back(0);
+  b.resize(b.size() + 8, 0);
+  const codec::BsonView q = query.view();
+  for (uint32_t i = 0; i < q.size; ++i) b.push_back(q.data[i]);
+  codec::write_header(
+      b.data(), codec::MsgHeader{static_cast<int32_t>(b.size()), 7, 0, codec::OpCode::kQuery});
+  return b;
+}
+
+std::vector<uint8_t> delete_on(std::string_view collection, std::string_view db) {
+  codec::ScopedBson body;
+  bson_append_utf8(body.get(), "delete", 6, collection.data(), static_cast<int>(collection.size()));
+  bson_t deletes;
+  bson_append_array_begin(body.get(), "deletes", 7, &deletes);
+  bson_append_array_end(body.get(), &deletes);
+  bson_append_utf8(body.get(), "$db", 3, db.data(), static_cast<int>(db.size()));
+  return codec::OpMsgBuilder(3, 0).body(body.bytes()).finish();
+}
+
+TEST(ReplayPolicy, ALegacyCommandIsNeverSentWhateverItWraps) {
+  // The server reads the first member: a ping, refused over OP_QUERY since 5.1 (352). A replay
+  // once unwrapped the second member and sent a delete on the users.
+  const auto hidden = legacy_command(
+      "admin.$cmd",
+      R"({"ping": 1, "$query": {"delete": "system.users", "deletes": [{"q": {}, "limit": 0}]}})");
+  const RequestClass ping = classify_request(hidden, false, {});
+  EXPECT_EQ(ping.skip, SkipReason::kLegacyCommand);
+  EXPECT_EQ(ping.name, "ping");
+  EXPECT_STREQ(skip_reason_name(ping.skip), "legacy_op_query_command");
+  EXPECT_EQ(classify_request(legacy_command("shop.$cmd", R"({"delete": "items", "deletes": []})"),
+                             false, {})
+                .skip,
+            SkipReason::kLegacyCommand);
+  EXPECT_EQ(
+      classify_request(legacy_command("admin.$cmd", R"({"$query": {"isMaster": 1}})"), false, {})
+          .skip,
+      SkipReason::kHandshake);
+  EXPECT_EQ(classify_request(legacy_command("shop.items", R"({"a": 1})"), false, {}).skip,
+            SkipReason::kLegacy);
+}
+
+TEST(ReplayPolicy, ADbTheServerRefusesIsNeverSent) {
+  for (const std::string& db :
+       {std::string("encryption\0x", 12), std::string("admin\0", 6), std::string()}) {
+    EXPECT_EQ(classify_request(delete_on("__keyVault", db), false, {}).skip, SkipReason::kInvalid);
+  }
+  EXPECT_EQ(classify(R"({"delete": "items", "deletes": []})").skip, SkipReason::kInvalid);
+  EXPECT_EQ(classify_request(delete_on("items", "shop"), false, {}).skip, SkipReason::kNone);
+}
+
+TEST(ReplayPolicy, WhatTheRecordedServerRefusedForItsFormIsNotSent) {
+  const char* insert = R"({"insert": "c", "documents": [{"a": 1}], "$db": "d"})";
+  const auto bytes = testing::request(insert)->bytes;
+  EXPECT_EQ(classify_request(bytes, false, {}, 13).skip, SkipReason::kRefusedWhenRecorded);
+  EXPECT_EQ(classify_request(bytes, false, {}, 40415).skip, SkipReason::kRefusedWhenRecorded);
+  EXPECT_EQ(classify_request(bytes, false, {}, 0).skip, SkipReason::kNone);
+  const auto reply = [](const char* json) { return testing::request(json)->bytes; };
+  EXPECT_EQ(recorded_refusal_code(reply(R"({"ok": 0, "code": 352, "errmsg": "x"})")), 352);
+  EXPECT_EQ(recorded_refusal_code(reply(R"({"ok": 0.0, "code": 13})")), 13);
+  EXPECT_EQ(recorded_refusal_code(reply(R"({"ok": 0, "code": 11000})")), 0);
+  EXPECT_EQ(recorded_refusal_code(reply(R"({"ok": 1, "code": 352})")), 0);
+  EXPECT_EQ(recorded_refusal_code(reply(R"({"ok": 1, "n": 0})")), 0);
 }
 
 }  // namespace

@@ -124,5 +124,19 @@ TEST(ReplayRequest, HandshakesAndMarkersAreNotReplayed) {
   EXPECT_EQ(rewrite_request(garbage, cursors).action, RequestAction::kUnsupported);
 }
 
+TEST(ReplayRequest, TheSecretCheckRunsOnWhatIsSentAndLegacyIsNeverSent) {
+  CursorMap cursors;
+  // Sequences folded into the body: the users collection is in what goes out.
+  const auto users = testing::request(R"({"insert": "system.users", "$db": "admin"})", "documents",
+                                      {R"({"_id": "admin.evil", "user": "evil"})"});
+  EXPECT_EQ(rewrite_request(users->bytes, cursors).action, RequestAction::kSecretNamespace);
+  const auto no_db = testing::request(R"({"delete": "items", "deletes": []})");
+  EXPECT_EQ(rewrite_request(no_db->bytes, cursors).action, RequestAction::kUnsupported);
+  const auto ok = testing::request(R"({"find": "items", "$db": "shop", "$db": "shop"})");
+  const ReplayRequest find = rewrite_request(ok->bytes, cursors);
+  EXPECT_EQ(find.action, RequestAction::kSend);
+  EXPECT_EQ(find.database, "shop");
+}
+
 }  // namespace
 }  // namespace docguard::tools

@@ -49,16 +49,17 @@ class CursorMap {
 };
 
 enum class RequestAction {
-  kSend,         // run `command` on `database`
-  kHandshake,    // hello, authentication, markers: libmongoc does its own
-  kUnsupported,  // a legacy request the replay cannot express as a command
-  kEmpty         // every statement of the batch was refused by docguard: nothing was forwarded
+  kSend,             // run `command` on `database`
+  kHandshake,        // hello, authentication, markers: libmongoc does its own
+  kUnsupported,      // a legacy request, or one the server refuses by its form: never sent
+  kSecretNamespace,  // what would be sent reads or writes users, roles or keys: never sent
+  kEmpty             // every statement of the batch was refused by docguard: nothing was forwarded
 };
 
 struct ReplayRequest {
   RequestAction action = RequestAction::kSend;
   std::string name;      // the command name as sent ("find", "getMore")
-  std::string database;  // from $db (OP_QUERY: from the collection name)
+  std::string database;  // the request's `$db`, as the server reads it (request_identity.h)
   codec::OwnedBson command;
   std::string read_preference;  // $readPreference.mode, empty for the default (primary)
   // The recorded lsid (a view into the recorded message); empty when the request had none.
@@ -71,9 +72,10 @@ struct ReplayRequest {
   bool more_to_come = false;
 };
 
-// Rewrites a recorded request message (OP_MSG or OP_QUERY, header included); `refused` are the
-// statements docguard refused of a batch it forwarded in part. Never throws: a message the
-// codec cannot parse comes back kUnsupported.
+// Rewrites a recorded request message (OP_MSG, header included); `refused` are the statements
+// docguard refused of a batch it forwarded in part. Never throws: a message the codec cannot
+// parse, a legacy OP_QUERY and a request the server refuses for its form come back kUnsupported,
+// one whose command as rewritten touches a secret namespace kSecretNamespace.
 ReplayRequest rewrite_request(codec::Bytes message, const CursorMap& cursors,
                               std::span<const int32_t> refused = {});
 

@@ -73,8 +73,20 @@ bool DocumentRedactor::copy(const BsonView& in, bson_t* out, std::string_view pa
 bool DocumentRedactor::secret_member(std::string_view key, const std::string_view* text,
                                      std::span<const std::string_view> keep) {
   if (is_secret_field(key) || (!keep.empty() && !among(keep, key))) return true;
+  if (reply_ && quotes_stored_values(key, text)) return true;
   if (!policy_.fields.empty() && extend_path(key) && is_policy_field(policy_, path_)) return true;
   return text != nullptr && holds_uri_password(*text);
+}
+
+bool DocumentRedactor::quotes_stored_values(std::string_view key,
+                                            const std::string_view* text) const {
+  // A validation failure's details quote the document's values under names no rule can follow.
+  if (key == "errInfo") return true;
+  // An error's text may quote a value: "E11000 duplicate key error ... dup key: { f: ... }",
+  // "Cannot create field 'x' in element {...}". Where the policy names fields, any of them may
+  // be quoted; without, only one the text names.
+  if (key != "errmsg") return false;
+  return !policy_.fields.empty() || (text != nullptr && mentions_secret_field(*text));
 }
 
 bool DocumentRedactor::extend_path(std::string_view key) {

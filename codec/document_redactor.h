@@ -22,7 +22,9 @@ inline constexpr int kMaxRedactionDepth = 200;
 
 class DocumentRedactor {
  public:
-  explicit DocumentRedactor(const RedactionPolicy& policy) : policy_(policy) {}
+  // `reply`: the documents walked are a reply's, whose error texts quote stored values.
+  explicit DocumentRedactor(const RedactionPolicy& policy, bool reply = false)
+      : policy_(policy), reply_(reply) {}
 
   // Copies `in` into `out` with every secret replaced by the marker and $clusterTime dropped.
   // `path` is where `in` sits (for the policy's dotted fields): "" for a command's body.
@@ -62,6 +64,8 @@ class DocumentRedactor {
   // Extends path_ by the key when the policy names fields; the caller restores it.
   bool secret_member(std::string_view key, const std::string_view* text,
                      std::span<const std::string_view> keep);
+  // Whether a reply's member is an error text that may quote a stored secret.
+  bool quotes_stored_values(std::string_view key, const std::string_view* text) const;
   // Appends the parts of `key` that name a stored field to path_ (policy fields only): array
   // positions, positional and other operators left out, an arrayFilters identifier replaced by
   // the array it filters. Whether anything was appended.
@@ -81,6 +85,7 @@ class DocumentRedactor {
   std::string path_;
   // The arrayFilters identifiers of the update statement being copied: (id, array path).
   std::vector<std::pair<std::string, std::string>> filter_ids_;
+  bool reply_ = false;
   bool changed_ = false;
 };
 

@@ -12,6 +12,7 @@
 #include "docguard/codec/op_msg.h"
 #include "docguard/codec/op_query.h"
 #include "document_redactor.h"
+#include "status_reply.h"
 
 namespace docguard::codec {
 namespace {
@@ -33,14 +34,6 @@ constexpr std::array<std::string_view, 16> kKeptInSensitiveRequest = {
     "roles",       "mechanisms",       "lsid",           "$readPreference", "txnNumber",
     "autocommit",  "startTransaction", "ordered",        "collection",      "batchSize",
     "writeConcern"};
-// What stays of a reply kept to its status: whether it worked, its counts and its cursor's id.
-constexpr std::array<std::string_view, 16> kKeptInStatusReply = {
-    "ok",          "done",        "conversationId",    "code",
-    "codeName",    "errmsg",      "operationTime",     "n",
-    "nModified",   "nMatched",    "nRemoved",          "nInserted",
-    "writeErrors", "errorLabels", "writeConcernError", "cursor"};
-constexpr std::array<std::string_view, 2> kKeptInStatusCursor = {"id", "ns"};
-
 template <size_t N>
 bool among(const std::array<std::string_view, N>& names, std::string_view name) {
   return std::find(names.begin(), names.end(), name) != names.end();
@@ -82,24 +75,7 @@ bool rewrite_request_body(const BsonView& in, Role role, DocumentRedactor& redac
 
 bool rewrite_reply_body(const BsonView& in, Role role, DocumentRedactor& redactor, bson_t* out) {
   if (role != Role::kStatusReply) return redactor.copy(in, out);
-  bson_t source = in.borrow();
-  bson_iter_t it;
-  if (in.empty() || !bson_iter_init(&it, &source)) return false;
-  while (bson_iter_next(&it)) {
-    const std::string_view key = key_of(it);
-    if (key == "cursor" && BSON_ITER_HOLDS_DOCUMENT(&it)) {
-      bson_t cursor;
-      bson_append_document_begin(out, key.data(), static_cast<int>(key.size()), &cursor);
-      const bool ok = redactor.copy(view_of(it), &cursor, key, kKeptInStatusCursor);
-      bson_append_document_end(out, &cursor);
-      if (!ok) return false;
-    } else if (!among(kKeptInStatusReply, key) || key == "cursor") {
-      redactor.replace(out, key);
-    } else if (!redactor.copy_element(it, out)) {
-      return false;
-    }
-  }
-  return true;
+  return rewrite_status_reply(in, redactor, out);
 }
 
 // The command's name and database, looking inside a legacy {$query: {...}} wrapper.
@@ -159,7 +135,7 @@ RecordableMessage from_op_msg(Bytes m, bool is_request, bool to_sensitive, bool 
                               const RedactionPolicy& policy) {
   const OpMsg msg = OpMsg::parse(m, /*verify_checksum=*/false);
   RecordableMessage out;
-  DocumentRedactor redactor(policy);
+  DocumentRedactor redactor(policy, /*reply=*/!is_request);
   Rewritten body;
   Role role = to_sensitive || !policy.reply_documents ? Role::kStatusReply : Role::kReply;
   if (is_request) {
@@ -262,7 +238,7 @@ RecordableMessage from_op_reply(Bytes m, bool to_sensitive, const RedactionPolic
   append_le32(b, static_cast<int32_t>(reply.documents.size()));
   const Role role = to_sensitive || !policy.reply_documents ? Role::kStatusReply : Role::kReply;
   for (const auto& document : reply.documents) {
-    DocumentRedactor redactor(policy);
+    DocumentRedactor redactor(policy, /*reply=*/true);
     Rewritten doc;
     if (!rewrite_reply_body(document, role, redactor, doc.doc.get())) {
       return marker_for(reply.header, "malformed reply document");

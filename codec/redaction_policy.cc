@@ -94,6 +94,13 @@ bool is_secret_field(std::string_view key) {
          contains_lower(key, "passphrase");
 }
 
+bool mentions_secret_field(std::string_view text) {
+  return std::any_of(kSecretFields.begin(), kSecretFields.end(),
+                     [&](std::string_view name) { return text.find(name) != text.npos; }) ||
+         contains_lower(text, "password") || contains_lower(text, "secret") ||
+         contains_lower(text, "passphrase");
+}
+
 bool is_secret_namespace(const RedactionPolicy& policy, std::string_view db,
                          std::string_view collection) {
   for (const std::string_view name : kSecretInEveryDatabase) {

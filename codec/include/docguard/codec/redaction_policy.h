@@ -31,6 +31,10 @@ const RedactionPolicy& default_redaction_policy();
 // and their salts, key material, encryption tokens, cloud keys, speculative authentication.
 bool is_secret_field(std::string_view key);
 
+// Whether `text` (an error message) names a field that holds a secret wherever it appears, so
+// may quote its value ("dup key: { passwordHash: ... }").
+bool mentions_secret_field(std::string_view text);
+
 // Whether the documents of `db`.`collection` are secret under `policy`: the users and roles
 // collections (system.users, system.roles in any database; admin.tempusers, admin.temproles,
 // admin.system.new_users, admin.system.backup_users, where users are staged), the keys that sign

@@ -225,3 +225,43 @@ TEST(RedactionPaths, TheClusterTimeKeysAndStagedUsersAreSecretNamespacesInAnyCas
 
 }  // namespace
 }  // namespace docguard::codec
+
+namespace docguard::codec {
+namespace {
+
+// The recording's memory of sensitive cursors is bounded: past its limit every getMore and
+// killCursors is taken for a sensitive one, rather than one being let through.
+TEST(SensitiveCursorMemory, PastItsLimitEveryCursorIsSensitive) {
+  SensitiveCursors cursors(2);
+  const auto get_more = [&](int64_t id) {
+    const std::string body =
+        R"({"getMore": {"$numberLong": ")" + std::to_string(id) + R"("}, "collection": "c",
+            "$db": "d"})";
+    return redact_request(op_msg(body.c_str()), kDefaultMaxMessageBytes, default_redaction_policy(),
+                          &cursors);
+  };
+  const auto opened = [&](int64_t id) {
+    const std::string body = R"({"cursor": {"id": {"$numberLong": ")" + std::to_string(id) +
+                             R"("}, "ns": "d.c", "firstBatch": []}, "ok": 1})";
+    return redact_reply(OpMsgBuilder(2, 1).body(testing::json(body.c_str()).get()).finish(),
+                        /*to_sensitive=*/true, kDefaultMaxMessageBytes, default_redaction_policy(),
+                        &cursors);
+  };
+  opened(5);
+  opened(6);
+  EXPECT_TRUE(get_more(5).sensitive);
+  EXPECT_EQ(get_more(5).cursor, 5);
+  EXPECT_FALSE(get_more(9).sensitive);
+  EXPECT_FALSE(cursors.overflowed());
+  opened(7);  // the third: past the limit
+  EXPECT_TRUE(cursors.overflowed());
+  EXPECT_TRUE(get_more(9).sensitive);
+  EXPECT_TRUE(get_more(5).sensitive);
+  const auto killed = redact_request(
+      op_msg(R"({"killCursors": "c", "cursors": [{"$numberLong": "12"}], "$db": "d"})"),
+      kDefaultMaxMessageBytes, default_redaction_policy(), &cursors);
+  EXPECT_TRUE(killed.sensitive);
+}
+
+}  // namespace
+}  // namespace docguard::codec

@@ -4,9 +4,12 @@
 // user's own), and by the shape of an authentication step (conversationId with payload).
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "docguard/codec/sensitive_cursors.h"
 
 namespace docguard::codec {
 
@@ -22,6 +25,9 @@ struct RedactionPolicy {
   std::string key_vault = "encryption.__keyVault";
   // false: replies keep their status (ok, counts, codes, cursor ids) and lose their documents.
   bool reply_documents = true;
+  // How many cursors of sensitive requests a recording remembers, so that their getMores are
+  // redacted as the request that opened them; past it, every getMore and killCursors is.
+  size_t max_sensitive_cursors = SensitiveCursors::kDefaultLimit;
 };
 
 // The policy with no user additions: what docguard redacts whatever the configuration says.

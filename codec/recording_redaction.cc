@@ -338,8 +338,13 @@ RecordableMessage redact(Bytes message, bool is_request, bool to_sensitive,
       default:
         break;
     }
-    return marker_for(header, "opcode " + std::to_string(static_cast<int32_t>(header.op_code)) +
-                                  " is not recorded");
+    RecordableMessage out =
+        marker_for(header, "opcode " + std::to_string(static_cast<int32_t>(header.op_code)) +
+                               " is not recorded");
+    // A legacy OP_GET_MORE may continue a sensitive request's cursor: its reply (an OP_REPLY
+    // with the batch) is kept to its status, whichever cursor it names.
+    out.sensitive = is_request && header.op_code == OpCode::kGetMore;
+    return out;
   } catch (const std::exception& e) {
     return marker_for(header, std::string("unreadable: ") + e.what());
   }

@@ -39,6 +39,19 @@ std::pair<std::string_view, std::string_view> namespace_in(std::string_view ns,
   return split_namespace(ns);
 }
 
+// Whether a part of a dotted key names a field of the stored document, as the policy's fields
+// are written: array positions ("0"), positional operators ("$", "$[]", "$[id]") and operators
+// ("$set", "$each", "$elemMatch", "$in", ...) do not.
+bool is_path_part(std::string_view part) {
+  if (part.empty() || part[0] == '$') return false;
+  return !std::all_of(part.begin(), part.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+std::string_view last_part(std::string_view path) {
+  const size_t dot = path.rfind('.');
+  return dot == std::string_view::npos ? path : path.substr(dot + 1);
+}
+
 }  // namespace
 
 void DocumentRedactor::replace(bson_t* out, std::string_view key) {
@@ -60,12 +73,73 @@ bool DocumentRedactor::copy(const BsonView& in, bson_t* out, std::string_view pa
 bool DocumentRedactor::secret_member(std::string_view key, const std::string_view* text,
                                      std::span<const std::string_view> keep) {
   if (is_secret_field(key) || (!keep.empty() && !among(keep, key))) return true;
-  if (!policy_.fields.empty()) {
-    if (!path_.empty()) path_ += '.';
-    path_ += key;
-    if (is_policy_field(policy_, path_)) return true;
-  }
+  if (reply_ && quotes_stored_values(key, text)) return true;
+  if (!policy_.fields.empty() && extend_path(key) && is_policy_field(policy_, path_)) return true;
   return text != nullptr && holds_uri_password(*text);
+}
+
+bool DocumentRedactor::quotes_stored_values(std::string_view key,
+                                            const std::string_view* text) const {
+  // A validation failure's details quote the document's values under names no rule can follow.
+  if (key == "errInfo") return true;
+  // An error's text may quote a value: "E11000 duplicate key error ... dup key: { f: ... }",
+  // "Cannot create field 'x' in element {...}". Where the policy names fields, any of them may
+  // be quoted; without, only one the text names.
+  if (key != "errmsg") return false;
+  return !policy_.fields.empty() || (text != nullptr && mentions_secret_field(*text));
+}
+
+bool DocumentRedactor::extend_path(std::string_view key) {
+  bool extended = false;
+  for (size_t start = 0; start <= key.size();) {
+    const size_t dot = key.find('.', start);
+    const size_t end = dot == std::string_view::npos ? key.size() : dot;
+    const std::string_view part = key.substr(start, end - start);
+    start = end + 1;
+    if (!is_path_part(part)) continue;
+    // The first part below an update's arrayFilters is an identifier: the array it filters.
+    const bool identifier = last_part(path_) == "arrayFilters";
+    if (!path_.empty()) path_ += '.';
+    if (identifier) {
+      path_ += resolve_identifier(part);
+    } else {
+      path_ += part;
+    }
+    extended = true;
+  }
+  return extended;
+}
+
+std::string_view DocumentRedactor::resolve_identifier(std::string_view id) const {
+  for (const auto& [name, array_path] : filter_ids_) {
+    if (name == id && !array_path.empty()) return array_path;
+  }
+  return kAnyPath;  // not named by the statement's update: any array, so any field
+}
+
+void DocumentRedactor::collect_filter_ids(const BsonView& update) {
+  // {$set: {"cards.$[c].number": ...}}: `c` stands for the elements of `cards`.
+  BsonElements op(update);
+  while (op.next()) {
+    if (!op.holds_document()) continue;
+    BsonElements field(op.container());
+    while (field.next()) {
+      const std::string_view key = field.key;
+      std::string prefix;
+      for (size_t start = 0; start <= key.size();) {
+        const size_t dot = key.find('.', start);
+        const size_t end = dot == std::string_view::npos ? key.size() : dot;
+        const std::string_view part = key.substr(start, end - start);
+        start = end + 1;
+        if (part.size() > 3 && part.starts_with("$[") && part.ends_with("]")) {
+          filter_ids_.emplace_back(std::string(part.substr(2, part.size() - 3)), prefix);
+        } else if (is_path_part(part)) {
+          if (!prefix.empty()) prefix += '.';
+          prefix += part;
+        }
+      }
+    }
+  }
 }
 
 // The walk that finds nothing to change runs over every recorded document: it uses codec's own
@@ -144,18 +218,34 @@ bool DocumentRedactor::copy_at(const BsonView& in, bson_t* out, int depth,
   bool conversation = false;
   bool payload = false;
   bool secret_ns = false;
+  bool array_filters = false;
+  BsonView update;
   for (bson_iter_t probe = it; bson_iter_next(&probe);) {
     const std::string_view key = key_of(probe);
     conversation = conversation || key == "conversationId";
     payload = payload || key == "payload";
     secret_ns = secret_ns || (key == "ns" && is_secret_ns_value(probe, {}, true));
+    array_filters = array_filters || key == "arrayFilters";
+    if ((key == "u" || key == "update" || key == "updateMods") &&
+        BSON_ITER_HOLDS_DOCUMENT(&probe)) {
+      update = view_of(probe);
+    }
   }
+  const BsonView filtered_update = array_filters ? update : BsonView{};
   if (keep.empty() && conversation && payload) keep = kKeptInAuthStep;
   if (keep.empty() && secret_ns) keep = kKeptBesideSecretNamespace;
-  while (bson_iter_next(&it)) {
-    if (!copy_member(it, out, depth, keep)) return false;
+  // An update statement with arrayFilters: its identifiers resolved from its update's $[id]s,
+  // for the walk of this document only.
+  std::vector<std::pair<std::string, std::string>> outer_ids;
+  const bool statement = !policy_.fields.empty() && filtered_update.data != nullptr;
+  if (statement) {
+    outer_ids.swap(filter_ids_);
+    collect_filter_ids(filtered_update);
   }
-  return true;
+  bool ok = true;
+  while (ok && bson_iter_next(&it)) ok = copy_member(it, out, depth, keep);
+  if (statement) filter_ids_.swap(outer_ids);
+  return ok;
 }
 
 bool DocumentRedactor::copy_member(const bson_iter_t& it, bson_t* out, int depth,

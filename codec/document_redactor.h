@@ -7,6 +7,8 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "docguard/codec/bson_elements.h"
 #include "docguard/codec/bson_view.h"
@@ -20,7 +22,9 @@ inline constexpr int kMaxRedactionDepth = 200;
 
 class DocumentRedactor {
  public:
-  explicit DocumentRedactor(const RedactionPolicy& policy) : policy_(policy) {}
+  // `reply`: the documents walked are a reply's, whose error texts quote stored values.
+  explicit DocumentRedactor(const RedactionPolicy& policy, bool reply = false)
+      : policy_(policy), reply_(reply) {}
 
   // Copies `in` into `out` with every secret replaced by the marker and $clusterTime dropped.
   // `path` is where `in` sits (for the policy's dotted fields): "" for a command's body.
@@ -60,6 +64,15 @@ class DocumentRedactor {
   // Extends path_ by the key when the policy names fields; the caller restores it.
   bool secret_member(std::string_view key, const std::string_view* text,
                      std::span<const std::string_view> keep);
+  // Whether a reply's member is an error text that may quote a stored secret.
+  bool quotes_stored_values(std::string_view key, const std::string_view* text) const;
+  // Appends the parts of `key` that name a stored field to path_ (policy fields only): array
+  // positions, positional and other operators left out, an arrayFilters identifier replaced by
+  // the array it filters. Whether anything was appended.
+  bool extend_path(std::string_view key);
+  std::string_view resolve_identifier(std::string_view id) const;
+  // The $[id] identifiers of an update document and the array paths they stand for.
+  void collect_filter_ids(const BsonView& update);
   bool copy_member(const bson_iter_t& it, bson_t* out, int depth,
                    std::span<const std::string_view> keep);
   bool copy_value(const bson_iter_t& it, bson_t* out, int depth);
@@ -67,7 +80,12 @@ class DocumentRedactor {
   bool scan(const BsonView& doc, std::string_view db, int depth, bool top) const;
 
   const RedactionPolicy& policy_;
-  std::string path_;  // keys joined by '.', kept only when the policy names fields
+  // The fields' parts of the keys down to here, joined by '.', kept only when the policy names
+  // fields.
+  std::string path_;
+  // The arrayFilters identifiers of the update statement being copied: (id, array path).
+  std::vector<std::pair<std::string, std::string>> filter_ids_;
+  bool reply_ = false;
   bool changed_ = false;
 };
 

@@ -12,6 +12,7 @@
 #include "docguard/codec/op_msg.h"
 #include "docguard/codec/op_query.h"
 #include "document_redactor.h"
+#include "status_reply.h"
 
 namespace docguard::codec {
 namespace {
@@ -33,14 +34,6 @@ constexpr std::array<std::string_view, 16> kKeptInSensitiveRequest = {
     "roles",       "mechanisms",       "lsid",           "$readPreference", "txnNumber",
     "autocommit",  "startTransaction", "ordered",        "collection",      "batchSize",
     "writeConcern"};
-// What stays of a reply kept to its status: whether it worked, its counts and its cursor's id.
-constexpr std::array<std::string_view, 16> kKeptInStatusReply = {
-    "ok",          "done",        "conversationId",    "code",
-    "codeName",    "errmsg",      "operationTime",     "n",
-    "nModified",   "nMatched",    "nRemoved",          "nInserted",
-    "writeErrors", "errorLabels", "writeConcernError", "cursor"};
-constexpr std::array<std::string_view, 2> kKeptInStatusCursor = {"id", "ns"};
-
 template <size_t N>
 bool among(const std::array<std::string_view, N>& names, std::string_view name) {
   return std::find(names.begin(), names.end(), name) != names.end();
@@ -82,24 +75,7 @@ bool rewrite_request_body(const BsonView& in, Role role, DocumentRedactor& redac
 
 bool rewrite_reply_body(const BsonView& in, Role role, DocumentRedactor& redactor, bson_t* out) {
   if (role != Role::kStatusReply) return redactor.copy(in, out);
-  bson_t source = in.borrow();
-  bson_iter_t it;
-  if (in.empty() || !bson_iter_init(&it, &source)) return false;
-  while (bson_iter_next(&it)) {
-    const std::string_view key = key_of(it);
-    if (key == "cursor" && BSON_ITER_HOLDS_DOCUMENT(&it)) {
-      bson_t cursor;
-      bson_append_document_begin(out, key.data(), static_cast<int>(key.size()), &cursor);
-      const bool ok = redactor.copy(view_of(it), &cursor, key, kKeptInStatusCursor);
-      bson_append_document_end(out, &cursor);
-      if (!ok) return false;
-    } else if (!among(kKeptInStatusReply, key) || key == "cursor") {
-      redactor.replace(out, key);
-    } else if (!redactor.copy_element(it, out)) {
-      return false;
-    }
-  }
-  return true;
+  return rewrite_status_reply(in, redactor, out);
 }
 
 // The command's name and database, looking inside a legacy {$query: {...}} wrapper.
@@ -115,16 +91,39 @@ std::pair<std::string_view, BsonView> command_of(const BsonView& body) {
   return {name, body};
 }
 
+// Whether a getMore or killCursors continues a cursor a sensitive request opened (`*cursor`:
+// the getMore's). The cursors a killCursors kills are forgotten.
+bool continues_sensitive_cursor(std::string_view name, const BsonView& command,
+                                SensitiveCursors& cursors, int64_t* cursor) {
+  if (name == "getMore") {
+    *cursor = int_field(command, "getMore");
+    return cursors.names(*cursor);
+  }
+  if (name != "killCursors") return false;
+  bool named = cursors.overflowed();
+  BsonElements list(command);
+  if (!list.find("cursors") || !is_container(list.type)) return named;
+  BsonElements id(list.container());
+  int64_t value = 0;
+  while (id.next()) {
+    if (!id.as_int(&value) || !cursors.names(value)) continue;
+    named = true;
+    cursors.forget(value);
+  }
+  return named;
+}
+
 // A request body's role; `db` is the database it runs on ("" when the body names none).
 Role request_role(const BsonView& body, std::string_view db, const DocumentRedactor& redactor,
-                  bool* status_reply) {
+                  SensitiveCursors* cursors, RecordableMessage& out) {
   const auto [name, command] = command_of(body);
   std::string_view database = find_string(command, "$db");
   if (database.empty()) database = find_string(body, "$db");
   if (database.empty()) database = db;
   const bool sensitive =
-      among(kSensitiveCommands, name) || redactor.touches_secret_namespace(command, database);
-  *status_reply = sensitive;
+      among(kSensitiveCommands, name) || redactor.touches_secret_namespace(command, database) ||
+      (cursors != nullptr && continues_sensitive_cursor(name, command, *cursors, &out.cursor));
+  out.sensitive = sensitive;
   return sensitive ? Role::kSensitiveRequest : Role::kRequest;
 }
 
@@ -156,14 +155,14 @@ RecordableMessage marker_for(const MsgHeader& header, std::string_view why) {
 }
 
 RecordableMessage from_op_msg(Bytes m, bool is_request, bool to_sensitive, bool was_compressed,
-                              const RedactionPolicy& policy) {
+                              const RedactionPolicy& policy, SensitiveCursors* cursors) {
   const OpMsg msg = OpMsg::parse(m, /*verify_checksum=*/false);
   RecordableMessage out;
-  DocumentRedactor redactor(policy);
+  DocumentRedactor redactor(policy, /*reply=*/!is_request);
   Rewritten body;
   Role role = to_sensitive || !policy.reply_documents ? Role::kStatusReply : Role::kReply;
   if (is_request) {
-    role = request_role(msg.body, {}, redactor, &out.sensitive);
+    role = request_role(msg.body, {}, redactor, cursors, out);
     if (!rewrite_request_document(msg.body, role, redactor, body)) {
       return marker_for(msg.header, "malformed or too deeply nested body");
     }
@@ -209,14 +208,14 @@ void append_le32(std::vector<uint8_t>& out, int32_t v) {
   store_le32(out.data() + at, v);
 }
 
-RecordableMessage from_op_query(Bytes m, const RedactionPolicy& policy) {
+RecordableMessage from_op_query(Bytes m, const RedactionPolicy& policy, SensitiveCursors* cursors) {
   const OpQuery query = OpQuery::parse(m);
   RecordableMessage out;
   DocumentRedactor redactor(policy);
   const std::string_view ns = query.full_collection_name;
   const size_t dot = ns.find('.');
   const std::string_view db = ns.substr(0, dot);
-  const Role role = request_role(query.query, db, redactor, &out.sensitive);
+  const Role role = request_role(query.query, db, redactor, cursors, out);
   Rewritten doc;
   // A legacy query on a collection itself (not "<db>.$cmd") holds a filter on that namespace's
   // documents: of a secret one, nothing is kept.
@@ -262,7 +261,7 @@ RecordableMessage from_op_reply(Bytes m, bool to_sensitive, const RedactionPolic
   append_le32(b, static_cast<int32_t>(reply.documents.size()));
   const Role role = to_sensitive || !policy.reply_documents ? Role::kStatusReply : Role::kReply;
   for (const auto& document : reply.documents) {
-    DocumentRedactor redactor(policy);
+    DocumentRedactor redactor(policy, /*reply=*/true);
     Rewritten doc;
     if (!rewrite_reply_body(document, role, redactor, doc.doc.get())) {
       return marker_for(reply.header, "malformed reply document");
@@ -276,8 +275,40 @@ RecordableMessage from_op_reply(Bytes m, bool to_sensitive, const RedactionPolic
   return out;
 }
 
+// The id of the cursor a reply answers with (0: exhausted, or none).
+int64_t cursor_id_of(const BsonView& body) {
+  BsonElements id(body);
+  int64_t value = 0;
+  return find_path(body, "cursor.id", &id) && id.as_int(&value) ? value : 0;
+}
+
+int64_t reply_cursor(Bytes m, OpCode op_code) {
+  if (op_code == OpCode::kReply) {
+    const OpReply reply = OpReply::parse(m);
+    if (reply.cursor_id != 0 || reply.documents.empty()) return reply.cursor_id;
+    return cursor_id_of(reply.documents[0]);
+  }
+  return cursor_id_of(OpMsg::parse(m, /*verify_checksum=*/false).body);
+}
+
+// A sensitive request's reply: the cursor it opens is remembered, the one it exhausts forgotten.
+void track_cursor(Bytes m, OpCode op_code, SensitiveCursors& cursors, int64_t asked_cursor) {
+  const int64_t id = reply_cursor(m, op_code);
+  if (id != 0) {
+    cursors.remember(id);
+  } else if (asked_cursor != 0) {
+    cursors.forget(asked_cursor);
+  }
+}
+
+struct Tracking {
+  SensitiveCursors* cursors = nullptr;
+  int64_t asked_cursor = 0;
+};
+
 RecordableMessage redact(Bytes message, bool is_request, bool to_sensitive,
-                         const RedactionPolicy& policy, uint32_t max_message_bytes) {
+                         const RedactionPolicy& policy, uint32_t max_message_bytes,
+                         Tracking tracking) {
   if (message.size() < kHeaderSize) return {unrecorded_marker(0, 0, "short message"), false, true};
   MsgHeader header = read_header(message.data());
   try {
@@ -292,11 +323,14 @@ RecordableMessage redact(Bytes message, bool is_request, bool to_sensitive,
       m = plain;
       header = read_header(m.data());
     }
+    const bool track = !is_request && to_sensitive && tracking.cursors != nullptr &&
+                       (header.op_code == OpCode::kMsg || header.op_code == OpCode::kReply);
+    if (track) track_cursor(m, header.op_code, *tracking.cursors, tracking.asked_cursor);
     switch (header.op_code) {
       case OpCode::kMsg:
-        return from_op_msg(m, is_request, to_sensitive, compressed, policy);
+        return from_op_msg(m, is_request, to_sensitive, compressed, policy, tracking.cursors);
       case OpCode::kQuery:
-        if (is_request) return from_op_query(m, policy);
+        if (is_request) return from_op_query(m, policy, tracking.cursors);
         break;
       case OpCode::kReply:
         if (!is_request) return from_op_reply(m, to_sensitive, policy);
@@ -304,8 +338,13 @@ RecordableMessage redact(Bytes message, bool is_request, bool to_sensitive,
       default:
         break;
     }
-    return marker_for(header, "opcode " + std::to_string(static_cast<int32_t>(header.op_code)) +
-                                  " is not recorded");
+    RecordableMessage out =
+        marker_for(header, "opcode " + std::to_string(static_cast<int32_t>(header.op_code)) +
+                               " is not recorded");
+    // A legacy OP_GET_MORE may continue a sensitive request's cursor: its reply (an OP_REPLY
+    // with the batch) is kept to its status, whichever cursor it names.
+    out.sensitive = is_request && header.op_code == OpCode::kGetMore;
+    return out;
   } catch (const std::exception& e) {
     return marker_for(header, std::string("unreadable: ") + e.what());
   }
@@ -331,13 +370,16 @@ bool command_touches_secret_namespace(const BsonView& command, std::string_view 
 }
 
 RecordableMessage redact_request(Bytes message, uint32_t max_message_bytes,
-                                 const RedactionPolicy& policy) {
-  return redact(message, /*is_request=*/true, /*to_sensitive=*/false, policy, max_message_bytes);
+                                 const RedactionPolicy& policy, SensitiveCursors* cursors) {
+  return redact(message, /*is_request=*/true, /*to_sensitive=*/false, policy, max_message_bytes,
+                {cursors, 0});
 }
 
 RecordableMessage redact_reply(Bytes message, bool to_sensitive, uint32_t max_message_bytes,
-                               const RedactionPolicy& policy) {
-  return redact(message, /*is_request=*/false, to_sensitive, policy, max_message_bytes);
+                               const RedactionPolicy& policy, SensitiveCursors* cursors,
+                               int64_t asked_cursor) {
+  return redact(message, /*is_request=*/false, to_sensitive, policy, max_message_bytes,
+                {cursors, asked_cursor});
 }
 
 }  // namespace docguard::codec

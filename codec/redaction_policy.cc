@@ -32,14 +32,41 @@ bool contains_lower(std::string_view key, std::string_view word) {
   return false;
 }
 
+// Whether two names are equal but for ASCII case. The server refuses two databases whose names
+// differ only in case, so "Admin" can only be "admin"; collections are compared the same way, a
+// superset that costs at most a redacted collection whose name differs in case from a secret one.
+bool same_name(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const char x = a[i] >= 'A' && a[i] <= 'Z' ? static_cast<char>(a[i] | 0x20) : a[i];
+    const char y = b[i] >= 'A' && b[i] <= 'Z' ? static_cast<char>(b[i] | 0x20) : b[i];
+    if (x != y) return false;
+  }
+  return true;
+}
+
 // "db.collection", "db.*" or "db" against a namespace.
 bool namespace_matches(std::string_view pattern, std::string_view db, std::string_view coll) {
   const size_t dot = pattern.find('.');
-  if (dot == std::string_view::npos) return pattern == db;
-  if (pattern.substr(0, dot) != db) return false;
+  if (dot == std::string_view::npos) return same_name(pattern, db);
+  if (!same_name(pattern.substr(0, dot), db)) return false;
   const std::string_view rest = pattern.substr(dot + 1);
-  return rest == "*" || rest == coll;
+  return rest == "*" || same_name(rest, coll);
 }
+
+// The server's own secret namespaces: its users and roles in every database, and in admin (or
+// config) the users mongorestore and the server stage, and the keys that sign $clusterTime
+// (admin.system.keys) and validate other clusters' (config.external_validation_keys, formerly
+// in admin).
+constexpr std::array<std::string_view, 2> kSecretInEveryDatabase = {"system.users", "system.roles"};
+constexpr std::array<std::string_view, 7> kSecretNamespaces = {
+    "admin.tempusers",
+    "admin.temproles",
+    "admin.system.keys",
+    "admin.system.external_validation_keys",
+    "admin.system.new_users",
+    "admin.system.backup_users",
+    "config.external_validation_keys"};
 
 }  // namespace
 
@@ -67,10 +94,21 @@ bool is_secret_field(std::string_view key) {
          contains_lower(key, "passphrase");
 }
 
+bool mentions_secret_field(std::string_view text) {
+  return std::any_of(kSecretFields.begin(), kSecretFields.end(),
+                     [&](std::string_view name) { return text.find(name) != text.npos; }) ||
+         contains_lower(text, "password") || contains_lower(text, "secret") ||
+         contains_lower(text, "passphrase");
+}
+
 bool is_secret_namespace(const RedactionPolicy& policy, std::string_view db,
                          std::string_view collection) {
-  if (collection == "system.users" || collection == "system.roles") return true;
-  if (db == "admin" && (collection == "tempusers" || collection == "temproles")) return true;
+  for (const std::string_view name : kSecretInEveryDatabase) {
+    if (same_name(collection, name)) return true;
+  }
+  for (const std::string_view ns : kSecretNamespaces) {
+    if (namespace_matches(ns, db, collection)) return true;
+  }
   if (!policy.key_vault.empty() && namespace_matches(policy.key_vault, db, collection)) {
     return true;
   }
@@ -91,10 +129,22 @@ bool holds_uri_password(std::string_view text) {
 }
 
 bool is_policy_field(const RedactionPolicy& policy, std::string_view path) {
+  // After an identifier that may be any array path, only what follows it is known.
+  const size_t any = path.rfind(kAnyPath);
+  const bool open = any != std::string_view::npos;
+  if (open) path = path.substr(std::min(path.size(), any + kAnyPath.size() + 1));
+  if (open && path.empty()) return true;  // the identifier's own value: any field's
   for (const std::string& field : policy.fields) {
-    if (path.size() < field.size()) continue;
-    if (path.substr(path.size() - field.size()) != field) continue;
-    if (path.size() == field.size() || path[path.size() - field.size() - 1] == '.') return true;
+    // `field` ends the path ("x.cards.number" for "cards.number")...
+    if (path.size() >= field.size() && path.ends_with(field) &&
+        (path.size() == field.size() || path[path.size() - field.size() - 1] == '.')) {
+      return true;
+    }
+    // ... or, after an identifier, the path ends `field` ("number" for "cards.number").
+    if (open && field.size() > path.size() && field.ends_with(path) &&
+        field[field.size() - path.size() - 1] == '.') {
+      return true;
+    }
   }
   return false;
 }

@@ -227,6 +227,7 @@ void Recorder::writer_loop() {
   {
     std::lock_guard lock(mutex_);
     w.policy = filters_->settings.redaction;
+    w.cursors = codec::SensitiveCursors(w.policy.max_sensitive_cursors);
     const auto max = filters_->settings.max_duration;
     if (max.count() > 0) w.deadline = started_ + max;
   }

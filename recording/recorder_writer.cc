@@ -57,11 +57,14 @@ std::string side_line(const PacketHeader& h, std::string_view ns, std::string_vi
   return w.take();
 }
 
-// Whether `request_id` was a sensitive request of `connection` (and forgets it).
-bool take_sensitive(std::vector<int32_t>& ids, int32_t response_to) {
-  const auto it = std::find(ids.begin(), ids.end(), response_to);
-  if (it == ids.end()) return false;
-  ids.erase(it);
+// Whether `response_to` names a sensitive request among `requests` (and forgets it); `*cursor`:
+// the cursor that request continued.
+bool take_sensitive(std::vector<SensitiveRequest>& requests, int32_t response_to, int64_t* cursor) {
+  const auto it = std::find_if(requests.begin(), requests.end(),
+                               [&](const auto& r) { return r.request_id == response_to; });
+  if (it == requests.end()) return false;
+  *cursor = it->cursor;
+  requests.erase(it);
   return true;
 }
 
@@ -76,11 +79,11 @@ void Recorder::write_batch(std::deque<Queued>& batch, WriterState& w) {
     std::string ns;
     std::string shape;
     if (p.event == RecordedEvent::kRequest) {
-      safe = codec::redact_request(p.message, max_message_bytes_, w.policy);
+      safe = codec::redact_request(p.message, max_message_bytes_, w.policy, &w.cursors);
       if (safe.sensitive) {
-        auto& ids = w.sensitive[p.connection];
-        if (ids.size() >= 64) ids.erase(ids.begin());
-        ids.push_back(codec::load_le32(safe.bytes.data() + 4));
+        auto& requests = w.sensitive[p.connection];
+        if (requests.size() >= 64) requests.erase(requests.begin());
+        requests.push_back({codec::load_le32(safe.bytes.data() + 4), safe.cursor});
       }
       ns = request_namespace(safe.bytes);
       // Here on the writer thread, not on the session's: the shape costs a walk of the command.
@@ -89,8 +92,11 @@ void Recorder::write_batch(std::deque<Queued>& batch, WriterState& w) {
       const int32_t response_to =
           p.message.size() >= codec::kHeaderSize ? codec::load_le32(p.message.data() + 8) : 0;
       auto it = w.sensitive.find(p.connection);
-      const bool to_sensitive = it != w.sensitive.end() && take_sensitive(it->second, response_to);
-      safe = codec::redact_reply(p.message, to_sensitive, max_message_bytes_, w.policy);
+      int64_t cursor = 0;
+      const bool to_sensitive =
+          it != w.sensitive.end() && take_sensitive(it->second, response_to, &cursor);
+      safe = codec::redact_reply(p.message, to_sensitive, max_message_bytes_, w.policy, &w.cursors,
+                                 cursor);
     }
     // The raw message is not needed past this point: no copy of it outlives the redaction.
     p.message.clear();

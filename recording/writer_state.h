@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "docguard/codec/redaction_policy.h"
+#include "docguard/codec/sensitive_cursors.h"
 #include "docguard/recording/recorder.h"
 
 namespace docguard::recording {
@@ -19,10 +20,20 @@ struct RecordingFilters {
   uint64_t generation = 0;
 };
 
+// A sensitive request still awaiting its reply: its id, and the cursor it continues (a
+// getMore's, forgotten when the reply exhausts it).
+struct SensitiveRequest {
+  int32_t request_id = 0;
+  int64_t cursor = 0;
+};
+
 struct Recorder::WriterState {
   codec::RedactionPolicy policy;  // the recording's, copied when its writer starts
-  // connection -> its sensitive requests' ids, whose replies carry secrets too
-  std::unordered_map<uint64_t, std::vector<int32_t>> sensitive;
+  // connection -> its sensitive requests, whose replies carry secrets too
+  std::unordered_map<uint64_t, std::vector<SensitiveRequest>> sensitive;
+  // The cursors sensitive requests' replies opened, in every connection (a cursor may be
+  // continued from another): their getMores and killCursors are sensitive too.
+  codec::SensitiveCursors cursors;
   // connections started and not yet ended -> their session text, ended when the recording ends
   std::unordered_map<uint64_t, std::string> open;
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();

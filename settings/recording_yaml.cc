@@ -26,7 +26,8 @@ void apply_recording_yaml(const ConfigReader& r, const YAML::Node& node,
                 "queue_bytes", "max_file_bytes", "max_total_bytes", "redact", "reply_documents"},
                "recording");
   if (auto redact = node["redact"]) {
-    r.check_keys(redact, {"fields", "namespaces", "key_vault"}, "recording.redact");
+    r.check_keys(redact, {"fields", "namespaces", "key_vault", "max_sensitive_cursors"},
+                 "recording.redact");
     codec::RedactionPolicy& policy = settings.redaction;
     if (auto v = redact["fields"]) policy.fields = string_list(r, v, "recording.redact.fields");
     if (auto v = redact["namespaces"]) {
@@ -37,6 +38,10 @@ void apply_recording_yaml(const ConfigReader& r, const YAML::Node& node,
       if (policy.key_vault.find('.') == std::string::npos) {
         r.fail(v, "recording.redact.key_vault", "expected \"db.collection\"");
       }
+    }
+    if (auto v = redact["max_sensitive_cursors"]) {
+      policy.max_sensitive_cursors =
+          static_cast<size_t>(r.count(v, "recording.redact.max_sensitive_cursors", 1e7));
     }
   }
   if (auto v = node["reply_documents"]) {

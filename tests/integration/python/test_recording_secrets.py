@@ -179,3 +179,121 @@ def test_authentication_replies_are_redacted_under_a_users_filter(prod):
     data = b"".join(files_of(rec).values())
     assert harness.AUTH_PASSWORD.encode() not in data
     assert b"v=" not in data  # a SCRAM server signature
+
+
+def operator_probes(c: pymongo.MongoClient) -> list[str]:
+    """The user's fields under update and query operator syntax: each planted value must stay out
+    of the files whether FerretDB runs the statement or refuses it (the request is recorded
+    either way)."""
+    people = c.shop.cards_people
+    people.insert_one({"_id": 1, "name": "bo", "cards": [{"number": plant("INSERT-NUMBER"),
+                                                          "brand": "visa"}]})
+    probes: list[str] = [plant("INSERT-NUMBER")]
+
+    def probe(name: str, f, *args, **kw):
+        probes.append(plant(name))
+        attempt(f, *args, **kw)
+
+    probe("POSITION", people.update_one, {"_id": 1}, {"$set": {"cards.0.number": plant("POSITION")}})
+    probe("DOLLAR", people.update_one, {"_id": 1, "cards.brand": "visa"},
+          {"$set": {"cards.$.number": plant("DOLLAR")}})
+    probe("ALL", people.update_one, {"_id": 1}, {"$set": {"cards.$[].number": plant("ALL")}})
+    probes.append(plant("FILTER"))
+    probe("FILTERED", people.update_one, {"_id": 1},
+          {"$set": {"cards.$[c].number": plant("FILTERED")}},
+          array_filters=[{"c.number": plant("FILTER")}])
+    probe("EACH", people.update_one, {"_id": 1},
+          {"$push": {"cards": {"$each": [{"number": plant("EACH")}]}}})
+    probe("ADDTOSET", people.update_one, {"_id": 1},
+          {"$addToSet": {"cards": {"number": plant("ADDTOSET")}}})
+    probe("PULL", people.update_one, {"_id": 1}, {"$pull": {"cards": {"number": plant("PULL")}}})
+    probe("ONINSERT", people.update_one, {"_id": 2},
+          {"$setOnInsert": {"cards": [{"number": plant("ONINSERT")}]}}, upsert=True)
+    probe("ELEMMATCH", lambda: list(people.find(
+        {"cards": {"$elemMatch": {"number": plant("ELEMMATCH")}}})))
+    probe("MATCH", lambda: list(people.aggregate(
+        [{"$match": {"cards.number": {"$in": [plant("MATCH")]}}}])))
+    probe("FAM", people.find_one_and_update, {"cards.number": plant("FAM")},
+          {"$set": {"brand": "kept"}})
+    # Read back: the stored numbers come back in replies, redacted there too.
+    list(people.find({}))
+    return probes
+
+
+def test_operator_syntax_and_key_collections_leave_nothing(prod):
+    work, uri = prod
+    rec = work / "rec-operators"
+    dg = start_proxy(work / "dg-operators", uri, f"""recording:
+  enabled: true
+  directory: '{rec}'
+  redact: {{fields: [ssn, cards.number], namespaces: ['hr.*']}}
+""")
+    try:
+        with client_of(dg.ports["listen"]) as c:
+            secrets = operator_probes(c)
+            # The keys that sign $clusterTime: a read of them is recorded as its status only.
+            attempt(lambda: list(c.admin["system.keys"].find({"purpose": plant("KEYS")})))
+            secrets.append(plant("KEYS"))
+            # A redacted namespace's cursor, read a document at a time: every getMore's reply.
+            c.hr.payroll.insert_many([{"who": i, "amount": plant(f"PAY{i}")} for i in range(5)])
+            assert len(list(c.hr.payroll.find({}, batch_size=1))) == 5
+            attempt(lambda: list(c.shop.people.aggregate([{"$lookup": {
+                "from": "payroll", "localField": "name", "foreignField": "who", "as": "pay"}}],
+                batchSize=1)))
+            secrets += [plant(f"PAY{i}") for i in range(5)]
+            # A duplicate key on a redacted field: the server's message quotes the value.
+            c.shop.uniq.create_index("ssn", unique=True)
+            c.shop.uniq.insert_one({"ssn": plant("DUP-SSN")})
+            with pytest.raises(pymongo.errors.DuplicateKeyError):
+                c.shop.uniq.insert_one({"ssn": plant("DUP-SSN")})
+            secrets.append(plant("DUP-SSN"))
+        admin_call(dg, "POST", "/recording/stop")
+    finally:
+        dg.stop()
+    packets = read_packets(rec)
+    data = b"".join(files_of(rec).values())
+    leaks = [s for s in secrets if s.encode() in data]
+    assert not leaks, leaks
+    keys = [p for p in packets if p.event == 0 and body_of(p).get("find") == "system.keys"]
+    assert keys, "the find on admin.system.keys is recorded"
+    assert set(body_of(keys[0])) <= {"find", "filter", "$db", "lsid", "$readPreference"}, \
+        body_of(keys[0])
+    assert body_of(keys[0]).get("filter") in (None, "[redacted by docguard]")
+    getmores = [p for p in packets if p.event == 0 and "getMore" in body_of(p)]
+    assert getmores, "the cursor of hr.payroll was read in batches"
+    # What no rule names is kept: the brand the statements set.
+    assert b"visa" in data
+
+
+def test_status_only_replies_quote_no_stored_value(prod):
+    """reply_documents: false keeps each reply's codes and counts, never the server's texts that
+    quote stored values (a duplicate key's, a path error's)."""
+    work, uri = prod
+    rec = work / "rec-status"
+    dg = start_proxy(work / "dg-status", uri, f"""recording:
+  enabled: true
+  directory: '{rec}'
+  reply_documents: false
+  redact: {{fields: [ssn]}}
+""")
+    try:
+        with client_of(dg.ports["listen"]) as c:
+            coll = c.shop.status_only
+            coll.create_index("ssn", unique=True)
+            coll.insert_one({"_id": 1, "ssn": plant("STATUS-DUP")})
+            with pytest.raises(pymongo.errors.DuplicateKeyError):
+                coll.insert_one({"_id": 2, "ssn": plant("STATUS-DUP")})
+            # A field below a string: the server's error quotes the string.
+            attempt(coll.update_one, {"_id": 1}, {"$set": {"ssn.part": 1}})
+            list(coll.find({}))
+        admin_call(dg, "POST", "/recording/stop")
+    finally:
+        dg.stop()
+    data = b"".join(files_of(rec).values())
+    assert plant("STATUS-DUP").encode() not in data
+    replies = [body_of(p) for p in read_packets(rec) if p.event == 1 and p.opcode == 2013]
+    errors = [e for r in replies for e in r.get("writeErrors", [])]
+    assert any(e.get("code") == 11000 for e in errors), replies
+    assert all(set(e) <= {"index", "code", "codeName"} or
+               all(v == "[redacted by docguard]" for k, v in e.items()
+                   if k not in ("index", "code", "codeName")) for e in errors), errors

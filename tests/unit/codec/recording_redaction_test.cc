@@ -160,6 +160,13 @@ TEST(RecordingRedaction, UnreadableMessagesBecomeMarkersNotBytes) {
   std::vector<uint8_t> insert(32, 0);  // legacy OP_INSERT: not recorded
   write_header(insert.data(), {32, 1, 0, OpCode::kInsert});
   EXPECT_TRUE(redact_request(insert, kDefaultMaxMessageBytes).marker);
+  EXPECT_FALSE(redact_request(insert, kDefaultMaxMessageBytes).sensitive);
+  // A legacy OP_GET_MORE may continue a sensitive cursor: its reply is kept to its status.
+  std::vector<uint8_t> get_more(40, 0);
+  write_header(get_more.data(), {40, 2, 0, OpCode::kGetMore});
+  const auto legacy = redact_request(get_more, kDefaultMaxMessageBytes);
+  EXPECT_TRUE(legacy.marker);
+  EXPECT_TRUE(legacy.sensitive);
 }
 
 }  // namespace

@@ -235,3 +235,100 @@ TEST_F(RecorderTest, SessionsOnManyThreadsKeepTheirOrderAndNothingIsLost) {
 
 }  // namespace
 }  // namespace docguard::recording
+
+namespace docguard::recording {
+namespace {
+
+// The bytes of every packet file of a recording, one string.
+std::string recorded_bytes(const fs::path& dir) {
+  std::string all;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().extension() != ".bin") continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    all.append(std::istreambuf_iterator<char>(in), {});
+  }
+  return all;
+}
+
+std::vector<uint8_t> reply_to(int32_t request_id, const char* body) {
+  return codec::OpMsgBuilder(request_id + 1000, request_id)
+      .body(testing::json(body).get())
+      .finish();
+}
+
+// An aggregate that joins a secret namespace is sensitive, and so is its cursor: the getMores
+// (on any connection) and their replies are redacted as it was, until the cursor is exhausted
+// or killed. The server refuses nothing here: the messages are written by hand.
+TEST_F(RecorderTest, ASensitiveRequestsCursorStaysSensitiveUntilItEnds) {
+  settings_.redaction.namespaces = {"hr.*"};
+  Recorder recorder(metrics_, codec::kDefaultMaxMessageBytes);
+  ASSERT_TRUE(recorder.start(settings_));
+  RecordingTap tap;
+  RecordingTap other;
+  const auto aggregate = testing::op_msg(
+      R"({"aggregate": "people", "pipeline": [{"$lookup": {"from": "salaries", "localField": "name",
+          "foreignField": "who", "as": "pay"}}], "cursor": {"batchSize": 1}, "$db": "hr"})",
+      10);
+  recorder.on_request(tap, "p", aggregate, {});
+  recorder.on_reply(tap, "p", reply_to(10, R"({"cursor": {"id": {"$numberLong": "4242"},
+      "ns": "shop.people", "firstBatch": [{"pay": [{"amount": "FIRST-SALARY"}]}]}, "ok": 1})"),
+                    {});
+  // The next batch, asked for on another connection.
+  recorder.on_request(other, "p",
+                      testing::op_msg(R"({"getMore": {"$numberLong": "4242"}, "collection":
+                          "people", "$db": "shop"})",
+                                      11),
+                      {});
+  recorder.on_reply(other, "p", reply_to(11, R"({"cursor": {"id": {"$numberLong": "4242"},
+      "ns": "shop.people", "nextBatch": [{"pay": [{"amount": "NEXT-SALARY"}]}]}, "ok": 1})"),
+                    {});
+  // The last batch: the cursor ends, and is forgotten.
+  recorder.on_request(tap, "p",
+                      testing::op_msg(R"({"getMore": {"$numberLong": "4242"}, "collection":
+                          "people", "$db": "shop"})",
+                                      12),
+                      {});
+  recorder.on_reply(tap, "p", reply_to(12, R"({"cursor": {"id": {"$numberLong": "0"},
+      "ns": "shop.people", "nextBatch": [{"pay": [{"amount": "LAST-SALARY"}]}]}, "ok": 1})"),
+                    {});
+  // A cursor of an ordinary request, and one killed: a getMore on an unknown cursor is recorded.
+  recorder.on_request(tap, "p",
+                      testing::op_msg(R"({"getMore": {"$numberLong": "4242"}, "collection":
+                          "people", "$db": "shop"})",
+                                      13),
+                      {});
+  recorder.on_reply(tap, "p", reply_to(13, R"({"cursor": {"id": {"$numberLong": "0"},
+      "ns": "shop.people", "nextBatch": [{"name": "ORDINARY-VALUE"}]}, "ok": 1})"),
+                    {});
+  recorder.on_request(tap, "p", aggregate, {});  // id 10 again: a second cursor, then killed
+  recorder.on_reply(tap, "p", reply_to(10, R"({"cursor": {"id": {"$numberLong": "77"},
+      "ns": "shop.people", "firstBatch": []}, "ok": 1})"),
+                    {});
+  recorder.on_request(tap, "p",
+                      testing::op_msg(R"({"killCursors": "people", "cursors":
+                          [{"$numberLong": "77"}], "$db": "shop"})",
+                                      14),
+                      {});
+  recorder.on_reply(tap, "p", reply_to(14, R"({"cursorsKilled": [{"$numberLong": "77"}],
+      "ok": 1})"),
+                    {});
+  recorder.on_request(tap, "p",
+                      testing::op_msg(R"({"getMore": {"$numberLong": "77"}, "collection":
+                          "people", "$db": "shop"})",
+                                      15),
+                      {});
+  recorder.on_reply(tap, "p", reply_to(15, R"({"cursor": {"id": {"$numberLong": "0"},
+      "ns": "shop.people", "nextBatch": [{"name": "AFTER-KILL"}]}, "ok": 1})"),
+                    {});
+  EXPECT_TRUE(recorder.stop());
+  const std::string bytes = recorded_bytes(dir_);
+  EXPECT_EQ(bytes.find("FIRST-SALARY"), std::string::npos);
+  EXPECT_EQ(bytes.find("NEXT-SALARY"), std::string::npos);
+  EXPECT_EQ(bytes.find("LAST-SALARY"), std::string::npos);
+  EXPECT_NE(bytes.find("ORDINARY-VALUE"), std::string::npos);  // the cursor was forgotten
+  EXPECT_NE(bytes.find("AFTER-KILL"), std::string::npos);
+  EXPECT_NE(bytes.find("shop.people"), std::string::npos);  // the cursor's namespace stays
+}
+
+}  // namespace
+}  // namespace docguard::recording

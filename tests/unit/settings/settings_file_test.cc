@@ -106,6 +106,14 @@ TEST(SettingsFile, RecordingSection) {
   EXPECT_FALSE(read("").recording.enabled);
 }
 
+TEST(SettingsFile, RecordingRedactionRemembersABoundedNumberOfCursors) {
+  EXPECT_EQ(read("").recording.redaction.max_sensitive_cursors, 10000u);
+  const auto c = read("recording:\n  redact:\n    fields: [ssn]\n    max_sensitive_cursors: 50\n");
+  EXPECT_EQ(c.recording.redaction.max_sensitive_cursors, 50u);
+  EXPECT_EQ(c.recording.redaction.fields, (std::vector<std::string>{"ssn"}));
+  EXPECT_NE(error_of("recording:\n  redact:\n    max_sensitive_cursors: -1\n"), "");
+}
+
 TEST(SettingsFile, RecordingNeedsADirectoryAndKnownKeys) {
   EXPECT_NE(error_of("recording:\n  enabled: true\n").find("recording.directory is required"),
             std::string::npos);

@@ -15,6 +15,7 @@
 #include "docguard/codec/bson_view.h"
 #include "docguard/codec/message.h"
 #include "docguard/codec/redaction_policy.h"
+#include "docguard/codec/sensitive_cursors.h"
 
 namespace docguard::codec {
 
@@ -29,16 +30,24 @@ struct RecordableMessage {
   // namespace's documents): the caller passes this to redact_reply for the reply to it.
   bool sensitive = false;
   bool marker = false;  // the message could not be read: `bytes` is a marker message
+  // A getMore's cursor id: the caller passes it to redact_reply with the reply to it, which
+  // forgets the cursor when that reply exhausts it.
+  int64_t cursor = 0;
 };
 
-// A client's request as it may be recorded. Never throws.
+// A client's request as it may be recorded. With `cursors`, a getMore or killCursors that names
+// one of them is sensitive (and a killCursors forgets the cursors it kills). Never throws.
 RecordableMessage redact_request(Bytes message, uint32_t max_message_bytes,
-                                 const RedactionPolicy& policy = default_redaction_policy());
+                                 const RedactionPolicy& policy = default_redaction_policy(),
+                                 SensitiveCursors* cursors = nullptr);
 // An upstream reply as it may be recorded; `to_sensitive` when its request was sensitive (all
 // of the reply but its status is then replaced, as it is for every reply when the policy keeps
-// no reply documents). Never throws.
+// no reply documents). With `cursors`, a sensitive request's reply that opens a cursor has it
+// remembered, and one that exhausts its request's cursor (`asked_cursor`, the getMore's) has
+// it forgotten. Never throws.
 RecordableMessage redact_reply(Bytes message, bool to_sensitive, uint32_t max_message_bytes,
-                               const RedactionPolicy& policy = default_redaction_policy());
+                               const RedactionPolicy& policy = default_redaction_policy(),
+                               SensitiveCursors* cursors = nullptr, int64_t asked_cursor = 0);
 
 // Whether a command document, run on database `db`, reads or writes a secret namespace of
 // `policy` (its own collection, a stage's, a rename's, an applyOps entry's): what the replay asks

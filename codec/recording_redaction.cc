@@ -11,6 +11,7 @@
 #include "docguard/codec/op_compressed.h"
 #include "docguard/codec/op_msg.h"
 #include "docguard/codec/op_query.h"
+#include "docguard/codec/request_identity.h"
 #include "document_redactor.h"
 #include "status_reply.h"
 
@@ -80,15 +81,8 @@ bool rewrite_reply_body(const BsonView& in, Role role, DocumentRedactor& redacto
 
 // The command's name and database, looking inside a legacy {$query: {...}} wrapper.
 std::pair<std::string_view, BsonView> command_of(const BsonView& body) {
-  bson_t doc = body.borrow();
-  bson_iter_t it;
-  if (!bson_iter_init(&it, &doc) || !bson_iter_next(&it)) return {{}, body};
-  const std::string_view name = key_of(it);
-  if ((name == "$query" || name == "query") && BSON_ITER_HOLDS_DOCUMENT(&it)) {
-    const BsonView inner = view_of(it);
-    return {first_key(inner), inner};
-  }
-  return {name, body};
+  const BsonView command = legacy_command_document(body);
+  return {first_key(command), command};
 }
 
 // Whether a getMore or killCursors continues a cursor a sensitive request opened (`*cursor`:
@@ -120,6 +114,9 @@ Role request_role(const BsonView& body, std::string_view db, const DocumentRedac
   std::string_view database = find_string(command, "$db");
   if (database.empty()) database = find_string(body, "$db");
   if (database.empty()) database = db;
+  // The server refuses a database name holding a NUL, but a reader that takes it as a C string
+  // (libmongoc's) stops there: judged as that reader would send it.
+  database = database.substr(0, database.find('\0'));
   const bool sensitive =
       among(kSensitiveCommands, name) || redactor.touches_secret_namespace(command, database) ||
       (cursors != nullptr && continues_sensitive_cursor(name, command, *cursors, &out.cursor));

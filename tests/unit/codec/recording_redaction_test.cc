@@ -74,6 +74,21 @@ TEST(RecordingRedaction, PasswordsOfUserCommandsAreReplaced) {
   }
 }
 
+TEST(RecordingRedaction, ADbCutShortByANulIsJudgedAsItsReaderWouldSendIt) {
+  // The server refuses it; a C-string reader (libmongoc) would run it on "encryption".
+  ScopedBson body;
+  BSON_APPEND_UTF8(body.get(), "find", "__keyVault");
+  bson_t filter;
+  BSON_APPEND_DOCUMENT_BEGIN(body.get(), "filter", &filter);
+  BSON_APPEND_UTF8(&filter, "keyAltNames", "planted-key-name");
+  bson_append_document_end(body.get(), &filter);
+  bson_append_utf8(body.get(), "$db", 3, "encryption\0x", 12);
+  const auto msg = OpMsgBuilder(1, 0).body(body.bytes()).finish();
+  const auto out = redact_request(msg, kDefaultMaxMessageBytes);
+  EXPECT_TRUE(out.sensitive);
+  EXPECT_EQ(as_text(out.bytes).find("planted-key-name"), std::string::npos);
+}
+
 TEST(RecordingRedaction, ClusterTimeIsDroppedAndSpeculativeAuthenticateReplaced) {
   const auto hello = op_msg(
       R"({"hello": 1, "speculativeAuthenticate": {"saslStart": 1, "payload": "spec-secret"},

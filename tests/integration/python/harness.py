@@ -515,7 +515,8 @@ def admin_call(proc, method: str, path: str, body: dict | None = None, token: st
         req.add_header("Authorization", f"Bearer {token}")
     try:
         with urllib.request.urlopen(req, timeout=30) as r:
-            return r.status, json.loads(r.read() or b"{}")
+            text = r.read().decode() or "{}"
+            return r.status, (json.loads(text) if text.startswith("{") else {"text": text})
     except urllib.error.HTTPError as e:
         text = e.read().decode()
         return e.code, (json.loads(text) if text.startswith("{") else {"text": text})

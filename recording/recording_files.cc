@@ -20,6 +20,9 @@ namespace {
     throw std::runtime_error(what + " " + path.string() +
                              ": it is a symbolic link, which the recorder never follows");
   }
+  if (errno == ENXIO) {  // opened for writing without blocking: a FIFO nobody reads
+    throw std::runtime_error(what + " " + path.string() + ": it is a FIFO, not a regular file");
+  }
   throw std::runtime_error(what + " " + path.string() + ": " + std::strerror(errno));
 }
 

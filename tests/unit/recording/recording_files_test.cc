@@ -172,6 +172,20 @@ TEST_F(RecordingFilesTest, APlantedChecksumLinkIsNotFollowed) {
   fs::remove(target);
 }
 
+TEST_F(RecordingFilesTest, APlantedChecksumFifoFailsAtOnce) {
+  fs::create_directories(dir_);
+  ASSERT_EQ(::mkfifo((dir_ / "checksum.txt").c_str(), 0600), 0);
+  RecordingFiles files(dir_, 1 << 20, 1 << 20);
+  files.open();
+  files.write({RecordedEvent::kRequest, 1, "s", 0, 1}, std::vector<uint8_t>(100, 1), "{}");
+  try {
+    files.close();  // would wait for a reader of the FIFO, forever, if opened to block
+    ADD_FAILURE() << "a checksum.txt FIFO was written to";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("FIFO"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(RecordingFilesTest, APlantedDataFileNameIsSkippedNotFollowed) {
   // Links under the names of the next two seconds: the recorder opens past them, writes none.
   fs::create_directories(dir_);

@@ -116,4 +116,7 @@ def test_reports_replace_a_planted_link_instead_of_writing_through_it(recorded):
     assert not output.is_symlink()
     assert "refused" in json.loads(output.read_text())
     assert victim.read_text() == "keep\n"
-    assert sorted(p.name for p in work.iterdir()) == ["replay-report", "victim.txt", "whatif.json"]
+    # Nothing left beside the reports (the new files were renamed into place).
+    assert sorted(p.name for p in work.iterdir()) == ["permissive.yaml", "replay-report",
+                                                      "victim.txt", "whatif.json"]
+    assert sorted(p.name for p in report_dir.iterdir()) == ["report.html", "report.json"]

@@ -1,6 +1,9 @@
 #include "docguard/recording/recording_files.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
@@ -13,7 +16,24 @@ namespace docguard::recording {
 namespace {
 
 [[noreturn]] void fail(const std::string& what, const std::filesystem::path& path) {
+  if (errno == ELOOP) {
+    throw std::runtime_error(what + " " + path.string() +
+                             ": it is a symbolic link, which the recorder never follows");
+  }
+  if (errno == ENXIO) {  // opened for writing without blocking: a FIFO nobody reads
+    throw std::runtime_error(what + " " + path.string() + ": it is a FIFO, not a regular file");
+  }
   throw std::runtime_error(what + " " + path.string() + ": " + std::strerror(errno));
+}
+
+// Makes the directories of `directory` that are missing, each readable by its owner only (the
+// recording holds the traffic); those that exist are used as they are.
+void make_private_directories(const std::filesystem::path& directory) {
+  std::filesystem::path prefix;
+  for (const auto& part : directory) {
+    prefix /= part;
+    if (::mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST) fail("cannot create", prefix);
+  }
 }
 
 }  // namespace
@@ -30,13 +50,34 @@ RecordingFiles::~RecordingFiles() {
   } catch (const std::exception&) {
     // Closing on destruction is a last resort: the recorder closes and reports errors itself.
   }
+  if (directory_fd_ >= 0) ::close(directory_fd_);
 }
 
 void RecordingFiles::open() {
-  std::error_code ec;
-  std::filesystem::create_directories(directory_, ec);
-  if (ec) throw std::runtime_error("cannot create " + directory_.string() + ": " + ec.message());
+  make_private_directories(directory_);
+  // The directory is held open and every file made inside it by that handle: a directory
+  // replaced after this check is not written to. Its last part must not be a symbolic link.
+  directory_fd_ = ::open(directory_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (directory_fd_ < 0) fail("cannot open the directory", directory_);
   open_next();
+}
+
+bool RecordingFiles::taken(const std::string& name) const {
+  struct stat st {};
+  return ::fstatat(directory_fd_, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+std::FILE* RecordingFiles::create_new(const std::string& name) const {
+  // New, the owner's only, and never through a link planted under its name.
+  const int fd = ::openat(directory_fd_, name.c_str(),
+                          O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0) fail("cannot create", directory_ / name);
+  std::FILE* file = ::fdopen(fd, "wb");
+  if (!file) {
+    ::close(fd);
+    fail("cannot create", directory_ / name);
+  }
+  return file;
 }
 
 void RecordingFiles::open_next() {
@@ -49,7 +90,7 @@ void RecordingFiles::open_next() {
   std::string stem;
   while (true) {
     stem = std::to_string(millis);
-    if (!std::filesystem::exists(directory_ / (stem + ".bin")) &&
+    if (!taken(stem + ".bin") && !taken(stem + ".docguard.jsonl") &&
         (names_.empty() || stem + ".bin" > names_.back())) {
       break;
     }
@@ -59,10 +100,8 @@ void RecordingFiles::open_next() {
   side_ = {};
   data_.name = stem + ".bin";
   side_.name = stem + ".docguard.jsonl";
-  data_.file = std::fopen((directory_ / data_.name).c_str(), "wbx");
-  if (!data_.file) fail("cannot create", directory_ / data_.name);
-  side_.file = std::fopen((directory_ / side_.name).c_str(), "wbx");
-  if (!side_.file) fail("cannot create", directory_ / side_.name);
+  data_.file = create_new(data_.name);
+  side_.file = create_new(side_.name);
   names_.push_back(data_.name);
 }
 
@@ -104,13 +143,27 @@ void RecordingFiles::finish(OpenFile& f) {
   const bool flushed = std::fclose(f.file) == 0;
   f.file = nullptr;
   if (!flushed) fail("cannot write", directory_ / f.name);
-  // One line per finished file: its name and CRC-32C in hex, as the server's checksum.txt.
+  // One line per finished file: its name and CRC-32C in hex, as the server's checksum.txt. An
+  // earlier recording's list is added to; a link, a FIFO or another user's file is refused
+  // (opened without blocking, then checked on the open handle itself).
   const auto path = directory_ / "checksum.txt";
-  std::FILE* sums = std::fopen(path.c_str(), "ab");
-  if (!sums) fail("cannot open", path);
+  const int fd =
+      ::openat(directory_fd_, "checksum.txt",
+               O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+  if (fd < 0) fail("cannot open", path);
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) {
+    ::close(fd);
+    throw std::runtime_error("cannot write " + path.string() +
+                             ": it is not a regular file of the user docguard runs as");
+  }
   const std::string line = fmt::format("{}\t{:x}\n", f.name, f.crc);
-  const bool ok = std::fwrite(line.data(), 1, line.size(), sums) == line.size();
-  if (std::fclose(sums) != 0 || !ok) fail("cannot write", path);
+  const bool ok = ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size());
+  const int saved = errno;
+  if (::close(fd) != 0 || !ok) {
+    if (!ok) errno = saved;
+    fail("cannot write", path);
+  }
 }
 
 void RecordingFiles::close() {

@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <system_error>
 
+#include "docguard/base/private_files.h"
 #include "docguard/codec/bson_elements.h"
 #include "docguard/codec/crc32c.h"
 #include "docguard/codec/recording_packet.h"
@@ -21,25 +21,44 @@ bool is_data_file(const std::string& name) {
                      [](char c) { return c >= '0' && c <= '9'; });
 }
 
-// checksum.txt: "<name>\t<crc in hex>" per closed file. A line that does not read is skipped:
-// its file is then read as unverified, never refused for a line the reader cannot use.
-std::map<std::string, uint32_t> read_checksums(const std::filesystem::path& path) {
+// One checksum.txt line: "<name>\t<crc in hex>".
+void read_checksum_line(const std::string& line, std::map<std::string, uint32_t>& sums) {
+  const auto tab = line.find('\t');
+  if (tab == std::string::npos || tab + 1 >= line.size()) return;
+  try {
+    size_t used = 0;
+    const unsigned long crc = std::stoul(line.substr(tab + 1), &used, 16);
+    if (used == line.size() - tab - 1 && crc <= 0xffffffffUL) {
+      sums[line.substr(0, tab)] = static_cast<uint32_t>(crc);
+    }
+  } catch (const std::exception&) {
+    return;
+  }
+}
+
+// checksum.txt: one line per closed file. A line that does not read is skipped: its file is
+// then read as unverified, never refused for a line the reader cannot use. The file itself must
+// be a regular file (a FIFO planted under its name would block the reader forever).
+base::Expected<std::map<std::string, uint32_t>> read_checksums(const std::filesystem::path& path) {
   std::map<std::string, uint32_t> sums;
-  std::ifstream in(path);
+  auto opened = base::open_regular_file(path);
+  if (!opened) return opened.error();
+  std::FILE* in = *opened;
+  if (in == nullptr) return sums;  // no file closed yet: every file unverified
   std::string line;
-  while (std::getline(in, line)) {
-    const auto tab = line.find('\t');
-    if (tab == std::string::npos || tab + 1 >= line.size()) continue;
-    try {
-      size_t used = 0;
-      const unsigned long crc = std::stoul(line.substr(tab + 1), &used, 16);
-      if (used == line.size() - tab - 1 && crc <= 0xffffffffUL) {
-        sums[line.substr(0, tab)] = static_cast<uint32_t>(crc);
-      }
-    } catch (const std::exception&) {
+  char chunk[4096];
+  while (std::fgets(chunk, sizeof chunk, in) != nullptr) {
+    line += chunk;
+    if (!line.ends_with('\n')) {
+      if (line.size() > sizeof chunk) line.clear();  // no checksum line is this long
       continue;
     }
+    line.pop_back();
+    read_checksum_line(line, sums);
+    line.clear();
   }
+  if (!line.empty()) read_checksum_line(line, sums);
+  std::fclose(in);
   return sums;
 }
 
@@ -58,7 +77,14 @@ base::Expected<RecordingReader> RecordingReader::open(const std::filesystem::pat
   reader.options_ = options;
   for (const auto& entry : it) {
     const std::string name = entry.path().filename().string();
-    if (is_data_file(name)) reader.files_.push_back(name);
+    if (!is_data_file(name)) continue;
+    // Refused here, before any reading: a FIFO would block the reader, a link lead elsewhere.
+    std::error_code type_error;
+    if (!entry.is_symlink(type_error) && entry.is_regular_file(type_error)) {
+      reader.files_.push_back(name);
+      continue;
+    }
+    return base::bad_input(fmt::format("{} is not a regular file: refused", entry.path().string()));
   }
   if (reader.files_.empty()) {
     return base::bad_input(
@@ -67,7 +93,9 @@ base::Expected<RecordingReader> RecordingReader::open(const std::filesystem::pat
   // Names are the opening times, written with the same number of digits for centuries: name
   // order is write order.
   std::sort(reader.files_.begin(), reader.files_.end());
-  reader.checksums_ = read_checksums(dir / "checksum.txt");
+  auto checksums = read_checksums(dir / "checksum.txt");
+  if (!checksums) return checksums.error();
+  reader.checksums_ = std::move(*checksums);
   return reader;
 }
 
@@ -105,17 +133,23 @@ base::Error RecordingReader::corrupt(const std::string& what) const {
 base::Expected<bool> RecordingReader::open_next_file() {
   if (next_file_ >= files_.size()) return false;
   const auto path = directory_ / files_[next_file_++];
-  file_ = std::fopen(path.c_str(), "rb");
-  if (!file_) {
+  // Checked again as it is opened: the directory may have changed since it was listed.
+  auto data = base::open_regular_file(path);
+  if (!data) return data.error();
+  if (*data == nullptr) {
     return base::Error{base::ErrorKind::kIo, base::ErrorSource::kDocguard,
-                       fmt::format("cannot open {}", path.string())};
+                       fmt::format("cannot open {}: it is gone", path.string())};
   }
+  file_ = *data;
   offset_ = 0;
   crc_ = 0;
   if (side_) std::fclose(side_);
+  side_ = nullptr;
   side_line_.clear();
   // <ms>.bin beside <ms>.docguard.jsonl; a missing side file leaves the packets without facts.
-  side_ = std::fopen((directory_ / (path.stem().string() + ".docguard.jsonl")).c_str(), "rb");
+  auto side = base::open_regular_file(directory_ / (path.stem().string() + ".docguard.jsonl"));
+  if (!side) return side.error();
+  side_ = *side;
   return true;
 }
 

@@ -67,7 +67,10 @@ std::optional<std::chrono::milliseconds> parse_duration(std::string_view text) {
       {"ms", 1}, {"s", 1e3}, {"m", 60e3}, {"min", 60e3}, {"h", 3600e3}, {"d", 86400e3}};
   for (const auto& [name, factor] : kUnits) {
     if (iequals(suffix, name)) {
-      return std::chrono::milliseconds(static_cast<int64_t>(value * factor));
+      // Past what milliseconds hold in 64 bits the cast would be undefined: not a duration.
+      const double millis = value * factor;
+      if (!(millis < 9.2e18)) return std::nullopt;
+      return std::chrono::milliseconds(static_cast<int64_t>(millis));
     }
   }
   return std::nullopt;

@@ -55,9 +55,20 @@ void apply_yaml(const YAML::Node& root, const std::string& file, ProxyConfig& co
   }
   if (auto n = root["admin"]) {
     if (n.IsMap()) {
-      r.check_keys(n, {"listen", "token"}, "admin");
+      r.check_keys(n, {"listen", "token", "allowed_hosts"}, "admin");
       if (auto l = n["listen"]) config.admin = host_port(r, l, "admin.listen");
       if (auto t = n["token"]) config.admin_token = r.scalar(t, "admin.token");
+      if (auto h = n["allowed_hosts"]) {
+        if (h.IsScalar()) {
+          config.admin_allowed_hosts.push_back(r.scalar(h, "admin.allowed_hosts"));
+        } else if (h.IsSequence()) {
+          for (const auto& name : h) {
+            config.admin_allowed_hosts.push_back(r.scalar(name, "admin.allowed_hosts"));
+          }
+        } else {
+          r.fail(h, "admin.allowed_hosts", "expected a host name or a list of them");
+        }
+      }
     } else {
       config.admin = host_port(r, n, "admin");
     }

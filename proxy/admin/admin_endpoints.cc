@@ -9,6 +9,7 @@
 
 #include "docguard/base/constant_time.h"
 #include "docguard/base/json_writer.h"
+#include "docguard/proxy/admin_request_guard.h"
 #include "docguard/proxy/admin_server.h"
 #include "docguard/proxy/collection_facts_json.h"
 #include "docguard/proxy/coroutines.h"
@@ -115,8 +116,8 @@ awaitable<HttpResponse> report_json(const AdminRequest&, ProxyRuntime& rt) {
 
 constexpr AdminEndpoint kProxyEndpoints[] = {
     {"/metrics", kRead, true, "Prometheus metrics", metrics},
-    {"/healthz", kRead, false, "liveness: docguard answers (never needs the token)", healthz},
-    {"/readyz", kRead, true, "readiness: a writable upstream server is selectable", readyz},
+    {"/healthz", kRead, false, "liveness: docguard answers (never needs the token)", healthz, true},
+    {"/readyz", kRead, true, "readiness: a writable upstream server is selectable", readyz, true},
     {"/status", kRead, true, "the engine's statistics, collection facts, topology (JSON)", status},
     {"/report", kRead, true, "the design advisor's live report (HTML)", report_html},
     {"/report.json", kRead, true, "the same report as JSON", report_json},
@@ -156,18 +157,21 @@ std::string admin_endpoints_help() {
   return out;
 }
 
-awaitable<HttpResponse> route_admin(const std::string& method, const std::string& target,
-                                    const std::string& authorization, ProxyRuntime& rt,
-                                    const std::string& body) {
-  const std::string_view path = std::string_view(target).substr(0, target.find('?'));
+awaitable<HttpResponse> route_admin(const AdminHttpRequest& request, ProxyRuntime& rt) {
+  const std::string_view target(request.target);
+  const std::string_view path = target.substr(0, target.find('?'));
   const AdminEndpoint* endpoint = nullptr;
   for (const AdminEndpoint& e : admin_endpoints()) {
     if (e.path == path) endpoint = &e;
   }
+  // First of all, so a page of a rebound name learns nothing, not even the list of paths.
+  if (endpoint == nullptr || !endpoint->any_host) {
+    if (auto refused = refuse_foreign_host(request.host, rt.config)) co_return *refused;
+  }
   // Compared in constant time: how long a wrong token takes must not say how much of it was
   // right. An unknown path needs the token too, so the 404's list is not told to strangers.
   if ((endpoint == nullptr || endpoint->needs_token) && !rt.config.admin_token.empty() &&
-      !base::equal_in_constant_time(authorization, "Bearer " + rt.config.admin_token)) {
+      !base::equal_in_constant_time(request.authorization, "Bearer " + rt.config.admin_token)) {
     co_return HttpResponse{401, "text/plain; charset=utf-8", "missing or wrong bearer token\n"};
   }
   if (endpoint == nullptr) {
@@ -177,11 +181,14 @@ awaitable<HttpResponse> route_admin(const std::string& method, const std::string
     }
     co_return HttpResponse{404, "text/plain", "not found: try " + paths + "\n"};
   }
-  if (!allows(endpoint->methods, method)) {
+  if (!allows(endpoint->methods, request.method)) {
     const std::string allowed = methods_text(endpoint->methods);
     co_return HttpResponse{405, "text/plain", allowed + " only\n", allowed};
   }
-  co_return co_await endpoint->handler(AdminRequest{method, path, body}, rt);
+  if (request.method == "POST") {
+    if (auto refused = refuse_cross_site_post(request)) co_return *refused;
+  }
+  co_return co_await endpoint->handler(AdminRequest{request.method, path, request.body}, rt);
 }
 
 }  // namespace docguard::proxy

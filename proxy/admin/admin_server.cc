@@ -47,9 +47,17 @@ awaitable<void> serve_one(tcp::socket socket, ProxyRuntime& rt) {
   } else {
     const auto& request = parser.get();
     head = request.method() == http::verb::head;
-    response =
-        co_await route_admin(std::string(request.method_string()), std::string(request.target()),
-                             std::string(request[http::field::authorization]), rt, request.body());
+    AdminHttpRequest routed;
+    routed.method = std::string(request.method_string());
+    routed.target = std::string(request.target());
+    routed.authorization = std::string(request[http::field::authorization]);
+    routed.host = std::string(request[http::field::host]);
+    if (const auto origin = request.find(http::field::origin); origin != request.end()) {
+      routed.origin = std::string(origin->value());
+    }
+    routed.content_type = std::string(request[http::field::content_type]);
+    routed.body = request.body();
+    response = co_await route_admin(routed, rt);
   }
   http::response<http::string_body> answer{static_cast<http::status>(response.status), 11};
   answer.set(http::field::content_type, response.content_type);

@@ -2,6 +2,8 @@
 
 #include <bson/bson.h>
 
+#include <algorithm>
+#include <optional>
 #include <string_view>
 
 #include "docguard/base/json_writer.h"
@@ -74,7 +76,9 @@ base::Expected<void> apply_recording_json(const std::string& body, settings::Rec
         ok = d.has_value();
         if (ok) s.max_duration = *d;
       } else if (const auto v = number_of(it); v && *v >= 0) {
-        s.max_duration = std::chrono::milliseconds(static_cast<int64_t>(*v * 1000));
+        // Held below 1e12 s before the cast (which past 2^63 ms would be undefined); the
+        // settings' own bound (30 days) then refuses it with its reason.
+        s.max_duration = std::chrono::milliseconds(static_cast<int64_t>(std::min(*v, 1e12) * 1000));
       } else {
         ok = false;
       }
@@ -100,18 +104,41 @@ awaitable<HttpResponse> recording_status(const AdminRequest&, ProxyRuntime& rt) 
   co_return json_response(200, rt.recorder.status_json());
 }
 
+// Without a token, anything that reaches the listener could record the traffic: the recording
+// endpoints that change state need the token, or the operator's explicit leave.
+std::optional<HttpResponse> refuse_without_token(ProxyRuntime& rt) {
+  if (!rt.config.admin_token.empty() || rt.config.recording.api_without_token) return std::nullopt;
+  return error_response(403,
+                        "recording through the admin API needs admin.token set (or "
+                        "recording.api_without_token: true)",
+                        rt);
+}
+
+// What a refused start answers: 409 only when another recording holds the recorder; settings
+// that cannot be used are the request's fault (400); the files that cannot be made, the host's.
+int start_refusal_status(const base::Error& error) {
+  if (error.kind == base::ErrorKind::kRefused) return 409;
+  if (error.kind == base::ErrorKind::kIo) return 500;
+  return 400;
+}
+
 awaitable<HttpResponse> recording_start(const AdminRequest& request, ProxyRuntime& rt) {
+  if (auto refused = refuse_without_token(rt)) co_return *refused;
   settings::RecordingSettings settings = rt.config.recording;
   if (const auto applied = apply_recording_json(std::string(request.body), settings); !applied) {
     co_return error_response(400, applied.error().message, rt);
   }
+  if (const auto usable = settings::check_recording_settings(settings); !usable) {
+    co_return error_response(400, usable.error().message, rt);
+  }
   if (const auto started = rt.recorder.start(settings); !started) {
-    co_return error_response(409, started.error().message, rt);
+    co_return error_response(start_refusal_status(started.error()), started.error().message, rt);
   }
   co_return json_response(200, rt.recorder.status_json());
 }
 
 awaitable<HttpResponse> recording_stop(const AdminRequest&, ProxyRuntime& rt) {
+  if (auto refused = refuse_without_token(rt)) co_return *refused;
   if (!rt.recorder.stop()) co_return error_response(409, "no recording is running", rt);
   co_return json_response(200, rt.recorder.status_json());
 }

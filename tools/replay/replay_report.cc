@@ -4,11 +4,11 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <system_error>
 
 #include "docguard/advisor/text_format.h"
 #include "docguard/base/json_writer.h"
+#include "docguard/base/private_files.h"
 
 namespace docguard::tools {
 
@@ -215,13 +215,10 @@ base::Expected<void> write_replay_report(const ReplayReport& report) {
   std::filesystem::create_directories(report.options.report_dir, ec);
   for (const auto& [name, text] : {std::pair{"report.json", replay_report_json(report)},
                                    std::pair{"report.html", replay_report_html(report)}}) {
-    const std::filesystem::path path = report.options.report_dir / name;
-    std::ofstream file(path, std::ios::binary | std::ios::trunc);
-    file << text;
-    file.close();
-    if (!file) {
-      return base::Error{base::ErrorKind::kIo, base::ErrorSource::kDocguard,
-                         "cannot write " + path.string(), path.string()};
+    // Through a new file renamed over the old: a link planted under the name is replaced,
+    // never written through.
+    if (auto written = base::replace_file(report.options.report_dir / name, text); !written) {
+      return written;
     }
   }
   return {};

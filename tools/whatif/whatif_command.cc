@@ -2,12 +2,12 @@
 // the judgement, the report and the exit code.
 #include <spdlog/spdlog.h>
 
-#include <fstream>
 #include <iostream>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "docguard/base/private_files.h"
 #include "docguard/tools/whatif.h"
 #include "whatif_judgement.h"
 
@@ -44,10 +44,10 @@ int run_whatif(const WhatifArguments& args, const WhatifConfigLoader& load_confi
   if (args.output.empty()) {
     std::cout << report;
   } else {
-    std::ofstream out(args.output, std::ios::binary | std::ios::trunc);
-    out << report;
-    if (!out.flush()) {
-      std::cerr << "docguard whatif: cannot write " << args.output << "\n";
+    // Through a new file renamed over the old: a link planted under the name is replaced,
+    // never written through.
+    if (auto written = base::replace_file(args.output, report); !written) {
+      std::cerr << "docguard whatif: " << written.error().message << "\n";
       return kUsageOrIoError;
     }
   }

@@ -498,14 +498,25 @@ def crc32c(data: bytes) -> int:
 
 # ------------------------------------------------------------ docguard with recording
 
-def admin_call(proc, method: str, path: str, body: dict | None = None, token: str | None = TOKEN):
+def admin_call(proc, method: str, path: str, body: dict | None = None, token: str | None = TOKEN,
+               headers: dict[str, str] | None = None, raw_body: bytes | None = None):
+    """One admin request as curl would send it: a JSON body with its Content-Type. `headers`
+    adds or replaces headers (Origin, Host, Content-Type); `raw_body` is sent as it is."""
+    # No body: no data at all, or urllib would add a form's Content-Type the admin API refuses.
+    data = raw_body if raw_body is not None else (
+        json.dumps(body).encode() if body is not None else None)
     req = urllib.request.Request(f"http://127.0.0.1:{proc.ports['admin']}{path}", method=method,
-                                 data=json.dumps(body).encode() if body is not None else b"")
+                                 data=data)
+    if body is not None:
+        req.add_header("Content-Type", "application/json")
+    for name, value in (headers or {}).items():
+        req.add_header(name, value)
     if token:
         req.add_header("Authorization", f"Bearer {token}")
     try:
         with urllib.request.urlopen(req, timeout=30) as r:
-            return r.status, json.loads(r.read() or b"{}")
+            text = r.read().decode() or "{}"
+            return r.status, (json.loads(text) if text.startswith("{") else {"text": text})
     except urllib.error.HTTPError as e:
         text = e.read().decode()
         return e.code, (json.loads(text) if text.startswith("{") else {"text": text})
@@ -518,10 +529,12 @@ def metrics(proc) -> dict:
         return parse_prometheus(r.read().decode())
 
 
-def start_proxy(workdir: Path, upstream: str, recording: str = "") -> Proc:
+def start_proxy(workdir: Path, upstream: str, recording: str = "", token: str | None = TOKEN
+                ) -> Proc:
     workdir.mkdir(parents=True, exist_ok=True)
     cfg = workdir / "docguard.yaml"
-    cfg.write_text(f"admin: {{listen: '127.0.0.1:9216', token: {TOKEN}}}\n{recording}")
+    admin = f"{{listen: '127.0.0.1:9216', token: {token}}}" if token else "'127.0.0.1:9216'"
+    cfg.write_text(f"admin: {admin}\n{recording}")
     return start_docguard(upstream, workdir, config=cfg, wait_upstream=False)
 
 

@@ -66,23 +66,26 @@ def _raw(port: int, request: bytes) -> bytes:
 
 def test_admin_http_edges_over_a_socket(env, tmp_path):
     """What a browser, curl or a scanner may send: HEAD, a wrong method, a malformed or an
-    oversized request, an unknown path. Each gets its status, and the listener stays up."""
+    oversized request, an unknown path, a Host that is not this listener. Each gets its status,
+    and the listener stays up."""
     dg = harness.start_docguard(env.ferret_uri, tmp_path, extra_args=[])
     try:
         port = dg.ports["admin"]
         head = _raw(port, b"HEAD /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
         assert head.startswith(b"HTTP/1.1 200"), head
         assert b"Content-Length: 3" in head and head.endswith(b"\r\n\r\n"), head
-        wrong = _raw(port, b"POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+        wrong = _raw(port, b"POST /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                           b"Content-Length: 0\r\n\r\n")
         assert wrong.startswith(b"HTTP/1.1 405") and b"Allow: GET, HEAD" in wrong, wrong
-        get_start = _raw(port, b"GET /recording/start HTTP/1.1\r\nHost: x\r\n\r\n")
+        get_start = _raw(port, b"GET /recording/start HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         assert get_start.startswith(b"HTTP/1.1 405") and b"Allow: POST" in get_start, get_start
         assert _raw(port, b"NOT HTTP AT ALL\r\n\r\n").startswith(b"HTTP/1.1 400")
-        big = b"POST /recording/start HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n"
+        big = (b"POST /recording/start HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+               b"Content-Length: 100000\r\n\r\n")
         assert _raw(port, big + b"{" * 5000).startswith(b"HTTP/1.1 400")
         huge_head = b"GET /status HTTP/1.1\r\nX-Pad: " + b"a" * 20000 + b"\r\n\r\n"
         assert _raw(port, huge_head).startswith(b"HTTP/1.1 400")
-        missing = _raw(port, b"GET /nope HTTP/1.1\r\nHost: x\r\n\r\n")
+        missing = _raw(port, b"GET /nope HTTP/1.1\r\nHost: localhost\r\n\r\n")
         assert missing.startswith(b"HTTP/1.1 404"), missing
         # The 404 names every endpoint of the table, as --help does.
         usage = subprocess.run([str(harness.docguard_bin()), "--help"], capture_output=True,
@@ -91,6 +94,13 @@ def test_admin_http_edges_over_a_socket(env, tmp_path):
                      "/recording", "/recording/start", "/recording/stop"):
             assert path.encode() in missing, path
             assert f" {path} " in usage, path
+        # A name that is not this listener's (a page whose name was rebound to 127.0.0.1):
+        # refused before anything else, the probes excepted.
+        rebound = _raw(port, b"GET /status HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert rebound.startswith(b"HTTP/1.1 421"), rebound
+        assert b"/recording" not in rebound, rebound  # not even the 404's list
+        assert _raw(port, b"GET /nope HTTP/1.1\r\nHost: x\r\n\r\n").startswith(b"HTTP/1.1 421")
+        assert _raw(port, b"GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n").split(b" ")[1] != b"421"
         assert _get(f"http://127.0.0.1:{port}/healthz")[0] == 200
     finally:
         dg.stop()

@@ -1,12 +1,16 @@
 """Traffic recording through docguard: a SCRAM workload recorded in the MongoDB server's
 traffic-recording layout, read back by a reader written here from the layout alone; secrets
 absent from every file; a flood past a tiny queue fails the recording but no operation; start
-and stop through the admin API behind its token."""
+and stop through the admin API behind its token, or without one only by the file's opt-in;
+what a web page could send refused; settings out of bounds refused with 400; the files the
+owner's only."""
 
 from __future__ import annotations
 
 import base64
 import json
+import os
+import stat
 import threading
 import uuid
 
@@ -35,7 +39,7 @@ def auth_upstream(tmp_path):
 def test_recording_holds_every_request_in_order_and_no_secret(tmp_path, auth_upstream):
     rec = tmp_path / "rec"
     dg = start_proxy(tmp_path, auth_upstream,
-                     f"recording: {{enabled: true, directory: '{rec}', max_file_bytes: 64KiB}}\n")
+                     f"recording: {{enabled: true, directory: '{rec}', max_file_bytes: 1MiB}}\n")
     listener = Started()
     uri = f"mongodb://127.0.0.1:{dg.ports['listen']}"
     try:
@@ -46,7 +50,8 @@ def test_recording_holds_every_request_in_order_and_no_secret(tmp_path, auth_ups
                                     appName="rec-" + mechanism, retryWrites=True,
                                     event_listeners=[listener], serverSelectionTimeoutMS=10000)
             coll = c["it_rec_" + uuid.uuid4().hex[:8]].c
-            coll.insert_many([{"i": i, "pad": "x" * 200} for i in range(300)])  # kind-1
+            # 2 KB a document: over 1 MiB a client, so the data files rotate.
+            coll.insert_many([{"i": i, "pad": "x" * 2000} for i in range(300)])  # kind-1
             assert len(list(coll.find({}, batch_size=70))) == 300  # find + 4 getMores
             cursor = coll.find({}, batch_size=10)
             next(cursor)
@@ -124,7 +129,7 @@ def test_recording_holds_every_request_in_order_and_no_secret(tmp_path, auth_ups
     # Each finished file has its CRC-32C in checksum.txt.
     sums = dict(line.split("\t") for line in (rec / "checksum.txt").read_text().splitlines())
     bins = sorted(p.name for p in rec.glob("*.bin"))
-    assert len(bins) >= 2  # rotated at 64 KiB
+    assert len(bins) >= 2  # rotated at 1 MiB
     for name in bins + [n[:-4] + ".docguard.jsonl" for n in bins]:
         assert int(sums[name], 16) == crc32c((rec / name).read_bytes()), name
     side = [json.loads(line) for n in bins for line in
@@ -215,3 +220,106 @@ def test_recording_starts_and_stops_through_the_admin_api(tmp_path):
     finally:
         dg.stop()
         fdb.stop()
+
+
+def _start_body(rec, **members) -> dict:
+    return {"directory": str(rec), **members}
+
+
+def test_without_a_token_only_the_opt_in_records_and_no_web_page_can(tmp_path):
+    fdb = harness.start_ferretdb(tmp_path / "fdb")
+    upstream = f"mongodb://127.0.0.1:{fdb.ports['listen']}"
+    rec = tmp_path / "open-rec"
+    dg = start_proxy(tmp_path / "closed", upstream, token=None)
+    try:
+        code, body = admin_call(dg, "POST", "/recording/start", _start_body(rec), token=None)
+        assert code == 403 and "admin.token" in body["error"], body
+        assert "recording.api_without_token" in body["error"], body
+        assert admin_call(dg, "GET", "/recording", token=None)[0] == 200  # reading stays open
+        assert not rec.exists()
+    finally:
+        dg.stop()
+    dg = start_proxy(tmp_path / "open", upstream, "recording: {api_without_token: true}\n",
+                     token=None)
+    try:
+        port = dg.ports["admin"]
+        # What a page of another site can send without the browser asking first: a text/plain
+        # POST (with and without its Origin), a JSON one from a foreign Origin, and a page whose
+        # name was rebound to 127.0.0.1.
+        raw = json.dumps(_start_body(rec)).encode()
+        plain = {"Content-Type": "text/plain;charset=UTF-8"}
+        assert admin_call(dg, "POST", "/recording/start", token=None, raw_body=raw,
+                          headers=plain)[0] == 415
+        assert admin_call(dg, "POST", "/recording/start", token=None, raw_body=raw,
+                          headers={**plain, "Origin": "http://evil.example"})[0] == 403
+        assert admin_call(dg, "POST", "/recording/start", _start_body(rec), token=None,
+                          headers={"Origin": "http://evil.example"})[0] == 403
+        assert admin_call(dg, "POST", "/recording/start", _start_body(rec), token=None,
+                          headers={"Origin": "null"})[0] == 403
+        assert admin_call(dg, "POST", "/recording/start", _start_body(rec), token=None,
+                          headers={"Host": f"evil.example:{port}",
+                                   "Origin": f"http://evil.example:{port}"})[0] == 421
+        assert admin_call(dg, "GET", "/status", token=None,
+                          headers={"Host": f"evil.example:{port}"})[0] == 421
+        assert admin_call(dg, "GET", "/recording", token=None)[1]["state"] == "stopped"
+        assert not rec.exists()
+        # Probes answer any Host; an IP literal (a pod's address, [::1]) is never a rebound name.
+        assert admin_call(dg, "GET", "/healthz", token=None,
+                          headers={"Host": "docguard.svc:9216"})[0] == 200
+        assert harness.http_get(f"http://127.0.0.1:{port}/metrics")[0] == 200
+        assert admin_call(dg, "GET", "/status", token=None,
+                          headers={"Host": f"[::1]:{port}"})[0] == 200
+        # Settings a recording cannot have: 400, never 409 (that one is for a state conflict).
+        for members in ({"max_duration": 1e17}, {"max_file_bytes": 1},
+                        {"max_total_bytes": 10}, {"queue_bytes": 1e17}):
+            code, body = admin_call(dg, "POST", "/recording/start", _start_body(rec, **members),
+                                    token=None)
+            assert code == 400, (members, body)
+        code, body = admin_call(dg, "POST", "/recording/start", {"directory": "rel/rec"},
+                                token=None)
+        assert code == 400 and "absolute" in body["error"], body
+        assert not rec.exists()
+        # The opt-in's own way: JSON from curl (no Origin), its own origin too.
+        code, body = admin_call(dg, "POST", "/recording/start", _start_body(rec), token=None,
+                                headers={"Origin": f"http://127.0.0.1:{port}"})
+        assert code == 200 and body["state"] == "recording", body
+        c = pymongo.MongoClient(f"mongodb://127.0.0.1:{dg.ports['listen']}")
+        c.admin.command("ping")
+        c.close()
+        code, body = admin_call(dg, "POST", "/recording/stop", token=None)
+        assert code == 200 and body["state"] == "stopped" and body["packets"] > 0, body
+        assert admin_call(dg, "POST", "/recording/stop", token=None)[0] == 409
+    finally:
+        dg.stop()
+        fdb.stop()
+    # The recording is its owner's alone: the directory 0700, every file in it 0600.
+    assert stat.S_IMODE(rec.stat().st_mode) == 0o700
+    names = sorted(p.name for p in rec.iterdir())
+    assert "checksum.txt" in names and any(n.endswith(".bin") for n in names), names
+    for path in rec.iterdir():
+        assert stat.S_IMODE(path.lstat().st_mode) == 0o600, path
+
+
+def test_a_planted_checksum_link_fails_the_recording_and_is_not_followed(tmp_path):
+    fdb = harness.start_ferretdb(tmp_path / "fdb")
+    rec = tmp_path / "planted"
+    rec.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep\n")
+    os.symlink(victim, rec / "checksum.txt")
+    dg = start_proxy(tmp_path, f"mongodb://127.0.0.1:{fdb.ports['listen']}")
+    try:
+        code, body = admin_call(dg, "POST", "/recording/start", _start_body(rec))
+        assert code == 200, body
+        c = pymongo.MongoClient(f"mongodb://127.0.0.1:{dg.ports['listen']}")
+        c.admin.command("ping")
+        c.close()
+        code, body = admin_call(dg, "POST", "/recording/stop")
+        assert code == 200, body
+        status = admin_call(dg, "GET", "/recording")[1]
+        assert status["state"] == "failed" and "symbolic link" in status["reason"], status
+    finally:
+        dg.stop()
+        fdb.stop()
+    assert victim.read_text() == "keep\n"
+    assert (rec / "checksum.txt").is_symlink()

@@ -3,7 +3,9 @@
 #include "docguard/recording/recording_files.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -128,6 +130,90 @@ TEST_F(RecordingFilesTest, ADirectoryThatCannotBeMadeIsAnError) {
   RecordingFiles files(fs::path(dir_.string() + "-file") / "sub", 100, 100);
   EXPECT_THROW(files.open(), std::runtime_error);
   fs::remove(dir_.string() + "-file");
+}
+
+mode_t mode_of(const fs::path& path) {
+  struct stat st {};
+  EXPECT_EQ(::lstat(path.c_str(), &st), 0) << path;
+  return st.st_mode & 07777;
+}
+
+TEST_F(RecordingFilesTest, FilesAreTheOwnersOnlyInADirectoryOfTheOwnersOnly) {
+  const mode_t old_mask = ::umask(0);  // what a careless service manager might leave
+  RecordingFiles files(dir_ / "nested", 1 << 20, 1 << 20);
+  files.open();
+  files.write({RecordedEvent::kRequest, 1, "s", 0, 1}, std::vector<uint8_t>(100, 1), "{}");
+  files.close();
+  ::umask(old_mask);
+  EXPECT_EQ(mode_of(dir_), 0700u);
+  EXPECT_EQ(mode_of(dir_ / "nested"), 0700u);
+  const std::string data = files.file_names().front();
+  const std::string stem = data.substr(0, data.size() - 4);
+  for (const std::string& name : {data, stem + ".docguard.jsonl", std::string("checksum.txt")}) {
+    EXPECT_EQ(mode_of(dir_ / "nested" / name), 0600u) << name;
+  }
+}
+
+TEST_F(RecordingFilesTest, APlantedChecksumLinkIsNotFollowed) {
+  fs::create_directories(dir_);
+  const fs::path target = dir_.string() + "-target";
+  std::ofstream(target) << "";
+  fs::create_symlink(target, dir_ / "checksum.txt");
+  RecordingFiles files(dir_, 1 << 20, 1 << 20);
+  files.open();
+  files.write({RecordedEvent::kRequest, 1, "s", 0, 1}, std::vector<uint8_t>(100, 1), "{}");
+  try {
+    files.close();
+    ADD_FAILURE() << "a checksum.txt link was written through";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("symbolic link"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(fs::file_size(target), 0u);
+  fs::remove(target);
+}
+
+TEST_F(RecordingFilesTest, APlantedChecksumFifoFailsAtOnce) {
+  fs::create_directories(dir_);
+  ASSERT_EQ(::mkfifo((dir_ / "checksum.txt").c_str(), 0600), 0);
+  RecordingFiles files(dir_, 1 << 20, 1 << 20);
+  files.open();
+  files.write({RecordedEvent::kRequest, 1, "s", 0, 1}, std::vector<uint8_t>(100, 1), "{}");
+  try {
+    files.close();  // would wait for a reader of the FIFO, forever, if opened to block
+    ADD_FAILURE() << "a checksum.txt FIFO was written to";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("FIFO"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(RecordingFilesTest, APlantedDataFileNameIsSkippedNotFollowed) {
+  // Links under the names of the next two seconds: the recorder opens past them, writes none.
+  fs::create_directories(dir_);
+  const fs::path target = dir_.string() + "-target";
+  std::ofstream(target) << "";
+  const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
+  for (int64_t ms = now; ms < now + 2000; ++ms) {
+    fs::create_symlink(target, dir_ / (std::to_string(ms) + ".bin"));
+  }
+  RecordingFiles files(dir_, 1 << 20, 1 << 20);
+  files.open();
+  files.write({RecordedEvent::kRequest, 1, "s", 0, 1}, std::vector<uint8_t>(100, 1), "{}");
+  files.close();
+  EXPECT_EQ(fs::file_size(target), 0u);
+  EXPECT_TRUE(fs::is_regular_file(fs::symlink_status(dir_ / files.file_names().front())));
+  fs::remove(target);
+}
+
+TEST_F(RecordingFilesTest, ADirectoryThatIsALinkIsRefused) {
+  const fs::path real = dir_.string() + "-real";
+  fs::create_directories(real);
+  fs::create_symlink(real, dir_);
+  RecordingFiles files(dir_, 1 << 20, 1 << 20);
+  EXPECT_THROW(files.open(), std::runtime_error);
+  EXPECT_TRUE(fs::is_empty(real));
+  fs::remove_all(real);
 }
 
 }  // namespace

@@ -3,8 +3,10 @@
 #include "docguard/recording/recording_reader.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 
@@ -177,6 +179,43 @@ TEST_F(RecordingReaderTest, ADirectoryWithoutDataFilesIsAnError) {
   ASSERT_FALSE(reader.ok());
   EXPECT_EQ(reader.error().kind, base::ErrorKind::kBadInput);
   EXPECT_FALSE(RecordingReader::open(dir_ / "missing").ok());
+}
+
+// A name of the recording that is not a regular file: refused at once, never read (a FIFO
+// would block the reader until someone writes to it, which nobody does).
+std::string error_with(const fs::path& dir, const fs::path& planted, bool fifo) {
+  fs::remove(planted);
+  if (fifo) {
+    EXPECT_EQ(::mkfifo(planted.c_str(), 0600), 0);
+  } else {
+    fs::create_symlink("/dev/zero", planted);
+  }
+  auto reader = RecordingReader::open(dir);
+  std::string error = reader ? "" : reader.error().message;
+  while (reader && error.empty()) {
+    auto packet = reader->next();
+    if (!packet) error = packet.error().message;
+    if (packet && !*packet) break;
+  }
+  return error;
+}
+
+TEST_F(RecordingReaderTest, ANameThatIsNoRegularFileIsRefusedWithoutBlocking) {
+  const auto started = std::chrono::steady_clock::now();
+  for (bool fifo : {true, false}) {
+    for (int planted = 0; planted < 3; ++planted) {
+      fs::remove_all(dir_);
+      const std::string first = write_ten().front();
+      const std::string name = planted == 0 ? "99999999999999.bin"
+                               : planted == 1
+                                   ? first.substr(0, first.size() - 4) + ".docguard.jsonl"
+                                   : "checksum.txt";
+      const std::string error = error_with(dir_, dir_ / name, fifo);
+      EXPECT_NE(error.find("not a regular file"), std::string::npos)
+          << name << (fifo ? " (FIFO): " : " (link): ") << error;
+    }
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(10));
 }
 
 }  // namespace

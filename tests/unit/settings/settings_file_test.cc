@@ -122,5 +122,37 @@ TEST(SettingsFile, RecordingNeedsADirectoryAndKnownKeys) {
   EXPECT_EQ(error_of("recording:\n  directory: /tmp/x\n"), "");  // off: nothing more needed
 }
 
+TEST(SettingsFile, RecordingBoundsAreCheckedEvenWhenOff) {
+  // A file per message, an unbounded duration, a cast past 2^63: refused with the key's name.
+  EXPECT_NE(error_of("recording:\n  max_file_bytes: 1\n").find("recording.max_file_bytes"),
+            std::string::npos);
+  EXPECT_NE(error_of("recording:\n  max_file_bytes: 32GiB\n").find("max_file_bytes"),
+            std::string::npos);
+  EXPECT_NE(error_of("recording:\n  max_duration: 31d\n").find("30 days"), std::string::npos);
+  EXPECT_NE(error_of("recording:\n  max_duration: 1e17s\n"), "");
+  EXPECT_NE(error_of("recording:\n  queue_bytes: 100\n").find("queue_bytes"), std::string::npos);
+  EXPECT_NE(error_of("recording:\n  max_total_bytes: 1e30\n"), "");
+  EXPECT_EQ(error_of("recording:\n  max_duration: 30d\n  max_file_bytes: 1MiB\n"), "");
+}
+
+TEST(SettingsFile, ARelativeRecordingDirectoryIsTheConfigFilesOwn) {
+  ProxyConfig config;
+  apply_yaml(YAML::Load("recording:\n  directory: rec/today\n"), "/etc/docguard/docguard.yaml",
+             config);
+  EXPECT_EQ(config.recording.directory, "/etc/docguard/rec/today");
+  EXPECT_EQ(read("recording:\n  directory: /var/rec/\n").recording.directory, "/var/rec/");
+}
+
+TEST(SettingsFile, RecordingApiWithoutTokenAndAdminAllowedHosts) {
+  EXPECT_FALSE(read("").recording.api_without_token);
+  EXPECT_TRUE(read("recording:\n  api_without_token: true\n").recording.api_without_token);
+  const auto c = read("admin:\n  listen: 0.0.0.0:9216\n  allowed_hosts: [docguard.internal]\n");
+  EXPECT_EQ(c.admin_allowed_hosts, std::vector<std::string>{"docguard.internal"});
+  EXPECT_EQ(read("admin: {allowed_hosts: a.example}").admin_allowed_hosts,
+            std::vector<std::string>{"a.example"});
+  EXPECT_NE(error_of("admin: {allowed_hosts: {a: 1}}").find("admin.allowed_hosts"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace docguard::settings

@@ -5,6 +5,7 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -27,6 +28,17 @@ struct HttpResponse {
   std::string allow;  // the Allow header of a 405
 };
 
+// One request as the listener read it: what the router and its checks need of it.
+struct AdminHttpRequest {
+  std::string method;  // "GET", "HEAD", "POST", ...
+  std::string target;  // the path and its query
+  std::string authorization;
+  std::string host;                   // the Host header; empty when absent
+  std::optional<std::string> origin;  // the Origin header, when sent (browsers send it on POST)
+  std::string content_type;           // empty when absent
+  std::string body;
+};
+
 struct AdminRequest {
   std::string_view method;  // "GET", "HEAD", "POST", ...
   std::string_view path;    // the target without its query
@@ -44,6 +56,9 @@ struct AdminEndpoint {
   bool needs_token = true;  // when an admin token is set
   std::string_view help;
   AdminHandler handler = nullptr;
+  // Answers whatever Host the request names: the probes (/healthz, /readyz), which an
+  // orchestrator may send under a service name, and which change nothing and tell little.
+  bool any_host = false;
 };
 
 // Every endpoint, the proxy's own and the recorder's (recording_endpoints.cc), in help order.
@@ -54,12 +69,10 @@ std::span<const AdminEndpoint> recording_admin_endpoints();
 // One line per endpoint ("  GET  /metrics   Prometheus metrics"), for `docguard --help`.
 std::string admin_endpoints_help();
 
-// Routes one request (method, target, Authorization header value, body) through the table:
-// 401 without the token where one is needed, 404 naming the paths, 405 naming the methods.
-boost::asio::awaitable<HttpResponse> route_admin(const std::string& method,
-                                                 const std::string& target,
-                                                 const std::string& authorization,
-                                                 ProxyRuntime& runtime,
-                                                 const std::string& body = "");
+// Routes one request through the table: 421 for a Host that does not name this listener
+// (admin_request_guard.h), 401 without the token where one is needed, 404 naming the paths, 405
+// naming the methods, 403 or 415 for a POST a browser could send from another site.
+boost::asio::awaitable<HttpResponse> route_admin(const AdminHttpRequest& request,
+                                                 ProxyRuntime& runtime);
 
 }  // namespace docguard::proxy

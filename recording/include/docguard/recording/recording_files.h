@@ -30,7 +30,9 @@ class RecordingFiles {
   RecordingFiles(const RecordingFiles&) = delete;
   RecordingFiles& operator=(const RecordingFiles&) = delete;
 
-  // Makes the directory and opens the first data file; throws std::runtime_error.
+  // Makes the directory (0700, the parts that are missing) and opens the first data file
+  // (0600, as every file of the recording); throws std::runtime_error, also when the directory
+  // is a symbolic link or a file's name is taken by a link planted there.
   void open();
   enum class Written { kYes, kCapReached };
   // Writes one packet and its side line (one JSON object without the newline, or "" for
@@ -55,10 +57,13 @@ class RecordingFiles {
     uint64_t size = 0;
   };
   void open_next();
+  bool taken(const std::string& name) const;             // anything by that name in the directory
+  std::FILE* create_new(const std::string& name) const;  // throws when the name is taken
   void write_to(OpenFile& f, codec::Bytes bytes);
   void finish(OpenFile& f);
 
   std::filesystem::path directory_;
+  int directory_fd_ = -1;  // the directory, held open while the files are written
   uint64_t max_file_bytes_;
   uint64_t max_total_bytes_;
   OpenFile data_;

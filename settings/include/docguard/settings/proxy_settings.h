@@ -98,7 +98,11 @@ struct ProxyConfig {
   cluster::UpstreamUri upstream = check_upstream_uri("mongodb://127.0.0.1:27017");
   HostPort admin{"127.0.0.1", 9216};
   std::string admin_token;  // when set, admin requests need "Authorization: Bearer <token>"
-  unsigned threads = 0;     // 0: one per core
+  // admin.allowed_hosts: host names (beside IP literals, `localhost` and the admin address's own
+  // host) a request's Host header may carry; any other name is refused, so a web page whose
+  // name was rebound to this host cannot talk to the admin API.
+  std::vector<std::string> admin_allowed_hosts;
+  unsigned threads = 0;  // 0: one per core
   LogFormat log_format = LogFormat::kText;
   LogLevel log_level = LogLevel::kInfo;
   // metrics.max_series: the budget of /metrics lines; label sets past it are counted under

@@ -30,10 +30,26 @@ struct RecordingSettings {
   // `redact:`: what docguard redacts beyond its own policy (fields at any depth, namespaces),
   // and where the key vault is. `reply_documents: false` keeps replies to their status.
   codec::RedactionPolicy redaction;
+  // Whether POST /recording/start and /recording/stop answer without `admin.token` set: off, a
+  // recording is started only by someone who holds the token (or by the file's `enabled`).
+  bool api_without_token = false;
 };
 
-// Whether `settings` can be used; a configuration error says why not: a missing directory, a
-// sample outside (0, 1], bounds of zero.
+// The bounds the settings must stay in: a recording of at most 30 days, data files of 1 MiB to
+// 16 GiB (a smaller bound would make a file per message), a queue of 1 KiB to 4 GiB (its
+// memory), and all files together of 1 MiB to 1 PiB.
+inline constexpr std::chrono::milliseconds kMaxRecordingDuration = std::chrono::hours(24 * 30);
+inline constexpr uint64_t kMinRecordingFileBytes = 1ull << 20;
+inline constexpr uint64_t kMaxRecordingFileBytes = 16ull << 30;
+inline constexpr uint64_t kMinRecordingQueueBytes = 1ull << 10;
+inline constexpr uint64_t kMaxRecordingQueueBytes = 4ull << 30;
+inline constexpr uint64_t kMinRecordingTotalBytes = 1ull << 20;
+inline constexpr uint64_t kMaxRecordingTotalBytes = 1ull << 50;
+
+// Whether `settings` can be used; a configuration error says why not: a missing or relative
+// directory, a sample outside (0, 1], a duration or a size outside its bounds above.
 base::Expected<void> check_recording_settings(const RecordingSettings& settings);
+// The same without the directory (a `recording:` section that leaves recording off may omit it).
+base::Expected<void> check_recording_bounds(const RecordingSettings& settings);
 
 }  // namespace docguard::settings

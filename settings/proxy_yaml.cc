@@ -96,7 +96,7 @@ void apply_yaml(const YAML::Node& root, const std::string& file, ProxyConfig& co
   if (auto n = root["limits"]) {
     r.check_keys(n,
                  {"max_message_bytes", "max_connections", "connect_timeout", "idle_timeout",
-                  "frame_timeout", "upstream_timeout", "shutdown_timeout"},
+                  "handshake_timeout", "frame_timeout", "upstream_timeout", "shutdown_timeout"},
                  "limits");
     if (auto v = n["max_message_bytes"]) {
       const double bytes = r.bytes(v, "limits.max_message_bytes");
@@ -112,6 +112,9 @@ void apply_yaml(const YAML::Node& root, const std::string& file, ProxyConfig& co
     if (auto v = n["connect_timeout"])
       config.connect_timeout = r.duration(v, "limits.connect_timeout");
     if (auto v = n["idle_timeout"]) config.idle_timeout = r.duration(v, "limits.idle_timeout");
+    if (auto v = n["handshake_timeout"]) {
+      config.handshake_timeout = r.duration(v, "limits.handshake_timeout");
+    }
     if (auto v = n["frame_timeout"]) {
       config.frame_timeout = r.duration(v, "limits.frame_timeout");
       if (config.frame_timeout.count() == 0) r.fail(v, "limits.frame_timeout", "must be positive");

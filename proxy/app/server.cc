@@ -170,7 +170,10 @@ class Server {
   // On the main thread, for each accepted descriptor: counted against max_connections (every
   // listener together), then handed to an io thread round-robin.
   void admit(AcceptedClient client) {
-    if (runtime_.active_sessions.load() + handing_over_.load() >= runtime_.config.max_connections) {
+    // At the limit, a connection that has not completed a message yet makes room (closed on
+    // its thread, so the count passes the limit by the closes in flight, for a moment).
+    if (runtime_.active_sessions.load() + handing_over_.load() >= runtime_.config.max_connections &&
+        !sessions_.evict_silent()) {
       runtime_.metrics.connections_rejected.Increment();
       spdlog::warn("refusing connection: max_connections ({}) reached",
                    runtime_.config.max_connections);

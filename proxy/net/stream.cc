@@ -36,6 +36,22 @@ asio::awaitable<std::tuple<Stream::error_code>> Stream::wait_readable() {
       asio::bind_allocator(asio::recycling_allocator<void>(), kUseTuple));
 }
 
+asio::awaitable<std::tuple<Stream::error_code>> Stream::wait_first_bytes() {
+  uint8_t byte = 0;
+  while (true) {
+    const ssize_t n = ::recv(plain_.native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n >= 0) co_return std::tuple{error_code{}};  // bytes, or the end of the stream
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) {
+      co_return std::tuple{error_code(errno, boost::system::system_category())};
+    }
+    break;
+  }
+  if (!watch_) watch_ = std::make_unique<ReadWatch>(ReadinessPoller::of(plain_.get_executor()));
+  watch_->maybe_readable = false;  // the receive above found nothing: wait for the edge
+  co_return co_await wait_readable();
+}
+
 size_t Stream::read_ready(asio::mutable_buffer b, error_code& ec) {
   ec = {};
   while (true) {

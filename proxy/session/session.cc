@@ -47,7 +47,10 @@ Session::Session(tcp::socket client, const SessionContext& context,
       upstream_in_(std::max(context.config.max_message_bytes, codec::kDefaultMaxMessageBytes)),
       host_(context.metrics, context.request_ids),
       conversation_(context.engine, unix_client ? *unix_client->conversation : context.conversation,
-                    peer_, host_) {
+                    peer_, host_),
+      last_client_activity_(std::chrono::steady_clock::now()),
+      last_upstream_activity_(last_client_activity_),
+      accepted_at_(last_client_activity_) {
   context_.active_sessions.fetch_add(1);
   context_.metrics.connections_total.Increment();
   context_.metrics.connections_active.Increment();
@@ -66,13 +69,16 @@ awaitable<void> Session::run(std::shared_ptr<Session> self) {
   // The relay's frames live as long as the connection: this one holds only `self` and what
   // the two awaits below need; the handshake's state lives in open()'s frame, gone by then.
   try {
-    if (!co_await open()) co_return;
+    // Watched from the start: a client that never completes a message is closed at
+    // handshake_timeout, in the TLS handshake, waiting for its first byte or for the upstream.
     const auto& c = context_.config;
     auto shortest = c.frame_timeout;
     if (c.idle_timeout.count() > 0) shortest = std::min(shortest, c.idle_timeout);
     if (c.upstream_timeout.count() > 0) shortest = std::min(shortest, c.upstream_timeout);
+    if (c.handshake_timeout.count() > 0) shortest = std::min(shortest, c.handshake_timeout);
     SessionSweep::of(client_.get_executor())
         .add(*this, client_.get_executor(), SessionSweep::period_for(shortest));
+    if (!co_await open()) co_return;
     // Two plain coroutines rather than a parallel group of them: what awaits both costs more
     // memory per connection than either direction does.
     asio::co_spawn(client_.get_executor(), upstream_to_client(self), asio::detached);
@@ -108,6 +114,15 @@ awaitable<bool> Session::open() {
     }
   }
 
+  // A plain client gets its upstream connection once it has sent something: one that never
+  // speaks holds none (a TLS client has spoken by finishing its handshake).
+  if (!client_.is_tls()) {
+    auto [ec] = co_await client_.wait_first_bytes();
+    if (ec || closed_) {
+      client_.close();
+      co_return false;
+    }
+  }
   bool no_writable = false;
   const std::string failure = co_await select_and_connect(&no_writable);
   context_.metrics.upstream_up.Set(failure.empty() ? 1 : 0);
@@ -140,6 +155,13 @@ void Session::stop() {
   client_.close();
   upstream_.close();
   spdlog::debug("client {} closed", peer_);
+}
+
+void Session::close_silent() {
+  if (closed_ || spoke_.load(std::memory_order_relaxed)) return;
+  count({codec::ErrorKind::kIdleTimeout, codec::ErrorSource::kClient});
+  spdlog::info("closing connection from {}: silent at max_connections, to admit a new one", peer_);
+  stop();
 }
 
 void Session::drain() {
@@ -202,6 +224,9 @@ void Session::check_timeouts(TimePoint now) {
   } else if (upstream_frame_started_ != TimePoint{} &&
              now - upstream_frame_started_ > c.frame_timeout) {
     error = {ErrorKind::kFrameTimeout, ErrorSource::kUpstream};
+  } else if (c.handshake_timeout.count() > 0 && !spoke_.load(std::memory_order_relaxed) &&
+             now - accepted_at_ > c.handshake_timeout) {
+    error = {ErrorKind::kIdleTimeout, ErrorSource::kClient};  // it never completed a message
   } else if (c.idle_timeout.count() > 0 && conversation_.outstanding() == 0 &&
              client_frame_started_ == TimePoint{} && now - last_client_activity_ > c.idle_timeout) {
     error = {ErrorKind::kIdleTimeout, ErrorSource::kClient};
@@ -299,6 +324,7 @@ awaitable<void> Session::client_to_upstream() {
         co_return;
       }
       last_client_activity_ = std::chrono::steady_clock::now();
+      if (!spoke_.load(std::memory_order_relaxed)) spoke_.store(true, std::memory_order_relaxed);
       co_await handle_request(message);
       conversation_.release_request_buffer();
     }

@@ -31,4 +31,16 @@ void SessionRegistry::drain_all() {
   }
 }
 
+bool SessionRegistry::evict_silent() {
+  std::lock_guard lock(mutex_);
+  // Tracked in order of arrival: the first silent one is the oldest.
+  for (auto& weak : sessions_) {
+    auto s = weak.lock();
+    if (!s || !s->claim_if_silent()) continue;
+    boost::asio::post(s->executor(), [s] { s->close_silent(); });
+    return true;
+  }
+  return false;
+}
+
 }  // namespace docguard::proxy

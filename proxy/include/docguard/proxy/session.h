@@ -1,6 +1,7 @@
 // One client connection and its own upstream connection.
 #pragma once
 
+#include <atomic>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -82,6 +83,14 @@ class Session final : public std::enable_shared_from_this<Session>, private Swee
   // Asks the session to close once no request is in flight (graceful shutdown). Must be called
   // on the session's executor.
   void drain();
+  // Whether the client has not yet completed a message: a connection that may be closed to
+  // admit another at max_connections (any thread). Claims it: true once per session.
+  bool claim_if_silent() {
+    return !spoke_.load(std::memory_order_relaxed) &&
+           !claimed_.exchange(true, std::memory_order_relaxed);
+  }
+  // Closes a connection claimed above; on the session's executor.
+  void close_silent();
   boost::asio::any_io_executor executor() { return client_.get_executor(); }
   // A new topology snapshot (posted by the server on the session's executor): wakes a session
   // waiting for a writable server; a session pinned to a server that is no longer writable
@@ -155,6 +164,11 @@ class Session final : public std::enable_shared_from_this<Session>, private Swee
   TimePoint upstream_frame_started_{};  // zero when not inside an upstream message
   TimePoint last_client_activity_{};
   TimePoint last_upstream_activity_{};
+  const TimePoint accepted_at_;
+  // Set once the client's first message is whole: before that the connection is "silent", and
+  // limits.handshake_timeout and eviction at max_connections apply to it.
+  std::atomic<bool> spoke_{false};
+  std::atomic<bool> claimed_{false};  // chosen for eviction (claim_if_silent)
   bool closed_ = false;
   recording::RecordingTap recording_tap_;  // this connection's part in the traffic recording
   // The upstream server this session is pinned to, and the writable-set generation then.

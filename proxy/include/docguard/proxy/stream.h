@@ -62,6 +62,9 @@ class Stream {
   // nor an epoll_ctl re-arm is paid per wait. TLS reads go through read_some, since the TLS
   // layer may hold decrypted bytes the socket no longer shows.
   boost::asio::awaitable<std::tuple<error_code>> wait_readable();
+  // Plain TCP: waits until the client has sent something (or closed), taking nothing. Unlike
+  // wait_readable, which first assumes a socket may hold bytes, it waits for them.
+  boost::asio::awaitable<std::tuple<error_code>> wait_first_bytes();
   size_t read_ready(boost::asio::mutable_buffer b, error_code& ec);
   // Plain TCP: sends what the socket takes now without waiting and returns how much
   // that was (0 with ec = would_block when its buffer is full). A small message nearly always

@@ -117,6 +117,9 @@ struct ProxyConfig {
   uint32_t max_connections = 20'000;
   std::chrono::milliseconds connect_timeout{5'000};
   std::chrono::milliseconds idle_timeout{0};  // 0: none (drivers keep pooled connections idle)
+  // A new connection must complete its first message (a TLS one its handshake too) within this,
+  // or it is closed; it gets no upstream connection before it has sent something. 0: none.
+  std::chrono::milliseconds handshake_timeout{10'000};
   // Once a message's first byte has arrived, all of it must arrive within this (slowloris).
   std::chrono::milliseconds frame_timeout{30'000};
   // With requests in flight, the upstream must send something within this; 0: none, since

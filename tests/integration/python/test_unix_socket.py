@@ -17,12 +17,14 @@ import shutil
 import signal
 import socket
 import stat
+import struct
 import subprocess
 import tempfile
 import time
 import urllib.parse
 from pathlib import Path
 
+import bson
 import pymongo
 import pytest
 from pymongo.errors import WriteError
@@ -196,6 +198,9 @@ def test_max_connections_counts_both_listeners(started, sockdir):
     try:
         held[1].settimeout(5)
         held[1].connect(str(sock))
+        # Each has spoken: a connection that has not may be closed to admit another.
+        for h in held:
+            _ping(h)
         deadline = time.monotonic() + 10
         while s.metric("docguard_connections_active") < 2 and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -210,6 +215,15 @@ def test_max_connections_counts_both_listeners(started, sockdir):
     finally:
         for h in held:
             h.close()
+
+
+def _ping(sock: socket.socket) -> None:
+    payload = b"\0\0\0\0\0" + bson.encode({"ping": 1, "$db": "admin"})
+    sock.sendall(struct.pack("<iiii", 16 + len(payload), 1, 0, 2013) + payload)
+    head = sock.recv(16)
+    left = struct.unpack_from("<i", head)[0] - len(head)
+    while left > 0:
+        left -= len(sock.recv(left))
 
 
 def _unix_connect(path: Path) -> socket.socket:

@@ -483,8 +483,16 @@ def _open_held(dg: F.Docguard, n: int, base_active: float) -> list[socket.socket
     try:
         while len(socks) < n:
             assert time.monotonic() < deadline, f"only {len(socks)} connections opened in 120s"
+            batch = []
             for _ in range(min(500, n - len(socks))):
-                socks.append(socket.create_connection(("127.0.0.1", dg.port), timeout=10))
+                batch.append(socket.create_connection(("127.0.0.1", dg.port), timeout=10))
+            # Each speaks once: a connection gets its upstream connection only then, and one
+            # that never completes a message is closed at limits.handshake_timeout.
+            for s in batch:
+                s.sendall(F.op_msg(PING, request_id=11))
+            for s in batch:
+                assert F.read_message(s)[2] == 11
+            socks.extend(batch)
             F.wait_until(lambda: _active(dg) >= base_active + len(socks), 30,
                          what=f"{len(socks)} connections active")
     except BaseException:
@@ -569,6 +577,9 @@ def test_max_connections_rejects_extra(docguards, stub):
     held = []
     for i in range(5):
         held.append(F.connect(dg.port))
+        # Spoken: a silent connection would be closed to admit the sixth (handshake_timeout).
+        held[-1].sendall(F.op_msg(PING, request_id=4))
+        assert F.read_message(held[-1])[2] == 4
         F.wait_until(lambda: _active(dg) == i + 1, 5, what=f"{i + 1} active")
     assert dg.metric("docguard_connections_rejected_total") == 0
     before = dg.metric("docguard_connections_rejected_total")

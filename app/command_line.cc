@@ -210,7 +210,9 @@ void add_replay(CLI::App& app, CommandLine& line, std::string& recording, std::s
   CLI::App* replay = app.add_subcommand(
       "replay",
       "Runs a recording against another cluster, paced as recorded, and compares the answers "
-      "per query shape (report.json and report.html). Exit 1 when a shape differs, 2 on errors.");
+      "per query shape (report.json and report.html). Exit 1 when a shape differs, 2 on errors "
+      "and refusals (the recording's own source, longer than --max-duration), 3 when the "
+      "target failed and the replay stopped early.");
   replay->add_option("--recording", recording, "the recording's directory")
       ->type_name("DIR")
       ->required();

@@ -95,7 +95,9 @@ void Recorder::write_batch(std::deque<Queued>& batch, WriterState& w) {
     std::string shape;
     std::string source;  // a hello reply's cluster identity, when not written before
     if (p.event == RecordedEvent::kRequest) {
-      if (is_hello_command(p.command) && p.message.size() >= codec::kHeaderSize) {
+      // Only a hello the upstream answered: docguard's own answer names docguard's persona.
+      if (is_hello_command(p.command) && p.verdict == "forwarded" &&
+          p.message.size() >= codec::kHeaderSize) {
         remember(w.hellos[p.connection], codec::load_le32(p.message.data() + 4));
       }
       safe = codec::redact_request(p.message, max_message_bytes_, w.policy);

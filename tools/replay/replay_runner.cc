@@ -289,15 +289,15 @@ base::Expected<ReplayOutcome> replay_recording(const ReplayOptions& options,
         o->peak_connections, options.max_connections));
   }
   cluster::ensure_mongoc_initialized();
-  // A client of its own for each recorded connection while there are at most
-  // --max-connections of them; past that, a connection that ends frees its client for the next.
-  const size_t slots =
-      std::max<size_t>(std::min<size_t>(o->connections, options.max_connections), 1);
   // Before connecting: a target that names a recorded upstream is refused at once.
   if (auto other = refuse_own_source(o->source, options.target, nullptr, options.target_option);
       !other) {
     return other.error();
   }
+  // A client of its own for each recorded connection while there are at most
+  // --max-connections of them; past that, a connection that ends frees its client for the next.
+  const size_t slots =
+      std::max<size_t>(std::min<size_t>(o->connections, options.max_connections), 1);
   auto pool = open_pool(options, slots);
   if (!pool) return pool.error();
   const std::unique_ptr<mongoc_client_pool_t, decltype(&mongoc_client_pool_destroy)> pool_owner(

@@ -243,6 +243,17 @@ TEST_F(RecorderTest, SideFileNamesTheUpstreamAndTheClusterItsHelloGave) {
       R"({"isWritablePrimary": true, "setName": "rs0", "hosts": ["db1:27017", "db2:27017"],)"
       R"( "topologyVersion": {"processId": {"$oid": "65a1b2c3d4e5f60718293a4b"}, "counter": 6},)"
       R"( "ok": 1})";
+  {
+    // A hello docguard answered itself: its reply names docguard's persona, not the upstream.
+    RecordingTap tap;
+    recorder.on_request(tap, "p", testing::op_msg(R"({"hello": 1, "$db": "admin"})", 3),
+                        {"app", "", "hello", "answered_by_docguard"});
+    recorder.on_reply(tap, "p",
+                      codec::OpMsgBuilder(4, 3)
+                          .body(testing::json(R"({"setName": "docguard", "ok": 1})").get())
+                          .finish(),
+                      {"app", "", {}, {}});
+  }
   for (int connection = 0; connection < 2; ++connection) {
     RecordingTap tap;
     RecordedFacts facts{"app", "", "hello", "forwarded"};
@@ -267,7 +278,7 @@ TEST_F(RecorderTest, SideFileNamesTheUpstreamAndTheClusterItsHelloGave) {
     ASSERT_TRUE(packet.ok());
     if (!packet->has_value()) break;
     const SideFacts& side = (*packet)->side;
-    if ((*packet)->event == RecordedEvent::kSessionStart) {
+    if ((*packet)->event == RecordedEvent::kSessionStart && !side.upstream.empty()) {
       ++starts;
       EXPECT_EQ(side.upstream, "db1:27017");
       EXPECT_EQ(side.upstream_resolved, "10.0.0.1:27017");

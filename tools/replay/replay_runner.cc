@@ -118,9 +118,15 @@ class Dispatcher {
   void pace(uint64_t offset) {
     if (shared_.options.speed <= 0 || offset <= outline_.selected_first) return;
     offset = std::min(offset, outline_.selected_last);
-    const double micros =
-        static_cast<double>(offset - outline_.selected_first) / shared_.options.speed;
-    std::this_thread::sleep_until(start_ + std::chrono::microseconds(static_cast<int64_t>(micros)));
+    // At most about 300 years (--max-duration bounds it far below): no overflow of the clock.
+    const double micros = std::min(
+        static_cast<double>(offset - outline_.selected_first) / shared_.options.speed, 1e16);
+    const Clock::time_point until =
+        start_ + std::chrono::microseconds(static_cast<int64_t>(micros));
+    // In slices: a replay that stopped on a failing target does not sleep out a recorded pause.
+    while (!shared_.abort.stopped() && Clock::now() < until) {
+      std::this_thread::sleep_until(std::min(until, Clock::now() + std::chrono::milliseconds(100)));
+    }
   }
 
   LiveConnection& connection(uint64_t id) {

@@ -189,6 +189,25 @@ def test_selection_by_time(recorded, tmp_path):
     assert names.count("insert") == WRITES and "aggregate" not in names, names
 
 
+def test_selection_by_shape_and_by_rfc3339_time(recorded, tmp_path):
+    shapes = {s["shape"] for s in side_lines(recorded["rec"])
+              if s["event"] == "request" and s.get("command") == "aggregate"}
+    assert len(shapes) == 1, shapes  # app-reader's count_documents
+    report, commands = replay_through_staging(recorded, tmp_path, "--shape", shapes.pop())
+    names = [name for name, _ in commands]
+    assert names == ["aggregate"] * 3, names
+    # An RFC 3339 bound counts from the recording's start, its first data file's name (ms).
+    start_ms = int(sorted(recorded["rec"].glob("*.bin"))[0].stem)
+    app_of = {s["order"]: s.get("app") for s in side_lines(recorded["rec"])}
+    reader_first = min(p.offset for p in read_packets(recorded["rec"])
+                       if p.event == 0 and app_of.get(p.order) == "app-reader")
+    at = start_ms / 1000 + reader_first / 1e6 - 0.5
+    text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(at)) + f".{int(at % 1 * 1000):03d}Z"
+    report, commands = replay_through_staging(recorded, tmp_path / "rfc3339", "--from", text)
+    names = [name for name, _ in commands]
+    assert "insert" not in names and names.count("aggregate") == 3, (text, names)
+
+
 def test_a_dry_run_connects_to_nothing(recorded, tmp_path):
     started = time.monotonic()
     proc = run_replay(recorded["rec"], "mongodb://no-such-host.invalid:1", tmp_path, "--dry-run",

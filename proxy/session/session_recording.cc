@@ -26,16 +26,10 @@ void Session::record_request(codec::Bytes message, std::string_view verdict) {
 }
 
 void Session::record_reply(codec::Bytes message) {
-  context_.recorder.on_reply(recording_tap_, peer_, message,
-                             {conversation_.app_name(),
-                              conversation_.user(),
-                              {},
-                              {},
-                              {},
-                              false,
-                              {},
-                              server_,
-                              upstream_resolved_});
+  recording::RecordedFacts facts{conversation_.app_name(), conversation_.user(), {}, {}};
+  facts.upstream = server_;
+  facts.upstream_resolved = upstream_resolved_;
+  context_.recorder.on_reply(recording_tap_, peer_, message, facts);
 }
 
 }  // namespace docguard::proxy

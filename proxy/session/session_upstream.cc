@@ -119,14 +119,15 @@ awaitable<std::string> Session::connect_upstream(const std::string& server) {
     count({codec::ErrorKind::kConnect, codec::ErrorSource::kUpstream});
     co_return "timed out connecting to " + server;
   }
-  if (auto [cec, ep] = std::get<0>(result); cec) {
+  const auto [cec, ep] = std::get<0>(result);
+  if (cec) {
     count({codec::ErrorKind::kConnect, codec::ErrorSource::kUpstream});
     co_return "cannot connect to " + server + ": " + cec.message();
-  } else {
-    const std::string ip = ep.address().to_string();
-    upstream_resolved_ =
-        (ep.address().is_v6() ? "[" + ip + "]" : ip) + ":" + std::to_string(ep.port());
   }
+  // The address the name resolved to, as the recording's side file gives it.
+  const std::string ip = ep.address().to_string();
+  upstream_resolved_ =
+      (ep.address().is_v6() ? "[" + ip + "]" : ip) + ":" + std::to_string(ep.port());
   boost::system::error_code ec;
   upstream_.socket().set_option(tcp::no_delay(true), ec);
   if (context_.tls.upstream) {

@@ -7,6 +7,7 @@
 #include <bson/bson.h>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "docguard/codec/message.h"

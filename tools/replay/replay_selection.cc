@@ -80,9 +80,8 @@ bool read_rfc3339(std::string_view t, double& seconds) {
     return false;
   }
   if (at != t.size()) return false;
-  seconds = static_cast<double>(days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s -
-                                offset_minutes * 60) +
-            fraction;
+  const int64_t of_day = int64_t{h} * 3600 + int64_t{mi} * 60 + s - int64_t{offset_minutes} * 60;
+  seconds = static_cast<double>(days_from_civil(y, mo, d) * 86400 + of_day) + fraction;
   return true;
 }
 

@@ -1,6 +1,7 @@
 #include "command_line.h"
 
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <ostream>
 
 #include "docguard/advisor/finding.h"
@@ -121,13 +122,97 @@ void add_whatif(CLI::App& app, CommandLine& line) {
   whatif->callback([&line] { line.run = CommandLine::Run::kWhatif; });
 }
 
+// A CLI11 check: `accepts` says whether the text reads; `what` says what the option takes.
+CLI::Validator accepting(std::function<bool(const std::string&)> accepts, const char* what) {
+  return CLI::Validator(
+      [accepts = std::move(accepts), what](std::string& text) {
+        return accepts(text) ? std::string() : std::string("takes ") + what;
+      },
+      "", what);
+}
+
+// Stopping early, replaying part of a recording, the dry run and the longest wait.
+void add_replay_safety(CLI::App* replay, tools::ReplayOptions& r) {
+  replay
+      ->add_option("--abort-error-rate", r.abort_error_rate,
+                   "stop when this share of the window's requests failed (default 0.5)")
+      ->type_name("R")
+      ->check(accepting(
+          [](const std::string& text) {
+            double rate = 0;
+            return tools::parse_duration(text, rate) && text.back() >= '0' && text.back() <= '9' &&
+                   rate <= 1;
+          },
+          "a share above 0, at most 1"));
+  replay
+      ->add_option("--abort-window", r.abort_window,
+                   "the last N requests the error rate and latency are judged over (default 100)")
+      ->type_name("N")
+      ->check(CLI::PositiveNumber);
+  replay
+      ->add_option("--abort-latency", r.abort_latency_ms,
+                   "stop when the window's median replayed latency is above MS (default: off)")
+      ->type_name("MS")
+      ->check(CLI::PositiveNumber);
+  for (const auto& [name, bound] :
+       {std::pair{"--from", &r.selection.from}, std::pair{"--to", &r.selection.to}}) {
+    replay
+        ->add_option(name, *bound,
+                     std::string("replay requests recorded ") +
+                         (name[2] == 'f' ? "from" : "up to") +
+                         " this time: seconds since the recording's start, or an RFC 3339 time")
+        ->type_name("SECONDS|TIME")
+        ->check(accepting(
+            [](const std::string& text) {
+              double value = 0;
+              bool absolute = false;
+              return tools::parse_time_bound(text, value, absolute);
+            },
+            "seconds or an RFC 3339 time"));
+  }
+  replay->add_option("--app", r.selection.apps, "replay this app's requests; repeat for more")
+      ->type_name("NAME")
+      ->allow_extra_args(false);
+  replay
+      ->add_option("--namespace", r.selection.namespaces,
+                   "replay requests on this namespace (db.coll, db.* or db); repeat for more")
+      ->type_name("NS")
+      ->allow_extra_args(false);
+  replay->add_option("--command", r.selection.commands, "replay this command; repeat for more")
+      ->type_name("NAME")
+      ->allow_extra_args(false);
+  replay
+      ->add_option("--shape", r.selection.shapes,
+                   "replay requests of this shape (its text as the report names it); repeat")
+      ->type_name("TEXT")
+      ->allow_extra_args(false);
+  replay->add_flag("--dry-run", r.dry_run,
+                   "connect to nothing: print what would be sent or skipped, and the counts");
+  replay
+      ->add_option_function<std::string>(
+          "--max-duration",
+          [&r](const std::string& text) {
+            (void)tools::parse_duration(text, r.max_duration_seconds);
+          },
+          "refuse a replay expected to take longer (default 24h)")
+      ->type_name("90s|15m|24h")
+      ->check(accepting(
+          [](const std::string& text) {
+            double seconds = 0;
+            return tools::parse_duration(text, seconds);
+          },
+          "a duration such as 90s, 15m or 24h"));
+}
+
 void add_replay(CLI::App& app, CommandLine& line, std::string& recording, std::string& report_dir,
                 std::string& speed, std::vector<std::string>& ignore) {
   tools::ReplayOptions& r = line.replay;
   CLI::App* replay = app.add_subcommand(
       "replay",
       "Runs a recording against another cluster, paced as recorded, and compares the answers "
-      "per query shape (report.json and report.html). Exit 1 when a shape differs, 2 on errors.");
+      "per query shape (report.json and report.html). Exit 1 when a shape differs, 2 on errors "
+      "and refusals (the recording's own source, longer than --max-duration), 3 when the "
+      "target failed and the replay stopped early.");
   replay->add_option("--recording", recording, "the recording's directory")
       ->type_name("DIR")
       ->required();
@@ -170,6 +255,7 @@ void add_replay(CLI::App& app, CommandLine& line, std::string& recording, std::s
                    "a copy of production replayed against as well: what differs there too is "
                    "noise")
       ->type_name("URI");
+  add_replay_safety(replay, r);
   replay->callback([&line] { line.run = CommandLine::Run::kReplay; });
 }
 

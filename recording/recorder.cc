@@ -193,6 +193,8 @@ void Recorder::push(RecordingTap& tap, RecordedEvent event, std::string_view pee
         start.session = peer;
         start.order = ++order_;
         start.offset_micros = static_cast<uint64_t>(offset);
+        start.upstream = facts.upstream;
+        start.upstream_resolved = facts.upstream_resolved;
         queue_.push_back(std::move(start));
         tap.started = true;
       }

@@ -7,6 +7,7 @@
 #include "docguard/base/json_writer.h"
 #include "docguard/codec/recording_redaction.h"
 #include "docguard/recording/recorded_shape.h"
+#include "docguard/recording/recorded_source.h"
 #include "docguard/recording/recorder.h"
 #include "docguard/recording/recording_namespace.h"
 #include "writer_state.h"
@@ -29,11 +30,19 @@ const char* event_name(RecordedEvent e) {
   return "unknown";
 }
 
+// Where the traffic went: a session_start's upstream server, a hello reply's cluster identity
+// (a JSON object, recorded_source.h). Empty on most lines.
+struct SourceFacts {
+  std::string_view upstream;
+  std::string_view upstream_resolved;
+  std::string_view source_json;
+};
+
 // docguard's facts of one packet, keyed like the packet (connection, order): one JSON line.
 std::string side_line(const PacketHeader& h, std::string_view ns, std::string_view app,
                       std::string_view user, std::string_view command, std::string_view shape,
                       std::string_view verdict, std::string_view rule, bool refused, bool marker,
-                      std::string_view refused_statements) {
+                      std::string_view refused_statements, const SourceFacts& source) {
   json::Writer w;
   w.begin_object().member("connection", h.connection).member("order", h.order);
   w.member("event", event_name(h.event));
@@ -53,6 +62,9 @@ std::string side_line(const PacketHeader& h, std::string_view ns, std::string_vi
     w.key("refused_statements").raw("[" + std::string(refused_statements) + "]");
   }
   if (marker) w.member("unrecorded", true);
+  member("upstream", source.upstream);
+  member("upstream_resolved", source.upstream_resolved);
+  if (!source.source_json.empty()) w.key("source").raw(source.source_json);
   w.end_object();
   return w.take();
 }
@@ -68,6 +80,20 @@ bool take_sensitive(std::vector<SensitiveRequest>& requests, int32_t response_to
   return true;
 }
 
+// Remembers a connection's request id among a few (oldest forgotten first).
+void remember(std::vector<int32_t>& ids, int32_t id) {
+  if (ids.size() >= 64) ids.erase(ids.begin());
+  ids.push_back(id);
+}
+
+// Whether `response_to` answers one of the remembered request ids (and forgets it).
+bool take_id(std::vector<int32_t>& ids, int32_t response_to) {
+  const auto it = std::find(ids.begin(), ids.end(), response_to);
+  if (it == ids.end()) return false;
+  ids.erase(it);
+  return true;
+}
+
 }  // namespace
 
 void Recorder::write_batch(std::deque<Queued>& batch, WriterState& w) {
@@ -78,7 +104,13 @@ void Recorder::write_batch(std::deque<Queued>& batch, WriterState& w) {
     codec::RecordableMessage safe;
     std::string ns;
     std::string shape;
+    std::string source;  // a hello reply's cluster identity, when not written before
     if (p.event == RecordedEvent::kRequest) {
+      // Only a hello the upstream answered: docguard's own answer names docguard's persona.
+      if (is_hello_command(p.command) && p.verdict == "forwarded" &&
+          p.message.size() >= codec::kHeaderSize) {
+        remember(w.hellos[p.connection], codec::load_le32(p.message.data() + 4));
+      }
       safe = codec::redact_request(p.message, max_message_bytes_, w.policy, &w.cursors);
       if (safe.sensitive) {
         auto& requests = w.sensitive[p.connection];
@@ -95,6 +127,17 @@ void Recorder::write_batch(std::deque<Queued>& batch, WriterState& w) {
       int64_t cursor = 0;
       const bool to_sensitive =
           it != w.sensitive.end() && take_sensitive(it->second, response_to, &cursor);
+      // The upstream's hello reply as it came, before the redaction and before any rewrite for
+      // the client: which cluster answered. Written once per identity, the line stays small.
+      if (auto hello = w.hellos.find(p.connection);
+          hello != w.hellos.end() && take_id(hello->second, response_to)) {
+        source = hello_source_json(p.message);
+        if (std::find(w.sources.begin(), w.sources.end(), source) != w.sources.end()) {
+          source.clear();
+        } else if (!source.empty() && w.sources.size() < 64) {
+          w.sources.push_back(source);
+        }
+      }
       safe = codec::redact_reply(p.message, to_sensitive, max_message_bytes_, w.policy, &w.cursors,
                                  cursor);
     }
@@ -105,9 +148,11 @@ void Recorder::write_batch(std::deque<Queued>& batch, WriterState& w) {
     if (p.event == RecordedEvent::kSessionEnd) {
       w.open.erase(p.connection);
       w.sensitive.erase(p.connection);
+      w.hellos.erase(p.connection);
     }
-    const std::string line = side_line(h, ns, p.app, p.user, p.command, shape, p.verdict, p.rule,
-                                       p.refused, safe.marker, p.refused_statements);
+    const std::string line =
+        side_line(h, ns, p.app, p.user, p.command, shape, p.verdict, p.rule, p.refused, safe.marker,
+                  p.refused_statements, {p.upstream, p.upstream_resolved, source});
     try {
       if (files_->write(h, safe.bytes, line) == RecordingFiles::Written::kCapReached) {
         end_from_writer(State::kStopped, "recording.max_total_bytes reached");

@@ -243,6 +243,19 @@ base::Expected<void> RecordingReader::read_side(RecordedPacket& packet) {
       f.user = string_member(doc, "user");
       f.verdict = string_member(doc, "verdict");
       f.rule = string_member(doc, "rule");
+      f.command = string_member(doc, "command");
+      f.ns = string_member(doc, "ns");
+      f.shape = string_member(doc, "shape");
+      f.upstream = string_member(doc, "upstream");
+      f.upstream_resolved = string_member(doc, "upstream_resolved");
+      if (bson_iter_t source;
+          bson_iter_init_find(&source, &doc, "source") && BSON_ITER_HOLDS_DOCUMENT(&source)) {
+        uint32_t length = 0;
+        const uint8_t* data = nullptr;
+        bson_iter_document(&source, &length, &data);
+        bson_t object;
+        if (bson_init_static(&object, data, length)) f.source = source_from_json(object);
+      }
       f.refused = bool_member(doc, "refused");
       f.unrecorded = bool_member(doc, "unrecorded");
       codec::BsonElements statements(&doc);

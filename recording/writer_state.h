@@ -36,6 +36,11 @@ struct Recorder::WriterState {
   codec::SensitiveCursors cursors;
   // connections started and not yet ended -> their session text, ended when the recording ends
   std::unordered_map<uint64_t, std::string> open;
+  // connection -> its hello requests' ids, whose replies say which cluster answered
+  std::unordered_map<uint64_t, std::vector<int32_t>> hellos;
+  // The upstream identities already written: each is written once, on the first reply that
+  // shows it (a replica set's members alternate; bounded).
+  std::vector<std::string> sources;
   std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
   bool broken = false;  // a write failed or the cap was reached: nothing more goes to the files
 };

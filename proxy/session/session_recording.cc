@@ -22,12 +22,14 @@ void Session::record_request(codec::Bytes message, std::string_view verdict) {
   context_.recorder.on_request(
       recording_tap_, peer_, message,
       {conversation_.app_name(), conversation_.user(), conversation_.request_command(), verdict,
-       conversation_.request_rule(), refused, statements});
+       conversation_.request_rule(), refused, statements, server_, upstream_resolved_});
 }
 
 void Session::record_reply(codec::Bytes message) {
-  context_.recorder.on_reply(recording_tap_, peer_, message,
-                             {conversation_.app_name(), conversation_.user(), {}, {}});
+  recording::RecordedFacts facts{conversation_.app_name(), conversation_.user(), {}, {}};
+  facts.upstream = server_;
+  facts.upstream_resolved = upstream_resolved_;
+  context_.recorder.on_reply(recording_tap_, peer_, message, facts);
 }
 
 }  // namespace docguard::proxy

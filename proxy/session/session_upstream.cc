@@ -1,5 +1,5 @@
-// Session: choosing and connecting the upstream server, and leaving it on failover.
-// The relay itself is in session.cc.
+// Session: opening a connection (the client's TLS handshake, its first bytes) and choosing and
+// connecting the upstream server, and leaving it on failover. The relay itself is in session.cc.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -18,6 +18,64 @@
 namespace docguard::proxy {
 
 using namespace asio::experimental::awaitable_operators;
+
+awaitable<bool> Session::open() {
+  if (!unix_socket_) {
+    boost::system::error_code ec;
+    client_.socket().set_option(tcp::no_delay(true), ec);
+  }
+
+  if (context_.tls.client_facing && !unix_socket_) {
+    asio::steady_timer timer(client_.get_executor(), context_.config.connect_timeout);
+    auto result = co_await (
+        client_.start_tls(*context_.tls.client_facing, asio::ssl::stream_base::server, "") ||
+        timer.async_wait(kUseTuple));
+    if (result.index() == 1 || std::get<0>(result)) {
+      const std::string why = result.index() == 1 ? "timed out" : std::get<0>(result).message();
+      count({codec::ErrorKind::kTlsHandshake, codec::ErrorSource::kClient});
+      spdlog::warn("closing connection from {}: TLS handshake failed: {}", peer_, why);
+      client_.close();
+      co_return false;
+    }
+    // With tls.ca_file the client's certificate was required and verified: its subject is the
+    // connection's user (auth_watcher.h).
+    if (std::string subject = client_.verified_peer_subject(); !subject.empty()) {
+      conversation_.set_certificate_user(subject);
+    }
+  }
+
+  // A plain client gets its upstream connection once it has sent something: one that never
+  // speaks holds none (a TLS client has spoken by finishing its handshake).
+  if (!client_.is_tls()) {
+    auto [ec] = co_await client_.wait_first_bytes();
+    if (ec || closed_) {
+      client_.close();
+      co_return false;
+    }
+  }
+  bool no_writable = false;
+  const std::string failure = co_await select_and_connect(&no_writable);
+  context_.metrics.upstream_up.Set(failure.empty() ? 1 : 0);
+  if (!failure.empty()) {
+    if (no_writable) {
+      spdlog::warn("no writable upstream server for client {}: {}", peer_, failure);
+      co_await refuse_requests(codec::ServerError::kFailedToSatisfyReadPreference,
+                               "docguard: " + failure, /*only_first=*/false);
+    } else {
+      spdlog::warn("upstream unreachable for client {}: {}", peer_, failure);
+      // The first request (normally the hello) gets the reason instead of a bare reset.
+      co_await refuse_requests(codec::ServerError::kHostUnreachable,
+                               "docguard: upstream " + context_.router->uri().redacted +
+                                   " is unreachable (" + failure + ")",
+                               /*only_first=*/true);
+    }
+    client_.close();
+    co_return false;
+  }
+  spdlog::debug("client {} connected, upstream {}", peer_, server_);
+  last_client_activity_ = last_upstream_activity_ = std::chrono::steady_clock::now();
+  co_return true;
+}
 
 awaitable<std::string> Session::select_and_connect(bool* no_writable) {
   Router& router = *context_.router;
@@ -119,10 +177,15 @@ awaitable<std::string> Session::connect_upstream(const std::string& server) {
     count({codec::ErrorKind::kConnect, codec::ErrorSource::kUpstream});
     co_return "timed out connecting to " + server;
   }
-  if (auto [cec, ep] = std::get<0>(result); cec) {
+  const auto [cec, ep] = std::get<0>(result);
+  if (cec) {
     count({codec::ErrorKind::kConnect, codec::ErrorSource::kUpstream});
     co_return "cannot connect to " + server + ": " + cec.message();
   }
+  // The address the name resolved to, as the recording's side file gives it.
+  const std::string ip = ep.address().to_string();
+  upstream_resolved_ =
+      (ep.address().is_v6() ? "[" + ip + "]" : ip) + ":" + std::to_string(ep.port());
   boost::system::error_code ec;
   upstream_.socket().set_option(tcp::no_delay(true), ec);
   if (context_.tls.upstream) {

@@ -131,14 +131,18 @@ void ConnectionReplay::run() {
 
 void ConnectionReplay::replay(PendingStep& step) {
   const ReplayOptions& options = shared_.options;
+  if (shared_.abort.stopped()) {
+    // Handed over before the replay stopped: not sent either.
+    ++counts.skipped["aborted"];
+    if (!step.kind.more_to_come) step.wait_reply();
+    return;
+  }
   const std::span<const int32_t> refused =
       options.as_sent_by_client ? std::span<const int32_t>() : step.refused_statements;
   ReplayRequest request = rewrite_request(step.request, shared_.cursors, refused);
   request.is_write = step.kind.is_write;
   if (request.action != RequestAction::kSend) {
-    ++counts.skipped[request.action == RequestAction::kEmpty             ? "answered_by_docguard"
-                     : request.action == RequestAction::kSecretNamespace ? "secret_namespace"
-                                                                         : "invalid_request"];
+    ++counts.skipped[skip_reason_of(request.action)];
     if (!step.kind.more_to_come) step.wait_reply();
     return;
   }
@@ -200,13 +204,23 @@ void ConnectionReplay::compare(PendingStep& step, ReplayRequest& request, OpenOp
   ++sent;
   // Whatever came back, the recorded reply is the reader's to hand over.
   const bool recorded = !step.kind.more_to_come && step.wait_reply();
+  bool live_ok = false;
   if (!answered) {
     ++counts.failed;
     if (op.live_error.empty()) op.live_error = failure;
   } else {
     codec::BsonElements status(live.get());
-    ok += status.find("ok") && status.as_double() == 1.0;
+    live_ok = status.find("ok") && status.as_double() == 1.0;
+    ok += live_ok;
   }
+  // An error for --abort-error-rate: no answer, or a refusal of what the recorded cluster did.
+  bool recorded_ok = false;
+  if (recorded) {
+    codec::BsonElements status(reply_document(step.reply()));
+    recorded_ok = status.find("ok") && status.as_double() == 1.0;
+  }
+  shared_.abort.add(!answered || (recorded_ok && !live_ok), answered,
+                    static_cast<uint64_t>(micros));
   // An unacknowledged write (moreToCome), or a request whose reply the recording ended
   // before: nothing to compare the live reply with.
   if (!recorded) return;

@@ -94,6 +94,7 @@ struct ReplayShared {
   ShapeTally tally;
   OpenOperations open;
   ReplayProgress& progress;
+  AbortWatch& abort;
 };
 
 class ConnectionReplay {

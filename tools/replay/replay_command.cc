@@ -118,10 +118,12 @@ int run_replay(const ReplayOptions& options) {
     std::fprintf(stderr, "docguard replay: %s\n", outcome.error().message.c_str());
     return 2;
   }
-  if (!options.baseline.empty()) {
-    // The same replay against a copy of production: what differs there too is noise.
+  if (!options.baseline.empty() && !outcome->aborted && !outcome->dry_run) {
+    // The same replay against a copy of production: what differs there too is noise. The
+    // baseline is a copy, another cluster: the recording's own source is refused there too.
     ReplayOptions against_baseline = options;
     against_baseline.target = options.baseline;
+    against_baseline.target_option = "--baseline";
     ReplayProgress baseline_progress;
     base::Expected<ReplayOutcome> baseline = base::Error{};
     {
@@ -129,10 +131,15 @@ int run_replay(const ReplayOptions& options) {
       baseline = replay_recording(against_baseline, baseline_progress);
     }
     if (!baseline) {
-      std::fprintf(stderr, "docguard replay: --baseline: %s\n", baseline.error().message.c_str());
+      std::fprintf(stderr, "docguard replay: %s\n", baseline.error().message.c_str());
       return 2;
     }
-    mark_noise(outcome->shapes, baseline->shapes);
+    if (baseline->aborted) {
+      outcome->aborted = ReplayAbort{"--baseline: " + baseline->aborted->reason,
+                                     baseline->aborted->after_requests};
+    } else {
+      mark_noise(outcome->shapes, baseline->shapes);
+    }
   }
   const std::vector<ShapeResult>& shapes = outcome->shapes;
   const ReplayReport report{options, *outcome, shapes};
@@ -162,6 +169,17 @@ int run_replay(const ReplayOptions& options) {
       static_cast<unsigned long long>(c.failed), static_cast<double>(c.replay_micros) / 1e6,
       static_cast<double>(c.recorded_micros) / 1e6, differing, shapes.size(), not_comparable, noise,
       options.report_dir.string().c_str());
+  if (outcome->dry_run) {
+    std::fprintf(stderr, "docguard replay: dry run: nothing was sent, no cluster was contacted\n");
+    return 0;
+  }
+  if (outcome->aborted) {
+    std::fprintf(stderr,
+                 "docguard replay: stopped early after %llu requests: %s (the report is partial)\n",
+                 static_cast<unsigned long long>(outcome->aborted->after_requests),
+                 outcome->aborted->reason.c_str());
+    return 3;
+  }
   return differing > 0 ? 1 : 0;
 }
 

@@ -1,12 +1,13 @@
 // What `docguard replay` may send, decided before anything is sent: a replay against staging
 // does only what production did. A request is read by the server's rule (codec's
 // request_identity.h): a legacy OP_QUERY command other than the handshake, a request whose `$db`
-// is missing or invalid, or one the recorded server refused for its form is never sent. A command is replayed only from an allow-list (reads, CRUD,
-// cursors, transactions' ends, and the catalog commands a workload needs); everything else (user
-// and role management, parameters, applyOps, replica-set and sharding administration,
-// shutdown, ...) is skipped and counted by name. A request whose recording holds the
-// redaction marker is never sent (it would write the marker as a password or a value), nor is a
-// request docguard itself answered (a refused write never reached the recorded cluster).
+// is missing or invalid, or one the recorded server refused for its form is never sent. A command
+// is replayed only from an allow-list (reads, CRUD, cursors, transactions' ends, and the catalog
+// commands a workload needs); everything else (user and role management, parameters, applyOps,
+// replica-set and sharding administration, shutdown, ...) is skipped and counted by name. A request
+// whose recording holds the redaction marker is never sent (it would write the marker as a password
+// or a value), nor is a request docguard itself answered (a refused write never reached the
+// recorded cluster).
 #pragma once
 
 #include <cstdint>
@@ -18,20 +19,20 @@
 namespace docguard::tools {
 
 enum class SkipReason {
-  kNone,                // replay it
-  kHandshake,           // hello, authentication, endSessions: libmongoc does its own
-  kMarker,              // the recorder wrote a marker in place of the message
-  kRedacted,            // the recorded message holds the redaction marker
-  kNotAllowed,          // not on the allow-list: counted by name
-  kWritesOut,           // an aggregate with $out or $merge, without --allow-writes-out
-  kReadOnly,            // a write, under --read-only
-  kLegacy,              // a legacy request that is not a command (OP_INSERT, OP_QUERY on a collection)
-  kLegacyCommand,       // an OP_QUERY command but the handshake: the server refuses it since 5.1
-  kInvalid,             // a request the server refuses by its form: no or an invalid `$db`, no name
-  kMalformed,           // a message the codec cannot parse
+  kNone,           // replay it
+  kHandshake,      // hello, authentication, endSessions: libmongoc does its own
+  kMarker,         // the recorder wrote a marker in place of the message
+  kRedacted,       // the recorded message holds the redaction marker
+  kNotAllowed,     // not on the allow-list: counted by name
+  kWritesOut,      // an aggregate with $out or $merge, without --allow-writes-out
+  kReadOnly,       // a write, under --read-only
+  kLegacy,         // a legacy request that is not a command (OP_INSERT, OP_QUERY on a collection)
+  kLegacyCommand,  // an OP_QUERY command but the handshake: the server refuses it since 5.1
+  kInvalid,        // a request the server refuses by its form: no or an invalid `$db`, no name
+  kMalformed,      // a message the codec cannot parse
   kRefusedWhenRecorded,  // the recorded reply refused it for its form, or as unauthorized
-  kAnsweredByDocguard,  // docguard refused it: the recorded cluster never saw it
-  kSecretNamespace      // it reads or writes users, roles or the key vault
+  kAnsweredByDocguard,   // docguard refused it: the recorded cluster never saw it
+  kSecretNamespace       // it reads or writes users, roles or the key vault
 };
 
 struct ReplayPolicy {

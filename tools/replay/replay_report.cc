@@ -126,6 +126,11 @@ std::string replay_report_json(const ReplayReport& report) {
     w.value("max");
   }
   w.member("read_only", report.options.read_only);
+  if (report.outcome.dry_run) w.member("dry_run", true);
+  if (const auto& aborted = report.outcome.aborted) {
+    w.key("aborted").begin_object().member("reason", aborted->reason);
+    w.member("after_requests", aborted->after_requests).end_object();
+  }
   write_counts(w, report.outcome.counts);
   w.member("differing_shapes", differing_shapes(report.shapes)).key("shapes").begin_array();
   for (const ShapeResult& s : report.shapes) {
@@ -160,6 +165,14 @@ std::string replay_report_html(const ReplayReport& report) {
       "</title><style>" +
       std::string(advisor::html_page_style()) + kReplayClasses +
       "</style></head><body><h1>docguard replay</h1>";
+  if (report.outcome.dry_run) {
+    html += "<p><b>Dry run: nothing was sent.</b> The counts say what a replay would send.</p>";
+  }
+  if (const auto& aborted = report.outcome.aborted) {
+    html += "<p class='differs'><b>Stopped early after " + std::to_string(aborted->after_requests) +
+            " requests: " + html_escape(aborted->reason) +
+            ".</b> What follows covers those requests only.</p>";
+  }
   html += "<p>Recording <code>" + html_escape(report.options.recording.string()) + "</code>, " +
           std::to_string(c.connections) + " connections, " + std::to_string(c.requests) +
           " requests: " + std::to_string(c.sent) + " replayed, " + std::to_string(c.handshakes) +

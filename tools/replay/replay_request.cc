@@ -199,6 +199,21 @@ ReplayRequest rewrite_request(codec::Bytes message, const CursorMap& cursors,
   return out;
 }
 
+const char* skip_reason_of(RequestAction action) {
+  switch (action) {
+    case RequestAction::kEmpty:
+      return "answered_by_docguard";
+    case RequestAction::kSecretNamespace:
+      return "secret_namespace";
+    case RequestAction::kHandshake:
+      return "handshake";
+    case RequestAction::kSend:
+    case RequestAction::kUnsupported:
+      break;
+  }
+  return "invalid_request";
+}
+
 BsonView reply_document(codec::Bytes message) {
   try {
     if (message.size() < codec::kHeaderSize) return {};

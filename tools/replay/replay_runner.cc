@@ -11,7 +11,7 @@
 #include <mongoc/mongoc.h>
 
 #include <chrono>
-#include <map>
+#include <cstdio>
 #include <memory>
 #include <thread>
 #include <unordered_map>
@@ -23,7 +23,10 @@
 #include "docguard/codec/op_msg.h"
 #include "docguard/recording/recording_reader.h"
 #include "replay_clients.h"
+#include "replay_dry_run.h"
+#include "replay_outline.h"
 #include "replay_policy.h"
+#include "replay_source.h"
 
 namespace docguard::tools {
 
@@ -31,90 +34,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// What the first pass learns.
-struct RecordingOutline {
-  std::unordered_map<uint64_t, uint64_t> last_order;  // connection -> its last packet's order
-  uint64_t connections = 0;
-  uint64_t peak_connections = 0;
-  uint64_t requests = 0;
-  uint64_t first_offset = 0;
-  uint64_t last_offset = 0;
-  uint64_t unverified_files = 0;
-  // Requests whose recorded reply refused them for their form or as unauthorized
-  // (recorded_refusal_code): (connection, request id) -> the code, known before the request is
-  // met in the second pass. Bounded (kMaxRecordedRefusals).
-  std::map<std::pair<uint64_t, int32_t>, int32_t> refused_when_recorded;
-  bool too_many_refusals = false;
-};
-
-// How many refused requests the first pass remembers: a recording with more is refused (exit 2)
-// rather than replayed with some of them sent.
-constexpr size_t kMaxRecordedRefusals = 1'000'000;
-
-base::Expected<RecordingOutline> outline(const ReplayOptions& options) {
-  RecordingOutline o;
-  {
-    auto reader = recording::RecordingReader::open(
-        options.recording, recording::ReadOptions{options.accept_torn_tail});
-    if (!reader) return reader.error();
-    bool first = true;
-    while (true) {
-      auto packet = reader->next();
-      if (!packet) return packet.error();
-      if (!packet->has_value()) break;
-      const recording::RecordedPacket& p = **packet;
-      if (first) o.first_offset = p.offset_micros;
-      first = false;
-      o.last_offset = std::max(o.last_offset, p.offset_micros);
-      o.last_order[p.connection] = p.order;
-      o.requests += p.event == codec::RecordedEvent::kRequest && !p.message.empty() ? 1 : 0;
-      if (p.event == codec::RecordedEvent::kResponse && p.message.size() >= codec::kHeaderSize) {
-        if (const int32_t code = recorded_refusal_code(p.message); code != 0) {
-          if (o.refused_when_recorded.size() >= kMaxRecordedRefusals) {
-            o.too_many_refusals = true;
-          } else {
-            o.refused_when_recorded[{p.connection,
-                                     codec::read_header(p.message.data()).response_to}] = code;
-          }
-        }
-      }
-    }
-    o.unverified_files = static_cast<uint64_t>(reader->unverified_files());
-  }
-  if (o.too_many_refusals) {
-    return base::bad_input(fmt::format(
-        "the recording holds more than {} requests the recorded server refused for their form or "
-        "as unauthorized; replay part of it",
-        kMaxRecordedRefusals));
-  }
-  o.connections = o.last_order.size();
-  return o;
-}
-
-// The peak of connections open at once: a connection is open from its first packet to its last.
-base::Expected<uint64_t> peak_connections(const ReplayOptions& options, const RecordingOutline& o) {
-  auto reader = recording::RecordingReader::open(options.recording,
-                                                 recording::ReadOptions{options.accept_torn_tail});
-  if (!reader) return reader.error();
-  std::unordered_set<uint64_t> open;
-  uint64_t peak = 0;
-  while (true) {
-    auto packet = reader->next();
-    if (!packet) return packet.error();
-    if (!packet->has_value()) break;
-    const recording::RecordedPacket& p = **packet;
-    open.insert(p.connection);
-    peak = std::max<uint64_t>(peak, open.size());
-    const auto last = o.last_order.find(p.connection);
-    if (last == o.last_order.end() || last->second == p.order) open.erase(p.connection);
-  }
-  return peak;
-}
-
 base::Error target_error(const std::string& what, const ReplayOptions& options) {
-  return base::Error{base::ErrorKind::kConfiguration, base::ErrorSource::kConfiguration,
-                     "--target " + cluster::redact_uri(options.target) + ": " + what,
-                     cluster::redact_uri(options.target)};
+  return base::Error{
+      base::ErrorKind::kConfiguration, base::ErrorSource::kConfiguration,
+      options.target_option + " " + cluster::redact_uri(options.target) + ": " + what,
+      cluster::redact_uri(options.target)};
 }
 
 // The target's pool, with short timeouts unless the URI sets its own: an unreachable target or
@@ -164,7 +88,8 @@ struct LiveConnection {
 
 class Dispatcher {
  public:
-  Dispatcher(ReplayShared& shared, const RecordingOutline& o) : shared_(shared), outline_(o) {}
+  Dispatcher(ReplayShared& shared, const RecordingOutline& o)
+      : shared_(shared), outline_(o), selection_(o.selection) {}
 
   base::Expected<void> run() {
     auto reader = recording::RecordingReader::open(
@@ -177,7 +102,8 @@ class Dispatcher {
         end_all();
         return packet.error();
       }
-      if (!packet->has_value()) break;
+      // A failing target: nothing more is sent (the report says after how many).
+      if (!packet->has_value() || shared_.abort.stopped()) break;
       handle(**packet);
     }
     end_all();
@@ -188,11 +114,20 @@ class Dispatcher {
   Clock::time_point start_;
 
  private:
+  // Waits until the recorded offset, counted from the first selected request (a replay of part
+  // of a recording neither waits for the part before it nor lingers after it).
   void pace(uint64_t offset) {
-    if (shared_.options.speed <= 0) return;
-    const double micros =
-        static_cast<double>(offset - outline_.first_offset) / shared_.options.speed;
-    std::this_thread::sleep_until(start_ + std::chrono::microseconds(static_cast<int64_t>(micros)));
+    if (shared_.options.speed <= 0 || offset <= outline_.selected_first) return;
+    offset = std::min(offset, outline_.selected_last);
+    // At most about 300 years (--max-duration bounds it far below): no overflow of the clock.
+    const double micros = std::min(
+        static_cast<double>(offset - outline_.selected_first) / shared_.options.speed, 1e16);
+    const Clock::time_point until =
+        start_ + std::chrono::microseconds(static_cast<int64_t>(micros));
+    // In slices: a replay that stopped on a failing target does not sleep out a recorded pause.
+    while (!shared_.abort.stopped() && Clock::now() < until) {
+      std::this_thread::sleep_until(std::min(until, Clock::now() + std::chrono::milliseconds(100)));
+    }
   }
 
   LiveConnection& connection(uint64_t id) {
@@ -211,6 +146,7 @@ class Dispatcher {
       request(c, p);
     } else if (p.event == codec::RecordedEvent::kResponse &&
                p.message.size() >= codec::kHeaderSize) {
+      selection_.on_reply(p);
       response(c, p);
     }
     // A connection the first pass did not see (the files changed since) ends with its packet.
@@ -223,15 +159,19 @@ class Dispatcher {
 
   void request(LiveConnection& c, recording::RecordedPacket& p) {
     const int32_t id = codec::read_header(p.message.data()).request_id;
+    if (!selection_.selects(p)) {
+      ++counts.skipped["not_selected"];
+      if (c.skipped.size() > 4096) c.skipped.clear();
+      c.skipped.insert(id);
+      shared_.progress.done.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
     const bool answered_by_docguard =
         p.side.verdict == "answered_by_docguard" || (p.side.refused && p.side.verdict == "nothing");
-    const auto refusal = outline_.refused_when_recorded.find({p.connection, id});
-    const int32_t recorded_refusal =
-        refusal == outline_.refused_when_recorded.end() ? 0 : refusal->second;
     RequestClass kind = classify_request(p.message, answered_by_docguard || p.side.unrecorded,
-                                         policy(), recorded_refusal);
+                                         policy(), recorded_refusal(outline_, p.connection, id));
     if (kind.skip != SkipReason::kNone) {
-      count_skip(kind);
+      count_skip(counts, kind);
       if (c.skipped.size() > 4096) c.skipped.clear();
       c.skipped.insert(id);
       shared_.progress.done.fetch_add(1, std::memory_order_relaxed);
@@ -281,26 +221,6 @@ class Dispatcher {
     while (!live_.empty()) end(live_.begin()->first);
   }
 
-  void count_skip(const RequestClass& kind) {
-    switch (kind.skip) {
-      case SkipReason::kHandshake:
-        ++counts.handshakes;
-        break;
-      case SkipReason::kReadOnly:
-        ++counts.skipped_writes;
-        break;
-      case SkipReason::kLegacy:
-        ++counts.skipped_legacy;  // and by reason below, with the other legacy and invalid ones
-        ++counts.skipped[skip_reason_name(kind.skip)];
-        break;
-      case SkipReason::kNotAllowed:
-        ++counts.skipped_commands[kind.name.empty() ? "(unnamed)" : kind.name];
-        [[fallthrough]];
-      default:
-        ++counts.skipped[skip_reason_name(kind.skip)];
-    }
-  }
-
   ReplayPolicy policy() const {
     return {shared_.options.read_only, shared_.options.allow_writes_out,
             shared_.options.as_sent_by_client};
@@ -318,10 +238,48 @@ class Dispatcher {
 
   ReplayShared& shared_;
   const RecordingOutline& outline_;
+  SelectionTracker selection_;
   std::unordered_map<uint64_t, LiveConnection> live_;
 };
 
+// The expected wall time of a paced replay, refused past --max-duration before anything is
+// sent: a recording whose offsets span years (a damaged or crafted one) must not make a replay
+// wait silently.
+base::Expected<double> expected_seconds(const ReplayOptions& options, const RecordingOutline& o) {
+  const double span = static_cast<double>(o.selected_last - o.selected_first) / 1e6;
+  if (options.speed <= 0) return 0.0;
+  const double expected = span / options.speed;
+  if (expected > options.max_duration_seconds) {
+    return base::bad_input(fmt::format(
+        "replaying {:.1f} s of traffic at speed {} would take about {:.1f} s ({:.1f} days), more "
+        "than --max-duration {:.0f} s: nothing was sent (--speed max does not wait; --from/--to "
+        "replay part of the recording)",
+        span, options.speed, expected, expected / 86400, options.max_duration_seconds));
+  }
+  return expected;
+}
+
 }  // namespace
+
+void count_skip(ReplayCounts& counts, const RequestClass& kind) {
+  switch (kind.skip) {
+    case SkipReason::kHandshake:
+      ++counts.handshakes;
+      break;
+    case SkipReason::kReadOnly:
+      ++counts.skipped_writes;
+      break;
+    case SkipReason::kLegacy:
+      ++counts.skipped_legacy;  // and by reason below, with the other legacy and invalid ones
+      ++counts.skipped[skip_reason_name(kind.skip)];
+      break;
+    case SkipReason::kNotAllowed:
+      ++counts.skipped_commands[kind.name.empty() ? "(unnamed)" : kind.name];
+      [[fallthrough]];
+    default:
+      ++counts.skipped[skip_reason_name(kind.skip)];
+  }
+}
 
 base::Expected<ReplayOutcome> replay_recording(const ReplayOptions& options,
                                                ReplayProgress& progress) {
@@ -329,9 +287,9 @@ base::Expected<ReplayOutcome> replay_recording(const ReplayOptions& options,
   // open at once are known before any is opened.
   auto o = outline(options);
   if (!o) return o.error();
-  auto peak = peak_connections(options, *o);
-  if (!peak) return peak.error();
-  o->peak_connections = *peak;
+  const auto expected = expected_seconds(options, *o);
+  if (!expected) return expected.error();
+  if (options.dry_run) return dry_run_recording(options, *o);
   if (o->peak_connections > options.max_connections) {
     return base::bad_input(fmt::format(
         "the recording has {} connections open at once, more than --max-connections {} (each "
@@ -339,6 +297,11 @@ base::Expected<ReplayOutcome> replay_recording(const ReplayOptions& options,
         o->peak_connections, options.max_connections));
   }
   cluster::ensure_mongoc_initialized();
+  // Before connecting: a target that names a recorded upstream is refused at once.
+  if (auto other = refuse_own_source(o->source, options.target, nullptr, options.target_option);
+      !other) {
+    return other.error();
+  }
   // A client of its own for each recorded connection while there are at most
   // --max-connections of them; past that, a connection that ends frees its client for the next.
   const size_t slots =
@@ -353,8 +316,20 @@ base::Expected<ReplayOutcome> replay_recording(const ReplayOptions& options,
     if (auto connected = connect_all(clients, options); !connected) {
       return connected.error();
     }
+    // Connected (nothing recorded sent yet): a target whose hello is the recorded cluster's.
+    if (auto other = refuse_own_source(o->source, options.target, clients.slot(0).client,
+                                       options.target_option);
+        !other) {
+      return other.error();
+    }
+    if (options.speed > 0) {
+      std::fprintf(stderr, "replaying %.1f s of traffic at speed %g: about %.1f s\n",
+                   static_cast<double>(o->selected_last - o->selected_first) / 1e6, options.speed,
+                   *expected);
+    }
     progress.total.store(o->requests);
-    ReplayShared shared{options, clients, {}, {}, {}, {}, progress};
+    AbortWatch abort(options);
+    ReplayShared shared{options, clients, {}, {}, {}, {}, progress, abort};
     Dispatcher dispatcher(shared, *o);
     auto ran = dispatcher.run();
     const auto elapsed = Clock::now() - dispatcher.start_;
@@ -368,6 +343,7 @@ base::Expected<ReplayOutcome> replay_recording(const ReplayOptions& options,
         std::chrono::duration_cast<std::chrono::microseconds>(elapsed).count());
     outcome.counts.sessions = clients.sessions();
     outcome.shapes = shared.tally.results();
+    outcome.aborted = abort.result();
   }
   ReplayCounts& counts = outcome.counts;
   counts.connections = o->connections;

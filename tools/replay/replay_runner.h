@@ -7,12 +7,15 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "docguard/base/expected.h"
 #include "docguard/tools/replay_command.h"
 #include "docguard/tools/replay_compare.h"
+#include "replay_abort.h"
+#include "replay_policy.h"
 
 namespace docguard::tools {
 
@@ -41,6 +44,8 @@ struct ReplayCounts {
 struct ReplayOutcome {
   ReplayCounts counts;
   std::vector<ShapeResult> shapes;
+  std::optional<ReplayAbort> aborted;  // the target failed: the replay stopped early
+  bool dry_run = false;                // nothing was sent: counts say what would have been
 };
 
 // Progress the command line shows while the replay runs: requests done of `total`.
@@ -49,8 +54,12 @@ struct ReplayProgress {
   std::atomic<uint64_t> total{0};
 };
 
+// Counts a request not sent, by its reason.
+void count_skip(ReplayCounts& counts, const RequestClass& kind);
+
 // An error (exit code 2) for a recording that cannot be read, a target that cannot be reached
-// or refuses authentication, or more connections at once than allowed.
+// or refuses authentication or is the recording's own source, a replay expected to last longer
+// than --max-duration, or more connections at once than allowed.
 base::Expected<ReplayOutcome> replay_recording(const ReplayOptions& options,
                                                ReplayProgress& progress);
 

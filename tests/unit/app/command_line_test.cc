@@ -153,6 +153,11 @@ TEST(CommandLine, ASubcommandsRefusalsAreExit2) {
            {"replay", "--recording", "r", "--target", "mongodb://h", "--speed", "fast"},
            {"replay", "--recording", "r", "--target", "mongodb://h", "--max-connections", "0"},
            {"replay", "--recording", "r"},
+           {"replay", "--recording", "r", "--target", "mongodb://h", "--from", "yesterday"},
+           {"replay", "--recording", "r", "--target", "mongodb://h", "--max-duration", "long"},
+           {"replay", "--recording", "r", "--target", "mongodb://h", "--abort-error-rate", "0"},
+           {"replay", "--recording", "r", "--target", "mongodb://h", "--abort-error-rate", "2"},
+           {"replay", "--recording", "r", "--target", "mongodb://h", "--abort-window", "0"},
            {"scan", "dump", "--upstream", "mongodb://h"}}) {
     const Read r = read(refused);
     EXPECT_EQ(r.line.run, Run::kExit) << refused[1];
@@ -187,6 +192,55 @@ TEST(CommandLine, WhatifAndReplayOptions) {
   EXPECT_EQ(o.max_connections, 8u);
   EXPECT_EQ(o.report_dir, "out");
   EXPECT_EQ(o.baseline, "mongodb://b");
+  // The defaults that protect staging.
+  EXPECT_EQ(o.abort_error_rate, 0.5);
+  EXPECT_EQ(o.abort_window, 100u);
+  EXPECT_EQ(o.abort_latency_ms, 0);
+  EXPECT_FALSE(o.dry_run);
+  EXPECT_EQ(o.max_duration_seconds, 86400);
+  EXPECT_TRUE(o.selection.empty());
+
+  const Read part = read({"replay",
+                          "--recording",
+                          "rec",
+                          "--target",
+                          "mongodb://t",
+                          "--from",
+                          "12.5",
+                          "--to",
+                          "2026-12-07T20:15:00Z",
+                          "--app",
+                          "a",
+                          "--app",
+                          "b",
+                          "--namespace",
+                          "shop.*",
+                          "--command",
+                          "find",
+                          "--shape",
+                          "find shop.orders {status: ?}",
+                          "--dry-run",
+                          "--abort-error-rate",
+                          "0.2",
+                          "--abort-window",
+                          "20",
+                          "--abort-latency",
+                          "250",
+                          "--max-duration",
+                          "90m"});
+  ASSERT_EQ(part.line.run, Run::kReplay) << part.err;
+  const tools::ReplayOptions& p = part.line.replay;
+  EXPECT_EQ(p.selection.from, "12.5");
+  EXPECT_EQ(p.selection.to, "2026-12-07T20:15:00Z");
+  EXPECT_EQ(p.selection.apps, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(p.selection.namespaces, std::vector<std::string>{"shop.*"});
+  EXPECT_EQ(p.selection.commands, std::vector<std::string>{"find"});
+  EXPECT_EQ(p.selection.shapes, std::vector<std::string>{"find shop.orders {status: ?}"});
+  EXPECT_TRUE(p.dry_run);
+  EXPECT_EQ(p.abort_error_rate, 0.2);
+  EXPECT_EQ(p.abort_window, 20u);
+  EXPECT_EQ(p.abort_latency_ms, 250);
+  EXPECT_EQ(p.max_duration_seconds, 5400);
 
   const Read v = read({"validator", "dump", "shop.products", "--apply"});
   ASSERT_EQ(v.line.run, Run::kValidator) << v.err;

@@ -10,6 +10,7 @@
 #include <map>
 #include <thread>
 
+#include "docguard/recording/recording_reader.h"
 #include "test_messages.h"
 
 namespace docguard::recording {
@@ -231,6 +232,66 @@ TEST_F(RecorderTest, SessionsOnManyThreadsKeepTheirOrderAndNothingIsLost) {
     }
   }
   EXPECT_EQ(last.size(), static_cast<size_t>(kThreads));
+}
+
+// Which cluster the traffic went to: the upstream on each connection's session_start line, and
+// the identity of the upstream's hello reply as it came (before any rewrite), written once.
+TEST_F(RecorderTest, SideFileNamesTheUpstreamAndTheClusterItsHelloGave) {
+  Recorder recorder(metrics_, codec::kDefaultMaxMessageBytes);
+  ASSERT_TRUE(recorder.start(settings_));
+  const char* hello_reply =
+      R"({"isWritablePrimary": true, "setName": "rs0", "hosts": ["db1:27017", "db2:27017"],)"
+      R"( "topologyVersion": {"processId": {"$oid": "65a1b2c3d4e5f60718293a4b"}, "counter": 6},)"
+      R"( "ok": 1})";
+  {
+    // A hello docguard answered itself: its reply names docguard's persona, not the upstream.
+    RecordingTap tap;
+    recorder.on_request(tap, "p", testing::op_msg(R"({"hello": 1, "$db": "admin"})", 3),
+                        {"app", "", "hello", "answered_by_docguard"});
+    recorder.on_reply(tap, "p",
+                      codec::OpMsgBuilder(4, 3)
+                          .body(testing::json(R"({"setName": "docguard", "ok": 1})").get())
+                          .finish(),
+                      {"app", "", {}, {}});
+  }
+  for (int connection = 0; connection < 2; ++connection) {
+    RecordingTap tap;
+    RecordedFacts facts{"app", "", "hello", "forwarded"};
+    facts.upstream = "db1:27017";
+    facts.upstream_resolved = "10.0.0.1:27017";
+    recorder.on_request(tap, "p", testing::op_msg(R"({"hello": 1, "$db": "admin"})", 7), facts);
+    const auto reply = codec::OpMsgBuilder(8, 7).body(testing::json(hello_reply).get()).finish();
+    recorder.on_reply(tap, "p", reply, facts);
+    // A reply to another request names no cluster, whatever it holds.
+    recorder.on_request(tap, "p", testing::op_msg(R"({"find": "c", "$db": "d"})", 9), facts);
+    recorder.on_reply(tap, "p",
+                      codec::OpMsgBuilder(10, 9).body(testing::json(hello_reply).get()).finish(),
+                      facts);
+  }
+  EXPECT_TRUE(recorder.stop());
+  auto reader = RecordingReader::open(dir_);
+  ASSERT_TRUE(reader.ok());
+  int starts = 0;
+  int sources = 0;
+  while (true) {
+    auto packet = reader->next();
+    ASSERT_TRUE(packet.ok());
+    if (!packet->has_value()) break;
+    const SideFacts& side = (*packet)->side;
+    if ((*packet)->event == RecordedEvent::kSessionStart && !side.upstream.empty()) {
+      ++starts;
+      EXPECT_EQ(side.upstream, "db1:27017");
+      EXPECT_EQ(side.upstream_resolved, "10.0.0.1:27017");
+    }
+    if (side.source.empty()) continue;
+    ++sources;
+    EXPECT_EQ((*packet)->event, RecordedEvent::kResponse);
+    EXPECT_EQ(side.source.set_name, "rs0");
+    EXPECT_EQ(side.source.hosts, (std::vector<std::string>{"db1:27017", "db2:27017"}));
+    EXPECT_EQ(side.source.process_id, "65a1b2c3d4e5f60718293a4b");
+  }
+  EXPECT_EQ(starts, 2);
+  EXPECT_EQ(sources, 1);  // the second connection's hello gave the same cluster
 }
 
 }  // namespace

@@ -173,6 +173,7 @@ class Session final : public std::enable_shared_from_this<Session>, private Swee
   recording::RecordingTap recording_tap_;  // this connection's part in the traffic recording
   // The upstream server this session is pinned to, and the writable-set generation then.
   std::string server_;
+  std::string upstream_resolved_;  // server_'s address as connected (ip:port), for the recorder
   uint64_t generation_ = 0;
   bool leaving_ = false;
   // While waiting for a writable server: the wait's timer, which on_topology cancels.

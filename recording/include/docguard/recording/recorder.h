@@ -52,6 +52,11 @@ struct RecordedFacts {
   // The refused statements' indexes in the client's batch ("1,3"), when docguard refused some
   // statements of a batch and forwarded the rest: a replay sends what was forwarded.
   std::string_view refused_statements = {};
+  // The upstream server the connection was forwarded to, as configured (host:port) and as its
+  // socket resolved it (ip:port): written once per connection, on its session_start line, so a
+  // replay can refuse to run against the cluster the traffic came from.
+  std::string_view upstream = {};
+  std::string_view upstream_resolved = {};
 };
 
 class Recorder {
@@ -91,6 +96,7 @@ class Recorder {
     std::string session;
     std::vector<uint8_t> message;
     std::string app, user, command, verdict, rule, refused_statements;
+    std::string upstream, upstream_resolved;  // session_start only
     bool refused = false;
   };
   struct WriterState;

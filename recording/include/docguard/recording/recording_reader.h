@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "docguard/base/expected.h"
+#include "docguard/recording/recorded_source.h"
 #include "docguard/recording/recording_files.h"
 
 namespace docguard::recording {
@@ -23,6 +24,9 @@ namespace docguard::recording {
 struct SideFacts {
   std::string app;
   std::string user;
+  std::string command;  // requests: the command's name, its namespace and its shape's text
+  std::string ns;
+  std::string shape;
   std::string verdict;  // requests: forwarded, answered_by_docguard, nothing
   std::string rule;
   bool refused = false;
@@ -30,6 +34,11 @@ struct SideFacts {
   bool present = false;  // the packet has a side line
   // A batch forwarded in part: the indexes of the statements docguard refused.
   std::vector<int32_t> refused_statements;
+  // Where the traffic went: a session_start's upstream server as configured and as connected,
+  // a hello reply's cluster identity (the first reply showing it).
+  std::string upstream;
+  std::string upstream_resolved;
+  SourceIdentity source;
 };
 
 struct RecordedPacket {

@@ -79,6 +79,10 @@ struct ReplayRequest {
 ReplayRequest rewrite_request(codec::Bytes message, const CursorMap& cursors,
                               std::span<const int32_t> refused = {});
 
+// Why a request rewrite_request did not make kSend is not sent, in the report's words
+// (`not_replayed`): "answered_by_docguard", "secret_namespace", "handshake" or "invalid_request".
+const char* skip_reason_of(RequestAction action);
+
 // The reply document of a recorded reply message (OP_MSG body or OP_REPLY's first document);
 // empty when there is none.
 codec::BsonView reply_document(codec::Bytes message);

@@ -135,10 +135,27 @@ void apply_yaml(const YAML::Node& root, const std::string& file, ProxyConfig& co
       config.advertised_address = r.scalar(v, "persona.advertised_address");
   }
   if (auto n = root["tls"]) {
-    r.check_keys(n, {"cert_file", "key_file", "ca_file"}, "tls");
+    r.check_keys(n,
+                 {"cert_file", "key_file", "ca_file", "min_version", "ciphers", "ciphersuites",
+                  "key_password_file", "key_password_env"},
+                 "tls");
     if (auto v = n["cert_file"]) config.tls.cert_file = r.scalar(v, "tls.cert_file");
     if (auto v = n["key_file"]) config.tls.key_file = r.scalar(v, "tls.key_file");
     if (auto v = n["ca_file"]) config.tls.ca_file = r.scalar(v, "tls.ca_file");
+    if (auto v = n["min_version"]) {
+      config.tls.min_version = r.scalar(v, "tls.min_version");
+      if (config.tls.min_version != "1.2" && config.tls.min_version != "1.3") {
+        r.fail(v, "tls.min_version", "expected \"1.2\" or \"1.3\"");
+      }
+    }
+    if (auto v = n["ciphers"]) config.tls.ciphers = r.scalar(v, "tls.ciphers");
+    if (auto v = n["ciphersuites"]) config.tls.ciphersuites = r.scalar(v, "tls.ciphersuites");
+    if (auto v = n["key_password_file"]) {
+      config.tls.key_password_file = r.scalar(v, "tls.key_password_file");
+    }
+    if (auto v = n["key_password_env"]) {
+      config.tls.key_password_env = r.scalar(v, "tls.key_password_env");
+    }
     if (config.tls.cert_file.empty() != config.tls.key_file.empty()) {
       r.fail(n, "tls", "cert_file and key_file go together");
     }

@@ -2,6 +2,9 @@
 
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/ssl/host_name_verification.hpp>
+#include <cstdlib>
+#include <fstream>
+#include <string>
 
 #include "docguard/proxy/stream.h"
 
@@ -74,6 +77,51 @@ std::string x509_user_name(const X509_NAME* subject) {
   return out;
 }
 
+namespace {
+
+// The passphrase of an encrypted key, from a file (its first line) or an environment variable;
+// empty when neither is set. Never from a prompt: OpenSSL's default callback would ask on the
+// terminal, and a service has none.
+std::string key_password(const ClientTlsSettings& tls) {
+  if (!tls.key_password_env.empty()) {
+    const char* value = std::getenv(tls.key_password_env.c_str());
+    if (value == nullptr) {
+      throw ConfigError("tls.key_password_env: the environment variable " + tls.key_password_env +
+                        " is not set");
+    }
+    return value;
+  }
+  if (tls.key_password_file.empty()) return {};
+  std::ifstream in(tls.key_password_file);
+  std::string line;
+  if (!in || !std::getline(in, line)) {
+    throw ConfigError("tls.key_password_file " + tls.key_password_file + ": cannot be read");
+  }
+  if (line.ends_with('\r')) line.pop_back();
+  return line;
+}
+
+// The client-facing protocol floor and suites (tls.min_version, tls.ciphers, tls.ciphersuites).
+void set_client_facing_suites(ssl::context& ctx, const ClientTlsSettings& tls) {
+  SSL_CTX* native = ctx.native_handle();
+  const int floor = tls.min_version == "1.3" ? TLS1_3_VERSION : TLS1_2_VERSION;
+  if (SSL_CTX_set_min_proto_version(native, floor) != 1) {
+    throw ConfigError("tls.min_version " + tls.min_version + ": not supported by OpenSSL here");
+  }
+  if (SSL_CTX_set_cipher_list(native, tls.ciphers.c_str()) != 1) {
+    throw ConfigError("tls.ciphers: OpenSSL knows no suite in '" + tls.ciphers + "'");
+  }
+  if (!tls.ciphersuites.empty() &&
+      SSL_CTX_set_ciphersuites(native, tls.ciphersuites.c_str()) != 1) {
+    throw ConfigError("tls.ciphersuites: OpenSSL knows no suite in '" + tls.ciphersuites + "'");
+  }
+  // The server's order of preference, not the client's: a client offering a weak suite first
+  // still gets a strong one when it offers one too.
+  SSL_CTX_set_options(native, SSL_OP_CIPHER_SERVER_PREFERENCE);
+}
+
+}  // namespace
+
 TlsContexts make_tls_contexts(const ProxyConfig& config) {
   TlsContexts out;
   if (config.tls.enabled()) {
@@ -81,6 +129,12 @@ TlsContexts make_tls_contexts(const ProxyConfig& config) {
     ctx->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
                      ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1 |
                      ssl::context::single_dh_use);
+    set_client_facing_suites(*ctx, config.tls);
+    std::string password = key_password(config.tls);
+    // Always a callback, so OpenSSL never prompts on a terminal for an encrypted key: without a
+    // passphrase configured it gets an empty one and the key fails to load, with its name.
+    ctx->set_password_callback(
+        [password](std::size_t, ssl::context::password_purpose) { return password; });
     load("tls.cert_file", config.tls.cert_file,
          [&] { ctx->use_certificate_chain_file(config.tls.cert_file); });
     load("tls.key_file", config.tls.key_file,

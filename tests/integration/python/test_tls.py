@@ -10,6 +10,8 @@
 from __future__ import annotations
 
 import json
+import socket
+import ssl
 import subprocess
 import time
 import uuid
@@ -272,3 +274,76 @@ def test_upstream_tls_block_reaches_the_topology_monitor(tls_ferret, certs, tmp_
         _crud(f"mongodb://127.0.0.1:{dg.ports['listen']}")
     finally:
         dg.stop()
+
+
+def _handshake(port: int, cafile: Path, *, ciphers: str | None = None,
+               version: ssl.TLSVersion | None = None) -> str | None:
+    """A bare TLS handshake with docguard's listener; the suite agreed, or None when refused."""
+    ctx = ssl.create_default_context(cafile=str(cafile))
+    if version:
+        ctx.minimum_version = ctx.maximum_version = version
+    if ciphers:
+        ctx.set_ciphers(ciphers)
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as raw:
+            with ctx.wrap_socket(raw, server_hostname="localhost") as tls:
+                return tls.cipher()[0]
+    except (ssl.SSLError, ConnectionError):
+        return None
+
+
+def _tls_config(tmp_path: Path, certs: Path, extra: str = "") -> Path:
+    cfg = tmp_path / "tls.yaml"
+    cfg.write_text(f"tls:\n  cert_file: {certs / 'server.pem'}\n  key_file: {certs / 'server.key'}\n"
+                   f"{extra}")
+    return cfg
+
+
+def test_weak_tls12_suites_are_refused_by_default(ferret, certs, tmp_path):
+    """Static-RSA key exchange and CBC with SHA-1 are not offered: forward-secret AEAD only."""
+    dg = harness.start_docguard(f"mongodb://127.0.0.1:{ferret.ports['listen']}", tmp_path,
+                                config=_tls_config(tmp_path, certs), wait_upstream=False)
+    try:
+        port = dg.ports["listen"]
+        v12 = ssl.TLSVersion.TLSv1_2
+        assert _handshake(port, certs / "ca.pem", ciphers="AES128-SHA:AES256-SHA:@SECLEVEL=0",
+                          version=v12) is None
+        assert _handshake(port, certs / "ca.pem", ciphers="AES128-GCM-SHA256:@SECLEVEL=0",
+                          version=v12) is None
+        assert _handshake(port, certs / "ca.pem", ciphers="ECDHE-RSA-AES128-SHA:@SECLEVEL=0",
+                          version=v12) is None
+        assert _handshake(port, certs / "ca.pem", ciphers="ECDHE-RSA-AES128-GCM-SHA256",
+                          version=v12) == "ECDHE-RSA-AES128-GCM-SHA256"
+        assert _handshake(port, certs / "ca.pem") is not None  # TLS 1.3 by default
+        assert dg.alive()
+    finally:
+        dg.stop()
+
+
+def test_min_version_and_an_encrypted_key_from_a_file(ferret, certs, tmp_path):
+    _openssl("pkey", "-in", "server.key", "-aes256", "-passout", "pass:key-passphrase-1",
+             "-out", "server-encrypted.key", cwd=certs)
+    (tmp_path / "passphrase").write_text("key-passphrase-1\n")
+    cfg = tmp_path / "tls.yaml"
+    cfg.write_text(f"tls:\n  cert_file: {certs / 'server.pem'}\n"
+                   f"  key_file: {certs / 'server-encrypted.key'}\n"
+                   f"  key_password_file: {tmp_path / 'passphrase'}\n  min_version: '1.3'\n")
+    dg = harness.start_docguard(f"mongodb://127.0.0.1:{ferret.ports['listen']}", tmp_path,
+                                config=cfg, wait_upstream=False)
+    try:
+        port = dg.ports["listen"]
+        assert _handshake(port, certs / "ca.pem", version=ssl.TLSVersion.TLSv1_2) is None
+        assert _handshake(port, certs / "ca.pem", version=ssl.TLSVersion.TLSv1_3) is not None
+        _crud(f"mongodb://localhost:{port}", tls=True, tlsCAFile=str(certs / "ca.pem"))
+    finally:
+        dg.stop()
+    # Without the passphrase: docguard says which key it could not load, and asks nobody.
+    bare = tmp_path / "bare.yaml"
+    bare.write_text(f"tls:\n  cert_file: {certs / 'server.pem'}\n"
+                    f"  key_file: {certs / 'server-encrypted.key'}\n")
+    started = subprocess.run([str(harness.docguard_bin()), "--config", str(bare), "--listen",
+                              f"127.0.0.1:{harness.free_port()}", "--upstream",
+                              f"mongodb://127.0.0.1:{ferret.ports['listen']}"],
+                             capture_output=True, text=True, timeout=20, stdin=subprocess.DEVNULL)
+    assert started.returncode != 0, started.stderr
+    assert "tls.key_file" in started.stderr, started.stderr

@@ -56,6 +56,18 @@ struct ClientTlsSettings {
   std::string cert_file;
   std::string key_file;
   std::string ca_file;
+  // The oldest protocol version accepted: "1.2" or "1.3".
+  std::string min_version = "1.2";
+  // TLS 1.2's suites (OpenSSL's cipher-list syntax): forward secrecy (ECDHE) and AEAD only, so
+  // static-RSA key exchange and CBC with SHA-1 are refused.
+  std::string ciphers = "ECDHE+AESGCM:ECDHE+CHACHA20";
+  // TLS 1.3's suites (OpenSSL's ciphersuites syntax); empty: OpenSSL's default, all of which are
+  // forward secret.
+  std::string ciphersuites;
+  // The passphrase of an encrypted key_file: read from this file (its first line), or from this
+  // environment variable; never asked for at a prompt.
+  std::string key_password_file;
+  std::string key_password_env;
   bool enabled() const { return !cert_file.empty(); }
 };
 

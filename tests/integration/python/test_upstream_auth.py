@@ -9,6 +9,7 @@ what docguard finds out itself."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pymongo
@@ -203,3 +204,36 @@ def test_an_upstream_without_authentication_is_judged_as_before(tmp_path):
         dg.stop()
         direct.close()
         fdb.stop()
+
+
+def test_until_the_upstream_answers_it_counts_as_requiring_authentication(tmp_path):
+    """upstream_auth: auto with the upstream down at startup: no answer, so only authenticated
+    connections would be judged; once the upstream is up the probe asks again and every command
+    is judged."""
+    port = harness.free_port()
+    uri = f"mongodb://127.0.0.1:{port}"
+    dg = _start_down(tmp_path / "dg", uri)
+    fdb = None
+    try:
+        assert "cannot tell whether the upstream requires authentication" in _log(dg)
+        fdb = harness.start_ferretdb(tmp_path, port=port)
+        deadline = time.monotonic() + 30
+        while "the upstream answers without authentication" not in _log(dg):
+            assert time.monotonic() < deadline, _log(dg)
+            time.sleep(0.2)
+        c = _client(dg)
+        with pytest.raises(WriteError) as w:
+            c.authz.items.insert_one(dict(BAD_DOC))
+        assert w.value.code == 121, w.value.details
+        c.close()
+    finally:
+        dg.stop()
+        if fdb is not None:
+            fdb.stop()
+
+
+def _start_down(workdir: Path, upstream: str) -> harness.Proc:
+    workdir.mkdir(parents=True, exist_ok=True)
+    config = workdir / "docguard.yaml"
+    config.write_text(RULES)
+    return harness.start_docguard(upstream, workdir, config=config, wait_upstream=False)

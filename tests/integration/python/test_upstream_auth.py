@@ -67,6 +67,12 @@ def _observed(proc: harness.Proc) -> str:
     return metrics + json.dumps(status) + json.dumps(report.get("workload", []))
 
 
+def _inspected(proc: harness.Proc) -> float:
+    """How many requests reached the rules (docguard_inspection_seconds' count)."""
+    return harness.metric_sum(harness.fetch_metrics(f"127.0.0.1:{proc.ports['admin']}"),
+                              "docguard_inspection_seconds_count")
+
+
 def _log(proc: harness.Proc) -> str:
     return proc.log_path.read_text()
 
@@ -92,6 +98,7 @@ def test_unauthenticated_requests_get_the_servers_13_and_leave_no_trace(auth_fdb
     try:
         assert "the upstream requires authentication" in _log(dg)
         before = _observed(dg)
+        inspected = _inspected(dg)
         anon = _client(dg, appname="anon-app")
         with pytest.raises(OperationFailure) as e:
             anon.authz.items.insert_one(dict(BAD_DOC))
@@ -106,6 +113,7 @@ def test_unauthenticated_requests_get_the_servers_13_and_leave_no_trace(auth_fdb
             list(anon.authz.orders.list_indexes())  # nothing learned from a refused listIndexes
         anon.close()
         after = _observed(dg)
+        assert _inspected(dg) == inspected  # not one request of it reached the rules
         for name in ("made_up_", "anon-app"):
             assert name not in after, name
         # The rules name authz.items and authz.orders in /status; the traffic adds nothing.
@@ -131,6 +139,7 @@ def test_unauthenticated_requests_get_the_servers_13_and_leave_no_trace(auth_fdb
         assert c.authz.orders.find_one({"status": "open"}) is not None  # indexed: served
         c.close()
         assert _observed(dg).count("authz") > before.count("authz")
+        assert _inspected(dg) > inspected
         # The operator still sees the rule's source.
         assert "authz-indexes" in _log(dg) or "authz-indexes" in json.dumps(
             harness.admin_json(dg, "/status"))

@@ -182,9 +182,9 @@ class Server {
       }
       return;
     }
-    auth_prober_ = std::make_unique<UpstreamAuthProber>(libmongoc_upstream_uri(config),
-                                                        runtime_.upstream_requires_auth);
-    auth_prober_->probe_now(kFirstAuthProbeTimeout);
+    auth_prober_ = std::make_unique<UpstreamAuthProber>(
+        libmongoc_upstream_uri(config), kAuthProbeTimeout, runtime_.upstream_requires_auth);
+    auth_prober_->probe_now();
     auth_prober_->start();
   }
 
@@ -262,9 +262,9 @@ class Server {
   const SessionContext session_context_ = session_context(runtime_);
   std::vector<std::unique_ptr<asio::io_context>> contexts_;
   uint64_t subscription_ = 0;
-  // The first probe's wait at startup: a down upstream delays the start no longer than this
-  // (the prober's thread keeps asking).
-  static constexpr std::chrono::milliseconds kFirstAuthProbeTimeout{2'000};
+  // A probe's wait for the upstream: a down upstream delays the start no longer than this (the
+  // prober's thread keeps asking).
+  static constexpr std::chrono::milliseconds kAuthProbeTimeout{2'000};
   std::unique_ptr<UpstreamAuthProber> auth_prober_;  // upstream_auth: auto, without credentials
   std::vector<std::string> probed_writable_;         // main thread only: the last probe's
   TopologyReporter topology_reporter_{runtime_};     // main thread only

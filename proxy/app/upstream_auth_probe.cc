@@ -6,20 +6,18 @@ namespace docguard::proxy {
 
 namespace {
 
-// A probe's wait for a server, and the pause before asking again while unanswered.
-constexpr std::chrono::milliseconds kProbeTimeout{5'000};
+// The pause before asking again while unanswered.
 constexpr std::chrono::milliseconds kRetryInterval{2'000};
 
 }  // namespace
 
-UpstreamAuthProber::UpstreamAuthProber(std::string uri, std::atomic<bool>& requires_auth)
-    : uri_(std::move(uri)), requires_auth_(requires_auth) {}
+UpstreamAuthProber::UpstreamAuthProber(const std::string& uri, std::chrono::milliseconds timeout,
+                                       std::atomic<bool>& requires_auth)
+    : prober_(uri, static_cast<int>(timeout.count())), requires_auth_(requires_auth) {}
 
 UpstreamAuthProber::~UpstreamAuthProber() { stop(); }
 
-void UpstreamAuthProber::probe_now(std::chrono::milliseconds timeout) {
-  apply(cluster::probe_upstream_auth(uri_, static_cast<int>(timeout.count())));
-}
+void UpstreamAuthProber::probe_now() { apply(prober_.ask()); }
 
 void UpstreamAuthProber::start() {
   thread_ = std::thread([this] { run(); });
@@ -53,9 +51,7 @@ void UpstreamAuthProber::run() {
     if (stopping_) return;
     requested_ = false;
     lock.unlock();
-    const cluster::AuthProbeResult result =
-        cluster::probe_upstream_auth(uri_, static_cast<int>(kProbeTimeout.count()));
-    apply(result);
+    apply(prober_.ask());
     lock.lock();
   }
 }

@@ -30,4 +30,21 @@ AuthProbeAnswer auth_probe_answer(bool ok, int32_t code, const std::string& mess
 // `timeout_ms` for a server. Blocking: never on an io thread.
 AuthProbeResult probe_upstream_auth(const std::string& uri, int timeout_ms);
 
+// The same question asked again and again over one client (its connection and server session
+// kept between probes, so asking costs no handshake and leaves no session to end each time).
+// Used by one thread at a time.
+class AuthProber {
+ public:
+  AuthProber(const std::string& uri, int timeout_ms);
+  ~AuthProber();
+  AuthProber(const AuthProber&) = delete;
+  AuthProber& operator=(const AuthProber&) = delete;
+  AuthProbeResult ask();
+
+ private:
+  struct Client;
+  Client* client_ = nullptr;  // null when the URI could not be used (ask() then says why)
+  std::string failure_;
+};
+
 }  // namespace docguard::cluster

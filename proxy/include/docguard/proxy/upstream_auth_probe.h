@@ -21,15 +21,16 @@ namespace docguard::proxy {
 
 class UpstreamAuthProber {
  public:
-  // `uri`: the upstream as docguard's own libmongoc clients reach it. `requires_auth` must
-  // outlive the prober.
-  UpstreamAuthProber(std::string uri, std::atomic<bool>& requires_auth);
+  // `uri`: the upstream as docguard's own libmongoc clients reach it; each probe waits at most
+  // `timeout` for it. `requires_auth` must outlive the prober.
+  UpstreamAuthProber(const std::string& uri, std::chrono::milliseconds timeout,
+                     std::atomic<bool>& requires_auth);
   ~UpstreamAuthProber();  // stop()
   UpstreamAuthProber(const UpstreamAuthProber&) = delete;
   UpstreamAuthProber& operator=(const UpstreamAuthProber&) = delete;
 
-  // Asks once on the calling thread, waiting at most `timeout` (startup, before clients come).
-  void probe_now(std::chrono::milliseconds timeout);
+  // Asks once on the calling thread (startup, before clients come).
+  void probe_now();
   // Starts the thread that asks again on request(), and every few seconds while unanswered.
   void start();
   // The topology changed: ask again. Non-blocking; any thread.
@@ -42,7 +43,7 @@ class UpstreamAuthProber {
   // Stores the answer (an unknown one counts as required) and logs a change.
   void apply(const cluster::AuthProbeResult& result);
 
-  const std::string uri_;
+  cluster::AuthProber prober_;  // one client for every probe; used by one thread at a time
   std::atomic<bool>& requires_auth_;
   std::mutex mutex_;
   std::condition_variable wake_;

@@ -155,6 +155,7 @@ void AuthWatcher::set_certificate_user(std::string_view subject) {
 void AuthWatcher::set_recorded_user(std::string_view user) {
   attempt_ = Attempt{};
   user_ = std::string(user);
+  authenticated_ = !user_.empty();
 }
 
 bool AuthWatcher::confirm(std::string_view name, std::string_view db) {
@@ -169,6 +170,7 @@ bool AuthWatcher::confirm(std::string_view name, std::string_view db) {
   // no user leaves the certificate's.
   if (!certificate_user_.empty() && (attempt_.x509 || !named)) user = certificate_user_;
   attempt_ = Attempt{};
+  authenticated_ = true;
   return become(std::move(user));
 }
 
@@ -186,6 +188,7 @@ bool AuthWatcher::on_reply(Step step, const codec::BsonView& reply) {
     case Step::kLogout:
       if (f.ok != 1) return false;
       attempt_ = Attempt{};
+      authenticated_ = false;
       return become(certificate_user_);
     case Step::kHello: {
       // Without speculativeAuthenticate in the reply the server did not take the attempt up,

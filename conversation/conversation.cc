@@ -176,10 +176,15 @@ Conversation::RequestOutcome Conversation::on_op_msg(const codec::MsgHeader& hea
     pending_[header.request_id] = PendingReply::of(PendingReply::Kind::kAuth);
     pending_[header.request_id].auth = auth;
   }
+  // Before the server would judge this connection's commands (upstream_requires_auth), docguard
+  // does not either: the request is not inspected, counted, sampled or learned from, and goes
+  // upstream as it came (less a trace context the upstream cannot take).
+  const bool judged = judges();
   const rules::RequestContext context{
       app_name_, peer_, auth_.user(), &scope_,
       received_at_ != std::chrono::steady_clock::time_point{} ? received_at_ : started};
-  rules::Verdict verdict = engine_.inspect(view, context);
+  // One prvalue either way: the verdict is built in place, not moved.
+  rules::Verdict verdict = judged ? engine_.inspect(view, context) : rules::Verdict{};
   // What goes upstream: the request, less its trace context when the upstream would close the
   // connection on it (trace_context.h). The rules and the log line still see it in `view`.
   const bool drop_trace_context = !msg.trace_context.empty() &&
@@ -196,12 +201,13 @@ Conversation::RequestOutcome Conversation::on_op_msg(const codec::MsgHeader& hea
   // Inspection ends, and the upstream's time (the workload ledger's) starts, here.
   auto inspected = [&] {
     const auto now = std::chrono::steady_clock::now();
-    host_.on_inspected(std::chrono::duration<double>(now - started).count());
+    if (judged) host_.on_inspected(std::chrono::duration<double>(now - started).count());
     return now;
   };
   std::chrono::steady_clock::time_point forwarded;
   if (verdict.any_block()) {
-    RequestPlan plan = plan_request(sent, view, verdict, host_.new_request_id());
+    RequestPlan plan =
+        plan_request(sent, view, verdict, host_.new_request_id(), settings_.refusals);
     // Kept for the recorder's side file and the offline judge once the plan has read them;
     // moving the vector costs no copy.
     request_violations_ = std::move(verdict.violations);
@@ -242,12 +248,14 @@ Conversation::RequestOutcome Conversation::on_op_msg(const codec::MsgHeader& hea
     } else if (drop_trace_context) {
       rebuilt = detail::without_trace_context(sent);
     }
-    if (!view.more_to_come && is_catalog_command(view)) {
+    if (!judged || view.more_to_come) {
+      // Nothing to learn from the reply.
+    } else if (is_catalog_command(view)) {
       auto p = PendingReply::of(PendingReply::Kind::kCatalog);
       p.db = std::string(view.database);
       p.request_body.assign(view.body.data, view.body.data + view.body.size);
       pending_[header.request_id] = std::move(p);
-    } else if (!view.more_to_come && engine_.wants_reply_sample(view)) {
+    } else if (engine_.wants_reply_sample(view)) {
       auto p = PendingReply::of(PendingReply::Kind::kSample);
       p.db = std::string(view.database);
       p.collection = std::string(view.collection);

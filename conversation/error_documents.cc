@@ -31,16 +31,21 @@ constexpr size_t kMaxFieldPathBytes = 512;
 // A failing document's _id larger than this is left out of errInfo rather than repeated.
 constexpr size_t kMaxFailingIdBytes = 1024;
 
-std::string unbounded_violation_message(const Violation& v, std::string_view field_path) {
+std::string unbounded_violation_message(const Violation& v, std::string_view field_path,
+                                        RefusalOptions options) {
   const rules::RuleKindRow& row = rules::rule_kind(v.kind);
   switch (row.refusal) {
     case RefusalStyle::kDocumentValidation:
       // What the server says for a document its validator refuses; errInfo.details says why.
       return "Document failed validation";
     case RefusalStyle::kNoIndex:
-      return detail::guardrail_message(v);
+      return detail::guardrail_message(v, options);
     case RefusalStyle::kDesignRule:
       break;
+  }
+  if (!options.reveal_rule_source) {
+    return fmt::format("docguard: design rule {} violated: {}", row.name,
+                       row.describe(v, field_path));
   }
   return fmt::format("docguard: design rule {} (match \"{}\") violated: {}", row.name, v.rule_match,
                      row.describe(v, field_path));
@@ -48,14 +53,14 @@ std::string unbounded_violation_message(const Violation& v, std::string_view fie
 
 }  // namespace
 
-std::string violation_message(const Violation& v) {
+std::string violation_message(const Violation& v, RefusalOptions options) {
   std::string path_scratch;
   std::string_view field_path = v.field_path;
   if (field_path.size() > kMaxFieldPathBytes) {
     path_scratch = base::bounded(field_path, kMaxFieldPathBytes);
     field_path = path_scratch;
   }
-  std::string message = unbounded_violation_message(v, field_path);
+  std::string message = unbounded_violation_message(v, field_path, options);
   if (message.size() > kMaxErrmsgBytes) message = base::bounded(message, kMaxErrmsgBytes);
   return message;
 }
@@ -108,8 +113,9 @@ void append_schema_err_info(bson_t* parent, const Violation& v) {
   bson_append_document_end(parent, &info);
 }
 
-// errInfo: {rule, match, fieldPath, measured, bound, failingDocumentId?}
-void append_err_info(bson_t* parent, const Violation& v) {
+// errInfo: {rule, match?, ruleLine?, fieldPath, measured, bound, failingDocumentId?}; match and
+// ruleLine only when the options reveal the rule's source.
+void append_err_info(bson_t* parent, const Violation& v, RefusalOptions options) {
   if (rules::rule_kind(v.kind).refusal == RefusalStyle::kDocumentValidation) {
     append_schema_err_info(parent, v);
     return;
@@ -117,8 +123,10 @@ void append_err_info(bson_t* parent, const Violation& v) {
   bson_t info;
   BSON_APPEND_DOCUMENT_BEGIN(parent, "errInfo", &info);
   BSON_APPEND_UTF8(&info, "rule", rules::rule_name(v.kind));
-  BSON_APPEND_UTF8(&info, "match", v.rule_match.c_str());
-  if (v.rule_line > 0) BSON_APPEND_INT32(&info, "ruleLine", v.rule_line);
+  if (options.reveal_rule_source) {
+    BSON_APPEND_UTF8(&info, "match", v.rule_match.c_str());
+    if (v.rule_line > 0) BSON_APPEND_INT32(&info, "ruleLine", v.rule_line);
+  }
   BSON_APPEND_UTF8(&info, "fieldPath", base::bounded(v.field_path, kMaxFieldPathBytes).c_str());
   append_number(&info, "measured", v.measured);
   append_number(&info, "bound", v.bound);
@@ -137,40 +145,41 @@ ServerError refusal_code(const Violation* v) {
              : ServerError::kDocumentValidationFailure;
 }
 
-void append_refusal_info(bson_t* doc, const Violation& v) {
+void append_refusal_info(bson_t* doc, const Violation& v, RefusalOptions options) {
   if (rules::rule_kind(v.kind).refusal == RefusalStyle::kNoIndex) {
-    append_guardrail_err_info(doc, v);
+    append_guardrail_err_info(doc, v, options);
   } else {
-    append_err_info(doc, v);
+    append_err_info(doc, v, options);
   }
 }
 
 // code, codeName, errmsg and errInfo: what server-side validation reports for a document.
 // Without a violation, code, codeName and errmsg only, as for a whole command.
-void append_validation_failure(bson_t* doc, const Violation* v) {
+void append_validation_failure(bson_t* doc, const Violation* v, RefusalOptions options) {
   append_code(doc, refusal_code(v));
-  BSON_APPEND_UTF8(doc, "errmsg",
-                   v != nullptr ? violation_message(*v).c_str() : kBlockedWithoutViolation);
-  if (v != nullptr) append_refusal_info(doc, *v);
+  BSON_APPEND_UTF8(
+      doc, "errmsg",
+      v != nullptr ? violation_message(*v, options).c_str() : kBlockedWithoutViolation);
+  if (v != nullptr) append_refusal_info(doc, *v, options);
 }
 
 }  // namespace
 
 // A writeErrors entry: {index, code, codeName, errmsg, errInfo}.
-std::vector<uint8_t> write_error(int32_t index, const Violation* v) {
+std::vector<uint8_t> write_error(int32_t index, const Violation* v, RefusalOptions options) {
   OwnedBson e;
   BSON_APPEND_INT32(e.get(), "index", index);
-  append_validation_failure(e.get(), v);
+  append_validation_failure(e.get(), v, options);
   auto b = e.bytes();
   return {b.begin(), b.end()};
 }
 
 // A bulkWrite per-op result for a refused op: {ok: 0, idx, code, codeName, errmsg, errInfo}.
-std::vector<uint8_t> bulk_write_error(int32_t index, const Violation* v) {
+std::vector<uint8_t> bulk_write_error(int32_t index, const Violation* v, RefusalOptions options) {
   OwnedBson e;
   BSON_APPEND_DOUBLE(e.get(), "ok", 0.0);
   BSON_APPEND_INT32(e.get(), "idx", index);
-  append_validation_failure(e.get(), v);
+  append_validation_failure(e.get(), v, options);
   auto b = e.bytes();
   return {b.begin(), b.end()};
 }
@@ -195,14 +204,15 @@ const Violation* blocking_violation(const rules::Verdict& verdict, int32_t index
 }
 
 std::vector<uint8_t> command_error(const codec::OpMsg& request, const rules::Verdict& verdict,
-                                   int32_t reply_request_id) {
+                                   int32_t reply_request_id, RefusalOptions options) {
   const Violation* v = blocking_violation(verdict, -1);
   OwnedBson body;
   BSON_APPEND_DOUBLE(body.get(), "ok", 0.0);
-  BSON_APPEND_UTF8(body.get(), "errmsg",
-                   v != nullptr ? violation_message(*v).c_str() : kBlockedWithoutViolation);
+  BSON_APPEND_UTF8(
+      body.get(), "errmsg",
+      v != nullptr ? violation_message(*v, options).c_str() : kBlockedWithoutViolation);
   append_code(body.get(), refusal_code(v));
-  if (v != nullptr) append_refusal_info(body.get(), *v);
+  if (v != nullptr) append_refusal_info(body.get(), *v, options);
   return codec::OpMsgBuilder(reply_request_id, request.header.request_id)
       .body(body.bytes())
       .finish();

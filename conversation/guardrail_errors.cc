@@ -46,8 +46,23 @@ constexpr size_t kMaxIndexFields = 32;
 
 }  // namespace
 
-std::string guardrail_message(const rules::Violation& v) {
+std::string guardrail_message(const rules::Violation& v, RefusalOptions options) {
   const rules::Violation::UnindexedQuery& q = v.unindexed_query();
+  if (!options.reveal_rule_source) {
+    // The same texts without the rule's id: that is the operator's configuration.
+    if (q.scan_reason != rules::ScanReason::kNoIndex) {
+      return base::bounded(
+          fmt::format("{} (docguard: design rule require_index: {} is a collection scan)",
+                      server_message(q.scan_reason), base::bounded(q.shape, kMaxShapeBytes)),
+          kMaxMessageBytes);
+    }
+    return base::bounded(
+        fmt::format("{} (docguard: design rule require_index: no index serves {}; an index that "
+                    "would: {})",
+                    kNotablescanMessage, base::bounded(q.shape, kMaxShapeBytes),
+                    rules::index_keys_text(q.suggested_index)),
+        kMaxMessageBytes);
+  }
   if (q.scan_reason != rules::ScanReason::kNoIndex) {
     return base::bounded(
         fmt::format(
@@ -63,11 +78,13 @@ std::string guardrail_message(const rules::Violation& v) {
       kMaxMessageBytes);
 }
 
-void append_guardrail_err_info(bson_t* parent, const rules::Violation& v) {
+void append_guardrail_err_info(bson_t* parent, const rules::Violation& v, RefusalOptions options) {
   const rules::Violation::UnindexedQuery& q = v.unindexed_query();
   bson_t info, index;
   BSON_APPEND_DOCUMENT_BEGIN(parent, "errInfo", &info);
-  BSON_APPEND_UTF8(&info, "rule", q.rule_id.c_str());
+  // The rule's kind, as a design rule's errInfo names it; its id only when revealed.
+  BSON_APPEND_UTF8(&info, "rule",
+                   options.reveal_rule_source ? q.rule_id.c_str() : rules::rule_name(v.kind));
   BSON_APPEND_UTF8(&info, "shape", base::bounded(q.shape, kMaxShapeBytes).c_str());
   BSON_APPEND_DOCUMENT_BEGIN(&info, "index", &index);
   size_t fields = 0;
@@ -83,8 +100,10 @@ void append_guardrail_err_info(bson_t* parent, const rules::Violation& v) {
     }
   }
   bson_append_document_end(&info, &index);
-  BSON_APPEND_UTF8(&info, "match", v.rule_match.c_str());
-  if (v.rule_line > 0) BSON_APPEND_INT32(&info, "ruleLine", v.rule_line);
+  if (options.reveal_rule_source) {
+    BSON_APPEND_UTF8(&info, "match", v.rule_match.c_str());
+    if (v.rule_line > 0) BSON_APPEND_INT32(&info, "ruleLine", v.rule_line);
+  }
   bson_append_document_end(parent, &info);
 }
 

@@ -58,7 +58,8 @@ std::vector<uint8_t> rewrite_request(const codec::OpMsg& request, const codec::C
 }  // namespace
 
 RequestPlan plan_request(const codec::OpMsg& request, const codec::CommandView& cmd,
-                         const rules::Verdict& verdict, int32_t reply_request_id) {
+                         const rules::Verdict& verdict, int32_t reply_request_id,
+                         RefusalOptions options) {
   RequestPlan plan;
   if (!verdict.any_block()) return plan;
 
@@ -71,7 +72,7 @@ RequestPlan plan_request(const codec::OpMsg& request, const codec::CommandView& 
       plan.kind = RequestPlan::Kind::kDrop;
     } else {
       plan.kind = RequestPlan::Kind::kReplyNow;
-      plan.message = command_error(request, verdict, reply_request_id);
+      plan.message = command_error(request, verdict, reply_request_id, options);
     }
     return plan;
   }
@@ -115,8 +116,8 @@ RequestPlan plan_request(const codec::OpMsg& request, const codec::CommandView& 
   for (int32_t index : reported) {
     const Violation* reason = blocking_violation(verdict, index);
     merge->errors.push_back({index, cmd.kind == CommandKind::kBulkWrite
-                                        ? bulk_write_error(index, reason)
-                                        : write_error(index, reason)});
+                                        ? bulk_write_error(index, reason, options)
+                                        : write_error(index, reason, options)});
   }
 
   if (keep.empty() && cmd.kind == CommandKind::kBulkWrite) {

@@ -36,9 +36,9 @@ void apply_yaml(const YAML::Node& root, const std::string& file, ProxyConfig& co
   for (const auto& kv : root) {
     const auto key = kv.first.as<std::string>();
     static constexpr std::string_view kProxyKeys[] = {
-        "listen",    "upstream",      "admin",   "threads",  "log_format",
-        "log_level", "limits",        "persona", "tls",      "upstream_tls",
-        "advisor",   "introspection", "metrics", "workload", "recording"};
+        "listen",  "upstream", "admin",     "threads",       "log_format", "log_level",
+        "limits",  "persona",  "tls",       "upstream_tls",  "advisor",    "introspection",
+        "metrics", "workload", "recording", "upstream_auth", "errors"};
     if (std::find(std::begin(kProxyKeys), std::end(kProxyKeys), key) == std::end(kProxyKeys) &&
         std::find(kRuleKeys.begin(), kRuleKeys.end(), key) == kRuleKeys.end()) {
       r.fail(kv.first, key, "unknown key");
@@ -51,6 +51,15 @@ void apply_yaml(const YAML::Node& root, const std::string& file, ProxyConfig& co
       set_upstream(config, r.scalar(n, "upstream"));
     } catch (const ConfigError& e) {
       r.fail(n, "upstream", e.what());
+    }
+  }
+  if (auto n = root["upstream_auth"]) {
+    config.upstream_auth = r.choice(n, "upstream_auth", kUpstreamAuthNames);
+  }
+  if (auto n = root["errors"]) {
+    r.check_keys(n, {"reveal_rule_source"}, "errors");
+    if (auto v = n["reveal_rule_source"]) {
+      config.reveal_rule_source = r.boolean(v, "errors.reveal_rule_source");
     }
   }
   if (auto n = root["admin"]) {

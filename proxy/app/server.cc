@@ -24,6 +24,7 @@
 #include "docguard/proxy/runtime.h"
 #include "docguard/proxy/session.h"
 #include "docguard/proxy/session_registry.h"
+#include "docguard/proxy/upstream_auth_probe.h"
 #include "docguard/settings/introspection_target.h"
 
 namespace docguard::proxy {
@@ -65,6 +66,7 @@ class Server {
       return 2;
     }
     if (!start_monitor(main)) return 2;
+    start_auth_probe();
     if (runtime_.config.introspection.enabled) {
       try {
         runtime_.introspector = std::make_unique<introspection::Introspector>(
@@ -122,6 +124,7 @@ class Server {
       threads.emplace_back([ctx = contexts_[i].get()] { ctx->run(); });
     }
     main.run();
+    if (auth_prober_) auth_prober_->stop();
     if (runtime_.introspector) runtime_.introspector->stop();
     // No topology callback may post into the io_contexts once they stop.
     runtime_.router->monitor()->unsubscribe(subscription_);
@@ -162,9 +165,37 @@ class Server {
     return true;
   }
 
+  // upstream_auth: auto, and no credentials in the URI to say so: docguard asks the upstream
+  // itself, once before any client is accepted (so the first clients are judged as the answer
+  // says), then on every change of the writable servers.
+  void start_auth_probe() {
+    const auto& config = runtime_.config;
+    if (config.upstream_auth != settings::UpstreamAuth::kAuto || config.upstream.has_credentials ||
+        !config.upstream.auth_mechanism.empty()) {
+      if (config.upstream_auth != settings::UpstreamAuth::kNone) {
+        spdlog::info(
+            "upstream_auth: {}; a connection's commands are judged once it has "
+            "authenticated",
+            config.upstream_auth == settings::UpstreamAuth::kRequired
+                ? "required"
+                : "the upstream URI carries credentials");
+      }
+      return;
+    }
+    auth_prober_ = std::make_unique<UpstreamAuthProber>(
+        libmongoc_upstream_uri(config), kAuthProbeTimeout, runtime_.upstream_requires_auth);
+    auth_prober_->probe_now();
+    auth_prober_->start();
+  }
+
   // On the main io thread, in the order libmongoc raised them.
   void on_topology(const std::shared_ptr<const cluster::Topology>& topology) {
-    if (topology_reporter_.report(topology)) sessions_.announce(topology);
+    if (!topology_reporter_.report(topology)) return;
+    sessions_.announce(topology);
+    if (auth_prober_ && (topology->writable != probed_writable_)) {
+      probed_writable_ = topology->writable;
+      auth_prober_->request();
+    }
   }
 
   // On the main thread, for each accepted descriptor: counted against max_connections (every
@@ -234,7 +265,12 @@ class Server {
   const SessionContext session_context_ = session_context(runtime_);
   std::vector<std::unique_ptr<asio::io_context>> contexts_;
   uint64_t subscription_ = 0;
-  TopologyReporter topology_reporter_{runtime_};  // main thread only
+  // A probe's wait for the upstream: a down upstream delays the start no longer than this (the
+  // prober's thread keeps asking).
+  static constexpr std::chrono::milliseconds kAuthProbeTimeout{2'000};
+  std::unique_ptr<UpstreamAuthProber> auth_prober_;  // upstream_auth: auto, without credentials
+  std::vector<std::string> probed_writable_;         // main thread only: the last probe's
+  TopologyReporter topology_reporter_{runtime_};     // main thread only
   SessionRegistry sessions_;
   std::atomic<int64_t> handing_over_{0};  // accepted descriptors not yet in a session
   size_t next_context_ = 0;               // main thread only: the next io thread to serve

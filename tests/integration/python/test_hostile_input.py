@@ -114,7 +114,7 @@ def test_the_refusal_of_a_huge_field_name_is_small(proxy):
         assert len(reply) < 64 * 1024, len(reply)
         body = bson.decode(reply[21:21 + struct.unpack("<i", reply[21:25])[0]])
         assert body["code"] == 291
-        assert body["errInfo"]["rule"] == "hostile-indexes"
+        assert body["errInfo"]["rule"] == "require_index"
         assert body["errInfo"]["shape"].startswith("{fff")
         assert body["errInfo"]["shape"].endswith("...: ?}")
         # The same connection goes on.

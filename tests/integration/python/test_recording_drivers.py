@@ -306,5 +306,8 @@ def test_changed_document_and_dropped_index_are_flagged_alone(clusters):
     refused = differing[f"find {DB}.catalog {{sku: ?}}"]
     assert refused["difference"] == "ok 1 vs 0 (code 291 NoQueryExecutionPlans)", refused
     assert '"code" : 291' in refused["example"]["replayed_reply"]
-    assert "catalog-indexes" in refused["example"]["replayed_reply"]  # the guardrail's rule
+    # The guardrail's refusal: the rule's kind; its id stays in docguard's log
+    # (errors.reveal_rule_source).
+    assert '"rule" : "require_index"' in refused["example"]["replayed_reply"]
+    assert "catalog-indexes" not in refused["example"]["replayed_reply"]
     assert report["differing_shapes"] == 2

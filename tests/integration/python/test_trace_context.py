@@ -124,7 +124,7 @@ def test_a_traced_find_a_rule_refuses_gets_the_normal_refusal(proxy, conn):
     assert with_trace is not None, "the connection closed"
     assert with_trace["ok"] == 0.0
     assert with_trace["code"] == 291
-    assert with_trace["errInfo"]["rule"] == "trace-indexes"
+    assert with_trace["errInfo"]["rule"] == "require_index"
     assert with_trace["errInfo"]["shape"] == "{total: ?}"
     # The same refusal as the same find without a trace context.
     conn.sendall(op_msg(3, query))

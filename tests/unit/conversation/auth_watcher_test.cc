@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <atomic>
 #include <cstring>
 
 #include "docguard/codec/op_query.h"
@@ -109,14 +110,12 @@ struct Host : ConversationHost {
 // A conversation whose engine blocks long arrays for the user "loader" (and X.509 users whose
 // common name starts with "loader") only.
 struct AuthConversation : ::testing::Test {
-  AuthConversation()
-      : engine(settings::parse_rules(YAML::Load(R"(
+  explicit AuthConversation(const char* rules_yaml = R"(
 mode: warn
 rules:
   - {match: 'shop.*', users: [loader, 'CN=loader*'], action: block, max_array_length: 3}
-)"),
-                                     "test.yaml"),
-               nullptr, nullptr) {
+)")
+      : engine(settings::parse_rules(YAML::Load(rules_yaml), "test.yaml"), nullptr, nullptr) {
     settings.persona.persona = Persona::kMongos;
     settings.persona.advertised_address = "docguard:27017";
   }
@@ -339,6 +338,61 @@ TEST_F(AuthConversation, WithoutACertificateX509StillNamesItsUser) {
   EXPECT_EQ(conv.user(), "CN=loader,O=Example@$external");
   exchange(R"({"logout": 1, "$db": "$external"})", R"({"ok": 1})");
   EXPECT_EQ(conv.user(), "");
+}
+
+// An upstream that requires authentication (upstream_auth): a connection's commands are judged
+// only once the server confirmed an authentication on it, whichever mechanism, until a logout.
+struct AuthRequiredUpstream : AuthConversation {
+  AuthRequiredUpstream()
+      : AuthConversation("rules:\n  - {match: 'shop.*', action: block, max_array_length: 3}\n") {
+    settings.upstream_requires_auth = &requires_auth;
+  }
+  std::atomic<bool> requires_auth{true};
+};
+
+TEST_F(AuthRequiredUpstream, NothingIsJudgedBeforeTheServerConfirmsAnAuthentication) {
+  EXPECT_FALSE(insert_blocked());
+  EXPECT_TRUE(conv.request_violations().empty());
+  scram("SCRAM-SHA-256", "loader", "admin", false);  // refused: still unauthenticated
+  EXPECT_FALSE(insert_blocked());
+  scram("SCRAM-SHA-256", "loader", "admin");
+  EXPECT_TRUE(insert_blocked());
+  exchange(R"({"logout": 1, "$db": "admin"})", R"({"ok": 1})");
+  EXPECT_FALSE(insert_blocked());
+}
+
+TEST_F(AuthRequiredUpstream, AMechanismNamingNoUserStillAuthenticates) {
+  exchange(sasl_start("GSSAPI", "opaque-token", "$external"),
+           R"({"conversationId": 1, "done": true, "ok": 1})");
+  EXPECT_EQ(conv.user(), "");
+  EXPECT_TRUE(insert_blocked());
+}
+
+TEST_F(AuthRequiredUpstream, AVerifiedCertificateAloneDoesNotAuthenticateWithTheServer) {
+  conv.set_certificate_user("CN=loader,O=Example");
+  EXPECT_FALSE(insert_blocked());
+}
+
+TEST_F(AuthRequiredUpstream, AnUpstreamWithoutAuthenticationJudgesEveryone) {
+  requires_auth = false;
+  EXPECT_TRUE(insert_blocked());
+  requires_auth = true;
+  EXPECT_FALSE(insert_blocked());
+}
+
+TEST_F(AuthRequiredUpstream, SpeculativeAuthenticationInHelloCounts) {
+  const int32_t id = next_id++;
+  const std::string hello =
+      R"({"hello": 1, "$db": "admin", "speculativeAuthenticate": {"saslStart": 1, )"
+      R"("mechanism": "SCRAM-SHA-256", "payload": )" +
+      binary("n,,n=loader,r=nonce") + R"(, "db": "admin"}})";
+  ASSERT_EQ(conv.on_request(testing::op_msg(hello.c_str(), id)).action, Action::kForward);
+  const std::string reply = std::string("{") + kHelloReplyFields +
+                            R"(, "speculativeAuthenticate": {"conversationId": 1, "done": true, )"
+                            R"("payload": )" +
+                            binary("v=sig") + R"(}, "ok": 1})";
+  conv.on_reply(codec::OpMsgBuilder(2000, id).body(testing::json(reply.c_str()).get()).finish());
+  EXPECT_TRUE(insert_blocked());
 }
 
 }  // namespace DOCGUARD_UNITY_ID

@@ -92,12 +92,17 @@ TEST(EnforcementTest, OrderedForwardsOnlyStatementsBeforeTheFirstBlocked) {
             std::string::npos)
       << json;
   EXPECT_EQ(json.find(R"("index" : 4)"), std::string::npos) << json;  // stopped at 2
-  EXPECT_NE(json.find(R"("errInfo" : { "rule" : "max_array_length", "match" : "shop.products", )"
+  // By default the refusal names the rule's kind, the field, the measure and the bound, never
+  // the operator's configuration (the rule's match glob or its line).
+  EXPECT_NE(json.find(R"("errInfo" : { "rule" : "max_array_length", )"
                       R"("fieldPath" : "reviews", "measured" : 150, "bound" : 100, )"
                       R"("failingDocumentId" : 2 })"),
             std::string::npos)
       << json;
-  EXPECT_NE(json.find("docguard: design rule max_array_length"), std::string::npos) << json;
+  EXPECT_NE(json.find("docguard: design rule max_array_length violated"), std::string::npos)
+      << json;
+  EXPECT_EQ(json.find("shop.products"), std::string::npos) << json;
+  EXPECT_EQ(json.find("ruleLine"), std::string::npos) << json;
 }
 
 TEST(EnforcementTest, UnorderedForwardsEveryAllowedStatementAndRemapsUpstreamErrors) {
@@ -298,6 +303,23 @@ TEST(EnforcementTest, UpstreamCommandErrorsPassThroughUnchanged) {
   RequestPlan plan = plan_request(m->msg, m->cmd, verdict_blocking({2}), 7);
   auto up = reply(R"({"ok": 0.0, "errmsg": "not primary", "code": 10107})");
   EXPECT_TRUE(merge_reply(*plan.merge, up->msg, 42).empty());
+}
+
+TEST(EnforcementTest, RevealRuleSourceNamesTheMatchAndTheLine) {
+  auto m = request(R"({"insert": "products", "$db": "shop", "ordered": true})", "documents",
+                   small_docs(3));
+  Verdict v = verdict_blocking({0});
+  v.violations[0].rule_line = 12;
+  RequestPlan plan = plan_request(m->msg, m->cmd, v, 7, RefusalOptions{true});
+  ASSERT_EQ(plan.kind, Kind::kReplyNow);
+  const std::string json = Message::parse(plan.message)->body().json();
+  EXPECT_NE(json.find(R"("errInfo" : { "rule" : "max_array_length", "match" : "shop.products", )"
+                      R"("ruleLine" : 12, "fieldPath" : "reviews", )"),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find(R"(design rule max_array_length (match \"shop.products\") violated)"),
+            std::string::npos)
+      << json;
 }
 
 }  // namespace DOCGUARD_UNITY_ID

@@ -48,10 +48,28 @@ TEST(GuardrailRefusalTest, ReadGetsTheNotablescanErrorWithErrInfo) {
       << json;
   EXPECT_NE(json.find(R"("code" : 291, "codeName" : "NoQueryExecutionPlans")"), std::string::npos)
       << json;
-  EXPECT_NE(json.find(R"("errInfo" : { "rule" : "ci-indexes", "shape" : "{customer: ?} sort )"
-                      R"({created: -1}", "index" : { "customer" : 1, "created" : -1 })"),
+  // The rule's kind, not its id; no match glob or config line: those are the operator's.
+  EXPECT_NE(json.find(R"("errInfo" : { "rule" : "require_index", "shape" : "{customer: ?} sort )"
+                      R"({created: -1}", "index" : { "customer" : 1, "created" : -1 } })"),
             std::string::npos)
       << json;
+  EXPECT_EQ(json.find("ci-indexes"), std::string::npos) << json;
+}
+
+TEST(GuardrailRefusalTest, RevealRuleSourceNamesTheRuleIdMatchAndLine) {
+  auto m = request(R"({"find": "orders", "$db": "shop", "filter": {"customer": "x"}})");
+  Verdict v;
+  v.violations.push_back(unindexed(-1));
+  v.violations[0].rule_match = "shop.*";
+  v.violations[0].rule_line = 3;
+  v.block_command = true;
+  RequestPlan plan = plan_request(m->msg, m->cmd, v, 7, RefusalOptions{true});
+  const std::string json = body_json(plan.message);
+  EXPECT_NE(json.find(R"("errInfo" : { "rule" : "ci-indexes", "shape" : "{customer: ?} sort )"),
+            std::string::npos)
+      << json;
+  EXPECT_NE(json.find(R"("match" : "shop.*", "ruleLine" : 3 })"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"(rule \"ci-indexes\")"), std::string::npos) << json;
 }
 
 TEST(GuardrailRefusalTest, UnorderedUpdateKeepsTheOthersAndMergesTheReply) {
@@ -71,7 +89,7 @@ TEST(GuardrailRefusalTest, UnorderedUpdateKeepsTheOthersAndMergesTheReply) {
   EXPECT_NE(json.find(R"("index" : 1, "code" : 291, "codeName" : "NoQueryExecutionPlans")"),
             std::string::npos)
       << json;
-  EXPECT_NE(json.find(R"("rule" : "ci-indexes")"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("rule" : "require_index")"), std::string::npos) << json;
 }
 
 TEST(GuardrailRefusalTest, OrderedDeleteStopsAtTheRefusedStatement) {

@@ -73,6 +73,19 @@ TEST(SettingsFile, LevelNamesAreChecked) {
   EXPECT_NE(e.find("got 'loud'"), std::string::npos) << e;
 }
 
+TEST(SettingsFile, UpstreamAuthAndErrorsSettings) {
+  const ProxyConfig defaults = read("mode: warn\n");
+  EXPECT_EQ(defaults.upstream_auth, UpstreamAuth::kAuto);
+  EXPECT_FALSE(defaults.reveal_rule_source);
+  EXPECT_EQ(read("upstream_auth: required\n").upstream_auth, UpstreamAuth::kRequired);
+  EXPECT_EQ(read("upstream_auth: none\n").upstream_auth, UpstreamAuth::kNone);
+  EXPECT_TRUE(read("errors:\n  reveal_rule_source: true\n").reveal_rule_source);
+  const std::string bad = error_of("upstream_auth: sometimes\n");
+  EXPECT_NE(bad.find("key 'upstream_auth'"), std::string::npos) << bad;
+  EXPECT_NE(error_of("errors:\n  reveal: true\n").find("key 'errors.reveal': unknown key"),
+            std::string::npos);
+}
+
 TEST(SettingsFile, TheUpstreamIsHeldOnce) {
   const ProxyConfig c = read("upstream: mongodb://db1:4000,db2:4001/?replicaSet=rs\n");
   EXPECT_EQ(c.upstream.uri, "mongodb://db1:4000,db2:4001/?replicaSet=rs");

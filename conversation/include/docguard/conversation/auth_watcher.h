@@ -25,6 +25,11 @@
 // (SCRAM, PLAIN) still replaces it once the server confirms, as without a certificate; where the
 // connection would otherwise have no user (logout, a mechanism naming none) it has the
 // certificate's.
+//
+// Apart from the user, it tells whether the server itself takes the connection as authenticated
+// (authenticated()): a mechanism it confirmed, whichever, naming a user or not, until a logout
+// the server confirms. A certificate docguard verified does not count: the server never saw it.
+// docguard judges a connection's commands only once the server would (upstream_auth).
 #pragma once
 
 #include <cstdint>
@@ -50,6 +55,9 @@ class AuthWatcher {
 
   // "name@db" once authenticated, else empty.
   const std::string& user() const { return user_; }
+  // The server confirmed an authentication on this connection (any mechanism), and no logout
+  // since.
+  bool authenticated() const { return authenticated_; }
   // The subject of the client certificate docguard verified (tls.ca_file), in the form
   // x509_user_name gives: the connection's user from now on, as described above.
   void set_certificate_user(std::string_view subject);
@@ -74,6 +82,7 @@ class AuthWatcher {
     bool x509 = false;
   } attempt_;
   std::string user_;
+  bool authenticated_ = false;
   std::string certificate_user_;  // "subject@$external", or empty without a verified certificate
 };
 

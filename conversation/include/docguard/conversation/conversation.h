@@ -8,6 +8,7 @@
 // agreed to, the client's app name and the user it authenticated as (auth_watcher.h).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -43,6 +44,16 @@ class ConversationHost {
 struct ConversationSettings {
   PersonaSettings persona;
   uint32_t max_message_bytes = codec::kDefaultMaxMessageBytes;  // requests from the client
+  // Whether the upstream answers commands only on an authenticated connection (the proxy's
+  // upstream_auth, kept current by its probe and shared by every connection). While it does, a
+  // connection's requests are judged, counted and learned from only once the server confirmed
+  // its authentication: before that they pass untouched and the server answers them, so a
+  // client without credentials learns nothing from docguard and spends none of its budgets.
+  // Null: never (the offline judge, tests).
+  const std::atomic<bool>* upstream_requires_auth = nullptr;
+  // Refusals name the deciding rule's match glob, config line and guardrail id (errors.
+  // reveal_rule_source); by default they do not: that is the operator's configuration.
+  RefusalOptions refusals;
 };
 
 class Conversation {
@@ -141,6 +152,11 @@ class Conversation {
   bool upstream_accepts(codec::Compressor compressor) const;
   void note_hello(const codec::BsonView& hello);
   void note_auth_reply(AuthWatcher::Step step, const codec::BsonView& reply);
+  // Whether this connection's requests are judged now: see upstream_requires_auth.
+  bool judges() const {
+    return auth_.authenticated() || settings_.upstream_requires_auth == nullptr ||
+           !settings_.upstream_requires_auth->load(std::memory_order_relaxed);
+  }
   void await_reply(int32_t request_id);
   // The workload ledger: the reply's time and what it says, against its request's shapes.
   void record_workload(int32_t response_to, const ReplySignals& signals);

@@ -24,6 +24,14 @@
 
 namespace docguard::conversation {
 
+// What a refusal tells the client about the rule behind it. Always: the rule's kind, the field
+// path, the measured value and the bound (what the server's own validation details would say).
+// Only with reveal_rule_source (errors.reveal_rule_source): the operator's configuration, the
+// rule's `match` glob, its line in the config file and a guardrail rule's id.
+struct RefusalOptions {
+  bool reveal_rule_source = false;
+};
+
 // What merge_reply needs to know about a rewritten request.
 struct PendingMerge {
   codec::CommandKind kind = codec::CommandKind::kInsert;
@@ -52,9 +60,10 @@ struct RequestPlan {
 
 // `reply_request_id` is the requestID of a synthetic reply (kReplyNow).
 RequestPlan plan_request(const codec::OpMsg& request, const codec::CommandView& cmd,
-                         const rules::Verdict& verdict, int32_t reply_request_id);
+                         const rules::Verdict& verdict, int32_t reply_request_id,
+                         RefusalOptions options = {});
 
 // "docguard: ..." message for a violation (numbers and names only, never document values).
-std::string violation_message(const rules::Violation& v);
+std::string violation_message(const rules::Violation& v, RefusalOptions options = {});
 
 }  // namespace docguard::conversation

@@ -57,6 +57,12 @@ struct ProxyRuntime {
     advisor.set_workload_ledger(&engine.workload());
     persona.max_message_bytes = config.max_message_bytes;
     conversation.max_message_bytes = config.max_message_bytes;
+    conversation.refusals.reveal_rule_source = config.reveal_rule_source;
+    // upstream_auth: none judges every command; otherwise connections read the flag, which
+    // stays set (required, or credentials in the URI) or follows the probe (server.cc).
+    if (config.upstream_auth != settings::UpstreamAuth::kNone) {
+      conversation.upstream_requires_auth = &upstream_requires_auth;
+    }
     // A driver that reached docguard through a socket is told that socket's path as the
     // member's address (hello's hosts, primary, me): told a TCP address instead, a driver
     // following the replica set would leave the socket for it.
@@ -67,6 +73,9 @@ struct ProxyRuntime {
   }
 
   const ProxyConfig config;  // settings fixed for the process's life; rules reload in `engine`
+  // Whether the upstream answers only authenticated connections (upstream_auth): set until an
+  // answer says otherwise. Declared before the conversation settings that point at it.
+  std::atomic<bool> upstream_requires_auth{true};
   telemetry::Metrics metrics;
   advisor::LiveAdvisor advisor;  // live design advisor: GET /report, docguard_findings
   // Reports what it measures to `metrics` and what the advisor reads to `advisor`.

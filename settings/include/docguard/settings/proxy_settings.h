@@ -82,6 +82,20 @@ struct UpstreamTlsSettings {
   bool allow_invalid_certificates = false;  // tests only: skips verification
   bool allow_invalid_hostnames = false;     // the certificate's name is not checked
 };
+// upstream_auth: how docguard knows whether the upstream answers commands on a connection that
+// has not authenticated. While it does not, docguard judges a connection's commands only once the
+// server confirmed its authentication (conversation.h).
+//   auto      required when the URI carries credentials (a user or authMechanism); otherwise
+//             docguard asks the upstream itself, unauthenticated, at startup and whenever the
+//             topology changes; until it has an answer, required.
+//   required  always; none: never (every command judged as it arrives).
+enum class UpstreamAuth { kAuto, kRequired, kNone };
+inline constexpr auto kUpstreamAuthNames =
+    base::enum_names<UpstreamAuth>({{UpstreamAuth::kAuto, "auto"},
+                                    {UpstreamAuth::kRequired, "required"},
+                                    {UpstreamAuth::kNone, "none"}},
+                                   "auto");
+
 enum class LogFormat { kText, kJson };
 // The names `log_format:` and --log-format accept.
 inline constexpr auto kLogFormatNames =
@@ -123,6 +137,9 @@ struct ProxyConfig {
   // workload.max_shapes: query shapes the workload ledger keeps (per io thread, and in /report);
   // the rest are counted as overflow; 0 turns the ledger off.
   size_t max_workload_shapes = 500;
+  UpstreamAuth upstream_auth = UpstreamAuth::kAuto;  // `upstream_auth:`
+  // errors.reveal_rule_source: refusals name the rule's match glob, config line and id.
+  bool reveal_rule_source = false;
 
   // Limits. Each has a safe default and is configurable under `limits:`.
   uint32_t max_message_bytes = codec::kDefaultMaxMessageBytes;

@@ -67,6 +67,10 @@ struct ProxyRuntime {
   }
 
   const ProxyConfig config;  // settings fixed for the process's life; rules reload in `engine`
+  // The admin token in force: the start's, replaced by a reload that resolves another one
+  // (admin.token_file rotated, the file's admin.token changed). Read and written on the main io
+  // thread only, where the admin listener and the reload both run.
+  std::string admin_token = config.admin_token;
   telemetry::Metrics metrics;
   advisor::LiveAdvisor advisor;  // live design advisor: GET /report, docguard_findings
   // Reports what it measures to `metrics` and what the advisor reads to `advisor`.

@@ -169,13 +169,12 @@ awaitable<HttpResponse> route_admin(const AdminHttpRequest& request, ProxyRuntim
   for (const AdminEndpoint& e : admin_endpoints()) {
     if (e.path == path) endpoint = &e;
   }
-  // First of all, so a page of a rebound name learns nothing, not even the list of paths.
-  if (endpoint == nullptr || !endpoint->any_host) {
-    if (auto refused = refuse_foreign_host(request.host, rt.config)) co_return *refused;
-  }
+  // First of all, on every path, so a page of a rebound name learns nothing, not even the list
+  // of paths or whether the upstream is up.
+  if (auto refused = refuse_foreign_host(request.host, rt.config)) co_return *refused;
   // Every endpoint but the probes: a page of another site may not even read (a GET from a
   // foreign Origin is refused too, not only a POST).
-  if (endpoint == nullptr || !endpoint->any_host) {
+  if (endpoint == nullptr || !endpoint->probe) {
     if (auto refused = refuse_foreign_origin(request)) co_return *refused;
   }
   // An unknown path needs the token too, so the 404's list is not told to strangers.

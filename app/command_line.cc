@@ -267,10 +267,12 @@ CommandLine read_command_line(int argc, const char* const* argv, std::ostream& o
   CLI::App app(kDescription, "docguard");
   app.require_subcommand(0, 1);
   app.footer(
-      "admin endpoints (all but /healthz need `admin.token` as a bearer token when one is "
-      "set; a POST takes a JSON body or none, never from another site's page; a Host other "
-      "than an IP address, localhost or admin.allowed_hosts is refused but by /healthz and "
-      "/readyz):\n" +
+      "admin endpoints (all but /healthz and /readyz need the admin token as a bearer token "
+      "when one is set: admin.token_file, admin.token, or DOCGUARD_ADMIN_TOKEN_FILE or "
+      "DOCGUARD_ADMIN_TOKEN in the environment; off loopback one is required unless "
+      "admin.allow_without_token; a POST takes a JSON body or none; a Host other than an IP "
+      "address, localhost or admin.allowed_hosts is refused, and so is another site's Origin "
+      "but by /healthz and /readyz):\n" +
       proxy::admin_endpoints_help());
 
   std::vector<std::string> listen;

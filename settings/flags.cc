@@ -58,6 +58,8 @@ ProxyConfig build_config(const Flags& flags) {
   if (config.tls.cert_file.empty() != config.tls.key_file.empty()) {
     throw ConfigError("--tls-cert and --tls-key go together");
   }
+  // Last: --admin may have moved the listener off loopback.
+  settle_admin_access(config);
   return config;
 }
 

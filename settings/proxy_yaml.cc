@@ -64,9 +64,17 @@ void apply_yaml(const YAML::Node& root, const std::string& file, ProxyConfig& co
   }
   if (auto n = root["admin"]) {
     if (n.IsMap()) {
-      r.check_keys(n, {"listen", "token", "allowed_hosts"}, "admin");
+      r.check_keys(n, {"listen", "token", "token_file", "allowed_hosts", "allow_without_token"},
+                   "admin");
       if (auto l = n["listen"]) config.admin = host_port(r, l, "admin.listen");
       if (auto t = n["token"]) config.admin_token = r.scalar(t, "admin.token");
+      if (auto t = n["token_file"]) config.admin_token_file = r.scalar(t, "admin.token_file");
+      if (auto t = n["token"]; t && n["token_file"]) {
+        r.fail(t, "admin.token", "give admin.token or admin.token_file, not both");
+      }
+      if (auto o = n["allow_without_token"]) {
+        config.admin_allow_without_token = r.boolean(o, "admin.allow_without_token");
+      }
       if (auto h = n["allowed_hosts"]) {
         if (h.IsScalar()) {
           config.admin_allowed_hosts.push_back(r.scalar(h, "admin.allowed_hosts"));
@@ -196,6 +204,9 @@ void apply_yaml(const YAML::Node& root, const std::string& file, ProxyConfig& co
 ProxyConfig load_config_file(const std::string& path) {
   std::ifstream in(path);
   if (!in) throw ConfigError(path + ": cannot open the file");
+  // Read at start, by --check-config and at every reload: a file any user may write is refused
+  // at all three, as a token file is.
+  refuse_world_writable(path, "the settings file");
   YAML::Node root;
   try {
     root = YAML::LoadFile(path);

@@ -7,7 +7,6 @@
 #include <boost/asio/steady_timer.hpp>
 #include <vector>
 
-#include "docguard/base/constant_time.h"
 #include "docguard/base/json_writer.h"
 #include "docguard/proxy/admin_request_guard.h"
 #include "docguard/proxy/admin_server.h"
@@ -89,6 +88,12 @@ awaitable<HttpResponse> status(const AdminRequest&, ProxyRuntime& rt) {
     w.begin_object().member("enabled", false).end_object();
   }
   w.key("recording").raw(rt.recorder.status_json());
+  // Said where an operator looks: an admin API that other hosts may use without a token is
+  // one the settings accepted (admin.allow_without_token), never one docguard chose.
+  const bool open = rt.admin_token.empty() && !settings::is_loopback_host(rt.config.admin.host);
+  w.key("admin").begin_object().member("listen", rt.config.admin.to_string());
+  w.member("token_required", !rt.admin_token.empty()).member("open_without_token", open);
+  w.end_object();
   if (const auto topology = rt.router ? rt.router->snapshot() : nullptr) {
     w.key("upstream").begin_object().member("uri", rt.config.upstream.redacted);
     w.key("topology").raw(cluster::to_json(*topology)).end_object();
@@ -117,7 +122,7 @@ awaitable<HttpResponse> report_json(const AdminRequest&, ProxyRuntime& rt) {
 constexpr AdminEndpoint kProxyEndpoints[] = {
     {"/metrics", kRead, true, "Prometheus metrics", metrics},
     {"/healthz", kRead, false, "liveness: docguard answers (never needs the token)", healthz, true},
-    {"/readyz", kRead, true, "readiness: a writable upstream server is selectable", readyz, true},
+    {"/readyz", kRead, false, "readiness: a writable upstream server is selectable", readyz, true},
     {"/status", kRead, true, "the engine's statistics, collection facts, topology (JSON)", status},
     {"/report", kRead, true, "the design advisor's live report (HTML)", report_html},
     {"/report.json", kRead, true, "the same report as JSON", report_json},
@@ -164,14 +169,17 @@ awaitable<HttpResponse> route_admin(const AdminHttpRequest& request, ProxyRuntim
   for (const AdminEndpoint& e : admin_endpoints()) {
     if (e.path == path) endpoint = &e;
   }
-  // First of all, so a page of a rebound name learns nothing, not even the list of paths.
-  if (endpoint == nullptr || !endpoint->any_host) {
-    if (auto refused = refuse_foreign_host(request.host, rt.config)) co_return *refused;
+  // First of all, on every path, so a page of a rebound name learns nothing, not even the list
+  // of paths or whether the upstream is up.
+  if (auto refused = refuse_foreign_host(request.host, rt.config)) co_return *refused;
+  // Every endpoint but the probes: a page of another site may not even read (a GET from a
+  // foreign Origin is refused too, not only a POST).
+  if (endpoint == nullptr || !endpoint->probe) {
+    if (auto refused = refuse_foreign_origin(request)) co_return *refused;
   }
-  // Compared in constant time: how long a wrong token takes must not say how much of it was
-  // right. An unknown path needs the token too, so the 404's list is not told to strangers.
-  if ((endpoint == nullptr || endpoint->needs_token) && !rt.config.admin_token.empty() &&
-      !base::equal_in_constant_time(request.authorization, "Bearer " + rt.config.admin_token)) {
+  // An unknown path needs the token too, so the 404's list is not told to strangers.
+  if ((endpoint == nullptr || endpoint->needs_token) && !rt.admin_token.empty() &&
+      !bearer_token_matches(request.authorization, rt.admin_token)) {
     co_return HttpResponse{401, "text/plain; charset=utf-8", "missing or wrong bearer token\n"};
   }
   if (endpoint == nullptr) {

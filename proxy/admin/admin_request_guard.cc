@@ -5,6 +5,7 @@
 #include <cctype>
 #include <string>
 
+#include "docguard/base/constant_time.h"
 #include "docguard/base/ip_address.h"
 
 namespace docguard::proxy {
@@ -50,15 +51,19 @@ std::optional<HttpResponse> refuse_foreign_host(std::string_view host, const Pro
                      "to admin.allowed_hosts");
 }
 
-std::optional<HttpResponse> refuse_cross_site_post(const AdminHttpRequest& request) {
-  if (request.origin) {
-    const std::string origin = lower(*request.origin);
-    const std::string host = lower(request.host);
-    if (host.empty() || (origin != "http://" + host && origin != "https://" + host)) {
-      return refusal(403, "a request from another origin (" + *request.origin +
-                              ") may not change the admin listener's state");
-    }
+std::optional<HttpResponse> refuse_foreign_origin(const AdminHttpRequest& request) {
+  if (!request.origin) return std::nullopt;
+  const std::string origin = lower(*request.origin);
+  const std::string host = lower(request.host);
+  if (!host.empty() && (origin == "http://" + host || origin == "https://" + host)) {
+    return std::nullopt;
   }
+  return refusal(403, "a request from another origin (" + *request.origin +
+                          ") may not use the admin listener");
+}
+
+std::optional<HttpResponse> refuse_cross_site_post(const AdminHttpRequest& request) {
+  if (auto refused = refuse_foreign_origin(request)) return refused;
   const std::string_view type =
       std::string_view(request.content_type).substr(0, request.content_type.find(';'));
   const auto first = type.find_first_not_of(" \t");
@@ -70,6 +75,21 @@ std::optional<HttpResponse> refuse_cross_site_post(const AdminHttpRequest& reque
   return refusal(415,
                  "a POST to the admin API takes Content-Type: application/json (or no body "
                  "and no Content-Type)");
+}
+
+bool bearer_token_matches(std::string_view authorization, std::string_view token) {
+  constexpr std::string_view kScheme = "bearer";
+  const bool scheme =
+      authorization.size() > kScheme.size() &&
+      lower(authorization.substr(0, kScheme.size())) == kScheme &&
+      (authorization[kScheme.size()] == ' ' || authorization[kScheme.size()] == '\t');
+  if (!scheme) return false;
+  std::string_view credentials = authorization.substr(kScheme.size());
+  const auto first = credentials.find_first_not_of(" \t");
+  const auto last = credentials.find_last_not_of(" \t");
+  credentials = first == std::string_view::npos ? std::string_view()
+                                                : credentials.substr(first, last - first + 1);
+  return base::equal_in_constant_time(credentials, token);
 }
 
 }  // namespace docguard::proxy

@@ -107,7 +107,7 @@ awaitable<HttpResponse> recording_status(const AdminRequest&, ProxyRuntime& rt) 
 // Without a token, anything that reaches the listener could record the traffic: the recording
 // endpoints that change state need the token, or the operator's explicit leave.
 std::optional<HttpResponse> refuse_without_token(ProxyRuntime& rt) {
-  if (!rt.config.admin_token.empty() || rt.config.recording.api_without_token) return std::nullopt;
+  if (!rt.admin_token.empty() || rt.config.recording.api_without_token) return std::nullopt;
   return error_response(403,
                         "recording through the admin API needs admin.token set (or "
                         "recording.api_without_token: true)",

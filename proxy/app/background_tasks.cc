@@ -83,9 +83,17 @@ void reload_rules(ProxyRuntime& runtime) {
   }
   try {
     auto fresh = settings::load_config_file(file);
+    // The listener stays where it is bound: the admin token the file (or its token file, or the
+    // environment) gives now is checked against that address, so a reload that would leave it
+    // open to other hosts without a token is refused like any invalid file.
+    fresh.admin = runtime.config.admin;
+    settings::settle_admin_access(fresh);
     runtime.engine.reload(fresh.rules);
+    const bool token_changed = fresh.admin_token != runtime.admin_token;
+    runtime.admin_token = std::move(fresh.admin_token);
     runtime.metrics.config_reloads.get("success").Increment();
-    spdlog::info("reloaded rules from {}", file);
+    spdlog::info("reloaded rules from {}{}", file,
+                 token_changed ? " (the admin token changed)" : "");
   } catch (const std::exception& e) {
     runtime.metrics.config_reloads.get("failure").Increment();
     spdlog::error("reload of {} failed, keeping the previous rules: {}", file, e.what());

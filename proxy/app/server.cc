@@ -81,6 +81,13 @@ class Server {
     spdlog::info("docguard {} listening on {}, upstream {}, admin http://{}/metrics, {} threads",
                  DOCGUARD_VERSION, listeners->describe(), runtime_.router->uri().redacted,
                  runtime_.config.admin.to_string(), contexts_.size());
+    if (settings::admin_open_without_token(runtime_.config)) {
+      // Accepted by admin.allow_without_token; said once here and in /status.
+      spdlog::warn(
+          "admin API on {} is open: any host that reaches it may use it without a token "
+          "(admin.allow_without_token: true); set admin.token_file to close it",
+          runtime_.config.admin.to_string());
+    }
 
     if (runtime_.config.recording.enabled) {
       // A recording that cannot start leaves the proxy serving: recording is never a reason

@@ -6,10 +6,16 @@
     the packages of every shared library build/bin/docguard links, runs as non-root, and its
     HEALTHCHECK command really answers against a running docguard;
   * every flag passed to docguard exists in `docguard --help`; listen/admin addresses are 0.0.0.0
-    (or loopback for a sidecar), and ports line up with containerPorts, probes, scrape annotations,
+    (or loopback for a sidecar, and the image's own admin default), and ports line up with containerPorts, probes, scrape annotations,
     Services, compose port mappings and the Prometheus target;
   * every path compose mounts and the Dockerfile copies exists; the configs they give docguard pass
     `docguard --check-config`;
+  * the admin API is closed wherever docguard is shipped: every deployment whose admin listener is
+    off loopback gives it a token from a secret (a Kubernetes Secret's file, a compose secret),
+    Prometheus scrapes with it, no Service exposes the admin port; each docguard of these files,
+    started as the file says, refuses to start without its token, answers /healthz and /readyz
+    without one, answers nothing else without it from another address than loopback, and refuses
+    a foreign Host or Origin;
   * Grafana provisioning points at the dashboard; metric names used by the dashboard and alerts
     exist in the table of metric families (telemetry/include/docguard/telemetry/metric_families.h, or are listed as pending); promtool checks the Prometheus config.
 
@@ -87,26 +93,40 @@ def host_of(hostport: str) -> str:
     return hostport.rsplit(":", 1)[0]
 
 
-def check_docguard_args(args: list[str], help_flags: set[str], container: bool = True) -> dict:
+def check_docguard_args(args: list[str], help_flags: set[str], admin_host: str = "0.0.0.0") -> dict:
     flags = parse_args(args)
     unknown = set(flags) - help_flags
     assert not unknown, f"flags not in docguard --help: {unknown}"
     for key in ("--listen", "--admin", "--upstream"):
         assert key in flags, f"{key} missing from {args}"
     assert flags["--upstream"].startswith("mongodb://")
-    if container:
-        assert host_of(flags["--admin"]) == "0.0.0.0", "admin must listen on 0.0.0.0 for probes/scrapes"
+    assert host_of(flags["--admin"]) == admin_host, \
+        f"admin on {flags['--admin']}, want {admin_host} (probes/scrapes, or the image's loopback)"
     return flags
 
 
-def check_config(path_or_text, tmp_path: Path, extra: list[str] | None = None) -> None:
+def no_token_env() -> dict:
+    """This environment without any admin token a shell may have set."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("DOCGUARD_ADMIN_TOKEN")}
+
+
+def token_file(tmp_path: Path, token: str = "deploy-test-token") -> Path:
+    """A secret's file as Kubernetes or compose mounts it: the token and a final newline."""
+    p = tmp_path / "admin-token"
+    p.write_text(token + "\n")
+    p.chmod(0o440)
+    return p
+
+
+def check_config(path_or_text, tmp_path: Path, extra: list[str] | None = None,
+                 env: dict | None = None) -> None:
     if isinstance(path_or_text, str):
         p = tmp_path / f"cfg-{abs(hash(path_or_text))}.yaml"
         p.write_text(path_or_text)
     else:
         p = path_or_text
     r = subprocess.run([str(DOCGUARD), "--check-config", "--config", str(p)] + (extra or []),
-                       capture_output=True, text=True, timeout=10)
+                       capture_output=True, text=True, timeout=10, env=env)
     assert r.returncode == 0, f"docguard --check-config {p}:\n{r.stdout}{r.stderr}"
 
 
@@ -245,7 +265,9 @@ def test_dockerfile_runtime_stage(help_flags):
     assert json.loads(ins["ENTRYPOINT"]) == ["/usr/local/bin/docguard"]
     copy = [t for k, t in runtime["ins"] if k == "COPY" and "--from" in t]
     assert any("/src/build/bin/docguard /usr/local/bin/docguard" in t for t in copy)
-    flags = check_docguard_args(json.loads(ins["CMD"]), help_flags)
+    # The image's default opens no admin API: it listens on the container's loopback, where the
+    # HEALTHCHECK reaches it (`--admin 0.0.0.0:9216` with a token opens it, deploy files do).
+    flags = check_docguard_args(json.loads(ins["CMD"]), help_flags, admin_host="127.0.0.1")
     assert host_of(flags["--listen"]) == "0.0.0.0"
     admin_port = port_of(flags["--admin"])
     expose = {int(p) for p in ins["EXPOSE"].split()}
@@ -304,6 +326,131 @@ def test_dockerfile_healthcheck_command_works(tmp_path):
                           stderr=subprocess.DEVNULL).returncode != 0
 
 
+# ------------------------------------------------------------------ started as shipped
+
+ADMIN_GUARDED = ("/metrics", "/status", "/report", "/report.json", "/recording", "/nope")
+
+
+def host_address() -> str | None:
+    """An address of this host that is not loopback (what another host would connect to)."""
+    import socket
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+            s.connect(("10.255.255.255", 1))  # only the route is looked up, nothing is sent
+            address = s.getsockname()[0]
+    except OSError:
+        return None
+    return None if address.startswith("127.") else address
+
+
+def http_status(address: str, port: int, path: str, token: str | None = None,
+                host: str | None = None, origin: str | None = None) -> int:
+    import socket
+    head = f"GET {path} HTTP/1.1\r\nHost: {host or f'{address}:{port}'}\r\n"
+    if token is not None:
+        head += f"Authorization: Bearer {token}\r\n"
+    if origin is not None:
+        head += f"Origin: {origin}\r\n"
+    with socket.create_connection((address, port), timeout=5) as s:
+        s.sendall((head + "\r\n").encode())
+        answer = b""
+        while chunk := s.recv(65536):
+            answer += chunk
+    return int(answer.split(b" ", 2)[1])
+
+
+def shipped_args(flags: dict, tmp_path: Path, config: Path | None) -> tuple[list[str], int]:
+    """The file's docguard flags with this machine's free ports, a scratch socket path, an
+    upstream nothing answers and the file's --config text in a scratch file; hosts as shipped."""
+    out: list[str] = []
+    admin_port = free_port()
+    for k, v in flags.items():
+        if k == "--listen":
+            v = (f"unix:{tmp_path}/dg-{free_port()}.sock" if v.startswith("unix:")
+                 else f"{host_of(v)}:{free_port()}")
+        elif k == "--admin":
+            v = f"{host_of(v)}:{admin_port}"
+        elif k == "--upstream":
+            v = f"mongodb://127.0.0.1:{free_port()}"
+        elif k == "--config":
+            assert config is not None
+            v = str(config)
+        out += [k, v] if v else [k]
+    return out, admin_port
+
+
+def stop(p: subprocess.Popen) -> None:
+    p.send_signal(signal.SIGTERM)
+    try:
+        p.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+
+
+def check_started_as_shipped(where: str, flags: dict, token_env: str | None, tmp_path: Path,
+                             config: Path | None = None) -> None:
+    """docguard started with the file's flags (and, where the file gives it one, its token
+    through the file's variable): the admin API closed to whoever lacks the token."""
+    args, admin_port = shipped_args(flags, tmp_path, config)
+    admin_host = host_of(flags["--admin"])
+    token = "deploy-test-token"
+    env = no_token_env()
+    if admin_host != "127.0.0.1":
+        # Without the secret (a Secret not created, a compose secret missing): no start.
+        r = subprocess.run([str(DOCGUARD)] + args, capture_output=True, text=True, timeout=20,
+                           env=env)
+        assert r.returncode == 1, f"{where}: started without a token:\n{r.stderr[-2000:]}"
+        assert "admin.allow_without_token" in r.stderr, f"{where}: {r.stderr}"
+        assert token_env, f"{where}: an admin off loopback with no token from a secret"
+        env[token_env] = str(token_file(tmp_path, token))
+    p = subprocess.Popen([str(DOCGUARD)] + args, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, env=env)
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            assert p.poll() is None, f"{where}: docguard exited: {p.stderr.read().decode()[-2000:]}"
+            try:
+                if http_status("127.0.0.1", admin_port, "/healthz") == 200:
+                    break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, f"{where}: /healthz never answered"
+            time.sleep(0.2)
+        outside = host_address()
+        if admin_host == "127.0.0.1":
+            # The image's default: nothing but this container's loopback reaches the admin API.
+            if outside:
+                with pytest.raises(OSError):
+                    http_status(outside, admin_port, "/metrics")
+            return
+        assert outside, "this machine has no address but loopback: cannot test from outside"
+        # The probes need no token (a kubelet sends no header); /readyz answers 503 here, as
+        # nothing answers at the upstream, but never 401.
+        assert http_status(outside, admin_port, "/healthz") == 200, where
+        assert http_status(outside, admin_port, "/readyz") == 503, where
+        for path in ADMIN_GUARDED:
+            assert http_status(outside, admin_port, path) == 401, (where, path)
+            assert http_status(outside, admin_port, path, token="wrong") == 401, (where, path)
+            # A DNS-rebound name and another site's page: refused, even with the token.
+            assert http_status(outside, admin_port, path, token=token,
+                               host="attacker.example") == 421, (where, path)
+            assert http_status(outside, admin_port, path, token=token,
+                               origin="http://evil.example") == 403, (where, path)
+        for probe in ("/healthz", "/readyz"):
+            assert http_status(outside, admin_port, probe, host="attacker.example") == 421, where
+        assert http_status(outside, admin_port, "/metrics", token=token) == 200, where
+        assert http_status(outside, admin_port, "/status", token=token) == 200, where
+    finally:
+        stop(p)
+
+
+def test_dockerfile_cmd_started_as_shipped(help_flags, tmp_path):
+    ins = dict((k, t) for k, t in dockerfile_stages()[-1]["ins"])
+    flags = check_docguard_args(json.loads(ins["CMD"]), help_flags, admin_host="127.0.0.1")
+    check_started_as_shipped("Dockerfile CMD", flags, None, tmp_path)
+
+
 # ------------------------------------------------------------------ compose
 
 @pytest.fixture(scope="module")
@@ -337,15 +484,30 @@ def test_compose(compose, help_flags, tmp_path):
     for svc in services.values():
         for container_path, host_path in compose_mounts(svc).items():
             assert host_path.exists(), f"{host_path} (mounted at {container_path}) does not exist"
+    # The admin token: a compose secret, created by hand (not in git), read by docguard through
+    # DOCGUARD_ADMIN_TOKEN_FILE and by Prometheus as its credentials_file.
+    secrets = compose["secrets"]
+    token_path = dg["environment"]["DOCGUARD_ADMIN_TOKEN_FILE"]
+    name = token_path.removeprefix("/run/secrets/")
+    assert name in dg["secrets"] and name in secrets, token_path
+    secret_file = (DEPLOY / secrets[name]["file"]).resolve()
+    assert secret_file.parent.relative_to(REPO).as_posix() + "/" in \
+        (REPO / ".gitignore").read_text(), f"{secret_file} must stay out of git"
+    assert "openssl rand" in (DEPLOY / "compose.yaml").read_text(), "say how to create it"
+    assert name in services["prometheus"]["secrets"]
     cfg = compose_mounts(dg)[flags["--config"]]
     check_config(cfg, tmp_path, extra=[a for k, v in flags.items() if k != "--config"
-                                       for a in ([k, v] if v else [k])])
-    # Prometheus scrapes docguard's admin port by service name
+                                       for a in ([k, v] if v else [k])],
+                 env=dict(no_token_env(), DOCGUARD_ADMIN_TOKEN_FILE=str(token_file(tmp_path))))
+    check_started_as_shipped("compose.yaml", flags, "DOCGUARD_ADMIN_TOKEN_FILE", tmp_path, cfg)
+    # Prometheus scrapes docguard's admin port by service name, with the token
     prom = compose_mounts(services["prometheus"])
     prom_cfg = yaml.safe_load(prom["/etc/prometheus/prometheus.yml"].read_text())
     targets = [t for j in prom_cfg["scrape_configs"] for sc in j.get("static_configs", [])
                for t in sc["targets"]]
     assert f"docguard:{port_of(flags['--admin'])}" in targets
+    job = next(j for j in prom_cfg["scrape_configs"] if j["job_name"] == "docguard")
+    assert job["authorization"]["credentials_file"] == f"/run/secrets/{name}", job
     for rf in prom_cfg["rule_files"]:
         assert f"/etc/prometheus/{rf}" in prom, f"rule file {rf} not mounted next to prometheus.yml"
     # Grafana: provisioning mounted; the dashboard provider path is where the dashboards are mounted
@@ -366,8 +528,20 @@ def test_compose(compose, help_flags, tmp_path):
 def test_promtool_check_config():
     if not os.access(PROMTOOL, os.X_OK):
         pytest.skip("promtool not installed")
-    r = subprocess.run([PROMTOOL, "check", "config", str(DEPLOY / "prometheus" / "prometheus.yml")],
-                       capture_output=True, text=True, timeout=30)
+    # promtool checks that the token's file exists: the compose secret's path, here a scratch
+    # file (the same config otherwise, rule files beside it).
+    import tempfile
+    with tempfile.TemporaryDirectory() as scratch:
+        text = (DEPLOY / "prometheus" / "prometheus.yml").read_text()
+        assert "/run/secrets/docguard_admin_token" in text
+        token = Path(scratch) / "token"
+        token.write_text("t\n")
+        (Path(scratch) / "prometheus.yml").write_text(
+            text.replace("/run/secrets/docguard_admin_token", str(token)))
+        for rule_file in (DEPLOY / "prometheus").glob("alerts*.yml"):
+            shutil.copy(rule_file, scratch)
+        r = subprocess.run([PROMTOOL, "check", "config", str(Path(scratch) / "prometheus.yml")],
+                           capture_output=True, text=True, timeout=30)
     assert r.returncode == 0, r.stdout + r.stderr
 
 
@@ -444,8 +618,27 @@ def test_kubernetes(help_flags, tmp_path):
             mount = next(m for m in c["volumeMounts"] if cfg_path.startswith(m["mountPath"] + "/"))
             cm = configmaps[volumes[mount["name"]]["configMap"]["name"]]
             key = cfg_path[len(mount["mountPath"]) + 1:]
+            # The admin token: a Secret's file in a volume of this pod, named by the variable
+            # docguard reads it from; the Secret's files readable by the pod's fsGroup.
+            env = {e["name"]: e for e in c.get("env", [])}
+            token_path = env["DOCGUARD_ADMIN_TOKEN_FILE"]["value"]
+            secret_mount = next(m for m in c["volumeMounts"]
+                                if token_path.startswith(m["mountPath"].rstrip("/") + "/"))
+            secret = volumes[secret_mount["name"]]["secret"]
+            assert secret["secretName"] == "docguard-admin-token", p
+            assert f"kubectl create secret generic {secret['secretName']}" in p.read_text(), \
+                f"{p}: say how to create the Secret"
+            if secret.get("defaultMode", 0o644) & 0o004 == 0:
+                assert pod["spec"].get("securityContext", {}).get("fsGroup"), \
+                    f"{p}: the Secret's files need the pod's fsGroup to be readable"
+            secret_token = token_file(tmp_path)
             check_config(cm["data"][key], tmp_path,
-                         extra=[a for k, v in flags.items() if k != "--config" for a in [k, v]])
+                         extra=[a for k, v in flags.items() if k != "--config" for a in [k, v]],
+                         env=dict(no_token_env(), DOCGUARD_ADMIN_TOKEN_FILE=str(secret_token)))
+            started_cfg = tmp_path / f"{dep['metadata']['name']}.yaml"
+            started_cfg.write_text(cm["data"][key])
+            check_started_as_shipped(f"{p.name} {dep['metadata']['name']}", flags,
+                                     "DOCGUARD_ADMIN_TOKEN_FILE", tmp_path, started_cfg)
     assert docguard_containers >= 2 and sidecar, "want a standalone Deployment and a sidecar example"
     # Services point at named ports of the pods they select
     for p, svc in [(p, d) for p, d in objs if d["kind"] == "Service"]:
@@ -455,8 +648,13 @@ def test_kubernetes(help_flags, tmp_path):
         assert match, f"{p}: selector {sel} matches no Deployment"
         names = {pt["name"] for d in match for c in d["spec"]["template"]["spec"]["containers"]
                  for pt in c.get("ports", [])}
+        admin_names = {pt["name"] for d in match for c in d["spec"]["template"]["spec"]["containers"]
+                       for pt in c.get("ports", []) if pt["containerPort"] == 9216}
         for pt in svc["spec"]["ports"]:
             assert pt["targetPort"] in names, f"{p}: targetPort {pt['targetPort']}"
+            # The admin API is scraped on each pod's own address, never through a Service.
+            assert pt["targetPort"] not in admin_names and pt["targetPort"] != 9216, \
+                f"{p}: the Service exposes the admin port"
 
 
 # ------------------------------------------------------------------ dashboard and alerts

@@ -263,9 +263,12 @@ def test_without_a_token_only_the_opt_in_records_and_no_web_page_can(tmp_path):
                           headers={"Host": f"evil.example:{port}"})[0] == 421
         assert admin_call(dg, "GET", "/recording", token=None)[1]["state"] == "stopped"
         assert not rec.exists()
-        # Probes answer any Host; an IP literal (a pod's address, [::1]) is never a rebound name.
+        # The probes check Host too (a rebound page learns not even whether the upstream is up),
+        # but answer any Origin; an IP literal (a pod's address, [::1]) is never a rebound name.
         assert admin_call(dg, "GET", "/healthz", token=None,
-                          headers={"Host": "docguard.svc:9216"})[0] == 200
+                          headers={"Host": "docguard.svc:9216"})[0] == 421
+        assert admin_call(dg, "GET", "/healthz", token=None,
+                          headers={"Origin": "http://evil.example"})[0] == 200
         assert harness.http_get(f"http://127.0.0.1:{port}/metrics")[0] == 200
         assert admin_call(dg, "GET", "/status", token=None,
                           headers={"Host": f"[::1]:{port}"})[0] == 200

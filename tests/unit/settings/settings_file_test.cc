@@ -167,5 +167,16 @@ TEST(SettingsFile, RecordingApiWithoutTokenAndAdminAllowedHosts) {
             std::string::npos);
 }
 
+TEST(SettingsFile, AdminTokenFileAndTheOptInWithoutToken) {
+  const auto c = read("admin: {token_file: /run/secrets/admin-token, allow_without_token: yes}");
+  EXPECT_EQ(c.admin_token_file, "/run/secrets/admin-token");
+  EXPECT_TRUE(c.admin_token.empty());  // read when the settings are settled, not here
+  EXPECT_TRUE(c.admin_allow_without_token);
+  EXPECT_FALSE(read("admin: {listen: 0.0.0.0:9216}").admin_allow_without_token);
+  EXPECT_NE(error_of("admin: {token: a, token_file: /b}").find("not both"), std::string::npos);
+  EXPECT_NE(error_of("admin: {allow_without_token: maybe}").find("admin.allow_without_token"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace docguard::settings

@@ -56,9 +56,10 @@ struct AdminEndpoint {
   bool needs_token = true;  // when an admin token is set
   std::string_view help;
   AdminHandler handler = nullptr;
-  // Answers whatever Host the request names: the probes (/healthz, /readyz), which an
-  // orchestrator may send under a service name, and which change nothing and tell little.
-  bool any_host = false;
+  // A probe (/healthz, /readyz): answers whatever Origin the request names, as it needs no
+  // token; it changes nothing and tells little. Its Host is checked as every endpoint's is (a
+  // kubelet probes by the pod's address, the image's HEALTHCHECK sends no Host).
+  bool probe = false;
 };
 
 // Every endpoint, the proxy's own and the recorder's (recording_endpoints.cc), in help order.
@@ -70,7 +71,8 @@ std::span<const AdminEndpoint> recording_admin_endpoints();
 std::string admin_endpoints_help();
 
 // Routes one request through the table: 421 for a Host that does not name this listener
-// (admin_request_guard.h), 401 without the token where one is needed, 404 naming the paths, 405
+// (admin_request_guard.h), 403 for another site's Origin (the probes excepted), 401 without the
+// token where one is needed, 404 naming the paths, 405
 // naming the methods, 403 or 415 for a POST a browser could send from another site.
 boost::asio::awaitable<HttpResponse> route_admin(const AdminHttpRequest& request,
                                                  ProxyRuntime& runtime);

@@ -76,6 +76,10 @@ struct ProxyRuntime {
   // Whether the upstream answers only authenticated connections (upstream_auth): set until an
   // answer says otherwise. Declared before the conversation settings that point at it.
   std::atomic<bool> upstream_requires_auth{true};
+  // The admin token in force: the start's, replaced by a reload that resolves another one
+  // (admin.token_file rotated, the file's admin.token changed). Read and written on the main io
+  // thread only, where the admin listener and the reload both run.
+  std::string admin_token = config.admin_token;
   telemetry::Metrics metrics;
   advisor::LiveAdvisor advisor;  // live design advisor: GET /report, docguard_findings
   // Reports what it measures to `metrics` and what the advisor reads to `advisor`.

@@ -123,7 +123,14 @@ struct ProxyConfig {
   // upstream_first_seed().
   cluster::UpstreamUri upstream = check_upstream_uri("mongodb://127.0.0.1:27017");
   HostPort admin{"127.0.0.1", 9216};
-  std::string admin_token;  // when set, admin requests need "Authorization: Bearer <token>"
+  // When set, every admin request but the probes' (/healthz, /readyz) needs
+  // "Authorization: Bearer <token>". From `admin.token`, `admin.token_file`, or the environment
+  // (DOCGUARD_ADMIN_TOKEN_FILE, DOCGUARD_ADMIN_TOKEN): settle_admin_access() resolves it.
+  std::string admin_token;
+  std::string admin_token_file;  // admin.token_file: read at start and at every reload
+  // admin.allow_without_token: the operator accepts an admin listener off loopback that anyone
+  // who reaches it may use; without it such a listener without a token is refused.
+  bool admin_allow_without_token = false;
   // admin.allowed_hosts: host names (beside IP literals, `localhost` and the admin address's own
   // host) a request's Host header may carry; any other name is refused, so a web page whose
   // name was rebound to this host cannot talk to the admin API.
@@ -206,4 +213,26 @@ uint32_t parse_socket_mode(const std::string& text, const std::string& what);
 // A user or group by name or number, as this host knows it; throws ConfigError naming `what`.
 uint32_t resolve_user(const std::string& name, const std::string& what);
 uint32_t resolve_group(const std::string& name, const std::string& what);
+
+// The environment variables the admin token may come from (a Kubernetes Secret as an env var or
+// a mounted file, a compose secret), when the settings file names none.
+inline constexpr const char* kAdminTokenEnv = "DOCGUARD_ADMIN_TOKEN";
+inline constexpr const char* kAdminTokenFileEnv = "DOCGUARD_ADMIN_TOKEN_FILE";
+
+// 127.0.0.0/8, ::1 (and its IPv4-mapped form), or `localhost`: only this host can connect.
+bool is_loopback_host(const std::string& host);
+
+// The admin token resolved (admin.token, else admin.token_file, else the environment's
+// DOCGUARD_ADMIN_TOKEN_FILE, else DOCGUARD_ADMIN_TOKEN), then the listener's exposure checked:
+// off loopback without a token is refused unless admin.allow_without_token says the operator
+// accepts it. Throws ConfigError naming the settings (never quoting the token). The start and
+// every reload call it, so a reload cannot open the admin API either.
+void settle_admin_access(ProxyConfig& config);
+
+// True when the admin listener answers other hosts with no token (the opt-in was given).
+bool admin_open_without_token(const ProxyConfig& config);
+
+// Throws ConfigError when `path` (followed through links, as a Kubernetes mount is) may be
+// written by any user of the host: whoever can write docguard's settings or token controls it.
+void refuse_world_writable(const std::string& path, const std::string& what);
 }  // namespace docguard::settings

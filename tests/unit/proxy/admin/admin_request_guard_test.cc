@@ -62,5 +62,34 @@ TEST(AdminRequestGuard, APostMustBeSameOriginAndJson) {
   EXPECT_EQ(refuse_cross_site_post(r)->status, 403);
 }
 
+TEST(AdminRequestGuard, AForeignOriginIsRefusedOnAGetToo) {
+  AdminHttpRequest r;
+  r.method = "GET";
+  r.host = "127.0.0.1:9216";
+  EXPECT_FALSE(refuse_foreign_origin(r));  // curl, a scraper: no Origin
+  r.origin = "http://127.0.0.1:9216";
+  EXPECT_FALSE(refuse_foreign_origin(r));
+  r.origin = "HTTPS://127.0.0.1:9216";
+  EXPECT_FALSE(refuse_foreign_origin(r));
+  for (const char* foreign : {"http://evil.example", "null", "http://127.0.0.1:8080", ""}) {
+    r.origin = foreign;
+    const auto refused = refuse_foreign_origin(r);
+    ASSERT_TRUE(refused) << foreign;
+    EXPECT_EQ(refused->status, 403) << foreign;
+  }
+}
+
+TEST(AdminRequestGuard, TheBearerSchemeInAnyCaseTheTokenExactly) {
+  for (const char* given : {"Bearer s3cret", "bearer s3cret", "BEARER s3cret", "BeArEr  s3cret",
+                            "Bearer\ts3cret", "Bearer s3cret "}) {
+    EXPECT_TRUE(bearer_token_matches(given, "s3cret")) << given;
+  }
+  for (const char* given :
+       {"", "Bearer", "Bearer ", "Bearers3cret", "Basic s3cret", "Bearer S3CRET", "Bearer s3cre",
+        "Bearer s3cret2", "s3cret", "Token s3cret", "Bearer s3cret s3cret"}) {
+    EXPECT_FALSE(bearer_token_matches(given, "s3cret")) << given;
+  }
+}
+
 }  // namespace
 }  // namespace docguard::proxy

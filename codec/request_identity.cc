@@ -121,6 +121,23 @@ bool is_form_refusal_code(int32_t code) {
   return std::find(kCodes.begin(), kCodes.end(), code) != kCodes.end();
 }
 
+bool may_follow_work(std::string_view command, int32_t code) {
+  // Read in the server's sources: expression evaluation raises TypeMismatch while documents flow
+  // (`$add` on a string, in expression.cpp), and BadValue likewise; FailedToParse and
+  // InvalidOptions are raised by too many stages and expressions to rule out that one runs per
+  // document. The other form codes are answered before the pipeline runs: Unauthorized (13) and
+  // an invalid `$out` target (InvalidNamespace, 73) while the stages' privileges are computed
+  // (document_source_out.cpp's liteParse), CommandNotFound (59), the OP_QUERY codes (352,
+  // 5739101), the `$db` codes (40571, 40621) and the IDL's duplicate, missing or unknown fields
+  // (40413-40415) while the command is parsed. Other commands report a failure after work in
+  // `writeErrors` with ok: 1, or change one document atomically (findAndModify).
+  constexpr std::array<int32_t, 4> kRaisedWhileRunning = {2, 9, 14, 72};
+  const bool aggregation =
+      command == "aggregate" || command == "mapReduce" || command == "mapreduce";
+  return aggregation && std::find(kRaisedWhileRunning.begin(), kRaisedWhileRunning.end(), code) !=
+                            kRaisedWhileRunning.end();
+}
+
 RequestIdentity identify_op_msg(const OpMsg& msg) {
   RequestIdentity id;
   id.form = RequestForm::kMsg;

@@ -146,7 +146,9 @@ RequestClass classify_request(codec::Bytes message, bool answered_by_docguard,
     out.skip = SkipReason::kSecretNamespace;
     return out;
   }
-  if (recorded_refusal != 0) {
+  // An aggregation's 2, 9, 14 or 72 may have come after a $merge or $out wrote: it is replayed
+  // like any request whose recorded reply failed (codec::may_follow_work).
+  if (recorded_refusal != 0 && !codec::may_follow_work(out.name, recorded_refusal)) {
     out.skip = SkipReason::kRefusedWhenRecorded;
     return out;
   }

@@ -81,4 +81,10 @@ BsonView legacy_command_document(const BsonView& query);
 // on the server, and a replay must not make it do something elsewhere.
 bool is_form_refusal_code(int32_t code);
 
+// Whether a refusal with `code` of command `command` may come after the server did work: an
+// aggregation (aggregate, mapReduce) raises BadValue, FailedToParse, TypeMismatch and
+// InvalidOptions from its expressions while it runs, after a `$merge` or `$out` wrote earlier
+// batches, so for it these four codes do not say the request did nothing.
+bool may_follow_work(std::string_view command, int32_t code);
+
 }  // namespace docguard::codec

@@ -10,6 +10,7 @@
 #include "docguard/codec/bson_view.h"
 #include "docguard/codec/message.h"
 #include "docguard/codec/op_msg.h"
+#include "docguard/codec/request_identity.h"
 #include "test_messages.h"
 
 namespace docguard::tools {
@@ -178,6 +179,34 @@ TEST(ReplayPolicy, WhatTheRecordedServerRefusedForItsFormIsNotSent) {
   EXPECT_EQ(recorded_refusal_code(reply(R"({"ok": 0, "code": 11000})")), 0);
   EXPECT_EQ(recorded_refusal_code(reply(R"({"ok": 1, "code": 352})")), 0);
   EXPECT_EQ(recorded_refusal_code(reply(R"({"ok": 1, "n": 0})")), 0);
+}
+
+TEST(ReplayPolicy, AnAggregationsRunTimeCodesDoNotMeanItDidNothing) {
+  // The server raises 2 and 14 from expressions while a pipeline runs ($add on a string), after
+  // a $merge or $out wrote earlier batches: such an aggregate is replayed, not skipped.
+  const auto merge =
+      testing::request(
+          R"({"aggregate": "c", "pipeline": [{"$project": {"t": {"$add": ["$a", 1]}}},
+                             {"$merge": {"into": "out"}}], "cursor": {}, "$db": "d"})")
+          ->bytes;
+  ReplayPolicy writes_out;
+  writes_out.allow_writes_out = true;
+  for (int32_t code : {2, 9, 14, 72}) {
+    EXPECT_EQ(classify_request(merge, false, writes_out, code).skip, SkipReason::kNone) << code;
+    EXPECT_TRUE(codec::may_follow_work("mapReduce", code)) << code;
+  }
+  // Codes answered before the pipeline runs still mean it did nothing.
+  for (int32_t code : {13, 59, 73, 352, 40413, 40414, 40415, 40571, 40621, 5739101}) {
+    EXPECT_EQ(classify_request(merge, false, writes_out, code).skip,
+              SkipReason::kRefusedWhenRecorded)
+        << code;
+  }
+  // Other commands keep taking 2, 9, 14 and 72 as a refusal of their form.
+  const auto find = testing::request(R"({"find": "c", "filter": {}, "$db": "d"})")->bytes;
+  for (int32_t code : {2, 9, 14, 72}) {
+    EXPECT_EQ(classify_request(find, false, {}, code).skip, SkipReason::kRefusedWhenRecorded)
+        << code;
+  }
 }
 
 }  // namespace

@@ -57,6 +57,12 @@ SourceIdentity identity_of_hello(const bson_t& reply) {
       bson_iter_recurse(&it, &version) && bson_iter_find(&version, "processId")) {
     id.process_id = process_id_of(version);
   }
+  bson_iter_t key_id;
+  if (bson_iter_init(&it, &reply) &&
+      bson_iter_find_descendant(&it, "$clusterTime.signature.keyId", &key_id) &&
+      BSON_ITER_HOLDS_NUMBER(&key_id)) {
+    id.key_id = bson_iter_as_int64(&key_id);
+  }
   return id;
 }
 
@@ -68,6 +74,9 @@ SourceIdentity source_from_json(const bson_t& source) {
   }
   if (bson_iter_init_find(&it, &source, "hosts")) id.hosts = strings_of(it);
   if (bson_iter_init_find(&it, &source, "processId")) id.process_id = process_id_of(it);
+  if (bson_iter_init_find(&it, &source, "keyId") && BSON_ITER_HOLDS_NUMBER(&it)) {
+    id.key_id = bson_iter_as_int64(&it);
+  }
   return id;
 }
 
@@ -98,6 +107,7 @@ std::string hello_source_json(codec::Bytes reply) {
     w.end_array();
   }
   if (!id.process_id.empty()) w.member("processId", id.process_id);
+  if (id.key_id != 0) w.member("keyId", id.key_id);
   w.end_object();
   return w.take();
 }

@@ -213,14 +213,12 @@ void ConnectionReplay::compare(PendingStep& step, ReplayRequest& request, OpenOp
     live_ok = status.find("ok") && status.as_double() == 1.0;
     ok += live_ok;
   }
-  // An error for --abort-error-rate: no answer, or a refusal of what the recorded cluster did.
-  bool recorded_ok = false;
-  if (recorded) {
-    codec::BsonElements status(reply_document(step.reply()));
-    recorded_ok = status.find("ok") && status.as_double() == 1.0;
-  }
-  shared_.abort.add(!answered || (recorded_ok && !live_ok), answered,
-                    static_cast<uint64_t>(micros));
+  // An error for --abort-error-rate: no answer, or a failure where the recorded cluster had none
+  // (a refusal, write errors, fewer documents written).
+  const bool failed =
+      !answered || (recorded && replayed_reply_failed(reply_document(step.reply()), live.view(),
+                                                      request.is_write));
+  shared_.abort.add(failed, answered, static_cast<uint64_t>(micros));
   // An unacknowledged write (moreToCome), or a request whose reply the recording ended
   // before: nothing to compare the live reply with.
   if (!recorded) return;

@@ -6,7 +6,49 @@
 #include <algorithm>
 #include <vector>
 
+#include "docguard/codec/bson_elements.h"
+
 namespace docguard::tools {
+
+namespace {
+
+struct WriteOutcome {
+  bool ok = false;
+  size_t write_errors = 0;
+  bool write_concern_error = false;
+  std::optional<int64_t> n;
+};
+
+WriteOutcome outcome_of(const codec::BsonView& reply) {
+  WriteOutcome out;
+  codec::BsonElements e(reply);
+  while (e.next()) {
+    if (e.key == "ok") {
+      out.ok = e.holds_number() && e.as_double() == 1.0;
+    } else if (e.key == "n" && e.holds_number()) {
+      out.n = e.as_int64();
+    } else if (e.key == "writeErrors" && e.holds_array()) {
+      codec::BsonElements item(e.container());
+      while (item.next()) ++out.write_errors;
+    } else if (e.key == "writeConcernError") {
+      out.write_concern_error = true;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+bool replayed_reply_failed(const codec::BsonView& recorded, const codec::BsonView& live,
+                           bool is_write) {
+  if (recorded.empty()) return false;
+  const WriteOutcome was = outcome_of(recorded);
+  const WriteOutcome now = outcome_of(live);
+  if (was.ok && !now.ok) return true;
+  if (now.write_errors > was.write_errors) return true;
+  if (now.write_concern_error && !was.write_concern_error) return true;
+  return is_write && was.n && now.n && *now.n < *was.n;
+}
 
 void AbortWatch::add(bool error, bool answered, uint64_t micros) {
   std::lock_guard lock(mu_);
@@ -26,8 +68,9 @@ void AbortWatch::check() {
   if (samples_.size() < window_) return;
   const double rate = static_cast<double>(errors_) / static_cast<double>(samples_.size());
   if (rate >= error_rate_) {
-    abort_ = ReplayAbort{fmt::format("{} of the last {} requests failed (no answer, or ok: 0 where "
-                                     "the recording has ok: 1), reaching --abort-error-rate {}",
+    abort_ = ReplayAbort{fmt::format("{} of the last {} requests failed (no answer, ok: 0, write "
+                                     "errors or a lower n where the recording has none), "
+                                     "reaching --abort-error-rate {}",
                                      errors_, samples_.size(), error_rate_),
                          requests_};
   } else if (latency_micros_ > 0) {

@@ -1,6 +1,6 @@
 // Stopping a replay whose target fails (docs/recording.md, "Stopping early"): over the last
-// --abort-window requests, the share of errors (no answer, or ok: 0 where the recording has
-// ok: 1) reaching --abort-error-rate, or the median replayed latency above --abort-latency.
+// --abort-window requests, the share of errors (replayed_reply_failed below) reaching
+// --abort-error-rate, or the median replayed latency above --abort-latency.
 #pragma once
 
 #include <atomic>
@@ -10,9 +10,17 @@
 #include <optional>
 #include <string>
 
+#include "docguard/codec/bson_view.h"
 #include "docguard/tools/replay_command.h"
 
 namespace docguard::tools {
+
+// Whether an answered request failed where the recorded one did not: ok: 0 where the recording
+// has ok: 1; more `writeErrors` than recorded, or a `writeConcernError` the recording has not (a
+// write refused statement by statement still answers ok: 1); for a write, an `n` lower than
+// recorded. `recorded` is empty when no reply was recorded: nothing to judge by then.
+bool replayed_reply_failed(const codec::BsonView& recorded, const codec::BsonView& live,
+                           bool is_write);
 
 struct ReplayAbort {
   std::string reason;

@@ -2,6 +2,7 @@
 // code (replay_command.h).
 #include "docguard/tools/replay_command.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +14,8 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "docguard/cluster/mongoc_log.h"
 #include "replay_report.h"
@@ -81,6 +84,31 @@ void mark_noise(std::vector<ShapeResult>& shapes, const std::vector<ShapeResult>
       s.baseline_difference = twin->first_difference;
     }
   }
+}
+
+// "38 not replayed (35 redacted, 2 handshakes, 1 not_allowed)": the total and its main reasons,
+// largest first; the report has them all.
+std::string not_replayed_summary(const ReplayCounts& c) {
+  // Legacy requests are in `skipped` too.
+  std::vector<std::pair<uint64_t, std::string>> reasons;
+  if (c.handshakes > 0) reasons.emplace_back(c.handshakes, "handshakes");
+  if (c.skipped_writes > 0) reasons.emplace_back(c.skipped_writes, "writes under --read-only");
+  for (const auto& [reason, n] : c.skipped) {
+    if (n > 0) reasons.emplace_back(n, reason);
+  }
+  uint64_t total = 0;
+  for (const auto& [n, reason] : reasons) total += n;
+  std::stable_sort(reasons.begin(), reasons.end(),
+                   [](const auto& a, const auto& b) { return a.first > b.first; });
+  constexpr size_t kShown = 4;
+  std::string out = fmt::format("{} not replayed", total);
+  if (reasons.empty()) return out;
+  out += " (";
+  for (size_t i = 0; i < reasons.size() && i < kShown; ++i) {
+    out += fmt::format("{}{} {}", i == 0 ? "" : ", ", reasons[i].first, reasons[i].second);
+  }
+  out += reasons.size() > kShown ? ", ...; see the report)" : ")";
+  return out;
 }
 
 }  // namespace
@@ -156,19 +184,23 @@ int run_replay(const ReplayOptions& options) {
     not_comparable += s.not_comparable > 0 ? 1 : 0;
   }
   const ReplayCounts& c = outcome->counts;
-  uint64_t skipped = c.handshakes + c.skipped_writes;  // legacy ones are in `skipped` too
-  for (const auto& [reason, n] : c.skipped) skipped += n;
   std::fprintf(
       stderr,
       "docguard replay: %llu requests on %llu connections, %llu replayed in %llu live sessions, "
-      "%llu not replayed (%llu handshakes; see the report), %llu failed, in %.1f s (recorded "
-      "%.1f s); %zu of %zu shapes differ, %zu not comparable, %zu noise; report in %s\n",
+      "%s, %llu failed, in %.1f s (recorded %.1f s); %zu of %zu shapes differ, %zu not "
+      "comparable, %zu noise; report in %s\n",
       static_cast<unsigned long long>(c.requests), static_cast<unsigned long long>(c.connections),
       static_cast<unsigned long long>(c.sent), static_cast<unsigned long long>(c.sessions),
-      static_cast<unsigned long long>(skipped), static_cast<unsigned long long>(c.handshakes),
-      static_cast<unsigned long long>(c.failed), static_cast<double>(c.replay_micros) / 1e6,
-      static_cast<double>(c.recorded_micros) / 1e6, differing, shapes.size(), not_comparable, noise,
-      options.report_dir.string().c_str());
+      not_replayed_summary(c).c_str(), static_cast<unsigned long long>(c.failed),
+      static_cast<double>(c.replay_micros) / 1e6, static_cast<double>(c.recorded_micros) / 1e6,
+      differing, shapes.size(), not_comparable, noise, options.report_dir.string().c_str());
+  if (const auto found = c.skipped.find("not_selected");
+      !options.selection.empty() && c.requests > 0 && found != c.skipped.end() &&
+      found->second >= c.requests) {
+    std::fprintf(stderr,
+                 "docguard replay: warning: the selection matched no request; nothing was "
+                 "replayed\n");
+  }
   if (outcome->dry_run) {
     std::fprintf(stderr, "docguard replay: dry run: nothing was sent, no cluster was contacted\n");
     return 0;

@@ -289,18 +289,19 @@ base::Expected<ReplayOutcome> replay_recording(const ReplayOptions& options,
   if (!o) return o.error();
   const auto expected = expected_seconds(options, *o);
   if (!expected) return expected.error();
+  cluster::ensure_mongoc_initialized();
+  // Before connecting, and in a dry run too (it says what a replay would do): a target that
+  // names a recorded upstream is refused at once.
+  if (auto other = refuse_own_source(o->source, options.target, nullptr, options.target_option);
+      !other) {
+    return other.error();
+  }
   if (options.dry_run) return dry_run_recording(options, *o);
   if (o->peak_connections > options.max_connections) {
     return base::bad_input(fmt::format(
         "the recording has {} connections open at once, more than --max-connections {} (each "
         "replays on a thread and a connection of its own)",
         o->peak_connections, options.max_connections));
-  }
-  cluster::ensure_mongoc_initialized();
-  // Before connecting: a target that names a recorded upstream is refused at once.
-  if (auto other = refuse_own_source(o->source, options.target, nullptr, options.target_option);
-      !other) {
-    return other.error();
   }
   // A client of its own for each recorded connection while there are at most
   // --max-connections of them; past that, a connection that ends frees its client for the next.

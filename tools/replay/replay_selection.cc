@@ -150,6 +150,11 @@ base::Expected<RequestSelection> RequestSelection::make(const ReplaySelection& s
     }
     *bound = offset_of(absolute ? value - start : value);
   }
+  // A window that ends before it begins holds nothing: a mistyped bound, not a selection.
+  if (!selection.from.empty() && !selection.to.empty() && out.from_ > out.to_) {
+    return base::bad_input(fmt::format("--from {} --to {}: the window ends before it begins",
+                                       selection.from, selection.to));
+  }
   return out;
 }
 

@@ -97,6 +97,13 @@ std::string identity_in_common(const RecordedSource& source,
           "its hello gives the recorded server process (topologyVersion.processId {})",
           target.process_id);
     }
+    // The signing key is the whole cluster's: a mongos or any member of the recorded set.
+    if (target.key_id != 0 && target.key_id == recorded.key_id) {
+      return fmt::format(
+          "its hello gives the recorded cluster's signing key "
+          "($clusterTime.signature.keyId {})",
+          target.key_id);
+    }
     if (target.set_name.empty() || target.set_name != recorded.set_name) continue;
     for (const std::string& host : target.hosts) {
       if (std::find(recorded.hosts.begin(), recorded.hosts.end(), host) != recorded.hosts.end()) {

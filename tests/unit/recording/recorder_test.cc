@@ -242,7 +242,9 @@ TEST_F(RecorderTest, SideFileNamesTheUpstreamAndTheClusterItsHelloGave) {
   const char* hello_reply =
       R"({"isWritablePrimary": true, "setName": "rs0", "hosts": ["db1:27017", "db2:27017"],)"
       R"( "topologyVersion": {"processId": {"$oid": "65a1b2c3d4e5f60718293a4b"}, "counter": 6},)"
-      R"( "ok": 1})";
+      R"( "ok": 1, "$clusterTime": {"clusterTime": {"$timestamp": {"t": 1, "i": 1}},)"
+      R"( "signature": {"hash": {"$binary": {"base64": "AAAAAAAAAAAAAAAAAAAAAAAAAAA=",)"
+      R"( "subType": "00"}}, "keyId": {"$numberLong": "7301234567890123777"}}}})";
   {
     // A hello docguard answered itself: its reply names docguard's persona, not the upstream.
     RecordingTap tap;
@@ -289,6 +291,7 @@ TEST_F(RecorderTest, SideFileNamesTheUpstreamAndTheClusterItsHelloGave) {
     EXPECT_EQ(side.source.set_name, "rs0");
     EXPECT_EQ(side.source.hosts, (std::vector<std::string>{"db1:27017", "db2:27017"}));
     EXPECT_EQ(side.source.process_id, "65a1b2c3d4e5f60718293a4b");
+    EXPECT_EQ(side.source.key_id, 7301234567890123777);  // the cluster's signing key
   }
   EXPECT_EQ(starts, 2);
   EXPECT_EQ(sources, 1);  // the second connection's hello gave the same cluster

@@ -6,6 +6,7 @@
 
 #include <bson/bson.h>
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,7 +19,12 @@ struct SourceIdentity {
   std::string set_name;            // replica set name; empty for a standalone or a mongos
   std::vector<std::string> hosts;  // the set's members as it names them
   std::string process_id;          // topologyVersion.processId, in hex; unique per process
-  bool empty() const { return set_name.empty() && hosts.empty() && process_id.empty(); }
+  // $clusterTime.signature.keyId: the cluster's signing key, shared by every member of a replica
+  // set or sharded cluster that has keys (0 when the reply has none: a standalone).
+  int64_t key_id = 0;
+  bool empty() const {
+    return set_name.empty() && hosts.empty() && process_id.empty() && key_id == 0;
+  }
 };
 
 // The identity in a hello reply document; empty members where the reply has none.

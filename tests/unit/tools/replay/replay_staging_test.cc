@@ -55,6 +55,17 @@ TEST(ReplayOptionValues, DurationsAndTimeBounds) {
   }
 }
 
+TEST(ReplaySelection, AWindowThatEndsBeforeItBeginsIsRefused) {
+  ReplaySelection s;
+  s.from = "10";
+  s.to = "5";
+  const auto selection = RequestSelection::make(s, 0);
+  ASSERT_FALSE(selection.ok());
+  EXPECT_NE(selection.error().message.find("the window ends before it begins"), std::string::npos);
+  s.to = "10";  // one instant: a window still
+  EXPECT_TRUE(RequestSelection::make(s, 0).ok());
+}
+
 TEST(ReplaySelection, FactsAreAndedAndListsOred) {
   ReplaySelection s;
   s.apps = {"billing", "search"};
@@ -126,6 +137,33 @@ TEST(AbortWatch, StopsWhenTheWindowsErrorsReachTheRate) {
       << watch.result()->reason;
 }
 
+// Whether a live reply fails where the recorded one (JSON, or nullptr for none) did not.
+bool failed(const char* recorded, const char* live, bool is_write = true) {
+  const testing::Bson live_doc(live);
+  if (recorded == nullptr) return replayed_reply_failed({}, live_doc.view(), is_write);
+  const testing::Bson recorded_doc(recorded);
+  return replayed_reply_failed(recorded_doc.view(), live_doc.view(), is_write);
+}
+
+TEST(AbortWatch, WriteErrorsAndFewerWritesCountAsErrors) {
+  // An insert that fails statement by statement still answers ok: 1.
+  EXPECT_TRUE(failed(R"({"n": 1, "ok": 1})",
+                     R"({"n": 0, "writeErrors": [{"index": 0, "code": 11000}], "ok": 1})"));
+  EXPECT_FALSE(failed(R"({"n": 0, "writeErrors": [{"index": 0, "code": 11000}], "ok": 1})",
+                      R"({"n": 0, "writeErrors": [{"index": 0, "code": 11000}], "ok": 1})"));
+  EXPECT_TRUE(failed(R"({"n": 0, "writeErrors": [{"index": 0, "code": 11000}], "ok": 1})",
+                     R"({"n": 0, "writeErrors": [{"index": 0, "code": 11000},
+                                                 {"index": 1, "code": 11000}], "ok": 1})"));
+  EXPECT_TRUE(
+      failed(R"({"n": 1, "ok": 1})", R"({"n": 1, "writeConcernError": {"code": 64}, "ok": 1})"));
+  EXPECT_TRUE(failed(R"({"n": 5, "ok": 1})", R"({"n": 3, "ok": 1})"));
+  EXPECT_FALSE(failed(R"({"n": 5, "ok": 1})", R"({"n": 3, "ok": 1})", false));  // a count
+  EXPECT_FALSE(failed(R"({"n": 3, "ok": 1})", R"({"n": 5, "ok": 1})"));
+  EXPECT_TRUE(failed(R"({"ok": 1})", R"({"ok": 0, "code": 2})"));
+  EXPECT_FALSE(failed(R"({"ok": 0, "code": 2})", R"({"ok": 0, "code": 2})"));
+  EXPECT_FALSE(failed(nullptr, R"({"ok": 0, "code": 2})"));  // nothing recorded to judge by
+}
+
 TEST(AbortWatch, AWindowBelowTheRateGoesOn) {
   AbortWatch watch(abort_options(0.5, 4, 0));
   for (int i = 0; i < 40; ++i) watch.add(i % 4 == 0, true, 10);
@@ -164,6 +202,18 @@ TEST(ReplaySource, AHelloIsTheSourceBySetAndMemberOrByProcess) {
   EXPECT_EQ(identity_in_common(source, {"rs0", {"stage1:27017"}, "75a1b2c3d4e5f60718293a4b"}), "");
   EXPECT_EQ(identity_in_common(source, {"rs1", {"db1:27017"}, ""}), "");
   EXPECT_EQ(identity_in_common(source, {}), "");
+}
+
+TEST(ReplaySource, AHelloIsTheSourceByTheClustersSigningKey) {
+  // A mongos, or a member not in the recorded hosts list: the same cluster by its keyId.
+  RecordedSource source;
+  source.identities.push_back({"", {}, "", 7301234567890123777});
+  const std::string matched = identity_in_common(source, {"", {}, "", 7301234567890123777});
+  EXPECT_NE(matched.find("keyId 7301234567890123777"), std::string::npos) << matched;
+  EXPECT_EQ(identity_in_common(source, {"", {}, "", 7301234567890123778}), "");
+  // No key on either side (a standalone) matches nothing.
+  source.identities = {{"", {}, "", 0}};
+  EXPECT_EQ(identity_in_common(source, {"", {}, "", 0}), "");
 }
 
 }  // namespace

@@ -54,9 +54,9 @@ struct ReplayOptions {
   // Live sessions, one per recorded lsid for the whole replay: past this, commands of further
   // recorded sessions are not sent (counted).
   size_t max_sessions = 10000;
-  // Stop early when the target fails: the share of errors (no answer, or ok: 0 where the
-  // recording has ok: 1) over the last `abort_window` requests, and, when above 0, the median
-  // replayed latency of that window in milliseconds.
+  // Stop early when the target fails: the share of errors (no answer, or a failure the
+  // recording has not: replayed_reply_failed) over the last `abort_window` requests, and, when
+  // above 0, the median replayed latency of that window in milliseconds.
   double abort_error_rate = 0.5;
   size_t abort_window = 100;
   double abort_latency_ms = 0;

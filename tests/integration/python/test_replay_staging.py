@@ -99,6 +99,15 @@ def test_a_replay_against_its_own_source_is_refused(recorded, tmp_path, host):
     assert prod_events(port) == before
 
 
+def test_a_dry_run_against_its_own_source_says_the_replay_would_be_refused(recorded, tmp_path):
+    port = recorded["prod_port"]
+    proc = run_replay(recorded["rec"], f"mongodb://localhost:{port}", tmp_path, "--dry-run")
+    assert proc.returncode == 2, proc.stderr
+    assert f"recorded upstream 127.0.0.1:{port}" in proc.stderr, proc.stderr
+    assert ": send " not in proc.stdout, proc.stdout
+    assert not (tmp_path / "report.json").exists()
+
+
 def test_a_baseline_that_is_the_source_is_refused(recorded, tmp_path):
     staging = harness.start_ferretdb(tmp_path / "staging")
     port = recorded["prod_port"]
@@ -132,6 +141,27 @@ def test_a_target_that_refuses_every_write_stops_the_replay(recorded, tmp_path):
     assert report["counts"]["sent"] < WRITES, report["counts"]
     assert report["commands"]["insert"]["ok"] == 0, report["commands"]
     assert "Stopped early after" in (tmp_path / "report" / "report.html").read_text()
+
+
+def test_writes_that_all_fail_with_write_errors_stop_the_replay(recorded, tmp_path):
+    """The same inserts replayed twice into one staging: the second time each fails with E11000
+    in writeErrors, answered ok: 1, where the recording has none: errors all the same."""
+    staging = harness.start_ferretdb(tmp_path / "staging")
+    target = f"mongodb://127.0.0.1:{staging.ports['listen']}"
+    try:
+        first = run_replay(recorded["rec"], target, tmp_path / "first", "--speed", "max",
+                           "--command", "insert", "--abort-window", "10")
+        second = run_replay(recorded["rec"], target, tmp_path / "second", "--speed", "max",
+                            "--command", "insert", "--abort-window", "10")
+    finally:
+        staging.stop()
+    assert first.returncode in (0, 1), first.stderr
+    assert "aborted" not in json.loads((tmp_path / "first" / "report.json").read_text())
+    assert second.returncode == 3, second.stderr
+    assert "stopped early after" in second.stderr, second.stderr
+    aborted = json.loads((tmp_path / "second" / "report.json").read_text())["aborted"]
+    assert "--abort-error-rate" in aborted["reason"], aborted
+    assert 10 <= aborted["after_requests"] < WRITES, aborted
 
 
 def replay_through_staging(recorded, tmp_path, *selection: str):
@@ -226,6 +256,20 @@ def test_a_dry_run_connects_to_nothing(recorded, tmp_path):
     assert report["dry_run"] is True
     assert report["counts"]["sent"] == len(sends)
     assert "dry run: nothing was sent" in proc.stderr
+    # The summary names why the rest was not replayed.
+    assert "not replayed (" in proc.stderr and " handshakes" in proc.stderr, proc.stderr
+
+
+def test_an_empty_window_is_refused_and_an_empty_selection_warned(recorded, tmp_path):
+    proc = run_replay(recorded["rec"], "mongodb://no-such-host.invalid:1", tmp_path / "a",
+                      "--dry-run", "--from", "10", "--to", "5")
+    assert proc.returncode == 2, proc.stderr
+    assert "the window ends before it begins" in proc.stderr, proc.stderr
+    proc = run_replay(recorded["rec"], "mongodb://no-such-host.invalid:1", tmp_path / "b",
+                      "--dry-run", "--app", "no-such-app")
+    assert proc.returncode == 0, proc.stderr
+    assert "warning: the selection matched no request" in proc.stderr, proc.stderr
+    assert "not_selected" in proc.stderr, proc.stderr
 
 
 def test_a_31_year_offset_is_refused_at_speed_1(recorded, tmp_path):

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "docguard/codec/bson_elements.h"
+#include "docguard/codec/request_identity.h"
 #include "document_redactor.h"
 
 namespace docguard::codec {

@@ -76,7 +76,7 @@ TEST(RedactionReferences, RequestsThatNameNoListedFieldStayAsTheyAre) {
   for (
       const char* body : {
           R"({"find": "p", "filter": {"$expr": {"$eq": ["$name", "KEPT"]}}, "$db": "shop"})",
-          R"({"aggregate": "p", "pipeline": [{"$group": {"_id": "$city", "n": {"$sum": 1}}}], "cursor": {}, "$db": "shop"})",
+          R"({"aggregate": "p", "pipeline": [{"$match": {"city": "KEPT"}}, {"$group": {"_id": "$city", "n": {"$sum": 1}}}], "cursor": {}, "$db": "shop"})",
           R"({"find": "p", "filter": {"name": "KEPT"}, "let": {"v": "KEPT"}, "$db": "shop"})",
           R"({"distinct": "p", "key": "city", "query": {"name": "KEPT"}, "$db": "shop"})",
       }) {

@@ -30,7 +30,7 @@ class RecordingFilesTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
   // A directory made by hand: the owner's only, whatever the umask.
   void make_private_directory() const {
-    make_private_directory();
+    fs::create_directories(dir_);
     fs::permissions(dir_, fs::perms::owner_all, fs::perm_options::replace);
   }
 

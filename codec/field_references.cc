@@ -103,7 +103,8 @@ struct Walk {
 
 }  // namespace
 
-bool references_policy_field(const BsonView& body, const RedactionPolicy& policy) {
+bool references_policy_field(const BsonView& body, const OpMsg* msg,
+                             const RedactionPolicy& policy) {
   if (policy.fields.empty()) return false;
   const BsonView command = legacy_command_document(body);
   if (first_key(command) == "distinct") {
@@ -114,6 +115,14 @@ bool references_policy_field(const BsonView& body, const RedactionPolicy& policy
   }
   Walk walk{policy};
   if (walk.references(body, 0, false)) return true;
+  // The statements may come apart from the body that binds their variables (`let`).
+  if (msg != nullptr) {
+    for (const DocumentSequence& sequence : msg->sequences) {
+      for (const BsonView& document : sequence.documents) {
+        if (walk.references(document, 0, false)) return true;
+      }
+    }
+  }
   return walk.binds && walk.names;
 }
 

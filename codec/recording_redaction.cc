@@ -110,7 +110,7 @@ bool continues_sensitive_cursor(std::string_view name, const BsonView& command,
 
 // A request body's role; `db` is the database it runs on ("" when the body names none).
 Role request_role(const BsonView& body, std::string_view db, const DocumentRedactor& redactor,
-                  const RedactionPolicy& policy, SensitiveCursors* cursors,
+                  const RedactionPolicy& policy, const OpMsg* msg, SensitiveCursors* cursors,
                   RecordableMessage& out) {
   const auto [name, command] = command_of(body);
   std::string_view database = find_string(command, "$db");
@@ -123,7 +123,7 @@ Role request_role(const BsonView& body, std::string_view db, const DocumentRedac
       among(kSensitiveCommands, name) || redactor.touches_secret_namespace(command, database) ||
       // A listed field's value computed, bound or returned under another name (no walk when
       // the policy names no fields).
-      references_policy_field(body, policy) ||
+      references_policy_field(body, msg, policy) ||
       (cursors != nullptr && continues_sensitive_cursor(name, command, *cursors, &out.cursor));
   out.sensitive = sensitive;
   return sensitive ? Role::kSensitiveRequest : Role::kRequest;
@@ -166,7 +166,7 @@ RecordableMessage from_op_msg(Bytes m, bool is_request, bool to_sensitive, bool 
   Rewritten body;
   Role role = to_sensitive || !policy.reply_documents ? Role::kStatusReply : Role::kReply;
   if (is_request) {
-    role = request_role(msg.body, {}, redactor, policy, cursors, out);
+    role = request_role(msg.body, {}, redactor, policy, &msg, cursors, out);
     if (!rewrite_request_document(msg.body, role, redactor, body)) {
       return marker_for(msg.header, "malformed or too deeply nested body");
     }
@@ -219,7 +219,7 @@ RecordableMessage from_op_query(Bytes m, const RedactionPolicy& policy, Sensitiv
   const std::string_view ns = query.full_collection_name;
   const size_t dot = ns.find('.');
   const std::string_view db = ns.substr(0, dot);
-  const Role role = request_role(query.query, db, redactor, policy, cursors, out);
+  const Role role = request_role(query.query, db, redactor, policy, nullptr, cursors, out);
   Rewritten doc;
   // A legacy query on a collection itself (not "<db>.$cmd") holds a filter on that namespace's
   // documents: of a secret one, nothing is kept.

@@ -4,7 +4,9 @@
 // is sensitive: the request keeps its envelope only, its reply its status only.
 #include <gtest/gtest.h>
 
+#include <span>
 #include <string>
+#include <vector>
 
 #include "docguard/codec/op_msg.h"
 #include "docguard/codec/recording_redaction.h"
@@ -50,6 +52,22 @@ TEST(RedactionReferences, AListedFieldReachedThroughAnExpressionIsSensitive) {
     EXPECT_TRUE(out.sensitive) << body;
     EXPECT_FALSE(leaks(out, "PLANT17")) << body;
   }
+}
+
+// The driver sends an update's statements as a document sequence, apart from the body's `let`.
+TEST(RedactionReferences, VariablesBoundInTheBodyAndUsedInASequenceAreSeen) {
+  const RedactionPolicy policy = fields_policy();
+  const auto statement = json(R"({"q": {"_id": 0}, "u": [{"$set": {"ssn": "$$v"}}]})");
+  const std::vector<BsonView> statements = {
+      BsonView{bson_get_data(statement.get()), statement.get()->len}};
+  const auto message =
+      OpMsgBuilder(7, 0)
+          .body(json(R"({"update": "p", "let": {"v": "SEQ-SECRET"}, "$db": "shop"})").get())
+          .sequence("updates", std::span<const BsonView>(statements))
+          .finish();
+  const auto out = redact_request(message, kDefaultMaxMessageBytes, policy);
+  EXPECT_TRUE(out.sensitive);
+  EXPECT_FALSE(leaks(out, "SEQ-SECRET"));
 }
 
 TEST(RedactionReferences, ARequestReturningAListedFieldUnderAnotherNameHasItsReplyKeptToStatus) {

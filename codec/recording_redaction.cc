@@ -332,7 +332,8 @@ RecordableMessage redact(Bytes message, bool is_request, bool to_sensitive,
                             (header.op_code == OpCode::kMsg || header.op_code == OpCode::kReply);
     // A reply naming a sensitive cursor is one, whichever request it answers: an exhaust
     // cursor's later batches, a reply whose request was not seen.
-    if (has_cursor && !to_sensitive) {
+    if (has_cursor && !to_sensitive &&
+        (tracking.cursors->size() > 0 || tracking.cursors->overflowed())) {
       const int64_t id = reply_cursor(m, header.op_code);
       to_sensitive = id != 0 && tracking.cursors->names(id);
     }

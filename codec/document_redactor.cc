@@ -22,10 +22,11 @@ constexpr std::array<std::string_view, 12> kKeptBesideSecretNamespace = {
     "ns",          "id",       "op", "ui", "ts", "t", "v", "wall", "operationType",
     "clusterTime", "wallTime", "_id"};
 
-// Keys naming a collection of the request's database in a stage or command argument.
+// Keys naming a collection of the request's database in a stage or command argument; a view's
+// `viewOn` (create, collMod) names the collection the view reads.
 bool is_collection_key(std::string_view key) {
   return key == "from" || key == "coll" || key == "$unionWith" || key == "$out" || key == "into" ||
-         key == "collection";
+         key == "collection" || key == "viewOn";
 }
 
 bool among(std::span<const std::string_view> names, std::string_view name) {
@@ -330,7 +331,9 @@ bool DocumentRedactor::scan(const BsonView& doc, std::string_view db, int depth,
       if (!it.to_iter(&probe)) return true;
       if (is_secret_ns_value(probe, db, whole)) return true;
     }
-    if (is_container(it.type) && scan(it.container(), db, depth + 1, false)) return true;
+    // An explain's argument is a command of its own: its first member names its collection.
+    const bool command = key == "explain" && it.holds_document();
+    if (is_container(it.type) && scan(it.container(), db, depth + 1, command)) return true;
   }
   return it.malformed();
 }

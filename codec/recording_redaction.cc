@@ -13,6 +13,7 @@
 #include "docguard/codec/op_query.h"
 #include "docguard/codec/request_identity.h"
 #include "document_redactor.h"
+#include "field_references.h"
 #include "status_reply.h"
 
 namespace docguard::codec {
@@ -109,7 +110,8 @@ bool continues_sensitive_cursor(std::string_view name, const BsonView& command,
 
 // A request body's role; `db` is the database it runs on ("" when the body names none).
 Role request_role(const BsonView& body, std::string_view db, const DocumentRedactor& redactor,
-                  SensitiveCursors* cursors, RecordableMessage& out) {
+                  const RedactionPolicy& policy, const OpMsg* msg, SensitiveCursors* cursors,
+                  RecordableMessage& out) {
   const auto [name, command] = command_of(body);
   std::string_view database = find_string(command, "$db");
   if (database.empty()) database = find_string(body, "$db");
@@ -119,6 +121,9 @@ Role request_role(const BsonView& body, std::string_view db, const DocumentRedac
   database = database.substr(0, database.find('\0'));
   const bool sensitive =
       among(kSensitiveCommands, name) || redactor.touches_secret_namespace(command, database) ||
+      // A listed field's value computed, bound or returned under another name (no walk when
+      // the policy names no fields).
+      references_policy_field(body, msg, policy) ||
       (cursors != nullptr && continues_sensitive_cursor(name, command, *cursors, &out.cursor));
   out.sensitive = sensitive;
   return sensitive ? Role::kSensitiveRequest : Role::kRequest;
@@ -155,11 +160,13 @@ RecordableMessage from_op_msg(Bytes m, bool is_request, bool to_sensitive, bool 
                               const RedactionPolicy& policy, SensitiveCursors* cursors) {
   const OpMsg msg = OpMsg::parse(m, /*verify_checksum=*/false);
   RecordableMessage out;
+  out.more_to_come = msg.more_to_come();
+  if (!is_request) out.sensitive = to_sensitive;
   DocumentRedactor redactor(policy, /*reply=*/!is_request);
   Rewritten body;
   Role role = to_sensitive || !policy.reply_documents ? Role::kStatusReply : Role::kReply;
   if (is_request) {
-    role = request_role(msg.body, {}, redactor, cursors, out);
+    role = request_role(msg.body, {}, redactor, policy, &msg, cursors, out);
     if (!rewrite_request_document(msg.body, role, redactor, body)) {
       return marker_for(msg.header, "malformed or too deeply nested body");
     }
@@ -212,7 +219,7 @@ RecordableMessage from_op_query(Bytes m, const RedactionPolicy& policy, Sensitiv
   const std::string_view ns = query.full_collection_name;
   const size_t dot = ns.find('.');
   const std::string_view db = ns.substr(0, dot);
-  const Role role = request_role(query.query, db, redactor, cursors, out);
+  const Role role = request_role(query.query, db, redactor, policy, nullptr, cursors, out);
   Rewritten doc;
   // A legacy query on a collection itself (not "<db>.$cmd") holds a filter on that namespace's
   // documents: of a secret one, nothing is kept.
@@ -248,6 +255,7 @@ RecordableMessage from_op_query(Bytes m, const RedactionPolicy& policy, Sensitiv
 RecordableMessage from_op_reply(Bytes m, bool to_sensitive, const RedactionPolicy& policy) {
   const OpReply reply = OpReply::parse(m);
   RecordableMessage out;
+  out.sensitive = to_sensitive;
   std::vector<uint8_t>& b = out.bytes;
   b.resize(kHeaderSize);
   append_le32(b, reply.response_flags);
@@ -320,9 +328,18 @@ RecordableMessage redact(Bytes message, bool is_request, bool to_sensitive,
       m = plain;
       header = read_header(m.data());
     }
-    const bool track = !is_request && to_sensitive && tracking.cursors != nullptr &&
-                       (header.op_code == OpCode::kMsg || header.op_code == OpCode::kReply);
-    if (track) track_cursor(m, header.op_code, *tracking.cursors, tracking.asked_cursor);
+    const bool has_cursor = !is_request && tracking.cursors != nullptr &&
+                            (header.op_code == OpCode::kMsg || header.op_code == OpCode::kReply);
+    // A reply naming a sensitive cursor is one, whichever request it answers: an exhaust
+    // cursor's later batches, a reply whose request was not seen.
+    if (has_cursor && !to_sensitive &&
+        (tracking.cursors->size() > 0 || tracking.cursors->overflowed())) {
+      const int64_t id = reply_cursor(m, header.op_code);
+      to_sensitive = id != 0 && tracking.cursors->names(id);
+    }
+    if (has_cursor && to_sensitive) {
+      track_cursor(m, header.op_code, *tracking.cursors, tracking.asked_cursor);
+    }
     switch (header.op_code) {
       case OpCode::kMsg:
         return from_op_msg(m, is_request, to_sensitive, compressed, policy, tracking.cursors);

@@ -80,6 +80,13 @@ bool take_sensitive(std::vector<SensitiveRequest>& requests, int32_t response_to
   return true;
 }
 
+// Remembers a connection's sensitive request (or exhaust reply) among a few, oldest forgotten
+// first.
+void remember_sensitive(std::vector<SensitiveRequest>& requests, SensitiveRequest request) {
+  if (requests.size() >= 64) requests.erase(requests.begin());
+  requests.push_back(request);
+}
+
 // Remembers a connection's request id among a few (oldest forgotten first).
 void remember(std::vector<int32_t>& ids, int32_t id) {
   if (ids.size() >= 64) ids.erase(ids.begin());
@@ -95,6 +102,21 @@ bool take_id(std::vector<int32_t>& ids, int32_t response_to) {
 }
 
 }  // namespace
+
+void Recorder::fail_write(const std::exception& e, WriterState& w) {
+  spdlog::error("recording failed: {}", e.what());
+  metrics_.recording_failures.get("write_error").Increment();
+  {
+    std::lock_guard lock(mutex_);
+    if (state_ == State::kRecording) {
+      active_.store(false, std::memory_order_relaxed);
+      state_ = State::kFailed;
+      reason_ = e.what();
+      stopping_ = true;
+    }
+  }
+  w.broken = true;
+}
 
 void Recorder::write_batch(std::deque<Queued>& batch, WriterState& w) {
   uint64_t written = 0;
@@ -113,9 +135,8 @@ void Recorder::write_batch(std::deque<Queued>& batch, WriterState& w) {
       }
       safe = codec::redact_request(p.message, max_message_bytes_, w.policy, &w.cursors);
       if (safe.sensitive) {
-        auto& requests = w.sensitive[p.connection];
-        if (requests.size() >= 64) requests.erase(requests.begin());
-        requests.push_back({codec::load_le32(safe.bytes.data() + 4), safe.cursor});
+        remember_sensitive(w.sensitive[p.connection],
+                           {codec::load_le32(safe.bytes.data() + 4), safe.cursor});
       }
       ns = request_namespace(safe.bytes);
       // Here on the writer thread, not on the session's: the shape costs a walk of the command.
@@ -140,6 +161,14 @@ void Recorder::write_batch(std::deque<Queued>& batch, WriterState& w) {
       }
       safe = codec::redact_reply(p.message, to_sensitive, max_message_bytes_, w.policy, &w.cursors,
                                  cursor);
+      // An exhaust cursor's next reply answers this reply's own request id, with no request in
+      // between: a sensitive reply with moreToCome (or one too broken to tell) passes its
+      // sensitivity and its cursor on to it.
+      const bool passes_on = (safe.sensitive && safe.more_to_come) || (to_sensitive && safe.marker);
+      if (passes_on && p.message.size() >= codec::kHeaderSize) {
+        remember_sensitive(w.sensitive[p.connection],
+                           {codec::load_le32(p.message.data() + 4), cursor});
+      }
     }
     // The raw message is not needed past this point: no copy of it outlives the redaction.
     p.message.clear();
@@ -161,18 +190,17 @@ void Recorder::write_batch(std::deque<Queued>& batch, WriterState& w) {
       }
       ++written;
     } catch (const std::exception& e) {
-      spdlog::error("recording failed: {}", e.what());
-      metrics_.recording_failures.get("write_error").Increment();
-      {
-        std::lock_guard lock(mutex_);
-        if (state_ == State::kRecording) {
-          active_.store(false, std::memory_order_relaxed);
-          state_ = State::kFailed;
-          reason_ = e.what();
-          stopping_ = true;
-        }
-      }
-      w.broken = true;
+      fail_write(e, w);
+    }
+  }
+  // Each batch reaches the files before the next is taken: a docguard killed mid-recording
+  // leaves what it had written (a reader stops at a torn last packet). Not each message: a
+  // batch is what the sessions queued while the last one was written.
+  if (written > 0 && !w.broken) {
+    try {
+      files_->flush();
+    } catch (const std::exception& e) {
+      fail_write(e, w);
     }
   }
   if (written > 0) metrics_.recording_packets.Increment(static_cast<double>(written));

@@ -59,6 +59,19 @@ void RecordingFiles::open() {
   // replaced after this check is not written to. Its last part must not be a symbolic link.
   directory_fd_ = ::open(directory_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (directory_fd_ < 0) fail("cannot open the directory", directory_);
+  // Another user who owns the directory, or may write in it, could rename, replace or read
+  // the recording's files (and plant checksum.txt): such a directory is refused, whether
+  // docguard made it or found it.
+  struct stat st {};
+  if (::fstat(directory_fd_, &st) != 0) fail("cannot open the directory", directory_);
+  if (st.st_uid != ::geteuid()) {
+    throw std::runtime_error("cannot record in " + directory_.string() +
+                             ": the directory is not owned by the user docguard runs as");
+  }
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    throw std::runtime_error("cannot record in " + directory_.string() +
+                             ": the directory is writable by its group or others");
+  }
   open_next();
 }
 
@@ -136,6 +149,12 @@ RecordingFiles::Written RecordingFiles::write(const PacketHeader& header, codec:
     total_bytes_ += side_bytes;
   }
   return Written::kYes;
+}
+
+void RecordingFiles::flush() {
+  for (OpenFile* f : {&data_, &side_}) {
+    if (f->file && std::fflush(f->file) != 0) fail("cannot write", directory_ / f->name);
+  }
 }
 
 void RecordingFiles::finish(OpenFile& f) {

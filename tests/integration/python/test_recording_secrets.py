@@ -297,3 +297,87 @@ def test_status_only_replies_quote_no_stored_value(prod):
     assert all(set(e) <= {"index", "code", "codeName"} or
                all(v == "[redacted by docguard]" for k, v in e.items()
                    if k not in ("index", "code", "codeName")) for e in errors), errors
+
+
+def expression_probes(c: pymongo.MongoClient) -> list[str]:
+    """A listed field's value compared, bound or returned under another name: in the request,
+    and in replies that return it as `values`, a group's `_id`, a projected or pushed field."""
+    people = c.shop.expr_people
+    people.insert_many([{"_id": i, "ssn": plant(f"EXPR-SSN{i}"),
+                         "cards": [{"number": plant(f"EXPR-CARD{i}"), "brand": "visa"}]}
+                        for i in range(2)])
+    secrets = [plant(f"EXPR-SSN{i}") for i in range(2)] + [plant(f"EXPR-CARD{i}") for i in range(2)]
+
+    def probe(name: str, f, *args, **kw):
+        secrets.append(plant(name))
+        attempt(f, *args, **kw)
+
+    probe("EXPR-EQ", lambda: list(people.find({"$expr": {"$eq": ["$ssn", plant("EXPR-EQ")]}})))
+    probe("EXPR-IN", lambda: list(people.find(
+        {"$expr": {"$in": [plant("EXPR-IN"), "$cards.number"]}})))
+    probe("EXPR-ROOT", lambda: list(people.find(
+        {"$expr": {"$eq": ["$$ROOT.ssn", plant("EXPR-ROOT")]}})))
+    probe("EXPR-REGEX", lambda: list(people.find(
+        {"$expr": {"$regexMatch": {"input": "$ssn", "regex": plant("EXPR-REGEX")}}})))
+    probe("EXPR-GETFIELD", lambda: list(people.find(
+        {"$expr": {"$eq": [{"$getField": "ssn"}, plant("EXPR-GETFIELD")]}})))
+    probe("EXPR-LET", lambda: list(people.find({"$expr": {"$eq": ["$ssn", "$$v"]}},
+                                                 let={"v": plant("EXPR-LET")})))
+    probe("EXPR-WHERE", lambda: list(people.find({"$where": f"this.x == '{plant('EXPR-WHERE')}'"})))
+    probe("EXPR-C", people.update_one, {"_id": 0}, [{"$set": {"ssn": "$$v"}}],
+          let={"v": plant("EXPR-C")})
+    # Replies that return the values under another name.
+    attempt(people.distinct, "ssn")
+    attempt(lambda: list(people.aggregate([{"$group": {"_id": "$ssn"}}])))
+    attempt(lambda: list(people.aggregate([{"$project": {"x": "$ssn"}}])))
+    attempt(lambda: list(people.aggregate([{"$sortByCount": "$ssn"}])))
+    attempt(lambda: list(people.aggregate([{"$group": {"_id": None, "all": {"$push": "$ssn"}}}])))
+    return secrets
+
+
+def test_listed_fields_under_other_names_views_and_explains_leave_nothing(prod):
+    work, uri = prod
+    rec = work / "rec-expressions"
+    dg = start_proxy(work / "dg-expressions", uri, f"""recording:
+  enabled: true
+  directory: '{rec}'
+  redact: {{fields: [ssn, cards.number]}}
+""")
+    try:
+        with client_of(dg.ports["listen"]) as c:
+            secrets = expression_probes(c)
+            # A view over a secret namespace, and an explain of a read of one.
+            attempt(c.admin.command, {"create": f"v_{MARK}", "viewOn": "system.users",
+                                      "pipeline": [{"$match": {"user": plant("VIEW")}}]})
+            attempt(c.admin.command, {"explain": {"find": "system.users",
+                                                  "filter": {"user": plant("EXPLAIN")}}})
+            secrets += [plant("VIEW"), plant("EXPLAIN")]
+            # Before the recording stops, what GET /recording counts is in the files.
+            code, status = admin_call(dg, "GET", "/recording")
+            assert code == 200 and status["packets"] > 0, status
+            on_disk = sum(p.stat().st_size for p in rec.iterdir() if p.is_file())
+            assert on_disk >= status["bytes"] > 0, (on_disk, status)
+        admin_call(dg, "POST", "/recording/stop")
+    finally:
+        dg.stop()
+    data = b"".join(files_of(rec).values())
+    leaks = [s for s in secrets if s.encode() in data]
+    assert not leaks, leaks
+    names = [next(iter(body_of(p))) for p in read_packets(rec) if p.event == 0]
+    for name in ("find", "aggregate", "distinct", "explain", "create"):
+        assert name in names, (name, names)
+
+
+def test_a_directory_others_may_write_in_is_refused(prod, tmp_path):
+    work, uri = prod
+    rec = tmp_path / "shared"
+    rec.mkdir()
+    rec.chmod(0o777)
+    dg = start_proxy(work / "dg-shared", uri, "")
+    try:
+        code, body = admin_call(dg, "POST", "/recording/start", {"directory": str(rec)})
+        assert code >= 400, (code, body)
+        assert "writable by its group or others" in str(body), body
+        assert list(rec.iterdir()) == []
+    finally:
+        dg.stop()

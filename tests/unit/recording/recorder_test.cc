@@ -394,5 +394,82 @@ TEST_F(RecorderTest, ASensitiveRequestsCursorStaysSensitiveUntilItEnds) {
   EXPECT_NE(bytes.find("shop.people"), std::string::npos);  // the cursor's namespace stays
 }
 
+// An exhaust getMore's replies after the first answer the previous reply's request id, not a
+// request: a sensitive one passes its sensitivity on along the chain, to the last batch (cursor
+// id 0). A reply naming a sensitive cursor is kept to its status whatever it answers.
+TEST_F(RecorderTest, AnExhaustCursorsRepliesStaySensitiveToTheLast) {
+  settings_.redaction.namespaces = {"hr.*"};
+  Recorder recorder(metrics_, codec::kDefaultMaxMessageBytes);
+  ASSERT_TRUE(recorder.start(settings_));
+  RecordingTap tap;
+  recorder.on_request(tap, "p",
+                      testing::op_msg(R"({"find": "salaries", "batchSize": 1,
+      "$db": "hr"})",
+                                      20),
+                      {});
+  recorder.on_reply(tap, "p", reply_to(20, R"({"cursor": {"id": {"$numberLong": "5151"},
+      "ns": "hr.salaries", "firstBatch": [{"amount": "FIRST-PAY"}]}, "ok": 1})"),
+                    {});
+  const auto exhaust_reply = [](int32_t id, int32_t response_to, const char* body, bool more) {
+    return codec::OpMsgBuilder(id, response_to, more ? codec::op_msg_flags::kMoreToCome : 0)
+        .body(testing::json(body).get())
+        .finish();
+  };
+  recorder.on_request(tap, "p",
+                      codec::OpMsgBuilder(21, 0, codec::op_msg_flags::kExhaustAllowed)
+                          .body(testing::json(R"({"getMore": {"$numberLong": "5151"},
+                              "collection": "salaries", "$db": "shop"})")
+                                    .get())
+                          .finish(),
+                      {});
+  recorder.on_reply(tap, "p",
+                    exhaust_reply(1021, 21, R"({"cursor": {"id": {"$numberLong":
+      "5151"}, "ns": "shop.salaries", "nextBatch": [{"amount": "SECOND-PAY"}]}, "ok": 1})",
+                                  true),
+                    {});
+  recorder.on_reply(tap, "p",
+                    exhaust_reply(1022, 1021, R"({"cursor": {"id": {"$numberLong":
+      "5151"}, "ns": "shop.salaries", "nextBatch": [{"amount": "THIRD-PAY"}]}, "ok": 1})",
+                                  true),
+                    {});
+  recorder.on_reply(tap, "p",
+                    exhaust_reply(1023, 1022, R"({"cursor": {"id": {"$numberLong":
+      "0"}, "ns": "shop.salaries", "nextBatch": [{"amount": "LAST-PAY"}]}, "ok": 1})",
+                                  false),
+                    {});
+  // The chain ends with the reply without moreToCome: the next reply is an ordinary one.
+  recorder.on_request(tap, "p", testing::op_msg(R"({"find": "c", "$db": "shop"})", 22), {});
+  recorder.on_reply(tap, "p", reply_to(22, R"({"cursor": {"id": {"$numberLong": "0"},
+      "ns": "shop.c", "firstBatch": [{"name": "ORDINARY-VALUE"}]}, "ok": 1})"),
+                    {});
+  EXPECT_TRUE(recorder.stop());
+  const std::string bytes = recorded_bytes(dir_);
+  for (const char* secret : {"FIRST-PAY", "SECOND-PAY", "THIRD-PAY", "LAST-PAY"}) {
+    EXPECT_EQ(bytes.find(secret), std::string::npos) << secret;
+  }
+  EXPECT_NE(bytes.find("ORDINARY-VALUE"), std::string::npos);
+}
+
+TEST_F(RecorderTest, AReplyNamingASensitiveCursorIsKeptToItsStatusWhateverItAnswers) {
+  settings_.redaction.namespaces = {"hr.*"};
+  Recorder recorder(metrics_, codec::kDefaultMaxMessageBytes);
+  ASSERT_TRUE(recorder.start(settings_));
+  RecordingTap tap;
+  recorder.on_request(tap, "p",
+                      testing::op_msg(R"({"find": "salaries", "batchSize": 1,
+      "$db": "hr"})",
+                                      30),
+                      {});
+  recorder.on_reply(tap, "p", reply_to(30, R"({"cursor": {"id": {"$numberLong": "6161"},
+      "ns": "hr.salaries", "firstBatch": []}, "ok": 1})"),
+                    {});
+  // A reply to a request the recording never saw, on the sensitive cursor.
+  recorder.on_reply(tap, "p", reply_to(999, R"({"cursor": {"id": {"$numberLong": "6161"},
+      "ns": "shop.salaries", "nextBatch": [{"amount": "UNSEEN-PAY"}]}, "ok": 1})"),
+                    {});
+  EXPECT_TRUE(recorder.stop());
+  EXPECT_EQ(recorded_bytes(dir_).find("UNSEEN-PAY"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace docguard::recording

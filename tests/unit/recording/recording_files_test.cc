@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -27,6 +28,11 @@ class RecordingFilesTest : public ::testing::Test {
     fs::remove_all(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
+  // A directory made by hand: the owner's only, whatever the umask.
+  void make_private_directory() const {
+    fs::create_directories(dir_);
+    fs::permissions(dir_, fs::perms::owner_all, fs::perm_options::replace);
+  }
 
   static std::vector<uint8_t> read(const fs::path& path) {
     std::ifstream in(path, std::ios::binary);
@@ -155,7 +161,7 @@ TEST_F(RecordingFilesTest, FilesAreTheOwnersOnlyInADirectoryOfTheOwnersOnly) {
 }
 
 TEST_F(RecordingFilesTest, APlantedChecksumLinkIsNotFollowed) {
-  fs::create_directories(dir_);
+  make_private_directory();
   const fs::path target = dir_.string() + "-target";
   std::ofstream(target) << "";
   fs::create_symlink(target, dir_ / "checksum.txt");
@@ -173,7 +179,7 @@ TEST_F(RecordingFilesTest, APlantedChecksumLinkIsNotFollowed) {
 }
 
 TEST_F(RecordingFilesTest, APlantedChecksumFifoFailsAtOnce) {
-  fs::create_directories(dir_);
+  make_private_directory();
   ASSERT_EQ(::mkfifo((dir_ / "checksum.txt").c_str(), 0600), 0);
   RecordingFiles files(dir_, 1 << 20, 1 << 20);
   files.open();
@@ -188,7 +194,7 @@ TEST_F(RecordingFilesTest, APlantedChecksumFifoFailsAtOnce) {
 
 TEST_F(RecordingFilesTest, APlantedDataFileNameIsSkippedNotFollowed) {
   // Links under the names of the next two seconds: the recorder opens past them, writes none.
-  fs::create_directories(dir_);
+  make_private_directory();
   const fs::path target = dir_.string() + "-target";
   std::ofstream(target) << "";
   const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -214,6 +220,52 @@ TEST_F(RecordingFilesTest, ADirectoryThatIsALinkIsRefused) {
   EXPECT_THROW(files.open(), std::runtime_error);
   EXPECT_TRUE(fs::is_empty(real));
   fs::remove_all(real);
+}
+
+TEST_F(RecordingFilesTest, ADirectoryOthersMayWriteInIsRefused) {
+  for (const fs::perms writable : {fs::perms::group_write, fs::perms::others_write}) {
+    make_private_directory();
+    fs::permissions(dir_, writable, fs::perm_options::add);
+    RecordingFiles files(dir_, 1 << 20, 1 << 20);
+    try {
+      files.open();
+      ADD_FAILURE() << "a directory others may write in was used";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("writable by its group or others"), std::string::npos)
+          << e.what();
+    }
+    EXPECT_TRUE(fs::is_empty(dir_));
+    fs::remove_all(dir_);
+  }
+}
+
+TEST_F(RecordingFilesTest, ADirectoryOfAnotherUserIsRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "only root can give a directory to another user";
+  make_private_directory();
+  ASSERT_EQ(::chown(dir_.c_str(), 65534, 65534), 0);
+  RecordingFiles files(dir_, 1 << 20, 1 << 20);
+  try {
+    files.open();
+    ADD_FAILURE() << "another user's directory was used";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("not owned by the user docguard runs as"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(fs::is_empty(dir_));
+}
+
+TEST_F(RecordingFilesTest, AFlushPutsWhatWasWrittenInTheFilesBeforeTheyClose) {
+  RecordingFiles files(dir_, 1 << 20, 1 << 20);
+  files.open();
+  files.write({RecordedEvent::kRequest, 1, "s", 0, 1}, std::vector<uint8_t>(100, 1), "{}");
+  const std::string data = files.file_names().front();
+  const std::string side = data.substr(0, data.size() - 4) + ".docguard.jsonl";
+  files.flush();
+  // Read while the files are still open, as after a docguard killed here.
+  EXPECT_EQ(fs::file_size(dir_ / data), files.bytes() - 3);
+  EXPECT_EQ(fs::file_size(dir_ / side), 3u);
+  files.close();
 }
 
 }  // namespace

@@ -27,12 +27,16 @@ inline constexpr std::string_view kUnrecordedKey = "$docguardUnrecorded";
 struct RecordableMessage {
   std::vector<uint8_t> bytes;  // a whole wire message, safe to write
   // A request whose reply carries secrets too (authentication, parameters, a secret
-  // namespace's documents): the caller passes this to redact_reply for the reply to it.
+  // namespace's documents): the caller passes this to redact_reply for the reply to it. A reply
+  // kept to its status as a sensitive request's (or a sensitive cursor's).
   bool sensitive = false;
   bool marker = false;  // the message could not be read: `bytes` is a marker message
   // A getMore's cursor id: the caller passes it to redact_reply with the reply to it, which
   // forgets the cursor when that reply exhausts it.
   int64_t cursor = 0;
+  // An OP_MSG with moreToCome: a request that expects no reply, or an exhaust cursor's reply
+  // that the next reply answers (by this reply's request id) without a request in between.
+  bool more_to_come = false;
 };
 
 // A client's request as it may be recorded. With `cursors`, a getMore or killCursors that names
@@ -44,7 +48,8 @@ RecordableMessage redact_request(Bytes message, uint32_t max_message_bytes,
 // of the reply but its status is then replaced, as it is for every reply when the policy keeps
 // no reply documents). With `cursors`, a sensitive request's reply that opens a cursor has it
 // remembered, and one that exhausts its request's cursor (`asked_cursor`, the getMore's) has
-// it forgotten. Never throws.
+// it forgotten; a reply whose cursor id is one of `cursors` is taken for a sensitive one.
+// Never throws.
 RecordableMessage redact_reply(Bytes message, bool to_sensitive, uint32_t max_message_bytes,
                                const RedactionPolicy& policy = default_redaction_policy(),
                                SensitiveCursors* cursors = nullptr, int64_t asked_cursor = 0);

@@ -108,6 +108,8 @@ class Recorder {
             const RecordedFacts& facts);
   void writer_loop();
   void write_batch(std::deque<Queued>& batch, WriterState& w);
+  // Fails the recording on a write or flush error: nothing more goes to the files.
+  void fail_write(const std::exception& e, WriterState& w);
   // Ends the recording from the writer thread (cap, duration, write error).
   void end_from_writer(State state, std::string reason);
   void join_writer();

@@ -32,7 +32,8 @@ class RecordingFiles {
 
   // Makes the directory (0700, the parts that are missing) and opens the first data file
   // (0600, as every file of the recording); throws std::runtime_error, also when the directory
-  // is a symbolic link or a file's name is taken by a link planted there.
+  // is a symbolic link, is not owned by the user docguard runs as or is writable by its group
+  // or others, or a file's name is taken by a link planted there.
   void open();
   enum class Written { kYes, kCapReached };
   // Writes one packet and its side line (one JSON object without the newline, or "" for
@@ -41,6 +42,9 @@ class RecordingFiles {
   // packet and its side line would take all files past max_total_bytes. Throws std::runtime_error
   // on a write error.
   Written write(const PacketHeader& header, codec::Bytes message, std::string_view side_line);
+  // Hands what was written so far to the system (not a sync): a process killed afterwards
+  // leaves it in the files. Throws std::runtime_error on a write error.
+  void flush();
   // Flushes, closes the open files and adds their checksums. Idempotent.
   void close();
 

@@ -12,7 +12,7 @@
 namespace docguard::base {
 namespace {
 
-Error io_error(std::string what, const std::filesystem::path& path, int error_number) {
+Error io_error(const std::string& what, const std::filesystem::path& path, int error_number) {
   return Error{ErrorKind::kIo, ErrorSource::kDocguard,
                what + " " + path.string() + ": " + std::strerror(error_number), path.string()};
 }

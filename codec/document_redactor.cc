@@ -29,10 +29,6 @@ bool is_collection_key(std::string_view key) {
          key == "collection" || key == "viewOn";
 }
 
-bool among(std::span<const std::string_view> names, std::string_view name) {
-  return std::find(names.begin(), names.end(), name) != names.end();
-}
-
 // "db.collection" into its parts; the whole text as a collection of `db` when there is no dot.
 std::pair<std::string_view, std::string_view> namespace_in(std::string_view ns,
                                                            std::string_view db) {

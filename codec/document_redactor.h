@@ -20,6 +20,14 @@ namespace docguard::codec {
 // at most about 180 levels; a recording has no use for more than this.
 inline constexpr int kMaxRedactionDepth = 200;
 
+// Whether `name` is one of `names` (the redaction's short lists of kept or secret names).
+inline bool among(std::span<const std::string_view> names, std::string_view name) {
+  for (const std::string_view n : names) {
+    if (n == name) return true;
+  }
+  return false;
+}
+
 class DocumentRedactor {
  public:
   // `reply`: the documents walked are a reply's, whose error texts quote stored values.

@@ -36,11 +36,6 @@ constexpr std::array<std::string_view, 16> kKeptInSensitiveRequest = {
     "roles",       "mechanisms",       "lsid",           "$readPreference", "txnNumber",
     "autocommit",  "startTransaction", "ordered",        "collection",      "batchSize",
     "writeConcern"};
-template <size_t N>
-bool among(const std::array<std::string_view, N>& names, std::string_view name) {
-  return std::find(names.begin(), names.end(), name) != names.end();
-}
-
 enum class Role { kRequest, kSensitiveRequest, kReply, kStatusReply };
 
 struct Rewritten {

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "docguard/codec/bson_elements.h"
+#include "document_redactor.h"
 
 namespace docguard::codec {
 namespace {
@@ -37,11 +38,6 @@ constexpr std::array<std::string_view, 2> kKeptInStatusCursor = {"id", "ns"};
 constexpr std::array<std::string_view, 3> kKeptInWriteError = {"index", "code", "codeName"};
 constexpr std::array<std::string_view, 3> kKeptInWriteConcernError = {"code", "codeName",
                                                                       "errorLabels"};
-
-template <size_t N>
-bool among(const std::array<std::string_view, N>& names, std::string_view name) {
-  return std::find(names.begin(), names.end(), name) != names.end();
-}
 
 // A document member kept to `keep`, each of its values walked as any document's.
 bool copy_kept(const bson_iter_t& it, std::span<const std::string_view> keep,

@@ -99,10 +99,11 @@ void Session::stop() {
   spdlog::debug("client {} closed", peer_);
 }
 
-void Session::close_silent() {
-  if (closed_ || spoke_.load(std::memory_order_relaxed)) return;
+void Session::close_evicted() {
+  if (closed_) return;
   count({codec::ErrorKind::kIdleTimeout, codec::ErrorSource::kClient});
-  spdlog::info("closing connection from {}: silent at max_connections, to admit a new one", peer_);
+  spdlog::info("closing connection from {}: {} at max_connections, to admit a new one", peer_,
+               spoke_.load(std::memory_order_relaxed) ? "not authenticated" : "silent");
   stop();
 }
 
@@ -166,11 +167,11 @@ void Session::check_timeouts(TimePoint now) {
   } else if (upstream_frame_started_ != TimePoint{} &&
              now - upstream_frame_started_ > c.frame_timeout) {
     error = {ErrorKind::kFrameTimeout, ErrorSource::kUpstream};
-  } else if (c.handshake_timeout.count() > 0 && !spoke_.load(std::memory_order_relaxed) &&
-             now - accepted_at_ > c.handshake_timeout) {
-    error = {ErrorKind::kIdleTimeout, ErrorSource::kClient};  // it never completed a message
-  } else if (c.idle_timeout.count() > 0 && conversation_.outstanding() == 0 &&
-             client_frame_started_ == TimePoint{} && now - last_client_activity_ > c.idle_timeout) {
+  } else if (never_spoke_past(now, c.handshake_timeout) ||
+             (c.idle_timeout.count() > 0 && conversation_.outstanding() == 0 &&
+              client_frame_started_ == TimePoint{} &&
+              now - last_client_activity_ > c.idle_timeout)) {
+    // Idle, or never completed a message within handshake_timeout: both count as idle.
     error = {ErrorKind::kIdleTimeout, ErrorSource::kClient};
   } else if (c.upstream_timeout.count() > 0 && conversation_.outstanding() > 0 &&
              now - std::max(last_upstream_activity_, last_client_activity_) > c.upstream_timeout) {
@@ -268,6 +269,7 @@ awaitable<void> Session::client_to_upstream() {
       last_client_activity_ = std::chrono::steady_clock::now();
       if (!spoke_.load(std::memory_order_relaxed)) spoke_.store(true, std::memory_order_relaxed);
       co_await handle_request(message);
+      unauthenticated_.store(!conversation_.judges(), std::memory_order_relaxed);
       conversation_.release_request_buffer();
     }
   } catch (const codec::ProtocolError& e) {

@@ -33,12 +33,16 @@ void SessionRegistry::drain_all() {
 
 bool SessionRegistry::evict_silent() {
   std::lock_guard lock(mutex_);
-  // Tracked in order of arrival: the first silent one is the oldest.
-  for (auto& weak : sessions_) {
-    auto s = weak.lock();
-    if (!s || !s->claim_if_silent()) continue;
-    boost::asio::post(s->executor(), [s] { s->close_silent(); });
-    return true;
+  // Tracked in order of arrival: the first found is the oldest. Clients that never completed a
+  // message go first; then clients an upstream requiring authentication has not seen
+  // authenticate (one ping and silence must not hold a slot either).
+  for (const bool unauthenticated : {false, true}) {
+    for (auto& weak : sessions_) {
+      auto s = weak.lock();
+      if (!s || !s->claim_for_eviction(unauthenticated)) continue;
+      boost::asio::post(s->executor(), [s] { s->close_evicted(); });
+      return true;
+    }
   }
   return false;
 }

@@ -143,4 +143,11 @@ inline std::vector<uint8_t> op_msg(const char* body_json, int32_t request_id = 1
   return codec::OpMsgBuilder(request_id, 0, flags).body(body.get()).finish();
 }
 
+// Whether `text` appears anywhere in a recordable message's bytes: a secret that leaked.
+template <typename Recordable>
+bool leaks(const Recordable& out, std::string_view text) {
+  return std::string_view(reinterpret_cast<const char*>(out.bytes.data()), out.bytes.size())
+             .find(text) != std::string_view::npos;
+}
+
 }  // namespace docguard::testing

@@ -114,3 +114,30 @@ def test_a_client_that_speaks_is_not_closed_at_the_handshake_timeout(upstream):
             assert c.admin.command("ping")["ok"] == 1
     finally:
         dg.stop()
+
+
+def test_clients_that_speak_without_credentials_cannot_hold_max_connections(tmp_path):
+    """Against an upstream that requires authentication: five clients send one ping each and go
+    quiet; a driver with credentials still connects (the oldest of them makes room)."""
+    fdb = harness.start_ferretdb(tmp_path / "fdb", auth=True)
+    try:
+        uri = f"mongodb://127.0.0.1:{fdb.ports['listen']}"
+        dg = start(tmp_path / "auth", uri, "handshake_timeout: 60s, max_connections: 5")
+        try:
+            port = dg.ports["listen"]
+            time.sleep(0.5)
+            quiet = [harness.WireConnection(port) for _ in range(5)]
+            for c in quiet:
+                assert c.command({"ping": 1, "$db": "admin"})["ok"] == 1
+            with pymongo.MongoClient(f"mongodb://127.0.0.1:{port}", username=harness.AUTH_USER,
+                                     password=harness.AUTH_PASSWORD, maxPoolSize=1,
+                                     serverSelectionTimeoutMS=5000) as c:
+                assert c.admin.command("ping")["ok"] == 1
+                assert c.test.items.count_documents({}) >= 0
+            assert sum(closed_by_peer(c.sock, 0.5) for c in quiet) >= 1
+            for c in quiet:
+                c.close()
+        finally:
+            dg.stop()
+    finally:
+        fdb.stop()

@@ -16,16 +16,14 @@
 namespace docguard::codec {
 namespace {
 
+using testing::leaks;
+
 using testing::op_msg;
 
 RedactionPolicy card_policy() {
   RedactionPolicy policy;
   policy.fields = {"ssn", "cards.number"};
   return policy;
-}
-
-bool leaks(const RecordableMessage& out, const std::string& text) {
-  return std::string(out.bytes.begin(), out.bytes.end()).find(text) != std::string::npos;
 }
 
 RecordableMessage request(const std::string& body, const RedactionPolicy& policy) {

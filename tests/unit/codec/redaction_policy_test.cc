@@ -14,14 +14,12 @@
 namespace docguard::codec {
 namespace {
 
+using testing::leaks;
+
 using testing::json;
 using testing::op_msg;
 
 std::string policy_text(const std::vector<uint8_t>& bytes) { return {bytes.begin(), bytes.end()}; }
-
-bool leaks(const RecordableMessage& out, const std::string& secret) {
-  return policy_text(out.bytes).find(secret) != std::string::npos;
-}
 
 std::vector<uint8_t> reply_message(const char* body, int32_t response_to = 1) {
   return OpMsgBuilder(100, response_to).body(json(body).get()).finish();

@@ -15,12 +15,10 @@
 namespace docguard::codec {
 namespace {
 
+using testing::leaks;
+
 using testing::json;
 using testing::op_msg;
-
-bool leaks(const RecordableMessage& out, const std::string& secret) {
-  return std::string(out.bytes.begin(), out.bytes.end()).find(secret) != std::string::npos;
-}
 
 RedactionPolicy fields_policy() {
   RedactionPolicy policy;

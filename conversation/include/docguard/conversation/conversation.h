@@ -93,6 +93,12 @@ class Conversation {
   // exhaust stream included); more is a client pipelining without bound, and on_request throws
   // ProtocolError(kTooManyInFlight) rather than remember without limit.
   static constexpr size_t kMaxAwaitingReplies = 1024;
+  // Whether this connection's requests are judged now: see upstream_requires_auth (false:
+  // the upstream requires authentication and this client has not authenticated).
+  bool judges() const {
+    return auth_.authenticated() || settings_.upstream_requires_auth == nullptr ||
+           !settings_.upstream_requires_auth->load(std::memory_order_relaxed);
+  }
   // "name@db" once the client authenticated, else empty.
   const std::string& user() const { return auth_.user(); }
   // The driver's appName from its hello, else empty.
@@ -152,11 +158,6 @@ class Conversation {
   bool upstream_accepts(codec::Compressor compressor) const;
   void note_hello(const codec::BsonView& hello);
   void note_auth_reply(AuthWatcher::Step step, const codec::BsonView& reply);
-  // Whether this connection's requests are judged now: see upstream_requires_auth.
-  bool judges() const {
-    return auth_.authenticated() || settings_.upstream_requires_auth == nullptr ||
-           !settings_.upstream_requires_auth->load(std::memory_order_relaxed);
-  }
   void await_reply(int32_t request_id);
   // The workload ledger: the reply's time and what it says, against its request's shapes.
   void record_workload(int32_t response_to, const ReplySignals& signals);

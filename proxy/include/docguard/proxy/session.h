@@ -83,14 +83,16 @@ class Session final : public std::enable_shared_from_this<Session>, private Swee
   // Asks the session to close once no request is in flight (graceful shutdown). Must be called
   // on the session's executor.
   void drain();
-  // Whether the client has not yet completed a message: a connection that may be closed to
-  // admit another at max_connections (any thread). Claims it: true once per session.
-  bool claim_if_silent() {
-    return !spoke_.load(std::memory_order_relaxed) &&
-           !claimed_.exchange(true, std::memory_order_relaxed);
+  // Whether the connection may be closed to admit another at max_connections (any thread):
+  // its client has not completed a message, or, with `unauthenticated` too, it has not
+  // authenticated to an upstream that requires it. Claims it: true once per session.
+  bool claim_for_eviction(bool unauthenticated) {
+    const bool evictable = !spoke_.load(std::memory_order_relaxed) ||
+                           (unauthenticated && unauthenticated_.load(std::memory_order_relaxed));
+    return evictable && !claimed_.exchange(true, std::memory_order_relaxed);
   }
   // Closes a connection claimed above; on the session's executor.
-  void close_silent();
+  void close_evicted();
   boost::asio::any_io_executor executor() { return client_.get_executor(); }
   // A new topology snapshot (posted by the server on the session's executor): wakes a session
   // waiting for a writable server; a session pinned to a server that is no longer writable
@@ -122,6 +124,11 @@ class Session final : public std::enable_shared_from_this<Session>, private Swee
   // silent past upstream_timeout with requests in flight. The per-message cost is only a clock
   // read, and an idle session holds no timer of its own.
   void check_timeouts(TimePoint now) override;
+  // Whether the client has not completed a message within `limit` of its connection (0: none).
+  bool never_spoke_past(TimePoint now, std::chrono::milliseconds limit) const {
+    return limit.count() > 0 && !spoke_.load(std::memory_order_relaxed) &&
+           now - accepted_at_ > limit;
+  }
   // Selects a writable server (waiting up to serverSelectionTimeoutMS while there is none) and
   // connects to it; returns why it failed, or "". Sets *no_writable when the failure is that
   // no writable server was selectable in time.
@@ -168,7 +175,10 @@ class Session final : public std::enable_shared_from_this<Session>, private Swee
   // Set once the client's first message is whole: before that the connection is "silent", and
   // limits.handshake_timeout and eviction at max_connections apply to it.
   std::atomic<bool> spoke_{false};
-  std::atomic<bool> claimed_{false};  // chosen for eviction (claim_if_silent)
+  // Whether, after its last request, an upstream that requires authentication had still not
+  // seen this client authenticate (the conversation did not judge it).
+  std::atomic<bool> unauthenticated_{false};
+  std::atomic<bool> claimed_{false};  // chosen for eviction (claim_for_eviction)
   bool closed_ = false;
   recording::RecordingTap recording_tap_;  // this connection's part in the traffic recording
   // The upstream server this session is pinned to, and the writable-set generation then.

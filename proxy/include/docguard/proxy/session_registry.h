@@ -21,9 +21,10 @@ class SessionRegistry {
   void announce(const std::shared_ptr<const cluster::Topology>& topology);
   // Posts Session::drain to every live session.
   void drain_all();
-  // Chooses the oldest session whose client has not completed a message and posts its close;
-  // false when there is none. At max_connections: clients that never speak cannot keep one
-  // that does out.
+  // Chooses the oldest session whose client has not completed a message (else the oldest that
+  // has not authenticated to an upstream requiring it) and posts its close; false when there is
+  // none. At max_connections: clients that never speak, or speak without credentials, cannot
+  // keep one that does out.
   bool evict_silent();
 
  private:

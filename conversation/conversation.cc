@@ -164,10 +164,15 @@ Conversation::RequestOutcome Conversation::on_op_msg(const codec::MsgHeader& hea
   }
   // Only a hello or a command docguard does not judge can be an authentication step: reads
   // and writes skip the call.
-  const AuthWatcher::Step auth =
+  AuthWatcher::Step auth =
       view.kind == codec::CommandKind::kHello || view.kind == codec::CommandKind::kOther
           ? auth_.on_request(view)
           : AuthWatcher::Step::kNone;
+  // A step is believed only from the reply to its own request: with an earlier request of the
+  // same id still awaiting its reply, that reply (a ping's ok: 1) would be taken for the step's.
+  if (auth != AuthWatcher::Step::kNone && awaits(header.request_id)) {
+    auth = AuthWatcher::Step::kNone;
+  }
   if (view.kind == codec::CommandKind::kHello) {
     pending_[header.request_id] = PendingReply::of(PendingReply::Kind::kHello);
     pending_[header.request_id].auth = auth;
@@ -286,7 +291,9 @@ void Conversation::on_op_query(const codec::MsgHeader& header, codec::Bytes insp
   if (query.full_collection_name.ends_with(".$cmd") && codec::is_hello_command(command)) {
     pending_[header.request_id] = PendingReply::of(PendingReply::Kind::kLegacyHello);
     const std::string_view ns = query.full_collection_name;
-    pending_[header.request_id].auth = auth_.on_legacy_hello(command, ns.substr(0, ns.find('.')));
+    const AuthWatcher::Step step = auth_.on_legacy_hello(command, ns.substr(0, ns.find('.')));
+    pending_[header.request_id].auth =
+        awaits(header.request_id) ? AuthWatcher::Step::kNone : step;  // as in on_op_msg
     note_hello(command);
   }
 }

@@ -99,6 +99,15 @@ void Session::stop() {
   spdlog::debug("client {} closed", peer_);
 }
 
+void Session::note_authentication() {
+  // A driver's monitoring connections never authenticate and send hellos only: they are left
+  // alone, so an attacker's hellos cannot have them closed again and again. A client that has
+  // sent anything else without authenticating can make room at max_connections.
+  const std::string_view last = conversation_.request_command();
+  const bool handshake_only = last == "hello" || last == "isMaster" || last == "ismaster";
+  unauthenticated_.store(!conversation_.judges() && !handshake_only, std::memory_order_relaxed);
+}
+
 void Session::close_evicted() {
   if (closed_) return;
   count({codec::ErrorKind::kIdleTimeout, codec::ErrorSource::kClient});
@@ -269,7 +278,7 @@ awaitable<void> Session::client_to_upstream() {
       last_client_activity_ = std::chrono::steady_clock::now();
       if (!spoke_.load(std::memory_order_relaxed)) spoke_.store(true, std::memory_order_relaxed);
       co_await handle_request(message);
-      unauthenticated_.store(!conversation_.judges(), std::memory_order_relaxed);
+      note_authentication();
       conversation_.release_request_buffer();
     }
   } catch (const codec::ProtocolError& e) {
@@ -329,6 +338,7 @@ awaitable<void> Session::upstream_to_client(std::shared_ptr<Session> self) {
       last_upstream_activity_ = std::chrono::steady_clock::now();
       context_.metrics.add_upstream_bytes(message.size());
       const auto outcome = conversation_.on_reply(message);
+      note_authentication();  // the reply that confirms an authentication
       const conversation::ReplySignals signals = outcome.signals;
       // The upstream's reply as it came: what the cluster answered, before any rewrite.
       if (!outcome.drop && context_.recorder.active()) record_reply(message);

@@ -149,8 +149,10 @@ def test_introspection_uses_its_own_connections_paced_and_secondary_preferred(
     assert all(r["outcome"] in ("relayed", "answered") for r in intro), _brief(intro)
     assert {r["member"] for r in intro} & {1, 2}, "no introspection read reached a secondary"
     # No client connection carried any of it: what else the members saw is docguard's start-up
-    # probe (ping), nothing introspection sends.
-    others = [r for r in rsd.commands() if r["app_name"] != INTRO]
+    # probe (ping) and its upstream_auth probe (an unauthenticated listDatabases under an
+    # appName of its own), nothing introspection sends.
+    others = [r for r in rsd.commands()
+              if r["app_name"] not in (INTRO, "docguard-auth-probe")]
     assert not [r for r in others if r["command"] in READS | CURSORS], _brief(others)
     # Paced: N commands at RATE per second take at least (N - 1) / RATE seconds.
     n = status["introspection"]["commands"]

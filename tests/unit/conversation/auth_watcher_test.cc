@@ -395,6 +395,26 @@ TEST_F(AuthRequiredUpstream, SpeculativeAuthenticationInHelloCounts) {
   EXPECT_TRUE(insert_blocked());
 }
 
+TEST_F(AuthRequiredUpstream, AStepIsBelievedOnlyFromTheReplyToItsOwnRequest) {
+  // A ping and an authenticate under one request id, sent together: the ping's ok: 1 answers
+  // first and must not be taken for the authentication's.
+  const int32_t id = next_id++;
+  ASSERT_EQ(conv.on_request(testing::op_msg(R"({"ping": 1, "$db": "admin"})", id)).action,
+            Action::kForward);
+  ASSERT_EQ(conv
+                .on_request(testing::op_msg(
+                    R"({"authenticate": 1, "mechanism": "MONGODB-X509", "$db": "$external"})", id))
+                .action,
+            Action::kForward);
+  conv.on_reply(codec::OpMsgBuilder(3000, id).body(testing::json(R"({"ok": 1})").get()).finish());
+  conv.on_reply(
+      codec::OpMsgBuilder(3001, id)
+          .body(testing::json(R"({"ok": 0, "code": 59, "codeName": "CommandNotFound"})").get())
+          .finish());
+  EXPECT_FALSE(conv.judges());
+  EXPECT_FALSE(insert_blocked());
+}
+
 }  // namespace DOCGUARD_UNITY_ID
 }  // namespace
 }  // namespace docguard::conversation

@@ -8,6 +8,7 @@
 // agreed to, the client's app name and the user it authenticated as (auth_watcher.h).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -159,6 +160,10 @@ class Conversation {
   void note_hello(const codec::BsonView& hello);
   void note_auth_reply(AuthWatcher::Step step, const codec::BsonView& reply);
   void await_reply(int32_t request_id);
+  // Whether a forwarded request with this id still awaits its reply.
+  bool awaits(int32_t request_id) const {
+    return std::find(awaiting_.begin(), awaiting_.end(), request_id) != awaiting_.end();
+  }
   // The workload ledger: the reply's time and what it says, against its request's shapes.
   void record_workload(int32_t response_to, const ReplySignals& signals);
 

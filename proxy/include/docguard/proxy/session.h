@@ -93,6 +93,8 @@ class Session final : public std::enable_shared_from_this<Session>, private Swee
   }
   // Closes a connection claimed above; on the session's executor.
   void close_evicted();
+  // Updates unauthenticated_ after a request or a reply (on the session's executor).
+  void note_authentication();
   boost::asio::any_io_executor executor() { return client_.get_executor(); }
   // A new topology snapshot (posted by the server on the session's executor): wakes a session
   // waiting for a writable server; a session pinned to a server that is no longer writable

@@ -46,7 +46,8 @@ TEST(RequestIdentity, ADbTheServerRefusesIsRefused) {
   const std::string with_nul("encryption\0x", 12);
   for (const std::string& db : {with_nul, std::string("admin\0", 6), std::string(""),
                                 std::string("a.b"), std::string("a b"), std::string(64, 'd')}) {
-    const RequestIdentity id = identify_request(msg_with_db("delete", db));
+    const auto message = msg_with_db("delete", db);
+    const RequestIdentity id = identify_request(message);
     EXPECT_FALSE(id.accepted()) << db;
     EXPECT_EQ(id.refusal_code, form_codes::kInvalidNamespace) << db;
   }
@@ -67,18 +68,22 @@ TEST(RequestIdentity, AWrapperIsOneOnlyWhenItIsTheFirstMember) {
   // first member is just another field.
   const testing::Bson hidden(
       R"({"ping": 1, "$query": {"delete": "system.users", "deletes": [{"q": {}, "limit": 0}]}})");
-  const RequestIdentity ping = identify_request(op_query("admin.$cmd", hidden.view()));
+  // The identity views its message: each message outlives it.
+  const auto hidden_message = op_query("admin.$cmd", hidden.view());
+  const RequestIdentity ping = identify_request(hidden_message);
   EXPECT_EQ(ping.form, RequestForm::kLegacyCommand);
   EXPECT_EQ(ping.command, "ping");
   EXPECT_EQ(ping.database, "admin");
   EXPECT_EQ(ping.refusal_code, form_codes::kUnsupportedOpQuery);
 
   const testing::Bson wrapped(R"({"$query": {"isMaster": 1}, "$readPreference": {"mode": "p"}})");
-  const RequestIdentity hello = identify_request(op_query("admin.$cmd", wrapped.view()));
+  const auto wrapped_message = op_query("admin.$cmd", wrapped.view());
+  const RequestIdentity hello = identify_request(wrapped_message);
   EXPECT_EQ(hello.command, "isMaster");
   EXPECT_TRUE(hello.accepted());
   const testing::Bson query_key(R"({"query": {"delete": "items"}})");
-  const RequestIdentity deleted = identify_request(op_query("shop.$cmd", query_key.view()));
+  const auto query_message = op_query("shop.$cmd", query_key.view());
+  const RequestIdentity deleted = identify_request(query_message);
   EXPECT_EQ(deleted.command, "delete");
   EXPECT_EQ(deleted.refusal_code, form_codes::kUnsupportedOpQuery);
 }
@@ -90,7 +95,8 @@ TEST(RequestIdentity, LegacyRequestsTheServerStillTakesAndTheRest) {
   EXPECT_EQ(identify_request(op_query("admin.$cmd", with_db.view())).refusal_code,
             form_codes::kDbInOpQuery);
   const testing::Bson filter(R"({"a": 1})");
-  const RequestIdentity find = identify_request(op_query("shop.items", filter.view()));
+  const auto find_message = op_query("shop.items", filter.view());
+  const RequestIdentity find = identify_request(find_message);
   EXPECT_EQ(find.form, RequestForm::kLegacyQuery);
   EXPECT_EQ(find.refusal_code, form_codes::kOpQueryRemoved);
   const testing::Bson insert(R"({"insert": "items", "documents": []})");
